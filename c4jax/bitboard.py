@@ -1,0 +1,158 @@
+"""49-bit Connect Four bitboards held as pairs of uint32 words.
+
+Layout (the classic one of Pascal Pons' solver): bit ``col * 7 + row_from_bottom``
+for the 6 playable rows of each column, plus one always-empty sentinel bit
+(``row_from_bottom == 6``) at the top of every column, so that shifting a line
+of stones by 1 (vertical), 7 (horizontal), 6 and 8 (diagonals) never wraps from
+one column into the next.
+
+JAX runs with 32-bit integers by default (no ``jax_enable_x64``), so a 49-bit
+board is a :class:`Bits` pair ``(lo, hi)`` of uint32 arrays: bits 0..31 in
+``lo`` and 32..48 in ``hi``. Only constant shifts below 32 are needed.
+Everything is elementwise on arrays of any batch shape, so it ``vmap``s and
+fuses into a single XLA loop.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+from jax import Array
+
+ROWS = 6
+COLS = 7
+_H1 = ROWS + 1  # bits per column, sentinel included
+
+_U32 = jnp.uint32
+
+
+class Bits(NamedTuple):
+    """A 49-bit set of cells as two uint32 words (any batch shape, same for both)."""
+
+    lo: Array  # uint32[...]: bits 0..31
+    hi: Array  # uint32[...]: bits 32..48
+
+    def __and__(self, o: "Bits") -> "Bits":  # type: ignore[override]
+        return Bits(self.lo & o.lo, self.hi & o.hi)
+
+    def __or__(self, o: "Bits") -> "Bits":  # type: ignore[override]
+        return Bits(self.lo | o.lo, self.hi | o.hi)
+
+    def __xor__(self, o: "Bits") -> "Bits":
+        return Bits(self.lo ^ o.lo, self.hi ^ o.hi)
+
+    def __invert__(self) -> "Bits":
+        return Bits(~self.lo, ~self.hi)
+
+    def __lshift__(self, s: int) -> "Bits":  # type: ignore[override]
+        assert 0 < s < 32
+        return Bits(self.lo << s, (self.hi << s) | (self.lo >> (32 - s)))
+
+    def __rshift__(self, s: int) -> "Bits":
+        assert 0 < s < 32
+        return Bits((self.lo >> s) | (self.hi << (32 - s)), self.hi >> s)
+
+    def any(self) -> Array:
+        """bool[...]: the set is not empty."""
+        return (self.lo | self.hi) != 0
+
+    def count(self) -> Array:
+        """int32[...]: number of cells in the set."""
+        return (jnp.bitwise_count(self.lo) + jnp.bitwise_count(self.hi)).astype(jnp.int32)
+
+
+def const(x: int) -> Bits:
+    """A constant 49-bit mask as scalar uint32 words (broadcasts against any batch)."""
+    return Bits(_U32(x & 0xFFFFFFFF), _U32(x >> 32))
+
+
+def empty_like(shape=()) -> Bits:
+    return Bits(jnp.zeros(shape, _U32), jnp.zeros(shape, _U32))
+
+
+def cell_index(row: int, col: int) -> int:
+    """Bit index of the public-board cell (row 0 = top)."""
+    return col * _H1 + (ROWS - 1 - row)
+
+
+# Python-int masks, built once at import.
+_BOTTOM_INT = sum(1 << (c * _H1) for c in range(COLS))
+_BOARD_INT = sum(((1 << ROWS) - 1) << (c * _H1) for c in range(COLS))
+_TOP_INT = sum(1 << (c * _H1 + ROWS - 1) for c in range(COLS))
+_COLUMN_INT = [((1 << ROWS) - 1) << (c * _H1) for c in range(COLS)]
+
+BOTTOM = const(_BOTTOM_INT)
+BOARD = const(_BOARD_INT)
+
+# Column masks as gatherable tables: COLUMN_LO[c], COLUMN_HI[c].
+COLUMN_LO = np.array([m & 0xFFFFFFFF for m in _COLUMN_INT], np.uint32)
+COLUMN_HI = np.array([m >> 32 for m in _COLUMN_INT], np.uint32)
+
+# For every public cell (row-major over the 6x7 board): which word holds it and at which shift.
+_CELL_BITS = np.array([cell_index(r, c) for r in range(ROWS) for c in range(COLS)])
+CELL_WORD = (_CELL_BITS >= 32).astype(np.int32)  # int32[42]
+CELL_SHIFT = (_CELL_BITS % 32).astype(np.uint32)  # uint32[42]
+# For every column: word and shift of its top (row 0) cell, to read the legal mask.
+_TOP_BITS = np.array([cell_index(0, c) for c in range(COLS)])
+TOP_WORD = (_TOP_BITS >= 32).astype(np.int32)
+TOP_SHIFT = (_TOP_BITS % 32).astype(np.uint32)
+
+
+def column(action: Array) -> Bits:
+    """The 6 cells of column ``action`` (int32[...], must be in 0..6)."""
+    return Bits(jnp.asarray(COLUMN_LO)[action], jnp.asarray(COLUMN_HI)[action])
+
+
+def playable(mask: Bits) -> Bits:
+    """The lowest empty cell of every non-full column (``mask`` = all stones)."""
+    return ((mask << 1) | BOTTOM) & ~mask & BOARD
+
+
+def full_columns(mask: Bits) -> Array:
+    """bool[..., 7]: columns whose top cell is filled."""
+    words = jnp.stack([mask.lo, mask.hi], axis=-1)  # [..., 2]
+    return ((words[..., TOP_WORD] >> TOP_SHIFT) & 1).astype(jnp.bool_)
+
+
+def winning_cells(p: Bits) -> Bits:
+    """Cells (empty or not) that would complete a four for the stones ``p``.
+
+    The "compute_winning_position" trick: for every direction d, a cell wins when
+    three of its neighbours along d (in any of the four window placements) are in p.
+    Each term shifts ``p`` itself, so stray bits above 48 never shift back down.
+    """
+    r = (p << 1) & (p << 2) & (p << 3)  # vertical: three stones directly below
+    for d in (_H1, _H1 - 1, _H1 + 1):  # horizontal, diagonal /, diagonal \ (in bit space)
+        q = (p << d) & (p << (2 * d))
+        r = r | (q & (p << (3 * d))) | (q & (p >> d))
+        q = (p >> d) & (p >> (2 * d))
+        r = r | (q & (p << d)) | (q & (p >> (3 * d)))
+    return r & BOARD
+
+
+def has_four(p: Bits) -> Array:
+    """bool[...]: ``p`` contains four in a row."""
+    out = None
+    for d in (1, _H1, _H1 - 1, _H1 + 1):
+        m = p & (p >> d)
+        f = (m & (m >> (2 * d))).any()
+        out = f if out is None else out | f
+    return out
+
+
+def to_planes(p: Bits) -> Array:
+    """bool[..., 6, 7]: the public-board picture (row 0 = top) of a cell set."""
+    words = jnp.stack([p.lo, p.hi], axis=-1)  # [..., 2]
+    bits = (words[..., CELL_WORD] >> CELL_SHIFT) & 1  # [..., 42]
+    return bits.astype(jnp.bool_).reshape(bits.shape[:-1] + (ROWS, COLS))
+
+
+def from_planes(planes: Array) -> Bits:
+    """Inverse of :func:`to_planes`: bool[..., 6, 7] -> Bits."""
+    flat = planes.reshape(planes.shape[:-2] + (ROWS * COLS,)).astype(_U32)
+    shifted = flat << CELL_SHIFT  # [..., 42]; distinct bits, so a sum is an OR
+    lo = jnp.sum(jnp.where(CELL_WORD == 0, shifted, 0), axis=-1, dtype=_U32)
+    hi = jnp.sum(jnp.where(CELL_WORD == 1, shifted, 0), axis=-1, dtype=_U32)
+    return Bits(lo, hi)

@@ -1,0 +1,227 @@
+"""Pure-functional Connect Four: ``init``, ``step``, ``observe``, ``from_board``.
+
+Every function works on one game and is ``jit``/``vmap``-compatible; batch with
+``jax.vmap``. The public board (SPEC §1) is ``int8[6, 7]``, row 0 on top, ``1`` =
+player to move, ``-1`` = opponent. Internally the state holds bitboards
+(:mod:`c4jax.bitboard`) plus, for each player, the set of cells that would
+complete a four for them. Keeping those sets makes both the win test
+(``cell in mover's winning cells``) and the shaped reward of SPEC §2 (which
+needs every immediate threat before and after the move) a handful of bit
+operations: only the mover's set has to be recomputed after a move.
+"""
+
+from __future__ import annotations
+
+import chex
+import jax
+import jax.numpy as jnp
+from flax import struct
+from jax import Array
+
+from c4jax import bitboard as bb
+from c4jax.bitboard import Bits
+
+ROWS, COLS = bb.ROWS, bb.COLS
+NUM_ACTIONS = COLS
+MAX_MOVES = ROWS * COLS  # 42
+
+# SPEC §1-2 reward values.
+REWARD_WIN = 1.0  # the move wins, or leaves the mover two or more immediate wins
+REWARD_LEAVES_WIN = -1.0  # after the move the opponent has an immediate win
+REWARD_BLOCK = 0.5  # the move fills a cell where the opponent would have won
+REWARD_MISSED_WIN = -0.5  # the mover had an immediate win and did not take it
+REWARD_ILLEGAL = -5.0  # full column or column outside 0..6: disqualified
+
+
+@struct.dataclass
+class EnvState:
+    """One game. Every field is per game; a batch adds leading axes (``vmap``)."""
+
+    cur: Bits  # uint32 pair []: stones of the player to move
+    opp: Bits  # uint32 pair []: stones of the other player
+    cur_wins: Bits  # uint32 pair []: empty cells that would complete a four for `cur`
+    opp_wins: Bits  # uint32 pair []: same for `opp`
+    legal_mask: Array  # bool[7]: columns the player to move may play (all False once done)
+    done: Array  # bool[]: the game is over
+    reward: Array  # float32[]: SPEC §2 shaped reward of the last move, for the player who made it
+    winner: Array  # int32[]: +1 first player won, -1 second player won, 0 none / draw
+    num_moves: Array  # int32[]: stones on the board (the game's length once done)
+
+    @property
+    def first_player_to_move(self) -> Array:
+        """bool[]: the player to move is the one who moved first (an even stone count)."""
+        return self.num_moves % 2 == 0
+
+
+def init(key: Array | None = None) -> EnvState:
+    """Empty board, first player to move. ``key`` is unused (API symmetry)."""
+    del key
+    z = bb.empty_like()
+    return EnvState(
+        cur=z,
+        opp=z,
+        cur_wins=z,
+        opp_wins=z,
+        legal_mask=jnp.ones(COLS, jnp.bool_),
+        done=jnp.bool_(False),
+        reward=jnp.float32(0.0),
+        winner=jnp.int32(0),
+        num_moves=jnp.int32(0),
+    )
+
+
+def _shaped_reward(state: EnvState, cell: Bits, win: Array, new_mask: Bits, new_cur_wins: Bits,
+                   new_opp_wins: Bits) -> Array:
+    """SPEC §2 reward of dropping a stone on ``cell`` (a legal move), for the mover."""
+    before = bb.playable(state.cur | state.opp)
+    after = bb.playable(new_mask)
+    missed = (state.cur_wins & before).any() & ~win
+    leaves = (new_opp_wins & after).any()
+    penalty = jnp.where(missed, REWARD_MISSED_WIN, 0.0) + jnp.where(leaves, REWARD_LEAVES_WIN, 0.0)
+    threats = (new_cur_wins & after).count() >= 2
+    blocks = (cell & state.opp_wins).any()
+    bonus = jnp.where(threats, REWARD_WIN, 0.0) + jnp.where(blocks, REWARD_BLOCK, 0.0)
+    draw = new_mask.count() == MAX_MOVES
+    shaped = jnp.where(penalty != 0.0, penalty, bonus)
+    return jnp.where(win, REWARD_WIN, jnp.where(draw, 0.0, shaped)).astype(jnp.float32)
+
+
+def step(state: EnvState, action: Array) -> EnvState:
+    """Drop a stone for the player to move in column ``action`` and swap perspectives.
+
+    An illegal action (a full column, or outside 0..6) disqualifies the mover:
+    the game ends, the mover gets ``REWARD_ILLEGAL`` and the opponent wins.
+    Stepping a finished game returns it unchanged.
+    """
+    action = jnp.asarray(action, jnp.int32)
+    in_range = (action >= 0) & (action < COLS)
+    col = jnp.clip(action, 0, COLS - 1)
+    legal = in_range & state.legal_mask[col]
+
+    mask = state.cur | state.opp
+    cell = bb.playable(mask) & bb.column(col)
+    win = (cell & state.cur_wins).any()
+    new_cur = state.cur | cell
+    new_mask = mask | cell
+    new_cur_wins = bb.winning_cells(new_cur) & ~new_mask
+    new_opp_wins = state.opp_wins & ~cell
+    num_moves = state.num_moves + 1
+    draw = num_moves == MAX_MOVES
+    reward = _shaped_reward(state, cell, win, new_mask, new_cur_wins, new_opp_wins)
+
+    # The mover is the first player iff it moved at an even stone count.
+    mover_sign = jnp.where(state.first_player_to_move, 1, -1).astype(jnp.int32)
+    done = win | draw
+    moved = EnvState(
+        cur=state.opp,
+        opp=new_cur,
+        cur_wins=new_opp_wins,
+        opp_wins=new_cur_wins,
+        legal_mask=~bb.full_columns(new_mask) & ~done,
+        done=done,
+        reward=reward,
+        winner=jnp.where(win, mover_sign, 0),
+        num_moves=num_moves,
+    )
+    disqualified = state.replace(
+        legal_mask=jnp.zeros(COLS, jnp.bool_),
+        done=jnp.bool_(True),
+        reward=jnp.float32(REWARD_ILLEGAL),
+        winner=-mover_sign,
+    )
+    new = jax.tree.map(lambda a, b: jnp.where(legal, a, b), moved, disqualified)
+    return jax.tree.map(lambda a, b: jnp.where(state.done, a, b), state, new)
+
+
+def observe(state: EnvState) -> Array:
+    """int8[6, 7]: the public board from the point of view of the player to move."""
+    return bb.to_planes(state.cur).astype(jnp.int8) - bb.to_planes(state.opp).astype(jnp.int8)
+
+
+def _from_board(board: Array) -> EnvState:
+    board = jnp.asarray(board)
+    cur = bb.from_planes(board == 1)
+    opp = bb.from_planes(board == -1)
+    mask = cur | opp
+    num_moves = mask.count()
+    opp_won = bb.has_four(opp)
+    done = opp_won | (num_moves == MAX_MOVES)
+    # The stone-count parity says who moved first (SPEC: 21 stones each, first player starts).
+    opp_sign = jnp.where(num_moves % 2 == 0, -1, 1).astype(jnp.int32)
+    return EnvState(
+        cur=cur,
+        opp=opp,
+        cur_wins=bb.winning_cells(cur) & ~mask,
+        opp_wins=bb.winning_cells(opp) & ~mask,
+        legal_mask=~bb.full_columns(mask) & ~done,
+        done=done,
+        reward=jnp.where(opp_won, REWARD_WIN, 0.0).astype(jnp.float32),
+        winner=jnp.where(opp_won, opp_sign, 0),
+        num_moves=num_moves,
+    )
+
+
+def from_board(board) -> EnvState:
+    """Rebuild the state of a public board ``int8[6, 7]`` (jit/vmap-compatible).
+
+    Called with a concrete array (numpy, a list, a non-traced jax array) the board is
+    validated first and a ``ValueError`` says what is wrong with it. A board where the
+    opponent (who just moved) has four in a row comes back finished, with ``winner`` set
+    and ``reward`` = +1 for that last move; other ``reward`` values of the last move are
+    not recoverable from a board and are 0.
+    """
+    if not isinstance(board, jax.core.Tracer):
+        from c4jax.validation import check_boards
+
+        board = check_boards(board, batched=False)
+    return _from_board(board)
+
+
+def random_legal_action(key: Array, legal_mask: Array) -> Array:
+    """int32[]: a uniformly random legal column (0 when none is legal)."""
+    logits = jnp.where(legal_mask, 0.0, -jnp.inf)
+    return jnp.where(legal_mask.any(), jax.random.categorical(key, logits), 0).astype(jnp.int32)
+
+
+def random_initial_state(key: Array) -> EnvState:
+    """SPEC §3: a uniformly random non-terminal position of a uniformly random game.
+
+    Plays one random game to its end and returns one of the positions before its
+    last move, each with equal probability (the empty board included).
+    """
+    play_key, pick_key = jax.random.split(key)
+
+    def _step(state, k):
+        return step(state, random_legal_action(k, state.legal_mask)), state
+
+    final, history = jax.lax.scan(_step, init(), jax.random.split(play_key, MAX_MOVES))
+    index = jax.random.randint(pick_key, (), 0, final.num_moves)
+    return jax.tree.map(lambda x: x[index], history)
+
+
+def backprop_rewards(rewards: Array, valid: Array, first_mover_outcome: Array, n: float = 3.0) -> Array:
+    """SPEC §2 reward back-propagation over one finished episode (vmap for a batch).
+
+    Args:
+      rewards: float32[L]: shaped reward of each move, from its mover's point of view.
+      valid: bool[L]: the move was played (a prefix of True).
+      first_mover_outcome: float32[]: +1 if the player who made move 0 won, -1 if it
+        lost, 0 for a draw.
+      n: exponent of ``r_t = r_T * (t / T) ** n``.
+
+    Returns:
+      float32[L]: each player's t-th own move (1-based) of its T moves gets
+      ``z * (t / T) ** n`` (z = that player's outcome) when its shaped reward is 0;
+      non-zero shaped rewards are kept; invalid moves get 0.
+    """
+    chex.assert_rank([rewards, valid, first_mover_outcome], [1, 1, 0])
+    chex.assert_equal_shape([rewards, valid])
+    index = jnp.arange(rewards.shape[0])
+    length = valid.sum()
+    player = index % 2  # 0: the first mover of the episode, 1: the other player
+    own_t = index // 2 + 1
+    own_total = jnp.where(player == 0, (length + 1) // 2, length // 2)
+    z = jnp.where(player == 0, first_mover_outcome, -first_mover_outcome)
+    prop = z * (own_t / jnp.maximum(own_total, 1)) ** n
+    out = jnp.where(rewards == 0.0, prop, rewards)
+    return jnp.where(valid, out, 0.0).astype(jnp.float32)

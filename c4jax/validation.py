@@ -1,0 +1,83 @@
+"""Checks for boards that cross the public, non-jitted API (numpy in, clear errors out).
+
+Jitted code never calls these: inside ``jit`` a board is a tracer and cannot be
+inspected. Public entry points call :func:`check_boards` when they are handed
+concrete arrays, so that a user's malformed board raises a ``ValueError`` that
+says what is wrong instead of producing a silently wrong result.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+ROWS, COLS = 6, 7
+
+
+def _lines() -> np.ndarray:
+    """int[69, 4]: flat indices (row-major, row 0 on top) of every four-cell line."""
+    lines = []
+    for r in range(ROWS):
+        for c in range(COLS):
+            for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+                cells = [(r + k * dr, c + k * dc) for k in range(4)]
+                if all(0 <= rr < ROWS and 0 <= cc < COLS for rr, cc in cells):
+                    lines.append([rr * COLS + cc for rr, cc in cells])
+    return np.array(lines)
+
+
+LINES = _lines()
+
+
+def check_boards(boards, *, batched: bool, allow_finished: bool = True) -> np.ndarray:
+    """Validate public boards and return them as ``np.int8``.
+
+    Args:
+      boards: ``[6, 7]`` (``batched=False``) or ``[B, 6, 7]`` (``batched=True``) integers
+        in {-1, 0, 1}, row 0 on top, 1 = the player to move.
+      allow_finished: accept boards where the game is already over (the previous mover
+        has four in a row, or the board is full).
+
+    Raises:
+      ValueError: wrong shape or dtype, values outside {-1, 0, 1}, floating stones,
+        stone counts that no game reaches, a four for the player to move, or (when
+        ``allow_finished`` is False) a finished game. The message names the board index.
+    """
+    arr = np.asarray(boards)
+    want = "[B, 6, 7]" if batched else "[6, 7]"
+    ndim = 3 if batched else 2
+    if arr.ndim != ndim or arr.shape[-2:] != (ROWS, COLS):
+        raise ValueError(f"board{'s' if batched else ''} must have shape {want}, got {arr.shape}")
+    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"boards must hold integers (int8 preferred), got dtype {arr.dtype}")
+    if not np.isin(arr, (-1, 0, 1)).all():
+        bad = sorted(set(np.unique(arr).tolist()) - {-1, 0, 1})
+        raise ValueError(f"board values must be -1, 0 or 1, found {bad[:5]}")
+    arr = arr.astype(np.int8).reshape((-1, ROWS, COLS))
+    filled = arr != 0
+    # Gravity: a stone must rest on the bottom row or on another stone.
+    floating = filled[:, :-1, :] & ~filled[:, 1:, :]
+    for name, bad in (
+        ("has a floating stone (an empty cell below a stone)", floating.any(axis=(1, 2))),
+        (
+            "has impossible stone counts: the player to move must have as many stones as "
+            "the opponent, or one fewer",
+            ~np.isin((arr == -1).sum(axis=(1, 2)) - (arr == 1).sum(axis=(1, 2)), (0, 1)),
+        ),
+    ):
+        _raise_first(bad, name, batched)
+    flat = arr.reshape(-1, ROWS * COLS)
+    cur_four = (flat[:, LINES] == 1).all(axis=-1).any(axis=-1)
+    opp_four = (flat[:, LINES] == -1).all(axis=-1).any(axis=-1)
+    _raise_first(cur_four, "has four in a row for the player to move, which no game reaches "
+                 "(the game ended on that player's own move)", batched)
+    if not allow_finished:
+        _raise_first(opp_four, "is a finished game (the opponent has four in a row)", batched)
+        _raise_first(filled.all(axis=(1, 2)), "is a finished game (the board is full)", batched)
+    return arr if batched else arr[0]
+
+
+def _raise_first(bad: np.ndarray, what: str, batched: bool) -> None:
+    if bad.any():
+        i = int(np.argmax(bad))
+        where = f"board {i}" if batched else "board"
+        raise ValueError(f"{where} {what}")
