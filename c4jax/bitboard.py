@@ -142,6 +142,40 @@ def has_four(p: Bits) -> Array:
     return out
 
 
+def _window_starts(d: int) -> int:
+    """Bits of the cells where a 4-cell window of direction ``d`` starts inside the board."""
+    cells = [c * _H1 + r for c in range(COLS) for r in range(ROWS)]
+    board = set(cells)
+    return sum(1 << s for s in cells if all(s + k * d in board for k in range(4)))
+
+
+DIRECTIONS = (1, _H1, _H1 - 1, _H1 + 1)  # vertical, horizontal, two diagonals
+WINDOW_STARTS = tuple(const(_window_starts(d)) for d in DIRECTIONS)  # 21 + 24 + 12 + 12 = 69
+
+
+def window_counts(me: Bits, them: Bits) -> dict[str, Array]:
+    """int32[...] counts of 4-cell windows by content, bit-parallel over all 69 windows.
+
+    Keys ``me2, me3, me4, them2, them3, them4``: windows holding exactly k stones of
+    that side and 4 - k empty cells. For each direction the window starting at bit s
+    is read as four aligned sets (p >> k*d, k = 0..3); half adders give "exactly k
+    of 4" per start cell, and a popcount over the valid starts sums them.
+    """
+    out = {f"{side}{k}": 0 for side in ("me", "them") for k in (2, 3, 4)}
+    for d, starts in zip(DIRECTIONS, WINDOW_STARTS):
+        exact, none = {}, {}
+        for side, p in (("me", me), ("them", them)):
+            a, b, c, e = p, p >> d, p >> (2 * d), p >> (3 * d)
+            s1, c1, s2, c2 = a ^ b, a & b, c ^ e, c & e
+            z1, z2 = ~(s1 | c1), ~(s2 | c2)
+            exact[side] = {4: c1 & c2, 3: (c1 & s2) | (s1 & c2), 2: (c1 & z2) | (z1 & c2) | (s1 & s2)}
+            none[side] = z1 & z2
+        for side, other in (("me", "them"), ("them", "me")):
+            for k in (2, 3, 4):
+                out[f"{side}{k}"] = out[f"{side}{k}"] + (exact[side][k] & none[other] & starts).count()
+    return out
+
+
 def to_planes(p: Bits) -> Array:
     """bool[..., 6, 7]: the public-board picture (row 0 = top) of a cell set."""
     words = jnp.stack([p.lo, p.hi], axis=-1)  # [..., 2]

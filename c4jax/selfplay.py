@@ -1,0 +1,124 @@
+"""Batched games between two agents (or one agent against itself), in one jitted call.
+
+``rollout`` plays B games from given start states to the end with a
+``lax.while_loop`` that stops as soon as every game is over, and records every
+move in fixed-size, time-padded arrays (42 moves at most) with a validity mask.
+Supervised data generation, the RL trainers and the tournament all build on it.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+from jax import Array
+
+from c4jax import env
+
+MAX_MOVES = env.MAX_MOVES
+
+
+@struct.dataclass
+class Trajectory:
+    """B recorded games; move t of game b is at [b, t]. Padding after the end has valid=False."""
+
+    boards: Array  # int8[B, 42, 6, 7]: the board before the move, from the mover's point of view
+    actions: Array  # int32[B, 42]: the column played
+    rewards: Array  # float32[B, 42]: SPEC §2 shaped reward of the move, for its mover
+    done: Array  # bool[B, 42]: the move ended the game
+    valid: Array  # bool[B, 42]: the move was played
+    by_a: Array  # bool[B, 42]: agent A made the move (else agent B)
+    final: env.EnvState  # [B]: the finished games
+    outcome_a: Array  # float32[B]: +1 agent A won, -1 agent A lost, 0 draw
+
+    @property
+    def length(self) -> Array:
+        """int32[B]: moves played in each game (from its start state)."""
+        return self.valid.sum(axis=-1, dtype=jnp.int32)
+
+    @property
+    def first_mover_outcome(self) -> Array:
+        """float32[B]: outcome for whoever made move 0 (what ``env.backprop_rewards`` takes)."""
+        return jnp.where(self.by_a[:, 0], self.outcome_a, -self.outcome_a)
+
+
+class _Carry(struct.PyTreeNode):
+    t: Array  # int32[]
+    state: env.EnvState  # [B]
+    key: Array
+    record: dict  # name -> [42, B, ...] time-major buffers
+
+
+def rollout(agent_a, agent_b, states: env.EnvState, a_moves_first: Array, key: Array) -> Trajectory:
+    """Play the games ``states`` ([B]) to the end and record them.
+
+    Args:
+      agent_a, agent_b: agents (``act(boards, key)``); ``agent_b=None`` is self-play
+        (``agent_a`` on both sides, one forward pass per move).
+      states: EnvState with a leading batch axis B (e.g. ``jax.vmap(env.init)`` or
+        ``jax.vmap(env.random_initial_state)``).
+      a_moves_first: bool[B]: agent A makes the first move of game b.
+      key: PRNG key for the agents' sampling.
+
+    Jit it with the agents as arguments: ``jax.jit(rollout)(a, b, states, first, key)``.
+    """
+    batch = states.done.shape[0]
+    a_moves_first = jnp.broadcast_to(jnp.asarray(a_moves_first, jnp.bool_), (batch,))
+    a_sign = jnp.where(states.first_player_to_move == a_moves_first, 1, -1)
+    record = {
+        "boards": jnp.zeros((MAX_MOVES, batch, env.ROWS, env.COLS), jnp.int8),
+        "actions": jnp.zeros((MAX_MOVES, batch), jnp.int32),
+        "rewards": jnp.zeros((MAX_MOVES, batch), jnp.float32),
+        "done": jnp.zeros((MAX_MOVES, batch), jnp.bool_),
+        "valid": jnp.zeros((MAX_MOVES, batch), jnp.bool_),
+        "by_a": jnp.zeros((MAX_MOVES, batch), jnp.bool_),
+    }
+
+    def _cond(c: _Carry) -> Array:
+        return (c.t < MAX_MOVES) & ~jnp.all(c.state.done)
+
+    def _step(c: _Carry) -> _Carry:
+        key, key_a, key_b = jax.random.split(c.key, 3)
+        boards = jax.vmap(env.observe)(c.state)
+        a_turn = (c.t % 2 == 0) == a_moves_first
+        action = agent_a.act(boards, key_a)
+        if agent_b is not None:
+            action = jnp.where(a_turn, action, agent_b.act(boards, key_b))
+        new = jax.vmap(env.step)(c.state, action)
+        rows = {
+            "boards": boards,
+            "actions": action,
+            "rewards": new.reward,
+            "done": new.done,
+            "valid": ~c.state.done,
+            "by_a": a_turn,
+        }
+        record = {k: v.at[c.t].set(jnp.where(_bcast(~c.state.done, v[c.t]), rows[k], v[c.t]))
+                  for k, v in c.record.items()}
+        return _Carry(t=c.t + 1, state=new, key=key, record=record)
+
+    out = jax.lax.while_loop(_cond, _step, _Carry(t=jnp.int32(0), state=states, key=key, record=record))
+    rec = {k: jnp.swapaxes(v, 0, 1) for k, v in out.record.items()}
+    outcome_a = (out.state.winner * a_sign).astype(jnp.float32)
+    return Trajectory(**rec, final=out.state, outcome_a=outcome_a)
+
+
+def _bcast(mask: Array, like: Array) -> Array:
+    return mask.reshape(mask.shape + (1,) * (like.ndim - mask.ndim))
+
+
+def random_initial_states(key: Array, batch: int) -> env.EnvState:
+    """[batch] SPEC §3 random start positions."""
+    return jax.vmap(env.random_initial_state)(jax.random.split(key, batch))
+
+
+def initial_states(batch: int) -> env.EnvState:
+    """[batch] empty boards."""
+    return jax.vmap(env.init)(jnp.zeros(batch))
+
+
+def backprop_rewards(traj: Trajectory, n: float = 3.0) -> Array:
+    """float32[B, 42]: SPEC §2 back-propagated rewards of every recorded move."""
+    return jax.vmap(env.backprop_rewards, in_axes=(0, 0, 0, None))(
+        traj.rewards, traj.valid, traj.first_mover_outcome, n
+    )
