@@ -150,6 +150,12 @@ class NStepLookahead(AgentBase):
         return jax.random.categorical(key, jnp.where(best, 0.0, -jnp.inf)).astype(jnp.int32)
 
 
-register("random", lambda mode: RandomAgent())
+def _random(mode: str | None) -> RandomAgent:
+    if mode == "det":
+        raise ValueError("agent 'random' has no deterministic mode ('random:det')")
+    return RandomAgent()
+
+
+register("random", _random)
 for _n in range(1, 5):
     register(f"{_n}steplA", lambda mode, n=_n: NStepLookahead(n=n, deterministic=mode != "sto"))

@@ -94,10 +94,6 @@ COLUMN_HI = np.array([m >> 32 for m in _COLUMN_INT], np.uint32)
 _CELL_BITS = np.array([cell_index(r, c) for r in range(ROWS) for c in range(COLS)])
 CELL_WORD = (_CELL_BITS >= 32).astype(np.int32)  # int32[42]
 CELL_SHIFT = (_CELL_BITS % 32).astype(np.uint32)  # uint32[42]
-# For every column: word and shift of its top (row 0) cell, to read the legal mask.
-_TOP_BITS = np.array([cell_index(0, c) for c in range(COLS)])
-TOP_WORD = (_TOP_BITS >= 32).astype(np.int32)
-TOP_SHIFT = (_TOP_BITS % 32).astype(np.uint32)
 
 
 def column(action: Array) -> Bits:
@@ -112,8 +108,7 @@ def playable(mask: Bits) -> Bits:
 
 def full_columns(mask: Bits) -> Array:
     """bool[..., 7]: columns whose top cell is filled."""
-    words = jnp.stack([mask.lo, mask.hi], axis=-1)  # [..., 2]
-    return ((words[..., TOP_WORD] >> TOP_SHIFT) & 1).astype(jnp.bool_)
+    return ((column_words(mask) >> (ROWS - 1)) & 1).astype(jnp.bool_)
 
 
 def winning_cells(p: Bits) -> Bits:
@@ -176,11 +171,28 @@ def window_counts(me: Bits, them: Bits) -> dict[str, Array]:
     return out
 
 
+def column_words(p: Bits) -> Array:
+    """uint32[..., 7]: the 7-bit word of each column (bit r = row r from the bottom)."""
+    lo, hi = p.lo, p.hi
+    cols = [(lo >> (_H1 * c)) & 0x7F for c in range(4)]  # columns 0..3 sit in lo
+    cols.append(((lo >> 28) | (hi << 4)) & 0x7F)  # column 4 straddles the two words
+    cols += [(hi >> (_H1 * c - 32)) & 0x7F for c in (5, 6)]
+    return jnp.stack(cols, axis=-1)
+
+
+_ROW_SHIFT = np.arange(ROWS - 1, -1, -1, dtype=np.uint32)[:, None]  # row 0 (top) is bit 5
+
+
 def to_planes(p: Bits) -> Array:
     """bool[..., 6, 7]: the public-board picture (row 0 = top) of a cell set."""
-    words = jnp.stack([p.lo, p.hi], axis=-1)  # [..., 2]
-    bits = (words[..., CELL_WORD] >> CELL_SHIFT) & 1  # [..., 42]
-    return bits.astype(jnp.bool_).reshape(bits.shape[:-1] + (ROWS, COLS))
+    return ((column_words(p)[..., None, :] >> _ROW_SHIFT) & 1).astype(jnp.bool_)
+
+
+def to_board(me: Bits, them: Bits) -> Array:
+    """int8[..., 6, 7]: ``1`` on ``me``'s cells, ``-1`` on ``them``'s, else ``0`` (row 0 = top)."""
+    mine = (column_words(me)[..., None, :] >> _ROW_SHIFT) & 1
+    theirs = (column_words(them)[..., None, :] >> _ROW_SHIFT) & 1
+    return (mine.astype(jnp.int8) - theirs.astype(jnp.int8))
 
 
 def from_planes(planes: Array) -> Bits:

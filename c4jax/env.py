@@ -135,7 +135,7 @@ def step(state: EnvState, action: Array) -> EnvState:
 
 def observe(state: EnvState) -> Array:
     """int8[6, 7]: the public board from the point of view of the player to move."""
-    return bb.to_planes(state.cur).astype(jnp.int8) - bb.to_planes(state.opp).astype(jnp.int8)
+    return bb.to_board(state.cur, state.opp)
 
 
 def _from_board(board: Array) -> EnvState:
