@@ -8,11 +8,15 @@ and ``act`` are jittable and batched.
 
 Names follow ``<agent>[:sto|:det]`` everywhere (CLI, tournament, UI), case
 insensitive: ``random``, ``1steplA`` .. ``4steplA`` (``:det`` by default: centre
-tie-break; ``:sto``: random tie-break).
+tie-break; ``:sto``: random tie-break), the trained agents shipped in
+``checkpoints/`` (``supervised``: greedy by default, ``supervised:sto`` samples),
+or the path of any checkpoint directory.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Callable, Protocol, runtime_checkable
 
 import jax
@@ -77,14 +81,27 @@ class AgentBase:
 _REGISTRY: dict[str, Callable[[str | None], Agent]] = {}
 
 
+def checkpoints_dir() -> Path:
+    """Where shipped agents live: ``$C4JAX_CHECKPOINTS`` or the repository's ``checkpoints/``."""
+    return Path(os.environ.get("C4JAX_CHECKPOINTS", Path(__file__).resolve().parent.parent / "checkpoints"))
+
+
 def register(name: str, factory: Callable[[str | None], Agent]) -> None:
     """Make ``load(name[:sto|:det])`` build an agent with ``factory(mode)``."""
     _REGISTRY[name.lower()] = factory
 
 
+def _shipped() -> list[str]:
+    root = checkpoints_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / "metadata.json").is_file())
+
+
 def known_names() -> list[str]:
+    """Built-in agents and the trained agents shipped in :func:`checkpoints_dir`."""
     _ensure_builtins()
-    return sorted(_REGISTRY)
+    return sorted(set(_REGISTRY) | set(_shipped()))
 
 
 def _ensure_builtins() -> None:
@@ -92,15 +109,34 @@ def _ensure_builtins() -> None:
 
 
 def load(name: str) -> Agent:
-    """Build an agent from ``<agent>[:sto|:det]`` (case insensitive)."""
+    """Build an agent from ``<agent>[:sto|:det]`` (case insensitive) or ``<checkpoint dir>[:sto|:det]``.
+
+    ``<agent>`` is a built-in (``random``, ``1steplA`` .. ``4steplA``) or a trained agent
+    shipped in ``checkpoints/`` (``supervised``, ...); anything else is read as the path
+    of a checkpoint directory. Without a suffix an agent plays its default mode.
+    """
     _ensure_builtins()
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"agent name must be a non-empty string, got {name!r}")
-    base, sep, mode = name.strip().partition(":")
+    base, sep, mode = name.strip().rpartition(":")
+    if not sep:
+        base, mode = mode, ""
     mode_l = mode.lower() if sep else None
     if mode_l not in (None, "sto", "det"):
-        raise ValueError(f"agent {name!r}: the suffix must be ':sto' or ':det', got ':{mode}'")
+        if Path(name).exists():  # a checkpoint path that happens to contain ':'
+            base, mode_l = name, None
+        else:
+            raise ValueError(f"agent {name!r}: the suffix must be ':sto' or ':det', got ':{mode}'")
     factory = _REGISTRY.get(base.lower())
-    if factory is None:
-        raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(known_names())}")
-    return factory(mode_l)
+    if factory is not None:
+        return factory(mode_l)
+    from c4jax.policies import agent_from_checkpoint
+
+    is_path = "/" in base or os.sep in base or base.startswith(".")
+    shipped = checkpoints_dir() / base.lower()
+    if not is_path and (shipped / "metadata.json").is_file():
+        return agent_from_checkpoint(shipped, mode_l, label=base.lower())
+    if is_path or Path(base).exists():
+        return agent_from_checkpoint(base, mode_l, label=base)
+    raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(known_names())} "
+                     "(or give the path of a checkpoint directory)")

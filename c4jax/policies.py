@@ -1,0 +1,148 @@
+"""Action selection from network outputs, and the Agent that plays a trained CNET.
+
+Illegal columns are masked with ``jnp.finfo(dtype).min`` before a softmax (never
+``-inf``, which turns a softmax into NaN when a row is fully masked), and their
+probability is then exactly 0. ``scores`` of every agent show full columns as
+``-inf`` (see :mod:`c4jax.agents`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+from jax import Array
+
+from c4jax.agents import AgentBase
+from c4jax.networks import CNet
+
+OUTPUTS = ("policy", "q")
+ILLEGAL_SCORE = -jnp.inf
+
+
+def legal_mask(boards: Array) -> Array:
+    """bool[B, 7]: columns whose top cell (row 0) is empty."""
+    return boards[..., 0, :] == 0
+
+
+def masked_logits(logits: Array, legal: Array) -> Array:
+    """Logits with illegal columns at the dtype's minimum (finite: softmax stays NaN-free)."""
+    return jnp.where(legal, logits, jnp.finfo(logits.dtype).min)
+
+
+def masked_softmax(logits: Array, legal: Array) -> Array:
+    """float32[..., 7]: the policy over legal columns; illegal columns get exactly 0."""
+    return jnp.where(legal, jax.nn.softmax(masked_logits(logits, legal), axis=-1), 0.0)
+
+
+def masked_log_softmax(logits: Array, legal: Array) -> Array:
+    return jax.nn.log_softmax(masked_logits(logits, legal), axis=-1)
+
+
+def greedy(values: Array, legal: Array) -> Array:
+    """int32[...]: the best legal column (lowest index on ties)."""
+    return jnp.argmax(masked_logits(values, legal), axis=-1).astype(jnp.int32)
+
+
+def sample(key: Array, logits: Array, legal: Array) -> Array:
+    """int32[...]: a column sampled from the masked softmax of ``logits``."""
+    return jax.random.categorical(key, masked_logits(logits, legal), axis=-1).astype(jnp.int32)
+
+
+def epsilon_greedy(key: Array, values: Array, legal: Array, epsilon: Array) -> Array:
+    """int32[...]: with probability ``epsilon`` a uniform legal column, else the greedy one."""
+    explore_key, pick_key = jax.random.split(key)
+    explore = jax.random.uniform(explore_key, values.shape[:-1]) < epsilon
+    uniform = sample(pick_key, jnp.zeros_like(values), legal)
+    return jnp.where(explore, uniform, greedy(values, legal))
+
+
+def mirror_boards(boards: Array) -> Array:
+    """Boards flipped left-right (column c <-> 6 - c)."""
+    return boards[..., ::-1]
+
+
+@struct.dataclass
+class NetworkAgent(AgentBase):
+    """A trained CNET playing greedily (``det``) or by sampling its policy (``sto``).
+
+    ``output="policy"``: the first head is policy logits and ``scores`` are the
+    probabilities; ``output="q"``: the head is Q-values (``heads="dueling"``:
+    V + A - mean A) and ``scores`` are those Q-values. With ``symmetric`` (SPEC §7,
+    play time only) the probabilities / Q-values are averaged with the mirrored
+    board's, mirrored back, so the agent plays mirror positions mirror-wise.
+    """
+
+    params: Any
+    label: str = struct.field(pytree_node=False, default="network")
+    width: int = struct.field(pytree_node=False, default=128)
+    heads: str = struct.field(pytree_node=False, default="one")
+    output: str = struct.field(pytree_node=False, default="policy")
+    sampled: bool = struct.field(pytree_node=False, default=False)
+    symmetric: bool = struct.field(pytree_node=False, default=True)
+
+    def __post_init__(self):
+        if self.output not in OUTPUTS:
+            raise ValueError(f"output must be one of {OUTPUTS}, got {self.output!r}")
+        if self.output == "q" and self.sampled:
+            raise ValueError(f"{self.label}: a Q-value agent has no sampled (':sto') mode")
+
+    @property
+    def name(self) -> str:
+        return f"{self.label}:{'sto' if self.sampled else 'det'}"
+
+    @property
+    def stochastic(self) -> bool:
+        return self.sampled
+
+    def _values(self, boards: Array) -> Array:
+        """float32[B, 7]: probabilities (policy) or Q-values, symmetric-averaged if asked."""
+        net = CNet(width=self.width, heads=self.heads)
+
+        def one(b):
+            out = net.apply({"params": self.params}, b)
+            main = out[0] if self.heads == "two" else out
+            return masked_softmax(main, legal_mask(b)) if self.output == "policy" else main
+
+        values = one(boards)
+        if self.symmetric:
+            values = 0.5 * (values + mirror_boards(one(mirror_boards(boards))))
+        return values
+
+    def _scores(self, boards: Array) -> Array:
+        return jnp.where(legal_mask(boards), self._values(boards), ILLEGAL_SCORE)
+
+    def _act(self, boards: Array, key: Array) -> Array:
+        values, legal = self._values(boards), legal_mask(boards)
+        if self.sampled:
+            return sample(key, jnp.log(jnp.maximum(values, 1e-30)), legal)
+        return greedy(values, legal)
+
+
+def agent_from_checkpoint(directory: str | Path, mode: str | None = None, label: str | None = None) -> NetworkAgent:
+    """Rebuild the agent saved in a checkpoint directory (see :mod:`c4jax.checkpoint`)."""
+    from c4jax import checkpoint, networks
+
+    meta = checkpoint.read_metadata(directory)
+    try:
+        net, agent = meta["network"], meta["agent"]
+        width, heads, output = int(net["width"]), str(net["heads"]), str(agent["output"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise checkpoint.CheckpointError(
+            f"checkpoint {str(directory)!r} has no agent description (network/agent metadata): {e}"
+        ) from e
+    template = {"params": networks.init_params(jax.random.key(0), width=width, heads=heads)}
+    params = checkpoint.restore(directory, template)["params"]
+    mode = mode or agent.get("default_mode", "det")
+    return NetworkAgent(
+        params=params,
+        label=label or meta.get("name", Path(directory).name),
+        width=width,
+        heads=heads,
+        output=output,
+        sampled=mode == "sto",
+        symmetric=bool(agent.get("symmetric", True)),
+    )

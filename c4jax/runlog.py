@@ -1,0 +1,127 @@
+"""Host-side run logging shared by every experiment: metrics JSONL/CSV and PNG curves.
+
+Metrics leave jitted code as data (``dict[str, Array]``); only this module writes
+files or draws. One row per logged step: ``{"step": int, "<namespace>/<name>": float, ...}``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+METRICS_JSONL = "metrics.jsonl"
+METRICS_CSV = "metrics.csv"
+
+
+def _scalar(v):
+    v = np.asarray(v)
+    return v.item() if v.ndim == 0 else v.tolist()
+
+
+class RunLog:
+    """Appends metric rows to ``<out>/metrics.jsonl`` (flushed per row, safe to tail)."""
+
+    def __init__(self, out_dir: str | os.PathLike, *, resume: bool = False, after_step: int | None = None):
+        self.out_dir = Path(out_dir)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.out_dir / METRICS_JSONL
+        rows = read_metrics(self.path) if resume and self.path.exists() else []
+        if after_step is not None:  # a resumed run drops rows logged after its checkpoint
+            rows = [r for r in rows if r.get("step", 0) <= after_step]
+        self.rows: list[dict] = rows
+        with open(self.path, "w") as f:
+            for r in rows:
+                f.write(json.dumps(r) + "\n")
+
+    def log(self, step: int, metrics: dict) -> dict:
+        row = {"step": int(step), **{k: _scalar(v) for k, v in metrics.items()}}
+        self.rows.append(row)
+        with open(self.path, "a") as f:
+            f.write(json.dumps(row) + "\n")
+        return row
+
+    def write_csv(self) -> Path:
+        keys = sorted({k for r in self.rows for k in r} - {"step"})
+        path = self.out_dir / METRICS_CSV
+        with open(path, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["step"] + keys)
+            for r in self.rows:
+                w.writerow([r["step"]] + [r.get(k, "") for k in keys])
+        return path
+
+
+def read_metrics(path: str | os.PathLike) -> list[dict]:
+    """Rows of a metrics.jsonl (a truncated last line, from a killed run, is skipped)."""
+    rows = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return rows
+
+
+def smooth(values: Sequence[float], window: int) -> np.ndarray:
+    """Trailing moving average (the first points average what exists so far)."""
+    v = np.asarray(values, np.float64)
+    if window <= 1 or len(v) == 0:
+        return v
+    c = np.cumsum(np.insert(v, 0, 0.0))
+    idx = np.arange(1, len(v) + 1)
+    lo = np.maximum(idx - window, 0)
+    return (c[idx] - c[lo]) / (idx - lo)
+
+
+def plot_panels(
+    rows: list[dict],
+    panels: Iterable[tuple[str, Sequence[str], str]],
+    path: str | os.PathLike,
+    *,
+    x: str = "step",
+    xlabel: str = "step",
+    smooth_window: int = 1,
+    suptitle: str | None = None,
+) -> Path:
+    """One PNG with a subplot per ``(title, metric keys, ylabel)``; missing keys are skipped."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = list(panels)
+    cols = min(len(panels), 3)
+    nrows = math.ceil(len(panels) / cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(5 * cols, 3.6 * nrows), squeeze=False)
+    for ax, (title, keys, ylabel) in zip(axes.flat, panels):
+        for key in keys:
+            pts = [(r[x], r[key]) for r in rows if key in r and r[key] is not None and x in r]
+            if not pts:
+                continue
+            xs, ys = zip(*pts)
+            ax.plot(xs, smooth(ys, smooth_window), label=key.split("/")[-1])
+        ax.set_title(title)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+        if ax.lines:
+            ax.legend(fontsize=8)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    if suptitle:
+        fig.suptitle(suptitle)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,1 @@
+"""Training algorithms: pure, jitted building blocks; experiments/ scripts drive them."""

@@ -1,0 +1,91 @@
+"""Supervised imitation of 1StepLA with CNET (SPEC §6): pure, jitted pieces.
+
+The experiment script (``experiments/supervised.py``) owns files, progress and
+evaluation; this module only builds the optimiser, the loss and jitted chunks of
+training steps (a ``lax.scan`` over minibatches), and batched evaluation.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from jax import Array
+
+from c4jax.networks import CNet
+
+
+def adam_l2(learning_rate: float, weight_decay: float) -> optax.GradientTransformation:
+    """Adam with L2 weight decay added to the gradient before the moments, as PyTorch's
+    ``Adam(weight_decay=...)`` does (not decoupled AdamW)."""
+    return optax.chain(optax.add_decayed_weights(weight_decay), optax.adam(learning_rate))
+
+
+class TrainState(NamedTuple):
+    params: dict
+    opt_state: optax.OptState
+    step: Array  # int32[]
+
+
+def loss_and_accuracy(net: CNet, params, boards: Array, actions: Array, weights: Array | None = None):
+    """Mean cross-entropy and accuracy (argmax of the raw logits, as the thesis reports)."""
+    logits = net.apply({"params": params}, boards)
+    ce = optax.softmax_cross_entropy_with_integer_labels(logits, actions.astype(jnp.int32))
+    hit = (jnp.argmax(logits, axis=-1) == actions).astype(jnp.float32)
+    if weights is None:
+        return ce.mean(), hit.mean()
+    total = jnp.maximum(weights.sum(), 1.0)
+    return (ce * weights).sum() / total, (hit * weights).sum() / total
+
+
+def make_train_chunk(net: CNet, tx: optax.GradientTransformation):
+    """A jitted ``(state, boards[S, B, 6, 7], actions[S, B]) -> (state, metrics[S])``."""
+
+    def _step(state: TrainState, batch):
+        boards, actions = batch
+        (loss, acc), grads = jax.value_and_grad(
+            lambda p: loss_and_accuracy(net, p, boards, actions), has_aux=True
+        )(state.params)
+        updates, opt_state = tx.update(grads, state.opt_state, state.params)
+        new = TrainState(optax.apply_updates(state.params, updates), opt_state, state.step + 1)
+        return new, {"loss": loss, "accuracy": acc}
+
+    @jax.jit
+    def train_chunk(state: TrainState, boards: Array, actions: Array):
+        return jax.lax.scan(_step, state, (boards, actions))
+
+    return train_chunk
+
+
+def make_evaluate(net: CNet, batch_size: int = 4096):
+    """``evaluate(params, boards[N], actions[N]) -> (loss, accuracy)`` over fixed-size jitted batches."""
+
+    @jax.jit
+    def _batch(params, boards, actions, weights):
+        loss, acc = loss_and_accuracy(net, params, boards, actions, weights)
+        return loss * weights.sum(), acc * weights.sum()
+
+    def evaluate(params, boards: np.ndarray, actions: np.ndarray) -> tuple[float, float]:
+        n = len(actions)
+        pad = (-n) % batch_size
+        b = np.concatenate([boards, np.zeros((pad,) + boards.shape[1:], boards.dtype)])
+        a = np.concatenate([actions, np.zeros(pad, actions.dtype)])
+        w = np.concatenate([np.ones(n, np.float32), np.zeros(pad, np.float32)])
+        loss = acc = 0.0
+        for i in range(0, len(a), batch_size):
+            l_, a_ = _batch(params, b[i : i + batch_size], a[i : i + batch_size], w[i : i + batch_size])
+            loss, acc = loss + float(l_), acc + float(a_)
+        return loss / max(n, 1), acc / max(n, 1)
+
+    return evaluate
+
+
+def epoch_batches(rng: np.random.Generator, n: int, batch_size: int) -> np.ndarray:
+    """int[steps, batch_size]: a shuffled epoch's minibatch indices (the last partial batch dropped)."""
+    steps = n // batch_size
+    if steps == 0:
+        raise ValueError(f"the training set ({n} rows) is smaller than one batch ({batch_size})")
+    return rng.permutation(n)[: steps * batch_size].reshape(steps, batch_size)

@@ -1,0 +1,190 @@
+"""Supervised stage (SPEC §6): CNET128 learns to imitate 1StepLA.
+
+    python experiments/supervised.py                          # thesis settings, writes runs/supervised
+    python experiments/supervised.py --out checkpoints/supervised   # how the shipped agent was made
+
+Loads (or, when missing, generates and saves) the 1StepLA dataset, splits it
+80/10/10 keeping mirror pairs together, trains with Adam + L2 weight decay and
+cross-entropy, keeps the weights with the best validation accuracy, reports the
+test accuracy, plays the tournament-protocol matches of the greedy policy against
+Random and 1StepLA, and saves an Orbax checkpoint (loadable with
+``agents.load(OUT)``), ``metrics.jsonl``/``metrics.csv``, ``curves.png`` and
+``summary.json`` in ``--out``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import jax
+import numpy as np
+import tyro
+from tqdm.auto import tqdm
+
+from c4jax import agents, checkpoint, data, evaluate, networks, runlog
+from c4jax.policies import NetworkAgent
+from c4jax.trainers import supervised as sv
+
+
+@dataclass(frozen=True)
+class Config:
+    """Supervised imitation of 1StepLA (defaults: the thesis, SPEC §6)."""
+
+    out: str = "runs/supervised"
+    """Run directory: checkpoint, metrics, plots and summary go here."""
+    dataset: str = "data/1steplA_200k.npz"
+    """Dataset .npz; generated with --num-pairs/--data-seed (and saved here) when missing."""
+    num_pairs: int = 200_000
+    """Rows to generate when the dataset file is missing (unique boards, mirrors included)."""
+    data_seed: int = 0
+    """Seed of dataset generation (when generated) and of the train/val/test split."""
+    seed: int = 0
+    """Seed of the network initialisation and of the minibatch order."""
+    width: int = 128
+    """CNET width: filters and dense units (thesis: 96, 128, 160, 192)."""
+    learning_rate: float = 5e-4
+    """Adam learning rate."""
+    weight_decay: float = 2e-3
+    """L2 penalty added to the gradient (PyTorch Adam's weight_decay)."""
+    batch_size: int = 64
+    """Minibatch size."""
+    epochs: int = 20
+    """Passes over the training split."""
+    val_fraction: float = 0.1
+    """Share of rows in the validation split."""
+    test_fraction: float = 0.1
+    """Share of rows in the test split."""
+    chunk_steps: int = 250
+    """Training steps per jitted call (the progress bar advances per chunk)."""
+    eval_matches: bool = True
+    """Play the protocol matches (100 games each) of the best network vs Random and 1StepLA."""
+    symmetric: bool = True
+    """The saved agent averages its policy with the mirrored board's (SPEC §7, play time)."""
+    progress: bool = True
+    """Show progress bars."""
+
+
+def load_or_make_dataset(cfg: Config) -> tuple[data.Dataset, dict]:
+    path = Path(cfg.dataset)
+    if path.exists():
+        return data.Dataset.load_npz(path), {"dataset_path": str(path), "generated": False}
+    t0 = time.perf_counter()
+    ds = data.generate(cfg.num_pairs, seed=cfg.data_seed, progress=cfg.progress)
+    seconds = time.perf_counter() - t0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ds.save_npz(path)
+    print(f"generated {len(ds):,} pairs in {seconds:.1f}s -> {path}")
+    return ds, {"dataset_path": str(path), "generated": True, "generation_s": round(seconds, 2)}
+
+
+def main(cfg: Config) -> dict:
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    timings = {}
+    ds, data_info = load_or_make_dataset(cfg)
+    train_frac = 1.0 - cfg.val_fraction - cfg.test_fraction
+    train, val, test = ds.split((train_frac, cfg.val_fraction, cfg.test_fraction), seed=cfg.data_seed)
+    print(f"dataset {len(ds):,} rows: train {len(train):,} / val {len(val):,} / test {len(test):,}")
+
+    net = networks.CNet(width=cfg.width, heads="one")
+    tx = sv.adam_l2(cfg.learning_rate, cfg.weight_decay)
+    key = jax.random.key(cfg.seed)
+    params = networks.init_params(key, width=cfg.width, heads="one")
+    state = sv.TrainState(params, tx.init(params), jax.numpy.int32(0))
+    train_chunk, evaluate_split = sv.make_train_chunk(net, tx), sv.make_evaluate(net)
+    rng = np.random.default_rng(cfg.seed)
+    log = runlog.RunLog(out)
+    best = {"val/accuracy": -1.0}
+    best_params = params
+
+    steps_per_epoch = len(train) // cfg.batch_size
+    bar = tqdm(total=cfg.epochs * steps_per_epoch, desc="supervised", unit="step",
+               disable=not cfg.progress, dynamic_ncols=True)
+    t_train = time.perf_counter()
+    for epoch in range(1, cfg.epochs + 1):
+        t0 = time.perf_counter()
+        batches = sv.epoch_batches(rng, len(train), cfg.batch_size)
+        losses, accs = [], []
+        for i in range(0, len(batches), cfg.chunk_steps):
+            idx = batches[i : i + cfg.chunk_steps]
+            state, m = train_chunk(state, train.boards[idx], train.actions[idx])
+            losses.append(np.asarray(m["loss"]))
+            accs.append(np.asarray(m["accuracy"]))
+            bar.update(len(idx))
+        train_s = time.perf_counter() - t0
+        val_loss, val_acc = evaluate_split(state.params, val.boards, val.actions)
+        row = log.log(epoch, {
+            "epoch": epoch,
+            "train/loss": float(np.concatenate(losses).mean()),
+            "train/accuracy": float(np.concatenate(accs).mean()),
+            "val/loss": val_loss,
+            "val/accuracy": val_acc,
+            "time/train_s": train_s,
+            "time/epoch_s": time.perf_counter() - t0,
+        })
+        if val_acc > best["val/accuracy"]:
+            best, best_params = {**row}, state.params
+        bar.set_postfix(train_acc=f"{row['train/accuracy']:.3f}", val_acc=f"{val_acc:.3f}",
+                        best=f"{best['val/accuracy']:.3f}@{best['epoch']}")
+    bar.close()
+    timings["train_s"] = round(time.perf_counter() - t_train, 2)
+
+    test_loss, test_acc = evaluate_split(best_params, test.boards, test.actions)
+    train_loss, train_acc = evaluate_split(best_params, train.boards, train.actions)
+    metrics = {
+        "best_epoch": best["epoch"],
+        "train/accuracy": train_acc,
+        "train/loss": train_loss,
+        "val/accuracy": best["val/accuracy"],
+        "val/loss": best["val/loss"],
+        "test/accuracy": test_acc,
+        "test/loss": test_loss,
+    }
+    print(f"best epoch {best['epoch']}: train acc {train_acc:.4f}, val acc {best['val/accuracy']:.4f}, "
+          f"test acc {test_acc:.4f} (thesis: ~0.87 train, ~0.85 test)")
+
+    agent = NetworkAgent(params=best_params, label="supervised", width=cfg.width, heads="one",
+                         output="policy", sampled=False, symmetric=cfg.symmetric)
+    if cfg.eval_matches:
+        t0 = time.perf_counter()
+        for opp in ("random", "1steplA"):
+            res = evaluate.match(agent, agents.load(opp), jax.random.key(cfg.seed))
+            metrics[f"eval/vs_{opp}"] = res.win_rate
+            metrics[f"eval/vs_{opp}_first"] = res.win_rate_a_first
+            metrics[f"eval/vs_{opp}_second"] = res.win_rate_b_first
+            metrics[f"eval/vs_{opp}_length"] = res.mean_length
+            print(f"greedy policy vs {opp}: win rate {res.win_rate:.2f} "
+                  f"(first {res.win_rate_a_first:.2f}, second {res.win_rate_b_first:.2f})")
+        timings["eval_s"] = round(time.perf_counter() - t0, 2)
+
+    checkpoint.save(out, {"params": best_params}, {
+        "name": "supervised",
+        "algorithm": "supervised",
+        "network": {"width": cfg.width, "heads": "one"},
+        "agent": {"output": "policy", "default_mode": "det", "symmetric": cfg.symmetric},
+        "config": dataclasses.asdict(cfg),
+        "metrics": metrics,
+        "data": {**data_info, "rows": len(ds), "train": len(train), "val": len(val), "test": len(test)},
+        "timings": timings,
+    })
+    log.write_csv()
+    runlog.plot_panels(
+        log.rows,
+        [("cross-entropy loss", ["train/loss", "val/loss"], "loss"),
+         ("accuracy", ["train/accuracy", "val/accuracy"], "accuracy")],
+        out / "curves.png", xlabel="epoch", suptitle=f"CNET{cfg.width} imitating 1StepLA",
+    )
+    summary = {"metrics": metrics, "timings": timings, "data": data_info,
+               "command": " ".join(["python"] + sys.argv)}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    print(f"saved checkpoint, metrics and curves.png to {out}")
+    return summary
+
+
+if __name__ == "__main__":
+    main(tyro.cli(Config))

@@ -1,0 +1,163 @@
+"""Orbax checkpoints with metadata, network agents rebuilt from a directory, and bad checkpoints."""
+
+import json
+import os
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from c4jax import agents, checkpoint, env, networks, selfplay
+from c4jax.policies import NetworkAgent
+
+BOARDS = np.asarray(jax.vmap(env.observe)(selfplay.random_initial_states(jax.random.key(0), 64)))
+BOARDS = BOARDS[(BOARDS != 0).sum((1, 2)) > 0][:32]
+
+
+def _save_agent(path, heads="one", output="policy", default_mode="det", seed=0):
+    params = networks.init_params(jax.random.key(seed), heads=heads)
+    checkpoint.save(path, {"params": params}, {
+        "name": "testnet",
+        "algorithm": "test",
+        "network": {"width": 128, "heads": heads},
+        "agent": {"output": output, "default_mode": default_mode, "symmetric": True},
+        "config": {"seed": seed},
+        "metrics": {"eval/vs_random": 0.5},
+    })
+    return params
+
+
+@pytest.mark.parametrize("heads, output", [("one", "policy"), ("two", "policy"), ("dueling", "q"), ("one", "q")])
+def test_save_load_gives_identical_outputs(tmp_path, heads, output):
+    params = _save_agent(tmp_path / "run", heads, output)
+    agent = agents.load(str(tmp_path / "run"))
+    chex.assert_trees_all_close(agent.params, params)
+    ref = NetworkAgent(params=params, heads=heads, output=output)
+    chex.assert_trees_all_close(agent.scores(BOARDS), ref.scores(BOARDS))
+    meta = checkpoint.read_metadata(tmp_path / "run")
+    assert meta["format_version"] == checkpoint.FORMAT_VERSION
+    assert meta["network"] == {"width": 128, "heads": heads}
+    assert meta["metrics"] == {"eval/vs_random": 0.5}
+    assert "c4jax_version" in meta and "command" in meta
+
+
+def test_modes_and_shipped_names(tmp_path, monkeypatch):
+    _save_agent(tmp_path / "mynet", default_mode="det")
+    monkeypatch.setenv("C4JAX_CHECKPOINTS", str(tmp_path))
+    assert "mynet" in agents.known_names()
+    det, sto = agents.load("MyNet"), agents.load("mynet:sto")
+    assert det.name == "mynet:det" and not det.stochastic
+    assert sto.name == "mynet:sto" and sto.stochastic
+    a1 = sto.act(BOARDS, jax.random.key(1))
+    a2 = sto.act(BOARDS, jax.random.key(2))
+    assert not np.array_equal(a1, a2)
+    np.testing.assert_array_equal(a1, sto.act(BOARDS, jax.random.key(1)))
+    legal = BOARDS[:, 0, :] == 0
+    assert legal[np.arange(len(a1)), a1].all()
+    # scores: probabilities over legal columns, -inf on full ones
+    s = np.asarray(det.scores(BOARDS))
+    assert np.isneginf(s[~legal]).all()
+    np.testing.assert_allclose(np.where(legal, s, 0).sum(1), 1.0, rtol=1e-5)
+
+
+def test_q_agents_have_no_sampled_mode(tmp_path):
+    _save_agent(tmp_path / "q", heads="dueling", output="q")
+    with pytest.raises(ValueError, match="no sampled"):
+        agents.load(str(tmp_path / "q") + ":sto")
+
+
+def test_symmetric_averaging_plays_mirror_positions_mirror_wise(tmp_path):
+    _save_agent(tmp_path / "net")
+    agent = agents.load(str(tmp_path / "net"))
+    s, m = np.asarray(agent.scores(BOARDS)), np.asarray(agent.scores(BOARDS[..., ::-1]))
+    np.testing.assert_allclose(s, m[..., ::-1], rtol=1e-5, atol=1e-7)
+
+
+def test_resave_is_atomic_and_keeps_other_files(tmp_path):
+    run = tmp_path / "run"
+    _save_agent(run, seed=0)
+    (run / "metrics.jsonl").write_text("{}\n")
+    p1 = _save_agent(run, seed=1)
+    states = [p.name for p in run.iterdir() if p.name.startswith(checkpoint.STATE_PREFIX)]
+    assert len(states) == 1
+    assert (run / "metrics.jsonl").read_text() == "{}\n"
+    chex.assert_trees_all_close(agents.load(str(run)).params, p1)
+
+
+def test_missing_directory_is_a_clear_error(tmp_path):
+    with pytest.raises(checkpoint.CheckpointError, match="does not exist") as e:
+        agents.load(str(tmp_path / "nope"))
+    assert str(tmp_path / "nope") in str(e.value)
+
+
+def test_directory_that_is_not_a_checkpoint(tmp_path):
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "file.txt").write_text("hello")
+    with pytest.raises(checkpoint.CheckpointError, match="not a c4jax checkpoint"):
+        agents.load(str(tmp_path / "junk"))
+    (tmp_path / "junk" / "metadata.json").write_text("{not json")
+    with pytest.raises(checkpoint.CheckpointError, match="unreadable metadata"):
+        agents.load(str(tmp_path / "junk"))
+
+
+def _state_files(run):
+    meta = json.loads((run / "metadata.json").read_text())
+    return sorted(p for p in (run / meta["state_dir"]).rglob("*") if p.is_file())
+
+
+def test_truncated_checkpoint_is_a_clear_error(tmp_path):
+    run = tmp_path / "run"
+    _save_agent(run)
+    for f in _state_files(run):
+        if f.stat().st_size > 1000:  # the array data
+            f.write_bytes(f.read_bytes()[: f.stat().st_size // 2])
+    with pytest.raises(checkpoint.CheckpointError, match="could not be restored") as e:
+        agents.load(str(run))
+    assert str(run) in str(e.value)
+
+
+def test_corrupted_checkpoint_is_a_clear_error(tmp_path):
+    run = tmp_path / "run"
+    _save_agent(run)
+    for f in _state_files(run):
+        data = bytearray(f.read_bytes())
+        data[: min(len(data), 64)] = os.urandom(min(len(data), 64))
+        f.write_bytes(bytes(data))
+    with pytest.raises(checkpoint.CheckpointError) as e:
+        agents.load(str(run))
+    assert str(run) in str(e.value)
+
+
+def test_missing_state_directory_is_a_clear_error(tmp_path):
+    run = tmp_path / "run"
+    _save_agent(run)
+    meta = json.loads((run / "metadata.json").read_text())
+    import shutil
+
+    shutil.rmtree(run / meta["state_dir"])
+    with pytest.raises(checkpoint.CheckpointError, match="incomplete"):
+        agents.load(str(run))
+
+
+def test_checkpoint_of_another_architecture_is_refused(tmp_path):
+    run = tmp_path / "run"
+    _save_agent(run, heads="one")
+    meta = json.loads((run / "metadata.json").read_text())
+    meta["network"]["heads"] = "two"  # metadata lies about the architecture
+    (run / "metadata.json").write_text(json.dumps(meta))
+    with pytest.raises(checkpoint.CheckpointError, match="could not be restored"):
+        agents.load(str(run))
+
+
+def test_network_agents_validate_numpy_boards(tmp_path):
+    _save_agent(tmp_path / "net")
+    agent = agents.load(str(tmp_path / "net"))
+    with pytest.raises(ValueError, match="shape"):
+        agent.scores(np.zeros((6, 7), np.int8))
+    with pytest.raises(ValueError, match="integers"):
+        agent.act(np.zeros((1, 6, 7), np.float32), jax.random.key(0))
+    # inside jit, no validation and the same result
+    out = jax.jit(lambda a, b: a.scores(b))(agent, jnp.asarray(BOARDS))
+    chex.assert_trees_all_close(out, agent.scores(BOARDS))

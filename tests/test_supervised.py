@@ -1,0 +1,95 @@
+"""Supervised stage: the optimiser, a tiny training run that learns, the script end to end."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+from c4jax import agents, data, networks
+from c4jax.trainers import supervised as sv
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_adam_l2_adds_weight_decay_to_the_gradient_like_pytorch():
+    # PyTorch Adam(weight_decay=wd): g <- g + wd * p, then the usual Adam step. On the
+    # first step Adam's update is -lr * sign(g) (bias-corrected m/sqrt(v) = g/|g|).
+    params = {"w": jnp.array([1.0, -2.0, 0.5])}
+    grads = {"w": jnp.array([-0.001, 0.001, 0.0])}
+    tx = sv.adam_l2(0.1, 1.0)
+    updates, _ = tx.update(grads, tx.init(params), params)
+    g = grads["w"] + 1.0 * params["w"]
+    np.testing.assert_allclose(updates["w"], -0.1 * g / (jnp.abs(g) + 1e-8), rtol=1e-5)
+
+
+def test_epoch_batches_cover_each_row_at_most_once():
+    idx = sv.epoch_batches(np.random.default_rng(0), 1000, 64)
+    assert idx.shape == (15, 64) and len(np.unique(idx)) == 15 * 64
+    with pytest.raises(ValueError, match="smaller than one batch"):
+        sv.epoch_batches(np.random.default_rng(0), 10, 64)
+
+
+@pytest.fixture(scope="module")
+def small_dataset():
+    return data.generate(3000, seed=1)
+
+
+def test_tiny_training_run_learns_above_chance(small_dataset):
+    train, val, _ = small_dataset.split((0.8, 0.2, 0.0), seed=0)
+    net = networks.CNet(heads="one")
+    tx = sv.adam_l2(5e-4, 2e-3)
+    params = networks.init_params(jax.random.key(0))
+    state = sv.TrainState(params, tx.init(params), jnp.int32(0))
+    chunk, evaluate = sv.make_train_chunk(net, tx), sv.make_evaluate(net, batch_size=512)
+    loss0, acc0 = evaluate(params, val.boards, val.actions)
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        idx = sv.epoch_batches(rng, len(train), 64)
+        state, m = chunk(state, train.boards[idx], train.actions[idx])
+    loss1, acc1 = evaluate(state.params, val.boards, val.actions)
+    assert int(state.step) == 4 * (len(train) // 64)
+    assert loss1 < loss0 - 0.2
+    assert acc1 > 0.3 > 1 / 7 + 0.1  # chance is 1/7
+    assert np.isfinite(np.asarray(m["loss"])).all()
+
+
+def test_evaluate_pads_the_last_batch_without_counting_padding(small_dataset):
+    net = networks.CNet(heads="one")
+    params = networks.init_params(jax.random.key(0))
+    n = 1000
+    loss_a, acc_a = sv.make_evaluate(net, batch_size=333)(params, small_dataset.boards[:n], small_dataset.actions[:n])
+    logits = net.apply({"params": params}, small_dataset.boards[:n])
+    ce = optax.softmax_cross_entropy_with_integer_labels(logits, small_dataset.actions[:n].astype(np.int32))
+    np.testing.assert_allclose(loss_a, float(ce.mean()), rtol=1e-4)
+    np.testing.assert_allclose(acc_a, float((logits.argmax(-1) == small_dataset.actions[:n]).mean()), rtol=1e-6)
+
+
+def test_supervised_script_end_to_end(tmp_path):
+    out = tmp_path / "run"
+    cmd = [sys.executable, str(ROOT / "experiments" / "supervised.py"), "--out", str(out),
+           "--dataset", str(tmp_path / "ds.npz"), "--num-pairs", "2000", "--epochs", "2",
+           "--chunk-steps", "10", "--no-progress"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "test acc" in proc.stdout
+    for f in ("metadata.json", "metrics.jsonl", "metrics.csv", "curves.png", "summary.json"):
+        assert (out / f).is_file(), f
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["epoch"] for r in rows] == [1, 2]
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["algorithm"] == "supervised" and meta["network"] == {"width": 128, "heads": "one"}
+    for k in ("test/accuracy", "eval/vs_random", "eval/vs_1steplA"):
+        assert 0.0 <= meta["metrics"][k] <= 1.0
+    agent = agents.load(str(out))
+    boards = np.zeros((1, 6, 7), np.int8)
+    assert 0 <= int(agent.act(boards, jax.random.key(0))[0]) < 7
+    # A bad flag is a clear CLI error, not a traceback.
+    bad = subprocess.run([sys.executable, str(ROOT / "experiments" / "supervised.py"), "--epochs", "many"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "epochs" in bad.stderr and "Traceback" not in bad.stderr
