@@ -109,7 +109,7 @@ def plot_panels(
             if not pts:
                 continue
             xs, ys = zip(*pts)
-            ax.plot(xs, smooth(ys, smooth_window), label=key.split("/")[-1])
+            ax.plot(xs, smooth(ys, smooth_window), label=key)
         ax.set_title(title)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)

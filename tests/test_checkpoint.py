@@ -161,3 +161,18 @@ def test_network_agents_validate_numpy_boards(tmp_path):
     # inside jit, no validation and the same result
     out = jax.jit(lambda a, b: a.scores(b))(agent, jnp.asarray(BOARDS))
     chex.assert_trees_all_close(out, agent.scores(BOARDS))
+
+
+def test_shipped_supervised_agent_loads_and_reproduces_its_recorded_figures():
+    sup = agents.load("supervised")
+    assert sup.name == "supervised:det" and not sup.stochastic
+    assert agents.load("supervised:sto").stochastic
+    meta = checkpoint.read_metadata(agents.checkpoints_dir() / "supervised")
+    m = meta["metrics"]
+    assert m["test/accuracy"] >= 0.85  # thesis: ~85%
+    from c4jax import evaluate
+
+    for opp in ("random", "1steplA"):
+        res = evaluate.match(sup, agents.load(opp), jax.random.key(meta["config"]["seed"]))
+        assert res.win_rate == m[f"eval/vs_{opp}"]
+    assert m["eval/vs_random"] >= 0.95
