@@ -123,9 +123,15 @@ class NetworkAgent(AgentBase):
 
 
 def agent_from_checkpoint(directory: str | Path, mode: str | None = None, label: str | None = None) -> NetworkAgent:
-    """Rebuild the agent saved in a checkpoint directory (see :mod:`c4jax.checkpoint`)."""
+    """Rebuild the agent saved in a checkpoint directory (see :mod:`c4jax.checkpoint`).
+
+    An RL run directory (no checkpoint of its own, a ``best/`` one inside) gives its best agent.
+    """
     from c4jax import checkpoint, networks
 
+    directory = Path(directory)
+    if not (directory / checkpoint.METADATA_FILE).exists() and (directory / "best" / checkpoint.METADATA_FILE).exists():
+        directory = directory / "best"  # an RL run directory: play its best agent
     meta = checkpoint.read_metadata(directory)
     try:
         net, agent = meta["network"], meta["agent"]

@@ -16,12 +16,7 @@ import optax
 from jax import Array
 
 from c4jax.networks import CNet
-
-
-def adam_l2(learning_rate: float, weight_decay: float) -> optax.GradientTransformation:
-    """Adam with L2 weight decay added to the gradient before the moments, as PyTorch's
-    ``Adam(weight_decay=...)`` does (not decoupled AdamW)."""
-    return optax.chain(optax.add_decayed_weights(weight_decay), optax.adam(learning_rate))
+from c4jax.trainers.optim import adam_l2  # noqa: F401  (re-exported: the supervised optimiser)
 
 
 class TrainState(NamedTuple):

@@ -1,0 +1,51 @@
+"""A replay buffer as a pure pytree: ``init``, ``add`` (masked batches), ``sample``.
+
+Fixed capacity ring buffer; every function is jittable and returns a new buffer.
+Items are any pytree of arrays with a leading axis (the capacity in the buffer,
+the batch when adding or sampling).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import Array
+
+
+class Buffer(NamedTuple):
+    items: Any  # pytree, every leaf [capacity, ...]
+    size: Array  # int32[]: filled slots (<= capacity)
+    ptr: Array  # int32[]: next slot to write
+
+
+def init(example: Any, capacity: int) -> Buffer:
+    """An empty buffer for items shaped like ``example`` (one item, no leading axis)."""
+    items = jax.tree.map(lambda x: jnp.zeros((capacity,) + jnp.shape(x), jnp.asarray(x).dtype), example)
+    return Buffer(items=items, size=jnp.int32(0), ptr=jnp.int32(0))
+
+
+def capacity(buf: Buffer) -> int:
+    return jax.tree.leaves(buf.items)[0].shape[0]
+
+
+def add(buf: Buffer, batch: Any, valid: Array) -> Buffer:
+    """Append the rows of ``batch`` (leaves [N, ...]) where ``valid`` (bool[N]), in order.
+
+    The oldest rows are overwritten once the buffer is full. At most ``capacity`` rows
+    may be added at once.
+    """
+    cap = capacity(buf)
+    valid = valid.astype(jnp.bool_)
+    offset = jnp.cumsum(valid) - 1  # rank of each valid row
+    pos = jnp.where(valid, (buf.ptr + offset) % cap, cap)  # invalid rows -> out of range, dropped
+    items = jax.tree.map(lambda store, new: store.at[pos].set(new, mode="drop"), buf.items, batch)
+    n = valid.sum(dtype=jnp.int32)
+    return Buffer(items=items, size=jnp.minimum(buf.size + n, cap), ptr=(buf.ptr + n) % cap)
+
+
+def sample(buf: Buffer, key: Array, batch_size: int) -> Any:
+    """``batch_size`` items drawn uniformly (with replacement) from the filled slots."""
+    idx = jax.random.randint(key, (batch_size,), 0, jnp.maximum(buf.size, 1))
+    return jax.tree.map(lambda x: x[idx], buf.items)

@@ -1,0 +1,251 @@
+"""Unbatched returns, advantages, TD targets and policy-gradient losses (rlax style).
+
+Every function works on ONE episode (``[T]`` arrays) or ONE sample (scalars and
+``[7]`` rows), opens with ``chex`` shape checks, and is ``jit``-compatible; batch
+with ``jax.vmap``.
+
+Turn-based zero-sum sign convention (SPEC §7). Consecutive moves of an episode
+alternate between the two players, and every reward or value is from the point of
+view of the player who is to move at that step. What is good for the opponent at
+``t + 1`` is bad for the mover at ``t``, so everything that flows back in time is
+**subtracted**::
+
+    G_t   = r_t - gamma * G_{t+1}                     (returns)
+    y     = r   - gamma * max_a' Q(s', a')            (TD target)
+    delta = r_t - gamma * V(s_{t+1}) - V(s_t)         (TD error)
+    A_t   = delta_t - gamma * lam * A_{t+1}           (GAE)
+
+Losses are quantities to **minimise** (gradient descent). The thesis writes its
+objectives to maximise; each loss below says how it maps to the thesis' sign.
+"""
+
+from __future__ import annotations
+
+import chex
+import jax
+import jax.numpy as jnp
+import optax
+from jax import Array
+
+from c4jax.policies import masked_log_softmax, masked_logits, masked_softmax
+
+NUM_ACTIONS = 7
+
+
+# --------------------------------------------------------------------------- returns
+
+
+def turn_based_returns(rewards: Array, valid: Array, gamma: float | Array) -> Array:
+    """float32[T]: zero-sum returns ``G_t = r_t - gamma * G_{t+1}`` of one episode.
+
+    Args:
+      rewards: float32[T]: reward of move t for the player who made it (e.g. the
+        SPEC §2 back-propagated rewards).
+      valid: bool[T]: move t was played (a prefix of True; the rest is padding).
+      gamma: discount.
+
+    The move after t is the opponent's, so its return is subtracted. The last valid
+    move gets ``G = r``; padding gets ``G = 0`` and contributes nothing.
+    """
+    chex.assert_rank([rewards, valid], [1, 1])
+    chex.assert_equal_shape([rewards, valid])
+    rewards = rewards.astype(jnp.float32)
+    gamma = jnp.asarray(gamma, jnp.float32)
+
+    def _step(g_next: Array, x) -> tuple[Array, Array]:
+        r_t, valid_t = x
+        g_t = jnp.where(valid_t, r_t - gamma * g_next, 0.0)
+        return g_t, g_t
+
+    _, returns = jax.lax.scan(_step, jnp.float32(0.0), (rewards, valid), reverse=True)
+    return returns
+
+
+def gae_turn_based(rewards: Array, values: Array, valid: Array, gamma: float | Array,
+                   lam: float | Array) -> Array:
+    """float32[T]: turn-based GAE(lambda) advantages of one episode.
+
+    Args:
+      rewards: float32[T]: reward of move t for its mover.
+      values: float32[T]: ``V(s_t)`` from the point of view of the player to move at t.
+      valid: bool[T]: move t was played (a prefix of True).
+      gamma, lam: discount and GAE lambda.
+
+    Sign convention: ``V(s_{t+1})`` is the opponent's value, i.e. minus the mover's,
+    so ``delta_t = r_t - gamma * V(s_{t+1}) - V(s_t)`` and
+    ``A_t = delta_t - gamma * lam * A_{t+1}``. After the last valid move the game is
+    over: ``V(s_T) = 0`` and ``A_T = 0``. Padding gets 0. With ``lam = 1`` this
+    telescopes to ``A_t = G_t - V(s_t)`` (``turn_based_returns``), the REINFORCE /
+    thesis advantage; with ``lam = 0`` it is the one-step TD error.
+    """
+    chex.assert_rank([rewards, values, valid], [1, 1, 1])
+    chex.assert_equal_shape([rewards, values, valid])
+    rewards = rewards.astype(jnp.float32)
+    values = jnp.where(valid, values.astype(jnp.float32), 0.0)
+    gamma = jnp.asarray(gamma, jnp.float32)
+    lam = jnp.asarray(lam, jnp.float32)
+    # V(s_{t+1}) is 0 after the last valid move (terminal) and on padding.
+    values_next = jnp.concatenate([values[1:], jnp.zeros((1,), jnp.float32)])
+    deltas = rewards - gamma * values_next - values
+
+    def _step(a_next: Array, x) -> tuple[Array, Array]:
+        delta_t, valid_t = x
+        a_t = jnp.where(valid_t, delta_t - gamma * lam * a_next, 0.0)
+        return a_t, a_t
+
+    _, advantages = jax.lax.scan(_step, jnp.float32(0.0), (deltas, valid), reverse=True)
+    return advantages
+
+
+# --------------------------------------------------------------------------- TD targets
+
+
+def _masked_max(q: Array, legal: Array) -> Array:
+    return jnp.max(masked_logits(q, legal), axis=-1)
+
+
+def td_target(reward: Array, done: Array, q_next: Array, legal_next: Array,
+              gamma: float | Array) -> Array:
+    """float32[]: turn-based Q-learning target ``y = r - gamma * max_{legal a'} Q(s', a')``.
+
+    Args:
+      reward: float32[]: reward of the move for its mover.
+      done: bool[] (or 0/1): the move ended the game.
+      q_next: float32[7]: Q-values of the next state s' (the opponent to move), usually
+        from the target network.
+      legal_next: bool[7]: legal columns in s'.
+      gamma: discount.
+
+    ``y = r`` when ``done`` or when s' has no legal column. Illegal columns of s' are
+    never the max. The target is wrapped in ``stop_gradient``.
+    """
+    chex.assert_rank([reward, done, q_next, legal_next], [0, 0, 1, 1])
+    chex.assert_shape([q_next, legal_next], (NUM_ACTIONS,))
+    bootstrap = ~jnp.asarray(done, jnp.bool_) & jnp.asarray(legal_next, jnp.bool_).any()
+    next_value = jnp.where(bootstrap, _masked_max(q_next, legal_next), 0.0)
+    return jax.lax.stop_gradient((reward - gamma * next_value).astype(jnp.float32))
+
+
+def double_td_target(reward: Array, done: Array, q_next_online: Array, q_next_target: Array,
+                     legal_next: Array, gamma: float | Array) -> Array:
+    """float32[]: Double-DQN turn-based target ``y = r - gamma * Q_target(s', argmax_{legal a'} Q_online(s', a'))``.
+
+    The action is chosen among the legal columns of s' by the online network and
+    valued by the target network (seed 004). ``y = r`` when ``done`` or when s' has
+    no legal column. The target is wrapped in ``stop_gradient``.
+    """
+    chex.assert_rank([reward, done, q_next_online, q_next_target, legal_next], [0, 0, 1, 1, 1])
+    chex.assert_shape([q_next_online, q_next_target, legal_next], (NUM_ACTIONS,))
+    bootstrap = ~jnp.asarray(done, jnp.bool_) & jnp.asarray(legal_next, jnp.bool_).any()
+    best = jnp.argmax(masked_logits(q_next_online, legal_next), axis=-1)
+    next_value = jnp.where(bootstrap, q_next_target[best], 0.0)
+    return jax.lax.stop_gradient((reward - gamma * next_value).astype(jnp.float32))
+
+
+# --------------------------------------------------------------------------- policy losses
+
+
+def smooth_l1(prediction: Array, target: Array) -> Array:
+    """Huber loss with delta 1, i.e. PyTorch's ``smooth_l1_loss`` (beta 1): 0.5 x^2 if |x| < 1 else |x| - 0.5."""
+    return optax.huber_loss(prediction, target, delta=1.0)
+
+
+def masked_entropy(logits: Array, legal: Array) -> Array:
+    """float32[]: entropy of the masked policy; illegal columns contribute exactly 0 (and no NaN gradient)."""
+    chex.assert_rank([logits, legal], [1, 1])
+    probs = masked_softmax(logits, legal)
+    # Zero the log-probs of illegal columns *before* the product so that neither the
+    # value nor its gradient ever sees 0 * (huge negative).
+    log_probs = jnp.where(legal, masked_log_softmax(logits, legal), 0.0)
+    return -jnp.sum(probs * log_probs, axis=-1)
+
+
+def _log_prob(logits: Array, legal: Array, action: Array) -> Array:
+    return masked_log_softmax(logits, legal)[action]
+
+
+def ppo_loss(logits: Array, legal: Array, action: Array, old_logp: Array, advantage: Array,
+             value: Array, ret: Array, *, clip: float, c1: float, c2: float) -> tuple[Array, dict]:
+    """PPO clipped-surrogate loss of one sample (PPO paper, thesis §2.1.3 / §4.5).
+
+    Args:
+      logits: float32[7]: policy logits of the current network on s.
+      legal: bool[7]: legal columns of s.
+      action: int32[]: the column played.
+      old_logp: float32[]: ``log pi_old(a|s)`` recorded at collection.
+      advantage: float32[]: the advantage estimate (a constant).
+      value: float32[]: ``V(s)`` of the current network.
+      ret: float32[]: the return target G.
+      clip: epsilon of the ratio clip (0.2); c1, c2: value and entropy coefficients.
+
+    Returns:
+      ``(total, aux)`` with ``total = -L_clip + c1 * L_value - c2 * entropy``, to be
+      **minimised**; this is minus the thesis' maximised objective
+      ``L_clip - c1 * L_VF + c2 * S[pi]``. ``L_clip = min(ratio * A, clip(ratio, 1 - eps,
+      1 + eps) * A)`` with ``ratio = pi(a|s) / pi_old(a|s)`` over the masked policy,
+      ``L_value`` is Smooth-L1 (Huber, delta 1) of ``V(s)`` against ``ret``. aux holds
+      ``policy_loss`` (= -L_clip), ``value_loss``, ``entropy``, ``ratio``, ``log_prob``,
+      ``approx_kl`` (the ``(ratio - 1) - log ratio`` estimator of KL(old || new)) and
+      ``clipped`` (1.0 when ``|ratio - 1| > clip``).
+    """
+    chex.assert_rank([logits, legal, action, old_logp, advantage, value, ret], [1, 1, 0, 0, 0, 0, 0])
+    chex.assert_shape([logits, legal], (NUM_ACTIONS,))
+    advantage = jax.lax.stop_gradient(advantage)
+    old_logp = jax.lax.stop_gradient(old_logp)
+    ret = jax.lax.stop_gradient(ret)
+    logp = _log_prob(logits, legal, action)
+    log_ratio = logp - old_logp
+    ratio = jnp.exp(log_ratio)
+    surrogate = jnp.minimum(ratio * advantage, jnp.clip(ratio, 1.0 - clip, 1.0 + clip) * advantage)
+    policy_loss = -surrogate
+    value_loss = smooth_l1(value, ret)
+    entropy = masked_entropy(logits, legal)
+    total = policy_loss + c1 * value_loss - c2 * entropy
+    aux = {
+        "policy_loss": policy_loss,
+        "value_loss": value_loss,
+        "entropy": entropy,
+        "ratio": ratio,
+        "log_prob": logp,
+        "approx_kl": jax.lax.stop_gradient((ratio - 1.0) - log_ratio),
+        "clipped": jax.lax.stop_gradient((jnp.abs(ratio - 1.0) > clip).astype(jnp.float32)),
+    }
+    return total, aux
+
+
+def reinforce_loss(logits: Array, legal: Array, action: Array, ret: Array, value: Array, *,
+                   c1: float) -> tuple[Array, dict]:
+    """REINFORCE-with-baseline loss of one sample (thesis §2.1.2 / §4.4).
+
+    Args:
+      logits: float32[7]: policy logits on s; legal: bool[7]; action: int32[] played.
+      ret: float32[]: the turn-based return ``G_t``.
+      value: float32[]: the baseline ``V(s)`` of the current network.
+      c1: weight of the value loss (0.75).
+
+    Returns:
+      ``(total, aux)`` with ``total = -log pi(a|s) * stop_gradient(G - V(s)) + c1 *
+      SmoothL1(V(s), G)``, to be **minimised**. The thesis maximises
+      ``L_policy - c1 * L_value`` with ``L_policy = log pi(a|s) * (G - V(s))`` (gradient
+      ascent on the expected return) and ``L_value`` the Smooth-L1 regression loss of
+      the value head; ``total`` is exactly minus that objective, so a descent step on
+      ``total`` is the thesis' ascent step. The advantage is a constant for the policy
+      term (the baseline is trained only by the value term). aux: ``policy_loss``
+      (``-log pi * A``), ``value_loss``, ``advantage``, ``log_prob``, ``entropy``.
+    """
+    chex.assert_rank([logits, legal, action, ret, value], [1, 1, 0, 0, 0])
+    chex.assert_shape([logits, legal], (NUM_ACTIONS,))
+    ret = jax.lax.stop_gradient(ret)
+    advantage = jax.lax.stop_gradient(ret - value)
+    logp = _log_prob(logits, legal, action)
+    policy_loss = -logp * advantage
+    value_loss = smooth_l1(value, ret)
+    total = policy_loss + c1 * value_loss
+    aux = {
+        "policy_loss": policy_loss,
+        "value_loss": value_loss,
+        "advantage": advantage,
+        "log_prob": logp,
+        "entropy": jax.lax.stop_gradient(masked_entropy(logits, legal)),
+    }
+    return total, aux

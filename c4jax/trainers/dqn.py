@@ -1,0 +1,255 @@
+"""Vanilla, Dueling and Double DQN for two-player self-play (SPEC §7, seed 004).
+
+One network plays both sides with ε-greedy (ε = 0.05 + 0.75·exp(−episodes/500))
+from SPEC §3 random start boards. Each finished game's transitions, with SPEC §2
+back-propagated rewards, go into a replay buffer together with their mirror
+images. The turn-based zero-sum target is ``y = r − γ·max_{legal a'} Q_target(s', a')``
+(``y = r`` at the end): s' is the opponent's board, so its value is subtracted.
+
+Batched and jitted: an *iteration* plays ``episodes_per_iteration`` games at
+once (one ``lax.while_loop`` over plies for all of them), adds them to the pure
+pytree buffer, then, once the buffer holds ``learning_starts`` transitions,
+runs ``updates_per_episode`` updates per game in one ``lax.scan``. A *chunk*
+(what the host loop calls between evaluations) is a ``lax.while_loop`` of
+iterations up to the next multiple of ``eval_every`` updates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import struct
+from jax import Array
+
+from c4jax import buffer as rb
+from c4jax import losses, selfplay
+from c4jax.agents import AgentBase
+from c4jax.networks import CNet
+from c4jax.policies import epsilon_greedy, legal_mask, mirror_boards
+from c4jax.trainers.optim import make_optimizer
+
+
+@dataclass(frozen=True)
+class DQNConfig:
+    """DQN hyperparameters (defaults: the thesis, SPEC §7)."""
+
+    dueling: bool = False
+    """Dueling head: Q = V + A - mean(A) (two heads)."""
+    double: bool = False
+    """Double DQN: the online network picks a', the target network values it."""
+    loss: str = "mse"
+    """'mse' (thesis) or 'huber' (seed 004)."""
+    gamma: float = 0.95
+    """Discount."""
+    learning_rate: float = 1e-4
+    """Adam learning rate."""
+    weight_decay: float = 5e-4
+    """L2 penalty added to the gradient."""
+    batch_size: int = 48
+    """Transitions per update."""
+    buffer_size: int = 60_000
+    """Replay capacity (transitions, mirrors included)."""
+    learning_starts: int = 30_000
+    """Transitions in the buffer before the first update."""
+    updates_per_episode: int = 20
+    """Updates per new self-play game."""
+    episodes_per_iteration: int = 10
+    """Self-play games played in parallel per iteration (each followed by its updates)."""
+    target_update_every: int = 400
+    """Hard target copy period in updates (used when tau == 1)."""
+    tau: float = 1.0
+    """Soft target update rate per update; 1.0 = hard copies every target_update_every."""
+    eps_start: float = 0.8
+    """ε at episode 0 (0.05 + 0.75)."""
+    eps_end: float = 0.05
+    """ε floor."""
+    eps_decay: float = 500.0
+    """ε decay constant in episodes."""
+    reward_backprop_n: float = 3.0
+    """Exponent of the SPEC §2 reward back-propagation."""
+    eval_every: int = 1000
+    """Updates between evaluations (and checkpoints)."""
+    width: int = 128
+    """CNET width."""
+
+    def __post_init__(self):
+        if self.loss not in ("mse", "huber"):
+            raise ValueError(f"--loss must be 'mse' or 'huber', got {self.loss!r}")
+        if not 0.0 < self.tau <= 1.0:
+            raise ValueError(f"--tau must be in (0, 1], got {self.tau}")
+        if self.learning_starts > self.buffer_size:
+            raise ValueError("--learning-starts cannot exceed --buffer-size")
+        if self.eval_every % (self.updates_per_episode * self.episodes_per_iteration):
+            raise ValueError("--eval-every must be a multiple of updates-per-episode x episodes-per-iteration")
+
+
+def epsilon(cfg: DQNConfig, episodes: Array) -> Array:
+    """ε after ``episodes`` self-play games: eps_end + (eps_start - eps_end)·exp(−episodes/decay)."""
+    return cfg.eps_end + (cfg.eps_start - cfg.eps_end) * jnp.exp(-episodes / cfg.eps_decay)
+
+
+class Transition(NamedTuple):
+    board: Array  # int8[6, 7]: s, mover to play
+    action: Array  # int32[]
+    reward: Array  # float32[]: back-propagated SPEC §2 reward
+    next_board: Array  # int8[6, 7]: s', the opponent to play (zeros when done)
+    done: Array  # bool[]
+
+
+class DQNState(NamedTuple):
+    params: Any
+    target_params: Any
+    opt_state: Any
+    buffer: rb.Buffer
+    key: Array
+    updates: Array  # int32[]
+    episodes: Array  # int32[]
+
+
+@struct.dataclass
+class EpsilonGreedy(AgentBase):
+    """The self-play behaviour policy (not for evaluation)."""
+
+    params: Any
+    epsilon: Array  # float32[]
+    net: CNet = struct.field(pytree_node=False)
+    name: str = struct.field(pytree_node=False, default="eps-greedy")
+    stochastic: bool = struct.field(pytree_node=False, default=True)
+
+    def _act(self, boards, key):
+        q = self.net.apply({"params": self.params}, boards)
+        return epsilon_greedy(key, q, legal_mask(boards), self.epsilon)
+
+
+def transitions(traj: selfplay.Trajectory, n: float) -> tuple[Transition, Array]:
+    """Flat transitions [2·B·42] of the recorded games and their mirrors, with a valid mask."""
+    rewards = selfplay.backprop_rewards(traj, n)
+    nxt = jnp.concatenate([traj.boards[:, 1:], jnp.zeros_like(traj.boards[:, :1])], axis=1)
+    nxt = jnp.where(traj.done[..., None, None], 0, nxt)
+    t = Transition(traj.boards, traj.actions, rewards, nxt, traj.done)
+    m = Transition(mirror_boards(t.board), 6 - t.action, t.reward, mirror_boards(t.next_board), t.done)
+    both = jax.tree.map(lambda a, b: jnp.concatenate([a, b]).reshape((-1,) + a.shape[2:]), t, m)
+    valid = jnp.concatenate([traj.valid, traj.valid]).reshape(-1)
+    return both, valid
+
+
+class DQN:
+    """The :class:`c4jax.trainers.loop.Algorithm` for DQN; ``name`` is 'dqn' or 'dueling_dqn'."""
+
+    output = "q"
+    default_mode = "det"
+
+    def __init__(self, cfg: DQNConfig, freeze_conv: bool = True):
+        self.cfg = cfg
+        self.heads = "dueling" if cfg.dueling else "one"
+        self.name = "dueling_dqn" if cfg.dueling else "dqn"
+        self.net = CNet(width=cfg.width, heads=self.heads)
+        self.freeze_conv = freeze_conv
+        self.tx = make_optimizer(cfg.learning_rate, cfg.weight_decay, freeze_conv)
+        self.chunk = jax.jit(self._chunk)
+
+    def init(self, key: Array, params) -> DQNState:
+        example = Transition(jnp.zeros((6, 7), jnp.int8), jnp.int32(0), jnp.float32(0),
+                             jnp.zeros((6, 7), jnp.int8), jnp.bool_(False))
+        return DQNState(params=params, target_params=params, opt_state=self.tx.init(params),
+                        buffer=rb.init(example, self.cfg.buffer_size), key=key,
+                        updates=jnp.int32(0), episodes=jnp.int32(0))
+
+    def params(self, state: DQNState):
+        return state.params
+
+    def with_params(self, state: DQNState, params) -> DQNState:
+        return state._replace(params=params)
+
+    def updates(self, state: DQNState) -> int:
+        return int(state.updates)
+
+    # --- jitted pieces ------------------------------------------------------------------
+
+    def loss(self, params, target_params, batch: Transition):
+        cfg, apply = self.cfg, self.net.apply
+        q = apply({"params": params}, batch.board)
+        q_sa = jnp.take_along_axis(q, batch.action[:, None], axis=-1)[:, 0]
+        q_next_target = apply({"params": target_params}, batch.next_board)
+        legal_next = legal_mask(batch.next_board)
+        if cfg.double:
+            q_next_online = apply({"params": params}, batch.next_board)
+            y = jax.vmap(losses.double_td_target, in_axes=(0, 0, 0, 0, 0, None))(
+                batch.reward, batch.done, q_next_online, q_next_target, legal_next, cfg.gamma)
+        else:
+            y = jax.vmap(losses.td_target, in_axes=(0, 0, 0, 0, None))(
+                batch.reward, batch.done, q_next_target, legal_next, cfg.gamma)
+        err = optax.huber_loss(q_sa, y) if cfg.loss == "huber" else jnp.square(q_sa - y)
+        return err.mean(), {"q": q_sa.mean(), "target": y.mean()}
+
+    def _update(self, state: DQNState, _):
+        key, sample_key = jax.random.split(state.key)
+        batch = rb.sample(state.buffer, sample_key, self.cfg.batch_size)
+        (loss, aux), grads = jax.value_and_grad(self.loss, has_aux=True)(state.params, state.target_params, batch)
+        updates, opt_state = self.tx.update(grads, state.opt_state, state.params)
+        params = optax.apply_updates(state.params, updates)
+        n = state.updates + 1
+        if self.cfg.tau < 1.0:
+            target = optax.incremental_update(params, state.target_params, self.cfg.tau)
+        else:
+            copy = n % self.cfg.target_update_every == 0
+            target = jax.tree.map(lambda p, t: jnp.where(copy, p, t), params, state.target_params)
+        new = state._replace(params=params, target_params=target, opt_state=opt_state, key=key, updates=n)
+        return new, {"loss": loss, **aux}
+
+    def _iteration(self, state: DQNState):
+        """Play a batch of ε-greedy self-play games, store them, and update if the buffer is ready."""
+        cfg = self.cfg
+        key, start_key, play_key = jax.random.split(state.key, 3)
+        games = cfg.episodes_per_iteration
+        starts = selfplay.random_initial_states(start_key, games)
+        eps = epsilon(cfg, state.episodes.astype(jnp.float32))
+        behaviour = EpsilonGreedy(params=state.params, epsilon=eps, net=self.net)
+        traj = selfplay.rollout(behaviour, None, starts, True, play_key)
+        items, valid = transitions(traj, cfg.reward_backprop_n)
+        state = state._replace(buffer=rb.add(state.buffer, items, valid), key=key,
+                               episodes=state.episodes + games)
+        n_updates = cfg.updates_per_episode * games
+
+        def learn(s):
+            s, m = jax.lax.scan(self._update, s, None, length=n_updates)
+            return s, jax.tree.map(jnp.sum, m)
+
+        def wait(s):
+            return s, {"loss": 0.0, "q": 0.0, "target": 0.0}
+
+        ready = state.buffer.size >= cfg.learning_starts
+        state, sums = jax.lax.cond(ready, learn, wait, state)
+        stats = {**sums, "n": jnp.where(ready, n_updates, 0).astype(jnp.float32),
+                 "length": traj.length.sum().astype(jnp.float32), "games": jnp.float32(games)}
+        return state, stats
+
+    def _chunk(self, state: DQNState):
+        """Iterate until the next multiple of ``eval_every`` updates; return averaged metrics."""
+        stop = (state.updates // self.cfg.eval_every + 1) * self.cfg.eval_every
+        zero = {k: jnp.float32(0) for k in ("loss", "q", "target", "n", "length", "games")}
+
+        def cond(c):
+            return c[0].updates < stop
+
+        def body(c):
+            s, acc = c
+            s, stats = self._iteration(s)
+            return s, jax.tree.map(jnp.add, acc, stats)
+
+        state, acc = jax.lax.while_loop(cond, body, (state, zero))
+        n = jnp.maximum(acc["n"], 1.0)
+        metrics = {
+            "train/loss": acc["loss"] / n,
+            "train/q": acc["q"] / n,
+            "train/target": acc["target"] / n,
+            "selfplay/length": acc["length"] / jnp.maximum(acc["games"], 1.0),
+            "selfplay/epsilon": epsilon(self.cfg, state.episodes.astype(jnp.float32)),
+            "selfplay/episodes": state.episodes.astype(jnp.float32),
+            "buffer/size": state.buffer.size.astype(jnp.float32),
+        }
+        return state, metrics

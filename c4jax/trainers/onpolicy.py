@@ -1,0 +1,369 @@
+"""Pure, jitted building blocks shared by REINFORCE-with-baseline and PPO (SPEC §7).
+
+- ``collect``: batched self-play of a two-headed CNET sampling its own masked policy,
+  turned into a flat, fixed-size :class:`Batch` of transitions, each episode followed
+  by its mirror (boards flipped left-right, action ``6 - a``).
+- ``take_first``: PPO's fixed-size buffer (e.g. 2,000 transitions).
+- ``ppo_update``: epochs x shuffled minibatches of the buffer, as one ``lax.scan``.
+- ``reinforce_update`` / ``reinforce_updates``: one gradient step per episode (+ mirror).
+- ``make_optimizer``: PyTorch-style Adam + L2 that leaves the frozen conv block untouched.
+- ``init_two_head_from_supervised``: the supervised -> RL transfer of SPEC §5.
+
+The experiment scripts own evaluation, the "old network" logic, logging and files.
+
+Batch layout. ``collect`` over B games returns ``N = 2 * B * 42`` rows laid out game
+by game: rows ``[84 g, 84 g + 42)`` are game g's moves in order (time-padded, padding
+has ``valid = False``) and rows ``[84 g + 42, 84 g + 84)`` its mirror. ``take_first``
+keeps that order, so a PPO buffer holds whole episodes each followed by its mirror
+(only the last one may be cut), as the thesis' buffer does.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import NamedTuple
+
+import chex
+import jax
+import jax.numpy as jnp
+import optax
+from flax import struct
+from jax import Array
+
+from c4jax import env, losses, networks, selfplay
+from c4jax.networks import CNet
+from c4jax.policies import NetworkAgent, legal_mask, masked_log_softmax, mirror_boards
+from c4jax.trainers.optim import FROZEN_SUBTREE, make_optimizer  # noqa: F401  (re-exported)
+
+MAX_MOVES = env.MAX_MOVES  # 42
+EPISODE_ROWS = 2 * MAX_MOVES  # one episode and its mirror
+
+
+@struct.dataclass
+class Batch:
+    """N transitions (rows); a padding row has ``valid = False`` and must carry no weight."""
+
+    boards: Array  # int8[N, 6, 7]: the board before the move, mover's point of view
+    actions: Array  # int32[N]: the column played (6 - a on mirrored rows)
+    rewards: Array  # float32[N]: SPEC §2 back-propagated reward of the move
+    returns: Array  # float32[N]: turn-based return G_t (the value target)
+    old_logp: Array  # float32[N]: log pi_old(a|s) of the collecting network (mirror: on the mirrored board)
+    old_value: Array  # float32[N]: V_old(s) of the collecting network (mirror: on the mirrored board)
+    advantages: Array  # float32[N]: turn-based GAE of the collecting network (lambda 1: G - V_old)
+    done: Array  # bool[N]: the move ended the game
+    valid: Array  # bool[N]: a real move (False: padding)
+    mirrored: Array  # bool[N]: a row of a mirrored episode
+
+    @property
+    def size(self) -> int:
+        return self.valid.shape[0]
+
+
+# --------------------------------------------------------------------------- collection
+
+
+def _apply(params, boards: Array, width: int) -> tuple[Array, Array]:
+    """(logits[..., 7], value[...]) of the two-headed CNET on boards[..., 6, 7]."""
+    shape = boards.shape[:-2]
+    logits, value = CNet(width=width, heads="two").apply({"params": params}, boards.reshape((-1, 6, 7)))
+    return logits.reshape(shape + (7,)), value.reshape(shape)
+
+
+@partial(jax.jit, static_argnames=("width", "backprop_n"))
+def collect(params, key: Array, states: env.EnvState, *, gamma: float | Array = 0.95,
+            gae_lambda: float | Array = 1.0, width: int = 128, backprop_n: float = 3.0) -> Batch:
+    """Self-play B games from ``states`` by sampling the masked policy; return their transitions.
+
+    Args:
+      params: two-headed CNET parameters (``heads="two"``).
+      key: PRNG key of the policy sampling.
+      states: EnvState [B]: start positions, e.g. ``selfplay.random_initial_states(k, B)``
+        (SPEC §3: the random moves that led there are not training data).
+      gamma: discount of the turn-based returns and advantages.
+      gae_lambda: GAE lambda of ``advantages``; 1.0 (default) gives the thesis'
+        ``G_t - V_old(s_t)``.
+      width: CNET width. backprop_n: exponent of the SPEC §2 reward back-propagation.
+
+    Returns:
+      a :class:`Batch` of ``N = 2 * B * 42`` rows (see the module docstring for the
+      layout). Rewards are SPEC §2 back-propagated, returns ``G_t = r_t - gamma *
+      G_{t+1}``; ``old_logp`` / ``old_value`` / ``advantages`` are recomputed by the
+      network on the recorded boards. A mirrored episode has the flipped boards,
+      actions ``6 - a`` and the same rewards, returns and done flags; its
+      ``old_logp`` and ``old_value`` are the network's on the mirrored board and its
+      advantages are computed from those mirrored values. Self-play mean game length
+      = ``valid.sum() / N * 42``.
+    """
+    agent = NetworkAgent(params=params, label="collect", width=width, heads="two", output="policy",
+                         sampled=True, symmetric=False)
+    batch = states.done.shape[0]
+    traj = selfplay.rollout(agent, None, states, jnp.ones((batch,), jnp.bool_), key)
+    rewards = selfplay.backprop_rewards(traj, backprop_n)  # [B, 42]
+    returns = jax.vmap(losses.turn_based_returns, in_axes=(0, 0, None))(rewards, traj.valid, gamma)
+
+    def _pair(x: Array, y: Array) -> Array:  # [B, 42, ...] x 2 -> [B, 2, 42, ...]
+        return jnp.stack([x, y], axis=1)
+
+    valid = _pair(traj.valid, traj.valid)
+    boards = _pair(traj.boards, mirror_boards(traj.boards))
+    actions = _pair(traj.actions, jnp.where(traj.valid, env.COLS - 1 - traj.actions, 0))
+    logits, values = _apply(params, boards, width)  # [B, 2, 42, 7], [B, 2, 42]
+    log_probs = masked_log_softmax(logits, legal_mask(boards))
+    old_logp = jnp.take_along_axis(log_probs, actions[..., None], axis=-1)[..., 0]
+    rewards2 = _pair(rewards, rewards)
+    advantages = jax.vmap(jax.vmap(losses.gae_turn_based, in_axes=(0, 0, 0, None, None)),
+                          in_axes=(0, 0, 0, None, None))(rewards2, values, valid, gamma, gae_lambda)
+    flat = lambda x: x.reshape((-1,) + x.shape[3:])  # noqa: E731  [B, 2, 42, ...] -> [N, ...]
+    return Batch(
+        boards=flat(boards).astype(jnp.int8),
+        actions=flat(actions).astype(jnp.int32),
+        rewards=flat(rewards2),
+        returns=flat(_pair(returns, returns)),
+        old_logp=flat(jnp.where(valid, old_logp, 0.0)),
+        old_value=flat(jnp.where(valid, values, 0.0)),
+        advantages=flat(advantages),
+        done=flat(_pair(traj.done, traj.done)),
+        valid=flat(valid),
+        mirrored=flat(jnp.broadcast_to(jnp.array([False, True])[None, :, None], valid.shape)),
+    )
+
+
+@partial(jax.jit, static_argnames=("n",))
+def take_first(batch: Batch, n: int) -> Batch:
+    """A buffer of exactly ``n`` rows: the first ``n`` valid rows of ``batch``, in order.
+
+    Valid rows are moved to the front by a stable sort (their order is kept); rows
+    beyond the number of valid rows available are marked invalid (``n`` may exceed
+    ``batch.size``: the buffer is then padded). Count the real rows with
+    ``valid.sum()``.
+    """
+    size = batch.size
+    order = jnp.argsort(~batch.valid, stable=True)
+    if n <= size:
+        index = order[:n]
+    else:
+        index = jnp.concatenate([order, jnp.zeros((n - size,), order.dtype)])
+    out = jax.tree.map(lambda x: x[index], batch)
+    return out.replace(valid=out.valid & (jnp.arange(n) < size))
+
+
+def split_episodes(batch: Batch) -> Batch:
+    """The rows of a ``collect`` batch as [B, 84]: each game's episode followed by its mirror."""
+    if batch.size % EPISODE_ROWS:
+        raise ValueError(f"a collect batch has a multiple of {EPISODE_ROWS} rows, got {batch.size}")
+    return jax.tree.map(lambda x: x.reshape((-1, EPISODE_ROWS) + x.shape[1:]), batch)
+
+
+# --------------------------------------------------------------------------- optimiser and transfer
+
+
+def _apply_updates(params, updates, frozen_conv: bool):
+    new = optax.apply_updates(params, updates)
+    if frozen_conv:
+        # x + 0.0 already equals x; restoring the subtree also keeps the bits of a -0.0.
+        new = {**new, FROZEN_SUBTREE: params[FROZEN_SUBTREE]}
+    return new
+
+
+def _trainable_view(params, frozen_conv: bool):
+    if not frozen_conv:
+        return params
+    return {**params, FROZEN_SUBTREE: jax.lax.stop_gradient(params[FROZEN_SUBTREE])}
+
+
+_jit_init_params = jax.jit(networks.init_params, static_argnames=("width", "heads"))
+
+
+def init_two_head_from_supervised(supervised_params, key: Array, width: int = 128) -> dict:
+    """Two-head parameters: ``conv``, ``dense`` and ``head`` from a one-head (supervised)
+    network, a freshly initialised ``value`` head (SPEC §5 transfer)."""
+    fresh = _jit_init_params(key, width=width, heads="two")
+    out = dict(fresh)
+    for name in ("conv", "dense", "head"):
+        chex.assert_trees_all_equal_shapes_and_dtypes(supervised_params[name], fresh[name])
+        out[name] = jax.tree.map(jnp.asarray, supervised_params[name])
+    return out
+
+
+# --------------------------------------------------------------------------- updates
+
+
+def _weighted_mean(x: Array, weights: Array) -> Array:
+    return jnp.sum(jnp.where(weights > 0, x, 0.0) * weights) / jnp.maximum(jnp.sum(weights), 1.0)
+
+
+class _Carry(NamedTuple):
+    params: dict
+    opt_state: optax.OptState
+
+
+def _ppo_minibatch_loss(params, mb: Batch, weights: Array, *, width, clip, c1, c2, frozen_conv):
+    logits, values = _apply(_trainable_view(params, frozen_conv), mb.boards, width)
+    total, aux = jax.vmap(partial(losses.ppo_loss, clip=clip, c1=c1, c2=c2))(
+        logits, legal_mask(mb.boards), mb.actions, mb.old_logp, mb.advantages, values, mb.returns
+    )
+    metrics = {
+        "loss": total,
+        "policy_loss": aux["policy_loss"],
+        "value_loss": aux["value_loss"],
+        "entropy": aux["entropy"],
+        "approx_kl": aux["approx_kl"],
+        "clip_fraction": aux["clipped"],
+    }
+    metrics = {k: _weighted_mean(v, weights) for k, v in metrics.items()}
+    return metrics["loss"], metrics
+
+
+@partial(jax.jit, static_argnames=("tx", "epochs", "minibatch_size", "clip", "c1", "c2", "frozen_conv", "width"))
+def ppo_update(params, opt_state, batch: Batch, key: Array, *, tx: optax.GradientTransformation,
+               epochs: int = 5, minibatch_size: int = 32, clip: float = 0.2, c1: float = 0.75,
+               c2: float = 0.04, frozen_conv: bool = True, width: int = 128):
+    """PPO epochs over a fixed-size buffer (e.g. ``take_first(collect(...), 2000)``).
+
+    Each epoch shuffles the valid rows (invalid rows go last) and cuts the buffer into
+    ``ceil(n / minibatch_size)`` minibatches; each minibatch's loss is the mean of
+    ``losses.ppo_loss`` over its valid rows (invalid rows have weight 0). A minibatch
+    with no valid row (an under-filled buffer) makes no optimiser step at all (no
+    Adam step, no weight decay). With ``frozen_conv`` the conv block gets no
+    gradient and stays bit-identical (use ``make_optimizer(..., frozen_conv=True)``).
+
+    Returns:
+      ``(params, opt_state, metrics)``; metrics are means over the minibatches that
+      made a step: ``train/loss``, ``train/policy_loss`` (-L_clip), ``train/value_loss``,
+      ``train/entropy``, ``train/approx_kl``, ``train/clip_fraction``; plus
+      ``train/updates`` (int32: optimiser steps taken) and ``train/samples`` (valid rows).
+    """
+    n = batch.size
+    num_minibatches = -(-n // minibatch_size)
+    pad = num_minibatches * minibatch_size - n
+    loss_fn = partial(_ppo_minibatch_loss, width=width, clip=clip, c1=c1, c2=c2, frozen_conv=frozen_conv)
+    grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
+
+    def _minibatch_step(carry: _Carry, xs) -> tuple[_Carry, dict]:
+        index, weights = xs
+        mb = jax.tree.map(lambda x: x[index], batch)
+        (_, metrics), grads = grad_fn(carry.params, mb, weights)
+        has_data = weights.sum() > 0
+
+        def _step(c: _Carry) -> _Carry:
+            updates, opt_state = tx.update(grads, c.opt_state, c.params)
+            return _Carry(_apply_updates(c.params, updates, frozen_conv), opt_state)
+
+        carry = jax.lax.cond(has_data, _step, lambda c: c, carry)
+        return carry, {**metrics, "stepped": has_data.astype(jnp.float32)}
+
+    def _epoch_step(carry: _Carry, epoch_key: Array) -> tuple[_Carry, dict]:
+        sort_key = jnp.where(batch.valid, jax.random.uniform(epoch_key, (n,)), 2.0)
+        perm = jnp.argsort(sort_key)
+        perm = jnp.concatenate([perm, jnp.zeros((pad,), perm.dtype)])
+        weights = (batch.valid[perm] & (jnp.arange(n + pad) < n)).astype(jnp.float32)
+        xs = (perm.reshape(num_minibatches, minibatch_size), weights.reshape(num_minibatches, minibatch_size))
+        return jax.lax.scan(_minibatch_step, carry, xs)
+
+    carry, metrics = jax.lax.scan(_epoch_step, _Carry(params, opt_state), jax.random.split(key, epochs))
+    stepped = metrics.pop("stepped")
+    count = stepped.sum()
+    out = {f"train/{k}": jnp.sum(v * stepped) / jnp.maximum(count, 1.0) for k, v in metrics.items()}
+    out["train/updates"] = count.astype(jnp.int32)
+    out["train/samples"] = batch.valid.sum(dtype=jnp.int32)
+    return carry.params, carry.opt_state, out
+
+
+def _reinforce_loss(params, episode: Batch, *, width, c1, frozen_conv):
+    logits, values = _apply(_trainable_view(params, frozen_conv), episode.boards, width)
+    total, aux = jax.vmap(partial(losses.reinforce_loss, c1=c1))(
+        logits, legal_mask(episode.boards), episode.actions, episode.returns, values
+    )
+    weights = episode.valid.astype(jnp.float32)
+    metrics = {
+        "loss": total,
+        "policy_loss": aux["policy_loss"],
+        "value_loss": aux["value_loss"],
+        "entropy": aux["entropy"],
+        "advantage": aux["advantage"],
+    }
+    metrics = {k: _weighted_mean(v, weights) for k, v in metrics.items()}
+    return metrics["loss"], metrics
+
+
+@partial(jax.jit, static_argnames=("tx", "c1", "frozen_conv", "width"))
+def reinforce_update(params, opt_state, episode: Batch, *, tx: optax.GradientTransformation,
+                     c1: float = 0.75, frozen_conv: bool = True, width: int = 128):
+    """One REINFORCE-with-baseline gradient step on one episode and its mirror.
+
+    ``episode`` holds the 84 rows of one game of a ``collect`` batch (see
+    ``split_episodes``); the loss is the mean of ``losses.reinforce_loss`` over its
+    valid rows, with the baseline V(s) and the advantage ``G - V(s)`` from the current
+    network. An episode without a valid row makes no step.
+
+    Returns ``(params, opt_state, metrics)`` with ``train/loss``, ``train/policy_loss``,
+    ``train/value_loss``, ``train/entropy``, ``train/advantage`` (means over the rows)
+    and ``train/samples``.
+    """
+    loss_fn = partial(_reinforce_loss, width=width, c1=c1, frozen_conv=frozen_conv)
+    (_, metrics), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, episode)
+
+    def _step(c: _Carry) -> _Carry:
+        updates, opt_state = tx.update(grads, c.opt_state, c.params)
+        return _Carry(_apply_updates(c.params, updates, frozen_conv), opt_state)
+
+    carry = jax.lax.cond(episode.valid.any(), _step, lambda c: c, _Carry(params, opt_state))
+    out = {f"train/{k}": v for k, v in metrics.items()}
+    out["train/samples"] = episode.valid.sum(dtype=jnp.int32)
+    return carry.params, carry.opt_state, out
+
+
+@partial(jax.jit, static_argnames=("tx", "c1", "frozen_conv", "width"))
+def reinforce_updates(params, opt_state, batch: Batch, *, tx: optax.GradientTransformation,
+                      c1: float = 0.75, frozen_conv: bool = True, width: int = 128):
+    """``reinforce_update`` on each of the K episodes of a ``collect`` batch, in order (one
+    ``lax.scan``); returns ``(params, opt_state, metrics)`` with metrics stacked as [K]."""
+
+    def _episode_step(carry: _Carry, episode: Batch) -> tuple[_Carry, dict]:
+        p, o, m = reinforce_update(carry.params, carry.opt_state, episode, tx=tx, c1=c1,
+                                   frozen_conv=frozen_conv, width=width)
+        return _Carry(p, o), m
+
+    carry, metrics = jax.lax.scan(_episode_step, _Carry(params, opt_state), split_episodes(batch))
+    return carry.params, carry.opt_state, metrics
+
+
+# --------------------------------------------------------------------------- the host-loop algorithm
+
+
+class OnPolicyState(NamedTuple):
+    params: dict
+    opt_state: optax.OptState
+    key: Array
+    updates: Array  # int32[]: optimiser steps so far
+    episodes: Array  # int32[]: self-play games so far
+
+
+class OnPolicyAlgorithm:
+    """What REINFORCE and PPO share as :class:`c4jax.trainers.loop.Algorithm`s: a two-headed
+    CNET playing by sampling its policy (``default_mode = "sto"``)."""
+
+    heads = "two"
+    output = "policy"
+    default_mode = "sto"
+
+    def __init__(self, learning_rate: float, weight_decay: float, freeze_conv: bool):
+        self.freeze_conv = freeze_conv
+        self.tx = make_optimizer(learning_rate, weight_decay, freeze_conv)
+        self.chunk = jax.jit(self._chunk)
+
+    def init(self, key: Array, params) -> OnPolicyState:
+        return OnPolicyState(params=params, opt_state=self.tx.init(params), key=key,
+                             updates=jnp.int32(0), episodes=jnp.int32(0))
+
+    def params(self, state: OnPolicyState):
+        return state.params
+
+    def with_params(self, state: OnPolicyState, params) -> OnPolicyState:
+        return state._replace(params=params)
+
+    def updates(self, state: OnPolicyState) -> int:
+        return int(state.updates)
+
+    def _chunk(self, state: OnPolicyState):  # pragma: no cover - abstract
+        raise NotImplementedError

@@ -1,0 +1,31 @@
+"""Optimisers shared by the supervised and RL trainers."""
+
+from __future__ import annotations
+
+import jax
+import optax
+
+FROZEN_SUBTREE = "conv"  # SPEC §5: the conv block stays frozen in the RL stage
+
+
+def adam_l2(learning_rate: float, weight_decay: float) -> optax.GradientTransformation:
+    """Adam with L2 weight decay added to the gradient before the moments, as PyTorch's
+    ``Adam(weight_decay=...)`` does (not decoupled AdamW)."""
+    return optax.chain(optax.add_decayed_weights(weight_decay), optax.adam(learning_rate))
+
+
+def _labels(params) -> dict:
+    return {name: jax.tree.map(lambda _: "frozen" if name == FROZEN_SUBTREE else "train", sub)
+            for name, sub in params.items()}
+
+
+def make_optimizer(learning_rate: float, weight_decay: float, frozen_conv: bool = True) -> optax.GradientTransformation:
+    """:func:`adam_l2` on every parameter outside ``conv``.
+
+    With ``frozen_conv`` every leaf under ``params["conv"]`` gets a zero update (no weight
+    decay, no Adam state), so the frozen block stays bit-identical.
+    """
+    inner = adam_l2(learning_rate, weight_decay)
+    if not frozen_conv:
+        return inner
+    return optax.partition({"train": inner, "frozen": optax.set_to_zero()}, _labels)

@@ -1,0 +1,85 @@
+"""PPO for two-player self-play (SPEC §7).
+
+Each *buffer*: ``games_per_collect`` self-play games sampled from the current
+policy in parallel from SPEC §3 random start boards, each followed by its mirror
+(the mirrored action's log-prob recomputed on the mirrored board), trimmed to the
+first ``buffer_size`` transitions in game order; then ``epochs`` passes of shuffled
+minibatches with the clipped objective, Smooth-L1 value loss and entropy bonus;
+then the buffer is discarded. The host loop evaluates after every buffer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+
+from c4jax import selfplay
+from c4jax.trainers import onpolicy
+
+
+@dataclass(frozen=True)
+class PPOConfig:
+    """PPO hyperparameters (defaults: the thesis, SPEC §7)."""
+
+    buffer_size: int = 2000
+    """Transitions per buffer (mirrors included)."""
+    epochs: int = 5
+    """Passes over each buffer."""
+    minibatch_size: int = 32
+    """Transitions per optimiser step."""
+    clip: float = 0.2
+    """Ratio clip."""
+    c1: float = 0.75
+    """Value-loss weight (Smooth-L1)."""
+    c2: float = 0.04
+    """Entropy-bonus weight."""
+    gamma: float = 0.95
+    """Discount of the turn-based returns G_t = r_t - gamma * G_{t+1}."""
+    gae_lambda: float = 1.0
+    """GAE(λ) for advantages; 1.0 is the thesis' G - V."""
+    learning_rate: float = 1e-4
+    """Adam learning rate."""
+    weight_decay: float = 5e-5
+    """L2 penalty added to the gradient."""
+    games_per_collect: int = 96
+    """Self-play games played in parallel to fill one buffer (~2,600 transitions with mirrors)."""
+    reward_backprop_n: float = 3.0
+    """Exponent of the SPEC §2 reward back-propagation."""
+    width: int = 128
+    """CNET width."""
+
+    def __post_init__(self):
+        if self.minibatch_size > self.buffer_size:
+            raise ValueError("--minibatch-size cannot exceed --buffer-size")
+        if not 0.0 <= self.gae_lambda <= 1.0:
+            raise ValueError(f"--gae-lambda must be in [0, 1], got {self.gae_lambda}")
+
+
+class PPO(onpolicy.OnPolicyAlgorithm):
+    name = "ppo"
+
+    def __init__(self, cfg: PPOConfig, freeze_conv: bool = True):
+        self.cfg = cfg
+        super().__init__(cfg.learning_rate, cfg.weight_decay, freeze_conv)
+
+    def _chunk(self, state: onpolicy.OnPolicyState):
+        cfg = self.cfg
+        key, start_key, play_key, update_key = jax.random.split(state.key, 4)
+        starts = selfplay.random_initial_states(start_key, cfg.games_per_collect)
+        batch = onpolicy.collect(state.params, play_key, starts, gamma=cfg.gamma, gae_lambda=cfg.gae_lambda,
+                                 width=cfg.width, backprop_n=cfg.reward_backprop_n)
+        games_length = batch.valid.sum() / (2 * cfg.games_per_collect)  # rows hold each game twice
+        buffer = onpolicy.take_first(batch, cfg.buffer_size)
+        params, opt_state, m = onpolicy.ppo_update(
+            state.params, state.opt_state, buffer, update_key, tx=self.tx, epochs=cfg.epochs,
+            minibatch_size=cfg.minibatch_size, clip=cfg.clip, c1=cfg.c1, c2=cfg.c2,
+            frozen_conv=self.freeze_conv, width=cfg.width)
+        new = state._replace(params=params, opt_state=opt_state, key=key, updates=state.updates + m["train/updates"],
+                             episodes=state.episodes + cfg.games_per_collect)
+        metrics = {k: v for k, v in m.items() if k not in ("train/updates", "train/samples")}
+        metrics.update({"selfplay/length": games_length.astype(jnp.float32),
+                        "buffer/samples": m["train/samples"].astype(jnp.float32),
+                        "selfplay/episodes": new.episodes.astype(jnp.float32)})
+        return new, metrics

@@ -1,0 +1,41 @@
+"""Vanilla DQN self-play training (SPEC §7; thesis defaults). Also Double DQN, soft targets, Huber.
+
+    python experiments/dqn.py                         # thesis settings -> runs/dqn
+    python experiments/dqn.py --double --loss huber --tau 0.001 --out runs/ddqn
+    python experiments/dqn.py --out runs/dqn --resume # continue an interrupted run
+
+Every hyperparameter is a flag (``--help``). Writes metrics.jsonl/csv, curves.png,
+summary.json, best/ (the agent with the best win rate vs 1StepLA; load it with
+``agents.load("runs/dqn")``) and last/ (the resumable training state) to --out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import tyro
+
+from c4jax.trainers import loop
+from c4jax.trainers.dqn import DQN, DQNConfig
+
+
+@dataclass(frozen=True)
+class Config:
+    """DQN self-play training."""
+
+    run: loop.LoopConfig = field(default_factory=lambda: loop.LoopConfig(out="runs/dqn"))
+    dqn: DQNConfig = field(default_factory=DQNConfig)
+
+
+def main(cfg: Config) -> dict:
+    algo = DQN(cfg.dqn, freeze_conv=cfg.run.freeze_conv)
+    return loop.run(algo, cfg.run, width=cfg.dqn.width, algo_config=dataclasses.asdict(cfg.dqn))
+
+
+def cli(default: Config) -> Config:
+    return tyro.cli(Config, default=default, config=(tyro.conf.OmitArgPrefixes,))
+
+
+if __name__ == "__main__":
+    main(cli(Config()))

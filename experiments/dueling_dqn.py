@@ -1,0 +1,21 @@
+"""Dueling DQN self-play training (SPEC §7; thesis defaults): Q = V + A - mean(A).
+
+    python experiments/dueling_dqn.py                 # thesis settings -> runs/dueling_dqn
+
+Same flags as experiments/dqn.py (``--help``); only the defaults differ.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from dqn import Config, cli, main  # noqa: E402
+
+from c4jax.trainers import loop  # noqa: E402
+from c4jax.trainers.dqn import DQNConfig  # noqa: E402
+
+if __name__ == "__main__":
+    main(cli(Config(run=loop.LoopConfig(out="runs/dueling_dqn"), dqn=DQNConfig(dueling=True))))

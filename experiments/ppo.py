@@ -1,0 +1,39 @@
+"""PPO self-play training (SPEC §7; thesis defaults).
+
+    python experiments/ppo.py                          # thesis settings -> runs/ppo
+    python experiments/ppo.py --gae-lambda 0.95 --out runs/ppo_gae
+    python experiments/ppo.py --out runs/ppo --resume  # continue an interrupted run
+
+Starts from the shipped supervised weights (conv frozen), self-plays by sampling the
+policy, evaluates after every buffer (Random, old network, 1StepLA; 100 games each).
+Every hyperparameter is a flag (``--help``). Writes metrics.jsonl/csv, curves.png,
+summary.json, best/ (load it with ``agents.load("runs/ppo")``: sampled play,
+``:det`` greedy) and last/ (the resumable training state) to --out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import tyro
+
+from c4jax.trainers import loop
+from c4jax.trainers.ppo import PPO, PPOConfig
+
+
+@dataclass(frozen=True)
+class Config:
+    """PPO self-play training."""
+
+    run: loop.LoopConfig = field(default_factory=lambda: loop.LoopConfig(out="runs/ppo"))
+    ppo: PPOConfig = field(default_factory=PPOConfig)
+
+
+def main(cfg: Config) -> dict:
+    algo = PPO(cfg.ppo, freeze_conv=cfg.run.freeze_conv)
+    return loop.run(algo, cfg.run, width=cfg.ppo.width, algo_config=dataclasses.asdict(cfg.ppo))
+
+
+if __name__ == "__main__":
+    main(tyro.cli(Config, config=(tyro.conf.OmitArgPrefixes,)))

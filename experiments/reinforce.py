@@ -1,0 +1,37 @@
+"""REINFORCE-with-baseline self-play training (SPEC §7; thesis defaults).
+
+    python experiments/reinforce.py                    # thesis settings -> runs/reinforce
+    python experiments/reinforce.py --out runs/reinforce --resume
+
+One update per episode (+ mirror), evaluation every 100 episodes (Random, old network,
+1StepLA; 100 games each). Every hyperparameter is a flag (``--help``). Writes
+metrics.jsonl/csv, curves.png, summary.json, best/ (``agents.load("runs/reinforce")``:
+sampled play, ``:det`` greedy) and last/ (the resumable training state) to --out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import tyro
+
+from c4jax.trainers import loop
+from c4jax.trainers.reinforce import Reinforce, ReinforceConfig
+
+
+@dataclass(frozen=True)
+class Config:
+    """REINFORCE-with-baseline self-play training."""
+
+    run: loop.LoopConfig = field(default_factory=lambda: loop.LoopConfig(out="runs/reinforce"))
+    reinforce: ReinforceConfig = field(default_factory=ReinforceConfig)
+
+
+def main(cfg: Config) -> dict:
+    algo = Reinforce(cfg.reinforce, freeze_conv=cfg.run.freeze_conv)
+    return loop.run(algo, cfg.run, width=cfg.reinforce.width, algo_config=dataclasses.asdict(cfg.reinforce))
+
+
+if __name__ == "__main__":
+    main(tyro.cli(Config, config=(tyro.conf.OmitArgPrefixes,)))

@@ -1,0 +1,173 @@
+"""DQN: replay buffer, transitions with mirrors, ε schedule, frozen conv, scripts, resume."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from c4jax import agents, buffer as rb, checkpoint, env, selfplay
+from c4jax.trainers import loop
+from c4jax.trainers.dqn import DQN, DQNConfig, epsilon, transitions
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# A small configuration that starts learning at once: 10 games -> 200 updates per iteration.
+TINY = dict(buffer_size=2000, learning_starts=200, eval_every=200, episodes_per_iteration=10)
+
+
+# --- buffer ---------------------------------------------------------------------------------
+
+
+def test_buffer_wraps_around_and_skips_invalid_rows():
+    buf = rb.init({"x": jnp.int32(0), "v": jnp.zeros(2)}, capacity=5)
+    buf = rb.add(buf, {"x": jnp.arange(1, 5), "v": jnp.ones((4, 2))}, jnp.array([True, False, True, True]))
+    assert int(buf.size) == 3 and int(buf.ptr) == 3
+    np.testing.assert_array_equal(buf.items["x"], [1, 3, 4, 0, 0])
+    buf = rb.add(buf, {"x": jnp.arange(10, 14), "v": jnp.zeros((4, 2))}, jnp.ones(4, bool))
+    assert int(buf.size) == 5 and int(buf.ptr) == 2
+    np.testing.assert_array_equal(buf.items["x"], [12, 13, 4, 10, 11])  # oldest rows overwritten
+
+
+def test_buffer_samples_only_filled_slots():
+    buf = rb.init(jnp.int32(0), capacity=100)
+    buf = rb.add(buf, jnp.arange(1, 8), jnp.ones(7, bool))
+    s = rb.sample(buf, jax.random.key(0), 1000)
+    assert set(np.asarray(s).tolist()) == set(range(1, 8))
+
+
+# --- transitions ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def traj():
+    a = agents.load("1steplA:sto")
+    return jax.jit(selfplay.rollout)(a, None, selfplay.random_initial_states(jax.random.key(0), 16), True,
+                                     jax.random.key(1))
+
+
+def test_transitions_link_each_board_to_the_next_and_mirror_them(traj):
+    items, valid = transitions(traj, 3.0)
+    items, valid = jax.device_get(items), np.asarray(valid)
+    n = 16 * env.MAX_MOVES
+    boards, nxt, done = items.board[:n].reshape(16, 42, 6, 7), items.next_board[:n].reshape(16, 42, 6, 7), \
+        items.done[:n].reshape(16, 42)
+    tb, tv, td = np.asarray(traj.boards), np.asarray(traj.valid), np.asarray(traj.done)
+    np.testing.assert_array_equal(boards, tb)
+    for g in range(16):
+        for t in range(int(tv[g].sum())):
+            if td[g, t]:
+                assert done[g, t] and (nxt[g, t] == 0).all()
+            else:
+                np.testing.assert_array_equal(nxt[g, t], tb[g, t + 1])
+                # s' is s after the move, seen by the opponent: same stones with signs swapped
+                s = env.step(env.from_board(tb[g, t]), int(traj.actions[g, t]))
+                np.testing.assert_array_equal(np.asarray(env.observe(s)), nxt[g, t])
+    # the second half mirrors the first
+    np.testing.assert_array_equal(items.board[n:], items.board[:n][..., ::-1])
+    np.testing.assert_array_equal(items.next_board[n:], items.next_board[:n][..., ::-1])
+    np.testing.assert_array_equal(items.action[n:], 6 - items.action[:n])
+    np.testing.assert_array_equal(items.reward[n:], items.reward[:n])
+    np.testing.assert_array_equal(valid[n:], valid[:n])
+    np.testing.assert_array_equal(items.reward[:n].reshape(16, 42), np.asarray(selfplay.backprop_rewards(traj)))
+
+
+def test_epsilon_schedule():
+    cfg = DQNConfig()
+    np.testing.assert_allclose(epsilon(cfg, 0.0), 0.8, rtol=1e-6)
+    np.testing.assert_allclose(epsilon(cfg, 500.0), 0.05 + 0.75 * np.exp(-1), rtol=1e-6)
+    np.testing.assert_allclose(epsilon(cfg, 1e6), 0.05, rtol=1e-6)
+
+
+def test_bad_configuration_is_refused():
+    with pytest.raises(ValueError, match="loss"):
+        DQNConfig(loss="l1")
+    with pytest.raises(ValueError, match="tau"):
+        DQNConfig(tau=0.0)
+    with pytest.raises(ValueError, match="learning-starts"):
+        DQNConfig(buffer_size=10, learning_starts=20)
+
+
+# --- updates --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dueling, double, loss, tau", [(False, False, "mse", 1.0), (True, True, "huber", 0.01)])
+def test_updates_change_the_head_but_never_the_frozen_conv(dueling, double, loss, tau):
+    cfg = DQNConfig(dueling=dueling, double=double, loss=loss, tau=tau, **TINY)
+    algo = DQN(cfg, freeze_conv=True)
+    params = loop.initial_params(loop.LoopConfig(init_from="checkpoints/supervised"), algo.heads, 128,
+                                 jax.random.key(0))
+    state = algo.init(jax.random.key(1), params)
+    new, metrics = algo.chunk(state)
+    assert int(new.updates) == 200 and int(new.episodes) >= 10
+    chex.assert_trees_all_equal(new.params["conv"], params["conv"])
+    assert not np.allclose(new.params["dense"]["kernel"], params["dense"]["kernel"])
+    assert all(np.isfinite(np.asarray(v)).all() for v in metrics.values())
+    if tau < 1.0:  # soft updates move the target a little every update
+        assert not np.allclose(new.target_params["head"]["out"]["kernel"], params["head"]["out"]["kernel"])
+
+
+def test_unfrozen_conv_trains():
+    algo = DQN(DQNConfig(**TINY), freeze_conv=False)
+    params = loop.initial_params(loop.LoopConfig(init_from=""), algo.heads, 128, jax.random.key(0))
+    new, _ = algo.chunk(algo.init(jax.random.key(1), params))
+    assert not np.allclose(new.params["conv"]["conv2"]["kernel"], params["conv"]["conv2"]["kernel"])
+
+
+# --- scripts and resume ---------------------------------------------------------------------
+
+
+def _run(script, out, *extra):
+    cmd = [sys.executable, str(ROOT / "experiments" / script), "--out", str(out), "--total-updates", "400",
+           "--buffer-size", "2000", "--learning-starts", "200", "--eval-every", "200", "--no-progress", *extra]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+@pytest.mark.parametrize("script, name", [("dqn.py", "dqn"), ("dueling_dqn.py", "dueling_dqn")])
+def test_script_end_to_end(tmp_path, script, name):
+    out = tmp_path / name
+    _run(script, out)
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [200, 400]
+    for key in ("train/loss", "eval/vs_1steplA", "eval/vs_random", "eval/vs_old", "selfplay/length"):
+        assert key in rows[-1]
+    for f in ("metrics.csv", "curves.png", "summary.json", "best/metadata.json", "last/metadata.json"):
+        assert (out / f).is_file(), f
+    meta = checkpoint.read_metadata(out / "best")
+    assert meta["algorithm"] == name and meta["agent"]["output"] == "q"
+    agent = agents.load(str(out / "best"))
+    assert agent.name.endswith(":det") and not agent.stochastic
+    assert agents.load(str(out)).params is not None  # a run directory loads its best agent
+
+
+def test_resume_continues_exactly_where_the_run_stopped(tmp_path):
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    _run("dqn.py", straight)
+    # the same run, stopped after its first evaluation and resumed
+    cmd = [sys.executable, str(ROOT / "experiments" / "dqn.py"), "--out", str(resumed), "--total-updates", "200",
+           "--buffer-size", "2000", "--learning-starts", "200", "--eval-every", "200", "--no-progress"]
+    assert subprocess.run(cmd, capture_output=True, timeout=900).returncode == 0
+    _run("dqn.py", resumed, "--resume")
+    a = checkpoint.restore(straight / "last", _template(straight))
+    b = checkpoint.restore(resumed / "last", _template(resumed))
+    chex.assert_trees_all_equal(a, b)  # params, target, optimizer, buffer, key, counters
+    rows = [json.loads(line) for line in (resumed / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [200, 400]
+    # resuming with nothing to resume is a clear error
+    bad = subprocess.run([sys.executable, str(ROOT / "experiments" / "dqn.py"), "--out", str(tmp_path / "none"),
+                          "--resume", "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert bad.returncode != 0 and "no checkpoint to resume" in bad.stderr
+
+
+def _template(out):
+    algo = DQN(DQNConfig(buffer_size=2000, learning_starts=200, eval_every=200))
+    params = loop.initial_params(loop.LoopConfig(), algo.heads, 128, jax.random.key(0))
+    state = algo.init(jax.random.key(0), params)
+    return {"state": loop._keys_to_data(state), "old_params": params}

@@ -1,0 +1,201 @@
+"""Returns, advantages, TD targets and policy losses on hand-computed numbers (jit and no-jit)."""
+
+import functools
+import math
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+from absl.testing import parameterized
+
+from c4jax import losses
+
+F, T = False, True
+LN = math.log
+
+
+def _legal(*cols):
+    return jnp.array([c in cols for c in range(7)])
+
+
+class ReturnsTest(chex.TestCase):
+    # One 3-move episode padded to 4: rewards of the movers, alternating players.
+    rewards = jnp.array([0.5, -1.0, 1.0, 7.0])  # the 7.0 is padding and must be ignored
+    values = jnp.array([0.2, -0.4, 0.6, 9.0])
+    valid = jnp.array([T, T, T, F])
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_turn_based_returns(self):
+        # G2 = 1; G1 = -1 - 0.5 * 1 = -1.5; G0 = 0.5 - 0.5 * (-1.5) = 1.25; padding 0.
+        g = self.variant(losses.turn_based_returns)(self.rewards, self.valid, 0.5)
+        np.testing.assert_allclose(g, [1.25, -1.5, 1.0, 0.0], rtol=1e-6)
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_gae_turn_based(self):
+        # delta2 = 1 - 0 - 0.6 = 0.4; delta1 = -1 - 0.5 * 0.6 + 0.4 = -0.9; delta0 = 0.5 + 0.5 * 0.4 - 0.2 = 0.5
+        # lam 0.5: A2 = 0.4; A1 = -0.9 - 0.25 * 0.4 = -1.0; A0 = 0.5 - 0.25 * (-1.0) = 0.75
+        a = self.variant(losses.gae_turn_based)(self.rewards, self.values, self.valid, 0.5, 0.5)
+        np.testing.assert_allclose(a, [0.75, -1.0, 0.4, 0.0], rtol=1e-6, atol=1e-7)
+        # lam 1 telescopes to G - V: [1.25 - 0.2, -1.5 + 0.4, 1 - 0.6, 0]
+        a1 = self.variant(losses.gae_turn_based)(self.rewards, self.values, self.valid, 0.5, 1.0)
+        np.testing.assert_allclose(a1, [1.05, -1.1, 0.4, 0.0], rtol=1e-6, atol=1e-7)
+        # lam 0: the one-step TD errors
+        a0 = self.variant(losses.gae_turn_based)(self.rewards, self.values, self.valid, 0.5, 0.0)
+        np.testing.assert_allclose(a0, [0.5, -0.9, 0.4, 0.0], rtol=1e-6, atol=1e-7)
+
+    def test_lambda_one_equals_returns_minus_values_on_random_episodes(self):
+        key = jax.random.key(0)
+        r = jax.random.normal(key, (16, 42))
+        v = jax.random.normal(jax.random.key(1), (16, 42))
+        valid = jnp.arange(42)[None] < jax.random.randint(jax.random.key(2), (16, 1), 1, 43)
+        g = jax.vmap(losses.turn_based_returns, in_axes=(0, 0, None))(r, valid, 0.95)
+        a = jax.vmap(losses.gae_turn_based, in_axes=(0, 0, 0, None, None))(r, v, valid, 0.95, 1.0)
+        np.testing.assert_allclose(a, jnp.where(valid, g - v, 0.0), atol=1e-4)
+
+
+class TDTargetTest(chex.TestCase):
+    q_next = jnp.array([1.0, 3.0, 2.0, 9.0, -1.0, 0.0, 0.5])
+    legal = _legal(0, 1, 2, 4, 5, 6)  # column 3 (the max, 9.0) is full
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_td_target(self):
+        f = self.variant(losses.td_target)
+        # 0.5 - 0.9 * 3 (the best legal column, not the illegal 9)
+        np.testing.assert_allclose(f(jnp.float32(0.5), jnp.bool_(F), self.q_next, self.legal, 0.9), -2.2, rtol=1e-6)
+        np.testing.assert_allclose(f(jnp.float32(0.5), jnp.bool_(T), self.q_next, self.legal, 0.9), 0.5)
+        none = jnp.zeros(7, bool)
+        np.testing.assert_allclose(f(jnp.float32(-1.0), jnp.bool_(F), self.q_next, none, 0.9), -1.0)
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_double_td_target(self):
+        f = self.variant(losses.double_td_target)
+        online = jnp.array([0.0, 1.0, 5.0, 9.0, 2.0, 0.0, 0.0])  # legal argmax: column 2 (3 is full)
+        target = jnp.array([4.0, 4.0, -1.0, 8.0, 4.0, 4.0, 4.0])
+        # 0.5 - 0.9 * Q_target(s', 2) = 0.5 + 0.9
+        np.testing.assert_allclose(f(jnp.float32(0.5), jnp.bool_(F), online, target, self.legal, 0.9), 1.4, rtol=1e-6)
+        np.testing.assert_allclose(f(jnp.float32(0.5), jnp.bool_(T), online, target, self.legal, 0.9), 0.5)
+        np.testing.assert_allclose(f(jnp.float32(0.5), jnp.bool_(F), online, target, jnp.zeros(7, bool), 0.9), 0.5)
+
+
+# Two legal columns with probabilities 0.25 / 0.75; the illegal logits are large on purpose.
+LOGITS = jnp.array([0.0, LN(3.0), 5.0, 5.0, 5.0, 5.0, 5.0])
+LEGAL = _legal(0, 1)
+ENTROPY = -(0.25 * LN(0.25) + 0.75 * LN(0.75))  # 0.5623351
+
+
+class PPOLossTest(chex.TestCase):
+    @chex.variants(with_jit=True, without_jit=True)
+    @parameterized.named_parameters(
+        # (action, old prob, advantage, expected surrogate L_clip, expected clipped flag)
+        ("unclipped_positive", 1, 0.75 / 1.1, 2.0, 1.1 * 2.0, 0.0),  # ratio 1.1 inside [0.8, 1.2]
+        ("clipped_positive", 1, 0.5, 2.0, 1.2 * 2.0, 1.0),  # ratio 1.5: min(3.0, 2.4)
+        ("clipped_negative", 0, 0.5, -2.0, 0.8 * -2.0, 1.0),  # ratio 0.5: min(-1.0, -1.6)
+        ("unclipped_negative_high_ratio", 1, 0.5, -2.0, 1.5 * -2.0, 1.0),  # ratio 1.5: min(-3.0, -2.4)
+        ("unclipped_negative", 0, 0.25 / 0.9, -1.0, 0.9 * -1.0, 0.0),  # ratio 0.9
+    )
+    def test_clipped_objective_value_and_entropy(self, action, old_p, adv, surrogate, clipped):
+        f = self.variant(functools.partial(losses.ppo_loss, clip=0.2, c1=0.75, c2=0.04))
+        value, ret = jnp.float32(0.5), jnp.float32(2.0)  # |V - G| = 1.5 > 1: Smooth-L1 = 1.5 - 0.5
+        total, aux = f(LOGITS, LEGAL, jnp.int32(action), jnp.float32(LN(old_p)), jnp.float32(adv), value, ret)
+        np.testing.assert_allclose(aux["policy_loss"], -surrogate, rtol=1e-5)
+        np.testing.assert_allclose(aux["value_loss"], 1.0, rtol=1e-6)
+        np.testing.assert_allclose(aux["entropy"], ENTROPY, rtol=1e-6)
+        np.testing.assert_allclose(aux["clipped"], clipped)
+        np.testing.assert_allclose(total, -surrogate + 0.75 * 1.0 - 0.04 * ENTROPY, rtol=1e-5)
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_quadratic_value_loss_and_zero_kl_at_ratio_one(self):
+        f = self.variant(functools.partial(losses.ppo_loss, clip=0.2, c1=0.75, c2=0.04))
+        total, aux = f(LOGITS, LEGAL, jnp.int32(1), jnp.float32(LN(0.75)), jnp.float32(1.0),
+                       jnp.float32(0.5), jnp.float32(0.0))
+        np.testing.assert_allclose(aux["value_loss"], 0.125, rtol=1e-6)  # 0.5 * 0.5^2
+        np.testing.assert_allclose(aux["ratio"], 1.0, rtol=1e-6)
+        np.testing.assert_allclose(aux["approx_kl"], 0.0, atol=1e-6)
+        np.testing.assert_allclose(total, -1.0 + 0.75 * 0.125 - 0.04 * ENTROPY, rtol=1e-5)
+
+    def test_clipped_ratio_has_no_policy_gradient(self):
+        # ratio 1.5 with A > 0: the clipped branch is active, the policy term is flat in the logits.
+        def policy(logits):
+            return losses.ppo_loss(logits, LEGAL, jnp.int32(1), jnp.float32(LN(0.5)), jnp.float32(2.0),
+                                   jnp.float32(0.0), jnp.float32(0.0), clip=0.2, c1=0.0, c2=0.0)[0]
+
+        np.testing.assert_allclose(jax.grad(policy)(LOGITS), 0.0, atol=1e-7)
+
+
+class ReinforceLossTest(chex.TestCase):
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_hand_computed(self):
+        f = self.variant(functools.partial(losses.reinforce_loss, c1=0.75))
+        # G = 1, V = 0.25: A = 0.75; -log(0.75) * 0.75; Smooth-L1 = 0.5 * 0.75^2
+        total, aux = f(LOGITS, LEGAL, jnp.int32(1), jnp.float32(1.0), jnp.float32(0.25))
+        np.testing.assert_allclose(aux["advantage"], 0.75, rtol=1e-6)
+        np.testing.assert_allclose(aux["policy_loss"], -LN(0.75) * 0.75, rtol=1e-5)
+        np.testing.assert_allclose(aux["value_loss"], 0.5 * 0.75**2, rtol=1e-6)
+        np.testing.assert_allclose(total, -LN(0.75) * 0.75 + 0.75 * 0.5 * 0.75**2, rtol=1e-5)
+
+    @parameterized.parameters((1.0, 1), (-1.0, -1))
+    def test_gradient_step_moves_log_prob_with_the_advantage(self, ret, sign):
+        def loss(logits, value):
+            return losses.reinforce_loss(logits, LEGAL, jnp.int32(0), jnp.float32(ret), value, c1=0.75)[0]
+
+        g_logits, g_value = jax.grad(loss, argnums=(0, 1))(LOGITS, jnp.float32(0.0))
+        assert sign * -g_logits[0] > 0  # descent raises log pi(a) iff A > 0
+        np.testing.assert_allclose(g_logits[2:], 0.0)  # illegal columns get no gradient
+        # The baseline is trained by the value term only: d/dV c1 * SmoothL1(V, G) = c1 * (V - G).
+        np.testing.assert_allclose(g_value, 0.75 * (0.0 - ret), rtol=1e-6)
+        stepped = LOGITS - 0.1 * g_logits
+        before = jax.nn.log_softmax(LOGITS[:2])[0]
+        after = jax.nn.log_softmax(stepped[:2])[0]
+        assert sign * (after - before) > 0
+
+
+class MaskingTest(chex.TestCase):
+    """Illegal columns never get probability mass, and nothing is NaN (values or gradients)."""
+
+    cases = (
+        ("single_legal", _legal(4)),
+        ("two_full_columns", _legal(0, 1, 2, 4, 6)),
+        ("all_legal", _legal(*range(7))),
+    )
+
+    @chex.variants(with_jit=True, without_jit=True)
+    @parameterized.named_parameters(*cases)
+    def test_losses_and_gradients_are_finite(self, legal):
+        logits = jnp.array([30.0, -2.0, 1.0, 0.5, -40.0, 3.0, 1e4])
+        action = jnp.argmax(legal).astype(jnp.int32)
+
+        def total(logits, value):
+            ppo, _ = losses.ppo_loss(logits, legal, action, jnp.float32(-0.3), jnp.float32(1.0), value,
+                                     jnp.float32(1.0), clip=0.2, c1=0.75, c2=0.04)
+            rei, _ = losses.reinforce_loss(logits, legal, action, jnp.float32(1.0), value, c1=0.75)
+            return ppo + rei + losses.masked_entropy(logits, legal)
+
+        val, grads = self.variant(jax.value_and_grad(total, argnums=(0, 1)))(logits, jnp.float32(0.2))
+        assert np.isfinite(val)
+        assert np.isfinite(grads[0]).all() and np.isfinite(grads[1])
+        np.testing.assert_array_equal(np.asarray(grads[0])[~np.asarray(legal)], 0.0)
+        _, aux = losses.ppo_loss(logits, legal, action, jnp.float32(-0.3), jnp.float32(1.0), jnp.float32(0.0),
+                                 jnp.float32(1.0), clip=0.2, c1=0.75, c2=0.04)
+        assert np.isfinite(aux["log_prob"]) and aux["log_prob"] <= 0.0
+
+    def test_single_legal_column_has_zero_entropy_and_log_prob(self):
+        legal = _legal(4)
+        logits = jnp.array([30.0, -2.0, 1.0, 0.5, -40.0, 3.0, 1e4])
+        np.testing.assert_allclose(losses.masked_entropy(logits, legal), 0.0, atol=1e-6)
+        _, aux = losses.reinforce_loss(logits, legal, jnp.int32(4), jnp.float32(1.0), jnp.float32(0.0), c1=0.75)
+        np.testing.assert_allclose(aux["log_prob"], 0.0, atol=1e-6)
+
+    def test_masked_entropy_ignores_illegal_logits(self):
+        e1 = losses.masked_entropy(LOGITS, LEGAL)
+        e2 = losses.masked_entropy(LOGITS.at[2:].set(-1e30), LEGAL)
+        np.testing.assert_allclose(e1, ENTROPY, rtol=1e-6)
+        np.testing.assert_allclose(e2, ENTROPY, rtol=1e-6)
+        none = jnp.zeros(7, bool)  # a finished board: no mass anywhere, entropy 0, finite gradient
+        value, grad = jax.value_and_grad(losses.masked_entropy)(LOGITS, none)
+        assert value == 0.0 and np.isfinite(grad).all()
+
+    def test_smooth_l1_matches_pytorch_definition(self):
+        x = jnp.array([-3.0, -1.0, -0.5, 0.0, 0.25, 1.0, 2.0])
+        expected = np.where(np.abs(x) < 1, 0.5 * np.asarray(x) ** 2, np.abs(x) - 0.5)
+        np.testing.assert_allclose(losses.smooth_l1(x, jnp.zeros_like(x)), expected, rtol=1e-6)

@@ -1,0 +1,97 @@
+"""PPO and REINFORCE trainers: chunks, frozen conv, scripts end to end, resume."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import chex
+import jax
+import numpy as np
+import pytest
+
+from c4jax import agents, checkpoint
+from c4jax.trainers import loop
+from c4jax.trainers.ppo import PPO, PPOConfig
+from c4jax.trainers.reinforce import Reinforce, ReinforceConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL_PPO = dict(buffer_size=256, games_per_collect=16, epochs=2, minibatch_size=32)
+SMALL_REI = dict(games_per_collect=5, episodes_per_eval=10)
+
+
+def _params(heads="two"):
+    return loop.initial_params(loop.LoopConfig(), heads, 128, jax.random.key(0))
+
+
+@pytest.mark.parametrize("make", [lambda: PPO(PPOConfig(**SMALL_PPO)), lambda: Reinforce(ReinforceConfig(**SMALL_REI))])
+def test_a_chunk_trains_the_dense_layers_and_never_the_frozen_conv(make):
+    algo = make()
+    params = _params()
+    state = algo.init(jax.random.key(1), params)
+    new, metrics = algo.chunk(state)
+    assert algo.updates(new) > 0
+    chex.assert_trees_all_equal(new.params["conv"], params["conv"])
+    assert not np.array_equal(new.params["value"]["out"]["kernel"], params["value"]["out"]["kernel"])
+    for k, v in metrics.items():
+        assert np.isfinite(np.asarray(v)).all(), k
+    assert 1 <= float(metrics["selfplay/length"]) <= 42
+
+
+def test_initial_params_copy_the_supervised_network_and_add_a_fresh_value_head():
+    sup = agents.load("supervised").params
+    params = _params()
+    for name in ("conv", "dense", "head"):
+        chex.assert_trees_all_equal(params[name], sup[name])
+    assert "value" in params
+
+
+def test_bad_configuration_is_refused():
+    with pytest.raises(ValueError, match="minibatch"):
+        PPOConfig(buffer_size=16, minibatch_size=32)
+    with pytest.raises(ValueError, match="episodes-per-eval"):
+        ReinforceConfig(games_per_collect=30, episodes_per_eval=100)
+
+
+def _run(script, out, *extra):
+    cmd = [sys.executable, str(ROOT / "experiments" / script), "--out", str(out), "--no-progress", *extra]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+PPO_FLAGS = ("--buffer-size", "256", "--games-per-collect", "16", "--epochs", "2")
+REI_FLAGS = ("--games-per-collect", "5", "--episodes-per-eval", "10")
+
+
+@pytest.mark.parametrize("script, name, flags, total", [
+    ("ppo.py", "ppo", PPO_FLAGS, "20"),
+    ("reinforce.py", "reinforce", REI_FLAGS, "20"),
+])
+def test_script_end_to_end(tmp_path, script, name, flags, total):
+    out = tmp_path / name
+    _run(script, out, "--total-updates", total, *flags)
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert len(rows) >= 2 and rows[-1]["step"] >= int(total)
+    for key in ("train/loss", "eval/vs_1steplA", "eval/vs_random", "eval/vs_old", "selfplay/length"):
+        assert key in rows[-1], key
+    for f in ("metrics.csv", "curves.png", "summary.json", "best/metadata.json", "last/metadata.json"):
+        assert (out / f).is_file(), f
+    meta = checkpoint.read_metadata(out / "best")
+    assert meta["algorithm"] == name and meta["network"]["heads"] == "two"
+    sto, det = agents.load(str(out)), agents.load(str(out) + ":det")
+    assert sto.stochastic and not det.stochastic
+
+
+def test_ppo_resume_continues_exactly(tmp_path):
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    _run("ppo.py", straight, "--total-updates", "20", *PPO_FLAGS)
+    first = json.loads((straight / "metrics.jsonl").read_text().splitlines()[0])["step"]
+    _run("ppo.py", resumed, "--total-updates", str(first), *PPO_FLAGS)
+    _run("ppo.py", resumed, "--total-updates", "20", "--resume", *PPO_FLAGS)
+    a = json.loads((straight / "last" / "metadata.json").read_text())["metrics"]
+    b = json.loads((resumed / "last" / "metadata.json").read_text())["metrics"]
+    for k in ("train/loss", "eval/vs_1steplA", "eval/vs_old", "selfplay/episodes"):
+        assert a[k] == b[k], k
+    pa, pb = agents.load(str(straight / "best")).params, agents.load(str(resumed / "best")).params
+    chex.assert_trees_all_equal(pa, pb)
