@@ -1,0 +1,65 @@
+"""``python -m c4jax.play`` / ``c4jax-play``: serve the play UI on http://127.0.0.1:PORT/."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import webbrowser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="c4jax-play",
+        description="Play Connect Four in the browser against the c4jax agents (a local web server on 127.0.0.1).",
+    )
+    p.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000; 0 picks a free one)")
+    p.add_argument("--open", action="store_true", help="open the page in a web browser")
+    p.add_argument("--agent", action="append", default=[], metavar="PATH[:sto|:det]",
+                   help="also offer the agent of this checkpoint directory (repeatable)")
+    p.add_argument("--agents", metavar="NAMES",
+                   help="comma-separated agent names to offer instead of every known agent "
+                        "(e.g. 'random,1steplA,supervised'; the default mode and the other one are both offered)")
+    p.add_argument("--verbose", action="store_true", help="log every request")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        print(f"c4jax-play: --port must be in 0..65535, got {args.port}", file=sys.stderr)
+        return 2
+    print("c4jax play: loading agents ...", flush=True)
+    from c4jax.play import server
+
+    names = [n.strip() for n in args.agents.split(",") if n.strip()] if args.agents is not None else None
+    try:
+        catalogue = server.Catalogue(names, args.agent, log=lambda m: print(m, file=sys.stderr, flush=True))
+    except Exception as e:  # an unknown agent name, an unreadable checkpoint
+        print(f"c4jax-play: cannot load the agents: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+    try:  # bind first, so that a busy port fails at once; connections wait in the backlog meanwhile
+        httpd = server.make_server(catalogue, port=args.port, verbose=args.verbose)
+    except OSError as e:
+        print(f"c4jax-play: cannot listen on 127.0.0.1:{args.port}: {e}", file=sys.stderr)
+        return 2
+    print(f"c4jax play: compiling {len(catalogue.entries)} agents (batch of 1) so that no move waits for jit ...",
+          flush=True)
+    seconds = catalogue.warm_up(log=lambda m: print(m, flush=True))
+    print(f"c4jax play: ready in {seconds:.1f} s", flush=True)
+    host, port = httpd.server_address[:2]
+    url = f"http://{host}:{port}/"
+    print(f"c4jax play: serving on {url}  (Ctrl-C to stop)", flush=True)
+    if args.open:
+        threading.Timer(0.2, webbrowser.open, args=(url,)).start()
+    try:
+        httpd.serve_forever()
+    except KeyboardInterrupt:
+        print("\nc4jax play: stopped", flush=True)
+    finally:
+        httpd.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

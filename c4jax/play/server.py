@@ -1,0 +1,514 @@
+"""The play UI's HTTP server: one static page and a small, stateless JSON API.
+
+Standard library only (``http.server.ThreadingHTTPServer``). The server holds no game:
+every request carries the whole game (the move list, who moved first and the agent's
+name), is validated by replaying it with :func:`c4jax.env.step`, and is answered from
+that replay, so a bad request can only ever get its own 4xx answer.
+
+API (all JSON; errors are ``{"error": "..."}`` with a 4xx status):
+
+``GET /api/agents``
+    ``{"agents": [{"name", "kind", "stochastic", "scores_label"}...], "default": name,
+    "max_body": bytes}``: every agent :func:`c4jax.agents.load` knows (``:sto``/``:det``
+    expanded where the agent has both modes) plus the checkpoints given with ``--agent``.
+``POST /api/move`` ``{"agent": name, "moves": [int...], "human_first": bool}``
+    Replays ``moves`` (columns, alternating from the first player). If the agent is then
+    to move it plays, and its move is appended. Answers a :func:`game_view` with
+    ``positions`` starting at the request's last position (the human's move, then the
+    agent's answer), ``agent_move`` and ``agent_ms`` (its decision time on the server).
+``POST /api/history`` (same body)
+    The same view without playing, with ``positions`` for the whole game.
+
+Scores: every position carries ``scores``, the opponent agent's ``scores`` (float32[7],
+``null`` for full columns, all ``null`` once the game is over) of that position's board
+seen by the player to move there; at the human's turn it is what the agent would score
+each column if it were the one to move.
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+import os
+import socket
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Iterable
+from urllib.parse import urlsplit
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from c4jax import agents, env
+
+MAX_BODY = 8 * 1024  # bytes; a longer request body gets 413
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+DEFAULT_AGENT = "1steplA:det"
+HUMAN, AGENT = 1, -1  # the fixed colour view of the boards the API returns
+
+_WINDOWS = [  # every four-in-a-row window as (row, col) cells, for highlighting a win
+    [(r + i * dr, c + i * dc) for i in range(4)]
+    for r in range(env.ROWS) for c in range(env.COLS)
+    for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1))
+    if 0 <= r + 3 * dr < env.ROWS and 0 <= c + 3 * dc < env.COLS
+]
+
+
+class RequestError(Exception):
+    """A bad request: answered with ``status`` and ``{"error": message}``."""
+
+    def __init__(self, message: str, status: int = HTTPStatus.BAD_REQUEST):
+        super().__init__(message)
+        self.message, self.status = message, int(status)
+
+
+# --------------------------------------------------------------------------- replay
+
+@jax.jit
+def _replay(moves: jax.Array, n: jax.Array):
+    """Play the first ``n`` of ``moves`` (int32[42], padded) from the empty board.
+
+    Returns, for positions 0..42 (position k: after k moves), the board seen by the player
+    to move (int8[43, 6, 7]), ``done``, ``winner`` (+1 first player) and ``legal_mask``; and
+    for moves 0..41 whether the game was already over and whether the column was legal.
+    """
+
+    def body(state, i):
+        a = moves[i]
+        active = i < n
+        legal = (a >= 0) & (a < env.COLS) & state.legal_mask[jnp.clip(a, 0, env.COLS - 1)]
+        new = env.step(state, a)
+        new = jax.tree.map(lambda x, y: jnp.where(active, x, y), new, state)
+        return new, (state.done, legal, env.observe(new), new.done, new.winner, new.legal_mask)
+
+    s0 = env.init()
+    _, (was_done, legal, boards, done, winner, mask) = jax.lax.scan(body, s0, jnp.arange(env.MAX_MOVES))
+    cat = lambda first, rest: jnp.concatenate([first[None], rest])  # noqa: E731
+    return (cat(env.observe(s0), boards), cat(s0.done, done), cat(s0.winner, winner),
+            cat(s0.legal_mask, mask), was_done, legal)
+
+
+@dataclass(frozen=True)
+class Replay:
+    moves: list[int]
+    boards: np.ndarray  # int8[n+1, 6, 7], player-to-move view
+    done: np.ndarray  # bool[n+1]
+    winner: np.ndarray  # int32[n+1], +1 first player
+    legal: np.ndarray  # bool[n+1, 7]
+
+
+def replay(moves: list[int]) -> Replay:
+    """Validate and replay a move list (already checked to be ints); :class:`RequestError` if illegal."""
+    n = len(moves)
+    padded = np.zeros(env.MAX_MOVES, np.int32)
+    padded[:n] = moves
+    out = jax.device_get(_replay(padded, np.int32(n)))
+    boards, done, winner, legal, was_done, ok = (np.asarray(x) for x in out)
+    for i in range(n):
+        if was_done[i]:
+            raise RequestError(f"move {i} (column {moves[i]}): the game is already over after {i} moves")
+        if not ok[i]:
+            raise RequestError(f"illegal move {i}: column {moves[i]} is full")
+    return Replay(list(moves), boards[: n + 1], done[: n + 1], winner[: n + 1], legal[: n + 1])
+
+
+# --------------------------------------------------------------------------- agents
+
+@dataclass
+class Entry:
+    """One opponent of the menu."""
+
+    name: str
+    agent: Any
+    kind: str
+    scores_label: str
+
+    def describe(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "stochastic": bool(self.agent.stochastic),
+                "scores_label": self.scores_label}
+
+
+def _kind(agent) -> tuple[str, str]:
+    from c4jax.baselines import NStepLookahead, RandomAgent
+    from c4jax.policies import NetworkAgent
+
+    if isinstance(agent, RandomAgent):
+        return "random", "probability of each column (uniform over the free columns)"
+    if isinstance(agent, NStepLookahead):
+        return "lookahead", (f"depth-{agent.n} minimax score of each column minus the current board's "
+                             "heuristic score (higher is better for the agent; 1e10 = a four)")
+    if isinstance(agent, NetworkAgent):
+        if agent.output == "q":
+            return "q", "Q-value of each column (the network's expected return)"
+        return "policy", "policy probability of each column"
+    return "other", "the agent's score for each column"
+
+
+def _mode_of(spec: str) -> str | None:
+    _, sep, mode = spec.rpartition(":")
+    return mode.lower() if sep and mode.lower() in ("sto", "det") else None
+
+
+def _variants(spec: str) -> list:
+    """The agents a menu name stands for, its default mode first: both modes where it has both."""
+    default = agents.load(spec)
+    if _mode_of(spec) is not None:
+        return [default]
+    found = [default]
+    for mode in ("det", "sto"):
+        if default.name.lower().endswith(f":{mode}"):
+            continue
+        try:
+            found.append(agents.load(f"{spec}:{mode}"))
+        except ValueError:  # no such mode: random:det, a Q-value agent's :sto
+            pass
+    return found
+
+
+class Catalogue:
+    """The opponents on offer, loaded once; lookup by name (case-insensitive) or alias."""
+
+    def __init__(self, names: Iterable[str] | None = None, paths: Iterable[str] = (), log=print):
+        self.entries: dict[str, Entry] = {}
+        self.aliases: dict[str, str] = {}
+        builtin = list(names) if names is not None else agents.known_names()
+        for spec in builtin:
+            try:
+                self._add(spec)
+            except Exception as e:  # e.g. a checkpoint still being written: offer the others
+                if names is not None:  # asked for by name: fail loudly
+                    raise
+                log(f"c4jax play: skipping agent {spec!r}: {type(e).__name__}: {e}")
+        for path in paths:  # checkpoints given on the command line: fail loudly
+            self._add(path)
+        if not self.entries:
+            raise ValueError("no agents to play against")
+        self.default = DEFAULT_AGENT if DEFAULT_AGENT.lower() in self.entries else next(iter(self.entries.values())).name
+
+    def _add(self, spec: str) -> None:
+        variants = _variants(spec)
+        for agent in sorted(variants, key=lambda a: a.name):
+            key = agent.name.lower()
+            if key not in self.entries:
+                self.entries[key] = Entry(agent.name, agent, *_kind(agent))
+        if _mode_of(spec) is None:  # "supervised" -> its default mode, "supervised:det"
+            self.aliases.setdefault(spec.strip().lower(), variants[0].name.lower())
+
+    def names(self) -> list[str]:
+        return [e.name for e in self.entries.values()]
+
+    def get(self, name: Any) -> Entry:
+        if not isinstance(name, str) or not name.strip():
+            raise RequestError(f"'agent' must be a non-empty string; known agents: {', '.join(self.names())}")
+        key = name.strip().lower()
+        entry = self.entries.get(key) or self.entries.get(self.aliases.get(key, ""))
+        if entry is None:
+            raise RequestError(f"unknown agent {name[:80]!r}; known agents: {', '.join(self.names())}")
+        return entry
+
+    def warm_up(self, log=print, workers: int | None = None) -> float:
+        """Compile every agent's request path (replay, ``scores``, ``act``; batch of 1) before serving.
+
+        XLA compiles outside the GIL, so a few threads compile several agents at once.
+        """
+        t0 = time.perf_counter()
+        _key(True), _key(False)
+        game_view(next(iter(self.entries.values())), [], human_first=True, play=False)  # the replay
+        done = [0]
+        lock = threading.Lock()
+
+        def one(entry: Entry) -> None:
+            t = time.perf_counter()
+            game_view(entry, [], human_first=False, play=True)
+            with lock:
+                done[0] += 1
+                log(f"  [{done[0]}/{len(self.entries)}] {entry.name:<24} ready ({time.perf_counter() - t:.1f} s)")
+
+        workers = workers or min(4, os.cpu_count() or 1)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(one, self.entries.values()))
+        return time.perf_counter() - t0
+
+
+# --------------------------------------------------------------------------- game logic
+
+_FIXED_KEY = None
+
+
+def _key(stochastic: bool):
+    """A fresh key from the OS for sampling agents (never from client data); a fixed one otherwise."""
+    global _FIXED_KEY
+    if stochastic:
+        return jax.random.key(int.from_bytes(os.urandom(4), "little"))
+    if _FIXED_KEY is None:
+        _FIXED_KEY = jax.random.key(0)
+    return _FIXED_KEY
+
+
+def _scores_json(values) -> list:
+    # float32 values, printed with the 7 significant digits they hold; -inf (full column) -> null
+    return [float(f"{v:.7g}") if np.isfinite(v) else None for v in np.asarray(values, np.float64).reshape(-1)]
+
+
+def _agent_scores(entry: Entry, board: np.ndarray) -> list:
+    return _scores_json(entry.agent.scores(board[None])[0])
+
+
+def _winning_cells(board: np.ndarray) -> list[list[int]]:
+    cells = set()
+    for w in _WINDOWS:
+        vals = {int(board[r, c]) for r, c in w}
+        if len(vals) == 1 and 0 not in vals:
+            cells.update(w)
+    return [list(c) for c in sorted(cells)]
+
+
+def _position(rep: Replay, ply: int, human_first: bool, entry: Entry, scores: list | None = None) -> dict:
+    """One position of a game, boards in the fixed colour view (1 = human, -1 = agent)."""
+    human_to_move = (ply % 2 == 0) == human_first
+    board = rep.boards[ply].astype(np.int64) * (HUMAN if human_to_move else AGENT)
+    if rep.done[ply]:
+        w = int(rep.winner[ply])
+        status = "draw" if w == 0 else ("human_won" if (w == 1) == human_first else "agent_won")
+        to_move, scores = None, [None] * env.COLS
+    else:
+        status = "human_turn" if human_to_move else "agent_turn"
+        to_move = "human" if human_to_move else "agent"
+        if scores is None:
+            scores = _agent_scores(entry, rep.boards[ply])
+    return {
+        "ply": ply,
+        "board": board.tolist(),
+        "to_move": to_move,
+        "status": status,
+        "last_move": rep.moves[ply - 1] if ply else None,
+        "legal": [int(c) for c in np.flatnonzero(rep.legal[ply])],
+        "scores": scores,
+        "winning_cells": _winning_cells(board) if status in ("human_won", "agent_won") else [],
+    }
+
+
+def parse_game(body: Any, catalogue: Catalogue) -> tuple[Entry, list[int], bool]:
+    """Check a request body ``{"agent", "moves", "human_first"}``; :class:`RequestError` if malformed."""
+    if not isinstance(body, dict):
+        raise RequestError("the body must be a JSON object {\"agent\": ..., \"moves\": [...], \"human_first\": ...}")
+    unknown = sorted(set(body) - {"agent", "moves", "human_first"})
+    if unknown:
+        raise RequestError(f"unknown field(s): {', '.join(repr(k)[:40] for k in unknown[:5])}")
+    if "agent" not in body:
+        raise RequestError("missing field 'agent'")
+    entry = catalogue.get(body["agent"])
+    moves = body.get("moves", [])
+    if not isinstance(moves, list):
+        raise RequestError("'moves' must be a list of columns (integers 0..6)")
+    if len(moves) > env.MAX_MOVES:
+        raise RequestError(f"'moves' has {len(moves)} moves; a game has at most {env.MAX_MOVES}")
+    for i, m in enumerate(moves):
+        if isinstance(m, bool) or not isinstance(m, int):
+            raise RequestError(f"move {i} is {json.dumps(m)[:40]}; moves must be integers 0..6")
+        if not 0 <= m < env.COLS:
+            raise RequestError(f"illegal move {i}: column {m} is outside 0..6")
+    human_first = body.get("human_first")
+    if not isinstance(human_first, bool):
+        raise RequestError("'human_first' must be true or false")
+    return entry, moves, human_first
+
+
+def game_view(entry: Entry, moves: list[int], human_first: bool, *, play: bool) -> dict:
+    """Replay a game; when ``play`` and the agent is to move, let it move. The API's answer."""
+    t0 = time.perf_counter()
+    rep = replay(moves)
+    first = len(moves) if play else 0
+    known: dict[int, list] = {}
+    agent_move = agent_ms = None
+    n = len(moves)
+    agent_to_move = not rep.done[n] and (n % 2 == 0) != human_first
+    if play and agent_to_move:
+        board = rep.boards[n][None]
+        t = time.perf_counter()
+        scores = _scores_json(entry.agent.scores(board)[0])
+        agent_move = int(np.asarray(entry.agent.act(board, _key(entry.agent.stochastic)))[0])
+        agent_ms = (time.perf_counter() - t) * 1e3
+        known[n] = scores
+        rep = replay(moves + [agent_move])
+    positions = [_position(rep, k, human_first, entry, known.get(k)) for k in range(first, len(rep.moves) + 1)]
+    last = positions[-1]
+    return {
+        "agent": entry.name,
+        "human_first": human_first,
+        "moves": rep.moves,
+        "agent_move": agent_move,
+        "agent_ms": None if agent_ms is None else round(agent_ms, 3),
+        "status": last["status"],
+        "to_move": last["to_move"],
+        "board": last["board"],
+        "legal": last["legal"],
+        "scores": last["scores"],
+        "winning_cells": last["winning_cells"],
+        "positions": positions,
+        "server_ms": round((time.perf_counter() - t0) * 1e3, 3),
+    }
+
+
+# --------------------------------------------------------------------------- HTTP
+
+def _static_files() -> dict[str, Path]:
+    return {p.name: p for p in STATIC_DIR.iterdir() if p.is_file()} if STATIC_DIR.is_dir() else {}
+
+
+class Handler(BaseHTTPRequestHandler):
+    server_version = "c4jax-play/1"
+    protocol_version = "HTTP/1.1"
+    timeout = 30  # seconds a client may take to send its request
+    catalogue: Catalogue  # set by make_server
+    static: dict[str, Path]
+    verbose = False
+
+    # ---- plumbing
+    def log_message(self, format, *args):  # noqa: A002 (the base class' name)
+        if self.verbose:
+            super().log_message(format, *args)
+
+    def _send(self, status: int, payload: bytes, content_type: str, close: bool = False) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(payload)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Content-Security-Policy", "default-src 'self'; img-src 'self' data:")
+        if close:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(payload)
+
+    def _json(self, status: int, obj: Any, close: bool = False) -> None:
+        self._send(status, json.dumps(obj, allow_nan=False).encode(), "application/json; charset=utf-8", close)
+
+    def _error(self, status: int, message: str, close: bool = False) -> None:
+        self._json(status, {"error": message}, close=close)
+
+    def _guard(self, fn) -> None:
+        try:
+            fn()
+        except RequestError as e:
+            self._error(e.status, e.message, close=True)  # the body may be unread: start afresh
+            self._linger()
+        except Exception as e:  # a bug: answer 500, keep serving
+            print(f"c4jax play: internal error on {self.command} {self.path}: {e!r}", file=sys.stderr)
+            self._error(500, f"internal server error: {type(e).__name__}", close=True)
+
+    def _linger(self) -> None:
+        """Before closing on an error, let the client read the answer: closing a socket with unread
+        input sends a TCP reset, which can destroy the answer in flight (a 413 for a big body)."""
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_WR)
+            self.connection.settimeout(0.5)
+            deadline, drained = time.monotonic() + 1.0, 0
+            while time.monotonic() < deadline and drained < (1 << 20):
+                chunk = self.connection.recv(65536)
+                if not chunk:
+                    break
+                drained += len(chunk)
+        except OSError:
+            pass
+
+    def _read_json(self) -> Any:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            raise RequestError("chunked bodies are not supported; send Content-Length", HTTPStatus.LENGTH_REQUIRED)
+        length = self.headers.get("Content-Length")
+        if length is None:
+            raise RequestError("a JSON body with a Content-Length header is required", HTTPStatus.LENGTH_REQUIRED)
+        try:
+            size = int(length)
+            if size < 0:
+                raise ValueError
+        except ValueError:
+            raise RequestError(f"bad Content-Length {length[:20]!r}") from None
+        if size > MAX_BODY:
+            raise RequestError(f"request body of {size} bytes is over the {MAX_BODY}-byte limit",
+                               HTTPStatus.REQUEST_ENTITY_TOO_LARGE)
+        raw = self.rfile.read(size)
+        try:
+            return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+        except (UnicodeDecodeError, ValueError) as e:
+            raise RequestError(f"the body is not valid JSON: {str(e)[:120]}") from None
+
+    # ---- routes
+    def do_GET(self):  # noqa: N802
+        self._guard(self._get)
+
+    def do_HEAD(self):  # noqa: N802
+        self._guard(self._get)
+
+    def do_POST(self):  # noqa: N802
+        self._guard(self._post)
+
+    def _not_allowed(self):
+        self._error(HTTPStatus.METHOD_NOT_ALLOWED, f"method {self.command} is not allowed", close=True)
+        self._linger()
+
+    do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _not_allowed  # noqa: N815
+
+    def _get(self):
+        path = urlsplit(self.path).path
+        if path == "/api/agents":
+            cat = self.catalogue
+            return self._json(200, {"agents": [e.describe() for e in cat.entries.values()],
+                                    "default": cat.default, "max_body": MAX_BODY})
+        if path in ("/", "/index.html"):
+            path = "/static/index.html"
+        if path == "/favicon.ico":
+            return self._send(204, b"", "image/x-icon")
+        if path.startswith("/static/") and path[len("/static/"):] in self.static:
+            f = self.static[path[len("/static/"):]]
+            ctype = mimetypes.guess_type(f.name)[0] or "application/octet-stream"
+            if ctype.startswith("text/") or ctype == "application/javascript":
+                ctype += "; charset=utf-8"
+            return self._send(200, f.read_bytes(), ctype)
+        if path.startswith("/api/"):
+            raise RequestError(f"unknown endpoint GET {path[:80]}", HTTPStatus.NOT_FOUND)
+        raise RequestError(f"not found: {path[:80]}", HTTPStatus.NOT_FOUND)
+
+    def _post(self):
+        path = urlsplit(self.path).path
+        if path not in ("/api/move", "/api/history"):
+            raise RequestError(f"unknown endpoint POST {path[:80]}", HTTPStatus.NOT_FOUND)
+        body = self._read_json()
+        entry, moves, human_first = parse_game(body, self.catalogue)
+        self._json(200, game_view(entry, moves, human_first, play=path == "/api/move"))
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+class PlayServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def handle_error(self, request, client_address):  # a client that hung up: no traceback spam
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
+def make_server(catalogue: Catalogue, port: int = 8000, host: str = "127.0.0.1", verbose: bool = False) -> PlayServer:
+    """Bind the server (``port=0``: a free port; see ``server.server_address``); call ``serve_forever``."""
+    handler = type("BoundHandler", (Handler,), {"catalogue": catalogue, "static": _static_files(), "verbose": verbose})
+    return PlayServer((host, port), handler)
+
+
+def serve_in_thread(server: PlayServer) -> threading.Thread:
+    t = threading.Thread(target=server.serve_forever, name="c4jax-play", daemon=True)
+    t.start()
+    return t

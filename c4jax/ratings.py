@@ -1,0 +1,358 @@
+"""Bradley–Terry ratings on the Elo scale, fitted by maximum likelihood over all games.
+
+Model: agent i beats agent j with probability ``sigmoid(theta_i - theta_j)``; a draw
+counts as half a win for each side (its likelihood is ``sqrt(p_ij * p_ji)``). The
+log-likelihood
+
+    L(theta) = sum_{i != j} S_ij * log sigmoid(theta_i - theta_j),
+
+with ``S_ij`` = wins of i over j + 0.5 * draws, is concave; it is maximised by Newton's
+method (with step halving) with one rating held fixed. Ratings are reported as
+``Elo = anchor_value + 400 / ln(10) * (theta - theta_anchor)``: 400 Elo points = odds of 10:1.
+
+- **Anchor**: an agent (e.g. ``1steplA:det`` at 1000) or ``"mean"`` (mean rating 1000).
+- **Prior**: ``prior`` virtual drawn games are added to every pair that met (BayesElo
+  style). Without it an agent that lost every game (Random against lookahead players)
+  would have rating -inf: the maximum likelihood estimate exists only when the "scored
+  against" graph is strongly connected. ``prior=0`` gives the plain MLE and raises
+  :class:`RatingError` when it does not exist. With 100 games per pair the default
+  ``prior=1`` moves finite ratings by a few Elo at most.
+- **Connectivity**: ratings only compare agents linked by a chain of matches; a
+  disconnected comparison graph raises :class:`DisconnectedError` naming the components.
+- **95% intervals**: ``ci="bootstrap"`` (default): the games of every pair are resampled
+  with replacement (``samples`` times, fixed ``seed``) and refitted, percentile interval;
+  ``ci="fisher"``: ``rating ± 1.96 se`` from the inverse observed Fisher information.
+  Both are relative to the anchor (an anchored agent has the interval [1000, 1000]).
+  Deterministic agents replay the same games, so these intervals describe the sampling
+  of openings/games under the model, not a repeated tournament.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+ELO_PER_NAT = 400.0 / math.log(10.0)  # Elo points per unit of log-odds
+DEFAULT_ANCHOR_VALUE = 1000.0
+Z95 = 1.959963984540054
+
+
+class RatingError(ValueError):
+    """The ratings cannot be computed from these games."""
+
+
+class DisconnectedError(RatingError):
+    """The comparison graph (agents linked by played games) has several components."""
+
+    def __init__(self, components: list[list[str]]):
+        self.components = components
+        parts = " | ".join("{" + ", ".join(c) + "}" for c in components)
+        super().__init__(
+            f"the comparison graph is not connected ({len(components)} components: {parts}); ratings "
+            "across components are not comparable: play at least one match linking them"
+        )
+
+
+def components(games: np.ndarray) -> list[list[int]]:
+    """Connected components (lists of indices, sorted) of the graph with an edge where ``games[i, j] > 0``."""
+    n = games.shape[0]
+    linked = (games + games.T) > 0
+    seen, out = np.zeros(n, bool), []
+    for start in range(n):
+        if seen[start]:
+            continue
+        stack, comp = [start], []
+        seen[start] = True
+        while stack:
+            i = stack.pop()
+            comp.append(i)
+            for j in np.flatnonzero(linked[i] & ~seen):
+                seen[j] = True
+                stack.append(int(j))
+        out.append(sorted(comp))
+    return out
+
+
+def _reach(adj: np.ndarray, start: int) -> np.ndarray:
+    seen = np.zeros(adj.shape[0], bool)
+    seen[start] = True
+    stack = [start]
+    while stack:
+        i = stack.pop()
+        for j in np.flatnonzero(adj[i] & ~seen):
+            seen[j] = True
+            stack.append(int(j))
+    return seen
+
+
+def _finite_mle(score: np.ndarray) -> bool:
+    """The MLE exists: the graph "i scored against j" (``score[i, j] > 0``) is strongly connected."""
+    scored = score > 0
+    return bool(_reach(scored, 0).all() and _reach(scored.T, 0).all())
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+def _loglik(theta: np.ndarray, score: np.ndarray) -> np.ndarray:
+    d = theta[..., :, None] - theta[..., None, :]
+    # log sigmoid(d) = -log1p(exp(-d)), stable for both signs
+    return (score * -np.logaddexp(0.0, -d)).sum((-1, -2))
+
+
+def fit_theta(score: np.ndarray, games: np.ndarray, *, max_iter: int = 200, tol: float = 1e-10) -> np.ndarray:
+    """Bradley–Terry maximum likelihood, batched.
+
+    Args:
+      score: float[..., n, n]: ``score[i, j]`` = points of i against j (win 1, draw 0.5).
+      games: float[..., n, n] (symmetric): games between i and j (``score + score.T``).
+
+    Returns:
+      float[..., n]: log-strengths with ``theta[..., 0] == 0``. Assumes a finite optimum
+      exists (see :func:`fit`, which checks it).
+    """
+    score = np.asarray(score, np.float64)
+    games = np.asarray(games, np.float64)
+    batch_shape, n = score.shape[:-2], score.shape[-1]
+    theta = np.zeros(batch_shape + (n,))
+    if n == 1:
+        return theta
+    ll = _loglik(theta, score)
+    for _ in range(max_iter):
+        p = _sigmoid(theta[..., :, None] - theta[..., None, :])
+        grad = (score - games * p).sum(-1)
+        h = games * p * (1.0 - p)
+        neg_hess = np.eye(n) * h.sum(-1)[..., None, :] - h  # -d2L, positive semi-definite (null space: 1)
+        neg_hess = neg_hess + 1e-12 * np.eye(n)  # numerical safety only; connectivity is checked by the caller
+        step = np.zeros_like(theta)
+        step[..., 1:] = np.linalg.solve(neg_hess[..., 1:, 1:], grad[..., 1:, None])[..., 0]
+        # step halving per batch element until the likelihood does not decrease
+        alpha = np.ones(batch_shape)
+        for _ in range(40):
+            cand = theta + alpha[..., None] * step
+            cand_ll = _loglik(cand, score)
+            bad = cand_ll < ll - 1e-12 * (1.0 + np.abs(ll))
+            if not np.any(bad):
+                break
+            alpha = np.where(bad, 0.5 * alpha, alpha)
+        theta, ll = cand, cand_ll
+        if np.max(np.abs(alpha[..., None] * step)) < tol:
+            break
+    return theta
+
+
+@dataclass(frozen=True)
+class Ratings:
+    """Bradley–Terry ratings on the Elo scale with 95% intervals (arrays indexed like ``names``)."""
+
+    names: tuple[str, ...]
+    rating: np.ndarray  # Elo
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    se: np.ndarray  # Fisher standard error (Elo), relative to the anchor
+    games: np.ndarray  # int: games played
+    wins: np.ndarray
+    draws: np.ndarray
+    losses: np.ndarray
+    anchor: str  # an agent name or "mean"
+    anchor_value: float
+    ci: str  # "bootstrap" or "fisher"
+    samples: int  # bootstrap samples (0 for fisher)
+    seed: int
+    prior: float
+
+    def order(self) -> list[int]:
+        """Indices, best rating first."""
+        return sorted(range(len(self.names)), key=lambda i: (-self.rating[i], self.names[i]))
+
+    def __getitem__(self, name: str) -> float:
+        return float(self.rating[self.names.index(name)])
+
+    def expected_score(self, a: str, b: str) -> float:
+        """Predicted score of ``a`` against ``b`` (win probability, draws as half)."""
+        d = (self[a] - self[b]) / ELO_PER_NAT
+        return float(_sigmoid(np.asarray(d)))
+
+    def rows(self) -> list[dict]:
+        out = []
+        for k, i in enumerate(self.order(), 1):
+            out.append({"rank": k, "agent": self.names[i], "rating": float(self.rating[i]),
+                        "ci_low": float(self.ci_low[i]), "ci_high": float(self.ci_high[i]),
+                        "se": float(self.se[i]), "games": int(self.games[i]), "wins": int(self.wins[i]),
+                        "draws": int(self.draws[i]), "losses": int(self.losses[i])})
+        return out
+
+    def description(self) -> str:
+        anchor = "mean rating" if self.anchor == "mean" else self.anchor
+        how = (f"percentile bootstrap over games ({self.samples} resamples of every pair's games, seed {self.seed})"
+               if self.ci == "bootstrap" else "±1.96 × Fisher-information standard error")
+        return (f"Bradley–Terry maximum likelihood over all games (a draw = half a win; {self.prior:g} virtual "
+                f"drawn game(s) per pair that met), Elo scale (400 points = 10:1 odds), {anchor} = "
+                f"{self.anchor_value:g}. 95% interval: {how}, relative to the anchor.")
+
+    def to_markdown(self, title: bool = True) -> str:
+        lines = ["### Ratings (Bradley–Terry, Elo scale)", ""] if title else []
+        lines += ["| rank | agent | rating | 95% CI low | 95% CI high | games | wins | draws | losses |",
+                  "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for r in self.rows():
+            lines.append(f"| {r['rank']} | {r['agent']} | {r['rating']:.0f} | {r['ci_low']:.0f} | {r['ci_high']:.0f} "
+                         f"| {r['games']} | {r['wins']} | {r['draws']} | {r['losses']} |")
+        if title:
+            lines += ["", self.description()]
+        return "\n".join(lines) + "\n"
+
+    def to_csv(self, path: str | os.PathLike) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        keys = ["rank", "agent", "rating", "ci_low", "ci_high", "se", "games", "wins", "draws", "losses"]
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=keys)
+            w.writeheader()
+            for r in self.rows():
+                w.writerow(r)
+        return path
+
+    def to_dict(self) -> dict:
+        return {"anchor": self.anchor, "anchor_value": self.anchor_value, "ci": self.ci, "samples": self.samples,
+                "seed": self.seed, "prior": self.prior, "description": self.description(), "ratings": self.rows()}
+
+
+def fit(names: Sequence[str], wins: np.ndarray, draws: np.ndarray | None = None, *, anchor: str | None = "mean",
+        anchor_value: float = DEFAULT_ANCHOR_VALUE, prior: float = 1.0, ci: str = "bootstrap",
+        samples: int = 1000, seed: int = 0) -> Ratings:
+    """Ratings from game counts.
+
+    Args:
+      names: the agents.
+      wins: int[n, n]: ``wins[i, j]`` = games i won against j.
+      draws: int[n, n] (symmetric): drawn games between i and j (default none).
+      anchor: the agent held at ``anchor_value``, or ``"mean"``/``None`` for a mean of ``anchor_value``.
+      prior: virtual drawn games added to every pair that met (0: plain MLE).
+      ci: ``"bootstrap"`` or ``"fisher"`` for the 95% intervals.
+      samples, seed: bootstrap resamples and their seed.
+
+    Raises:
+      DisconnectedError: the comparison graph is not connected.
+      RatingError: ``prior == 0`` and the maximum likelihood estimate does not exist.
+    """
+    names = tuple(str(n) for n in names)
+    n = len(names)
+    wins = np.asarray(wins, np.int64)
+    draws = np.zeros((n, n), np.int64) if draws is None else np.asarray(draws, np.int64)
+    if wins.shape != (n, n) or draws.shape != (n, n):
+        raise ValueError(f"wins and draws must be [{n}, {n}], got {wins.shape} and {draws.shape}")
+    if (wins < 0).any() or (draws < 0).any() or (np.diag(wins) != 0).any() or (np.diag(draws) != 0).any():
+        raise ValueError("counts must be non-negative with an empty diagonal")
+    if not np.array_equal(draws, draws.T):
+        raise ValueError("draws must be symmetric")
+    if ci not in ("bootstrap", "fisher"):
+        raise ValueError(f"ci must be 'bootstrap' or 'fisher', got {ci!r}")
+    if prior < 0:
+        raise ValueError(f"prior must be >= 0, got {prior}")
+    if n < 2:
+        raise RatingError(f"ratings need at least two agents, got {list(names)}")
+    games = wins + wins.T + draws
+    comps = components(games)
+    if len(comps) > 1:
+        raise DisconnectedError([[names[i] for i in c] for c in comps])
+    if anchor in (None, "mean"):
+        anchor_idx = None
+    elif anchor in names:
+        anchor_idx = names.index(anchor)
+    else:
+        raise ValueError(f"anchor {anchor!r} is not one of {list(names)} (or 'mean')")
+
+    met = games > 0
+    score = wins + 0.5 * draws + 0.5 * prior * met
+    total = games + prior * met
+    if prior == 0 and not _finite_mle(score):
+        raise RatingError("the maximum likelihood ratings are infinite: some agents never scored (won or drew) "
+                          "against a group that beat them; use prior > 0")
+
+    def to_elo(theta: np.ndarray) -> np.ndarray:
+        ref = theta[..., anchor_idx, None] if anchor_idx is not None else theta.mean(-1, keepdims=True)
+        return anchor_value + ELO_PER_NAT * (theta - ref)
+
+    theta = fit_theta(score, total)
+    rating = to_elo(theta)
+
+    # Fisher information: covariance of theta relative to the anchor (or to the mean).
+    p = _sigmoid(theta[:, None] - theta[None, :])
+    h = total * p * (1.0 - p)
+    info = np.diag(h.sum(-1)) - h
+    if anchor_idx is None:
+        cov = np.linalg.pinv(info)  # centred parametrisation (null space: the all-ones vector)
+    else:
+        keep = [i for i in range(n) if i != anchor_idx]
+        cov = np.zeros((n, n))
+        cov[np.ix_(keep, keep)] = np.linalg.inv(info[np.ix_(keep, keep)])
+    se = ELO_PER_NAT * np.sqrt(np.clip(np.diag(cov), 0.0, None))
+
+    if ci == "fisher":
+        low, high, used = rating - Z95 * se, rating + Z95 * se, 0
+    else:
+        rng = np.random.default_rng(seed)
+        iu, ju = np.triu_indices(n, 1)
+        pairs = [(i, j) for i, j in zip(iu, ju) if games[i, j] > 0]
+        boot_score = np.zeros((samples, n, n))
+        for i, j in pairs:
+            counts = np.array([wins[i, j], draws[i, j], wins[j, i]], np.float64)
+            draw = rng.multinomial(int(games[i, j]), counts / counts.sum(), size=samples)
+            boot_score[:, i, j] = draw[:, 0] + 0.5 * draw[:, 1] + 0.5 * prior
+            boot_score[:, j, i] = draw[:, 2] + 0.5 * draw[:, 1] + 0.5 * prior
+        if prior == 0:
+            bad = sum(not _finite_mle(b) for b in boot_score)
+            if bad:
+                raise RatingError(f"in {bad} of {samples} bootstrap resamples the maximum likelihood ratings are "
+                                  "infinite (an agent scored nothing against a group); use prior > 0 or ci='fisher'")
+        boot = to_elo(fit_theta(boot_score, np.broadcast_to(total, boot_score.shape)))
+        if not np.isfinite(boot).all():
+            raise RatingError("bootstrap ratings diverged (a resample left an agent without any score); "
+                              "use prior > 0 or ci='fisher'")
+        low, high = np.percentile(boot, [2.5, 97.5], axis=0)
+        used = samples
+        if anchor_idx is not None:
+            low[anchor_idx] = high[anchor_idx] = anchor_value
+
+    return Ratings(names=names, rating=rating, ci_low=np.asarray(low), ci_high=np.asarray(high), se=se,
+                   games=games.sum(1), wins=wins.sum(1), draws=draws.sum(1), losses=wins.sum(0), anchor=anchor or "mean",
+                   anchor_value=float(anchor_value), ci=ci, samples=used, seed=seed, prior=float(prior))
+
+
+def from_games(names: Sequence[str], games: Iterable[tuple[int, int, float]], **kwargs) -> Ratings:
+    """Ratings from individual games ``(i, j, score of i)`` with score 1 (i won), 0.5 (draw) or 0."""
+    n = len(names)
+    wins = np.zeros((n, n), np.int64)
+    draws = np.zeros((n, n), np.int64)
+    for i, j, s in games:
+        if i == j:
+            continue  # self matches carry no rating information
+        if s == 1:
+            wins[i, j] += 1
+        elif s == 0:
+            wins[j, i] += 1
+        elif s == 0.5:
+            draws[i, j] += 1
+            draws[j, i] += 1
+        else:
+            raise ValueError(f"a game's score must be 0, 0.5 or 1, got {s!r}")
+    return fit(names, wins, draws, **kwargs)
+
+
+def from_tournament(tournament, *, anchor: str | None = "auto", **kwargs) -> Ratings:
+    """Ratings from every game of a :class:`c4jax.evaluate.Tournament`.
+
+    ``anchor="auto"``: the deterministic 1StepLA (``1steplA:det``) at 1000 when it played,
+    else the mean rating at 1000.
+    """
+    if anchor == "auto":
+        anchor = "1steplA:det" if "1steplA:det" in tournament.names else "mean"
+    wins, draws = tournament.score_counts()
+    return fit(tournament.names, wins, draws, anchor=anchor, **kwargs)

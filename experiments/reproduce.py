@@ -1,0 +1,176 @@
+"""The whole thesis pipeline end to end, and one Markdown report beside the thesis' numbers.
+
+    python experiments/reproduce.py --eval-only          # tournament of the shipped agents (~2 min)
+    python experiments/reproduce.py --preset quick       # every stage on small budgets (minutes)
+    python experiments/reproduce.py --preset thesis      # every stage with the thesis' settings
+
+Stages (each is the experiment script of the same name, run as a subprocess whose
+command line is written into the report, so any stage can be re-run alone):
+dataset + supervised -> dqn, dueling_dqn, reinforce, ppo (all from the new supervised
+weights) -> tournament of everything against 1StepLA and 2StepLA -> ``report.md``
+in ``--out``. ``--eval-only`` skips training and plays the tournament between the
+agents shipped in ``checkpoints/``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import platform
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import jax
+import tyro
+
+from c4jax import agents, checkpoint
+
+HERE = Path(__file__).resolve().parent
+RL = ("dqn", "dueling_dqn", "reinforce", "ppo")
+POLICY = ("reinforce", "ppo")  # play as :sto and :det
+
+# SPEC §6, §7, §9: the thesis' figures.
+THESIS_SUPERVISED = {"train/accuracy": 0.87, "test/accuracy": 0.85, "eval/vs_random": 0.95, "eval/vs_1steplA": 0.50}
+THESIS_BEST_VS_1STEPLA = {"dqn": 0.87, "dueling_dqn": 0.94, "reinforce": 0.59, "ppo": 0.84}
+THESIS_RANKING = {"dueling_dqn": 0.731, "2steplA": 0.717, "dqn": 0.595, "ppo:sto": 0.586, "ppo:det": 0.561,
+                  "reinforce:det": 0.293, "reinforce:sto": 0.266, "1steplA": 0.251}
+
+PRESETS = {
+    "thesis": {"supervised": [], "dqn": [], "dueling_dqn": [], "reinforce": [], "ppo": [], "tournament": []},
+    "quick": {
+        "supervised": ["--num-pairs", "20000", "--epochs", "3"],
+        "dqn": ["--total-updates", "2000", "--buffer-size", "6000", "--learning-starts", "2000"],
+        "dueling_dqn": ["--total-updates", "2000", "--buffer-size", "6000", "--learning-starts", "2000"],
+        "reinforce": ["--total-updates", "200"],
+        "ppo": ["--total-updates", "640"],
+        "tournament": ["--timing-batch", "256", "--timing-repeats", "11", "--timing-batched-repeats", "3"],
+    },
+}
+
+
+@dataclass(frozen=True)
+class Args:
+    """Reproduce the thesis pipeline (or, with --eval-only, the tournament of the shipped agents)."""
+
+    preset: Literal["quick", "thesis"] = "thesis"
+    """Budgets: 'thesis' = the SPEC settings; 'quick' = small budgets for a first look / smoke test."""
+    eval_only: bool = False
+    """Skip training: play the tournament between the agents shipped in checkpoints/."""
+    out: str = "runs/reproduce"
+    """Directory of every stage's run and of report.md."""
+    seed: int = 0
+    """Seed passed to every stage."""
+    progress: bool = True
+    """Show the stages' progress bars."""
+
+
+def _run(stage: str, argv: list[str], log: list[dict]) -> None:
+    cmd = [sys.executable, str(HERE / f"{stage}.py"), *argv]
+    shown = "python " + " ".join(shlex.quote(a) for a in [f"experiments/{stage}.py", *argv])
+    print(f"\n== {stage}: {shown}", flush=True)
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd)
+    seconds = time.perf_counter() - t0
+    log.append({"stage": stage, "command": shown, "seconds": round(seconds, 1), "returncode": proc.returncode})
+    if proc.returncode != 0:
+        raise SystemExit(f"stage {stage} failed (exit {proc.returncode}): {shown}")
+
+
+def _metrics(path: Path) -> dict:
+    try:
+        return checkpoint.read_metadata(path).get("metrics", {})
+    except checkpoint.CheckpointError:
+        return {}
+
+
+def _fmt(x) -> str:
+    return "–" if x is None else (f"{x:.3f}" if isinstance(x, float) else str(x))
+
+
+def _report(args: Args, out: Path, stages: list[dict], sources: dict[str, Path], wall: float) -> Path:
+    lines = [
+        "# c4jax reproduction report", "",
+        f"Command: `python experiments/reproduce.py {' '.join(shlex.quote(a) for a in sys.argv[1:])}`  ",
+        f"Date: {datetime.datetime.now().isoformat(timespec='seconds')}; machine: {platform.machine()}, "
+        f"{len(jax.devices())} {jax.default_backend()} device(s), jax {jax.__version__}; total {wall / 60:.1f} min.", "",
+    ]
+    if stages:
+        lines += ["## Stages", "", "| stage | wall time | command |", "| --- | ---: | --- |"]
+        lines += [f"| {s['stage']} | {s['seconds'] / 60:.1f} min | `{s['command']}` |" for s in stages]
+        lines.append("")
+    sup = _metrics(sources["supervised"])
+    if sup:
+        lines += ["## Supervised stage (CNET128 imitating 1StepLA)", "", "| | c4jax | thesis |", "| --- | ---: | ---: |"]
+        lines += [f"| {k} | {_fmt(sup.get(k))} | {v:.2f} |" for k, v in THESIS_SUPERVISED.items()]
+        lines.append("")
+    lines += ["## RL: best win rate vs 1StepLA during training", "",
+              "| algorithm | c4jax | at update | thesis | source |", "| --- | ---: | ---: | ---: | --- |"]
+    for algo in RL:
+        m = _metrics(sources[algo])
+        lines.append(f"| {algo} | {_fmt(m.get('eval/vs_1steplA'))} | {_fmt(m.get('updates'))} | "
+                     f"{THESIS_BEST_VS_1STEPLA[algo]:.2f} | `{sources[algo]}` |")
+    lines.append("")
+    ranking = out / "tournament" / "table_5_3_ranking.csv"
+    if ranking.is_file():
+        rows = [r.split(",") for r in ranking.read_text().splitlines()]
+        head = rows[0]
+        name_i = next(i for i, h in enumerate(head) if "agent" in h.lower())
+        rate_i = next(i for i, h in enumerate(head) if "mean" in h.lower())
+        lines += ["## Ranking by mean win rate (Table 5.3) beside the thesis", "",
+                  "| agent | c4jax | thesis |", "| --- | ---: | ---: |"]
+        for r in rows[1:]:
+            key = Path(r[name_i]).name if "/" in r[name_i] else r[name_i]
+            base = key.split(":")[0]
+            ref = THESIS_RANKING.get(key.lower() if key.lower() in THESIS_RANKING else key,
+                                     THESIS_RANKING.get(base) if base in ("dqn", "dueling_dqn") else None)
+            lines.append(f"| {r[name_i]} | {r[rate_i]} | {_fmt(ref)} |")
+        lines.append("")
+    tour = out / "tournament" / "report.md"
+    if tour.is_file():
+        lines += ["## Tournament", "", tour.read_text().replace("](", "](tournament/"), ""]
+    for name, src in sources.items():
+        curves = src.parent / "curves.png" if src.name == "best" else src / "curves.png"
+        if curves.is_file():
+            lines += [f"### {name} training curves", "", f"![{name}]({Path(curves).resolve()})", ""]
+    path = out / "report.md"
+    path.write_text("\n".join(lines) + "\n")
+    (out / "stages.json").write_text(json.dumps(stages, indent=2) + "\n")
+    return path
+
+
+def main(args: Args) -> Path:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    stages: list[dict] = []
+    progress = [] if args.progress else ["--no-progress"]
+    budgets = PRESETS[args.preset]
+    if args.eval_only:
+        shipped = agents.checkpoints_dir()
+        sources = {"supervised": shipped / "supervised", **{a: shipped / a for a in RL}}
+        _run("tournament", ["--out", str(out / "tournament"), "--seed", str(args.seed), *budgets["tournament"]],
+             stages)
+    else:
+        sources = {"supervised": out / "supervised", **{a: out / a / "best" for a in RL}}
+        _run("supervised", ["--out", str(out / "supervised"), "--dataset", str(out / "data" / "1steplA.npz"),
+                            "--seed", str(args.seed), *progress, *budgets["supervised"]], stages)
+        for algo in RL:
+            _run(algo, ["--out", str(out / algo), "--init-from", str(out / "supervised"), "--seed", str(args.seed),
+                        *progress, *budgets[algo]], stages)
+        names = ["1steplA", "2steplA", str(out / "supervised")]
+        for algo in RL:
+            names += [f"{out / algo}:sto", f"{out / algo}:det"] if algo in POLICY else [str(out / algo)]
+        _run("tournament", ["--out", str(out / "tournament"), "--seed", str(args.seed), "--agents", *names,
+                            *budgets["tournament"]], stages)
+    path = _report(args, out, stages, sources, time.perf_counter() - t0)
+    print(f"\nreport: {path}")
+    return path
+
+
+if __name__ == "__main__":
+    main(tyro.cli(Args))

@@ -1,0 +1,53 @@
+"""Copy a training run's best agent into checkpoints/NAME so that ``agents.load(NAME)`` finds it.
+
+    python experiments/ship_checkpoint.py runs/dqn dqn
+
+Copies ``RUN/best`` (the Orbax checkpoint and its metadata.json) plus the run's
+metrics.jsonl, metrics.csv, curves.png and summary.json, and records the run
+directory in the metadata. The resumable ``last/`` state (replay buffer,
+optimiser) is not shipped.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import tyro
+
+from c4jax import agents, checkpoint
+
+
+@dataclass(frozen=True)
+class Args:
+    run: tyro.conf.Positional[str]
+    """Training run directory (with best/ inside)."""
+    name: tyro.conf.Positional[str]
+    """Agent name: the directory under checkpoints/ (e.g. dqn, dueling_dqn, ppo, reinforce)."""
+
+
+def main(args: Args) -> Path:
+    run = Path(args.run)
+    best = run / "best"
+    meta = checkpoint.read_metadata(best)  # a clear error if the run has no best agent
+    dest = agents.checkpoints_dir() / args.name
+    tmp = dest.with_name(f".{args.name}.shipping")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(best, tmp)
+    for f in ("metrics.jsonl", "metrics.csv", "curves.png", "summary.json"):
+        if (run / f).is_file():
+            shutil.copy2(run / f, tmp / f)
+    meta["name"] = args.name
+    meta["shipped_from"] = str(run)
+    (tmp / checkpoint.METADATA_FILE).write_text(json.dumps(meta, indent=2) + "\n")
+    shutil.rmtree(dest, ignore_errors=True)
+    tmp.rename(dest)
+    agent = agents.load(args.name)
+    print(f"shipped {best} as {dest} ({agent.name})")
+    return dest
+
+
+if __name__ == "__main__":
+    main(tyro.cli(Args))
