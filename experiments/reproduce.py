@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import platform
 import shlex
 import subprocess
@@ -37,8 +38,15 @@ POLICY = ("reinforce", "ppo")  # play as :sto and :det
 # SPEC §6, §7, §9: the thesis' figures.
 THESIS_SUPERVISED = {"train/accuracy": 0.87, "test/accuracy": 0.85, "eval/vs_random": 0.95, "eval/vs_1steplA": 0.50}
 THESIS_BEST_VS_1STEPLA = {"dqn": 0.87, "dueling_dqn": 0.94, "reinforce": 0.59, "ppo": 0.84}
-THESIS_RANKING = {"dueling_dqn": 0.731, "2steplA": 0.717, "dqn": 0.595, "ppo:sto": 0.586, "ppo:det": 0.561,
-                  "reinforce:det": 0.293, "reinforce:sto": 0.266, "1steplA": 0.251}
+THESIS_RANKING = {"dueling_dqn": 0.731, "2stepla": 0.717, "dqn": 0.595, "ppo:sto": 0.586, "ppo:det": 0.561,
+                  "reinforce:det": 0.293, "reinforce:sto": 0.266, "1stepla": 0.251}
+
+
+def thesis_rank(name: str) -> float | None:
+    """The thesis' Table 5.3 mean win rate of an agent named like ours (paths, :det of det-only agents)."""
+    key = name.rstrip("/").split("/")[-1].lower()
+    base = key.split(":")[0]
+    return THESIS_RANKING.get(key, THESIS_RANKING.get(base) if base in ("dqn", "dueling_dqn", "1stepla", "2stepla") else None)
 
 PRESETS = {
     "thesis": {"supervised": [], "dqn": [], "dueling_dqn": [], "reinforce": [], "ppo": [], "tournament": []},
@@ -124,19 +132,18 @@ def _report(args: Args, out: Path, stages: list[dict], sources: dict[str, Path],
         lines += ["## Ranking by mean win rate (Table 5.3) beside the thesis", "",
                   "| agent | c4jax | thesis |", "| --- | ---: | ---: |"]
         for r in rows[1:]:
-            key = Path(r[name_i]).name if "/" in r[name_i] else r[name_i]
-            base = key.split(":")[0]
-            ref = THESIS_RANKING.get(key.lower() if key.lower() in THESIS_RANKING else key,
-                                     THESIS_RANKING.get(base) if base in ("dqn", "dueling_dqn") else None)
-            lines.append(f"| {r[name_i]} | {r[rate_i]} | {_fmt(ref)} |")
+            lines.append(f"| {r[name_i]} | {float(r[rate_i]):.3f} | {_fmt(thesis_rank(r[name_i]))} |")
         lines.append("")
     tour = out / "tournament" / "report.md"
     if tour.is_file():
-        lines += ["## Tournament", "", tour.read_text().replace("](", "](tournament/"), ""]
+        body = tour.read_text().replace("](", "](tournament/")
+        body = "\n".join("#" + line if line.startswith("#") else line for line in body.splitlines())
+        lines += [body, ""]
     for name, src in sources.items():
         curves = src.parent / "curves.png" if src.name == "best" else src / "curves.png"
         if curves.is_file():
-            lines += [f"### {name} training curves", "", f"![{name}]({Path(curves).resolve()})", ""]
+            rel = os.path.relpath(curves.resolve(), out.resolve())
+            lines += [f"### {name} training curves", "", f"![{name}]({rel})", ""]
     path = out / "report.md"
     path.write_text("\n".join(lines) + "\n")
     (out / "stages.json").write_text(json.dumps(stages, indent=2) + "\n")

@@ -1,0 +1,29 @@
+"""The end-to-end pipeline on the quick preset: every stage runs and the report is written."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+def test_reproduce_quick_preset_end_to_end(tmp_path):
+    out = tmp_path / "rep"
+    proc = subprocess.run([sys.executable, str(ROOT / "experiments" / "reproduce.py"), "--preset", "quick",
+                           "--out", str(out), "--no-progress"], capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    report = (out / "report.md").read_text()
+    for section in ("## Stages", "## Supervised stage", "## RL: best win rate vs 1StepLA",
+                    "## Ranking by mean win rate", "Table 5.1", "Table 5.2", "Table 5.4", "Ratings"):
+        assert section in report, section
+    stages = json.loads((out / "stages.json").read_text())
+    assert [s["stage"] for s in stages] == ["supervised", "dqn", "dueling_dqn", "reinforce", "ppo", "tournament"]
+    assert all(s["returncode"] == 0 for s in stages)
+    for algo in ("dqn", "dueling_dqn", "reinforce", "ppo"):
+        assert (out / algo / "best" / "metadata.json").is_file(), algo
+        assert f"| {algo} | " in report
+    assert (out / "tournament" / "heatmap.png").is_file()
