@@ -1,0 +1,109 @@
+"""Compare runs of a shell-loop sweep: one table of config differences and results, one overlay plot.
+
+    for lr in 3e-5 1e-4 3e-4; do python experiments/ppo.py --learning-rate $lr --out runs/ppo_lr$lr; done
+    python experiments/summarize.py runs/ppo_lr* --out runs/ppo_sweep
+
+Reads each run's config (``last/`` or ``best/`` metadata, or a supervised run's own
+metadata) and ``metrics.jsonl``. Writes ``summary.csv`` and ``summary.md`` (one row per
+run: the config keys whose values differ between the runs, then the best and final
+metrics, sorted by ``--sort``) and ``curves.png`` (``--metric`` of every run against
+its step, smoothed).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import tyro
+
+from c4jax import checkpoint, runlog
+
+RESULT_KEYS = ("eval/vs_1steplA", "eval/vs_random", "eval/vs_old_length", "test/accuracy", "val/accuracy",
+               "train/loss")
+
+
+@dataclass(frozen=True)
+class Args:
+    runs: tyro.conf.Positional[tuple[str, ...]]
+    """Run directories (as written by the experiment scripts)."""
+    out: str = "runs/summary"
+    """Where summary.csv, summary.md and curves.png go."""
+    metric: str = "eval/vs_1steplA"
+    """Metric overlaid in curves.png."""
+    sort: str = "best/eval/vs_1steplA"
+    """Column to sort by (descending); missing values last."""
+    smooth: int = 5
+    """Moving-average window of the curves."""
+
+
+def _metadata(run: Path) -> dict:
+    for d in (run / "last", run / "best", run):
+        try:
+            return checkpoint.read_metadata(d)
+        except checkpoint.CheckpointError:
+            continue
+    raise checkpoint.CheckpointError(f"{str(run)!r} has no checkpoint metadata (not a c4jax run directory)")
+
+
+def _flat(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def summarize(args: Args) -> list[dict]:
+    runs = [Path(r) for r in args.runs]
+    if not runs:
+        raise SystemExit("give at least one run directory")
+    configs, rows, curves = {}, [], {}
+    for run in runs:
+        meta = _metadata(run)
+        configs[run] = _flat(meta.get("config", {}))
+        metrics = runlog.read_metrics(run / runlog.METRICS_JSONL) if (run / runlog.METRICS_JSONL).is_file() else []
+        curves[run] = metrics
+        row = {"run": str(run), "algorithm": meta.get("algorithm", "")}
+        for key in RESULT_KEYS:
+            values = [m[key] for m in metrics if isinstance(m.get(key), (int, float))]
+            if values:
+                best = min(values) if key.endswith("loss") else max(values)
+                row[f"best/{key}"], row[f"final/{key}"] = best, values[-1]
+        row["steps"] = metrics[-1]["step"] if metrics else 0
+        rows.append(row)
+    keys = sorted({k for c in configs.values() for k in c})
+    varying = [k for k in keys if len({json.dumps(c.get(k)) for c in configs.values()}) > 1 and k not in ("out", "progress", "resume")]
+    for row, run in zip(rows, runs):
+        row.update({f"config/{k}": configs[run].get(k) for k in varying})
+    rows.sort(key=lambda r: (r.get(args.sort) is None, -(r.get(args.sort) or 0)))
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    columns = ["run", "algorithm", "steps"] + [f"config/{k}" for k in varying] + sorted(
+        {k for r in rows for k in r if k.startswith(("best/", "final/"))})
+    with open(out / "summary.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(columns)
+        for r in rows:
+            w.writerow([r.get(c, "") for c in columns])
+    fmt = lambda v: f"{v:.3f}" if isinstance(v, float) else ("–" if v is None or v == "" else str(v))  # noqa: E731
+    md = ["| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
+    md += ["| " + " | ".join(fmt(r.get(c, "")) for c in columns) + " |" for r in rows]
+    (out / "summary.md").write_text("\n".join(md) + "\n")
+    merged = []
+    for run, metrics in curves.items():
+        merged += [{"step": m["step"], str(run): m[args.metric]} for m in metrics if args.metric in m]
+    runlog.plot_panels(merged, [(args.metric, [str(r) for r in runs], args.metric)], out / "curves.png",
+                       smooth_window=args.smooth, suptitle=f"{len(runs)} runs")
+    print((out / "summary.md").read_text())
+    print(f"wrote summary.csv, summary.md, curves.png to {out}")
+    return rows
+
+
+if __name__ == "__main__":
+    summarize(tyro.cli(Args))

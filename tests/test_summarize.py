@@ -1,0 +1,41 @@
+"""experiments/summarize.py on two synthetic runs of a sweep."""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from c4jax import checkpoint
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "experiments"))
+import summarize  # noqa: E402
+
+
+def _fake_run(path: Path, lr: float, curve: list[float]):
+    checkpoint.save(path / "last", {"w": np.zeros(2, np.float32)},
+                    {"algorithm": "ppo", "config": {"learning_rate": lr, "seed": 0, "out": str(path)}})
+    with open(path / "metrics.jsonl", "w") as f:
+        for i, v in enumerate(curve):
+            f.write(json.dumps({"step": (i + 1) * 100, "eval/vs_1steplA": v, "train/loss": 1.0 / (i + 1)}) + "\n")
+
+
+def test_summarize_lists_config_differences_and_sorts_by_best(tmp_path):
+    _fake_run(tmp_path / "a", 1e-4, [0.5, 0.6, 0.55])
+    _fake_run(tmp_path / "b", 3e-4, [0.5, 0.7, 0.65])
+    rows = summarize.summarize(summarize.Args(runs=(str(tmp_path / "a"), str(tmp_path / "b")),
+                                              out=str(tmp_path / "sum")))
+    assert [Path(r["run"]).name for r in rows] == ["b", "a"]
+    assert rows[0]["best/eval/vs_1steplA"] == 0.7 and rows[0]["final/eval/vs_1steplA"] == 0.65
+    assert rows[0]["config/learning_rate"] == 3e-4
+    assert "config/seed" not in rows[0] and "config/out" not in rows[0]  # equal / irrelevant keys
+    md = (tmp_path / "sum" / "summary.md").read_text()
+    assert "config/learning_rate" in md and md.count("\n") == 4
+    assert (tmp_path / "sum" / "summary.csv").is_file() and (tmp_path / "sum" / "curves.png").is_file()
+
+
+def test_summarize_rejects_a_directory_that_is_not_a_run(tmp_path):
+    (tmp_path / "junk").mkdir()
+    with pytest.raises(checkpoint.CheckpointError, match="junk"):
+        summarize.summarize(summarize.Args(runs=(str(tmp_path / "junk"),), out=str(tmp_path / "s")))
