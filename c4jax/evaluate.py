@@ -231,23 +231,16 @@ def _agent_name(agent) -> str:
     return str(getattr(agent, "name", type(agent).__name__))
 
 
-def match(agent_a, agent_b, key: Array) -> MatchResult:
-    """Play the 100-game protocol match of ``agent_a`` against ``agent_b``.
-
-    Args:
-      agent_a, agent_b: agents (:mod:`c4jax.agents`); pass the same agent twice for a
-        self-match.
-      key: PRNG key for the agents' sampling (ignored by deterministic agents).
-
-    Returns:
-      MatchResult from A's point of view; game ``i < 50`` is opening ``i`` with A first,
-      game ``50 + i`` is opening ``i`` with B first.
-    """
+def _protocol_states() -> tuple[env.EnvState, Array, np.ndarray]:
+    """The 100 start states of a match (openings twice), A's seat per game, opening moves."""
     states, moves = _openings()
     both = jax.tree.map(lambda x: jnp.concatenate([x, x]), states)
     a_first = np.arange(GAMES_PER_MATCH) < NUM_OPENINGS
-    out = jax.device_get(_play(agent_a, agent_b, both, jnp.asarray(a_first), key))
+    return both, a_first, moves
 
+
+def _result(out: dict, a_first: np.ndarray, moves: np.ndarray, name_a: str, name_b: str) -> MatchResult:
+    """A MatchResult from the host copy of one match's ``_play`` output."""
     games = []
     for i in range(GAMES_PER_MATCH):
         opening = i % NUM_OPENINGS
@@ -264,9 +257,56 @@ def match(agent_a, agent_b, key: Array) -> MatchResult:
         o = [g.outcome_a for g in gs]
         return SeatRecord(wins=o.count(1), draws=o.count(0), losses=o.count(-1))
 
-    return MatchResult(agent_a=_agent_name(agent_a), agent_b=_agent_name(agent_b),
-                       a_first=seat(games[:NUM_OPENINGS]), b_first=seat(games[NUM_OPENINGS:]),
-                       games=tuple(games))
+    return MatchResult(agent_a=name_a, agent_b=name_b, a_first=seat(games[:NUM_OPENINGS]),
+                       b_first=seat(games[NUM_OPENINGS:]), games=tuple(games))
+
+
+def match(agent_a, agent_b, key: Array) -> MatchResult:
+    """Play the 100-game protocol match of ``agent_a`` against ``agent_b``.
+
+    Args:
+      agent_a, agent_b: agents (:mod:`c4jax.agents`); pass the same agent twice for a
+        self-match.
+      key: PRNG key for the agents' sampling (ignored by deterministic agents).
+
+    Returns:
+      MatchResult from A's point of view; game ``i < 50`` is opening ``i`` with A first,
+      game ``50 + i`` is opening ``i`` with B first.
+    """
+    both, a_first, moves = _protocol_states()
+    out = jax.device_get(_play(agent_a, agent_b, both, jnp.asarray(a_first), key))
+    return _result(out, a_first, moves, _agent_name(agent_a), _agent_name(agent_b))
+
+
+@functools.partial(jax.jit, static_argnames=("b_batched",))
+def _play_many(agent_a, agent_b, states: env.EnvState, a_first: Array, keys: Array, b_batched: bool) -> dict:
+    play = lambda a, b, k: _play(agent_a=a, agent_b=b, states=states, a_first=a_first, key=k)  # noqa: E731
+    return jax.vmap(play, in_axes=(0, 0 if b_batched else None, 0))(agent_a, agent_b, keys)
+
+
+def match_many(agent_a, agent_b, keys: Array, *, b_batched: bool = False) -> list[MatchResult]:
+    """K protocol matches in one jitted, ``vmap``-ed call.
+
+    ``agent_a`` is a *batched* agent: an agent pytree whose array leaves (a network's
+    params) carry a leading axis of K, e.g. the K seeds of a ``--vmap-seeds`` run.
+    Match ``k`` plays ``agent_a`` with leaf slice ``k`` against ``agent_b`` (batched
+    the same way when ``b_batched``, else shared) with ``keys[k]``; it is the match
+    ``match(slice_k(agent_a), agent_b, keys[k])`` would play, up to floating-point
+    rounding of the batched network evaluation.
+    """
+    keys = jnp.asarray(keys)
+    if keys.ndim != 1:
+        raise ValueError(f"match_many needs a 1-D array of K keys, got shape {keys.shape}")
+    sizes = {x.shape[0] for x in jax.tree.leaves(agent_a)}
+    if b_batched:
+        sizes |= {x.shape[0] for x in jax.tree.leaves(agent_b)}
+    if sizes != {keys.shape[0]}:
+        raise ValueError(f"match_many: agents' leading axes {sorted(sizes)} do not match {keys.shape[0]} keys")
+    both, a_first, moves = _protocol_states()
+    out = jax.device_get(_play_many(agent_a, agent_b, both, jnp.asarray(a_first), keys, b_batched))
+    name_a, name_b = _agent_name(agent_a), _agent_name(agent_b)
+    return [_result({k: v[i] for k, v in out.items()}, a_first, moves, name_a, name_b)
+            for i in range(keys.shape[0])]
 
 
 def win_rate(agent, opponent, key: Array) -> float:

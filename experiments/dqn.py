@@ -38,4 +38,4 @@ def cli(default: Config) -> Config:
 
 
 if __name__ == "__main__":
-    main(cli(Config()))
+    loop.exit_on_error(main, cli(Config()))

@@ -18,4 +18,4 @@ from c4jax.trainers import loop  # noqa: E402
 from c4jax.trainers.dqn import DQNConfig  # noqa: E402
 
 if __name__ == "__main__":
-    main(cli(Config(run=loop.LoopConfig(out="runs/dueling_dqn"), dqn=DQNConfig(dueling=True))))
+    loop.exit_on_error(main, cli(Config(run=loop.LoopConfig(out="runs/dueling_dqn"), dqn=DQNConfig(dueling=True))))

@@ -34,4 +34,4 @@ def main(cfg: Config) -> dict:
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Config, config=(tyro.conf.OmitArgPrefixes,)))
+    loop.exit_on_error(main, tyro.cli(Config, config=(tyro.conf.OmitArgPrefixes,)))

@@ -4,6 +4,7 @@ plain-Python match that must reproduce ``evaluate.match`` game by game."""
 import json
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -156,6 +157,24 @@ def test_stochastic_agent_same_key_same_games_different_key_different_games():
     assert evaluate.match(a, b, jax.random.key(1)) == m0
     m1 = evaluate.match(a, b, jax.random.key(2))
     assert [g.moves for g in m1.games] != [g.moves for g in m0.games]
+
+
+def test_match_many_plays_each_slice_of_a_batched_agent_as_match_does():
+    """K matches in one vmapped call (the --vmap-seeds evaluation): slice k with keys[k] plays
+    the games ``match`` plays, for a batched A against a shared B and against a batched B."""
+    sup = agents.load("supervised:sto")
+    stacked = sup.replace(params=jax.tree.map(lambda x: jnp.stack([x, x]), sup.params))
+    keys = jnp.stack([jax.random.key(1), jax.random.key(2)])
+    look = agents.load("1steplA")
+    many = evaluate.match_many(stacked, look, keys)
+    singles = [evaluate.match(sup, look, k) for k in keys]
+    assert [[g.moves for g in m.games] for m in many] == [[g.moves for g in m.games] for m in singles]
+    assert [m.win_rate for m in many] == [m.win_rate for m in singles]
+    assert [g.moves for g in many[0].games] != [g.moves for g in many[1].games]  # independent keys
+    both = evaluate.match_many(stacked, stacked, keys, b_batched=True)
+    assert [m.a_first for m in both] == [evaluate.match(sup, sup, k).a_first for k in keys]
+    with pytest.raises(ValueError, match="do not match 3 keys"):
+        evaluate.match_many(stacked, look, jnp.stack([jax.random.key(i) for i in range(3)]))
 
 
 def test_one_step_beats_random():

@@ -16,10 +16,7 @@ ROWS = 2 * GAMES * 42
 random_initial_states = jax.jit(selfplay.random_initial_states, static_argnums=1)
 
 
-def init_params(key, heads):
-    # The module's own jitted init, called exactly as the module calls it, so that the transfer
-    # test reuses its compilation.
-    return onpolicy._jit_init_params(key, width=128, heads=heads)
+init_params = jax.jit(networks.init_params, static_argnames=("width", "heads"))
 
 
 @pytest.fixture(scope="module")
@@ -173,17 +170,3 @@ def test_reinforce_update_frozen_conv(params, batch):
                                             frozen_conv=True)
     assert _same_bits(p_scan["conv"], params["conv"])
     jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, atol=1e-6), p_scan, p)
-
-
-def test_init_two_head_from_supervised():
-    sup = init_params(jax.random.key(5), heads="one")
-    two = onpolicy.init_two_head_from_supervised(sup, jax.random.key(6))
-    assert set(two) == {"conv", "dense", "head", "value"}
-    for name in ("conv", "dense", "head"):
-        assert _same_bits(sup[name], two[name]), name
-    fresh = init_params(jax.random.key(6), heads="two")
-    assert _same_bits(fresh["value"], two["value"])
-    assert networks.num_params(two) == 202_376
-    with pytest.raises(AssertionError):
-        bad = {**sup, "dense": {"bias": jnp.zeros(96), "kernel": jnp.zeros((768, 96))}}  # another width
-        onpolicy.init_two_head_from_supervised(bad, jax.random.key(6))

@@ -95,3 +95,63 @@ def test_ppo_resume_continues_exactly(tmp_path):
         assert a[k] == b[k], k
     pa, pb = agents.load(str(straight / "best")).params, agents.load(str(resumed / "best")).params
     chex.assert_trees_all_equal(pa, pb)
+
+
+def _rows(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.mark.parametrize("script, name, flags, total", [
+    ("ppo.py", "ppo", PPO_FLAGS, "20"),
+    ("reinforce.py", "reinforce", REI_FLAGS, "20"),
+])
+def test_vmap_seeds_trains_two_different_finite_seeds(tmp_path, script, name, flags, total):
+    out = tmp_path / name
+    proc = _run(script, out, "--total-updates", total, "--vmap-seeds", "2", "--seed", "3", *flags)
+    assert "2 seeds [3, 4]" in proc.stdout
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["seeds"] == [3, 4] and summary["algorithm"] == name
+    rows = {s: _rows(out / f"seed_{s}" / "metrics.jsonl") for s in (3, 4)}
+    for s, rs in rows.items():
+        assert len(rs) >= 2 and rs[-1]["step"] >= int(total)
+        for r in rs:
+            for k, v in r.items():
+                assert np.isfinite(v), (s, k)
+        for f in ("metrics.csv", "curves.png", "summary.json", "best/metadata.json"):
+            assert (out / f"seed_{s}" / f).is_file(), (s, f)
+        assert checkpoint.read_metadata(out / f"seed_{s}" / "best")["config"]["seed"] == s
+    # two different runs: different self-play, losses and weights
+    assert [r["train/loss"] for r in rows[3]] != [r["train/loss"] for r in rows[4]]
+    p3, p4 = (agents.load(str(out / f"seed_{s}")).params for s in (3, 4))
+    assert not np.array_equal(p3["dense"]["kernel"], p4["dense"]["kernel"])
+    finals = [rows[s][-1]["eval/vs_1steplA"] for s in (3, 4)]
+    assert summary["final_vs_1steplA"]["values"] == finals
+    assert summary["final_vs_1steplA"]["mean"] == pytest.approx(np.mean(finals))
+    assert summary["final_vs_1steplA"]["std"] == pytest.approx(np.std(finals, ddof=1))
+    for f in ("seeds.md", "curves.png", "last/metadata.json"):
+        assert (out / f).is_file(), f
+
+
+def test_vmap_seeds_match_single_seed_runs_and_resume_exactly(tmp_path):
+    """Seed s of a vmapped run is the run ``--seed s`` would make (up to batched rounding), and a
+    vmapped run stopped after its first evaluation and resumed ends where a straight one does."""
+    single, straight, resumed = tmp_path / "single", tmp_path / "straight", tmp_path / "resumed"
+    _run("ppo.py", single, "--total-updates", "20", "--seed", "1", *PPO_FLAGS)
+    _run("ppo.py", straight, "--total-updates", "20", "--vmap-seeds", "2", *PPO_FLAGS)
+    a, b = _rows(single / "metrics.jsonl"), _rows(straight / "seed_1" / "metrics.jsonl")
+    assert [r["step"] for r in a] == [r["step"] for r in b]
+    np.testing.assert_allclose([r["train/loss"] for r in a], [r["train/loss"] for r in b], rtol=1e-4)
+    assert [r["selfplay/length"] for r in a] == [r["selfplay/length"] for r in b]
+
+    first = _rows(straight / "seed_0" / "metrics.jsonl")[0]["step"]
+    _run("ppo.py", resumed, "--total-updates", str(first), "--vmap-seeds", "2", *PPO_FLAGS)
+    _run("ppo.py", resumed, "--total-updates", "20", "--vmap-seeds", "2", "--resume", *PPO_FLAGS)
+    for s in (0, 1):
+        ra, rb = (_rows(d / f"seed_{s}" / "metrics.jsonl") for d in (straight, resumed))
+        drop = lambda rows: [{k: v for k, v in r.items() if k != "time/wall_s"} for r in rows]  # noqa: E731
+        assert drop(ra) == drop(rb), s
+    chex.assert_trees_all_equal(agents.load(str(straight / "seed_1")).params, agents.load(str(resumed / "seed_1")).params)
+    # resuming with other seeds is refused with a clear message
+    bad = subprocess.run([sys.executable, str(ROOT / "experiments" / "ppo.py"), "--out", str(resumed), "--resume",
+                          "--vmap-seeds", "3", "--no-progress", *PPO_FLAGS], capture_output=True, text=True, timeout=300)
+    assert bad.returncode != 0 and "holds seeds [0, 1], not [0, 1, 2]" in bad.stderr

@@ -57,8 +57,17 @@ class LoopConfig:
     """Revert to the old network when the win rate vs 1StepLA falls this far below the best."""
     resume: bool = False
     """Continue the run in --out from its last checkpoint."""
+    vmap_seeds: int = 1
+    """Train this many seeds (--seed, --seed + 1, ...) at once, vmapped in one jitted program; each seed's
+    run goes to OUT/seed_S, their mean ± spread to OUT/summary.json and OUT/seeds.md."""
     progress: bool = True
     """Show a progress bar."""
+
+    def __post_init__(self):
+        if self.vmap_seeds < 1:
+            raise ValueError(f"--vmap-seeds must be >= 1, got {self.vmap_seeds}")
+        if self.total_updates < 1:
+            raise ValueError(f"--total-updates must be >= 1, got {self.total_updates}")
 
 
 class Algorithm(Protocol):
@@ -80,18 +89,28 @@ class Algorithm(Protocol):
     def updates(self, state: Any) -> int: ...  # gradient updates done so far
 
 
-def initial_params(cfg: LoopConfig, heads: str, width: int, key: jax.Array):
-    """Fresh CNet params of ``heads``, with conv/dense/head copied from ``cfg.init_from``."""
-    params = networks.init_params(key, width=width, heads=heads)
+def source_params(cfg: LoopConfig, width: int) -> dict | None:
+    """The params of ``cfg.init_from`` (``None`` when training from scratch), restored once."""
     if not cfg.init_from:
-        return params
+        return None
     meta = checkpoint.read_metadata(cfg.init_from)
     src_width, src_heads = meta["network"]["width"], meta["network"]["heads"]
     if src_width != width:
-        raise ValueError(f"--init-from {cfg.init_from!r} has width {src_width}, this run uses {width}")
+        raise checkpoint.CheckpointError(f"--init-from {cfg.init_from!r} has width {src_width}, this run uses {width}")
     like = {"params": networks.init_params(jax.random.key(0), width=width, heads=src_heads)}
-    src = checkpoint.restore(cfg.init_from, like)["params"]
-    return {**params, **{k: src[k] for k in ("conv", "dense", "head")}}
+    return checkpoint.restore(cfg.init_from, like)["params"]
+
+
+def initial_params(cfg: LoopConfig, heads: str, width: int, key: jax.Array, source: dict | None = None):
+    """Fresh CNet params of ``heads``, with conv/dense/head copied from ``cfg.init_from``
+    (SPEC §5 transfer: a two-head network gets a freshly initialised value head).
+    ``source``: the already restored ``source_params(cfg, width)``, to restore it only once."""
+    params = networks.init_params(key, width=width, heads=heads)
+    if source is None:
+        source = source_params(cfg, width)
+    if source is None:
+        return params
+    return {**params, **{k: source[k] for k in ("conv", "dense", "head")}}
 
 
 # --- checkpoints of the whole training state ------------------------------------------------
@@ -124,30 +143,122 @@ def load_state(directory: Path, state_like, params_like):
 # --- the loop -------------------------------------------------------------------------------
 
 
-def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
-        extra_panels: Callable[[], list] | None = None) -> dict:
-    """Train ``algo`` to ``cfg.total_updates`` with evaluation, old-network rule, checkpoints."""
-    out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
-    key = jax.random.key(cfg.seed)
-    init_key, run_key = jax.random.split(key)
-    params0 = initial_params(cfg, algo.heads, width, init_key)
-    state = algo.init(run_key, params0)
-    meta_common = {
+def _meta_common(algo: Algorithm, cfg: LoopConfig, width: int, algo_config: dict, seed: int) -> dict:
+    return {
         "name": algo.name,
         "algorithm": algo.name,
         "network": {"width": width, "heads": algo.heads},
         "agent": {"output": algo.output, "default_mode": algo.default_mode, "symmetric": True},
-        "config": {**dataclasses.asdict(cfg), **algo_config},
+        "config": {**dataclasses.asdict(cfg), "seed": seed, **algo_config},
     }
-    loop = {"evals": 0, "best_win_rate": -1.0, "best_updates": 0, "reverts": 0, "wall_s": 0.0}
+
+
+def _new_loop_counters() -> dict:
+    return {"evals": 0, "best_win_rate": -1.0, "best_updates": 0, "reverts": 0, "wall_s": 0.0}
+
+
+class _SeedRun:
+    """One seed's run directory: metrics log, best checkpoint and the old-network rule's bookkeeping."""
+
+    def __init__(self, out: Path, seed: int, meta: dict, counters: dict, resume: bool, after_step: int | None):
+        self.out, self.seed, self.meta, self.loop = out, seed, meta, counters
+        self.log = runlog.RunLog(out, resume=resume, after_step=after_step)
+
+    def record(self, updates: int, row: dict, params, revert_drop: float, wall_s: float) -> str:
+        """Apply the old-network rule to this evaluation and log it: ``"best"`` (the current
+        weights become the old network and ``best/``), ``"revert"`` or ``"keep"``."""
+        win = row["eval/vs_1steplA"]
+        self.loop["evals"] += 1
+        decision = "keep"
+        if win > self.loop["best_win_rate"]:
+            self.loop["best_win_rate"], self.loop["best_updates"] = win, updates
+            checkpoint.save(self.out / BEST, {"params": params}, {**self.meta, "metrics": {**row, "updates": updates}})
+            decision = "best"
+        elif win < self.loop["best_win_rate"] - revert_drop:
+            self.loop["reverts"] += 1
+            decision = "revert"
+        row.update({"eval/best_vs_1steplA": self.loop["best_win_rate"], "eval/reverted": float(decision == "revert"),
+                    "time/wall_s": wall_s})
+        self.log.log(updates, row)
+        self.loop["wall_s"] = wall_s
+        return decision
+
+    def finish(self, algo_name: str, extra_panels: Callable[[], list] | None) -> dict:
+        self.log.write_csv()
+        panels = [
+            ("loss (smoothed)", [k for k in ("train/loss",) if any(k in r for r in self.log.rows)], "loss"),
+            ("win rate (protocol, 100 games)", ["eval/vs_1steplA", "eval/vs_random", "eval/vs_old"], "win rate"),
+            ("game length", ["eval/vs_old_length", "selfplay/length"], "moves"),
+        ] + (extra_panels() if extra_panels else [])
+        runlog.plot_panels(self.log.rows, panels, self.out / "curves.png", xlabel="updates",
+                           smooth_window=5, suptitle=f"{algo_name} (seed {self.seed})")
+        loop = self.loop
+        summary = {
+            "algorithm": algo_name,
+            "seed": self.seed,
+            "best_vs_1steplA": loop["best_win_rate"],
+            "best_updates": loop["best_updates"],
+            "reverts": loop["reverts"],
+            "evaluations": loop["evals"],
+            "wall_s": round(loop["wall_s"], 1),
+            "final": self.log.rows[-1] if self.log.rows else {},
+            "best": checkpoint.read_metadata(self.out / BEST)["metrics"] if (self.out / BEST).exists() else {},
+            "command": " ".join(["python"] + sys.argv),
+        }
+        (self.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        return summary
+
+
+def _check_resumable(out: Path) -> None:
+    if not (out / LAST / checkpoint.METADATA_FILE).is_file():
+        raise checkpoint.CheckpointError(f"--resume: no checkpoint to resume in {str(out / LAST)!r}")
+
+
+def _host_metrics(metrics: dict, k: int | None = None) -> dict:
+    """Chunk metrics as floats (seed ``k`` of a batched run; means over any other axes)."""
+    host = jax.device_get(metrics)
+    return {name: float(np.mean(np.asarray(v) if k is None else np.asarray(v)[k])) for name, v in host.items()}
+
+
+def _eval_row(results: dict[str, evaluate.MatchResult]) -> dict:
+    row = {}
+    for tag, res in results.items():
+        row[f"eval/vs_{tag}"] = res.win_rate
+        row[f"eval/vs_{tag}_length"] = res.mean_length
+    return row
+
+
+def exit_on_error(fn: Callable[..., Any], *args, **kwargs) -> Any:
+    """``fn(*args, **kwargs)`` for an experiment script: a missing or unusable checkpoint
+    (``--resume``, ``--init-from``) ends the script with one ``error: ...`` line and exit
+    status 2 instead of a traceback."""
+    try:
+        return fn(*args, **kwargs)
+    except checkpoint.CheckpointError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
+        extra_panels: Callable[[], list] | None = None) -> dict:
+    """Train ``algo`` to ``cfg.total_updates`` with evaluation, old-network rule, checkpoints.
+
+    With ``cfg.vmap_seeds = K > 1`` this trains seeds ``cfg.seed .. cfg.seed + K - 1`` at
+    once (see :func:`run_seeds`)."""
+    if cfg.vmap_seeds > 1:
+        return run_seeds(algo, cfg, width=width, algo_config=algo_config, extra_panels=extra_panels)
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    init_key, run_key = jax.random.split(jax.random.key(cfg.seed))
+    state = algo.init(run_key, initial_params(cfg, algo.heads, width, init_key))
+    meta = _meta_common(algo, cfg, width, algo_config, cfg.seed)
+    counters = _new_loop_counters()
     old_params = algo.params(state)
     if cfg.resume:
-        if not (out / LAST / checkpoint.METADATA_FILE).is_file():
-            raise checkpoint.CheckpointError(f"--resume: no checkpoint to resume in {str(out / LAST)!r}")
-        state, old_params, loop = load_state(out / LAST, state, old_params)
-        print(f"resumed {out} at {algo.updates(state):,} updates ({loop['evals']} evaluations)")
-    log = runlog.RunLog(out, resume=cfg.resume, after_step=algo.updates(state) if cfg.resume else None)
+        _check_resumable(out)
+        state, old_params, counters = load_state(out / LAST, state, old_params)
+        print(f"resumed {out} at {algo.updates(state):,} updates ({counters['evals']} evaluations)")
+    seed_run = _SeedRun(out, cfg.seed, meta, counters, cfg.resume, algo.updates(state) if cfg.resume else None)
 
     def agent_of(params, label):
         return NetworkAgent(params=params, label=label, width=width, heads=algo.heads, output=algo.output,
@@ -156,60 +267,176 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
     random_agent, lookahead = agents.load("random"), agents.load("1steplA")
     bar = tqdm(total=cfg.total_updates, initial=algo.updates(state), desc=algo.name, unit="upd",
                disable=not cfg.progress, dynamic_ncols=True)
-    t_start = time.perf_counter() - loop["wall_s"]
+    t_start = time.perf_counter() - counters["wall_s"]
     while algo.updates(state) < cfg.total_updates:
         before = algo.updates(state)
         state, metrics = algo.chunk(state)
-        metrics = {k: float(np.mean(np.asarray(v))) for k, v in jax.device_get(metrics).items()}
         params, updates = algo.params(state), algo.updates(state)
-        eval_key = jax.random.fold_in(jax.random.key(cfg.seed + 1), loop["evals"])
+        eval_key = jax.random.fold_in(jax.random.key(cfg.seed + 1), counters["evals"])
         current = agent_of(params, algo.name)
-        row = dict(metrics)
-        for tag, opp in (("random", random_agent), ("old", agent_of(old_params, "old")), ("1steplA", lookahead)):
-            res = evaluate.match(current, opp, eval_key)
-            row[f"eval/vs_{tag}"] = res.win_rate
-            row[f"eval/vs_{tag}_length"] = res.mean_length
-        win = row["eval/vs_1steplA"]
-        loop["evals"] += 1
-        reverted = False
-        if win > loop["best_win_rate"]:
-            loop["best_win_rate"], loop["best_updates"] = win, updates
+        row = _host_metrics(metrics)
+        row.update(_eval_row({tag: evaluate.match(current, opp, eval_key) for tag, opp in (
+            ("random", random_agent), ("old", agent_of(old_params, "old")), ("1steplA", lookahead))}))
+        decision = seed_run.record(updates, row, params, cfg.revert_drop, time.perf_counter() - t_start)
+        if decision == "best":
             old_params = params
-            checkpoint.save(out / BEST, {"params": params}, {
-                **meta_common, "metrics": {**row, "updates": updates}})
-        elif win < loop["best_win_rate"] - cfg.revert_drop:
+        elif decision == "revert":
             state = algo.with_params(state, old_params)
-            loop["reverts"] += 1
-            reverted = True
-        row.update({"eval/best_vs_1steplA": loop["best_win_rate"], "eval/reverted": float(reverted),
-                    "time/wall_s": time.perf_counter() - t_start})
-        log.log(updates, row)
-        loop["wall_s"] = time.perf_counter() - t_start
-        save_state(out / LAST, state, old_params, loop, {**meta_common, "metrics": row})
+        save_state(out / LAST, state, old_params, counters, {**meta, "metrics": row})
         bar.update(updates - before)
-        bar.set_postfix(vs1=f"{win:.2f}", best=f"{loop['best_win_rate']:.2f}",
+        bar.set_postfix(vs1=f"{row['eval/vs_1steplA']:.2f}", best=f"{counters['best_win_rate']:.2f}",
                         rand=f"{row['eval/vs_random']:.2f}", len=f"{row.get('selfplay/length', 0):.1f}")
     bar.close()
-    log.write_csv()
-    panels = [
-        ("loss (smoothed)", [k for k in ("train/loss",) if any(k in r for r in log.rows)], "loss"),
-        ("win rate (protocol, 100 games)", ["eval/vs_1steplA", "eval/vs_random", "eval/vs_old"], "win rate"),
-        ("game length", ["eval/vs_old_length", "selfplay/length"], "moves"),
-    ] + (extra_panels() if extra_panels else [])
-    runlog.plot_panels(log.rows, panels, out / "curves.png", xlabel="updates",
-                       smooth_window=5, suptitle=f"{algo.name} (seed {cfg.seed})")
+    summary = seed_run.finish(algo.name, extra_panels)
+    print(f"{algo.name}: best win rate vs 1StepLA {counters['best_win_rate']:.2f} at {counters['best_updates']:,} "
+          f"updates; {counters['reverts']} reverts; {counters['wall_s']:.0f}s. Best agent: {out / BEST}")
+    return summary
+
+
+# --- K seeds in one vmapped program -----------------------------------------------------------
+
+
+def seed_dir(out: str | Path, seed: int) -> Path:
+    """The run directory of ``seed`` inside a ``--vmap-seeds`` run directory."""
+    return Path(out) / f"seed_{seed}"
+
+
+def _stack(trees: list):
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
+
+
+def _where(mask: np.ndarray, on_true, on_false):
+    """Per seed (leading axis): ``on_true`` where ``mask`` else ``on_false``."""
+    def pick(t, f):
+        m = jnp.asarray(mask).reshape((-1,) + (1,) * (t.ndim - 1))
+        return jnp.where(m, t, f)
+    return jax.tree.map(pick, on_true, on_false)
+
+
+def _spread(values: list[float]) -> dict:
+    v = np.asarray(values, np.float64)
+    return {"mean": float(v.mean()), "std": float(v.std(ddof=1)) if len(v) > 1 else 0.0,
+            "min": float(v.min()), "max": float(v.max()), "values": [float(x) for x in v]}
+
+
+def run_seeds(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
+              extra_panels: Callable[[], list] | None = None) -> dict:
+    """Train K = ``cfg.vmap_seeds`` independent seeds (``cfg.seed + k``) in one program.
+
+    The training state of every seed is stacked on a leading axis and each chunk is
+    ``jit(vmap(algo.chunk))``: one compiled program advances all K runs (as purejaxrl
+    vmaps whole trainings). Between chunks, the three evaluation matches of all K seeds
+    are each one vmapped call (:func:`c4jax.evaluate.match_many`) and the old-network
+    rule is applied per seed. Seed ``s`` initialises, self-plays and is evaluated with
+    the keys a single ``--seed s`` run uses (results agree up to the rounding of batched
+    network evaluations).
+
+    Writes ``<out>/seed_<s>/`` for every seed (a normal run directory: metrics, curves,
+    ``best/``, summary; ``agents.load`` plays it), ``<out>/last`` (the stacked training
+    state, for ``--resume``), and ``<out>/summary.json``, ``seeds.md``, ``curves.png``:
+    each seed's best and final win rate vs 1StepLA with their mean ± standard deviation.
+    """
+    k_seeds = cfg.vmap_seeds
+    seeds = [cfg.seed + k for k in range(k_seeds)]
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    source = source_params(cfg, width)
+    init_keys, run_keys = zip(*(jax.random.split(jax.random.key(s)) for s in seeds))
+    params0 = _stack([initial_params(cfg, algo.heads, width, k, source) for k in init_keys])
+    state = jax.jit(jax.vmap(algo.init))(jnp.stack(run_keys), params0)
+    metas = [_meta_common(algo, cfg, width, algo_config, s) for s in seeds]
+    meta_all = {**_meta_common(algo, cfg, width, algo_config, cfg.seed), "seeds": seeds}
+    counters = {"seeds": [_new_loop_counters() for _ in seeds], "wall_s": 0.0}
+    old_params = algo.params(state)
+    if cfg.resume:
+        _check_resumable(out)
+        saved = checkpoint.read_metadata(out / LAST)
+        if saved.get("seeds") != seeds:
+            raise checkpoint.CheckpointError(f"--resume: {str(out / LAST)!r} holds seeds {saved.get('seeds')}, not {seeds}")
+        state, old_params, counters = load_state(out / LAST, state, old_params)
+    updates_of = lambda st: np.asarray(jax.device_get(st.updates))  # noqa: E731  (every state has .updates)
+    if cfg.resume:
+        print(f"resumed {out} at {int(updates_of(state).min()):,} updates")
+    after = int(updates_of(state).min()) if cfg.resume else None
+    runs = [_SeedRun(seed_dir(out, s), s, m, c, cfg.resume, after) for s, m, c in zip(seeds, metas, counters["seeds"])]
+    chunk = jax.jit(jax.vmap(algo.chunk))
+
+    def agent_of(params, label):
+        return NetworkAgent(params=params, label=label, width=width, heads=algo.heads, output=algo.output,
+                            sampled=algo.default_mode == "sto", symmetric=False)
+
+    random_agent, lookahead = agents.load("random"), agents.load("1steplA")
+    bar = tqdm(total=cfg.total_updates, initial=int(updates_of(state).min()), desc=f"{algo.name} x{k_seeds}",
+               unit="upd", disable=not cfg.progress, dynamic_ncols=True)
+    t_start = time.perf_counter() - counters["wall_s"]
+    while updates_of(state).min() < cfg.total_updates:
+        before = int(updates_of(state).min())
+        state, metrics = chunk(state)
+        params, updates = algo.params(state), updates_of(state)
+        keys = jnp.stack([jax.random.fold_in(jax.random.key(s + 1), r.loop["evals"]) for s, r in zip(seeds, runs)])
+        current = agent_of(params, algo.name)
+        results = {
+            "random": evaluate.match_many(current, random_agent, keys),
+            "old": evaluate.match_many(current, agent_of(old_params, "old"), keys, b_batched=True),
+            "1steplA": evaluate.match_many(current, lookahead, keys),
+        }
+        wall = time.perf_counter() - t_start
+        decisions, rows = [], []
+        for k, r in enumerate(runs):
+            row = {**_host_metrics(metrics, k), **_eval_row({t: res[k] for t, res in results.items()})}
+            decisions.append(r.record(int(updates[k]), row, jax.tree.map(lambda x: x[k], params), cfg.revert_drop, wall))
+            rows.append(row)
+        best = np.array([d == "best" for d in decisions])
+        revert = np.array([d == "revert" for d in decisions])
+        old_params = _where(best, params, old_params)
+        if revert.any():
+            state = algo.with_params(state, _where(revert, old_params, params))
+        counters["wall_s"] = wall
+        save_state(out / LAST, state, old_params, counters, {**meta_all, "metrics": {"seeds": rows}})
+        bar.update(int(updates.min()) - before)
+        wins = [row["eval/vs_1steplA"] for row in rows]
+        bar.set_postfix(vs1=f"{np.mean(wins):.2f}±{np.std(wins):.2f}",
+                        best=f"{np.mean([r.loop['best_win_rate'] for r in runs]):.2f}")
+    bar.close()
+    per_seed = [r.finish(algo.name, extra_panels) for r in runs]
+    final = [s["final"].get("eval/vs_1steplA", float("nan")) for s in per_seed]
+    best = [s["best_vs_1steplA"] for s in per_seed]
     summary = {
         "algorithm": algo.name,
-        "best_vs_1steplA": loop["best_win_rate"],
-        "best_updates": loop["best_updates"],
-        "reverts": loop["reverts"],
-        "evaluations": loop["evals"],
-        "wall_s": round(loop["wall_s"], 1),
-        "final": log.rows[-1] if log.rows else {},
-        "best": checkpoint.read_metadata(out / BEST)["metrics"] if (out / BEST).exists() else {},
+        "seeds": seeds,
+        "final_vs_1steplA": _spread(final),
+        "best_vs_1steplA": _spread(best),
+        "final_vs_random": _spread([s["final"].get("eval/vs_random", float("nan")) for s in per_seed]),
+        "reverts": [s["reverts"] for s in per_seed],
+        "evaluations": per_seed[0]["evaluations"],
+        "wall_s": round(counters["wall_s"], 1),
+        "runs": [str(r.out) for r in runs],
         "command": " ".join(["python"] + sys.argv),
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"{algo.name}: best win rate vs 1StepLA {loop['best_win_rate']:.2f} at {loop['best_updates']:,} "
-          f"updates; {loop['reverts']} reverts; {loop['wall_s']:.0f}s. Best agent: {out / BEST}")
+    _write_seed_table(out, summary, per_seed)
+    merged = [{"step": row["step"], f"seed {r.seed}": row["eval/vs_1steplA"]}
+              for r in runs for row in r.log.rows if "eval/vs_1steplA" in row]
+    runlog.plot_panels(merged, [("win rate vs 1StepLA (protocol, 100 games)", [f"seed {s}" for s in seeds],
+                                 "win rate")], out / "curves.png", xlabel="updates", smooth_window=5,
+                       suptitle=f"{algo.name}: {k_seeds} seeds")
+    print(f"{algo.name}, {k_seeds} seeds {seeds}: final win rate vs 1StepLA {summary['final_vs_1steplA']['mean']:.3f} "
+          f"± {summary['final_vs_1steplA']['std']:.3f}, best {summary['best_vs_1steplA']['mean']:.3f} "
+          f"± {summary['best_vs_1steplA']['std']:.3f}; {counters['wall_s']:.0f}s. Runs: {out}/seed_*")
     return summary
+
+
+def _write_seed_table(out: Path, summary: dict, per_seed: list[dict]) -> None:
+    lines = [f"# {summary['algorithm']}: {len(per_seed)} seeds trained in one vmapped program", "",
+             f"Command: `{summary['command']}`", "",
+             "| seed | final vs 1StepLA | best vs 1StepLA | at update | final vs Random | reverts |",
+             "| ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for s in per_seed:
+        f = s["final"]
+        lines.append(f"| {s['seed']} | {f.get('eval/vs_1steplA', float('nan')):.3f} | {s['best_vs_1steplA']:.3f} | "
+                     f"{s['best_updates']:,} | {f.get('eval/vs_random', float('nan')):.3f} | {s['reverts']} |")
+    fin, bst = summary["final_vs_1steplA"], summary["best_vs_1steplA"]
+    lines += [f"| mean ± sd | {fin['mean']:.3f} ± {fin['std']:.3f} | {bst['mean']:.3f} ± {bst['std']:.3f} | | "
+              f"{summary['final_vs_random']['mean']:.3f} | |", "",
+              f"Wall time {summary['wall_s'] / 60:.1f} min for all seeds together."]
+    (out / "seeds.md").write_text("\n".join(lines) + "\n")

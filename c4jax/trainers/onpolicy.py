@@ -7,8 +7,8 @@
 - ``ppo_update``: epochs x shuffled minibatches of the buffer, as one ``lax.scan``.
 - ``reinforce_update`` / ``reinforce_updates``: one gradient step per episode (+ mirror).
 - ``make_optimizer``: PyTorch-style Adam + L2 that leaves the frozen conv block untouched.
-- ``init_two_head_from_supervised``: the supervised -> RL transfer of SPEC §5.
 
+The supervised -> RL transfer of SPEC §5 is ``c4jax.trainers.loop.initial_params``.
 The experiment scripts own evaluation, the "old network" logic, logging and files.
 
 Batch layout. ``collect`` over B games returns ``N = 2 * B * 42`` rows laid out game
@@ -23,14 +23,13 @@ from __future__ import annotations
 from functools import partial
 from typing import NamedTuple
 
-import chex
 import jax
 import jax.numpy as jnp
 import optax
 from flax import struct
 from jax import Array
 
-from c4jax import env, losses, networks, selfplay
+from c4jax import env, losses, selfplay
 from c4jax.networks import CNet
 from c4jax.policies import NetworkAgent, legal_mask, masked_log_softmax, mirror_boards
 from c4jax.trainers.optim import FROZEN_SUBTREE, make_optimizer  # noqa: F401  (re-exported)
@@ -169,20 +168,6 @@ def _trainable_view(params, frozen_conv: bool):
     if not frozen_conv:
         return params
     return {**params, FROZEN_SUBTREE: jax.lax.stop_gradient(params[FROZEN_SUBTREE])}
-
-
-_jit_init_params = jax.jit(networks.init_params, static_argnames=("width", "heads"))
-
-
-def init_two_head_from_supervised(supervised_params, key: Array, width: int = 128) -> dict:
-    """Two-head parameters: ``conv``, ``dense`` and ``head`` from a one-head (supervised)
-    network, a freshly initialised ``value`` head (SPEC §5 transfer)."""
-    fresh = _jit_init_params(key, width=width, heads="two")
-    out = dict(fresh)
-    for name in ("conv", "dense", "head"):
-        chex.assert_trees_all_equal_shapes_and_dtypes(supervised_params[name], fresh[name])
-        out[name] = jax.tree.map(jnp.asarray, supervised_params[name])
-    return out
 
 
 # --------------------------------------------------------------------------- updates
