@@ -738,6 +738,7 @@ class Timing:
     references: tuple[str, ...]  # labels of the reference entries (1StepLA, 2StepLA)
     added: tuple[str, ...] = ()  # references timed although not in the agent list
     device: str = ""
+    python_references: tuple[str, ...] = ()  # labels of plain-Python lookahead entries (c4jax.reference)
 
     def entry(self, agent: str) -> DecisionTime:
         for e in self.entries:
@@ -756,35 +757,47 @@ class Timing:
                   f"decisions/s (batch {self.batch})")
         header += tuple(f"{r} time / agent time (batch 1)" for r in refs)
         header += tuple(f"{r} time / agent time (batch {self.batch})" for r in refs)
+        py = self.python_references
+        header += tuple(f"{r} time / agent time (batch 1)" for r in py)
         rows = []
         for e in self.entries:
             label = e.agent + (" (reference)" if e.agent in self.added else "")
             rows.append((label, e.single_s, e.batched_s, 1.0 / e.batched_s)
                         + tuple(self.speedup(e.agent, r) for r in refs)
-                        + tuple(self.speedup(e.agent, r, batched=True) for r in refs))
+                        + tuple(self.speedup(e.agent, r, batched=True) for r in refs)
+                        + tuple(self.speedup(e.agent, r) for r in py))
+        py_note = ""
+        if py:
+            n_py = self.entry(py[0])
+            py_note = (f" The plain-Python rows are `c4jax.reference.act` (nested lists and recursion, one board "
+                       f"per call, the thesis' kind of implementation; the same moves as the jitted lookahead): "
+                       f"median of {len(n_py.single)} calls at batch 1, and a Python loop over {n_py.batch} boards "
+                       f"in the batched column.")
         return Table(
             name="table_5_1_timing",
             title="Table 5.1: time to choose an action",
             header=header,
             rows=tuple(rows),
-            formats=("", ".2e", ".2e", ",.0f") + (".3g",) * (2 * len(refs)),
+            formats=("", ".2e", ".2e", ",.0f") + (".3g",) * (2 * len(refs) + len(py)),
             note=(f"One jitted `act` call as a caller makes it (dispatch included), compile excluded, median of "
                   f"{len(self.entries[0].single) if self.entries else 0} calls at batch 1 and "
                   f"{len(self.entries[0].batched) if self.entries else 0} at batch {self.batch} (agents "
                   "interleaved), on SPEC §3 random non-terminal boards" + (f", {self.device}" if self.device else "")
                   + ". 'X time / agent time' > 1: the agent decides faster than X (thesis, batch 1 on a laptop: "
-                  "trained agents ≈20× faster than 1StepLA and ≈70× faster than 2StepLA)."),
+                  "trained agents ≈20× faster than 1StepLA and ≈70× faster than 2StepLA)." + py_note),
         )
 
     def to_dict(self) -> dict:
         return {"batch": self.batch, "references": list(self.references), "added": list(self.added),
+                "python_references": list(self.python_references),
                 "device": self.device, "entries": [e.to_dict() for e in self.entries],
                 "table": self.table().to_dict()}
 
 
 def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repeats: int = 101,
                    batched_repeats: int = 5, names: Sequence[str] | None = None,
-                   references: Sequence[str] = REFERENCES, progress: bool = False) -> Timing:
+                   references: Sequence[str] = REFERENCES, python_lookahead: Sequence[int] = (1, 2),
+                   python_boards: int = 32, progress: bool = False) -> Timing:
     """Measure Table 5.1: seconds per decision at batch 1 and at ``batch``.
 
     Every agent's ``act`` runs jitted (agent as an argument) on SPEC §3 random
@@ -794,7 +807,13 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
     the agents interleaved call by call so that load drifts of a shared machine hit
     all of them alike. Reported: medians. The ``references`` (loaded by name) are timed
     too when not in the list, so that every speed-up column exists.
+
+    ``python_lookahead``: depths N of the plain-Python lookahead (:mod:`c4jax.reference`,
+    the thesis' kind of baseline) timed as extra rows ``"<N>steplA (plain Python)"``:
+    ``repeats`` single-board calls (interleaved with the others) and one loop over
+    ``python_boards`` boards as its "batched" time per decision.
     """
+    from c4jax import reference
     from c4jax import agents as registry
     from tqdm.auto import tqdm
 
@@ -816,6 +835,8 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
         for b in (singles[0], big):
             _decide(a, b, act_key).block_until_ready()
             _decide(a, b, act_key).block_until_ready()
+    np_singles = [np.asarray(b[0]) for b in singles]
+    py_single: list[list[float]] = [[] for _ in python_lookahead]
     single: list[list[float]] = [[] for _ in loaded]
     batched: list[list[float]] = [[] for _ in loaded]
     total = repeats + batched_repeats
@@ -825,6 +846,11 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
                 t0 = time.perf_counter()
                 _decide(a, singles[r % 16], act_key).block_until_ready()
                 single[k].append(time.perf_counter() - t0)
+            for k, n in enumerate(python_lookahead):
+                board = np_singles[r % 16]
+                t0 = time.perf_counter()
+                reference.act(board, n)
+                py_single[k].append(time.perf_counter() - t0)
             bar.update()
         for _ in range(batched_repeats):
             for k, a in enumerate(loaded):
@@ -832,11 +858,19 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
                 _decide(a, big, act_key).block_until_ready()
                 batched[k].append(time.perf_counter() - t0)
             bar.update()
+    py_entries = []
+    np_boards = np.asarray(boards[:python_boards])
+    for n, s_times in zip(python_lookahead, py_single):
+        t0 = time.perf_counter()
+        for b in np_boards:
+            reference.act(b, n)
+        py_entries.append(DecisionTime(agent=f"{n}steplA (plain Python)", batch=len(np_boards), single=tuple(s_times),
+                                       batched=(time.perf_counter() - t0,)))
     return Timing(
         entries=tuple(DecisionTime(agent=l, batch=batch, single=tuple(s), batched=tuple(b))
-                      for l, s, b in zip(labels, single, batched)),
+                      for l, s, b in zip(labels, single, batched)) + tuple(py_entries),
         batch=batch, references=tuple(ref_labels), added=tuple(added),
-        device=device_description(),
+        device=device_description(), python_references=tuple(e.agent for e in py_entries),
     )
 
 

@@ -637,3 +637,15 @@ def test_load_unknown_name(name):
 def test_load_bad_suffix_or_empty(name):
     with pytest.raises((ValueError, KeyError)):
         agents.load(name)
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_plain_python_reference_plays_the_same_moves(all_boards, n):
+    """c4jax.reference (the Table 5.1 yardstick, plain lists and recursion) is the same player."""
+    from c4jax import reference
+
+    boards = all_boards[:300]
+    got = np.asarray(jax.jit(agents.load(f"{n}steplA").act)(jnp.asarray(boards), jax.random.key(0)))
+    assert [reference.act(b, n) for b in boards] == got.tolist()
+    assert reference.root_values(boards[0], n) == scalar_root_values(boards[0], n)
+

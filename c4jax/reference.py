@@ -1,0 +1,93 @@
+"""A plain-Python N-step lookahead, written the way the thesis' baseline was: nested lists,
+recursion, one board at a time.
+
+It plays exactly the moves of ``agents.load("<n>steplA")`` (SPEC §4: the window
+heuristic, minimax to depth N, deterministic centre-first tie-break; tested), but
+knows nothing of bitboards, JAX or batching. It exists as the yardstick of Table 5.1:
+the thesis timed its networks against a lookahead like this one, while c4jax's own
+lookahead is vectorised bitboard code that is faster than a network. Not for
+training or matches (it is thousands of times slower).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+ROWS, COLS = 6, 7
+TIE_ORDER = (3, 2, 4, 1, 5, 0, 6)  # deterministic tie-break: closest to the centre, left first
+OWN = {2: 10**2, 3: 10**4, 4: 10**10}
+OPP = {2: -1, 3: -(10**6), 4: -(10**8)}
+
+
+def _windows() -> list[tuple[tuple[int, int], ...]]:
+    out = []
+    for r in range(ROWS):
+        for c in range(COLS):
+            for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+                cells = tuple((r + k * dr, c + k * dc) for k in range(4))
+                if all(0 <= rr < ROWS and 0 <= cc < COLS for rr, cc in cells):
+                    out.append(cells)
+    return out
+
+
+WINDOWS = _windows()  # the 69 lines of four cells
+
+
+def heuristic(b: list[list[int]]) -> int:
+    """SPEC §4 score of ``b`` for the ``1`` stones (windows with one colour and empties only)."""
+    score = 0
+    for w in WINDOWS:
+        vals = [b[r][c] for r, c in w]
+        own, opp = vals.count(1), vals.count(-1)
+        if opp == 0 and own >= 2:
+            score += OWN[own]
+        elif own == 0 and opp >= 2:
+            score += OPP[opp]
+    return score
+
+
+def _terminal(b: list[list[int]]) -> bool:
+    for w in WINDOWS:
+        first = b[w[0][0]][w[0][1]]
+        if first != 0 and all(b[r][c] == first for r, c in w[1:]):
+            return True
+    return all(b[0][c] != 0 for c in range(COLS))
+
+
+def _play(b: list[list[int]], col: int, piece: int) -> list[list[int]] | None:
+    for r in range(ROWS - 1, -1, -1):
+        if b[r][col] == 0:
+            nb = [row[:] for row in b]
+            nb[r][col] = piece
+            return nb
+    return None
+
+
+def _minimax(b: list[list[int]], depth: int, maximizing: bool) -> int:
+    if depth == 0 or _terminal(b):
+        return heuristic(b)
+    piece = 1 if maximizing else -1
+    values = [_minimax(nb, depth - 1, not maximizing)
+              for nb in (_play(b, c, piece) for c in range(COLS)) if nb is not None]
+    return max(values) if maximizing else min(values)
+
+
+def root_values(board, n: int) -> list[int | None]:
+    """Each column's depth-``n`` minimax value for the player to move (``None``: full column)."""
+    b = [[int(x) for x in row] for row in np.asarray(board).reshape(ROWS, COLS)]
+    out = []
+    for c in range(COLS):
+        nb = _play(b, c, 1)
+        out.append(None if nb is None else _minimax(nb, n - 1, False))
+    return out
+
+
+def act(board, n: int = 1) -> int:
+    """The column the deterministic ``n``-step lookahead plays on ``board`` (int8[6, 7], player
+    to move = 1, row 0 on top, not finished)."""
+    values = root_values(board, n)
+    legal = [v for v in values if v is not None]
+    if not legal:
+        raise ValueError("the board has no legal move")
+    best = max(legal)
+    return next(c for c in TIE_ORDER if values[c] == best)
