@@ -214,17 +214,20 @@ class DQN:
         state = state._replace(buffer=rb.add(state.buffer, items, valid), key=key,
                                episodes=state.episodes + games)
         n_updates = cfg.updates_per_episode * games
-
-        def learn(s):
-            s, m = jax.lax.scan(self._update, s, None, length=n_updates)
-            return s, jax.tree.map(jnp.sum, m)
-
-        def wait(s):
-            return s, {"loss": 0.0, "q": 0.0, "target": 0.0}
-
         ready = state.buffer.size >= cfg.learning_starts
-        state, sums = jax.lax.cond(ready, learn, wait, state)
-        stats = {**sums, "n": jnp.where(ready, n_updates, 0).astype(jnp.float32),
+        # A loop of 0 or n_updates steps rather than lax.cond(ready, ...): under vmap (--vmap-seeds)
+        # a cond with a per-seed predicate runs both branches, i.e. every update even while the
+        # buffers are still filling; a while loop runs only while some seed is ready.
+        todo = jnp.where(ready, n_updates, 0)
+
+        def learn(i, carry):
+            s, sums = carry
+            s, m = self._update(s, None)
+            return s, jax.tree.map(jnp.add, sums, m)
+
+        zero = {"loss": jnp.float32(0), "q": jnp.float32(0), "target": jnp.float32(0)}
+        state, sums = jax.lax.fori_loop(0, todo, learn, (state, zero))
+        stats = {**sums, "n": todo.astype(jnp.float32),
                  "length": traj.length.sum().astype(jnp.float32), "games": jnp.float32(games)}
         return state, stats
 
