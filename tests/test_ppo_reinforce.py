@@ -155,3 +155,14 @@ def test_vmap_seeds_match_single_seed_runs_and_resume_exactly(tmp_path):
     bad = subprocess.run([sys.executable, str(ROOT / "experiments" / "ppo.py"), "--out", str(resumed), "--resume",
                           "--vmap-seeds", "3", "--no-progress", *PPO_FLAGS], capture_output=True, text=True, timeout=300)
     assert bad.returncode != 0 and "holds seeds [0, 1], not [0, 1, 2]" in bad.stderr
+
+
+def test_eval_greedy_makes_the_evaluated_policy_deterministic():
+    ppo = PPO(PPOConfig(**SMALL_PPO))
+    params = _params()
+    sampled = loop._evaluated_agent(ppo, loop.LoopConfig(), 128)(params, "ppo")
+    greedy = loop._evaluated_agent(ppo, loop.LoopConfig(eval_greedy=True), 128)(params, "ppo")
+    assert sampled.stochastic and not greedy.stochastic
+    boards = np.zeros((4, 6, 7), np.int8)
+    acts = {int(greedy.act(boards, jax.random.key(k))[0]) for k in range(5)}
+    assert len(acts) == 1

@@ -55,6 +55,10 @@ class LoopConfig:
     """Gradient updates to perform."""
     revert_drop: float = 0.08
     """Revert to the old network when the win rate vs 1StepLA falls this far below the best."""
+    eval_greedy: bool = False
+    """Policy networks (REINFORCE, PPO): play the evaluation matches greedily instead of sampling, so that
+    the old-network rule and best/ follow deterministic, exactly repeatable win rates (not the thesis'
+    setting; DQN is always greedy)."""
     resume: bool = False
     """Continue the run in --out from its last checkpoint."""
     vmap_seeds: int = 1
@@ -209,6 +213,18 @@ class _SeedRun:
         return summary
 
 
+def _evaluated_agent(algo: Algorithm, cfg: LoopConfig, width: int) -> Callable[[Any, str], NetworkAgent]:
+    """``agent_of(params, label)``: the network as the evaluation matches play it (sampled for
+    policy networks unless ``cfg.eval_greedy``; no symmetric averaging, as in training)."""
+    sampled = algo.default_mode == "sto" and not cfg.eval_greedy
+
+    def agent_of(params, label: str) -> NetworkAgent:
+        return NetworkAgent(params=params, label=label, width=width, heads=algo.heads, output=algo.output,
+                            sampled=sampled, symmetric=False)
+
+    return agent_of
+
+
 def _check_resumable(out: Path) -> None:
     if not (out / LAST / checkpoint.METADATA_FILE).is_file():
         raise checkpoint.CheckpointError(f"--resume: no checkpoint to resume in {str(out / LAST)!r}")
@@ -260,10 +276,7 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
         print(f"resumed {out} at {algo.updates(state):,} updates ({counters['evals']} evaluations)")
     seed_run = _SeedRun(out, cfg.seed, meta, counters, cfg.resume, algo.updates(state) if cfg.resume else None)
 
-    def agent_of(params, label):
-        return NetworkAgent(params=params, label=label, width=width, heads=algo.heads, output=algo.output,
-                            sampled=algo.default_mode == "sto", symmetric=False)
-
+    agent_of = _evaluated_agent(algo, cfg, width)
     random_agent, lookahead = agents.load("random"), agents.load("1steplA")
     bar = tqdm(total=cfg.total_updates, initial=algo.updates(state), desc=algo.name, unit="upd",
                disable=not cfg.progress, dynamic_ncols=True)
@@ -361,10 +374,7 @@ def run_seeds(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict
     runs = [_SeedRun(seed_dir(out, s), s, m, c, cfg.resume, after) for s, m, c in zip(seeds, metas, counters["seeds"])]
     chunk = jax.jit(jax.vmap(algo.chunk))
 
-    def agent_of(params, label):
-        return NetworkAgent(params=params, label=label, width=width, heads=algo.heads, output=algo.output,
-                            sampled=algo.default_mode == "sto", symmetric=False)
-
+    agent_of = _evaluated_agent(algo, cfg, width)
     random_agent, lookahead = agents.load("random"), agents.load("1steplA")
     bar = tqdm(total=cfg.total_updates, initial=int(updates_of(state).min()), desc=f"{algo.name} x{k_seeds}",
                unit="upd", disable=not cfg.progress, dynamic_ncols=True)
