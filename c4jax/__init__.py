@@ -10,7 +10,8 @@ Imported on use (they pull in flax/optax/orbax/matplotlib): ``networks`` (CNET12
 ``checkpoint`` (Orbax + metadata), ``buffer`` (replay buffer), ``losses``,
 ``trainers`` (supervised, dqn, ppo, reinforce and the shared RL loop), ``evaluate``
 (match protocol, round robin, timing), ``ratings`` (Bradley-Terry), ``runlog``
-(metrics files and plots), ``play`` (the browser UI).
+(metrics files and plots), ``play`` (the browser UI), ``reference`` (a plain-Python
+lookahead, the yardstick of Table 5.1).
 """
 
 from c4jax import agents, baselines, bitboard, env, selfplay, validation
