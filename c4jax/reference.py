@@ -54,7 +54,8 @@ def _terminal(b: list[list[int]]) -> bool:
     return all(b[0][c] != 0 for c in range(COLS))
 
 
-def _play(b: list[list[int]], col: int, piece: int) -> list[list[int]] | None:
+def play(b: list[list[int]], col: int, piece: int) -> list[list[int]] | None:
+    """``b`` with ``piece`` dropped into column ``col`` (a new board), or ``None`` if it is full."""
     for r in range(ROWS - 1, -1, -1):
         if b[r][col] == 0:
             nb = [row[:] for row in b]
@@ -68,7 +69,7 @@ def _minimax(b: list[list[int]], depth: int, maximizing: bool) -> int:
         return heuristic(b)
     piece = 1 if maximizing else -1
     values = [_minimax(nb, depth - 1, not maximizing)
-              for nb in (_play(b, c, piece) for c in range(COLS)) if nb is not None]
+              for nb in (play(b, c, piece) for c in range(COLS)) if nb is not None]
     return max(values) if maximizing else min(values)
 
 
@@ -77,7 +78,7 @@ def root_values(board, n: int) -> list[int | None]:
     b = [[int(x) for x in row] for row in np.asarray(board).reshape(ROWS, COLS)]
     out = []
     for c in range(COLS):
-        nb = _play(b, c, 1)
+        nb = play(b, c, 1)
         out.append(None if nb is None else _minimax(nb, n - 1, False))
     return out
 

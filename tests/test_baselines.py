@@ -13,7 +13,8 @@ in plain numpy/python (never against the library's own code):
   -inf for full columns; deterministic tie-break 3, 2, 4, 1, 5, 0, 6.
 
 The vectorised reference (``ref_root_values``) is itself cross-checked against an even
-plainer scalar, recursive pure-python version (``scalar_root_values``) on a few boards.
+plainer scalar, recursive pure-python version on a few boards: ``c4jax.reference``, the
+plain-Python lookahead timed in Table 5.1, which shares no code with the bitboard agents.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from c4jax import agents, env
+from c4jax import agents, env, reference
 from c4jax.baselines import NStepLookahead, RandomAgent
 
 ROWS, COLS = 6, 7
@@ -145,53 +146,11 @@ def ref_det_actions(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
     return np.array([next(c for c in TIE_ORDER if c in s) for s in ref_best_sets(values, legal)])
 
 
-# ---- an even plainer scalar version (lists, recursion), used to check the above -------
-
-def _scalar_heuristic(b: list[list[int]]) -> int:
-    score = 0
-    for w in WINDOWS:
-        vals = [b[r][c] for r, c in w]
-        own, opp = vals.count(1), vals.count(-1)
-        if opp == 0 and own >= 2:
-            score += W_OWN[own]
-        if own == 0 and opp >= 2:
-            score += W_OPP[opp]
-    return score
-
-
-def _scalar_terminal(b: list[list[int]]) -> bool:
-    for w in WINDOWS:
-        vals = {b[r][c] for r, c in w}
-        if vals == {1} or vals == {-1}:
-            return True
-    return all(b[0][c] != 0 for c in range(COLS))
-
-
-def _scalar_play(b, c, piece):
-    for r in range(ROWS - 1, -1, -1):
-        if b[r][c] == 0:
-            nb = [row[:] for row in b]
-            nb[r][c] = piece
-            return nb
-    return None
-
-
-def _scalar_minimax(b, depth: int, maximizing: bool) -> int:
-    if depth == 0 or _scalar_terminal(b):
-        return _scalar_heuristic(b)
-    piece = 1 if maximizing else -1
-    vals = [_scalar_minimax(nb, depth - 1, not maximizing)
-            for nb in (_scalar_play(b, c, piece) for c in range(COLS)) if nb is not None]
-    return max(vals) if maximizing else min(vals)
-
-
-def scalar_root_values(board, n: int) -> list[int | None]:
-    b = [list(map(int, row)) for row in np.asarray(board)]
-    out = []
-    for c in range(COLS):
-        nb = _scalar_play(b, c, 1)
-        out.append(None if nb is None else _scalar_minimax(nb, n - 1, False))
-    return out
+# ---- the even plainer scalar version (lists, recursion) that checks the above is the package's
+# Table 5.1 yardstick, c4jax.reference: it shares no code with the jitted bitboard lookahead.
+_scalar_heuristic = reference.heuristic
+_scalar_play = reference.play
+scalar_root_values = reference.root_values
 
 
 # --------------------------------------------------------------------------------------
@@ -642,10 +601,7 @@ def test_load_bad_suffix_or_empty(name):
 @pytest.mark.parametrize("n", [1, 2])
 def test_plain_python_reference_plays_the_same_moves(all_boards, n):
     """c4jax.reference (the Table 5.1 yardstick, plain lists and recursion) is the same player."""
-    from c4jax import reference
-
     boards = all_boards[:300]
     got = np.asarray(jax.jit(agents.load(f"{n}steplA").act)(jnp.asarray(boards), jax.random.key(0)))
     assert [reference.act(b, n) for b in boards] == got.tolist()
-    assert reference.root_values(boards[0], n) == scalar_root_values(boards[0], n)
 
