@@ -225,6 +225,16 @@ def _evaluated_agent(algo: Algorithm, cfg: LoopConfig, width: int) -> Callable[[
     return agent_of
 
 
+def _opponents(agent_of: Callable[[Any, str], NetworkAgent], old_params) -> dict:
+    """The evaluation matches' opponents by tag (SPEC §7): Random, the old network, 1StepLA."""
+    return {"random": agents.load("random"), "old": agent_of(old_params, "old"), "1steplA": agents.load("1steplA")}
+
+
+def _eval_key(seed: int, evals: int) -> jax.Array:
+    """The key of a seed's evaluation number ``evals`` (the same in single and vmapped runs)."""
+    return jax.random.fold_in(jax.random.key(seed + 1), evals)
+
+
 def _check_resumable(out: Path) -> None:
     if not (out / LAST / checkpoint.METADATA_FILE).is_file():
         raise checkpoint.CheckpointError(f"--resume: no checkpoint to resume in {str(out / LAST)!r}")
@@ -277,7 +287,6 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
     seed_run = _SeedRun(out, cfg.seed, meta, counters, cfg.resume, algo.updates(state) if cfg.resume else None)
 
     agent_of = _evaluated_agent(algo, cfg, width)
-    random_agent, lookahead = agents.load("random"), agents.load("1steplA")
     bar = tqdm(total=cfg.total_updates, initial=algo.updates(state), desc=algo.name, unit="upd",
                disable=not cfg.progress, dynamic_ncols=True)
     t_start = time.perf_counter() - counters["wall_s"]
@@ -285,11 +294,11 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
         before = algo.updates(state)
         state, metrics = algo.chunk(state)
         params, updates = algo.params(state), algo.updates(state)
-        eval_key = jax.random.fold_in(jax.random.key(cfg.seed + 1), counters["evals"])
+        eval_key = _eval_key(cfg.seed, counters["evals"])
         current = agent_of(params, algo.name)
         row = _host_metrics(metrics)
-        row.update(_eval_row({tag: evaluate.match(current, opp, eval_key) for tag, opp in (
-            ("random", random_agent), ("old", agent_of(old_params, "old")), ("1steplA", lookahead))}))
+        row.update(_eval_row({tag: evaluate.match(current, opp, eval_key)
+                              for tag, opp in _opponents(agent_of, old_params).items()}))
         decision = seed_run.record(updates, row, params, cfg.revert_drop, time.perf_counter() - t_start)
         if decision == "best":
             old_params = params
@@ -375,7 +384,6 @@ def run_seeds(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict
     chunk = jax.jit(jax.vmap(algo.chunk))
 
     agent_of = _evaluated_agent(algo, cfg, width)
-    random_agent, lookahead = agents.load("random"), agents.load("1steplA")
     bar = tqdm(total=cfg.total_updates, initial=int(updates_of(state).min()), desc=f"{algo.name} x{k_seeds}",
                unit="upd", disable=not cfg.progress, dynamic_ncols=True)
     t_start = time.perf_counter() - counters["wall_s"]
@@ -383,13 +391,10 @@ def run_seeds(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict
         before = int(updates_of(state).min())
         state, metrics = chunk(state)
         params, updates = algo.params(state), updates_of(state)
-        keys = jnp.stack([jax.random.fold_in(jax.random.key(s + 1), r.loop["evals"]) for s, r in zip(seeds, runs)])
+        keys = jnp.stack([_eval_key(s, r.loop["evals"]) for s, r in zip(seeds, runs)])
         current = agent_of(params, algo.name)
-        results = {
-            "random": evaluate.match_many(current, random_agent, keys),
-            "old": evaluate.match_many(current, agent_of(old_params, "old"), keys, b_batched=True),
-            "1steplA": evaluate.match_many(current, lookahead, keys),
-        }
+        results = {tag: evaluate.match_many(current, opp, keys, b_batched=tag == "old")  # old: one per seed
+                   for tag, opp in _opponents(agent_of, old_params).items()}
         wall = time.perf_counter() - t_start
         decisions, rows = [], []
         for k, r in enumerate(runs):
