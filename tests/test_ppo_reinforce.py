@@ -10,8 +10,8 @@ import jax
 import numpy as np
 import pytest
 
-from c4jax import agents, checkpoint
-from c4jax.trainers import loop
+from c4jax import agents, checkpoint, selfplay
+from c4jax.trainers import loop, onpolicy
 from c4jax.trainers.ppo import PPO, PPOConfig
 from c4jax.trainers.reinforce import Reinforce, ReinforceConfig
 
@@ -51,6 +51,22 @@ def test_bad_configuration_is_refused():
         PPOConfig(buffer_size=16, minibatch_size=32)
     with pytest.raises(ValueError, match="episodes-per-eval"):
         ReinforceConfig(games_per_collect=30, episodes_per_eval=100)
+    with pytest.raises(ValueError, match="games-per-collect"):
+        PPOConfig(games_per_collect=-1)
+
+
+def test_the_default_collection_fills_the_thesis_buffer_of_2000_transitions():
+    """--games-per-collect 0 (auto) plays enough self-play games (with mirrors) to fill every buffer."""
+    cfg = PPOConfig()
+    assert cfg.games_per_collect == 0 and cfg.games == 160
+    assert PPOConfig(buffer_size=256).games == 21 and PPOConfig(games_per_collect=7).games == 7
+    params = _params()
+    for seed in range(3):
+        start_key, play_key = jax.random.split(jax.random.key(seed))
+        starts = selfplay.random_initial_states(start_key, cfg.games)
+        batch = onpolicy.collect(params, play_key, starts)
+        assert int(batch.valid.sum()) >= cfg.buffer_size
+        assert int(onpolicy.take_first(batch, cfg.buffer_size).valid.sum()) == cfg.buffer_size
 
 
 def _run(script, out, *extra):

@@ -1,6 +1,6 @@
 """PPO for two-player self-play (SPEC §7).
 
-Each *buffer*: ``games_per_collect`` self-play games sampled from the current
+Each *buffer*: ``games_per_collect`` (default: enough to fill it) self-play games sampled from the current
 policy in parallel from SPEC §3 random start boards, each followed by its mirror
 (the mirrored action's log-prob recomputed on the mirrored board), trimmed to the
 first ``buffer_size`` transitions in game order; then ``epochs`` passes of shuffled
@@ -10,6 +10,7 @@ then the buffer is discarded. The host loop evaluates after every buffer.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import jax
@@ -43,8 +44,9 @@ class PPOConfig:
     """Adam learning rate."""
     weight_decay: float = 5e-5
     """L2 penalty added to the gradient."""
-    games_per_collect: int = 96
-    """Self-play games played in parallel to fill one buffer (~2,600 transitions with mirrors)."""
+    games_per_collect: int = 0
+    """Self-play games played in parallel to fill one buffer; 0 = ceil(buffer_size / 12.5), enough to fill
+    it (a game from a random start gives 15-20 rows with its mirror; the extra rows are dropped)."""
     reward_backprop_n: float = 3.0
     """Exponent of the SPEC §2 reward back-propagation."""
     width: int = 128
@@ -53,8 +55,16 @@ class PPOConfig:
     def __post_init__(self):
         if self.minibatch_size > self.buffer_size:
             raise ValueError("--minibatch-size cannot exceed --buffer-size")
+        if self.games_per_collect < 0:
+            raise ValueError(f"--games-per-collect must be >= 0 (0 = auto), got {self.games_per_collect}")
         if not 0.0 <= self.gae_lambda <= 1.0:
             raise ValueError(f"--gae-lambda must be in [0, 1], got {self.gae_lambda}")
+
+
+    @property
+    def games(self) -> int:
+        """Self-play games per buffer (``games_per_collect``, or its automatic value when 0)."""
+        return self.games_per_collect or math.ceil(self.buffer_size / 12.5)
 
 
 class PPO(onpolicy.OnPolicyAlgorithm):
@@ -67,17 +77,17 @@ class PPO(onpolicy.OnPolicyAlgorithm):
     def _chunk(self, state: onpolicy.OnPolicyState):
         cfg = self.cfg
         key, start_key, play_key, update_key = jax.random.split(state.key, 4)
-        starts = selfplay.random_initial_states(start_key, cfg.games_per_collect)
+        starts = selfplay.random_initial_states(start_key, cfg.games)
         batch = onpolicy.collect(state.params, play_key, starts, gamma=cfg.gamma, gae_lambda=cfg.gae_lambda,
                                  width=cfg.width, backprop_n=cfg.reward_backprop_n)
-        games_length = batch.valid.sum() / (2 * cfg.games_per_collect)  # rows hold each game twice
+        games_length = batch.valid.sum() / (2 * cfg.games)  # rows hold each game twice
         buffer = onpolicy.take_first(batch, cfg.buffer_size)
         params, opt_state, m = onpolicy.ppo_update(
             state.params, state.opt_state, buffer, update_key, tx=self.tx, epochs=cfg.epochs,
             minibatch_size=cfg.minibatch_size, clip=cfg.clip, c1=cfg.c1, c2=cfg.c2,
             frozen_conv=self.freeze_conv, width=cfg.width)
         new = state._replace(params=params, opt_state=opt_state, key=key, updates=state.updates + m["train/updates"],
-                             episodes=state.episodes + cfg.games_per_collect)
+                             episodes=state.episodes + cfg.games)
         metrics = {k: v for k, v in m.items() if k not in ("train/updates", "train/samples")}
         metrics.update({"selfplay/length": games_length.astype(jnp.float32),
                         "buffer/samples": m["train/samples"].astype(jnp.float32),
