@@ -160,8 +160,8 @@ def main(args: Args) -> Path:
     if args.eval_only:
         shipped = agents.checkpoints_dir()
         sources = {"supervised": shipped / "supervised", **{a: shipped / a for a in RL}}
-        _run("tournament", ["--out", str(out / "tournament"), "--seed", str(args.seed), *budgets["tournament"]],
-             stages)
+        _run("tournament", ["--out", str(out / "tournament"), "--seed", str(args.seed), *progress,
+                            *budgets["tournament"]], stages)
     else:
         sources = {"supervised": out / "supervised", **{a: out / a / "best" for a in RL}}
         _run("supervised", ["--out", str(out / "supervised"), "--dataset", str(out / "data" / "1steplA.npz"),
@@ -173,7 +173,7 @@ def main(args: Args) -> Path:
         for algo in RL:
             names += [f"{out / algo}:sto", f"{out / algo}:det"] if algo in POLICY else [str(out / algo)]
         _run("tournament", ["--out", str(out / "tournament"), "--seed", str(args.seed), "--agents", *names,
-                            *budgets["tournament"]], stages)
+                            *progress, *budgets["tournament"]], stages)
     path = _report(args, out, stages, sources, time.perf_counter() - t0)
     print(f"\nreport: {path}")
     return path
