@@ -121,4 +121,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    loop.exit_on_error(main)

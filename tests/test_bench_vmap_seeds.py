@@ -1,5 +1,6 @@
 """experiments/bench_vmap_seeds.py: flags are checked, and a tiny run measures both modes."""
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -14,6 +15,13 @@ def test_bad_flags_exit_2(argv):
     with pytest.raises(SystemExit) as e:
         bench_vmap_seeds.main(argv)
     assert e.value.code == 2
+
+
+def test_a_missing_init_checkpoint_is_one_error_line(tmp_path):
+    proc = subprocess.run([sys.executable, str(Path(bench_vmap_seeds.__file__)), "--init-from", str(tmp_path / "none")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith("error:") and "Traceback" not in proc.stderr
 
 
 def test_tiny_run_counts_updates_of_both_modes(capsys):

@@ -60,7 +60,6 @@ class PPOConfig:
         if not 0.0 <= self.gae_lambda <= 1.0:
             raise ValueError(f"--gae-lambda must be in [0, 1], got {self.gae_lambda}")
 
-
     @property
     def games(self) -> int:
         """Self-play games per buffer (``games_per_collect``, or its automatic value when 0)."""
