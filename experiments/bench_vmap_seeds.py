@@ -32,7 +32,6 @@ import platform
 import time
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from c4jax.trainers import loop
@@ -69,11 +68,8 @@ def main(argv: list[str] | None = None) -> dict:
     algo, width = ALGOS[args.algo]()
     cfg = loop.LoopConfig(out="unused", init_from=args.init_from)
     source = loop.source_params(cfg, width)
-    seeds = list(range(args.seeds))
-    keys = [jax.random.split(jax.random.key(s)) for s in seeds]
-    singles = [algo.init(run_key, loop.initial_params(cfg, algo.heads, width, init_key, source))
-               for init_key, run_key in keys]
-    stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *singles)
+    singles = [loop.initial_state(algo, cfg, width, s, source) for s in range(args.seeds)]
+    stacked = loop.stack_seeds(singles)
     vchunk = jax.jit(jax.vmap(algo.chunk))
 
     def run_sequential(states):

@@ -146,13 +146,6 @@ def ref_det_actions(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
     return np.array([next(c for c in TIE_ORDER if c in s) for s in ref_best_sets(values, legal)])
 
 
-# ---- the even plainer scalar version (lists, recursion) that checks the above is the package's
-# Table 5.1 yardstick, c4jax.reference: it shares no code with the jitted bitboard lookahead.
-_scalar_heuristic = reference.heuristic
-_scalar_play = reference.play
-scalar_root_values = reference.root_values
-
-
 # --------------------------------------------------------------------------------------
 # Boards
 # --------------------------------------------------------------------------------------
@@ -266,7 +259,7 @@ def test_reference_matches_scalar_reference(random_boards):
         sub = boards if n < 3 else boards[:12]
         values, legal = ref_root_values(sub, n)
         for i, b in enumerate(sub):
-            want = scalar_root_values(b, n)
+            want = reference.root_values(b, n)
             got = [int(values[i, c]) if legal[i, c] else None for c in range(COLS)]
             assert got == want, f"n={n}\n{show(b)}"
     # expected tactics of the hand-built boards hold for the reference itself
@@ -279,7 +272,7 @@ def test_reference_matches_scalar_reference(random_boards):
     assert ref_heuristic(np.zeros((ROWS, COLS), np.int8)) == 0
     b = TACTICAL["win_horizontal"][0]
     # X windows: (5,0-3) own3; (5,1-4) own2; opp: rows 4 windows (4,0-3) opp2
-    assert _scalar_heuristic(b.tolist()) == int(ref_heuristic(b))
+    assert reference.heuristic(b.tolist()) == int(ref_heuristic(b))
 
 
 # --------------------------------------------------------------------------------------
@@ -498,7 +491,7 @@ def test_1step_takes_immediate_win_on_random_boards(random_boards):
     for b, a in zip(random_boards, acts):
         winning = []
         for c in range(COLS):
-            nb = _scalar_play(b.tolist(), c, 1)
+            nb = reference.play(b.tolist(), c, 1)
             if nb is not None and any(all(nb[r][cc] == 1 for r, cc in w) for w in WINDOWS):
                 winning.append(c)
         if winning:

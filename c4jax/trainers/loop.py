@@ -117,6 +117,13 @@ def initial_params(cfg: LoopConfig, heads: str, width: int, key: jax.Array, sour
     return {**params, **{k: source[k] for k in ("conv", "dense", "head")}}
 
 
+def initial_state(algo: Algorithm, cfg: LoopConfig, width: int, seed: int, source: dict | None = None):
+    """The fresh training state of ``seed``: its init key makes the params, its run key seeds
+    self-play (the same for a single ``--seed`` run and that seed inside ``--vmap-seeds``)."""
+    init_key, run_key = jax.random.split(jax.random.key(seed))
+    return algo.init(run_key, initial_params(cfg, algo.heads, width, init_key, source))
+
+
 # --- checkpoints of the whole training state ------------------------------------------------
 
 
@@ -275,8 +282,7 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
         return run_seeds(algo, cfg, width=width, algo_config=algo_config, extra_panels=extra_panels)
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
-    init_key, run_key = jax.random.split(jax.random.key(cfg.seed))
-    state = algo.init(run_key, initial_params(cfg, algo.heads, width, init_key))
+    state = initial_state(algo, cfg, width, cfg.seed)
     meta = _meta_common(algo, cfg, width, algo_config, cfg.seed)
     counters = _new_loop_counters()
     old_params = algo.params(state)
@@ -323,7 +329,8 @@ def seed_dir(out: str | Path, seed: int) -> Path:
     return Path(out) / f"seed_{seed}"
 
 
-def _stack(trees: list):
+def stack_seeds(trees: list):
+    """One pytree with a leading seed axis from K pytrees of the same structure."""
     return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
 
 
@@ -363,9 +370,7 @@ def run_seeds(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     source = source_params(cfg, width)
-    init_keys, run_keys = zip(*(jax.random.split(jax.random.key(s)) for s in seeds))
-    params0 = _stack([initial_params(cfg, algo.heads, width, k, source) for k in init_keys])
-    state = jax.jit(jax.vmap(algo.init))(jnp.stack(run_keys), params0)
+    state = stack_seeds([initial_state(algo, cfg, width, s, source) for s in seeds])
     metas = [_meta_common(algo, cfg, width, algo_config, s) for s in seeds]
     meta_all = {**_meta_common(algo, cfg, width, algo_config, cfg.seed), "seeds": seeds}
     counters = {"seeds": [_new_loop_counters() for _ in seeds], "wall_s": 0.0}
