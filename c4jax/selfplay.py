@@ -14,6 +14,7 @@ from flax import struct
 from jax import Array
 
 from c4jax import env
+from c4jax.agents import AgentBase
 
 MAX_MOVES = env.MAX_MOVES
 
@@ -122,3 +123,42 @@ def backprop_rewards(traj: Trajectory, n: float = 3.0) -> Array:
     return jax.vmap(env.backprop_rewards, in_axes=(0, 0, 0, None))(
         traj.rewards, traj.valid, traj.first_mover_outcome, n
     )
+
+
+# --------------------------------------------------------------------------- games against a fixed opponent
+
+@struct.dataclass
+class _PerGame(AgentBase):
+    """``other`` plays game b where ``use_other[b]``, ``base`` elsewhere."""
+
+    base: AgentBase
+    other: AgentBase
+    use_other: Array  # bool[B]
+    name: str = struct.field(pytree_node=False, default="per-game")
+    stochastic: bool = struct.field(pytree_node=False, default=True)
+
+    def _act(self, boards: Array, key: Array) -> Array:
+        key_base, key_other = jax.random.split(key)
+        return jnp.where(self.use_other, self.other._act(boards, key_other), self.base._act(boards, key_base))
+
+
+def mixed_rollout(learner, opponent, states: env.EnvState, n_vs: int, key: Array) -> tuple[Trajectory, Array]:
+    """Games of ``learner`` against itself and against a fixed ``opponent``, in one batch.
+
+    The first ``n_vs`` of the B games are ``learner`` against ``opponent``, the learner
+    moving first in a random half of them (per game, from ``key``); the other games are
+    self-play. ``opponent=None`` or ``n_vs=0`` is plain self-play.
+
+    Returns ``(trajectory, learner_moves)``: ``learner_moves`` (bool[B, 42]) marks the
+    moves the learner made (every move of a self-play game). Agent A of the trajectory
+    is the learner.
+    """
+    batch = states.done.shape[0]
+    if opponent is None or n_vs == 0:
+        traj = rollout(learner, None, states, True, key)
+        return traj, traj.valid
+    seat_key, play_key = jax.random.split(key)
+    vs = jnp.arange(batch) < n_vs
+    learner_first = jax.random.bernoulli(seat_key, 0.5, (batch,)) | ~vs
+    traj = rollout(learner, _PerGame(learner, opponent, vs), states, learner_first, play_key)
+    return traj, traj.valid & (traj.by_a | ~vs[:, None])

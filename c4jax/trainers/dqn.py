@@ -5,6 +5,8 @@ from SPEC §3 random start boards. Each finished game's transitions, with SPEC �
 back-propagated rewards, go into a replay buffer together with their mirror
 images. The turn-based zero-sum target is ``y = r − γ·max_{legal a'} Q_target(s', a')``
 (``y = r`` at the end): s' is the opponent's board, so its value is subtracted.
+Optionally (``opponent``, seed 002) a fixed agent such as 2StepLA plays one side
+of a fraction of the games instead; all their moves go into the buffer.
 
 Batched and jitted: an *iteration* plays ``episodes_per_iteration`` games at
 once (one ``lax.while_loop`` over plies for all of them), adds them to the pure
@@ -30,12 +32,14 @@ from c4jax import losses, selfplay
 from c4jax.agents import AgentBase
 from c4jax.networks import CNet
 from c4jax.policies import epsilon_greedy, legal_mask, mirror_boards
+from c4jax.trainers.opponent import OpponentConfig, training_opponent
 from c4jax.trainers.optim import make_optimizer
 
 
 @dataclass(frozen=True)
-class DQNConfig:
-    """DQN hyperparameters (defaults: the thesis, SPEC §7)."""
+class DQNConfig(OpponentConfig):
+    """DQN hyperparameters (defaults: the thesis, SPEC §7). With --opponent, the opponent's moves are stored
+    and learned from too (Q-learning is off-policy)."""
 
     dueling: bool = False
     """Dueling head: Q = V + A - mean(A) (two heads)."""
@@ -77,6 +81,7 @@ class DQNConfig:
     """CNET width."""
 
     def __post_init__(self):
+        super().__post_init__()
         if self.loss not in ("mse", "huber"):
             raise ValueError(f"--loss must be 'mse' or 'huber', got {self.loss!r}")
         if not 0.0 < self.tau <= 1.0:
@@ -150,6 +155,7 @@ class DQN:
         self.net = CNet(width=cfg.width, heads=self.heads)
         self.freeze_conv = freeze_conv
         self.tx = make_optimizer(cfg.learning_rate, cfg.weight_decay, freeze_conv)
+        self.opponent = training_opponent(cfg.opponent)
         self.chunk = jax.jit(self._chunk)
 
     def init(self, key: Array, params) -> DQNState:
@@ -209,7 +215,8 @@ class DQN:
         starts = selfplay.random_initial_states(start_key, games)
         eps = epsilon(cfg, state.episodes.astype(jnp.float32))
         behaviour = EpsilonGreedy(params=state.params, epsilon=eps, net=self.net)
-        traj = selfplay.rollout(behaviour, None, starts, True, play_key)
+        n_vs = cfg.opponent_games(games)
+        traj, _ = selfplay.mixed_rollout(behaviour, self.opponent, starts, n_vs, play_key)
         items, valid = transitions(traj, cfg.reward_backprop_n)
         state = state._replace(buffer=rb.add(state.buffer, items, valid), key=key,
                                episodes=state.episodes + games)

@@ -93,17 +93,35 @@ def collect(params, key: Array, states: env.EnvState, *, gamma: float | Array = 
       advantages are computed from those mirrored values. Self-play mean game length
       = ``valid.sum() / N * 42``.
     """
+    return collect_mixed(params, key, states, None, 0, gamma=gamma, gae_lambda=gae_lambda, width=width,
+                         backprop_n=backprop_n)[0]
+
+
+@partial(jax.jit, static_argnames=("n_vs", "width", "backprop_n"))
+def collect_mixed(params, key: Array, states: env.EnvState, opponent, n_vs: int, *,
+                  gamma: float | Array = 0.95, gae_lambda: float | Array = 1.0, width: int = 128,
+                  backprop_n: float = 3.0) -> tuple[Batch, Array]:
+    """``collect``, with the first ``n_vs`` games played against a fixed ``opponent`` agent.
+
+    In those games (``selfplay.mixed_rollout``: the learner's seat is random) only the
+    learner's own moves are training rows (``valid``); the opponent's moves are part of
+    the environment: they shape the returns and advantages of the learner's moves
+    (``G_t = r_t - gamma * G_{t+1}`` runs over every move of the game) but are not
+    on-policy samples, so they carry no loss. ``opponent=None`` or ``n_vs=0`` is
+    ``collect``. Returns ``(batch, lengths)``: lengths (int32[B]) are the moves
+    played in each game.
+    """
     agent = NetworkAgent(params=params, label="collect", width=width, heads="two", output="policy",
                          sampled=True, symmetric=False)
-    batch = states.done.shape[0]
-    traj = selfplay.rollout(agent, None, states, jnp.ones((batch,), jnp.bool_), key)
+    traj, learner_moves = selfplay.mixed_rollout(agent, opponent, states, n_vs, key)
     rewards = selfplay.backprop_rewards(traj, backprop_n)  # [B, 42]
     returns = jax.vmap(losses.turn_based_returns, in_axes=(0, 0, None))(rewards, traj.valid, gamma)
 
     def _pair(x: Array, y: Array) -> Array:  # [B, 42, ...] x 2 -> [B, 2, 42, ...]
         return jnp.stack([x, y], axis=1)
 
-    valid = _pair(traj.valid, traj.valid)
+    played = _pair(traj.valid, traj.valid)
+    valid = _pair(learner_moves, learner_moves)
     boards = _pair(traj.boards, mirror_boards(traj.boards))
     actions = _pair(traj.actions, jnp.where(traj.valid, env.COLS - 1 - traj.actions, 0))
     logits, values = _apply(params, boards, width)  # [B, 2, 42, 7], [B, 2, 42]
@@ -111,7 +129,7 @@ def collect(params, key: Array, states: env.EnvState, *, gamma: float | Array = 
     old_logp = jnp.take_along_axis(log_probs, actions[..., None], axis=-1)[..., 0]
     rewards2 = _pair(rewards, rewards)
     advantages = jax.vmap(jax.vmap(losses.gae_turn_based, in_axes=(0, 0, 0, None, None)),
-                          in_axes=(0, 0, 0, None, None))(rewards2, values, valid, gamma, gae_lambda)
+                          in_axes=(0, 0, 0, None, None))(rewards2, values, played, gamma, gae_lambda)
     flat = lambda x: x.reshape((-1,) + x.shape[3:])  # noqa: E731  [B, 2, 42, ...] -> [N, ...]
     return Batch(
         boards=flat(boards).astype(jnp.int8),
@@ -120,11 +138,11 @@ def collect(params, key: Array, states: env.EnvState, *, gamma: float | Array = 
         returns=flat(_pair(returns, returns)),
         old_logp=flat(jnp.where(valid, old_logp, 0.0)),
         old_value=flat(jnp.where(valid, values, 0.0)),
-        advantages=flat(advantages),
+        advantages=flat(jnp.where(valid, advantages, 0.0)),
         done=flat(_pair(traj.done, traj.done)),
         valid=flat(valid),
         mirrored=flat(jnp.broadcast_to(jnp.array([False, True])[None, :, None], valid.shape)),
-    )
+    ), traj.length
 
 
 @partial(jax.jit, static_argnames=("n",))

@@ -6,6 +6,7 @@ policy in parallel from SPEC §3 random start boards, each followed by its mirro
 first ``buffer_size`` transitions in game order; then ``epochs`` passes of shuffled
 minibatches with the clipped objective, Smooth-L1 value loss and entropy bonus;
 then the buffer is discarded. The host loop evaluates after every buffer.
+Optionally (``--opponent``) a fixed agent plays one side of a fraction of the games.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ import jax.numpy as jnp
 
 from c4jax import selfplay
 from c4jax.trainers import onpolicy
+from c4jax.trainers.opponent import OpponentConfig, training_opponent
 
 
 @dataclass(frozen=True)
-class PPOConfig:
-    """PPO hyperparameters (defaults: the thesis, SPEC §7)."""
+class PPOConfig(OpponentConfig):
+    """PPO hyperparameters (defaults: the thesis, SPEC §7). With --opponent, only the learner's own moves are
+    training rows; the opponent's moves shape their returns."""
 
     buffer_size: int = 2000
     """Transitions per buffer (mirrors included)."""
@@ -46,13 +49,15 @@ class PPOConfig:
     """L2 penalty added to the gradient."""
     games_per_collect: int = 0
     """Self-play games played in parallel to fill one buffer; 0 = ceil(buffer_size / 12.5), enough to fill
-    it (a game from a random start gives 15-20 rows with its mirror; the extra rows are dropped)."""
+    it (a game from a random start gives 15-20 rows with its mirror; the extra rows are dropped). With
+    --opponent, games against it give half the rows, and the automatic value grows to match."""
     reward_backprop_n: float = 3.0
     """Exponent of the SPEC §2 reward back-propagation."""
     width: int = 128
     """CNET width."""
 
     def __post_init__(self):
+        super().__post_init__()
         if self.minibatch_size > self.buffer_size:
             raise ValueError("--minibatch-size cannot exceed --buffer-size")
         if self.games_per_collect < 0:
@@ -63,7 +68,12 @@ class PPOConfig:
     @property
     def games(self) -> int:
         """Self-play games per buffer (``games_per_collect``, or its automatic value when 0)."""
-        return self.games_per_collect or math.ceil(self.buffer_size / 12.5)
+        if self.games_per_collect:
+            return self.games_per_collect
+        games = math.ceil(self.buffer_size / 12.5)
+        if self.opponent_games(games):  # only the learner's half of those games' moves are rows
+            games = math.ceil(self.buffer_size / (12.5 * (1.0 - self.opponent_frac / 2)))
+        return games
 
 
 class PPO(onpolicy.OnPolicyAlgorithm):
@@ -72,14 +82,16 @@ class PPO(onpolicy.OnPolicyAlgorithm):
     def __init__(self, cfg: PPOConfig, freeze_conv: bool = True):
         self.cfg = cfg
         super().__init__(cfg.learning_rate, cfg.weight_decay, freeze_conv)
+        self.opponent = training_opponent(cfg.opponent)
 
     def _chunk(self, state: onpolicy.OnPolicyState):
         cfg = self.cfg
         key, start_key, play_key, update_key = jax.random.split(state.key, 4)
         starts = selfplay.random_initial_states(start_key, cfg.games)
-        batch = onpolicy.collect(state.params, play_key, starts, gamma=cfg.gamma, gae_lambda=cfg.gae_lambda,
-                                 width=cfg.width, backprop_n=cfg.reward_backprop_n)
-        games_length = batch.valid.sum() / (2 * cfg.games)  # rows hold each game twice
+        batch, lengths = onpolicy.collect_mixed(
+            state.params, play_key, starts, self.opponent, cfg.opponent_games(cfg.games), gamma=cfg.gamma,
+            gae_lambda=cfg.gae_lambda, width=cfg.width, backprop_n=cfg.reward_backprop_n)
+        games_length = lengths.mean()
         buffer = onpolicy.take_first(batch, cfg.buffer_size)
         params, opt_state, m = onpolicy.ppo_update(
             state.params, state.opt_state, buffer, update_key, tx=self.tx, epochs=cfg.epochs,

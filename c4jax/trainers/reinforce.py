@@ -17,11 +17,13 @@ import jax.numpy as jnp
 
 from c4jax import selfplay
 from c4jax.trainers import onpolicy
+from c4jax.trainers.opponent import OpponentConfig, training_opponent
 
 
 @dataclass(frozen=True)
-class ReinforceConfig:
-    """REINFORCE-with-baseline hyperparameters (defaults: the thesis, SPEC §7)."""
+class ReinforceConfig(OpponentConfig):
+    """REINFORCE-with-baseline hyperparameters (defaults: the thesis, SPEC §7). With --opponent, only the
+    learner's own moves carry a loss; the opponent's moves shape their returns."""
 
     c1: float = 0.75
     """Value-loss weight (Smooth-L1)."""
@@ -41,6 +43,7 @@ class ReinforceConfig:
     """CNET width."""
 
     def __post_init__(self):
+        super().__post_init__()
         if self.episodes_per_eval % self.games_per_collect:
             raise ValueError("--episodes-per-eval must be a multiple of --games-per-collect")
 
@@ -51,20 +54,22 @@ class Reinforce(onpolicy.OnPolicyAlgorithm):
     def __init__(self, cfg: ReinforceConfig, freeze_conv: bool = True):
         self.cfg = cfg
         super().__init__(cfg.learning_rate, cfg.weight_decay, freeze_conv)
+        self.opponent = training_opponent(cfg.opponent)
 
     def _iteration(self, state: onpolicy.OnPolicyState, _):
         cfg = self.cfg
         key, start_key, play_key = jax.random.split(state.key, 3)
         starts = selfplay.random_initial_states(start_key, cfg.games_per_collect)
-        batch = onpolicy.collect(state.params, play_key, starts, gamma=cfg.gamma, width=cfg.width,
-                                 backprop_n=cfg.reward_backprop_n)
+        batch, lengths = onpolicy.collect_mixed(
+            state.params, play_key, starts, self.opponent, cfg.opponent_games(cfg.games_per_collect),
+            gamma=cfg.gamma, width=cfg.width, backprop_n=cfg.reward_backprop_n)
         params, opt_state, m = onpolicy.reinforce_updates(state.params, state.opt_state, batch, tx=self.tx,
                                                           c1=cfg.c1, frozen_conv=self.freeze_conv, width=cfg.width)
         new = state._replace(params=params, opt_state=opt_state, key=key,
                              updates=state.updates + cfg.games_per_collect,
                              episodes=state.episodes + cfg.games_per_collect)
         m = {k: v.mean() for k, v in m.items() if k != "train/samples"}
-        m["selfplay/length"] = batch.valid.sum() / (2 * cfg.games_per_collect)
+        m["selfplay/length"] = lengths.mean()
         return new, m
 
     def _chunk(self, state: onpolicy.OnPolicyState):

@@ -1,0 +1,54 @@
+"""Training partly against a fixed opponent instead of pure self-play (seed 002, SPEC §8).
+
+The thesis trains by self-play only. Seed 002 trains DQN against a fixed
+depth-limited minimax. ``OpponentConfig`` adds that as an option to every RL
+trainer: ``--opponent 2steplA:sto`` (any ``agents.load`` name) plays one side, at
+a random seat, of ``--opponent-frac`` of the training games; the other games stay
+self-play. ``--opponent self`` (the default) is the thesis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SELF = "self"
+
+
+def training_opponent(name: str):
+    """The agent called ``name`` (any ``agents.load`` name), or None for ``'self'``.
+
+    Raises ValueError, with the known agents, for an unknown name or an unusable checkpoint.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"--opponent must be 'self' or an agent name, got {name!r}")
+    if name.strip().lower() == SELF:
+        return None
+    from c4jax import agents, checkpoint
+
+    try:
+        return agents.load(name)
+    except (ValueError, FileNotFoundError, checkpoint.CheckpointError) as e:
+        raise ValueError(f"--opponent {name!r}: {e}") from None
+
+
+@dataclass(frozen=True)
+class OpponentConfig:
+    """The training-opponent fields shared by the RL trainers' configs."""
+
+    opponent: str = SELF
+    """'self' (the thesis: pure self-play) or an agent (e.g. '2steplA:sto'; any agents.load name) that plays
+    one side, at a random seat, of --opponent-frac of the training games (seed 002 trains DQN against a
+    depth-limited minimax)."""
+    opponent_frac: float = 0.5
+    """Fraction of each batch of training games played against --opponent (rounded); the rest are self-play."""
+
+    def __post_init__(self):
+        if not 0.0 <= self.opponent_frac <= 1.0:
+            raise ValueError(f"--opponent-frac must be in [0, 1], got {self.opponent_frac}")
+        training_opponent(self.opponent)  # an unknown name fails here, at the command line
+
+    def opponent_games(self, games: int) -> int:
+        """How many of a batch of ``games`` are played against the opponent (none for 'self')."""
+        if self.opponent.strip().lower() == SELF:
+            return 0
+        return int(round(self.opponent_frac * games))
