@@ -2,12 +2,16 @@
 
     for lr in 3e-5 1e-4 3e-4; do python experiments/ppo.py --learning-rate $lr --out runs/ppo_lr$lr; done
     python experiments/summarize.py runs/ppo_lr* --out runs/ppo_sweep
+    python experiments/summarize.py runs/x4/seed_* --rematch 1steplA 2steplA --rematch-mode det
 
 Reads each run's config (``last/`` or ``best/`` metadata, or a supervised run's own
 metadata) and ``metrics.jsonl``. Writes ``summary.csv`` and ``summary.md`` (one row per
 run: the config keys whose values differ between the runs, then the best and final
 metrics, sorted by ``--sort``) and ``curves.png`` (``--metric`` of every run against
-its step, smoothed).
+its step, smoothed). ``--rematch`` re-plays each run's best agent, as ``agents.load`` gives it
+(symmetric averaging on), in one protocol match against each named agent and adds the win
+rates as ``rematch/<opponent>`` columns: the "best" of training is the maximum of many noisy
+matches, a re-match is an independent measure of the chosen weights.
 """
 
 from __future__ import annotations
@@ -17,9 +21,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import jax
 import tyro
 
-from c4jax import checkpoint, runlog
+from c4jax import agents, checkpoint, evaluate, runlog
 
 RESULT_KEYS = ("eval/vs_1steplA", "eval/vs_random", "eval/vs_old_length", "test/accuracy", "val/accuracy",
                "train/loss")
@@ -37,6 +42,13 @@ class Args:
     """Column to sort by (descending); missing values last."""
     smooth: int = 5
     """Moving-average window of the curves."""
+    rematch: tuple[str, ...] = ()
+    """Agents (``agents.load`` names) that each run's best agent plays one protocol match against."""
+    rematch_mode: str = ""
+    """Mode of the runs' agents in the re-matches: '' (each agent's default: DQN greedy, PPO/REINFORCE
+    sampled), 'sto' or 'det'."""
+    rematch_seed: int = 0
+    """PRNG seed of the re-matches (sampled agents)."""
 
 
 def _metadata(run: Path) -> dict:
@@ -58,10 +70,19 @@ def _flat(d: dict, prefix: str = "") -> dict:
     return out
 
 
+def _rematch(run: Path, opponents: dict, mode: str, seed: int) -> dict:
+    agent = agents.load(f"{run}:{mode}" if mode else str(run))  # a run directory loads its best agent
+    key = jax.random.key(seed)
+    return {f"rematch/{name}": evaluate.win_rate(agent, opp, key) for name, opp in opponents.items()}
+
+
 def summarize(args: Args) -> list[dict]:
     runs = [Path(r) for r in args.runs]
     if not runs:
         raise SystemExit("give at least one run directory")
+    if args.rematch_mode not in ("", "sto", "det"):
+        raise ValueError(f"--rematch-mode must be '', 'sto' or 'det', got {args.rematch_mode!r}")
+    opponents = {name: agents.load(name) for name in args.rematch}
     configs, rows, curves = {}, [], {}
     for run in runs:
         meta = _metadata(run)
@@ -75,6 +96,8 @@ def summarize(args: Args) -> list[dict]:
                 best = min(values) if key.endswith("loss") else max(values)
                 row[f"best/{key}"], row[f"final/{key}"] = best, values[-1]
         row["steps"] = metrics[-1]["step"] if metrics else 0
+        if opponents:
+            row.update(_rematch(run, opponents, args.rematch_mode, args.rematch_seed))
         rows.append(row)
     keys = sorted({k for c in configs.values() for k in c})
     varying = [k for k in keys if len({json.dumps(c.get(k)) for c in configs.values()}) > 1 and k not in ("out", "progress", "resume")]
@@ -85,7 +108,7 @@ def summarize(args: Args) -> list[dict]:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     columns = ["run", "algorithm", "steps"] + [f"config/{k}" for k in varying] + sorted(
-        {k for r in rows for k in r if k.startswith(("best/", "final/"))})
+        {k for r in rows for k in r if k.startswith(("best/", "final/"))}) + [f"rematch/{n}" for n in opponents]
     with open(out / "summary.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(columns)
@@ -106,4 +129,7 @@ def summarize(args: Args) -> list[dict]:
 
 
 if __name__ == "__main__":
-    summarize(tyro.cli(Args))
+    try:
+        summarize(tyro.cli(Args))
+    except (ValueError, checkpoint.CheckpointError) as e:
+        raise SystemExit(f"error: {e}") from None

@@ -39,3 +39,21 @@ def test_summarize_rejects_a_directory_that_is_not_a_run(tmp_path):
     (tmp_path / "junk").mkdir()
     with pytest.raises(checkpoint.CheckpointError, match="junk"):
         summarize.summarize(summarize.Args(runs=(str(tmp_path / "junk"),), out=str(tmp_path / "s")))
+
+
+def test_rematch_replays_each_runs_agent_against_the_named_opponents(tmp_path):
+    root = Path(__file__).resolve().parent.parent / "checkpoints"
+    rows = summarize.summarize(summarize.Args(runs=(str(root / "dqn"), str(root / "ppo")), out=str(tmp_path / "s"),
+                                              rematch=("random", "1steplA"), rematch_mode="det"))
+    by_algo = {r["algorithm"]: r for r in rows}
+    assert set(by_algo) == {"dqn", "ppo"}
+    for r in rows:
+        assert r["rematch/random"] >= 0.9 and 0.0 <= r["rematch/1steplA"] <= 1.0
+    md = (tmp_path / "s" / "summary.md").read_text()
+    assert "rematch/random" in md and "rematch/1steplA" in md
+    # greedy agents against deterministic opponents: the re-match repeats exactly
+    again = summarize.summarize(summarize.Args(runs=(str(root / "dqn"),), out=str(tmp_path / "t"),
+                                               rematch=("1steplA",), rematch_mode="det", rematch_seed=7))
+    assert again[0]["rematch/1steplA"] == by_algo["dqn"]["rematch/1steplA"]
+    with pytest.raises(ValueError, match="rematch-mode"):
+        summarize.summarize(summarize.Args(runs=(str(root / "dqn"),), out=str(tmp_path / "u"), rematch_mode="x"))
