@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from c4jax import agents, buffer as rb, checkpoint, env, selfplay
+from c4jax import agents, buffer as rb, checkpoint, env, evaluate, selfplay
 from c4jax.trainers import loop
 from c4jax.trainers.dqn import DQN, DQNConfig, epsilon, transitions
 
@@ -171,3 +171,14 @@ def _template(out):
     params = loop.initial_params(loop.LoopConfig(), algo.heads, 128, jax.random.key(0))
     state = algo.init(jax.random.key(0), params)
     return {"state": loop._keys_to_data(state), "old_params": params}
+
+
+def test_eval_symmetric_picks_best_by_how_the_shipped_agent_plays(tmp_path):
+    # With --eval-symmetric the evaluation matches play the agent exactly as agents.load does (greedy,
+    # symmetric averaging), so the loaded best agent re-scores its recorded best win rate to the game.
+    out = tmp_path / "sym"
+    _run("dueling_dqn.py", out, "--eval-symmetric")
+    best = checkpoint.read_metadata(out / "best")["metrics"]["eval/vs_1steplA"]
+    agent = agents.load(str(out / "best"))
+    assert agent.symmetric
+    assert evaluate.win_rate(agent, agents.load("1steplA"), jax.random.key(123)) == best

@@ -59,6 +59,10 @@ class LoopConfig:
     """Policy networks (REINFORCE, PPO): play the evaluation matches greedily instead of sampling, so that
     the old-network rule and best/ follow deterministic, exactly repeatable win rates (not the thesis'
     setting; DQN is always greedy)."""
+    eval_symmetric: bool = False
+    """Play the evaluation matches with the symmetric averaging of SPEC §7 (Q or π averaged with the
+    mirrored board's), as the shipped agents and the tournament do, so that best/ is chosen by how the
+    agent will play."""
     resume: bool = False
     """Continue the run in --out from its last checkpoint."""
     vmap_seeds: int = 1
@@ -222,12 +226,12 @@ class _SeedRun:
 
 def _evaluated_agent(algo: Algorithm, cfg: LoopConfig, width: int) -> Callable[[Any, str], NetworkAgent]:
     """``agent_of(params, label)``: the network as the evaluation matches play it (sampled for
-    policy networks unless ``cfg.eval_greedy``; no symmetric averaging, as in training)."""
+    policy networks unless ``cfg.eval_greedy``; symmetric averaging with ``cfg.eval_symmetric``)."""
     sampled = algo.default_mode == "sto" and not cfg.eval_greedy
 
     def agent_of(params, label: str) -> NetworkAgent:
         return NetworkAgent(params=params, label=label, width=width, heads=algo.heads, output=algo.output,
-                            sampled=sampled, symmetric=False)
+                            sampled=sampled, symmetric=cfg.eval_symmetric)
 
     return agent_of
 
