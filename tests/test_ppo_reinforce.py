@@ -182,3 +182,15 @@ def test_eval_greedy_makes_the_evaluated_policy_deterministic():
     boards = np.zeros((4, 6, 7), np.int8)
     acts = {int(greedy.act(boards, jax.random.key(k))[0]) for k in range(5)}
     assert len(acts) == 1
+
+
+def test_evaluation_plays_with_symmetric_averaging_unless_told_not_to():
+    ppo = PPO(PPOConfig(**SMALL_PPO))
+    params = _params()
+    assert loop._evaluated_agent(ppo, loop.LoopConfig(), 128)(params, "ppo").symmetric
+    plain = loop._evaluated_agent(ppo, loop.LoopConfig(eval_symmetric=False), 128)(params, "ppo")
+    assert not plain.symmetric
+    board = np.zeros((1, 6, 7), np.int8)
+    board[0, 5, 0] = -1  # the opponent's first stone in the corner: not its own mirror image
+    sym = loop._evaluated_agent(ppo, loop.LoopConfig(), 128)(params, "ppo")
+    assert not np.allclose(np.asarray(sym.scores(board)), np.asarray(plain.scores(board)))

@@ -5,7 +5,8 @@ it to the next evaluation point (on device, no host round trips). Between chunks
 this loop does everything that is the same for all algorithms (SPEC §7):
 
 - tournament-protocol matches (100 games each) of the current network against
-  Random, the "old network" and 1StepLA;
+  Random, the "old network" and 1StepLA, played with the symmetric averaging of
+  SPEC §7 (the thesis uses it in every competition, never in self-play);
 - the old-network rule: a new best win rate against 1StepLA makes the current
   weights the old network (and the best checkpoint, ``<out>/best``); a drop of
   more than ``revert_drop`` below the best puts the old weights back;
@@ -59,10 +60,11 @@ class LoopConfig:
     """Policy networks (REINFORCE, PPO): play the evaluation matches greedily instead of sampling, so that
     the old-network rule and best/ follow deterministic, exactly repeatable win rates (not the thesis'
     setting; DQN is always greedy)."""
-    eval_symmetric: bool = False
+    eval_symmetric: bool = True
     """Play the evaluation matches with the symmetric averaging of SPEC §7 (Q or π averaged with the
-    mirrored board's), as the shipped agents and the tournament do, so that best/ is chosen by how the
-    agent will play."""
+    mirrored board's), as the thesis does in every competition and as the shipped agents and the
+    tournament play, so that best/ is chosen by how the agent will play. --no-eval-symmetric repeats
+    runs made before this became the default (2026-11-23, session 4)."""
     resume: bool = False
     """Continue the run in --out from its last checkpoint."""
     vmap_seeds: int = 1
