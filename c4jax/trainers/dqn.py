@@ -32,7 +32,7 @@ from c4jax import losses, selfplay
 from c4jax.agents import AgentBase
 from c4jax.networks import CNet
 from c4jax.policies import epsilon_greedy, legal_mask, mirror_boards
-from c4jax.trainers.opponent import OpponentConfig, training_opponent
+from c4jax.trainers.opponent import OpponentConfig
 from c4jax.trainers.optim import make_optimizer
 
 
@@ -155,7 +155,6 @@ class DQN:
         self.net = CNet(width=cfg.width, heads=self.heads)
         self.freeze_conv = freeze_conv
         self.tx = make_optimizer(cfg.learning_rate, cfg.weight_decay, freeze_conv)
-        self.opponent = training_opponent(cfg.opponent)
         self.chunk = jax.jit(self._chunk)
 
     def init(self, key: Array, params) -> DQNState:
@@ -216,7 +215,7 @@ class DQN:
         eps = epsilon(cfg, state.episodes.astype(jnp.float32))
         behaviour = EpsilonGreedy(params=state.params, epsilon=eps, net=self.net)
         n_vs = cfg.opponent_games(games)
-        traj, _ = selfplay.mixed_rollout(behaviour, self.opponent, starts, n_vs, play_key)
+        traj, _ = selfplay.mixed_rollout(behaviour, cfg.opponent_agent, starts, n_vs, play_key)
         items, valid = transitions(traj, cfg.reward_backprop_n)
         state = state._replace(buffer=rb.add(state.buffer, items, valid), key=key,
                                episodes=state.episodes + games)

@@ -10,6 +10,7 @@ self-play. ``--opponent self`` (the default) is the thesis.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 SELF = "self"
 
@@ -45,10 +46,13 @@ class OpponentConfig:
     def __post_init__(self):
         if not 0.0 <= self.opponent_frac <= 1.0:
             raise ValueError(f"--opponent-frac must be in [0, 1], got {self.opponent_frac}")
-        training_opponent(self.opponent)  # an unknown name fails here, at the command line
+        self.opponent_agent  # loaded once, here: an unknown name fails at the command line
+
+    @cached_property
+    def opponent_agent(self):
+        """The opponent as an agent, or None for 'self'."""
+        return training_opponent(self.opponent)
 
     def opponent_games(self, games: int) -> int:
         """How many of a batch of ``games`` are played against the opponent (none for 'self')."""
-        if self.opponent.strip().lower() == SELF:
-            return 0
-        return int(round(self.opponent_frac * games))
+        return 0 if self.opponent_agent is None else int(round(self.opponent_frac * games))

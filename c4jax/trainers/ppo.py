@@ -19,7 +19,7 @@ import jax.numpy as jnp
 
 from c4jax import selfplay
 from c4jax.trainers import onpolicy
-from c4jax.trainers.opponent import OpponentConfig, training_opponent
+from c4jax.trainers.opponent import OpponentConfig
 
 
 @dataclass(frozen=True)
@@ -82,14 +82,13 @@ class PPO(onpolicy.OnPolicyAlgorithm):
     def __init__(self, cfg: PPOConfig, freeze_conv: bool = True):
         self.cfg = cfg
         super().__init__(cfg.learning_rate, cfg.weight_decay, freeze_conv)
-        self.opponent = training_opponent(cfg.opponent)
 
     def _chunk(self, state: onpolicy.OnPolicyState):
         cfg = self.cfg
         key, start_key, play_key, update_key = jax.random.split(state.key, 4)
         starts = selfplay.random_initial_states(start_key, cfg.games)
         batch, lengths = onpolicy.collect_mixed(
-            state.params, play_key, starts, self.opponent, cfg.opponent_games(cfg.games), gamma=cfg.gamma,
+            state.params, play_key, starts, cfg.opponent_agent, cfg.opponent_games(cfg.games), gamma=cfg.gamma,
             gae_lambda=cfg.gae_lambda, width=cfg.width, backprop_n=cfg.reward_backprop_n)
         games_length = lengths.mean()
         buffer = onpolicy.take_first(batch, cfg.buffer_size)

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 
 from c4jax import selfplay
 from c4jax.trainers import onpolicy
-from c4jax.trainers.opponent import OpponentConfig, training_opponent
+from c4jax.trainers.opponent import OpponentConfig
 
 
 @dataclass(frozen=True)
@@ -54,14 +54,13 @@ class Reinforce(onpolicy.OnPolicyAlgorithm):
     def __init__(self, cfg: ReinforceConfig, freeze_conv: bool = True):
         self.cfg = cfg
         super().__init__(cfg.learning_rate, cfg.weight_decay, freeze_conv)
-        self.opponent = training_opponent(cfg.opponent)
 
     def _iteration(self, state: onpolicy.OnPolicyState, _):
         cfg = self.cfg
         key, start_key, play_key = jax.random.split(state.key, 3)
         starts = selfplay.random_initial_states(start_key, cfg.games_per_collect)
         batch, lengths = onpolicy.collect_mixed(
-            state.params, play_key, starts, self.opponent, cfg.opponent_games(cfg.games_per_collect),
+            state.params, play_key, starts, cfg.opponent_agent, cfg.opponent_games(cfg.games_per_collect),
             gamma=cfg.gamma, width=cfg.width, backprop_n=cfg.reward_backprop_n)
         params, opt_state, m = onpolicy.reinforce_updates(state.params, state.opt_state, batch, tx=self.tx,
                                                           c1=cfg.c1, frozen_conv=self.freeze_conv, width=cfg.width)
