@@ -1,35 +1,24 @@
 """c4jax: a JAX-native Connect Four reinforcement-learning lab.
 
-Imported here: ``env`` (the jitted game), ``bitboard`` (its internal board),
-``baselines`` (random and N-step lookahead players), ``agents`` (the Agent protocol
-and ``agents.load``), ``selfplay`` (batched games between agents), ``validation``
-(checks for boards crossing the public API).
+The package is layered; each subpackage imports only the ones listed before it:
 
-Imported on use (they pull in flax/optax/orbax/matplotlib): ``networks`` (CNET128),
-``policies`` (masking, NetworkAgent), ``data`` (the supervised dataset),
-``checkpoint`` (Orbax + metadata), ``buffer`` (replay buffer), ``losses``,
-``trainers`` (supervised, dqn, ppo, reinforce and the shared RL loop), ``evaluate``
-(match protocol, round robin, timing), ``ratings`` (Bradley-Terry), ``runlog``
-(metrics files and plots), ``play`` (the browser UI), ``reference`` (a plain-Python
-lookahead, the yardstick of Table 5.1).
+- ``c4jax.game``: the jitted environment (``env``), bitboards, the public board and its checks;
+- ``c4jax.nets``: CNET128 and its heads;
+- ``c4jax.io``: Orbax checkpoints with metadata, run logs and plots, tables;
+- ``c4jax.agents``: the Agent protocol, Random and N-step lookahead, network agents, batched
+  games between agents (``arena``), and ``agents.load(name)``;
+- ``c4jax.evaluation``: protocol matches, tournaments, decision timing, ratings;
+- ``c4jax.learning``: the supervised dataset and trainer, losses, buffers, DQN / REINFORCE / PPO
+  and the one host loop that trains them;
+- ``c4jax.play``: the browser UI.
+
+Importing ``c4jax`` gives the game and the agents; the rest is imported on use.
 """
 
-from c4jax import agents, baselines, bitboard, env, selfplay, validation
+from c4jax import agents
+from c4jax._version import __version__
 from c4jax.agents import Agent, load
-from c4jax.env import EnvState
+from c4jax.game import env
+from c4jax.game.env import EnvState
 
-__version__ = "0.1.0"
-
-__all__ = sorted(
-    [
-        "Agent",
-        "EnvState",
-        "agents",
-        "baselines",
-        "bitboard",
-        "env",
-        "load",
-        "selfplay",
-        "validation",
-    ]
-)
+__all__ = ["Agent", "EnvState", "__version__", "agents", "env", "load"]

@@ -34,10 +34,10 @@ import time
 import jax
 import numpy as np
 
-from c4jax.trainers import loop
-from c4jax.trainers.dqn import DQN, DQNConfig
-from c4jax.trainers.ppo import PPO, PPOConfig
-from c4jax.trainers.reinforce import Reinforce, ReinforceConfig
+from c4jax.learning import loop
+from c4jax.learning.dqn import DQN, DQNConfig
+from c4jax.learning.ppo import PPO, PPOConfig
+from c4jax.learning.reinforce import Reinforce, ReinforceConfig
 
 ALGOS = {
     "ppo": lambda: (PPO(PPOConfig()), PPOConfig().width),

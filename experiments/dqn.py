@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import tyro
 
-from c4jax.trainers import loop
-from c4jax.trainers.dqn import DQN, DQNConfig
+from c4jax.learning import loop
+from c4jax.learning.dqn import DQN, DQNConfig
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from dqn import Config, cli, main  # noqa: E402
 
-from c4jax.trainers import loop  # noqa: E402
-from c4jax.trainers.dqn import DQNConfig  # noqa: E402
+from c4jax.learning import loop  # noqa: E402
+from c4jax.learning.dqn import DQNConfig  # noqa: E402
 
 if __name__ == "__main__":
     loop.exit_on_error(main, cli(Config(run=loop.LoopConfig(out="runs/dueling_dqn"), dqn=DQNConfig(dueling=True))))

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import tyro
 
-from c4jax.trainers import loop
-from c4jax.trainers.ppo import PPO, PPOConfig
+from c4jax.learning import loop
+from c4jax.learning.ppo import PPO, PPOConfig
 
 
 @dataclass(frozen=True)

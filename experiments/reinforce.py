@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import tyro
 
-from c4jax.trainers import loop
-from c4jax.trainers.reinforce import Reinforce, ReinforceConfig
+from c4jax.learning import loop
+from c4jax.learning.reinforce import Reinforce, ReinforceConfig
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,8 @@ from typing import Literal
 import jax
 import tyro
 
-from c4jax import agents, checkpoint
+from c4jax import agents
+from c4jax.io import checkpoint
 
 HERE = Path(__file__).resolve().parent
 RL = ("dqn", "dueling_dqn", "reinforce", "ppo")

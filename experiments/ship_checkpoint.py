@@ -17,7 +17,8 @@ from pathlib import Path
 
 import tyro
 
-from c4jax import agents, checkpoint
+from c4jax import agents
+from c4jax.io import checkpoint
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,8 @@ from pathlib import Path
 import jax
 import tyro
 
-from c4jax import agents, checkpoint, evaluate, runlog
+from c4jax import agents, evaluation
+from c4jax.io import checkpoint, runlog
 
 RESULT_KEYS = ("eval/vs_1steplA", "eval/vs_random", "eval/vs_old_length", "test/accuracy", "val/accuracy",
                "train/loss")
@@ -73,7 +74,7 @@ def _flat(d: dict, prefix: str = "") -> dict:
 def _rematch(run: Path, opponents: dict, mode: str, seed: int) -> dict:
     agent = agents.load(f"{run}:{mode}" if mode else str(run))  # a run directory loads its best agent
     key = jax.random.key(seed)
-    return {f"rematch/{name}": evaluate.win_rate(agent, opp, key) for name, opp in opponents.items()}
+    return {f"rematch/{name}": evaluation.win_rate(agent, opp, key) for name, opp in opponents.items()}
 
 
 def summarize(args: Args) -> list[dict]:

@@ -26,9 +26,12 @@ import numpy as np
 import tyro
 from tqdm.auto import tqdm
 
-from c4jax import agents, checkpoint, data, evaluate, networks, runlog
-from c4jax.policies import NetworkAgent
-from c4jax.trainers import supervised as sv
+from c4jax import agents, evaluation
+from c4jax.io import checkpoint, runlog
+from c4jax.learning import data
+from c4jax.nets import cnet
+from c4jax.agents.network import NetworkAgent
+from c4jax.learning import supervised as sv
 
 
 @dataclass(frozen=True)
@@ -91,10 +94,10 @@ def main(cfg: Config) -> dict:
     train, val, test = ds.split((train_frac, cfg.val_fraction, cfg.test_fraction), seed=cfg.data_seed)
     print(f"dataset {len(ds):,} rows: train {len(train):,} / val {len(val):,} / test {len(test):,}")
 
-    net = networks.CNet(width=cfg.width, heads="one")
+    net = cnet.CNet(width=cfg.width, heads="one")
     tx = sv.adam_l2(cfg.learning_rate, cfg.weight_decay)
     key = jax.random.key(cfg.seed)
-    params = networks.init_params(key, width=cfg.width, heads="one")
+    params = cnet.init_params(key, width=cfg.width, heads="one")
     state = sv.TrainState(params, tx.init(params), jax.numpy.int32(0))
     train_chunk, evaluate_split = sv.make_train_chunk(net, tx), sv.make_evaluate(net)
     rng = np.random.default_rng(cfg.seed)
@@ -153,7 +156,7 @@ def main(cfg: Config) -> dict:
     if cfg.eval_matches:
         t0 = time.perf_counter()
         for opp in ("random", "1steplA"):
-            res = evaluate.match(agent, agents.load(opp), jax.random.key(cfg.seed))
+            res = evaluation.match(agent, agents.load(opp), jax.random.key(cfg.seed))
             metrics[f"eval/vs_{opp}"] = res.win_rate
             metrics[f"eval/vs_{opp}_first"] = res.win_rate_a_first
             metrics[f"eval/vs_{opp}_second"] = res.win_rate_b_first

@@ -37,7 +37,9 @@ import jax
 import tyro
 
 import c4jax
-from c4jax import agents, checkpoint, evaluate, ratings
+from c4jax import agents, evaluation
+from c4jax.io import checkpoint
+from c4jax.evaluation import ratings
 
 DEFAULT_OUT = Path("runs/tournament")
 REFERENCE_AGENTS = ("1steplA", "2steplA")
@@ -127,7 +129,7 @@ def load_agents(specs: tuple[str, ...]) -> tuple[list, list[str]]:
     return loaded, labels
 
 
-def plot_heatmap(t: evaluate.Tournament, path: Path) -> Path:
+def plot_heatmap(t: evaluation.Tournament, path: Path) -> Path:
     """Table 5.2 as an annotated matrix: win rate of the row agent playing first."""
     import matplotlib
 
@@ -158,7 +160,7 @@ def plot_heatmap(t: evaluate.Tournament, path: Path) -> Path:
     return path
 
 
-def _section(table: evaluate.Table) -> str:
+def _section(table: evaluation.Table) -> str:
     return f"## {table.title}\n\n{table.to_markdown(title=False)}\n{table.note}\n"
 
 
@@ -172,14 +174,14 @@ def main(args: Args, command: str | None = None) -> dict:
     match_key, timing_key = jax.random.split(key)
     started = time.perf_counter()
 
-    t = evaluate.round_robin(loaded, match_key, progress=args.progress, self_play=args.self_play, names=labels)
+    t = evaluation.round_robin(loaded, match_key, progress=args.progress, self_play=args.self_play, names=labels)
     play_s = time.perf_counter() - started
     rt = ratings.from_tournament(t, ci=args.ratings_ci, samples=args.bootstrap_samples, seed=args.seed,
                                  prior=args.rating_prior)
 
     timing = None
     if args.timing:
-        timing = evaluate.time_decisions(loaded, timing_key, batch=args.timing_batch, repeats=args.timing_repeats,
+        timing = evaluation.time_decisions(loaded, timing_key, batch=args.timing_batch, repeats=args.timing_repeats,
                                          batched_repeats=args.timing_batched_repeats, names=labels,
                                          progress=args.progress)
 
@@ -201,9 +203,9 @@ def main(args: Args, command: str | None = None) -> dict:
         "agents": [{"spec": s, "name": n} for s, n in zip(args.agents, labels)],
         "c4jax_version": c4jax.__version__,
         "jax_version": jax.__version__,
-        "device": evaluate.device_description(),
+        "device": evaluation.device_description(),
         "play_seconds": round(play_s, 2),
-        "protocol": (f"{evaluate.GAMES_PER_MATCH} games per match: the {evaluate.NUM_OPENINGS} openings (empty board "
+        "protocol": (f"{evaluation.GAMES_PER_MATCH} games per match: the {evaluation.NUM_OPENINGS} openings (empty board "
                      "+ the 49 pairs of first moves), each agent once as first player"),
     }
     files["tournament.json"] = t.save_json(out / "tournament.json", **info, ratings=rt.to_dict(),

@@ -9,15 +9,19 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from c4jax import agents, checkpoint, env, networks, selfplay
-from c4jax.policies import NetworkAgent
+from c4jax import agents
+from c4jax.io import checkpoint
+from c4jax.game import env
+from c4jax.nets import cnet
+from c4jax.agents import arena
+from c4jax.agents.network import NetworkAgent
 
-BOARDS = np.asarray(jax.vmap(env.observe)(selfplay.random_initial_states(jax.random.key(0), 64)))
+BOARDS = np.asarray(jax.vmap(env.observe)(arena.random_initial_states(jax.random.key(0), 64)))
 BOARDS = BOARDS[(BOARDS != 0).sum((1, 2)) > 0][:32]
 
 
 def _save_agent(path, heads="one", output="policy", default_mode="det", seed=0):
-    params = networks.init_params(jax.random.key(seed), heads=heads)
+    params = cnet.init_params(jax.random.key(seed), heads=heads)
     checkpoint.save(path, {"params": params}, {
         "name": "testnet",
         "algorithm": "test",
@@ -170,9 +174,9 @@ def test_shipped_supervised_agent_loads_and_reproduces_its_recorded_figures():
     meta = checkpoint.read_metadata(agents.checkpoints_dir() / "supervised")
     m = meta["metrics"]
     assert m["test/accuracy"] >= 0.85  # thesis: ~85%
-    from c4jax import evaluate
+    from c4jax import evaluation
 
     for opp in ("random", "1steplA"):
-        res = evaluate.match(sup, agents.load(opp), jax.random.key(meta["config"]["seed"]))
+        res = evaluation.match(sup, agents.load(opp), jax.random.key(meta["config"]["seed"]))
         assert res.win_rate == m[f"eval/vs_{opp}"]
     assert m["eval/vs_random"] >= 0.95

@@ -10,8 +10,10 @@ import jax
 import numpy as np
 import pytest
 
-from c4jax import agents, data, env
-from c4jax.validation import check_boards
+from c4jax import agents
+from c4jax.learning import data
+from c4jax.game import env
+from c4jax.game.board import check_boards
 
 N = 5000
 BATCH = 256  # about 2,500 rows per batch: the fixtures cross batch boundaries

@@ -11,9 +11,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from c4jax import agents, buffer as rb, checkpoint, env, evaluate, selfplay
-from c4jax.trainers import loop
-from c4jax.trainers.dqn import DQN, DQNConfig, epsilon, transitions
+from c4jax import agents, evaluation
+from c4jax.learning import buffer as rb
+from c4jax.io import checkpoint
+from c4jax.game import env
+from c4jax.agents import arena
+from c4jax.learning import loop
+from c4jax.learning.dqn import DQN, DQNConfig, epsilon, transitions
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,7 +51,7 @@ def test_buffer_samples_only_filled_slots():
 @pytest.fixture(scope="module")
 def traj():
     a = agents.load("1steplA:sto")
-    return jax.jit(selfplay.rollout)(a, None, selfplay.random_initial_states(jax.random.key(0), 16), True,
+    return jax.jit(arena.rollout)(a, None, arena.random_initial_states(jax.random.key(0), 16), True,
                                      jax.random.key(1))
 
 
@@ -74,7 +78,7 @@ def test_transitions_link_each_board_to_the_next_and_mirror_them(traj):
     np.testing.assert_array_equal(items.action[n:], 6 - items.action[:n])
     np.testing.assert_array_equal(items.reward[n:], items.reward[:n])
     np.testing.assert_array_equal(valid[n:], valid[:n])
-    np.testing.assert_array_equal(items.reward[:n].reshape(16, 42), np.asarray(selfplay.backprop_rewards(traj)))
+    np.testing.assert_array_equal(items.reward[:n].reshape(16, 42), np.asarray(arena.backprop_rewards(traj)))
 
 
 def test_epsilon_schedule():
@@ -181,4 +185,4 @@ def test_eval_symmetric_picks_best_by_how_the_shipped_agent_plays(tmp_path):
     best = checkpoint.read_metadata(out / "best")["metrics"]["eval/vs_1steplA"]
     agent = agents.load(str(out / "best"))
     assert agent.symmetric
-    assert evaluate.win_rate(agent, agents.load("1steplA"), jax.random.key(123)) == best
+    assert evaluation.win_rate(agent, agents.load("1steplA"), jax.random.key(123)) == best

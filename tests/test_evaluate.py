@@ -1,5 +1,5 @@
 """The tournament protocol (SPEC §9): openings, per-seat accounting, and an independent
-plain-Python match that must reproduce ``evaluate.match`` game by game."""
+plain-Python match that must reproduce ``evaluation.match`` game by game."""
 
 import json
 
@@ -8,7 +8,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from c4jax import agents, env, evaluate
+from c4jax import agents, evaluation
+from c4jax.evaluation import protocol
+from c4jax.game import env
 
 KEY = jax.random.key(0)
 step = jax.jit(env.step)
@@ -16,14 +18,14 @@ step = jax.jit(env.step)
 
 @pytest.fixture(scope="module")
 def two_vs_one():
-    return evaluate.match(agents.load("2steplA"), agents.load("1steplA"), KEY)
+    return evaluation.match(agents.load("2steplA"), agents.load("1steplA"), KEY)
 
 
 # --- openings ---------------------------------------------------------------------------------
 
 
 def test_openings_are_the_empty_board_and_every_pair_of_first_moves_once():
-    states, moves = evaluate.openings()
+    states, moves = evaluation.openings()
     moves = np.asarray(moves)
     assert moves.shape == (50, 2) and moves.dtype == np.int32
     boards = np.asarray(jax.vmap(env.observe)(states))
@@ -117,7 +119,7 @@ def test_per_seat_accounting_and_swap(two_vs_one):
     assert m.wins + m.draws + m.losses == 100
     assert [g.a_first for g in m.games] == [True] * 50 + [False] * 50
     assert m.mean_length == pytest.approx(np.mean([len(g.moves) for g in m.games]))
-    reverse = evaluate.match(agents.load("1steplA"), agents.load("2steplA"), jax.random.key(7))
+    reverse = evaluation.match(agents.load("1steplA"), agents.load("2steplA"), jax.random.key(7))
     assert reverse.swap() == m and m.swap() == reverse
     assert reverse.a_first.wins == m.b_first.losses and reverse.b_first.draws == m.a_first.draws
     assert reverse.win_rate == pytest.approx(1.0 - m.win_rate)
@@ -139,13 +141,13 @@ def test_recorded_games_replay_with_the_environment(two_vs_one):
 
 
 def test_same_agent_types_do_not_retrace():
-    if not hasattr(evaluate._play, "_cache_size"):
+    if not hasattr(protocol._play, "_cache_size"):
         pytest.skip("jax without _cache_size")
     a = agents.load("1steplA")
-    evaluate.match(a, agents.load("random"), KEY)
-    before = evaluate._play._cache_size()
-    evaluate.match(agents.load("1steplA"), agents.load("random"), jax.random.key(3))
-    assert evaluate._play._cache_size() == before
+    evaluation.match(a, agents.load("random"), KEY)
+    before = protocol._play._cache_size()
+    evaluation.match(agents.load("1steplA"), agents.load("random"), jax.random.key(3))
+    assert protocol._play._cache_size() == before
 
 
 # --- stochastic agents, strength, lengths -----------------------------------------------------
@@ -153,9 +155,9 @@ def test_same_agent_types_do_not_retrace():
 
 def test_stochastic_agent_same_key_same_games_different_key_different_games():
     a, b = agents.load("1steplA:sto"), agents.load("random")
-    m0 = evaluate.match(a, b, jax.random.key(1))
-    assert evaluate.match(a, b, jax.random.key(1)) == m0
-    m1 = evaluate.match(a, b, jax.random.key(2))
+    m0 = evaluation.match(a, b, jax.random.key(1))
+    assert evaluation.match(a, b, jax.random.key(1)) == m0
+    m1 = evaluation.match(a, b, jax.random.key(2))
     assert [g.moves for g in m1.games] != [g.moves for g in m0.games]
 
 
@@ -166,20 +168,20 @@ def test_match_many_plays_each_slice_of_a_batched_agent_as_match_does():
     stacked = sup.replace(params=jax.tree.map(lambda x: jnp.stack([x, x]), sup.params))
     keys = jnp.stack([jax.random.key(1), jax.random.key(2)])
     look = agents.load("1steplA")
-    many = evaluate.match_many(stacked, look, keys)
-    singles = [evaluate.match(sup, look, k) for k in keys]
+    many = evaluation.match_many(stacked, look, keys)
+    singles = [evaluation.match(sup, look, k) for k in keys]
     assert [[g.moves for g in m.games] for m in many] == [[g.moves for g in m.games] for m in singles]
     assert [m.win_rate for m in many] == [m.win_rate for m in singles]
     assert [g.moves for g in many[0].games] != [g.moves for g in many[1].games]  # independent keys
-    both = evaluate.match_many(stacked, stacked, keys, b_batched=True)
-    assert [m.a_first for m in both] == [evaluate.match(sup, sup, k).a_first for k in keys]
+    both = evaluation.match_many(stacked, stacked, keys, b_batched=True)
+    assert [m.a_first for m in both] == [evaluation.match(sup, sup, k).a_first for k in keys]
     with pytest.raises(ValueError, match="do not match 3 keys"):
-        evaluate.match_many(stacked, look, jnp.stack([jax.random.key(i) for i in range(3)]))
+        evaluation.match_many(stacked, look, jnp.stack([jax.random.key(i) for i in range(3)]))
 
 
 def test_one_step_beats_random():
     # Measured: 1.00 (100-0-0) with key 0 (SPEC §4: ≈ 99%).
-    rate = evaluate.win_rate(agents.load("1steplA"), agents.load("random"), KEY)
+    rate = evaluation.win_rate(agents.load("1steplA"), agents.load("random"), KEY)
     assert rate >= 0.9
 
 
@@ -187,7 +189,7 @@ def test_one_step_self_match_mean_length():
     # Measured: 12.54 stones on the final board (thesis Table 5.4: 12.5). The first player
     # wins 62 of 100 (31-0-19 with A first, 19-0-31 with B first), win rate exactly 0.5.
     a = agents.load("1steplA")
-    m = evaluate.match(a, a, KEY)
+    m = evaluation.match(a, a, KEY)
     lengths = [len(g.moves) for g in m.games]
     assert m.mean_length == pytest.approx(np.mean(lengths))
     assert 8 <= m.mean_length <= 20

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 from absl.testing import parameterized
 
-from c4jax import losses
+from c4jax.learning import losses
 
 F, T = False, True
 LN = math.log

@@ -6,36 +6,37 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from c4jax import networks, policies
+from c4jax.nets import cnet
+from c4jax.agents import policy
 
 
 @pytest.mark.parametrize(
     "heads, total", [("one", 185_735), ("two", 202_376), ("dueling", 202_376)]
 )
 def test_parameter_counts_match_the_thesis(heads, total):
-    p = networks.init_params(jax.random.key(0), width=128, heads=heads)
-    assert networks.num_params(p) == total
-    assert networks.num_params(p["conv"]) == 69_888
-    assert networks.num_params(p["dense"]) == 98_432
-    assert networks.num_params(p["head"]) == 17_415
+    p = cnet.init_params(jax.random.key(0), width=128, heads=heads)
+    assert cnet.num_params(p) == total
+    assert cnet.num_params(p["conv"]) == 69_888
+    assert cnet.num_params(p["dense"]) == 98_432
+    assert cnet.num_params(p["head"]) == 17_415
     if heads != "one":
-        assert networks.num_params(p["value"]) == 16_641
+        assert cnet.num_params(p["value"]) == 16_641
 
 
 @pytest.mark.parametrize("width", [96, 160, 192])
 def test_other_widths_keep_the_structure(width):
-    p = networks.init_params(jax.random.key(0), width=width)
+    p = cnet.init_params(jax.random.key(0), width=width)
     conv = 16 * 2 * width + width + 4 * width * width + width
     dense = 6 * width * width + width
     head = width * width + width + 7 * width + 7
-    assert networks.num_params(p) == conv + dense + head
+    assert cnet.num_params(p) == conv + dense + head
 
 
 def test_output_shapes():
     boards = jnp.zeros((5, 6, 7), jnp.int8)
-    for heads in networks.HEADS:
-        net = networks.CNet(heads=heads)
-        out = net.apply({"params": networks.init_params(jax.random.key(1), heads=heads)}, boards)
+    for heads in cnet.HEADS:
+        net = cnet.CNet(heads=heads)
+        out = net.apply({"params": cnet.init_params(jax.random.key(1), heads=heads)}, boards)
         if heads == "two":
             assert out[0].shape == (5, 7) and out[1].shape == (5,)
         else:
@@ -43,10 +44,10 @@ def test_output_shapes():
 
 
 def test_dueling_combines_value_and_centred_advantage():
-    p = networks.init_params(jax.random.key(2), heads="dueling")
+    p = cnet.init_params(jax.random.key(2), heads="dueling")
     boards = jax.random.randint(jax.random.key(3), (4, 6, 7), -1, 2).astype(jnp.int8)
-    adv, value = networks.CNet(heads="two").apply({"params": p}, boards)
-    q = networks.CNet(heads="dueling").apply({"params": p}, boards)
+    adv, value = cnet.CNet(heads="two").apply({"params": p}, boards)
+    q = cnet.CNet(heads="dueling").apply({"params": p}, boards)
     np.testing.assert_allclose(q, value[:, None] + adv - adv.mean(-1, keepdims=True), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(q.mean(-1), value, rtol=1e-5, atol=1e-5)
 
@@ -55,7 +56,7 @@ def test_preprocessing_on_a_hand_built_board():
     board = np.zeros((6, 7), np.int8)
     board[5, 3], board[5, 4], board[4, 3] = 1, -1, 1  # two own stones in col 3, one opponent in col 4
     board[:, 0] = [-1, 1, -1, 1, -1, 1]  # rows 0..5: top -1, bottom 1
-    x = np.asarray(networks.preprocess(board))
+    x = np.asarray(cnet.preprocess(board))
     assert x.shape == (6, 7, 2)
     own, opp = x[..., 0], x[..., 1]
     playable = {(5, 1), (5, 2), (3, 3), (4, 4), (5, 5), (5, 6)}  # column 0 is full
@@ -71,7 +72,7 @@ def test_preprocessing_on_a_hand_built_board():
 def test_valid_conv_equals_flax_conv():
     x = jax.random.normal(jax.random.key(4), (3, 6, 7, 2))
     for k, cin in (((4, 4), 2), ((2, 2), 2)):
-        conv = networks.ValidConv(16, k)
+        conv = cnet.ValidConv(16, k)
         p = conv.init(jax.random.key(5), x)
         ref = nn.Conv(16, k, padding="VALID").apply(p, x)
         np.testing.assert_allclose(conv.apply(p, x), ref, rtol=1e-5, atol=1e-5)
@@ -79,7 +80,7 @@ def test_valid_conv_equals_flax_conv():
 
 def test_unknown_heads_is_a_clear_error():
     with pytest.raises(ValueError, match="heads must be one of"):
-        networks.init_params(jax.random.key(0), heads="three")
+        cnet.init_params(jax.random.key(0), heads="three")
 
 
 # --- masked policies --------------------------------------------------------------------------
@@ -93,21 +94,21 @@ def test_unknown_heads_is_a_clear_error():
 def test_masked_softmax_puts_no_mass_on_illegal_columns_and_no_nan(legal):
     legal = jnp.asarray(legal)
     for logits in (jnp.zeros(7), jnp.array([50.0, -50, 3, 1e4, -1e4, 0, 2]), jnp.full(7, -3e38).at[3].set(3e38)):
-        p = policies.masked_softmax(logits, legal)
+        p = policy.masked_softmax(logits, legal)
         assert not jnp.isnan(p).any()
         np.testing.assert_allclose(p.sum(), 1.0, rtol=1e-6)
         assert (p[~legal] == 0).all()
-        lp = policies.masked_log_softmax(logits, legal)
+        lp = policy.masked_log_softmax(logits, legal)
         assert not jnp.isnan(lp[legal]).any()
 
 
 def test_greedy_sample_and_epsilon_greedy_only_pick_legal_columns():
     legal = jnp.array([False, True, False, False, True, False, False])
     values = jnp.array([9.0, 1, 8, 7, 2, 6, 5])
-    assert int(policies.greedy(values, legal)) == 4
+    assert int(policy.greedy(values, legal)) == 4
     keys = jax.random.split(jax.random.key(0), 500)
-    s = jax.vmap(lambda k: policies.sample(k, values, legal))(keys)
-    e = jax.vmap(lambda k: policies.epsilon_greedy(k, values, legal, 1.0))(keys)
+    s = jax.vmap(lambda k: policy.sample(k, values, legal))(keys)
+    e = jax.vmap(lambda k: policy.epsilon_greedy(k, values, legal, 1.0))(keys)
     assert set(np.asarray(s).tolist()) <= {1, 4} and set(np.asarray(e).tolist()) == {1, 4}
-    g = jax.vmap(lambda k: policies.epsilon_greedy(k, values, legal, 0.0))(keys)
+    g = jax.vmap(lambda k: policy.epsilon_greedy(k, values, legal, 0.0))(keys)
     assert (g == 4).all()

@@ -6,17 +6,19 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from c4jax import losses, networks, selfplay
-from c4jax.networks import CNet
-from c4jax.trainers import onpolicy
+from c4jax.learning import losses
+from c4jax.nets import cnet
+from c4jax.agents import arena
+from c4jax.nets.cnet import CNet
+from c4jax.learning import onpolicy
 
 GAMES = 6
 ROWS = 2 * GAMES * 42
 # Jitted (eager initialisation and eager random start states would dominate the runtime).
-random_initial_states = jax.jit(selfplay.random_initial_states, static_argnums=1)
+random_initial_states = jax.jit(arena.random_initial_states, static_argnums=1)
 
 
-init_params = jax.jit(networks.init_params, static_argnames=("width", "heads"))
+init_params = jax.jit(cnet.init_params, static_argnames=("width", "heads"))
 
 
 @pytest.fixture(scope="module")

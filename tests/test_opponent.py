@@ -11,22 +11,24 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from c4jax import agents, losses, selfplay
-from c4jax.trainers import loop, onpolicy
-from c4jax.trainers.dqn import DQN, DQNConfig
-from c4jax.trainers.opponent import OpponentConfig
-from c4jax.trainers.ppo import PPOConfig
-from c4jax.trainers.reinforce import ReinforceConfig
+from c4jax import agents
+from c4jax.learning import losses
+from c4jax.agents import arena
+from c4jax.learning import loop, onpolicy
+from c4jax.learning.dqn import DQN, DQNConfig
+from c4jax.learning.opponent import OpponentConfig
+from c4jax.learning.ppo import PPOConfig
+from c4jax.learning.reinforce import ReinforceConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 B, N_VS = 64, 40
-mixed_rollout = jax.jit(selfplay.mixed_rollout, static_argnames=("n_vs",))
+mixed_rollout = jax.jit(arena.mixed_rollout, static_argnames=("n_vs",))
 
 
 @pytest.fixture(scope="module")
 def mixed():
     learner, opponent = agents.load("random"), agents.load("2steplA:det")
-    states = selfplay.random_initial_states(jax.random.key(0), B)
+    states = arena.random_initial_states(jax.random.key(0), B)
     traj, learner_moves = mixed_rollout(learner, opponent, states, N_VS, jax.random.key(1))
     return opponent, traj, np.asarray(learner_moves)
 
@@ -52,9 +54,9 @@ def test_the_opponent_makes_exactly_the_other_moves_of_its_games(mixed):
 
 def test_without_an_opponent_it_is_plain_self_play():
     learner = agents.load("random")
-    states = selfplay.random_initial_states(jax.random.key(0), 16)
+    states = arena.random_initial_states(jax.random.key(0), 16)
     traj, moves = mixed_rollout(learner, None, states, 0, jax.random.key(3))
-    plain = jax.jit(selfplay.rollout)(learner, None, states, True, jax.random.key(3))
+    plain = jax.jit(arena.rollout)(learner, None, states, True, jax.random.key(3))
     chex.assert_trees_all_equal(traj, plain)
     np.testing.assert_array_equal(moves, plain.valid)
 
@@ -80,7 +82,7 @@ def _supervised_two_heads():
 def test_collected_rows_are_the_learners_moves_with_returns_over_the_whole_game():
     params = _supervised_two_heads()
     opponent = agents.load("1steplA:sto")
-    states = selfplay.random_initial_states(jax.random.key(2), 8)
+    states = arena.random_initial_states(jax.random.key(2), 8)
     batch, lengths = onpolicy.collect_mixed(params, jax.random.key(5), states, opponent, 8)
     rows = onpolicy.split_episodes(batch)  # [8, 84]: episode then mirror
     valid = np.asarray(rows.valid)
@@ -101,7 +103,7 @@ def test_collected_rows_are_the_learners_moves_with_returns_over_the_whole_game(
 
 def test_collect_is_collect_mixed_without_an_opponent():
     params = _supervised_two_heads()
-    states = selfplay.random_initial_states(jax.random.key(2), 8)
+    states = arena.random_initial_states(jax.random.key(2), 8)
     plain = onpolicy.collect(params, jax.random.key(5), states)
     mixed, lengths = onpolicy.collect_mixed(params, jax.random.key(5), states, None, 0)
     chex.assert_trees_all_equal(plain, mixed)

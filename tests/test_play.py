@@ -202,7 +202,8 @@ def test_whole_games_through_http(server, agent, human_first):
 def test_1steplA_beats_random_play_and_answers_like_the_agent_itself(server):
     import jax
 
-    from c4jax import agents, env
+    from c4jax import agents
+    from c4jax.game import env
 
     rng = random.Random(7)
     answers = play_game(server, "1steplA", True, lambda a: rng.choice(a["legal"]))

@@ -10,10 +10,12 @@ import jax
 import numpy as np
 import pytest
 
-from c4jax import agents, checkpoint, selfplay
-from c4jax.trainers import loop, onpolicy
-from c4jax.trainers.ppo import PPO, PPOConfig
-from c4jax.trainers.reinforce import Reinforce, ReinforceConfig
+from c4jax import agents
+from c4jax.io import checkpoint
+from c4jax.agents import arena
+from c4jax.learning import loop, onpolicy
+from c4jax.learning.ppo import PPO, PPOConfig
+from c4jax.learning.reinforce import Reinforce, ReinforceConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL_PPO = dict(buffer_size=256, games_per_collect=16, epochs=2, minibatch_size=32)
@@ -63,7 +65,7 @@ def test_the_default_collection_fills_the_thesis_buffer_of_2000_transitions():
     params = _params()
     for seed in range(3):
         start_key, play_key = jax.random.split(jax.random.key(seed))
-        starts = selfplay.random_initial_states(start_key, cfg.games)
+        starts = arena.random_initial_states(start_key, cfg.games)
         batch = onpolicy.collect(params, play_key, starts)
         assert int(batch.valid.sum()) >= cfg.buffer_size
         assert int(onpolicy.take_first(batch, cfg.buffer_size).valid.sum()) == cfg.buffer_size

@@ -5,16 +5,18 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from c4jax import agents, env, selfplay
+from c4jax import agents
+from c4jax.game import env
+from c4jax.agents import arena
 
 B = 512
-rollout = jax.jit(selfplay.rollout)
+rollout = jax.jit(arena.rollout)
 
 
 @pytest.fixture(scope="module")
 def random_vs_lookahead():
     a, b = agents.load("random"), agents.load("1steplA")
-    states = selfplay.random_initial_states(jax.random.key(0), B)
+    states = arena.random_initial_states(jax.random.key(0), B)
     first = jnp.arange(B) % 2 == 0
     return states, first, rollout(a, b, states, first, jax.random.key(1))
 
@@ -59,7 +61,7 @@ def test_agents_only_play_legal_moves(random_vs_lookahead):
 
 def test_swapping_agents_mirrors_outcomes_for_deterministic_players():
     a, b = agents.load("2steplA"), agents.load("1steplA")
-    states = selfplay.random_initial_states(jax.random.key(5), 64)
+    states = arena.random_initial_states(jax.random.key(5), 64)
     first = jnp.arange(64) % 2 == 0
     ab = rollout(a, b, states, first, jax.random.key(0))
     ba = rollout(b, a, states, ~first, jax.random.key(0))
@@ -69,7 +71,7 @@ def test_swapping_agents_mirrors_outcomes_for_deterministic_players():
 
 def test_self_play_equals_playing_a_copy_of_itself():
     a = agents.load("1steplA")
-    states = selfplay.random_initial_states(jax.random.key(2), 64)
+    states = arena.random_initial_states(jax.random.key(2), 64)
     own = rollout(a, None, states, True, jax.random.key(0))
     pair = rollout(a, agents.load("1steplA"), states, True, jax.random.key(0))
     np.testing.assert_array_equal(np.asarray(own.actions), np.asarray(pair.actions))
@@ -78,7 +80,7 @@ def test_self_play_equals_playing_a_copy_of_itself():
 
 def test_same_key_same_games_different_key_different_games():
     r = agents.load("random")
-    states = selfplay.initial_states(64)
+    states = arena.initial_states(64)
     t1 = rollout(r, None, states, True, jax.random.key(7))
     t2 = rollout(r, None, states, True, jax.random.key(7))
     t3 = rollout(r, None, states, True, jax.random.key(8))
@@ -88,7 +90,7 @@ def test_same_key_same_games_different_key_different_games():
 
 def test_lookahead_beats_random():
     r, l1 = agents.load("random"), agents.load("1steplA")
-    states = selfplay.initial_states(400)
+    states = arena.initial_states(400)
     first = jnp.arange(400) % 2 == 0
     traj = rollout(l1, r, states, first, jax.random.key(3))
     win_rate = float(jnp.mean((traj.outcome_a + 1) / 2))
@@ -98,7 +100,7 @@ def test_lookahead_beats_random():
 def test_backprop_rewards_on_trajectories(random_vs_lookahead):
     _, _, traj = random_vs_lookahead
     shaped = np.asarray(traj.rewards)
-    out = np.asarray(selfplay.backprop_rewards(traj))
+    out = np.asarray(arena.backprop_rewards(traj))
     valid = np.asarray(traj.valid)
     assert (out[~valid] == 0).all()
     keep = valid & (shaped != 0)

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from c4jax import checkpoint
+from c4jax.io import checkpoint
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "experiments"))
 import summarize  # noqa: E402

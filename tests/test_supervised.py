@@ -11,8 +11,10 @@ import numpy as np
 import optax
 import pytest
 
-from c4jax import agents, data, networks
-from c4jax.trainers import supervised as sv
+from c4jax import agents
+from c4jax.learning import data
+from c4jax.nets import cnet
+from c4jax.learning import supervised as sv
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,9 +44,9 @@ def small_dataset():
 
 def test_tiny_training_run_learns_above_chance(small_dataset):
     train, val, _ = small_dataset.split((0.8, 0.2, 0.0), seed=0)
-    net = networks.CNet(heads="one")
+    net = cnet.CNet(heads="one")
     tx = sv.adam_l2(5e-4, 2e-3)
-    params = networks.init_params(jax.random.key(0))
+    params = cnet.init_params(jax.random.key(0))
     state = sv.TrainState(params, tx.init(params), jnp.int32(0))
     chunk, evaluate = sv.make_train_chunk(net, tx), sv.make_evaluate(net, batch_size=512)
     loss0, acc0 = evaluate(params, val.boards, val.actions)
@@ -60,8 +62,8 @@ def test_tiny_training_run_learns_above_chance(small_dataset):
 
 
 def test_evaluate_pads_the_last_batch_without_counting_padding(small_dataset):
-    net = networks.CNet(heads="one")
-    params = networks.init_params(jax.random.key(0))
+    net = cnet.CNet(heads="one")
+    params = cnet.init_params(jax.random.key(0))
     n = 1000
     loss_a, acc_a = sv.make_evaluate(net, batch_size=333)(params, small_dataset.boards[:n], small_dataset.actions[:n])
     logits = net.apply({"params": params}, small_dataset.boards[:n])

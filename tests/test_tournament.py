@@ -13,8 +13,9 @@ import jax
 import numpy as np
 import pytest
 
-from c4jax import agents, evaluate, ratings
-from c4jax.evaluate import MatchResult, SeatRecord, Tournament
+from c4jax import agents, evaluation
+from c4jax.evaluation import ratings
+from c4jax.evaluation import MatchResult, SeatRecord, Tournament
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = ("random", "1steplA:det", "2steplA:det")
@@ -23,7 +24,7 @@ BATCH = 256  # batched decision timing in these tests
 
 @pytest.fixture(scope="module")
 def tour() -> Tournament:
-    return evaluate.round_robin(["random", "1steplA", "2steplA"], jax.random.key(0), progress=False)
+    return evaluation.round_robin(["random", "1steplA", "2steplA"], jax.random.key(0), progress=False)
 
 
 def _load_script():
@@ -102,7 +103,7 @@ def test_game_length_table_and_self_matches(tour):
         assert lengths[i, j] == pytest.approx(np.mean([len(g.moves) for g in m.games]))
     # A self match fills the diagonal of Table 5.4 only (1StepLA vs itself: 12.54, thesis 12.5).
     one_step = agents.load("1steplA")
-    one = evaluate.match(one_step, one_step, jax.random.key(0))
+    one = evaluation.match(one_step, one_step, jax.random.key(0))
     with_self = Tournament(names=tour.names, matches=tour.matches, self_matches=(one,))
     assert with_self.length_matrix()[1, 1] == pytest.approx(12.54)
     np.testing.assert_array_equal(with_self.first_player_matrix(), tour.first_player_matrix())
@@ -132,13 +133,13 @@ def test_unknown_or_duplicate_agents_fail_before_any_game(monkeypatch):
     def no_games(*a, **k):
         raise AssertionError("a game was played")
 
-    monkeypatch.setattr(evaluate, "match", no_games)
+    monkeypatch.setattr(evaluation.tournament, "match", no_games)
     with pytest.raises(ValueError, match="known agents: .*1stepla.*random"):
-        evaluate.round_robin(["random", "no_such_agent"], jax.random.key(0), progress=False)
+        evaluation.round_robin(["random", "no_such_agent"], jax.random.key(0), progress=False)
     with pytest.raises(ValueError, match="listed twice"):
-        evaluate.round_robin(["1steplA", "1steplA:det"], jax.random.key(0), progress=False)
+        evaluation.round_robin(["1steplA", "1steplA:det"], jax.random.key(0), progress=False)
     with pytest.raises(ValueError, match="at least two"):
-        evaluate.round_robin(["random"], jax.random.key(0), progress=False)
+        evaluation.round_robin(["random"], jax.random.key(0), progress=False)
 
 
 def test_invalid_tournaments_are_rejected(tour):
@@ -262,7 +263,7 @@ def test_decision_timing_table():
     # figures come from `experiments/tournament.py` (default --timing-batch 4096).
     # The plain-Python lookahead (the thesis' kind of baseline) measured 2.4e-4 (1-step) and 1.3e-3
     # (2-step) s/decision: the network is ≈1× and ≈5× faster than it, not 20× and 70×.
-    tm = evaluate.time_decisions(["supervised"], jax.random.key(0), batch=BATCH, repeats=21, batched_repeats=3,
+    tm = evaluation.time_decisions(["supervised"], jax.random.key(0), batch=BATCH, repeats=21, batched_repeats=3,
                                  python_boards=8)
     py = ("1steplA (plain Python)", "2steplA (plain Python)")
     assert [e.agent for e in tm.entries] == ["supervised:det", "1steplA:det", "2steplA:det", *py]

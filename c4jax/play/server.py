@@ -2,7 +2,7 @@
 
 Standard library only (``http.server.ThreadingHTTPServer``). The server holds no game:
 every request carries the whole game (the move list, who moved first and the agent's
-name), is validated by replaying it with :func:`c4jax.env.step`, and is answered from
+name), is validated by replaying it with :func:`c4jax.game.env.step`, and is answered from
 that replay, so a bad request can only ever get its own 4xx answer.
 
 API (all JSON; errors are ``{"error": "..."}`` with a 4xx status):
@@ -46,19 +46,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax import agents, env
+from c4jax import agents
+from c4jax.agents.baselines import NStepLookahead, RandomAgent
+from c4jax.agents.network import NetworkAgent
+from c4jax.game import env
+from c4jax.game.board import LINES
 
 MAX_BODY = 8 * 1024  # bytes; a longer request body gets 413
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 DEFAULT_AGENT = "1steplA:det"
 HUMAN, AGENT = 1, -1  # the fixed colour view of the boards the API returns
 
-_WINDOWS = [  # every four-in-a-row window as (row, col) cells, for highlighting a win
-    [(r + i * dr, c + i * dc) for i in range(4)]
-    for r in range(env.ROWS) for c in range(env.COLS)
-    for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1))
-    if 0 <= r + 3 * dr < env.ROWS and 0 <= c + 3 * dc < env.COLS
-]
+_WINDOWS = [[divmod(int(i), env.COLS) for i in line] for line in LINES]  # (row, col) cells of each four
 
 
 class RequestError(Exception):
@@ -136,9 +135,6 @@ class Entry:
 
 
 def _kind(agent) -> tuple[str, str]:
-    from c4jax.baselines import NStepLookahead, RandomAgent
-    from c4jax.policies import NetworkAgent
-
     if isinstance(agent, RandomAgent):
         return "random", "probability of each column (uniform over the free columns)"
     if isinstance(agent, NStepLookahead):
@@ -507,8 +503,3 @@ def make_server(catalogue: Catalogue, port: int = 8000, host: str = "127.0.0.1",
     handler = type("BoundHandler", (Handler,), {"catalogue": catalogue, "static": _static_files(), "verbose": verbose})
     return PlayServer((host, port), handler)
 
-
-def serve_in_thread(server: PlayServer) -> threading.Thread:
-    t = threading.Thread(target=server.serve_forever, name="c4jax-play", daemon=True)
-    t.start()
-    return t

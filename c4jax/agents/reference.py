@@ -13,24 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-ROWS, COLS = 6, 7
+from c4jax.game.board import COLS, LINES, ROWS
+
 TIE_ORDER = (3, 2, 4, 1, 5, 0, 6)  # deterministic tie-break: closest to the centre, left first
 OWN = {2: 10**2, 3: 10**4, 4: 10**10}
 OPP = {2: -1, 3: -(10**6), 4: -(10**8)}
 
 
-def _windows() -> list[tuple[tuple[int, int], ...]]:
-    out = []
-    for r in range(ROWS):
-        for c in range(COLS):
-            for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
-                cells = tuple((r + k * dr, c + k * dc) for k in range(4))
-                if all(0 <= rr < ROWS and 0 <= cc < COLS for rr, cc in cells):
-                    out.append(cells)
-    return out
-
-
-WINDOWS = _windows()  # the 69 lines of four cells
+WINDOWS = [tuple(divmod(int(i), COLS) for i in line) for line in LINES]  # the 69 lines, (row, col) cells
 
 
 def heuristic(b: list[list[int]]) -> int:

@@ -33,8 +33,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax import agents, selfplay
-from c4jax.validation import COLS, ROWS, check_boards
+from c4jax import agents
+from c4jax.agents import arena
+from c4jax.game.board import COLS, ROWS, check_boards
 
 FORMAT_NAME = "c4jax.dataset"
 FORMAT_VERSION = 1
@@ -296,8 +297,8 @@ class GenerationStats:
 def _play(agent, key, batch: int):
     """[batch] self-play games of ``agent`` from SPEC §3 random starts, recorded."""
     start_key, play_key = jax.random.split(key)
-    states = selfplay.random_initial_states(start_key, batch)
-    traj = selfplay.rollout(agent, None, states, True, play_key)
+    states = arena.random_initial_states(start_key, batch)
+    traj = arena.rollout(agent, None, states, True, play_key)
     return traj.boards, traj.actions.astype(jnp.int8), traj.valid
 
 

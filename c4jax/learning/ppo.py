@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 
-from c4jax import selfplay
-from c4jax.trainers import onpolicy
-from c4jax.trainers.opponent import OpponentConfig
+from c4jax.agents import arena
+from c4jax.learning import onpolicy
+from c4jax.learning.opponent import OpponentConfig
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ class PPO(onpolicy.OnPolicyAlgorithm):
     def _chunk(self, state: onpolicy.OnPolicyState):
         cfg = self.cfg
         key, start_key, play_key, update_key = jax.random.split(state.key, 4)
-        starts = selfplay.random_initial_states(start_key, cfg.games)
+        starts = arena.random_initial_states(start_key, cfg.games)
         batch, lengths = onpolicy.collect_mixed(
             state.params, play_key, starts, cfg.opponent_agent, cfg.opponent_games(cfg.games), gamma=cfg.gamma,
             gae_lambda=cfg.gae_lambda, width=cfg.width, backprop_n=cfg.reward_backprop_n)

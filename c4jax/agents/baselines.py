@@ -22,16 +22,17 @@ import numpy as np
 from flax import struct
 from jax import Array
 
-from c4jax import bitboard as bb
-from c4jax.agents import AgentBase, register
-from c4jax.bitboard import Bits
+from c4jax.game import bitboard as bb
+from c4jax.agents.base import AgentBase
+from c4jax.agents.policy import ILLEGAL_SCORE
+from c4jax.game import env
+from c4jax.game.bitboard import Bits
 
 COLS = bb.COLS
 _INT_MIN = np.iinfo(np.int32).min
 _INT_MAX = np.iinfo(np.int32).max
 # Rank of each column in the deterministic tie-break order 3, 2, 4, 1, 5, 0, 6.
 CENTRE_RANK = np.array([5, 3, 1, 0, 2, 4, 6], np.int32)
-ILLEGAL_SCORE = -np.inf  # scores of full columns, for every agent
 
 
 def heuristic(me: Bits, them: Bits) -> tuple[Array, Array]:
@@ -40,15 +41,6 @@ def heuristic(me: Bits, them: Bits) -> tuple[Array, Array]:
     high = 10_000 * n["me4"] - 100 * n["them4"] - n["them3"]
     low = 10_000 * n["me3"] + 100 * n["me2"] - n["them2"]
     return high, low
-
-
-def heuristic_value(board: np.ndarray) -> float:
-    """The SPEC §4 score of one public board for the player to move, as a float (exact)."""
-    from c4jax.env import _from_board
-
-    state = _from_board(jnp.asarray(board))
-    high, low = heuristic(state.cur, state.opp)
-    return 1e6 * int(high) + int(low)
 
 
 def _lex_reduce(high: Array, low: Array, valid: Array, maximize: bool) -> tuple[Array, Array]:
@@ -128,9 +120,7 @@ class NStepLookahead(AgentBase):
         return not self.deterministic
 
     def _root(self, boards: Array):
-        from c4jax.env import _from_board
-
-        state = jax.vmap(_from_board)(boards)
+        state = jax.vmap(env.from_board)(boards)
         child_me, child_them, legal, done = _children(state.cur, state.opp, True)
         high, low = _minimax(child_me, child_them, done, self.n - 1, False)
         return state, legal, high, low
@@ -148,14 +138,3 @@ class NStepLookahead(AgentBase):
         if self.deterministic:
             return jnp.argmin(jnp.where(best, CENTRE_RANK, COLS), axis=-1).astype(jnp.int32)
         return jax.random.categorical(key, jnp.where(best, 0.0, -jnp.inf)).astype(jnp.int32)
-
-
-def _random(mode: str | None) -> RandomAgent:
-    if mode == "det":
-        raise ValueError("agent 'random' has no deterministic mode ('random:det')")
-    return RandomAgent()
-
-
-register("random", _random)
-for _n in range(1, 5):
-    register(f"{_n}steplA", lambda mode, n=_n: NStepLookahead(n=n, deterministic=mode != "sto"))

@@ -1,6 +1,8 @@
-"""Checks for boards that cross the public, non-jitted API (numpy in, clear errors out).
+"""The public board (``int8[6, 7]``, row 0 on top, 1 = player to move): its lines, legal columns,
+mirror image, and the checks for boards that cross the public, non-jitted API.
 
-Jitted code never calls these: inside ``jit`` a board is a tracer and cannot be
+``legal_mask`` and ``mirror_boards`` work on numpy and jax arrays alike (traced too).
+The checks are host-side only: inside ``jit`` a board is a tracer and cannot be
 inspected. Public entry points call :func:`check_boards` when they are handed
 concrete arrays, so that a user's malformed board raises a ``ValueError`` that
 says what is wrong instead of producing a silently wrong result.
@@ -9,6 +11,7 @@ says what is wrong instead of producing a silently wrong result.
 from __future__ import annotations
 
 import numpy as np
+from jax import Array
 
 ROWS, COLS = 6, 7
 
@@ -25,7 +28,17 @@ def _lines() -> np.ndarray:
     return np.array(lines)
 
 
-LINES = _lines()
+LINES = _lines()  # the 69 four-cell lines
+
+
+def legal_mask(boards: Array) -> Array:
+    """bool[B, 7]: columns whose top cell (row 0) is empty."""
+    return boards[..., 0, :] == 0
+
+
+def mirror_boards(boards: Array) -> Array:
+    """Boards flipped left-right (column c <-> 6 - c)."""
+    return boards[..., ::-1]
 
 
 def check_boards(boards, *, batched: bool, allow_finished: bool = True) -> np.ndarray:

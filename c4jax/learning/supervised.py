@@ -15,8 +15,8 @@ import numpy as np
 import optax
 from jax import Array
 
-from c4jax.networks import CNet
-from c4jax.trainers.optim import adam_l2  # noqa: F401  (re-exported: the supervised optimiser)
+from c4jax.nets.cnet import CNet
+from c4jax.learning.optim import adam_l2  # noqa: F401  (re-exported: the supervised optimiser)
 
 
 class TrainState(NamedTuple):

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 
-from c4jax import selfplay
-from c4jax.trainers import onpolicy
-from c4jax.trainers.opponent import OpponentConfig
+from c4jax.agents import arena
+from c4jax.learning import onpolicy
+from c4jax.learning.opponent import OpponentConfig
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class Reinforce(onpolicy.OnPolicyAlgorithm):
     def _iteration(self, state: onpolicy.OnPolicyState, _):
         cfg = self.cfg
         key, start_key, play_key = jax.random.split(state.key, 3)
-        starts = selfplay.random_initial_states(start_key, cfg.games_per_collect)
+        starts = arena.random_initial_states(start_key, cfg.games_per_collect)
         batch, lengths = onpolicy.collect_mixed(
             state.params, play_key, starts, cfg.opponent_agent, cfg.opponent_games(cfg.games_per_collect),
             gamma=cfg.gamma, width=cfg.width, backprop_n=cfg.reward_backprop_n)

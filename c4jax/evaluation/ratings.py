@@ -347,7 +347,7 @@ def from_games(names: Sequence[str], games: Iterable[tuple[int, int, float]], **
 
 
 def from_tournament(tournament, *, anchor: str | None = "auto", **kwargs) -> Ratings:
-    """Ratings from every game of a :class:`c4jax.evaluate.Tournament`.
+    """Ratings from every game of a :class:`c4jax.evaluation.Tournament`.
 
     ``anchor="auto"``: the deterministic 1StepLA (``1steplA:det``) at 1000 when it played,
     else the mean rating at 1000.

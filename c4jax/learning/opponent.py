@@ -12,6 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from c4jax import agents
+from c4jax.io import checkpoint
+
 SELF = "self"
 
 
@@ -24,7 +27,6 @@ def training_opponent(name: str):
         raise ValueError(f"--opponent must be 'self' or an agent name, got {name!r}")
     if name.strip().lower() == SELF:
         return None
-    from c4jax import agents, checkpoint
 
     try:
         return agents.load(name)

@@ -13,8 +13,8 @@ import jax.numpy as jnp
 from flax import struct
 from jax import Array
 
-from c4jax import env
-from c4jax.agents import AgentBase
+from c4jax.game import env
+from c4jax.agents.base import AgentBase
 
 MAX_MOVES = env.MAX_MOVES
 

@@ -34,8 +34,10 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm.auto import tqdm
 
-from c4jax import agents, checkpoint, evaluate, networks, runlog
-from c4jax.policies import NetworkAgent
+from c4jax import agents, evaluation
+from c4jax.io import checkpoint, runlog
+from c4jax.nets import cnet
+from c4jax.agents.network import NetworkAgent
 
 LAST, BEST = "last", "best"
 
@@ -64,7 +66,7 @@ class LoopConfig:
     """Play the evaluation matches with the symmetric averaging of SPEC §7 (Q or π averaged with the
     mirrored board's), as the thesis does in every competition and as the shipped agents and the
     tournament play, so that best/ is chosen by how the agent will play. --no-eval-symmetric repeats
-    runs made before this became the default (2026-11-23, session 4)."""
+    runs made before this became the default."""
     resume: bool = False
     """Continue the run in --out from its last checkpoint."""
     vmap_seeds: int = 1
@@ -107,7 +109,7 @@ def source_params(cfg: LoopConfig, width: int) -> dict | None:
     src_width, src_heads = meta["network"]["width"], meta["network"]["heads"]
     if src_width != width:
         raise checkpoint.CheckpointError(f"--init-from {cfg.init_from!r} has width {src_width}, this run uses {width}")
-    like = {"params": networks.init_params(jax.random.key(0), width=width, heads=src_heads)}
+    like = {"params": cnet.init_params(jax.random.key(0), width=width, heads=src_heads)}
     return checkpoint.restore(cfg.init_from, like)["params"]
 
 
@@ -115,7 +117,7 @@ def initial_params(cfg: LoopConfig, heads: str, width: int, key: jax.Array, sour
     """Fresh CNet params of ``heads``, with conv/dense/head copied from ``cfg.init_from``
     (SPEC §5 transfer: a two-head network gets a freshly initialised value head).
     ``source``: the already restored ``source_params(cfg, width)``, to restore it only once."""
-    params = networks.init_params(key, width=width, heads=heads)
+    params = cnet.init_params(key, width=width, heads=heads)
     if source is None:
         source = source_params(cfg, width)
     if source is None:
@@ -259,7 +261,7 @@ def _host_metrics(metrics: dict, k: int | None = None) -> dict:
     return {name: float(np.mean(np.asarray(v) if k is None else np.asarray(v)[k])) for name, v in host.items()}
 
 
-def _eval_row(results: dict[str, evaluate.MatchResult]) -> dict:
+def _eval_row(results: dict[str, evaluation.MatchResult]) -> dict:
     row = {}
     for tag, res in results.items():
         row[f"eval/vs_{tag}"] = res.win_rate
@@ -309,7 +311,7 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
         eval_key = _eval_key(cfg.seed, counters["evals"])
         current = agent_of(params, algo.name)
         row = _host_metrics(metrics)
-        row.update(_eval_row({tag: evaluate.match(current, opp, eval_key)
+        row.update(_eval_row({tag: evaluation.match(current, opp, eval_key)
                               for tag, opp in _opponents(agent_of, old_params).items()}))
         decision = seed_run.record(updates, row, params, cfg.revert_drop, time.perf_counter() - t_start)
         if decision == "best":
@@ -361,7 +363,7 @@ def run_seeds(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict
     The training state of every seed is stacked on a leading axis and each chunk is
     ``jit(vmap(algo.chunk))``: one compiled program advances all K runs (as purejaxrl
     vmaps whole trainings). Between chunks, the three evaluation matches of all K seeds
-    are each one vmapped call (:func:`c4jax.evaluate.match_many`) and the old-network
+    are each one vmapped call (:func:`c4jax.evaluation.match_many`) and the old-network
     rule is applied per seed. Seed ``s`` initialises, self-plays and is evaluated with
     the keys a single ``--seed s`` run uses (results agree up to the rounding of batched
     network evaluations).
@@ -404,7 +406,7 @@ def run_seeds(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict
         params, updates = algo.params(state), updates_of(state)
         keys = jnp.stack([_eval_key(s, r.loop["evals"]) for s, r in zip(seeds, runs)])
         current = agent_of(params, algo.name)
-        results = {tag: evaluate.match_many(current, opp, keys, b_batched=tag == "old")  # old: one per seed
+        results = {tag: evaluation.match_many(current, opp, keys, b_batched=tag == "old")  # old: one per seed
                    for tag, opp in _opponents(agent_of, old_params).items()}
         wall = time.perf_counter() - t_start
         decisions, rows = [], []

@@ -32,6 +32,9 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 
+from c4jax._version import __version__
+from c4jax.io.jsonutil import json_default
+
 FORMAT_VERSION = 1
 METADATA_FILE = "metadata.json"
 STATE_PREFIX = "state-"
@@ -41,24 +44,12 @@ class CheckpointError(ValueError):
     """A checkpoint directory is missing, not a checkpoint, or unreadable."""
 
 
-def _json_default(x):
-    if isinstance(x, (np.generic,)):
-        return x.item()
-    if isinstance(x, (np.ndarray, jax.Array)):
-        return np.asarray(x).tolist()
-    if isinstance(x, Path):
-        return str(x)
-    raise TypeError(f"not JSON serialisable: {type(x).__name__}")
-
-
 def save(directory: str | os.PathLike, tree: Any, metadata: dict) -> Path:
     """Atomically write ``tree`` (a pytree of arrays) and ``metadata`` to ``directory``.
 
     ``metadata`` gets ``format_version``, ``c4jax_version``, ``saved_at``, ``state_dir``
     and, unless given, ``command`` (this process' command line). Returns the directory.
     """
-    from c4jax import __version__
-
     directory = Path(directory).absolute()
     directory.mkdir(parents=True, exist_ok=True)
     state_dir = f"{STATE_PREFIX}{time.time_ns()}"
@@ -75,7 +66,7 @@ def save(directory: str | os.PathLike, tree: Any, metadata: dict) -> Path:
             ckptr.save(directory / state_dir, args=ocp.args.StandardSave(jax.device_get(tree)))
         fd, tmp = tempfile.mkstemp(prefix=f".{METADATA_FILE}.", dir=directory)
         with os.fdopen(fd, "w") as f:
-            f.write(json.dumps(meta, indent=2, default=_json_default) + "\n")
+            f.write(json.dumps(meta, indent=2, default=json_default) + "\n")
         os.replace(tmp, directory / METADATA_FILE)  # the commit point
     except BaseException:
         shutil.rmtree(directory / state_dir, ignore_errors=True)

@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import optax
 from jax import Array
 
-from c4jax.policies import masked_log_softmax, masked_logits, masked_softmax
+from c4jax.agents.policy import masked_log_softmax, masked_logits, masked_softmax
 
 NUM_ACTIONS = 7
 

@@ -27,13 +27,15 @@ import optax
 from flax import struct
 from jax import Array
 
-from c4jax import buffer as rb
-from c4jax import losses, selfplay
-from c4jax.agents import AgentBase
-from c4jax.networks import CNet
-from c4jax.policies import epsilon_greedy, legal_mask, mirror_boards
-from c4jax.trainers.opponent import OpponentConfig
-from c4jax.trainers.optim import make_optimizer
+from c4jax.learning import buffer as rb
+from c4jax.learning import losses
+from c4jax.agents import arena
+from c4jax.agents.base import AgentBase
+from c4jax.nets.cnet import CNet
+from c4jax.agents.policy import epsilon_greedy
+from c4jax.game.board import legal_mask, mirror_boards
+from c4jax.learning.opponent import OpponentConfig
+from c4jax.learning.optim import make_optimizer
 
 
 @dataclass(frozen=True)
@@ -130,9 +132,9 @@ class EpsilonGreedy(AgentBase):
         return epsilon_greedy(key, q, legal_mask(boards), self.epsilon)
 
 
-def transitions(traj: selfplay.Trajectory, n: float) -> tuple[Transition, Array]:
+def transitions(traj: arena.Trajectory, n: float) -> tuple[Transition, Array]:
     """Flat transitions [2·B·42] of the recorded games and their mirrors, with a valid mask."""
-    rewards = selfplay.backprop_rewards(traj, n)
+    rewards = arena.backprop_rewards(traj, n)
     nxt = jnp.concatenate([traj.boards[:, 1:], jnp.zeros_like(traj.boards[:, :1])], axis=1)
     nxt = jnp.where(traj.done[..., None, None], 0, nxt)
     t = Transition(traj.boards, traj.actions, rewards, nxt, traj.done)
@@ -143,7 +145,7 @@ def transitions(traj: selfplay.Trajectory, n: float) -> tuple[Transition, Array]
 
 
 class DQN:
-    """The :class:`c4jax.trainers.loop.Algorithm` for DQN; ``name`` is 'dqn' or 'dueling_dqn'."""
+    """The :class:`c4jax.learning.loop.Algorithm` for DQN; ``name`` is 'dqn' or 'dueling_dqn'."""
 
     output = "q"
     default_mode = "det"
@@ -211,11 +213,11 @@ class DQN:
         cfg = self.cfg
         key, start_key, play_key = jax.random.split(state.key, 3)
         games = cfg.episodes_per_iteration
-        starts = selfplay.random_initial_states(start_key, games)
+        starts = arena.random_initial_states(start_key, games)
         eps = epsilon(cfg, state.episodes.astype(jnp.float32))
         behaviour = EpsilonGreedy(params=state.params, epsilon=eps, net=self.net)
         n_vs = cfg.opponent_games(games)
-        traj, _ = selfplay.mixed_rollout(behaviour, cfg.opponent_agent, starts, n_vs, play_key)
+        traj, _ = arena.mixed_rollout(behaviour, cfg.opponent_agent, starts, n_vs, play_key)
         items, valid = transitions(traj, cfg.reward_backprop_n)
         state = state._replace(buffer=rb.add(state.buffer, items, valid), key=key,
                                episodes=state.episodes + games)

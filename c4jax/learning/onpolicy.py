@@ -8,7 +8,7 @@
 - ``reinforce_update`` / ``reinforce_updates``: one gradient step per episode (+ mirror).
 - ``make_optimizer``: PyTorch-style Adam + L2 that leaves the frozen conv block untouched.
 
-The supervised -> RL transfer of SPEC §5 is ``c4jax.trainers.loop.initial_params``.
+The supervised -> RL transfer of SPEC §5 is ``c4jax.learning.loop.initial_params``.
 The experiment scripts own evaluation, the "old network" logic, logging and files.
 
 Batch layout. ``collect`` over B games returns ``N = 2 * B * 42`` rows laid out game
@@ -29,10 +29,14 @@ import optax
 from flax import struct
 from jax import Array
 
-from c4jax import env, losses, selfplay
-from c4jax.networks import CNet
-from c4jax.policies import NetworkAgent, legal_mask, masked_log_softmax, mirror_boards
-from c4jax.trainers.optim import FROZEN_SUBTREE, make_optimizer  # noqa: F401  (re-exported)
+from c4jax.game import env
+from c4jax.learning import losses
+from c4jax.agents import arena
+from c4jax.nets.cnet import CNet
+from c4jax.agents.network import NetworkAgent
+from c4jax.game.board import legal_mask, mirror_boards
+from c4jax.agents.policy import masked_log_softmax
+from c4jax.learning.optim import FROZEN_SUBTREE, make_optimizer
 
 MAX_MOVES = env.MAX_MOVES  # 42
 EPISODE_ROWS = 2 * MAX_MOVES  # one episode and its mirror
@@ -76,7 +80,7 @@ def collect(params, key: Array, states: env.EnvState, *, gamma: float | Array = 
     Args:
       params: two-headed CNET parameters (``heads="two"``).
       key: PRNG key of the policy sampling.
-      states: EnvState [B]: start positions, e.g. ``selfplay.random_initial_states(k, B)``
+      states: EnvState [B]: start positions, e.g. ``arena.random_initial_states(k, B)``
         (SPEC §3: the random moves that led there are not training data).
       gamma: discount of the turn-based returns and advantages.
       gae_lambda: GAE lambda of ``advantages``; 1.0 (default) gives the thesis'
@@ -103,7 +107,7 @@ def collect_mixed(params, key: Array, states: env.EnvState, opponent, n_vs: int,
                   backprop_n: float = 3.0) -> tuple[Batch, Array]:
     """``collect``, with the first ``n_vs`` games played against a fixed ``opponent`` agent.
 
-    In those games (``selfplay.mixed_rollout``: the learner's seat is random) only the
+    In those games (``arena.mixed_rollout``: the learner's seat is random) only the
     learner's own moves are training rows (``valid``); the opponent's moves are part of
     the environment: they shape the returns and advantages of the learner's moves
     (``G_t = r_t - gamma * G_{t+1}`` runs over every move of the game) but are not
@@ -113,8 +117,8 @@ def collect_mixed(params, key: Array, states: env.EnvState, opponent, n_vs: int,
     """
     agent = NetworkAgent(params=params, label="collect", width=width, heads="two", output="policy",
                          sampled=True, symmetric=False)
-    traj, learner_moves = selfplay.mixed_rollout(agent, opponent, states, n_vs, key)
-    rewards = selfplay.backprop_rewards(traj, backprop_n)  # [B, 42]
+    traj, learner_moves = arena.mixed_rollout(agent, opponent, states, n_vs, key)
+    rewards = arena.backprop_rewards(traj, backprop_n)  # [B, 42]
     returns = jax.vmap(losses.turn_based_returns, in_axes=(0, 0, None))(rewards, traj.valid, gamma)
 
     def _pair(x: Array, y: Array) -> Array:  # [B, 42, ...] x 2 -> [B, 2, 42, ...]
@@ -343,7 +347,7 @@ class OnPolicyState(NamedTuple):
 
 
 class OnPolicyAlgorithm:
-    """What REINFORCE and PPO share as :class:`c4jax.trainers.loop.Algorithm`s: a two-headed
+    """What REINFORCE and PPO share as :class:`c4jax.learning.loop.Algorithm`s: a two-headed
     CNET playing by sampling its policy (``default_mode = "sto"``)."""
 
     heads = "two"

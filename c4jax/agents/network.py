@@ -1,10 +1,5 @@
-"""Action selection from network outputs, and the Agent that plays a trained CNET.
-
-Illegal columns are masked with ``jnp.finfo(dtype).min`` before a softmax (never
-``-inf``, which turns a softmax into NaN when a row is fully masked), and their
-probability is then exactly 0. ``scores`` of every agent show full columns as
-``-inf`` (see :mod:`c4jax.agents`).
-"""
+"""The Agent that plays a trained CNET (greedy or sampled, optionally mirror-averaged),
+and rebuilding one from a checkpoint directory."""
 
 from __future__ import annotations
 
@@ -16,53 +11,14 @@ import jax.numpy as jnp
 from flax import struct
 from jax import Array
 
-from c4jax.agents import AgentBase
-from c4jax.networks import CNet
+from c4jax.agents.base import AgentBase
+from c4jax.agents.policy import ILLEGAL_SCORE, greedy, masked_softmax, sample
+from c4jax.game.board import legal_mask, mirror_boards
+from c4jax.io import checkpoint
+from c4jax.nets import cnet
+from c4jax.nets.cnet import CNet
 
 OUTPUTS = ("policy", "q")
-ILLEGAL_SCORE = -jnp.inf
-
-
-def legal_mask(boards: Array) -> Array:
-    """bool[B, 7]: columns whose top cell (row 0) is empty."""
-    return boards[..., 0, :] == 0
-
-
-def masked_logits(logits: Array, legal: Array) -> Array:
-    """Logits with illegal columns at the dtype's minimum (finite: softmax stays NaN-free)."""
-    return jnp.where(legal, logits, jnp.finfo(logits.dtype).min)
-
-
-def masked_softmax(logits: Array, legal: Array) -> Array:
-    """float32[..., 7]: the policy over legal columns; illegal columns get exactly 0."""
-    return jnp.where(legal, jax.nn.softmax(masked_logits(logits, legal), axis=-1), 0.0)
-
-
-def masked_log_softmax(logits: Array, legal: Array) -> Array:
-    return jax.nn.log_softmax(masked_logits(logits, legal), axis=-1)
-
-
-def greedy(values: Array, legal: Array) -> Array:
-    """int32[...]: the best legal column (lowest index on ties)."""
-    return jnp.argmax(masked_logits(values, legal), axis=-1).astype(jnp.int32)
-
-
-def sample(key: Array, logits: Array, legal: Array) -> Array:
-    """int32[...]: a column sampled from the masked softmax of ``logits``."""
-    return jax.random.categorical(key, masked_logits(logits, legal), axis=-1).astype(jnp.int32)
-
-
-def epsilon_greedy(key: Array, values: Array, legal: Array, epsilon: Array) -> Array:
-    """int32[...]: with probability ``epsilon`` a uniform legal column, else the greedy one."""
-    explore_key, pick_key = jax.random.split(key)
-    explore = jax.random.uniform(explore_key, values.shape[:-1]) < epsilon
-    uniform = sample(pick_key, jnp.zeros_like(values), legal)
-    return jnp.where(explore, uniform, greedy(values, legal))
-
-
-def mirror_boards(boards: Array) -> Array:
-    """Boards flipped left-right (column c <-> 6 - c)."""
-    return boards[..., ::-1]
 
 
 @struct.dataclass
@@ -123,12 +79,10 @@ class NetworkAgent(AgentBase):
 
 
 def agent_from_checkpoint(directory: str | Path, mode: str | None = None, label: str | None = None) -> NetworkAgent:
-    """Rebuild the agent saved in a checkpoint directory (see :mod:`c4jax.checkpoint`).
+    """Rebuild the agent saved in a checkpoint directory (see :mod:`c4jax.io.checkpoint`).
 
     An RL run directory (no checkpoint of its own, a ``best/`` one inside) gives its best agent.
     """
-    from c4jax import checkpoint, networks
-
     directory = Path(directory)
     if not (directory / checkpoint.METADATA_FILE).exists() and (directory / "best" / checkpoint.METADATA_FILE).exists():
         directory = directory / "best"  # an RL run directory: play its best agent
@@ -140,7 +94,7 @@ def agent_from_checkpoint(directory: str | Path, mode: str | None = None, label:
         raise checkpoint.CheckpointError(
             f"checkpoint {str(directory)!r} has no agent description (network/agent metadata): {e}"
         ) from e
-    template = {"params": networks.init_params(jax.random.key(0), width=width, heads=heads)}
+    template = {"params": cnet.init_params(jax.random.key(0), width=width, heads=heads)}
     params = checkpoint.restore(directory, template)["params"]
     mode = mode or agent.get("default_mode", "det")
     return NetworkAgent(

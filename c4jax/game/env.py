@@ -3,7 +3,7 @@
 Every function works on one game and is ``jit``/``vmap``-compatible; batch with
 ``jax.vmap``. The public board (SPEC §1) is ``int8[6, 7]``, row 0 on top, ``1`` =
 player to move, ``-1`` = opponent. Internally the state holds bitboards
-(:mod:`c4jax.bitboard`) plus, for each player, the set of cells that would
+(:mod:`c4jax.game.bitboard`) plus, for each player, the set of cells that would
 complete a four for them. Keeping those sets makes both the win test
 (``cell in mover's winning cells``) and the shaped reward of SPEC §2 (which
 needs every immediate threat before and after the move) a handful of bit
@@ -18,8 +18,9 @@ import jax.numpy as jnp
 from flax import struct
 from jax import Array
 
-from c4jax import bitboard as bb
-from c4jax.bitboard import Bits
+from c4jax.game import bitboard as bb
+from c4jax.game.bitboard import Bits
+from c4jax.game.board import check_boards
 
 ROWS, COLS = bb.ROWS, bb.COLS
 NUM_ACTIONS = COLS
@@ -171,8 +172,6 @@ def from_board(board) -> EnvState:
     not recoverable from a board and are 0.
     """
     if not isinstance(board, jax.core.Tracer):
-        from c4jax.validation import check_boards
-
         board = check_boards(board, batched=False)
     return _from_board(board)
 

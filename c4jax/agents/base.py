@@ -1,0 +1,71 @@
+"""The Agent protocol every player implements, and the jitted entry points they share.
+
+An agent plays the ``1`` stones of public boards (SPEC §1): ``int8[B, 6, 7]``,
+row 0 on top. Every agent is a ``flax.struct`` dataclass: its arrays (network
+parameters) are pytree leaves and its settings are static, so an agent can be
+passed as an argument to a jitted function (never closed over), and ``scores``
+and ``act`` are jittable and batched.
+
+``c4jax.agents.registry.load(name)`` builds any agent from its name.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import jax
+from jax import Array
+
+from c4jax.game.board import check_boards
+
+
+@runtime_checkable
+class Agent(Protocol):
+    name: str  # e.g. "1steplA:det"
+    stochastic: bool  # act() samples (depends on the key)
+
+    def scores(self, boards: Array) -> Array:
+        """float32[B, 7]: what the agent thinks of each column (illegal: -inf)."""
+
+    def act(self, boards: Array, key: Array) -> Array:
+        """int32[B]: a legal column for each board."""
+
+
+def _is_traced(x) -> bool:
+    return isinstance(x, jax.core.Tracer)
+
+
+@jax.jit
+def _jit_scores(agent, boards):
+    return agent._scores(boards)
+
+
+@jax.jit
+def _jit_act(agent, boards, key):
+    return agent._act(boards, key)
+
+
+class AgentBase:
+    """Shared public entry points; subclasses implement ``_scores`` and ``_act`` (pure, batched).
+
+    Called with concrete arrays (numpy, lists, jax arrays outside ``jit``), boards are
+    validated (``ValueError`` on a wrong shape or dtype, values outside {-1, 0, 1},
+    impossible or finished positions) and the call runs jitted; called on tracers
+    inside a user's ``jit`` the pure implementation is inlined.
+    """
+
+    def scores(self, boards) -> Array:
+        if _is_traced(boards):
+            return self._scores(boards)
+        return _jit_scores(self, check_boards(boards, batched=True, allow_finished=False))
+
+    def act(self, boards, key) -> Array:
+        if _is_traced(boards) or _is_traced(key):
+            return self._act(boards, key)
+        return _jit_act(self, check_boards(boards, batched=True, allow_finished=False), key)
+
+    def _scores(self, boards: Array) -> Array:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _act(self, boards: Array, key: Array) -> Array:  # pragma: no cover - abstract
+        raise NotImplementedError

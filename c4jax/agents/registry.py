@@ -1,0 +1,86 @@
+"""The registry behind ``agents.load(name)``: the one place that knows every kind of agent.
+
+Names follow ``<agent>[:sto|:det]`` everywhere (CLI, tournament, UI), case
+insensitive: ``random``, ``1steplA`` .. ``4steplA`` (``:det`` by default: centre
+tie-break; ``:sto``: random tie-break), the trained agents shipped in
+``checkpoints/`` (``supervised``: greedy by default, ``supervised:sto`` samples),
+or the path of any checkpoint directory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+from c4jax.agents.base import Agent
+from c4jax.agents.baselines import NStepLookahead, RandomAgent
+from c4jax.agents.network import agent_from_checkpoint
+from c4jax.io.checkpoint import METADATA_FILE
+
+# name (lower case) -> factory(mode) where mode is "sto", "det" or None (the agent's default).
+_REGISTRY: dict[str, Callable[[str | None], Agent]] = {}
+
+
+def checkpoints_dir() -> Path:
+    """Where shipped agents live: ``$C4JAX_CHECKPOINTS`` or the repository's ``checkpoints/``."""
+    return Path(os.environ.get("C4JAX_CHECKPOINTS", Path(__file__).resolve().parents[2] / "checkpoints"))
+
+
+def register(name: str, factory: Callable[[str | None], Agent]) -> None:
+    """Make ``load(name[:sto|:det])`` build an agent with ``factory(mode)``."""
+    _REGISTRY[name.lower()] = factory
+
+
+def _shipped() -> list[str]:
+    root = checkpoints_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / METADATA_FILE).is_file())
+
+
+def known_names() -> list[str]:
+    """Built-in agents and the trained agents shipped in :func:`checkpoints_dir`."""
+    return sorted(set(_REGISTRY) | set(_shipped()))
+
+
+def load(name: str) -> Agent:
+    """Build an agent from ``<agent>[:sto|:det]`` (case insensitive) or ``<checkpoint dir>[:sto|:det]``.
+
+    ``<agent>`` is a built-in (``random``, ``1steplA`` .. ``4steplA``) or a trained agent
+    shipped in ``checkpoints/`` (``supervised``, ...); anything else is read as the path
+    of a checkpoint directory. Without a suffix an agent plays its default mode.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"agent name must be a non-empty string, got {name!r}")
+    base, sep, mode = name.strip().rpartition(":")
+    if not sep:
+        base, mode = mode, ""
+    mode_l = mode.lower() if sep else None
+    if mode_l not in (None, "sto", "det"):
+        if Path(name).exists():  # a checkpoint path that happens to contain ':'
+            base, mode_l = name, None
+        else:
+            raise ValueError(f"agent {name!r}: the suffix must be ':sto' or ':det', got ':{mode}'")
+    factory = _REGISTRY.get(base.lower())
+    if factory is not None:
+        return factory(mode_l)
+    is_path = "/" in base or os.sep in base or base.startswith(".")
+    shipped = checkpoints_dir() / base.lower()
+    if not is_path and (shipped / METADATA_FILE).is_file():
+        return agent_from_checkpoint(shipped, mode_l, label=base.lower())
+    if is_path or Path(base).exists():
+        return agent_from_checkpoint(base, mode_l, label=base)
+    raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(known_names())} "
+                     "(or give the path of a checkpoint directory)")
+
+
+def _random(mode: str | None) -> RandomAgent:
+    if mode == "det":
+        raise ValueError("agent 'random' has no deterministic mode ('random:det')")
+    return RandomAgent()
+
+
+register("random", _random)
+for _n in range(1, 5):
+    register(f"{_n}steplA", lambda mode, n=_n: NStepLookahead(n=n, deterministic=mode != "sto"))

@@ -1,0 +1,27 @@
+"""Evaluation: protocol matches, the round-robin tournament, decision timing, ratings.
+
+The public names are re-exported here: ``evaluation.match(a, b, key)``,
+``evaluation.round_robin(agents, key)``, ``evaluation.time_decisions(agents, key)``.
+"""
+
+from c4jax.evaluation.protocol import (
+    GAMES_PER_MATCH,
+    NUM_OPENINGS,
+    Game,
+    MatchResult,
+    SeatRecord,
+    agent_name,
+    match,
+    match_from_dict,
+    match_many,
+    openings,
+    win_rate,
+)
+from c4jax.evaluation.timing import REFERENCES, DecisionTime, Timing, device_description, random_boards, time_decisions
+from c4jax.evaluation.tournament import Tournament, resolve_agents, round_robin
+
+__all__ = [
+    "GAMES_PER_MATCH", "NUM_OPENINGS", "REFERENCES", "DecisionTime", "Game", "MatchResult", "SeatRecord",
+    "Timing", "Tournament", "agent_name", "device_description", "match", "match_from_dict", "match_many",
+    "openings", "random_boards", "resolve_agents", "round_robin", "time_decisions", "win_rate",
+]

@@ -1,0 +1,218 @@
+"""Decision timing (thesis Table 5.1): seconds per decision at batch 1 and batched."""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+import jax
+import numpy as np
+from jax import Array
+from tqdm.auto import tqdm
+
+from c4jax.agents import reference, registry
+from c4jax.evaluation.protocol import agent_name
+from c4jax.evaluation.tournament import resolve_agents
+from c4jax.game import env
+from c4jax.io.tables import Table
+
+
+REFERENCES = ("1steplA", "2steplA")  # the agents Table 5.1's speed-ups are relative to
+
+
+@jax.jit
+def _decide(agent, boards: Array, key: Array) -> Array:
+    return agent.act(boards, key)
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def random_boards(key: Array, batch: int) -> Array:
+    """int8[batch, 6, 7]: SPEC §3 random non-terminal positions (``env.random_initial_state``),
+    from the mover's point of view."""
+    states = jax.vmap(env.random_initial_state)(jax.random.split(key, batch))
+    return jax.vmap(env.observe)(states)
+
+
+@dataclass(frozen=True)
+class DecisionTime:
+    """Measured wall-clock seconds of single jitted ``act`` calls of one agent."""
+
+    agent: str
+    batch: int
+    single: tuple[float, ...]  # seconds per call on one board (batch 1)
+    batched: tuple[float, ...]  # seconds per call on ``batch`` boards
+
+    @property
+    def single_s(self) -> float:
+        """Median seconds per decision at batch 1."""
+        return statistics.median(self.single)
+
+    @property
+    def batched_call_s(self) -> float:
+        """Median seconds per call at ``batch``."""
+        return statistics.median(self.batched)
+
+    @property
+    def batched_s(self) -> float:
+        """Median seconds per decision at ``batch`` (call time / batch)."""
+        return self.batched_call_s / self.batch
+
+    def to_dict(self) -> dict:
+        return {"agent": self.agent, "batch": self.batch, "single_s": self.single_s,
+                "batched_call_s": self.batched_call_s, "batched_s": self.batched_s,
+                "single_samples": list(self.single), "batched_samples": list(self.batched)}
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Table 5.1: seconds per decision of every agent, and speed-ups over the references."""
+
+    entries: tuple[DecisionTime, ...]
+    batch: int
+    references: tuple[str, ...]  # labels of the reference entries (1StepLA, 2StepLA)
+    added: tuple[str, ...] = ()  # references timed although not in the agent list
+    device: str = ""
+    python_references: tuple[str, ...] = ()  # labels of plain-Python lookahead entries (c4jax.agents.reference)
+
+    def entry(self, agent: str) -> DecisionTime:
+        for e in self.entries:
+            if e.agent == agent:
+                return e
+        raise KeyError(f"no timing for {agent!r}; timed: {[e.agent for e in self.entries]}")
+
+    def speedup(self, agent: str, reference: str, batched: bool = False) -> float:
+        """``time(reference) / time(agent)`` per decision: > 1 when ``agent`` decides faster."""
+        a, r = self.entry(agent), self.entry(reference)
+        return r.batched_s / a.batched_s if batched else r.single_s / a.single_s
+
+    def table(self) -> Table:
+        refs = self.references
+        header = ("agent", "s/decision (batch 1)", f"s/decision (batch {self.batch})",
+                  f"decisions/s (batch {self.batch})")
+        header += tuple(f"{r} time / agent time (batch 1)" for r in refs)
+        header += tuple(f"{r} time / agent time (batch {self.batch})" for r in refs)
+        py = self.python_references
+        header += tuple(f"{r} time / agent time (batch 1)" for r in py)
+        rows = []
+        for e in self.entries:
+            label = e.agent + (" (reference)" if e.agent in self.added else "")
+            rows.append((label, e.single_s, e.batched_s, 1.0 / e.batched_s)
+                        + tuple(self.speedup(e.agent, r) for r in refs)
+                        + tuple(self.speedup(e.agent, r, batched=True) for r in refs)
+                        + tuple(self.speedup(e.agent, r) for r in py))
+        py_note = ""
+        if py:
+            n_py = self.entry(py[0])
+            py_note = (f" The plain-Python rows are `c4jax.agents.reference.act` (nested lists and recursion, one board "
+                       f"per call, the thesis' kind of implementation; the same moves as the jitted lookahead): "
+                       f"median of {len(n_py.single)} calls at batch 1, and a Python loop over {n_py.batch} boards "
+                       f"in the batched column.")
+        return Table(
+            name="table_5_1_timing",
+            title="Table 5.1: time to choose an action",
+            header=header,
+            rows=tuple(rows),
+            formats=("", ".2e", ".2e", ",.0f") + (".3g",) * (2 * len(refs) + len(py)),
+            note=(f"One jitted `act` call as a caller makes it (dispatch included), compile excluded, median of "
+                  f"{len(self.entries[0].single) if self.entries else 0} calls at batch 1 and "
+                  f"{len(self.entries[0].batched) if self.entries else 0} at batch {self.batch} (agents "
+                  "interleaved), on SPEC §3 random non-terminal boards" + (f", {self.device}" if self.device else "")
+                  + ". 'X time / agent time' > 1: the agent decides faster than X (thesis, batch 1 on a laptop: "
+                  "trained agents ≈20× faster than 1StepLA and ≈70× faster than 2StepLA)." + py_note),
+        )
+
+    def to_dict(self) -> dict:
+        return {"batch": self.batch, "references": list(self.references), "added": list(self.added),
+                "python_references": list(self.python_references),
+                "device": self.device, "entries": [e.to_dict() for e in self.entries],
+                "table": self.table().to_dict()}
+
+
+def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repeats: int = 101,
+                   batched_repeats: int = 5, names: Sequence[str] | None = None,
+                   references: Sequence[str] = REFERENCES, python_lookahead: Sequence[int] = (1, 2),
+                   python_boards: int = 32, progress: bool = False) -> Timing:
+    """Measure Table 5.1: seconds per decision at batch 1 and at ``batch``.
+
+    Every agent's ``act`` runs jitted (agent as an argument) on SPEC §3 random
+    non-terminal boards: one warm-up call per shape (compilation excluded), then
+    ``repeats`` timed calls on single boards (cycling through 16 boards) and
+    ``batched_repeats`` on ``batch`` boards, each ended by ``block_until_ready``, with
+    the agents interleaved call by call so that load drifts of a shared machine hit
+    all of them alike. Reported: medians. The ``references`` (loaded by name) are timed
+    too when not in the list, so that every speed-up column exists.
+
+    ``python_lookahead``: depths N of the plain-Python lookahead (:mod:`c4jax.agents.reference`,
+    the thesis' kind of baseline) timed as extra rows ``"<N>steplA (plain Python)"``:
+    ``repeats`` single-board calls (interleaved with the others) and one loop over
+    ``python_boards`` boards as its "batched" time per decision.
+    """
+
+    loaded, labels = resolve_agents(agent_list, names)
+    ref_labels, added = [], []
+    for ref in references:
+        ref_agent = registry.load(ref)
+        label = agent_name(ref_agent)
+        if label not in labels:
+            loaded.append(ref_agent)
+            labels.append(label)
+            added.append(label)
+        ref_labels.append(label)
+    board_key, act_key = jax.random.split(key)
+    boards = random_boards(board_key, max(batch, 16))
+    singles = [jax.block_until_ready(boards[k : k + 1]) for k in range(16)]
+    big = jax.block_until_ready(boards[:batch])
+    for a in loaded:  # compile and warm up both shapes
+        for b in (singles[0], big):
+            _decide(a, b, act_key).block_until_ready()
+            _decide(a, b, act_key).block_until_ready()
+    np_singles = [np.asarray(b[0]) for b in singles]
+    py_single: list[list[float]] = [[] for _ in python_lookahead]
+    single: list[list[float]] = [[] for _ in loaded]
+    batched: list[list[float]] = [[] for _ in loaded]
+    total = repeats + batched_repeats
+    with tqdm(total=total, desc="timing", unit="round", disable=not progress, dynamic_ncols=True) as bar:
+        for r in range(repeats):
+            for k, a in enumerate(loaded):
+                t0 = time.perf_counter()
+                _decide(a, singles[r % 16], act_key).block_until_ready()
+                single[k].append(time.perf_counter() - t0)
+            for k, n in enumerate(python_lookahead):
+                board = np_singles[r % 16]
+                t0 = time.perf_counter()
+                reference.act(board, n)
+                py_single[k].append(time.perf_counter() - t0)
+            bar.update()
+        for _ in range(batched_repeats):
+            for k, a in enumerate(loaded):
+                t0 = time.perf_counter()
+                _decide(a, big, act_key).block_until_ready()
+                batched[k].append(time.perf_counter() - t0)
+            bar.update()
+    py_entries = []
+    np_boards = np.asarray(boards[:python_boards])
+    for n, s_times in zip(python_lookahead, py_single):
+        t0 = time.perf_counter()
+        for b in np_boards:
+            reference.act(b, n)
+        py_entries.append(DecisionTime(agent=f"{n}steplA (plain Python)", batch=len(np_boards), single=tuple(s_times),
+                                       batched=(time.perf_counter() - t0,)))
+    return Timing(
+        entries=tuple(DecisionTime(agent=l, batch=batch, single=tuple(s), batched=tuple(b))
+                      for l, s, b in zip(labels, single, batched)) + tuple(py_entries),
+        batch=batch, references=tuple(ref_labels), added=tuple(added),
+        device=device_description(), python_references=tuple(e.agent for e in py_entries),
+    )
+
+
+def device_description() -> str:
+    """The JAX device the measurements ran on, e.g. ``cpu (x86_64, 2 cores)``."""
+    dev = jax.devices()[0]
+    if dev.platform == "cpu":
+        return f"cpu ({platform.machine()}, {os.cpu_count()} cores)"
+    return f"{dev.platform} ({getattr(dev, 'device_kind', '')})"

@@ -1,0 +1,1 @@
+"""Files: Orbax checkpoints with metadata (``checkpoint``), run logs and plots (``runlog``), tables, JSON."""

@@ -1,0 +1,1 @@
+"""Learning: data, losses, buffers, the supervised and RL trainers, and the one host training loop."""

@@ -1,0 +1,1 @@
+"""Networks: CNET128 and its heads (``cnet``)."""

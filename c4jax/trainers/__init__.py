@@ -1,1 +1,0 @@
-"""Training algorithms: pure, jitted building blocks; experiments/ scripts drive them."""

@@ -1,0 +1,80 @@
+"""The package is layered: game -> nets -> io -> agents -> evaluation -> learning -> play.
+
+Every module may import only modules of its own subpackage or of the subpackages before it, no
+module imports a private (``_name``) attribute of another module, and there is no import cycle
+(in-function imports included)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent / "c4jax"
+LAYERS = ["_version", "game", "nets", "io", "agents", "evaluation", "learning", "play"]
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> list[tuple[str, list[str]]]:
+    """(imported c4jax module, names imported from it) for every import statement of the file."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out += [(a.name, []) for a in node.names if a.name.startswith("c4jax")]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("c4jax"):
+            names = [a.name for a in node.names]
+            # "from c4jax.game import env" imports the module c4jax.game.env
+            subs = [f"{node.module}.{n}" for n in names if (ROOT.parent / f"{node.module}.{n}".replace(".", "/")).with_suffix(".py").exists()
+                    or (ROOT.parent / f"{node.module}.{n}".replace(".", "/")).is_dir()]
+            out += [(s, []) for s in subs] + [(node.module, [n for n in names if f"{node.module}.{n}" not in subs])]
+    return out
+
+
+MODULES = {_module_name(p): p for p in ROOT.rglob("*.py")}
+
+
+def _layer(module: str) -> int | None:
+    parts = module.split(".")
+    return LAYERS.index(parts[1]) if len(parts) > 1 and parts[1] in LAYERS else None
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _layer(m) is not None))
+def test_imports_only_go_down_the_layers(module):
+    mine = _layer(module)
+    for imported, names in _imports(MODULES[module]):
+        theirs = _layer(imported)
+        assert imported == "c4jax" or theirs is not None, f"{module} imports {imported}"
+        if imported != "c4jax":
+            assert theirs <= mine, f"{module} (layer {LAYERS[mine]}) imports {imported} (layer {LAYERS[theirs]})"
+        private = [n for n in names if n.startswith("_") and n != "__version__"]
+        assert not private, f"{module} imports private names {private} from {imported}"
+
+
+def test_no_import_cycles():
+    graph = {m: {i for i, _ in _imports(p) if i in MODULES and i != m} for m, p in MODULES.items()}
+    # a package's __init__ importing its own submodules is not a cycle through them
+    for m in graph:
+        graph[m] = {i for i in graph[m] if not (MODULES[m].name == "__init__.py" and i.startswith(m + "."))}
+        graph[m] = {i for i in graph[m] if not m.startswith(i + ".") or MODULES[i].name != "__init__.py"}
+    state: dict[str, int] = {}
+
+    def visit(m, stack):
+        state[m] = 1
+        for n in graph[m]:
+            if state.get(n) == 1:
+                raise AssertionError("import cycle: " + " -> ".join(stack + [m, n]))
+            if n not in state:
+                visit(n, stack + [m])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [])
