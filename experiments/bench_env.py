@@ -191,7 +191,7 @@ def same_games(batch: int, steps: int) -> bool:
 
 
 def random_positions(batch: int, seed: int = 0) -> jax.Array:
-    """int8[batch, 6, 7]: random non-terminal positions (SPEC §3), player to move = 1."""
+    """int8[batch, 6, 7]: random non-terminal positions (design.md §3), player to move = 1."""
     keys = jax.random.split(jax.random.PRNGKey(seed), batch)
     states = jax.jit(jax.vmap(env.random_initial_state))(keys)
     return jax.block_until_ready(jax.vmap(env.observe)(states))

@@ -2,14 +2,15 @@
 
 What is measured
 ----------------
-The training chunks of ``--vmap-seeds`` (``jit(vmap(algo.chunk))``, what
-``loop.run_seeds`` calls between evaluations) against the same K seeds trained one
-after the other with the single-run chunk (``algo.chunk``, what ``loop.run`` calls).
+The training chunks of ``--vmap-seeds K`` (``jit(vmap(algo.chunk))``, what
+``loop.run`` calls between evaluations) against the same K seeds trained one
+after the other with the single-run chunk (``algo.chunk``, what ``loop.run`` calls
+for K = 1).
 Both start from the same states: the shipped supervised weights (``--init-from``)
 and each seed's own keys, exactly as the trainers build them. Figure: gradient
 updates per second summed over the K seeds; ratio = vmapped / sequential.
 
-Evaluation matches (three per chunk and seed, vmapped too in ``run_seeds``) and
+Evaluation matches (three per chunk and seed, vmapped too in ``loop.run``) and
 checkpointing are excluded: this isolates the training program.
 
 How

@@ -1,4 +1,4 @@
-"""Vanilla DQN self-play training (SPEC §7; thesis defaults). Also Double DQN, soft targets, Huber.
+"""Vanilla DQN self-play training (design.md §7; thesis defaults). Also Double DQN, soft targets, Huber.
 
     python experiments/dqn.py                         # thesis settings -> runs/dqn
     python experiments/dqn.py --double --loss huber --tau 0.001 --out runs/ddqn

@@ -1,4 +1,4 @@
-"""Dueling DQN self-play training (SPEC §7; thesis defaults): Q = V + A - mean(A).
+"""Dueling DQN self-play training (design.md §7; thesis defaults): Q = V + A - mean(A).
 
     python experiments/dueling_dqn.py                 # thesis settings -> runs/dueling_dqn
 

@@ -1,6 +1,6 @@
-"""Generate the SPEC §6 supervised dataset: unique 1StepLA (board, action) pairs plus mirrors.
+"""Generate the design.md §6 supervised dataset: unique 1StepLA (board, action) pairs plus mirrors.
 
-1StepLA (deterministic, centre tie-break) plays both sides of batches of games from SPEC §3
+1StepLA (deterministic, centre tie-break) plays both sides of batches of games from design.md §3
 random start boards; every board not collected yet (nor its mirror) is kept with 1StepLA's
 column, followed by its left-right mirror (action 6 - a). Writes a compressed ``.npz``
 (``c4jax.learning.data.Dataset.load_npz`` reads it) and optionally the reference text format.

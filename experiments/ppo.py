@@ -1,4 +1,4 @@
-"""PPO self-play training (SPEC §7; thesis defaults).
+"""PPO self-play training (design.md §7; thesis defaults).
 
     python experiments/ppo.py                          # thesis settings -> runs/ppo
     python experiments/ppo.py --gae-lambda 0.95 --out runs/ppo_gae

@@ -1,4 +1,4 @@
-"""REINFORCE-with-baseline self-play training (SPEC §7; thesis defaults).
+"""REINFORCE-with-baseline self-play training (design.md §7; thesis defaults).
 
     python experiments/reinforce.py                    # thesis settings -> runs/reinforce
     python experiments/reinforce.py --out runs/reinforce --resume

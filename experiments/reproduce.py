@@ -30,13 +30,13 @@ import jax
 import tyro
 
 from c4jax import agents
-from c4jax.io import checkpoint
+from c4jax.io import checkpoint, runlog
 
 HERE = Path(__file__).resolve().parent
 RL = ("dqn", "dueling_dqn", "reinforce", "ppo")
 POLICY = ("reinforce", "ppo")  # play as :sto and :det
 
-# SPEC §6, §7, §9: the thesis' figures.
+# design.md §6, §7, §9: the thesis' figures.
 THESIS_SUPERVISED = {"train/accuracy": 0.87, "test/accuracy": 0.85, "eval/vs_random": 0.95, "eval/vs_1steplA": 0.50}
 THESIS_BEST_VS_1STEPLA = {"dqn": 0.87, "dueling_dqn": 0.94, "reinforce": 0.59, "ppo": 0.84}
 THESIS_RANKING = {"dueling_dqn": 0.731, "2stepla": 0.717, "dqn": 0.595, "ppo:sto": 0.586, "ppo:det": 0.561,
@@ -67,7 +67,7 @@ class Args:
     """Reproduce the thesis pipeline (or, with --eval-only, the tournament of the shipped agents)."""
 
     preset: Literal["quick", "thesis"] = "thesis"
-    """Budgets: 'thesis' = the SPEC settings; 'quick' = small budgets for a first look / smoke test."""
+    """Budgets: 'thesis' = the thesis' settings (docs/design.md §6-§7); 'quick' = small budgets for a first look / smoke test."""
     eval_only: bool = False
     """Skip training: play the tournament between the agents shipped in checkpoints/."""
     out: str = "runs/reproduce"
@@ -122,7 +122,7 @@ def _report(args: Args, out: Path, stages: list[dict], sources: dict[str, Path],
     for algo in RL:
         m = _metrics(sources[algo])
         lines.append(f"| {algo} | {_fmt(m.get('eval/vs_1steplA'))} | {_fmt(m.get('updates'))} | "
-                     f"{THESIS_BEST_VS_1STEPLA[algo]:.2f} | `{sources[algo]}` |")
+                     f"{THESIS_BEST_VS_1STEPLA[algo]:.2f} | `{runlog.display_path(sources[algo])}` |")
     lines.append("")
     ranking = out / "tournament" / "table_5_3_ranking.csv"
     if ranking.is_file():

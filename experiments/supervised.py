@@ -1,4 +1,4 @@
-"""Supervised stage (SPEC §6): CNET128 learns to imitate 1StepLA.
+"""Supervised stage (design.md §6): CNET128 learns to imitate 1StepLA.
 
     python experiments/supervised.py                          # thesis settings, writes runs/supervised
     python experiments/supervised.py --out checkpoints/supervised   # how the shipped agent was made
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +35,7 @@ from c4jax.learning import supervised as sv
 
 @dataclass(frozen=True)
 class Config:
-    """Supervised imitation of 1StepLA (defaults: the thesis, SPEC §6)."""
+    """Supervised imitation of 1StepLA (defaults: the thesis, design.md §6)."""
 
     out: str = "runs/supervised"
     """Run directory: checkpoint, metrics, plots and summary go here."""
@@ -67,7 +66,7 @@ class Config:
     eval_matches: bool = True
     """Play the protocol matches (100 games each) of the best network vs Random and 1StepLA."""
     symmetric: bool = True
-    """The saved agent averages its policy with the mirrored board's (SPEC §7, play time)."""
+    """The saved agent averages its policy with the mirrored board's (design.md §7, play time)."""
     progress: bool = True
     """Show progress bars."""
 
@@ -98,7 +97,7 @@ def main(cfg: Config) -> dict:
     tx = sv.adam_l2(cfg.learning_rate, cfg.weight_decay)
     key = jax.random.key(cfg.seed)
     params = cnet.init_params(key, width=cfg.width, heads="one")
-    state = sv.TrainState(params, tx.init(params), jax.numpy.int32(0))
+    state = sv.TrainState(params=params, opt_state=tx.init(params), step=jax.numpy.int32(0))
     train_chunk, evaluate_split = sv.make_train_chunk(net, tx), sv.make_evaluate(net)
     rng = np.random.default_rng(cfg.seed)
     log = runlog.RunLog(out)
@@ -183,7 +182,7 @@ def main(cfg: Config) -> dict:
         out / "curves.png", xlabel="epoch", suptitle=f"CNET{cfg.width} imitating 1StepLA",
     )
     summary = {"metrics": metrics, "timings": timings, "data": data_info,
-               "command": " ".join(["python"] + sys.argv)}
+               "command": runlog.command_line()}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(f"saved checkpoint, metrics and curves.png to {out}")
     return summary

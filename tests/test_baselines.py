@@ -1,4 +1,4 @@
-"""Reference tests for the baseline agents (SPEC §4): Random and N-step lookahead.
+"""Reference tests for the baseline agents (design.md §4): Random and N-step lookahead.
 
 The N-step lookahead agents are checked against an independent reference written here
 in plain numpy/python (never against the library's own code):

@@ -1,6 +1,5 @@
 """experiments/bench_vmap_seeds.py: flags are checked, and a tiny run measures both modes."""
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -8,6 +7,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "experiments"))
 import bench_vmap_seeds  # noqa: E402
+from scripts import run_script  # noqa: E402
 
 
 @pytest.mark.parametrize("argv", [["--seeds", "1"], ["--chunks", "0"], ["--algo", "a2c"]])
@@ -18,8 +18,7 @@ def test_bad_flags_exit_2(argv):
 
 
 def test_a_missing_init_checkpoint_is_one_error_line(tmp_path):
-    proc = subprocess.run([sys.executable, str(Path(bench_vmap_seeds.__file__)), "--init-from", str(tmp_path / "none")],
-                          capture_output=True, text=True, timeout=300)
+    proc = run_script("bench_vmap_seeds.py", "--init-from", tmp_path / "none")
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("error:") and "Traceback" not in proc.stderr
 

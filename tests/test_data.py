@@ -1,9 +1,7 @@
-"""The supervised dataset (SPEC §6): generation, mirrors, splits, .npz and text formats, CLI."""
+"""The supervised dataset (design.md §6): generation, mirrors, splits, .npz and text formats, CLI."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import jax
@@ -14,6 +12,7 @@ from c4jax import agents
 from c4jax.learning import data
 from c4jax.game import env
 from c4jax.game.board import check_boards
+from scripts import run_script
 
 N = 5000
 BATCH = 256  # about 2,500 rows per batch: the fixtures cross batch boundaries
@@ -110,7 +109,7 @@ def test_rollout_compiled_once_per_batch_shape(ds):
 
 
 def _sequential_reference(boards, actions, seen, room, group0):
-    """SPEC §6 rule, one pair at a time: a new board is kept, then its mirror unless present."""
+    """design.md §6 rule, one pair at a time: a new board is kept, then its mirror unless present."""
     out_b, out_a, out_g = [], [], []
     g = group0
     for b, a in zip(boards, actions):
@@ -339,11 +338,8 @@ def test_text_import_errors(tmp_path):
 
 def test_make_dataset_cli_end_to_end(tmp_path):
     out, text = tmp_path / "deep" / "ds.npz", tmp_path / "deep" / "ds.txt"
-    res = subprocess.run(
-        [sys.executable, str(ROOT / "experiments" / "make_dataset.py"), "--num-pairs", "2000",
-         "--out", str(out), "--text-out", str(text), "--no-progress"],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path,
-    )
+    res = run_script("make_dataset.py", "--num-pairs", "2000",
+         "--out", str(out), "--text-out", str(text), "--no-progress")
     assert res.returncode == 0, res.stderr[-3000:]
     assert "rows: 2,000" in res.stdout and "from mirrors" in res.stdout
     assert "first batch incl. compile" in res.stdout and str(out) in res.stdout

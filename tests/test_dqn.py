@@ -1,8 +1,6 @@
 """DQN: replay buffer, transitions with mirrors, ε schedule, frozen conv, scripts, resume."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import chex
@@ -18,6 +16,7 @@ from c4jax.game import env
 from c4jax.agents import arena
 from c4jax.learning import loop
 from c4jax.learning.dqn import DQN, DQNConfig, epsilon, transitions
+from scripts import run_script
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -127,9 +126,9 @@ def test_unfrozen_conv_trains():
 
 
 def _run(script, out, *extra):
-    cmd = [sys.executable, str(ROOT / "experiments" / script), "--out", str(out), "--total-updates", "400",
+    cmd = [script, "--out", str(out), "--total-updates", "400",
            "--buffer-size", "2000", "--learning-starts", "200", "--eval-every", "200", "--no-progress", *extra]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    proc = run_script(*cmd)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc
 
@@ -155,9 +154,9 @@ def test_resume_continues_exactly_where_the_run_stopped(tmp_path):
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
     _run("dqn.py", straight)
     # the same run, stopped after its first evaluation and resumed
-    cmd = [sys.executable, str(ROOT / "experiments" / "dqn.py"), "--out", str(resumed), "--total-updates", "200",
+    cmd = ["dqn.py", "--out", str(resumed), "--total-updates", "200",
            "--buffer-size", "2000", "--learning-starts", "200", "--eval-every", "200", "--no-progress"]
-    assert subprocess.run(cmd, capture_output=True, timeout=900).returncode == 0
+    assert run_script(*cmd).returncode == 0
     _run("dqn.py", resumed, "--resume")
     a = checkpoint.restore(straight / "last", _template(straight))
     b = checkpoint.restore(resumed / "last", _template(resumed))
@@ -165,16 +164,16 @@ def test_resume_continues_exactly_where_the_run_stopped(tmp_path):
     rows = [json.loads(line) for line in (resumed / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [200, 400]
     # resuming with nothing to resume is a clear error
-    bad = subprocess.run([sys.executable, str(ROOT / "experiments" / "dqn.py"), "--out", str(tmp_path / "none"),
-                          "--resume", "--no-progress"], capture_output=True, text=True, timeout=300)
+    bad = run_script("dqn.py", "--out", str(tmp_path / "none"),
+                          "--resume", "--no-progress")
     assert bad.returncode != 0 and "no checkpoint to resume" in bad.stderr
 
 
 def _template(out):
     algo = DQN(DQNConfig(buffer_size=2000, learning_starts=200, eval_every=200))
     params = loop.initial_params(loop.LoopConfig(), algo.heads, 128, jax.random.key(0))
-    state = algo.init(jax.random.key(0), params)
-    return {"state": loop._keys_to_data(state), "old_params": params}
+    state = loop.stack_seeds([algo.init(jax.random.key(0), params)])  # last/ holds K = 1 stacked seeds
+    return {"state": loop._keys_to_data(state), "old_params": loop.stack_seeds([params])}
 
 
 def test_eval_symmetric_picks_best_by_how_the_shipped_agent_plays(tmp_path):

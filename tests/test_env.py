@@ -1,7 +1,7 @@
 """Core tests of the Connect Four environment (``c4jax.game.env`` and its board validation).
 
 Everything here is checked against independent, plain numpy / python code written in
-this file (gravity, the 69 four-cell lines, the SPEC §2 shaped reward), never against
+this file (gravity, the 69 four-cell lines, the design.md §2 shaped reward), never against
 the library's own bitboards. Deterministic: every random draw uses a fixed key.
 
 Notation for literal boards (row 0 = top, as in the public encoding):
@@ -132,7 +132,7 @@ def immediate_wins(board, v: int) -> set[int]:
 
 
 def reference_reward(board, action: int) -> float:
-    """SPEC §2 shaped reward of ``action`` on a public board (mover = 1), plain python."""
+    """design.md §2 shaped reward of ``action`` on a public board (mover = 1), plain python."""
     board = [list(map(int, row)) for row in np.asarray(board)]
     if not 0 <= action < COLS or drop_row(board, action) is None:
         return -5.0
@@ -434,7 +434,7 @@ def test_stepping_a_finished_game_is_a_noop(which):
 
 
 # ---------------------------------------------------------------------------------------
-# 2. Shaped reward (SPEC §2), one hand-built position per case
+# 2. Shaped reward (design.md §2), one hand-built position per case
 # ---------------------------------------------------------------------------------------
 
 REWARD_CASES = {
@@ -583,7 +583,7 @@ def test_plays_under_opponent_win_is_the_only_leaving_column():
 
 
 # ---------------------------------------------------------------------------------------
-# 3. Reward back-propagation (SPEC §2)
+# 3. Reward back-propagation (design.md §2)
 # ---------------------------------------------------------------------------------------
 
 def test_backprop_hand_computed_first_mover_wins():

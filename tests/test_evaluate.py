@@ -1,4 +1,4 @@
-"""The tournament protocol (SPEC §9): openings, per-seat accounting, and an independent
+"""The tournament protocol (design.md §9): openings, per-seat accounting, and an independent
 plain-Python match that must reproduce ``evaluation.match`` game by game."""
 
 import json
@@ -180,7 +180,7 @@ def test_match_many_plays_each_slice_of_a_batched_agent_as_match_does():
 
 
 def test_one_step_beats_random():
-    # Measured: 1.00 (100-0-0) with key 0 (SPEC §4: ≈ 99%).
+    # Measured: 1.00 (100-0-0) with key 0 (design.md §4: ≈ 99%).
     rate = evaluation.win_rate(agents.load("1steplA"), agents.load("random"), KEY)
     assert rate >= 0.9
 

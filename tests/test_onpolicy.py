@@ -11,6 +11,7 @@ from c4jax.nets import cnet
 from c4jax.agents import arena
 from c4jax.nets.cnet import CNet
 from c4jax.learning import onpolicy
+from c4jax.learning.optim import make_optimizer
 
 GAMES = 6
 ROWS = 2 * GAMES * 42
@@ -92,7 +93,7 @@ def test_returns_advantages_and_backprop_rewards(batch):
     np.testing.assert_allclose(ep.returns, g, rtol=1e-6, atol=1e-6)
     # Default lambda 1: the thesis advantage G - V_old.
     np.testing.assert_allclose(ep.advantages, np.where(ep.valid, ep.returns - ep.old_value, 0.0), atol=1e-4)
-    # SPEC §2: the last move's reward is +1 for a win (back-propagated rewards keep it); padding is 0.
+    # design.md §2: the last move's reward is +1 for a win (back-propagated rewards keep it); padding is 0.
     assert (ep.rewards[~ep.valid] == 0).all() and (ep.returns[~ep.valid] == 0).all()
 
 
@@ -113,7 +114,7 @@ def test_take_first_keeps_order_and_exactly_n(batch):
 
 
 def test_make_optimizer_freezes_conv(params):
-    tx = onpolicy.make_optimizer(1e-2, 1e-1, frozen_conv=True)
+    tx = make_optimizer(1e-2, 1e-1)
     grads = jax.tree.map(jnp.ones_like, params)
     updates, _ = jax.jit(tx.update)(grads, tx.init(params), params)
     assert all((np.asarray(u) == 0).all() for u in jax.tree.leaves(updates["conv"]))
@@ -122,10 +123,10 @@ def test_make_optimizer_freezes_conv(params):
 
 @pytest.fixture(scope="module")
 def ppo_result(params, batch):
-    tx = onpolicy.make_optimizer(1e-3, 5e-5, frozen_conv=True)
+    tx = make_optimizer(1e-3, 5e-5)
     buf = onpolicy.take_first(batch, 40)
     out = onpolicy.ppo_update(params, tx.init(params), buf, jax.random.key(3), tx=tx, epochs=2,
-                              minibatch_size=16, frozen_conv=True)
+                              minibatch_size=16)
     return tx, buf, out
 
 
@@ -146,17 +147,17 @@ def test_ppo_update_skips_empty_minibatches(params, ppo_result):
     opt_state = tx.init(params)
     empty = buf.replace(valid=jnp.zeros_like(buf.valid))
     new, new_opt, metrics = onpolicy.ppo_update(params, opt_state, empty, jax.random.key(4), tx=tx, epochs=2,
-                                                minibatch_size=16, frozen_conv=True)
+                                                minibatch_size=16)
     assert _same_bits(params, new) and _same_bits(opt_state, new_opt)
     assert int(metrics["train/updates"]) == 0
 
 
 def test_reinforce_update_frozen_conv(params, batch):
-    tx = onpolicy.make_optimizer(1e-3, 1e-3, frozen_conv=True)
+    tx = make_optimizer(1e-3, 1e-3)
     opt_state = tx.init(params)
     episodes = onpolicy.split_episodes(batch)
     first = jax.tree.map(lambda x: x[0], episodes)
-    new, _, metrics = onpolicy.reinforce_update(params, opt_state, first, tx=tx, c1=0.75, frozen_conv=True)
+    new, _, metrics = onpolicy.reinforce_update(params, opt_state, first, tx=tx, c1=0.75)
     assert _same_bits(params["conv"], new["conv"])
     for name in ("dense", "head", "value"):
         assert not _same_bits(params[name], new[name]), name
@@ -164,11 +165,10 @@ def test_reinforce_update_frozen_conv(params, batch):
     assert int(metrics["train/samples"]) == int(first.valid.sum())
 
     # K episodes in sequence: the scan helper equals K single steps.
-    p_scan, _, m_scan = onpolicy.reinforce_updates(params, opt_state, batch, tx=tx, c1=0.75, frozen_conv=True)
+    p_scan, _, m_scan = onpolicy.reinforce_updates(params, opt_state, batch, tx=tx, c1=0.75)
     assert m_scan["train/loss"].shape == (GAMES,) and np.isfinite(m_scan["train/loss"]).all()
     p, o = params, opt_state
     for k in range(GAMES):
-        p, o, _ = onpolicy.reinforce_update(p, o, jax.tree.map(lambda x: x[k], episodes), tx=tx, c1=0.75,
-                                            frozen_conv=True)
+        p, o, _ = onpolicy.reinforce_update(p, o, jax.tree.map(lambda x: x[k], episodes), tx=tx, c1=0.75)
     assert _same_bits(p_scan["conv"], params["conv"])
     jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, atol=1e-6), p_scan, p)

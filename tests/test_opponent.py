@@ -1,8 +1,6 @@
 """Training partly against a fixed opponent (--opponent, seed 002): mixed rollouts, configs, collection."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import chex
@@ -19,6 +17,7 @@ from c4jax.learning.dqn import DQN, DQNConfig
 from c4jax.learning.opponent import OpponentConfig
 from c4jax.learning.ppo import PPOConfig
 from c4jax.learning.reinforce import ReinforceConfig
+from scripts import run_script
 
 ROOT = Path(__file__).resolve().parent.parent
 B, N_VS = 64, 40
@@ -128,14 +127,14 @@ def test_dqn_learns_from_games_against_the_opponent():
 ])
 def test_scripts_train_against_an_opponent_and_record_it(tmp_path, script, extra):
     out = tmp_path / "run"
-    cmd = [sys.executable, str(ROOT / "experiments" / script), "--out", str(out), "--opponent", "2steplA:sto",
+    cmd = [script, "--out", str(out), "--opponent", "2steplA:sto",
            "--opponent-frac", "0.5", "--no-progress", *extra]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    proc = run_script(*cmd)
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads((out / "summary.json").read_text())
     text = json.dumps(summary)
     assert "2steplA:sto" in text, "the run's record must say what it trained against"
     assert agents.load(str(out / "best")) is not None
-    bad = subprocess.run([sys.executable, str(ROOT / "experiments" / script), "--out", str(tmp_path / "bad"),
-                          "--opponent", "nobody", "--no-progress"], capture_output=True, text=True, timeout=300)
+    bad = run_script(script, "--out", str(tmp_path / "bad"),
+                          "--opponent", "nobody", "--no-progress")
     assert bad.returncode != 0 and "unknown agent 'nobody'" in bad.stderr

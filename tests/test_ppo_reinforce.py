@@ -1,8 +1,6 @@
 """PPO and REINFORCE trainers: chunks, frozen conv, scripts end to end, resume."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import chex
@@ -16,6 +14,7 @@ from c4jax.agents import arena
 from c4jax.learning import loop, onpolicy
 from c4jax.learning.ppo import PPO, PPOConfig
 from c4jax.learning.reinforce import Reinforce, ReinforceConfig
+from scripts import run_script
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL_PPO = dict(buffer_size=256, games_per_collect=16, epochs=2, minibatch_size=32)
@@ -32,7 +31,7 @@ def test_a_chunk_trains_the_dense_layers_and_never_the_frozen_conv(make):
     params = _params()
     state = algo.init(jax.random.key(1), params)
     new, metrics = algo.chunk(state)
-    assert algo.updates(new) > 0
+    assert int(new.updates) > 0
     chex.assert_trees_all_equal(new.params["conv"], params["conv"])
     assert not np.array_equal(new.params["value"]["out"]["kernel"], params["value"]["out"]["kernel"])
     for k, v in metrics.items():
@@ -72,8 +71,8 @@ def test_the_default_collection_fills_the_thesis_buffer_of_2000_transitions():
 
 
 def _run(script, out, *extra):
-    cmd = [sys.executable, str(ROOT / "experiments" / script), "--out", str(out), "--no-progress", *extra]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    cmd = [script, "--out", str(out), "--no-progress", *extra]
+    proc = run_script(*cmd)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc
 
@@ -170,8 +169,8 @@ def test_vmap_seeds_match_single_seed_runs_and_resume_exactly(tmp_path):
         assert drop(ra) == drop(rb), s
     chex.assert_trees_all_equal(agents.load(str(straight / "seed_1")).params, agents.load(str(resumed / "seed_1")).params)
     # resuming with other seeds is refused with a clear message
-    bad = subprocess.run([sys.executable, str(ROOT / "experiments" / "ppo.py"), "--out", str(resumed), "--resume",
-                          "--vmap-seeds", "3", "--no-progress", *PPO_FLAGS], capture_output=True, text=True, timeout=300)
+    bad = run_script("ppo.py", "--out", str(resumed), "--resume",
+                          "--vmap-seeds", "3", "--no-progress", *PPO_FLAGS)
     assert bad.returncode != 0 and "holds seeds [0, 1], not [0, 1, 2]" in bad.stderr
 
 

@@ -1,20 +1,15 @@
 """The end-to-end pipeline on the quick preset: every stage runs and the report is written."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from scripts import run_script
 
 
 @pytest.mark.slow
 def test_reproduce_quick_preset_end_to_end(tmp_path):
     out = tmp_path / "rep"
-    proc = subprocess.run([sys.executable, str(ROOT / "experiments" / "reproduce.py"), "--preset", "quick",
-                           "--out", str(out), "--no-progress"], capture_output=True, text=True, timeout=1800)
+    proc = run_script("reproduce.py", "--preset", "quick", "--out", out, "--no-progress")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     report = (out / "report.md").read_text()
     for section in ("## Stages", "## Supervised stage", "## RL: best win rate vs 1StepLA",

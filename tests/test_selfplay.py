@@ -94,7 +94,7 @@ def test_lookahead_beats_random():
     first = jnp.arange(400) % 2 == 0
     traj = rollout(l1, r, states, first, jax.random.key(3))
     win_rate = float(jnp.mean((traj.outcome_a + 1) / 2))
-    assert win_rate > 0.95  # SPEC §4: 1StepLA beats Random ~99% of the time
+    assert win_rate > 0.95  # design.md §4: 1StepLA beats Random ~99% of the time
 
 
 def test_backprop_rewards_on_trajectories(random_vs_lookahead):

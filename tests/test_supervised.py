@@ -1,8 +1,6 @@
 """Supervised stage: the optimiser, a tiny training run that learns, the script end to end."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import jax
@@ -15,6 +13,7 @@ from c4jax import agents
 from c4jax.learning import data
 from c4jax.nets import cnet
 from c4jax.learning import supervised as sv
+from scripts import run_script
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,7 +46,7 @@ def test_tiny_training_run_learns_above_chance(small_dataset):
     net = cnet.CNet(heads="one")
     tx = sv.adam_l2(5e-4, 2e-3)
     params = cnet.init_params(jax.random.key(0))
-    state = sv.TrainState(params, tx.init(params), jnp.int32(0))
+    state = sv.TrainState(params=params, opt_state=tx.init(params), step=jnp.int32(0))
     chunk, evaluate = sv.make_train_chunk(net, tx), sv.make_evaluate(net, batch_size=512)
     loss0, acc0 = evaluate(params, val.boards, val.actions)
     rng = np.random.default_rng(0)
@@ -74,10 +73,10 @@ def test_evaluate_pads_the_last_batch_without_counting_padding(small_dataset):
 
 def test_supervised_script_end_to_end(tmp_path):
     out = tmp_path / "run"
-    cmd = [sys.executable, str(ROOT / "experiments" / "supervised.py"), "--out", str(out),
+    cmd = ["supervised.py", "--out", str(out),
            "--dataset", str(tmp_path / "ds.npz"), "--num-pairs", "2000", "--epochs", "2",
            "--chunk-steps", "10", "--no-progress"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    proc = run_script(*cmd)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "test acc" in proc.stdout
     for f in ("metadata.json", "metrics.jsonl", "metrics.csv", "curves.png", "summary.json"):
@@ -92,6 +91,5 @@ def test_supervised_script_end_to_end(tmp_path):
     boards = np.zeros((1, 6, 7), np.int8)
     assert 0 <= int(agent.act(boards, jax.random.key(0))[0]) < 7
     # A bad flag is a clear CLI error, not a traceback.
-    bad = subprocess.run([sys.executable, str(ROOT / "experiments" / "supervised.py"), "--epochs", "many"],
-                         capture_output=True, text=True, timeout=120)
+    bad = run_script("supervised.py", "--epochs", "many")
     assert bad.returncode != 0 and "epochs" in bad.stderr and "Traceback" not in bad.stderr

@@ -5,7 +5,6 @@ import csv
 import importlib.util
 import json
 import math
-import subprocess
 import sys
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 from c4jax import agents, evaluation
 from c4jax.evaluation import ratings
 from c4jax.evaluation import MatchResult, SeatRecord, Tournament
+from scripts import run_script
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = ("random", "1steplA:det", "2steplA:det")
@@ -326,8 +326,8 @@ def test_cli_end_to_end(tmp_path):
 
 def test_cli_unknown_agent_lists_known_names(tmp_path):
     out = tmp_path / "bad"
-    p = subprocess.run([sys.executable, str(ROOT / "experiments" / "tournament.py"), "--agents", "random",
-                        "1steplA", "no_such_agent", "--out", str(out)], capture_output=True, text=True, timeout=120)
+    p = run_script("tournament.py", "--agents", "random",
+                        "1steplA", "no_such_agent", "--out", str(out))
     assert p.returncode != 0
     assert "no_such_agent" in p.stderr and "known agents:" in p.stderr
     assert "1stepla" in p.stderr and "supervised" in p.stderr and "random" in p.stderr

@@ -25,7 +25,7 @@ class Trajectory:
 
     boards: Array  # int8[B, 42, 6, 7]: the board before the move, from the mover's point of view
     actions: Array  # int32[B, 42]: the column played
-    rewards: Array  # float32[B, 42]: SPEC §2 shaped reward of the move, for its mover
+    rewards: Array  # float32[B, 42]: design.md §2 shaped reward of the move, for its mover
     done: Array  # bool[B, 42]: the move ended the game
     valid: Array  # bool[B, 42]: the move was played
     by_a: Array  # bool[B, 42]: agent A made the move (else agent B)
@@ -43,7 +43,8 @@ class Trajectory:
         return jnp.where(self.by_a[:, 0], self.outcome_a, -self.outcome_a)
 
 
-class _Carry(struct.PyTreeNode):
+@struct.dataclass
+class _Carry:
     t: Array  # int32[]
     state: env.EnvState  # [B]
     key: Array
@@ -109,7 +110,7 @@ def _bcast(mask: Array, like: Array) -> Array:
 
 
 def random_initial_states(key: Array, batch: int) -> env.EnvState:
-    """[batch] SPEC §3 random start positions."""
+    """[batch] design.md §3 random start positions."""
     return jax.vmap(env.random_initial_state)(jax.random.split(key, batch))
 
 
@@ -119,7 +120,7 @@ def initial_states(batch: int) -> env.EnvState:
 
 
 def backprop_rewards(traj: Trajectory, n: float = 3.0) -> Array:
-    """float32[B, 42]: SPEC §2 back-propagated rewards of every recorded move."""
+    """float32[B, 42]: design.md §2 back-propagated rewards of every recorded move."""
     return jax.vmap(env.backprop_rewards, in_axes=(0, 0, 0, None))(
         traj.rewards, traj.valid, traj.first_mover_outcome, n
     )

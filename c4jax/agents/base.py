@@ -1,6 +1,6 @@
 """The Agent protocol every player implements, and the jitted entry points they share.
 
-An agent plays the ``1`` stones of public boards (SPEC §1): ``int8[B, 6, 7]``,
+An agent plays the ``1`` stones of public boards (design.md §1): ``int8[B, 6, 7]``,
 row 0 on top. Every agent is a ``flax.struct`` dataclass: its arrays (network
 parameters) are pytree leaves and its settings are static, so an agent can be
 passed as an argument to a jitted function (never closed over), and ``scores``

@@ -1,4 +1,4 @@
-"""Baseline players of SPEC §4: uniform random and N-step lookahead (minimax).
+"""Baseline players of design.md §4: uniform random and N-step lookahead (minimax).
 
 Both are batched and jittable. The lookahead expands the whole depth-N game tree
 of every board at once as bitboards with trailing ``[7] * depth`` axes (no Python
@@ -36,7 +36,7 @@ CENTRE_RANK = np.array([5, 3, 1, 0, 2, 4, 6], np.int32)
 
 
 def heuristic(me: Bits, them: Bits) -> tuple[Array, Array]:
-    """SPEC §4 pattern score of ``me``'s position as the exact pair ``(high, low)`` (int32[...])."""
+    """design.md §4 pattern score of ``me``'s position as the exact pair ``(high, low)`` (int32[...])."""
     n = bb.window_counts(me, them)
     high = 10_000 * n["me4"] - 100 * n["them4"] - n["them3"]
     low = 10_000 * n["me3"] + 100 * n["me2"] - n["them2"]
@@ -96,7 +96,7 @@ class RandomAgent(AgentBase):
 
 @struct.dataclass
 class NStepLookahead(AgentBase):
-    """SPEC §4 N-step lookahead: depth-N minimax over the pattern heuristic.
+    """design.md §4 N-step lookahead: depth-N minimax over the pattern heuristic.
 
     ``scores``: each legal column's minimax score minus the current board's score
     (what the UI shows), float32; full columns ``-inf``. ``act``: a best-scored column,

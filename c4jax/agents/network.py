@@ -27,7 +27,7 @@ class NetworkAgent(AgentBase):
 
     ``output="policy"``: the first head is policy logits and ``scores`` are the
     probabilities; ``output="q"``: the head is Q-values (``heads="dueling"``:
-    V + A - mean A) and ``scores`` are those Q-values. With ``symmetric`` (SPEC §7,
+    V + A - mean A) and ``scores`` are those Q-values. With ``symmetric`` (design.md §7,
     play time only) the probabilities / Q-values are averaged with the mirrored
     board's, mirrored back, so the agent plays mirror positions mirror-wise.
     """

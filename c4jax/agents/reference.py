@@ -1,7 +1,7 @@
 """A plain-Python N-step lookahead, written the way the thesis' baseline was: nested lists,
 recursion, one board at a time.
 
-It plays exactly the moves of ``agents.load("<n>steplA")`` (SPEC §4: the window
+It plays exactly the moves of ``agents.load("<n>steplA")`` (design.md §4: the window
 heuristic, minimax to depth N, deterministic centre-first tie-break; tested), but
 knows nothing of bitboards, JAX or batching. It exists as the yardstick of Table 5.1:
 the thesis timed its networks against a lookahead like this one, while c4jax's own
@@ -13,18 +13,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from c4jax.game.board import COLS, LINES, ROWS
+from c4jax.game.board import COLS, LINE_CELLS, ROWS
 
 TIE_ORDER = (3, 2, 4, 1, 5, 0, 6)  # deterministic tie-break: closest to the centre, left first
 OWN = {2: 10**2, 3: 10**4, 4: 10**10}
 OPP = {2: -1, 3: -(10**6), 4: -(10**8)}
 
 
-WINDOWS = [tuple(divmod(int(i), COLS) for i in line) for line in LINES]  # the 69 lines, (row, col) cells
+WINDOWS = LINE_CELLS  # the 69 lines, (row, col) cells
 
 
 def heuristic(b: list[list[int]]) -> int:
-    """SPEC §4 score of ``b`` for the ``1`` stones (windows with one colour and empties only)."""
+    """design.md §4 score of ``b`` for the ``1`` stones (windows with one colour and empties only)."""
     score = 0
     for w in WINDOWS:
         vals = [b[r][c] for r, c in w]

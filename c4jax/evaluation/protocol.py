@@ -1,4 +1,4 @@
-"""Evaluation of agents with the tournament protocol of the thesis (SPEC §9, thesis §5.1).
+"""Evaluation of agents with the tournament protocol of the thesis (design.md §9, thesis §5.1).
 
 A **match** between agents A and B is 100 games. There are 50 openings: the empty
 board and the 49 boards after every pair ``(c1, c2)`` of first moves (``c1`` by the

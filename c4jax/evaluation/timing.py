@@ -32,7 +32,7 @@ def _decide(agent, boards: Array, key: Array) -> Array:
 
 @functools.partial(jax.jit, static_argnums=1)
 def random_boards(key: Array, batch: int) -> Array:
-    """int8[batch, 6, 7]: SPEC §3 random non-terminal positions (``env.random_initial_state``),
+    """int8[batch, 6, 7]: design.md §3 random non-terminal positions (``env.random_initial_state``),
     from the mover's point of view."""
     states = jax.vmap(env.random_initial_state)(jax.random.split(key, batch))
     return jax.vmap(env.observe)(states)
@@ -121,7 +121,7 @@ class Timing:
             note=(f"One jitted `act` call as a caller makes it (dispatch included), compile excluded, median of "
                   f"{len(self.entries[0].single) if self.entries else 0} calls at batch 1 and "
                   f"{len(self.entries[0].batched) if self.entries else 0} at batch {self.batch} (agents "
-                  "interleaved), on SPEC §3 random non-terminal boards" + (f", {self.device}" if self.device else "")
+                  "interleaved), on design.md §3 random non-terminal boards" + (f", {self.device}" if self.device else "")
                   + ". 'X time / agent time' > 1: the agent decides faster than X (thesis, batch 1 on a laptop: "
                   "trained agents ≈20× faster than 1StepLA and ≈70× faster than 2StepLA)." + py_note),
         )
@@ -139,7 +139,7 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
                    python_boards: int = 32, progress: bool = False) -> Timing:
     """Measure Table 5.1: seconds per decision at batch 1 and at ``batch``.
 
-    Every agent's ``act`` runs jitted (agent as an argument) on SPEC §3 random
+    Every agent's ``act`` runs jitted (agent as an argument) on design.md §3 random
     non-terminal boards: one warm-up call per shape (compilation excluded), then
     ``repeats`` timed calls on single boards (cycling through 16 boards) and
     ``batched_repeats`` on ``batch`` boards, each ended by ``block_until_ready``, with

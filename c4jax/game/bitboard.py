@@ -15,10 +15,9 @@ fuses into a single XLA loop.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax.numpy as jnp
 import numpy as np
+from flax import struct
 from jax import Array
 
 ROWS = 6
@@ -28,16 +27,17 @@ _H1 = ROWS + 1  # bits per column, sentinel included
 _U32 = jnp.uint32
 
 
-class Bits(NamedTuple):
+@struct.dataclass
+class Bits:
     """A 49-bit set of cells as two uint32 words (any batch shape, same for both)."""
 
     lo: Array  # uint32[...]: bits 0..31
     hi: Array  # uint32[...]: bits 32..48
 
-    def __and__(self, o: "Bits") -> "Bits":  # type: ignore[override]
+    def __and__(self, o: "Bits") -> "Bits":
         return Bits(self.lo & o.lo, self.hi & o.hi)
 
-    def __or__(self, o: "Bits") -> "Bits":  # type: ignore[override]
+    def __or__(self, o: "Bits") -> "Bits":
         return Bits(self.lo | o.lo, self.hi | o.hi)
 
     def __xor__(self, o: "Bits") -> "Bits":
@@ -46,7 +46,7 @@ class Bits(NamedTuple):
     def __invert__(self) -> "Bits":
         return Bits(~self.lo, ~self.hi)
 
-    def __lshift__(self, s: int) -> "Bits":  # type: ignore[override]
+    def __lshift__(self, s: int) -> "Bits":
         assert 0 < s < 32
         return Bits(self.lo << s, (self.hi << s) | (self.lo >> (32 - s)))
 

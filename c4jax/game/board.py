@@ -29,6 +29,7 @@ def _lines() -> np.ndarray:
 
 
 LINES = _lines()  # the 69 four-cell lines
+LINE_CELLS = [tuple(divmod(int(i), COLS) for i in line) for line in LINES]  # the same lines as (row, col) cells
 
 
 def legal_mask(boards: Array) -> Array:

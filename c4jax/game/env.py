@@ -1,11 +1,11 @@
 """Pure-functional Connect Four: ``init``, ``step``, ``observe``, ``from_board``.
 
 Every function works on one game and is ``jit``/``vmap``-compatible; batch with
-``jax.vmap``. The public board (SPEC §1) is ``int8[6, 7]``, row 0 on top, ``1`` =
+``jax.vmap``. The public board (design.md §1) is ``int8[6, 7]``, row 0 on top, ``1`` =
 player to move, ``-1`` = opponent. Internally the state holds bitboards
 (:mod:`c4jax.game.bitboard`) plus, for each player, the set of cells that would
 complete a four for them. Keeping those sets makes both the win test
-(``cell in mover's winning cells``) and the shaped reward of SPEC §2 (which
+(``cell in mover's winning cells``) and the shaped reward of design.md §2 (which
 needs every immediate threat before and after the move) a handful of bit
 operations: only the mover's set has to be recomputed after a move.
 """
@@ -26,7 +26,7 @@ ROWS, COLS = bb.ROWS, bb.COLS
 NUM_ACTIONS = COLS
 MAX_MOVES = ROWS * COLS  # 42
 
-# SPEC §1-2 reward values.
+# design.md §1-2 reward values.
 REWARD_WIN = 1.0  # the move wins, or leaves the mover two or more immediate wins
 REWARD_LEAVES_WIN = -1.0  # after the move the opponent has an immediate win
 REWARD_BLOCK = 0.5  # the move fills a cell where the opponent would have won
@@ -44,7 +44,7 @@ class EnvState:
     opp_wins: Bits  # uint32 pair []: same for `opp`
     legal_mask: Array  # bool[7]: columns the player to move may play (all False once done)
     done: Array  # bool[]: the game is over
-    reward: Array  # float32[]: SPEC §2 shaped reward of the last move, for the player who made it
+    reward: Array  # float32[]: design.md §2 shaped reward of the last move, for the player who made it
     winner: Array  # int32[]: +1 first player won, -1 second player won, 0 none / draw
     num_moves: Array  # int32[]: stones on the board (the game's length once done)
 
@@ -73,7 +73,7 @@ def init(key: Array | None = None) -> EnvState:
 
 def _shaped_reward(state: EnvState, cell: Bits, win: Array, new_mask: Bits, new_cur_wins: Bits,
                    new_opp_wins: Bits) -> Array:
-    """SPEC §2 reward of dropping a stone on ``cell`` (a legal move), for the mover."""
+    """design.md §2 reward of dropping a stone on ``cell`` (a legal move), for the mover."""
     before = bb.playable(state.cur | state.opp)
     after = bb.playable(new_mask)
     missed = (state.cur_wins & before).any() & ~win
@@ -147,7 +147,7 @@ def _from_board(board: Array) -> EnvState:
     num_moves = mask.count()
     opp_won = bb.has_four(opp)
     done = opp_won | (num_moves == MAX_MOVES)
-    # The stone-count parity says who moved first (SPEC: 21 stones each, first player starts).
+    # The stone-count parity says who moved first (21 stones each, first player starts).
     opp_sign = jnp.where(num_moves % 2 == 0, -1, 1).astype(jnp.int32)
     return EnvState(
         cur=cur,
@@ -183,7 +183,7 @@ def random_legal_action(key: Array, legal_mask: Array) -> Array:
 
 
 def random_initial_state(key: Array) -> EnvState:
-    """SPEC §3: a uniformly random non-terminal position of a uniformly random game.
+    """design.md §3: a uniformly random non-terminal position of a uniformly random game.
 
     Plays one random game to its end and returns one of the positions before its
     last move, each with equal probability (the empty board included).
@@ -199,7 +199,7 @@ def random_initial_state(key: Array) -> EnvState:
 
 
 def backprop_rewards(rewards: Array, valid: Array, first_mover_outcome: Array, n: float = 3.0) -> Array:
-    """SPEC §2 reward back-propagation over one finished episode (vmap for a batch).
+    """design.md §2 reward back-propagation over one finished episode (vmap for a batch).
 
     Args:
       rewards: float32[L]: shaped reward of each move, from its mover's point of view.

@@ -64,6 +64,7 @@ def save(directory: str | os.PathLike, tree: Any, metadata: dict) -> Path:
     try:
         with ocp.Checkpointer(ocp.StandardCheckpointHandler()) as ckptr:
             ckptr.save(directory / state_dir, args=ocp.args.StandardSave(jax.device_get(tree)))
+        _relative_commit_note(directory / state_dir)
         fd, tmp = tempfile.mkstemp(prefix=f".{METADATA_FILE}.", dir=directory)
         with os.fdopen(fd, "w") as f:
             f.write(json.dumps(meta, indent=2, default=json_default) + "\n")
@@ -76,6 +77,14 @@ def save(directory: str | os.PathLike, tree: Any, metadata: dict) -> Path:
         if p.name != state_dir:
             shutil.rmtree(p, ignore_errors=True)
     return directory
+
+
+def _relative_commit_note(state_path: Path) -> None:
+    """Orbax's ``commit_success.txt`` names the absolute path it wrote to; keep only the state
+    directory's name, so a checkpoint that is copied or shipped names no path of this machine."""
+    note = state_path / "commit_success.txt"
+    if note.is_file():
+        note.write_text(f"Checkpoint commit was successful to {state_path.name}")
 
 
 def read_metadata(directory: str | os.PathLike) -> dict:

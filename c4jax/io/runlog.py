@@ -10,6 +10,8 @@ import csv
 import json
 import math
 import os
+import shlex
+import sys
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -17,6 +19,23 @@ import numpy as np
 
 METRICS_JSONL = "metrics.jsonl"
 METRICS_CSV = "metrics.csv"
+
+
+def display_path(path: str | os.PathLike) -> str:
+    """``path`` as a report shows it: relative to the working directory when it lies below
+    it (so generated files name no absolute path of the machine they were made on)."""
+    p = Path(path)
+    try:
+        return str(p.resolve().relative_to(Path.cwd().resolve())) if p.is_absolute() else str(p)
+    except ValueError:
+        return str(p)
+
+
+def command_line(argv: Sequence[str] | None = None) -> str:
+    """The command that runs this process (``python <script> <args>``), paths below the working
+    directory made relative, for the ``command`` field of summaries and reports."""
+    argv = sys.argv if argv is None else argv
+    return shlex.join(["python"] + [display_path(a) if os.path.isabs(a) else a for a in argv])
 
 
 def _scalar(v):

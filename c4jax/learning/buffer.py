@@ -7,14 +7,16 @@ the batch when adding or sampling).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
+from flax import struct
 from jax import Array
 
 
-class Buffer(NamedTuple):
+@struct.dataclass
+class Buffer:
     items: Any  # pytree, every leaf [capacity, ...]
     size: Array  # int32[]: filled slots (<= capacity)
     ptr: Array  # int32[]: next slot to write

@@ -1,7 +1,7 @@
-"""The supervised dataset of SPEC §6: generation, splits and file formats.
+"""The supervised dataset of design.md §6: generation, splits and file formats.
 
 :func:`generate` lets the deterministic 1StepLA (centre tie-break) play both
-sides from SPEC §3 random start boards, one jitted batch of games at a time, and
+sides from design.md §3 random start boards, one jitted batch of games at a time, and
 keeps the (board, action) pairs it meets whose board has not been collected yet.
 Each new pair is followed by its mirror (board flipped left-right, action
 ``6 - a``) unless the board is its own mirror. Rows are kept in the order of
@@ -15,7 +15,7 @@ compressed ``.npz`` with a format version and the generator settings) and
 42 characters ``0``/``1``/``2`` for the board, row 0 first, ``1`` = player to
 move, ``2`` = opponent, then the action digit; pairs separated by ``;``).
 
-Boards everywhere are the public encoding of SPEC §1: ``int8[6, 7]``, row 0 on
+Boards everywhere are the public encoding of design.md §1: ``int8[6, 7]``, row 0 on
 top, ``1`` = the player to move, ``-1`` = the opponent.
 """
 
@@ -35,11 +35,11 @@ import numpy as np
 
 from c4jax import agents
 from c4jax.agents import arena
-from c4jax.game.board import COLS, ROWS, check_boards
+from c4jax.game.board import COLS, ROWS, check_boards, mirror_boards
 
 FORMAT_NAME = "c4jax.dataset"
 FORMAT_VERSION = 1
-GENERATOR_AGENT = "1steplA"  # SPEC §6: deterministic, centre tie-break
+GENERATOR_AGENT = "1steplA"  # design.md §6: deterministic, centre tie-break
 CELLS = ROWS * COLS
 
 
@@ -257,14 +257,9 @@ def _validate(boards: np.ndarray, actions: np.ndarray, groups: np.ndarray | None
 # --------------------------------------------------------------------------- generation
 
 
-def mirror_boards(boards: np.ndarray) -> np.ndarray:
-    """Flip ``[..., 6, 7]`` boards left-right (the matching action is ``6 - a``)."""
-    return np.asarray(boards)[..., ::-1]
-
-
 def _canonical(flat: np.ndarray) -> np.ndarray:
     """int8[n, 42]: the lexicographically smaller of each flat board and its mirror."""
-    mirrored = flat.reshape(-1, ROWS, COLS)[:, :, ::-1].reshape(-1, CELLS)
+    mirrored = mirror_boards(flat.reshape(-1, ROWS, COLS)).reshape(-1, CELLS)
     diff = flat != mirrored
     first = diff.argmax(axis=1)
     rows = np.arange(flat.shape[0])
@@ -295,7 +290,7 @@ class GenerationStats:
 
 @functools.partial(jax.jit, static_argnames="batch")
 def _play(agent, key, batch: int):
-    """[batch] self-play games of ``agent`` from SPEC §3 random starts, recorded."""
+    """[batch] self-play games of ``agent`` from design.md §3 random starts, recorded."""
     start_key, play_key = jax.random.split(key)
     states = arena.random_initial_states(start_key, batch)
     traj = arena.rollout(agent, None, states, True, play_key)
@@ -303,10 +298,10 @@ def _play(agent, key, batch: int):
 
 
 def generate(num_pairs: int = 200_000, *, seed: int = 0, batch: int = 4096, progress: bool = False) -> Dataset:
-    """SPEC §6: ``num_pairs`` rows of unique boards played by 1StepLA, each followed by its mirror.
+    """design.md §6: ``num_pairs`` rows of unique boards played by 1StepLA, each followed by its mirror.
 
     1StepLA (deterministic, centre tie-break) plays both sides of ``batch`` games at a time
-    from SPEC §3 random start boards. Every board it moves on (from the mover's view) with
+    from design.md §3 random start boards. Every board it moves on (from the mover's view) with
     the column it picked is kept if neither the board nor its mirror was collected before;
     the row is followed by its mirror (board flipped left-right, action ``6 - a``) unless the
     board is symmetric. Stops at exactly ``num_pairs`` rows (the last batch is truncated, so
@@ -387,7 +382,7 @@ def _new_rows(boards: np.ndarray, actions: np.ndarray, seen: set[bytes], room: i
     keys = [buf[i * CELLS:(i + 1) * CELLS] for i in range(first.size)]
     fresh = np.fromiter((k not in seen for k in keys), bool, count=first.size)
     idx = first[fresh]
-    sym = (boards[idx] == boards[idx][:, :, ::-1]).all(axis=(1, 2))
+    sym = (boards[idx] == mirror_boards(boards[idx])).all(axis=(1, 2))
     counts = np.where(sym, 1, 2)
     # Truncate to `room` rows: keep originals while their first row fits.
     starts = np.cumsum(counts) - counts
@@ -398,7 +393,7 @@ def _new_rows(boards: np.ndarray, actions: np.ndarray, seen: set[bytes], room: i
     mirror = np.zeros(src.size, bool)
     mirror[np.cumsum(counts)[counts == 2] - 1] = True
     out_boards = boards[src]
-    out_boards[mirror] = out_boards[mirror][:, :, ::-1]
+    out_boards[mirror] = mirror_boards(out_boards[mirror])
     out_actions = actions[src]
     out_actions[mirror] = COLS - 1 - out_actions[mirror]
     groups = (group0 + np.repeat(np.arange(idx.size), counts)).astype(np.int32)

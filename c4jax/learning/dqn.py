@@ -1,7 +1,7 @@
-"""Vanilla, Dueling and Double DQN for two-player self-play (SPEC §7, seed 004).
+"""Vanilla, Dueling and Double DQN for two-player self-play (design.md §7, seed 004).
 
 One network plays both sides with ε-greedy (ε = 0.05 + 0.75·exp(−episodes/500))
-from SPEC §3 random start boards. Each finished game's transitions, with SPEC §2
+from design.md §3 random start boards. Each finished game's transitions, with design.md §2
 back-propagated rewards, go into a replay buffer together with their mirror
 images. The turn-based zero-sum target is ``y = r − γ·max_{legal a'} Q_target(s', a')``
 (``y = r`` at the end): s' is the opponent's board, so its value is subtracted.
@@ -19,7 +19,7 @@ iterations up to the next multiple of ``eval_every`` updates.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -34,13 +34,14 @@ from c4jax.agents.base import AgentBase
 from c4jax.nets.cnet import CNet
 from c4jax.agents.policy import epsilon_greedy
 from c4jax.game.board import legal_mask, mirror_boards
-from c4jax.learning.opponent import OpponentConfig
+from c4jax.learning.config import SelfPlayConfig
 from c4jax.learning.optim import make_optimizer
+from c4jax.learning.train_state import TrainState
 
 
 @dataclass(frozen=True)
-class DQNConfig(OpponentConfig):
-    """DQN hyperparameters (defaults: the thesis, SPEC §7). With --opponent, the opponent's moves are stored
+class DQNConfig(SelfPlayConfig):
+    """DQN hyperparameters (defaults: the thesis, design.md §7). With --opponent, the opponent's moves are stored
     and learned from too (Q-learning is off-policy)."""
 
     dueling: bool = False
@@ -49,8 +50,6 @@ class DQNConfig(OpponentConfig):
     """Double DQN: the online network picks a', the target network values it."""
     loss: str = "mse"
     """'mse' (thesis) or 'huber' (seed 004)."""
-    gamma: float = 0.95
-    """Discount."""
     learning_rate: float = 1e-4
     """Adam learning rate."""
     weight_decay: float = 5e-4
@@ -75,12 +74,8 @@ class DQNConfig(OpponentConfig):
     """ε floor."""
     eps_decay: float = 500.0
     """ε decay constant in episodes."""
-    reward_backprop_n: float = 3.0
-    """Exponent of the SPEC §2 reward back-propagation."""
     eval_every: int = 1000
     """Updates between evaluations (and checkpoints)."""
-    width: int = 128
-    """CNET width."""
 
     def __post_init__(self):
         super().__post_init__()
@@ -99,22 +94,19 @@ def epsilon(cfg: DQNConfig, episodes: Array) -> Array:
     return cfg.eps_end + (cfg.eps_start - cfg.eps_end) * jnp.exp(-episodes / cfg.eps_decay)
 
 
-class Transition(NamedTuple):
+@struct.dataclass
+class Transition:
     board: Array  # int8[6, 7]: s, mover to play
     action: Array  # int32[]
-    reward: Array  # float32[]: back-propagated SPEC §2 reward
+    reward: Array  # float32[]: back-propagated design.md §2 reward
     next_board: Array  # int8[6, 7]: s', the opponent to play (zeros when done)
     done: Array  # bool[]
 
 
-class DQNState(NamedTuple):
-    params: Any
-    target_params: Any
-    opt_state: Any
-    buffer: rb.Buffer
-    key: Array
-    updates: Array  # int32[]
-    episodes: Array  # int32[]
+@struct.dataclass
+class DQNState(TrainState):
+    target_params: Any  # the target network's parameters
+    buffer: rb.Buffer  # replay buffer of Transitions
 
 
 @struct.dataclass
@@ -137,8 +129,8 @@ def transitions(traj: arena.Trajectory, n: float) -> tuple[Transition, Array]:
     rewards = arena.backprop_rewards(traj, n)
     nxt = jnp.concatenate([traj.boards[:, 1:], jnp.zeros_like(traj.boards[:, :1])], axis=1)
     nxt = jnp.where(traj.done[..., None, None], 0, nxt)
-    t = Transition(traj.boards, traj.actions, rewards, nxt, traj.done)
-    m = Transition(mirror_boards(t.board), 6 - t.action, t.reward, mirror_boards(t.next_board), t.done)
+    t = Transition(board=traj.boards, action=traj.actions, reward=rewards, next_board=nxt, done=traj.done)
+    m = t.replace(board=mirror_boards(t.board), action=6 - t.action, next_board=mirror_boards(t.next_board))
     both = jax.tree.map(lambda a, b: jnp.concatenate([a, b]).reshape((-1,) + a.shape[2:]), t, m)
     valid = jnp.concatenate([traj.valid, traj.valid]).reshape(-1)
     return both, valid
@@ -155,25 +147,14 @@ class DQN:
         self.heads = "dueling" if cfg.dueling else "one"
         self.name = "dueling_dqn" if cfg.dueling else "dqn"
         self.net = CNet(width=cfg.width, heads=self.heads)
-        self.freeze_conv = freeze_conv
         self.tx = make_optimizer(cfg.learning_rate, cfg.weight_decay, freeze_conv)
         self.chunk = jax.jit(self._chunk)
 
     def init(self, key: Array, params) -> DQNState:
-        example = Transition(jnp.zeros((6, 7), jnp.int8), jnp.int32(0), jnp.float32(0),
-                             jnp.zeros((6, 7), jnp.int8), jnp.bool_(False))
-        return DQNState(params=params, target_params=params, opt_state=self.tx.init(params),
-                        buffer=rb.init(example, self.cfg.buffer_size), key=key,
-                        updates=jnp.int32(0), episodes=jnp.int32(0))
-
-    def params(self, state: DQNState):
-        return state.params
-
-    def with_params(self, state: DQNState, params) -> DQNState:
-        return state._replace(params=params)
-
-    def updates(self, state: DQNState) -> int:
-        return int(state.updates)
+        example = Transition(board=jnp.zeros((6, 7), jnp.int8), action=jnp.int32(0), reward=jnp.float32(0),
+                             next_board=jnp.zeros((6, 7), jnp.int8), done=jnp.bool_(False))
+        return DQNState.create(params, self.tx, key, target_params=params,
+                               buffer=rb.init(example, self.cfg.buffer_size))
 
     # --- jitted pieces ------------------------------------------------------------------
 
@@ -205,7 +186,7 @@ class DQN:
         else:
             copy = n % self.cfg.target_update_every == 0
             target = jax.tree.map(lambda p, t: jnp.where(copy, p, t), params, state.target_params)
-        new = state._replace(params=params, target_params=target, opt_state=opt_state, key=key, updates=n)
+        new = state.replace(params=params, target_params=target, opt_state=opt_state, key=key, updates=n)
         return new, {"loss": loss, **aux}
 
     def _iteration(self, state: DQNState):
@@ -219,7 +200,7 @@ class DQN:
         n_vs = cfg.opponent_games(games)
         traj, _ = arena.mixed_rollout(behaviour, cfg.opponent_agent, starts, n_vs, play_key)
         items, valid = transitions(traj, cfg.reward_backprop_n)
-        state = state._replace(buffer=rb.add(state.buffer, items, valid), key=key,
+        state = state.replace(buffer=rb.add(state.buffer, items, valid), key=key,
                                episodes=state.episodes + games)
         n_updates = cfg.updates_per_episode * games
         ready = state.buffer.size >= cfg.learning_starts

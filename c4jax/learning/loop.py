@@ -2,11 +2,11 @@
 
 An algorithm supplies a pytree training state and a jitted ``chunk`` that advances
 it to the next evaluation point (on device, no host round trips). Between chunks
-this loop does everything that is the same for all algorithms (SPEC §7):
+this loop does everything that is the same for all algorithms (design.md §7):
 
 - tournament-protocol matches (100 games each) of the current network against
   Random, the "old network" and 1StepLA, played with the symmetric averaging of
-  SPEC §7 (the thesis uses it in every competition, never in self-play);
+  design.md §7 (the thesis uses it in every competition, never in self-play);
 - the old-network rule: a new best win rate against 1StepLA makes the current
   weights the old network (and the best checkpoint, ``<out>/best``); a drop of
   more than ``revert_drop`` below the best puts the old weights back;
@@ -38,6 +38,7 @@ from c4jax import agents, evaluation
 from c4jax.io import checkpoint, runlog
 from c4jax.nets import cnet
 from c4jax.agents.network import NetworkAgent
+from c4jax.learning.train_state import TrainState
 
 LAST, BEST = "last", "best"
 
@@ -63,7 +64,7 @@ class LoopConfig:
     the old-network rule and best/ follow deterministic, exactly repeatable win rates (not the thesis'
     setting; DQN is always greedy)."""
     eval_symmetric: bool = True
-    """Play the evaluation matches with the symmetric averaging of SPEC §7 (Q or π averaged with the
+    """Play the evaluation matches with the symmetric averaging of design.md §7 (Q or π averaged with the
     mirrored board's), as the thesis does in every competition and as the shipped agents and the
     tournament play, so that best/ is chosen by how the agent will play. --no-eval-symmetric repeats
     runs made before this became the default."""
@@ -83,22 +84,18 @@ class LoopConfig:
 
 
 class Algorithm(Protocol):
-    """What an RL trainer provides to :func:`run`."""
+    """What an RL trainer provides to :func:`run`. Its training state is a
+    :class:`~c4jax.learning.train_state.TrainState` (or a subclass): the loop reads
+    ``state.params`` and ``state.updates`` and swaps weights with ``state.replace(params=...)``."""
 
     name: str  # "dqn", "dueling_dqn", "reinforce", "ppo"
     heads: str  # CNet heads
     output: str  # "q" or "policy"
     default_mode: str  # how the saved agent plays by default: "det" or "sto"
 
-    def init(self, key: jax.Array, params: Any) -> Any: ...  # -> training state (pytree)
+    def init(self, key: jax.Array, params: Any) -> TrainState: ...
 
-    def chunk(self, state: Any) -> tuple[Any, dict]: ...  # jitted: run to the next evaluation
-
-    def params(self, state: Any) -> Any: ...
-
-    def with_params(self, state: Any, params: Any) -> Any: ...
-
-    def updates(self, state: Any) -> int: ...  # gradient updates done so far
+    def chunk(self, state: TrainState) -> tuple[TrainState, dict]: ...  # jitted: run to the next evaluation
 
 
 def source_params(cfg: LoopConfig, width: int) -> dict | None:
@@ -115,7 +112,7 @@ def source_params(cfg: LoopConfig, width: int) -> dict | None:
 
 def initial_params(cfg: LoopConfig, heads: str, width: int, key: jax.Array, source: dict | None = None):
     """Fresh CNet params of ``heads``, with conv/dense/head copied from ``cfg.init_from``
-    (SPEC §5 transfer: a two-head network gets a freshly initialised value head).
+    (design.md §5 transfer: a two-head network gets a freshly initialised value head).
     ``source``: the already restored ``source_params(cfg, width)``, to restore it only once."""
     params = cnet.init_params(key, width=width, heads=heads)
     if source is None:
@@ -222,7 +219,7 @@ class _SeedRun:
             "wall_s": round(loop["wall_s"], 1),
             "final": self.log.rows[-1] if self.log.rows else {},
             "best": checkpoint.read_metadata(self.out / BEST)["metrics"] if (self.out / BEST).exists() else {},
-            "command": " ".join(["python"] + sys.argv),
+            "command": runlog.command_line(),
         }
         (self.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         return summary
@@ -241,7 +238,7 @@ def _evaluated_agent(algo: Algorithm, cfg: LoopConfig, width: int) -> Callable[[
 
 
 def _opponents(agent_of: Callable[[Any, str], NetworkAgent], old_params) -> dict:
-    """The evaluation matches' opponents by tag (SPEC §7): Random, the old network, 1StepLA."""
+    """The evaluation matches' opponents by tag (design.md §7): Random, the old network, 1StepLA."""
     return {"random": agents.load("random"), "old": agent_of(old_params, "old"), "1steplA": agents.load("1steplA")}
 
 
@@ -280,58 +277,6 @@ def exit_on_error(fn: Callable[..., Any], *args, **kwargs) -> Any:
         raise SystemExit(2) from None
 
 
-def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
-        extra_panels: Callable[[], list] | None = None) -> dict:
-    """Train ``algo`` to ``cfg.total_updates`` with evaluation, old-network rule, checkpoints.
-
-    With ``cfg.vmap_seeds = K > 1`` this trains seeds ``cfg.seed .. cfg.seed + K - 1`` at
-    once (see :func:`run_seeds`)."""
-    if cfg.vmap_seeds > 1:
-        return run_seeds(algo, cfg, width=width, algo_config=algo_config, extra_panels=extra_panels)
-    out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
-    state = initial_state(algo, cfg, width, cfg.seed)
-    meta = _meta_common(algo, cfg, width, algo_config, cfg.seed)
-    counters = _new_loop_counters()
-    old_params = algo.params(state)
-    if cfg.resume:
-        _check_resumable(out)
-        state, old_params, counters = load_state(out / LAST, state, old_params)
-        print(f"resumed {out} at {algo.updates(state):,} updates ({counters['evals']} evaluations)")
-    seed_run = _SeedRun(out, cfg.seed, meta, counters, cfg.resume, algo.updates(state) if cfg.resume else None)
-
-    agent_of = _evaluated_agent(algo, cfg, width)
-    bar = tqdm(total=cfg.total_updates, initial=algo.updates(state), desc=algo.name, unit="upd",
-               disable=not cfg.progress, dynamic_ncols=True)
-    t_start = time.perf_counter() - counters["wall_s"]
-    while algo.updates(state) < cfg.total_updates:
-        before = algo.updates(state)
-        state, metrics = algo.chunk(state)
-        params, updates = algo.params(state), algo.updates(state)
-        eval_key = _eval_key(cfg.seed, counters["evals"])
-        current = agent_of(params, algo.name)
-        row = _host_metrics(metrics)
-        row.update(_eval_row({tag: evaluation.match(current, opp, eval_key)
-                              for tag, opp in _opponents(agent_of, old_params).items()}))
-        decision = seed_run.record(updates, row, params, cfg.revert_drop, time.perf_counter() - t_start)
-        if decision == "best":
-            old_params = params
-        elif decision == "revert":
-            state = algo.with_params(state, old_params)
-        save_state(out / LAST, state, old_params, counters, {**meta, "metrics": row})
-        bar.update(updates - before)
-        bar.set_postfix(vs1=f"{row['eval/vs_1steplA']:.2f}", best=f"{counters['best_win_rate']:.2f}",
-                        rand=f"{row['eval/vs_random']:.2f}", len=f"{row.get('selfplay/length', 0):.1f}")
-    bar.close()
-    summary = seed_run.finish(algo.name, extra_panels)
-    print(f"{algo.name}: best win rate vs 1StepLA {counters['best_win_rate']:.2f} at {counters['best_updates']:,} "
-          f"updates; {counters['reverts']} reverts; {counters['wall_s']:.0f}s. Best agent: {out / BEST}")
-    return summary
-
-
-# --- K seeds in one vmapped program -----------------------------------------------------------
-
-
 def seed_dir(out: str | Path, seed: int) -> Path:
     """The run directory of ``seed`` inside a ``--vmap-seeds`` run directory."""
     return Path(out) / f"seed_{seed}"
@@ -340,6 +285,34 @@ def seed_dir(out: str | Path, seed: int) -> Path:
 def stack_seeds(trees: list):
     """One pytree with a leading seed axis from K pytrees of the same structure."""
     return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
+
+
+def _seed(tree, k: int):
+    """Seed ``k``'s slice of a pytree stacked on a leading seed axis."""
+    return jax.tree.map(lambda x: x[k], tree)
+
+
+def _seed_chunk(algo: Algorithm, k_seeds: int) -> Callable:
+    """``algo.chunk`` over K stacked seeds: ``jit(vmap(chunk))``. One seed runs unbatched: a
+    size-1 vmap lets XLA pick other kernels, whose last-bit differences would make a single
+    run differ from the same run made unbatched."""
+    if k_seeds > 1:
+        return jax.jit(jax.vmap(algo.chunk))
+    one = jax.jit(algo.chunk)
+
+    def chunk(state):
+        new, metrics = one(_seed(state, 0))
+        return stack_seeds([new]), stack_seeds([metrics])
+
+    return chunk
+
+
+def _matches(current, opponent, keys: jax.Array, b_batched: bool) -> list[evaluation.MatchResult]:
+    """One protocol match per seed (``evaluation.match_many``; one seed plays ``evaluation.match``
+    unbatched, for the reason given in :func:`_seed_chunk`)."""
+    if keys.shape[0] == 1:
+        return [evaluation.match(_seed(current, 0), _seed(opponent, 0) if b_batched else opponent, keys[0])]
+    return evaluation.match_many(current, opponent, keys, b_batched=b_batched)
 
 
 def _where(mask: np.ndarray, on_true, on_false):
@@ -356,22 +329,23 @@ def _spread(values: list[float]) -> dict:
             "min": float(v.min()), "max": float(v.max()), "values": [float(x) for x in v]}
 
 
-def run_seeds(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
-              extra_panels: Callable[[], list] | None = None) -> dict:
-    """Train K = ``cfg.vmap_seeds`` independent seeds (``cfg.seed + k``) in one program.
+def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
+        extra_panels: Callable[[], list] | None = None) -> dict:
+    """Train ``algo`` to ``cfg.total_updates`` with evaluation, the old-network rule and checkpoints.
 
-    The training state of every seed is stacked on a leading axis and each chunk is
-    ``jit(vmap(algo.chunk))``: one compiled program advances all K runs (as purejaxrl
-    vmaps whole trainings). Between chunks, the three evaluation matches of all K seeds
-    are each one vmapped call (:func:`c4jax.evaluation.match_many`) and the old-network
-    rule is applied per seed. Seed ``s`` initialises, self-plays and is evaluated with
-    the keys a single ``--seed s`` run uses (results agree up to the rounding of batched
-    network evaluations).
+    Trains K = ``cfg.vmap_seeds`` independent seeds (``cfg.seed + k``) in one program; a
+    single seed is the case K = 1. The training states of the seeds are stacked on a
+    leading axis and each chunk is ``jit(vmap(algo.chunk))``: one compiled program
+    advances all K runs (as purejaxrl vmaps whole trainings). Between chunks, each of
+    the three evaluation matches of all K seeds is one vmapped call
+    (:func:`c4jax.evaluation.match_many`) and the old-network rule is applied per seed.
+    Seed ``s`` initialises, self-plays and is evaluated with the same keys whatever K is.
 
-    Writes ``<out>/seed_<s>/`` for every seed (a normal run directory: metrics, curves,
-    ``best/``, summary; ``agents.load`` plays it), ``<out>/last`` (the stacked training
-    state, for ``--resume``), and ``<out>/summary.json``, ``seeds.md``, ``curves.png``:
-    each seed's best and final win rate vs 1StepLA with their mean ± standard deviation.
+    Writes, per seed, a run directory (``--out`` itself when K = 1, else
+    ``<out>/seed_<s>/``): metrics, curves, ``best/`` (``agents.load`` plays it) and
+    ``summary.json``; and ``<out>/last`` (the stacked training state, for ``--resume``).
+    With K > 1 also ``<out>/summary.json``, ``seeds.md`` and ``curves.png``: each seed's
+    best and final win rate vs 1StepLA with their mean ± standard deviation.
     """
     k_seeds = cfg.vmap_seeds
     seeds = [cfg.seed + k for k in range(k_seeds)]
@@ -380,66 +354,80 @@ def run_seeds(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict
     source = source_params(cfg, width)
     state = stack_seeds([initial_state(algo, cfg, width, s, source) for s in seeds])
     metas = [_meta_common(algo, cfg, width, algo_config, s) for s in seeds]
-    meta_all = {**_meta_common(algo, cfg, width, algo_config, cfg.seed), "seeds": seeds}
+    meta_all = {**metas[0], "seeds": seeds}
     counters = {"seeds": [_new_loop_counters() for _ in seeds], "wall_s": 0.0}
-    old_params = algo.params(state)
+    old_params = state.params
     if cfg.resume:
         _check_resumable(out)
         saved = checkpoint.read_metadata(out / LAST)
         if saved.get("seeds") != seeds:
             raise checkpoint.CheckpointError(f"--resume: {str(out / LAST)!r} holds seeds {saved.get('seeds')}, not {seeds}")
         state, old_params, counters = load_state(out / LAST, state, old_params)
-    updates_of = lambda st: np.asarray(jax.device_get(st.updates))  # noqa: E731  (every state has .updates)
-    if cfg.resume:
-        print(f"resumed {out} at {int(updates_of(state).min()):,} updates")
+    updates_of = lambda st: np.asarray(jax.device_get(st.updates))  # noqa: E731  [K]
     after = int(updates_of(state).min()) if cfg.resume else None
-    runs = [_SeedRun(seed_dir(out, s), s, m, c, cfg.resume, after) for s, m, c in zip(seeds, metas, counters["seeds"])]
-    chunk = jax.jit(jax.vmap(algo.chunk))
+    if cfg.resume:
+        print(f"resumed {out} at {after:,} updates ({counters['seeds'][0]['evals']} evaluations)")
+    dirs = [out] if k_seeds == 1 else [seed_dir(out, s) for s in seeds]
+    runs = [_SeedRun(d, s, m, c, cfg.resume, after) for d, s, m, c in zip(dirs, seeds, metas, counters["seeds"])]
+    chunk = _seed_chunk(algo, k_seeds)
 
     agent_of = _evaluated_agent(algo, cfg, width)
-    bar = tqdm(total=cfg.total_updates, initial=int(updates_of(state).min()), desc=f"{algo.name} x{k_seeds}",
-               unit="upd", disable=not cfg.progress, dynamic_ncols=True)
+    desc = algo.name if k_seeds == 1 else f"{algo.name} x{k_seeds}"
+    bar = tqdm(total=cfg.total_updates, initial=int(updates_of(state).min()), desc=desc, unit="upd",
+               disable=not cfg.progress, dynamic_ncols=True)
     t_start = time.perf_counter() - counters["wall_s"]
     while updates_of(state).min() < cfg.total_updates:
         before = int(updates_of(state).min())
         state, metrics = chunk(state)
-        params, updates = algo.params(state), updates_of(state)
+        params, updates = state.params, updates_of(state)
         keys = jnp.stack([_eval_key(s, r.loop["evals"]) for s, r in zip(seeds, runs)])
         current = agent_of(params, algo.name)
-        results = {tag: evaluation.match_many(current, opp, keys, b_batched=tag == "old")  # old: one per seed
+        results = {tag: _matches(current, opp, keys, b_batched=tag == "old")  # old: one per seed
                    for tag, opp in _opponents(agent_of, old_params).items()}
         wall = time.perf_counter() - t_start
         decisions, rows = [], []
         for k, r in enumerate(runs):
             row = {**_host_metrics(metrics, k), **_eval_row({t: res[k] for t, res in results.items()})}
-            decisions.append(r.record(int(updates[k]), row, jax.tree.map(lambda x: x[k], params), cfg.revert_drop, wall))
+            decisions.append(r.record(int(updates[k]), row, _seed(params, k), cfg.revert_drop, wall))
             rows.append(row)
         best = np.array([d == "best" for d in decisions])
         revert = np.array([d == "revert" for d in decisions])
         old_params = _where(best, params, old_params)
         if revert.any():
-            state = algo.with_params(state, _where(revert, old_params, params))
+            state = state.replace(params=_where(revert, old_params, params))
         counters["wall_s"] = wall
-        save_state(out / LAST, state, old_params, counters, {**meta_all, "metrics": {"seeds": rows}})
+        metrics_meta = rows[0] if k_seeds == 1 else {"seeds": rows}
+        save_state(out / LAST, state, old_params, counters, {**meta_all, "metrics": metrics_meta})
         bar.update(int(updates.min()) - before)
         wins = [row["eval/vs_1steplA"] for row in rows]
-        bar.set_postfix(vs1=f"{np.mean(wins):.2f}±{np.std(wins):.2f}",
-                        best=f"{np.mean([r.loop['best_win_rate'] for r in runs]):.2f}")
+        bar.set_postfix(vs1=f"{np.mean(wins):.2f}" + (f"±{np.std(wins):.2f}" if k_seeds > 1 else ""),
+                        best=f"{np.mean([r.loop['best_win_rate'] for r in runs]):.2f}",
+                        len=f"{np.mean([row.get('selfplay/length', 0) for row in rows]):.1f}")
     bar.close()
     per_seed = [r.finish(algo.name, extra_panels) for r in runs]
+    if k_seeds == 1:
+        c = runs[0].loop
+        print(f"{algo.name}: best win rate vs 1StepLA {c['best_win_rate']:.2f} at {c['best_updates']:,} "
+              f"updates; {c['reverts']} reverts; {counters['wall_s']:.0f}s. Best agent: {out / BEST}")
+        return per_seed[0]
+    return _summarize_seeds(algo.name, out, seeds, runs, per_seed, counters["wall_s"])
+
+
+def _summarize_seeds(name: str, out: Path, seeds: list[int], runs: list, per_seed: list[dict], wall_s: float) -> dict:
+    """``<out>/summary.json``, ``seeds.md`` and ``curves.png`` of a K-seed run."""
     final = [s["final"].get("eval/vs_1steplA", float("nan")) for s in per_seed]
     best = [s["best_vs_1steplA"] for s in per_seed]
     summary = {
-        "algorithm": algo.name,
+        "algorithm": name,
         "seeds": seeds,
         "final_vs_1steplA": _spread(final),
         "best_vs_1steplA": _spread(best),
         "final_vs_random": _spread([s["final"].get("eval/vs_random", float("nan")) for s in per_seed]),
         "reverts": [s["reverts"] for s in per_seed],
         "evaluations": per_seed[0]["evaluations"],
-        "wall_s": round(counters["wall_s"], 1),
+        "wall_s": round(wall_s, 1),
         "runs": [str(r.out) for r in runs],
-        "command": " ".join(["python"] + sys.argv),
+        "command": runlog.command_line(),
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     _write_seed_table(out, summary, per_seed)
@@ -447,10 +435,10 @@ def run_seeds(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict
               for r in runs for row in r.log.rows if "eval/vs_1steplA" in row]
     runlog.plot_panels(merged, [("win rate vs 1StepLA (protocol, 100 games)", [f"seed {s}" for s in seeds],
                                  "win rate")], out / "curves.png", xlabel="updates", smooth_window=5,
-                       suptitle=f"{algo.name}: {k_seeds} seeds")
-    print(f"{algo.name}, {k_seeds} seeds {seeds}: final win rate vs 1StepLA {summary['final_vs_1steplA']['mean']:.3f} "
+                       suptitle=f"{name}: {len(seeds)} seeds")
+    print(f"{name}, {len(seeds)} seeds {seeds}: final win rate vs 1StepLA {summary['final_vs_1steplA']['mean']:.3f} "
           f"± {summary['final_vs_1steplA']['std']:.3f}, best {summary['best_vs_1steplA']['mean']:.3f} "
-          f"± {summary['best_vs_1steplA']['std']:.3f}; {counters['wall_s']:.0f}s. Runs: {out}/seed_*")
+          f"± {summary['best_vs_1steplA']['std']:.3f}; {wall_s:.0f}s. Runs: {out}/seed_*")
     return summary
 
 

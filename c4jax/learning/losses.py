@@ -4,7 +4,7 @@ Every function works on ONE episode (``[T]`` arrays) or ONE sample (scalars and
 ``[7]`` rows), opens with ``chex`` shape checks, and is ``jit``-compatible; batch
 with ``jax.vmap``.
 
-Turn-based zero-sum sign convention (SPEC §7). Consecutive moves of an episode
+Turn-based zero-sum sign convention (design.md §7). Consecutive moves of an episode
 alternate between the two players, and every reward or value is from the point of
 view of the player who is to move at that step. What is good for the opponent at
 ``t + 1`` is bad for the mover at ``t``, so everything that flows back in time is
@@ -40,7 +40,7 @@ def turn_based_returns(rewards: Array, valid: Array, gamma: float | Array) -> Ar
 
     Args:
       rewards: float32[T]: reward of move t for the player who made it (e.g. the
-        SPEC §2 back-propagated rewards).
+        design.md §2 back-propagated rewards).
       valid: bool[T]: move t was played (a prefix of True; the rest is padding).
       gamma: discount.
 

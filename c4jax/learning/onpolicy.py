@@ -1,4 +1,4 @@
-"""Pure, jitted building blocks shared by REINFORCE-with-baseline and PPO (SPEC §7).
+"""Pure, jitted building blocks shared by REINFORCE-with-baseline and PPO (design.md §7).
 
 - ``collect``: batched self-play of a two-headed CNET sampling its own masked policy,
   turned into a flat, fixed-size :class:`Batch` of transitions, each episode followed
@@ -6,10 +6,11 @@
 - ``take_first``: PPO's fixed-size buffer (e.g. 2,000 transitions).
 - ``ppo_update``: epochs x shuffled minibatches of the buffer, as one ``lax.scan``.
 - ``reinforce_update`` / ``reinforce_updates``: one gradient step per episode (+ mirror).
-- ``make_optimizer``: PyTorch-style Adam + L2 that leaves the frozen conv block untouched.
 
-The supervised -> RL transfer of SPEC §5 is ``c4jax.learning.loop.initial_params``.
-The experiment scripts own evaluation, the "old network" logic, logging and files.
+The optimiser (``c4jax.learning.optim.make_optimizer``) keeps the frozen conv block
+untouched; the supervised -> RL transfer of design.md §5 is ``c4jax.learning.loop.initial_params``;
+the host loop (``c4jax.learning.loop``) owns evaluation, the "old network" rule,
+logging and files.
 
 Batch layout. ``collect`` over B games returns ``N = 2 * B * 42`` rows laid out game
 by game: rows ``[84 g, 84 g + 42)`` are game g's moves in order (time-padded, padding
@@ -21,8 +22,6 @@ keeps that order, so a PPO buffer holds whole episodes each followed by its mirr
 from __future__ import annotations
 
 from functools import partial
-from typing import NamedTuple
-
 import jax
 import jax.numpy as jnp
 import optax
@@ -36,7 +35,8 @@ from c4jax.nets.cnet import CNet
 from c4jax.agents.network import NetworkAgent
 from c4jax.game.board import legal_mask, mirror_boards
 from c4jax.agents.policy import masked_log_softmax
-from c4jax.learning.optim import FROZEN_SUBTREE, make_optimizer
+from c4jax.learning.optim import make_optimizer
+from c4jax.learning.train_state import TrainState
 
 MAX_MOVES = env.MAX_MOVES  # 42
 EPISODE_ROWS = 2 * MAX_MOVES  # one episode and its mirror
@@ -48,7 +48,7 @@ class Batch:
 
     boards: Array  # int8[N, 6, 7]: the board before the move, mover's point of view
     actions: Array  # int32[N]: the column played (6 - a on mirrored rows)
-    rewards: Array  # float32[N]: SPEC §2 back-propagated reward of the move
+    rewards: Array  # float32[N]: design.md §2 back-propagated reward of the move
     returns: Array  # float32[N]: turn-based return G_t (the value target)
     old_logp: Array  # float32[N]: log pi_old(a|s) of the collecting network (mirror: on the mirrored board)
     old_value: Array  # float32[N]: V_old(s) of the collecting network (mirror: on the mirrored board)
@@ -81,15 +81,15 @@ def collect(params, key: Array, states: env.EnvState, *, gamma: float | Array = 
       params: two-headed CNET parameters (``heads="two"``).
       key: PRNG key of the policy sampling.
       states: EnvState [B]: start positions, e.g. ``arena.random_initial_states(k, B)``
-        (SPEC §3: the random moves that led there are not training data).
+        (design.md §3: the random moves that led there are not training data).
       gamma: discount of the turn-based returns and advantages.
       gae_lambda: GAE lambda of ``advantages``; 1.0 (default) gives the thesis'
         ``G_t - V_old(s_t)``.
-      width: CNET width. backprop_n: exponent of the SPEC §2 reward back-propagation.
+      width: CNET width. backprop_n: exponent of the design.md §2 reward back-propagation.
 
     Returns:
       a :class:`Batch` of ``N = 2 * B * 42`` rows (see the module docstring for the
-      layout). Rewards are SPEC §2 back-propagated, returns ``G_t = r_t - gamma *
+      layout). Rewards are design.md §2 back-propagated, returns ``G_t = r_t - gamma *
       G_{t+1}``; ``old_logp`` / ``old_value`` / ``advantages`` are recomputed by the
       network on the recorded boards. A mirrored episode has the flipped boards,
       actions ``6 - a`` and the same rewards, returns and done flags; its
@@ -175,23 +175,6 @@ def split_episodes(batch: Batch) -> Batch:
     return jax.tree.map(lambda x: x.reshape((-1, EPISODE_ROWS) + x.shape[1:]), batch)
 
 
-# --------------------------------------------------------------------------- optimiser and transfer
-
-
-def _apply_updates(params, updates, frozen_conv: bool):
-    new = optax.apply_updates(params, updates)
-    if frozen_conv:
-        # x + 0.0 already equals x; restoring the subtree also keeps the bits of a -0.0.
-        new = {**new, FROZEN_SUBTREE: params[FROZEN_SUBTREE]}
-    return new
-
-
-def _trainable_view(params, frozen_conv: bool):
-    if not frozen_conv:
-        return params
-    return {**params, FROZEN_SUBTREE: jax.lax.stop_gradient(params[FROZEN_SUBTREE])}
-
-
 # --------------------------------------------------------------------------- updates
 
 
@@ -199,13 +182,14 @@ def _weighted_mean(x: Array, weights: Array) -> Array:
     return jnp.sum(jnp.where(weights > 0, x, 0.0) * weights) / jnp.maximum(jnp.sum(weights), 1.0)
 
 
-class _Carry(NamedTuple):
+@struct.dataclass
+class _Carry:
     params: dict
     opt_state: optax.OptState
 
 
-def _ppo_minibatch_loss(params, mb: Batch, weights: Array, *, width, clip, c1, c2, frozen_conv):
-    logits, values = _apply(_trainable_view(params, frozen_conv), mb.boards, width)
+def _ppo_minibatch_loss(params, mb: Batch, weights: Array, *, width, clip, c1, c2):
+    logits, values = _apply(params, mb.boards, width)
     total, aux = jax.vmap(partial(losses.ppo_loss, clip=clip, c1=c1, c2=c2))(
         logits, legal_mask(mb.boards), mb.actions, mb.old_logp, mb.advantages, values, mb.returns
     )
@@ -221,18 +205,18 @@ def _ppo_minibatch_loss(params, mb: Batch, weights: Array, *, width, clip, c1, c
     return metrics["loss"], metrics
 
 
-@partial(jax.jit, static_argnames=("tx", "epochs", "minibatch_size", "clip", "c1", "c2", "frozen_conv", "width"))
+@partial(jax.jit, static_argnames=("tx", "epochs", "minibatch_size", "clip", "c1", "c2", "width"))
 def ppo_update(params, opt_state, batch: Batch, key: Array, *, tx: optax.GradientTransformation,
                epochs: int = 5, minibatch_size: int = 32, clip: float = 0.2, c1: float = 0.75,
-               c2: float = 0.04, frozen_conv: bool = True, width: int = 128):
+               c2: float = 0.04, width: int = 128):
     """PPO epochs over a fixed-size buffer (e.g. ``take_first(collect(...), 2000)``).
 
     Each epoch shuffles the valid rows (invalid rows go last) and cuts the buffer into
     ``ceil(n / minibatch_size)`` minibatches; each minibatch's loss is the mean of
     ``losses.ppo_loss`` over its valid rows (invalid rows have weight 0). A minibatch
     with no valid row (an under-filled buffer) makes no optimiser step at all (no
-    Adam step, no weight decay). With ``frozen_conv`` the conv block gets no
-    gradient and stays bit-identical (use ``make_optimizer(..., frozen_conv=True)``).
+    Adam step, no weight decay). A frozen conv block is the optimiser's business:
+    ``make_optimizer(..., frozen_conv=True)`` leaves it bit-identical.
 
     Returns:
       ``(params, opt_state, metrics)``; metrics are means over the minibatches that
@@ -243,7 +227,7 @@ def ppo_update(params, opt_state, batch: Batch, key: Array, *, tx: optax.Gradien
     n = batch.size
     num_minibatches = -(-n // minibatch_size)
     pad = num_minibatches * minibatch_size - n
-    loss_fn = partial(_ppo_minibatch_loss, width=width, clip=clip, c1=c1, c2=c2, frozen_conv=frozen_conv)
+    loss_fn = partial(_ppo_minibatch_loss, width=width, clip=clip, c1=c1, c2=c2)
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
 
     def _minibatch_step(carry: _Carry, xs) -> tuple[_Carry, dict]:
@@ -254,7 +238,7 @@ def ppo_update(params, opt_state, batch: Batch, key: Array, *, tx: optax.Gradien
 
         def _step(c: _Carry) -> _Carry:
             updates, opt_state = tx.update(grads, c.opt_state, c.params)
-            return _Carry(_apply_updates(c.params, updates, frozen_conv), opt_state)
+            return _Carry(params=optax.apply_updates(c.params, updates), opt_state=opt_state)
 
         carry = jax.lax.cond(has_data, _step, lambda c: c, carry)
         return carry, {**metrics, "stepped": has_data.astype(jnp.float32)}
@@ -267,7 +251,7 @@ def ppo_update(params, opt_state, batch: Batch, key: Array, *, tx: optax.Gradien
         xs = (perm.reshape(num_minibatches, minibatch_size), weights.reshape(num_minibatches, minibatch_size))
         return jax.lax.scan(_minibatch_step, carry, xs)
 
-    carry, metrics = jax.lax.scan(_epoch_step, _Carry(params, opt_state), jax.random.split(key, epochs))
+    carry, metrics = jax.lax.scan(_epoch_step, _Carry(params=params, opt_state=opt_state), jax.random.split(key, epochs))
     stepped = metrics.pop("stepped")
     count = stepped.sum()
     out = {f"train/{k}": jnp.sum(v * stepped) / jnp.maximum(count, 1.0) for k, v in metrics.items()}
@@ -276,8 +260,8 @@ def ppo_update(params, opt_state, batch: Batch, key: Array, *, tx: optax.Gradien
     return carry.params, carry.opt_state, out
 
 
-def _reinforce_loss(params, episode: Batch, *, width, c1, frozen_conv):
-    logits, values = _apply(_trainable_view(params, frozen_conv), episode.boards, width)
+def _reinforce_loss(params, episode: Batch, *, width, c1):
+    logits, values = _apply(params, episode.boards, width)
     total, aux = jax.vmap(partial(losses.reinforce_loss, c1=c1))(
         logits, legal_mask(episode.boards), episode.actions, episode.returns, values
     )
@@ -293,9 +277,9 @@ def _reinforce_loss(params, episode: Batch, *, width, c1, frozen_conv):
     return metrics["loss"], metrics
 
 
-@partial(jax.jit, static_argnames=("tx", "c1", "frozen_conv", "width"))
+@partial(jax.jit, static_argnames=("tx", "c1", "width"))
 def reinforce_update(params, opt_state, episode: Batch, *, tx: optax.GradientTransformation,
-                     c1: float = 0.75, frozen_conv: bool = True, width: int = 128):
+                     c1: float = 0.75, width: int = 128):
     """One REINFORCE-with-baseline gradient step on one episode and its mirror.
 
     ``episode`` holds the 84 rows of one game of a ``collect`` batch (see
@@ -307,43 +291,34 @@ def reinforce_update(params, opt_state, episode: Batch, *, tx: optax.GradientTra
     ``train/value_loss``, ``train/entropy``, ``train/advantage`` (means over the rows)
     and ``train/samples``.
     """
-    loss_fn = partial(_reinforce_loss, width=width, c1=c1, frozen_conv=frozen_conv)
+    loss_fn = partial(_reinforce_loss, width=width, c1=c1)
     (_, metrics), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, episode)
 
     def _step(c: _Carry) -> _Carry:
         updates, opt_state = tx.update(grads, c.opt_state, c.params)
-        return _Carry(_apply_updates(c.params, updates, frozen_conv), opt_state)
+        return _Carry(params=optax.apply_updates(c.params, updates), opt_state=opt_state)
 
-    carry = jax.lax.cond(episode.valid.any(), _step, lambda c: c, _Carry(params, opt_state))
+    carry = jax.lax.cond(episode.valid.any(), _step, lambda c: c, _Carry(params=params, opt_state=opt_state))
     out = {f"train/{k}": v for k, v in metrics.items()}
     out["train/samples"] = episode.valid.sum(dtype=jnp.int32)
     return carry.params, carry.opt_state, out
 
 
-@partial(jax.jit, static_argnames=("tx", "c1", "frozen_conv", "width"))
+@partial(jax.jit, static_argnames=("tx", "c1", "width"))
 def reinforce_updates(params, opt_state, batch: Batch, *, tx: optax.GradientTransformation,
-                      c1: float = 0.75, frozen_conv: bool = True, width: int = 128):
+                      c1: float = 0.75, width: int = 128):
     """``reinforce_update`` on each of the K episodes of a ``collect`` batch, in order (one
     ``lax.scan``); returns ``(params, opt_state, metrics)`` with metrics stacked as [K]."""
 
     def _episode_step(carry: _Carry, episode: Batch) -> tuple[_Carry, dict]:
-        p, o, m = reinforce_update(carry.params, carry.opt_state, episode, tx=tx, c1=c1,
-                                   frozen_conv=frozen_conv, width=width)
-        return _Carry(p, o), m
+        p, o, m = reinforce_update(carry.params, carry.opt_state, episode, tx=tx, c1=c1, width=width)
+        return _Carry(params=p, opt_state=o), m
 
-    carry, metrics = jax.lax.scan(_episode_step, _Carry(params, opt_state), split_episodes(batch))
+    carry, metrics = jax.lax.scan(_episode_step, _Carry(params=params, opt_state=opt_state), split_episodes(batch))
     return carry.params, carry.opt_state, metrics
 
 
 # --------------------------------------------------------------------------- the host-loop algorithm
-
-
-class OnPolicyState(NamedTuple):
-    params: dict
-    opt_state: optax.OptState
-    key: Array
-    updates: Array  # int32[]: optimiser steps so far
-    episodes: Array  # int32[]: self-play games so far
 
 
 class OnPolicyAlgorithm:
@@ -355,22 +330,11 @@ class OnPolicyAlgorithm:
     default_mode = "sto"
 
     def __init__(self, learning_rate: float, weight_decay: float, freeze_conv: bool):
-        self.freeze_conv = freeze_conv
         self.tx = make_optimizer(learning_rate, weight_decay, freeze_conv)
         self.chunk = jax.jit(self._chunk)
 
-    def init(self, key: Array, params) -> OnPolicyState:
-        return OnPolicyState(params=params, opt_state=self.tx.init(params), key=key,
-                             updates=jnp.int32(0), episodes=jnp.int32(0))
+    def init(self, key: Array, params) -> TrainState:
+        return TrainState.create(params, self.tx, key)
 
-    def params(self, state: OnPolicyState):
-        return state.params
-
-    def with_params(self, state: OnPolicyState, params) -> OnPolicyState:
-        return state._replace(params=params)
-
-    def updates(self, state: OnPolicyState) -> int:
-        return int(state.updates)
-
-    def _chunk(self, state: OnPolicyState):  # pragma: no cover - abstract
+    def _chunk(self, state: TrainState):  # pragma: no cover - abstract
         raise NotImplementedError

@@ -1,4 +1,4 @@
-"""Training partly against a fixed opponent instead of pure self-play (seed 002, SPEC §8).
+"""Training partly against a fixed opponent instead of pure self-play (seed 002, design.md §8).
 
 The thesis trains by self-play only. Seed 002 trains DQN against a fixed
 depth-limited minimax. ``OpponentConfig`` adds that as an option to every RL

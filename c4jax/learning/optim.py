@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax
 import optax
 
-FROZEN_SUBTREE = "conv"  # SPEC §5: the conv block stays frozen in the RL stage
+FROZEN_SUBTREE = "conv"  # design.md §5: the conv block stays frozen in the RL stage
 
 
 def adam_l2(learning_rate: float, weight_decay: float) -> optax.GradientTransformation:

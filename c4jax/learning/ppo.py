@@ -1,7 +1,7 @@
-"""PPO for two-player self-play (SPEC §7).
+"""PPO for two-player self-play (design.md §7).
 
 Each *buffer*: ``games_per_collect`` (default: enough to fill it) self-play games sampled from the current
-policy in parallel from SPEC §3 random start boards, each followed by its mirror
+policy in parallel from design.md §3 random start boards, each followed by its mirror
 (the mirrored action's log-prob recomputed on the mirrored board), trimmed to the
 first ``buffer_size`` transitions in game order; then ``epochs`` passes of shuffled
 minibatches with the clipped objective, Smooth-L1 value loss and entropy bonus;
@@ -19,12 +19,13 @@ import jax.numpy as jnp
 
 from c4jax.agents import arena
 from c4jax.learning import onpolicy
-from c4jax.learning.opponent import OpponentConfig
+from c4jax.learning.config import SelfPlayConfig
+from c4jax.learning.train_state import TrainState
 
 
 @dataclass(frozen=True)
-class PPOConfig(OpponentConfig):
-    """PPO hyperparameters (defaults: the thesis, SPEC §7). With --opponent, only the learner's own moves are
+class PPOConfig(SelfPlayConfig):
+    """PPO hyperparameters (defaults: the thesis, design.md §7). With --opponent, only the learner's own moves are
     training rows; the opponent's moves shape their returns."""
 
     buffer_size: int = 2000
@@ -39,8 +40,6 @@ class PPOConfig(OpponentConfig):
     """Value-loss weight (Smooth-L1)."""
     c2: float = 0.04
     """Entropy-bonus weight."""
-    gamma: float = 0.95
-    """Discount of the turn-based returns G_t = r_t - gamma * G_{t+1}."""
     gae_lambda: float = 1.0
     """GAE(λ) for advantages; 1.0 is the thesis' G - V."""
     learning_rate: float = 1e-4
@@ -51,10 +50,6 @@ class PPOConfig(OpponentConfig):
     """Self-play games played in parallel to fill one buffer; 0 = ceil(buffer_size / 12.5), enough to fill
     it (a game from a random start gives 15-20 rows with its mirror; the extra rows are dropped). With
     --opponent, games against it give half the rows, and the automatic value grows to match."""
-    reward_backprop_n: float = 3.0
-    """Exponent of the SPEC §2 reward back-propagation."""
-    width: int = 128
-    """CNET width."""
 
     def __post_init__(self):
         super().__post_init__()
@@ -83,7 +78,7 @@ class PPO(onpolicy.OnPolicyAlgorithm):
         self.cfg = cfg
         super().__init__(cfg.learning_rate, cfg.weight_decay, freeze_conv)
 
-    def _chunk(self, state: onpolicy.OnPolicyState):
+    def _chunk(self, state: TrainState):
         cfg = self.cfg
         key, start_key, play_key, update_key = jax.random.split(state.key, 4)
         starts = arena.random_initial_states(start_key, cfg.games)
@@ -94,9 +89,8 @@ class PPO(onpolicy.OnPolicyAlgorithm):
         buffer = onpolicy.take_first(batch, cfg.buffer_size)
         params, opt_state, m = onpolicy.ppo_update(
             state.params, state.opt_state, buffer, update_key, tx=self.tx, epochs=cfg.epochs,
-            minibatch_size=cfg.minibatch_size, clip=cfg.clip, c1=cfg.c1, c2=cfg.c2,
-            frozen_conv=self.freeze_conv, width=cfg.width)
-        new = state._replace(params=params, opt_state=opt_state, key=key, updates=state.updates + m["train/updates"],
+            minibatch_size=cfg.minibatch_size, clip=cfg.clip, c1=cfg.c1, c2=cfg.c2, width=cfg.width)
+        new = state.replace(params=params, opt_state=opt_state, key=key, updates=state.updates + m["train/updates"],
                              episodes=state.episodes + cfg.games)
         metrics = {k: v for k, v in m.items() if k not in ("train/updates", "train/samples")}
         metrics.update({"selfplay/length": games_length.astype(jnp.float32),

@@ -1,4 +1,4 @@
-"""REINFORCE with a learned baseline for two-player self-play (SPEC §7).
+"""REINFORCE with a learned baseline for two-player self-play (design.md §7).
 
 One gradient update per self-play episode (together with its mirror), each
 episode used once: advantage ``G - V(s)``, Smooth-L1 value loss, the thesis'
@@ -17,18 +17,17 @@ import jax.numpy as jnp
 
 from c4jax.agents import arena
 from c4jax.learning import onpolicy
-from c4jax.learning.opponent import OpponentConfig
+from c4jax.learning.config import SelfPlayConfig
+from c4jax.learning.train_state import TrainState
 
 
 @dataclass(frozen=True)
-class ReinforceConfig(OpponentConfig):
-    """REINFORCE-with-baseline hyperparameters (defaults: the thesis, SPEC §7). With --opponent, only the
+class ReinforceConfig(SelfPlayConfig):
+    """REINFORCE-with-baseline hyperparameters (defaults: the thesis, design.md §7). With --opponent, only the
     learner's own moves carry a loss; the opponent's moves shape their returns."""
 
     c1: float = 0.75
     """Value-loss weight (Smooth-L1)."""
-    gamma: float = 0.95
-    """Discount of the turn-based returns G_t = r_t - gamma * G_{t+1}."""
     learning_rate: float = 5e-6
     """Adam learning rate."""
     weight_decay: float = 1e-3
@@ -37,10 +36,6 @@ class ReinforceConfig(OpponentConfig):
     """Episodes played in parallel by the same weights before their (sequential) updates."""
     episodes_per_eval: int = 100
     """Episodes (= updates) between evaluations."""
-    reward_backprop_n: float = 3.0
-    """Exponent of the SPEC §2 reward back-propagation."""
-    width: int = 128
-    """CNET width."""
 
     def __post_init__(self):
         super().__post_init__()
@@ -55,7 +50,7 @@ class Reinforce(onpolicy.OnPolicyAlgorithm):
         self.cfg = cfg
         super().__init__(cfg.learning_rate, cfg.weight_decay, freeze_conv)
 
-    def _iteration(self, state: onpolicy.OnPolicyState, _):
+    def _iteration(self, state: TrainState, _):
         cfg = self.cfg
         key, start_key, play_key = jax.random.split(state.key, 3)
         starts = arena.random_initial_states(start_key, cfg.games_per_collect)
@@ -63,15 +58,15 @@ class Reinforce(onpolicy.OnPolicyAlgorithm):
             state.params, play_key, starts, cfg.opponent_agent, cfg.opponent_games(cfg.games_per_collect),
             gamma=cfg.gamma, width=cfg.width, backprop_n=cfg.reward_backprop_n)
         params, opt_state, m = onpolicy.reinforce_updates(state.params, state.opt_state, batch, tx=self.tx,
-                                                          c1=cfg.c1, frozen_conv=self.freeze_conv, width=cfg.width)
-        new = state._replace(params=params, opt_state=opt_state, key=key,
+                                                          c1=cfg.c1, width=cfg.width)
+        new = state.replace(params=params, opt_state=opt_state, key=key,
                              updates=state.updates + cfg.games_per_collect,
                              episodes=state.episodes + cfg.games_per_collect)
         m = {k: v.mean() for k, v in m.items() if k != "train/samples"}
         m["selfplay/length"] = lengths.mean()
         return new, m
 
-    def _chunk(self, state: onpolicy.OnPolicyState):
+    def _chunk(self, state: TrainState):
         steps = self.cfg.episodes_per_eval // self.cfg.games_per_collect
         state, m = jax.lax.scan(self._iteration, state, None, length=steps)
         metrics = {k: v.mean().astype(jnp.float32) for k, v in m.items()}

@@ -1,4 +1,4 @@
-"""Supervised imitation of 1StepLA with CNET (SPEC §6): pure, jitted pieces.
+"""Supervised imitation of 1StepLA with CNET (design.md §6): pure, jitted pieces.
 
 The experiment script (``experiments/supervised.py``) owns files, progress and
 evaluation; this module only builds the optimiser, the loss and jitted chunks of
@@ -7,19 +7,19 @@ training steps (a ``lax.scan`` over minibatches), and batched evaluation.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from flax import struct
 from jax import Array
 
 from c4jax.nets.cnet import CNet
 from c4jax.learning.optim import adam_l2  # noqa: F401  (re-exported: the supervised optimiser)
 
 
-class TrainState(NamedTuple):
+@struct.dataclass
+class TrainState:
     params: dict
     opt_state: optax.OptState
     step: Array  # int32[]
@@ -45,7 +45,7 @@ def make_train_chunk(net: CNet, tx: optax.GradientTransformation):
             lambda p: loss_and_accuracy(net, p, boards, actions), has_aux=True
         )(state.params)
         updates, opt_state = tx.update(grads, state.opt_state, state.params)
-        new = TrainState(optax.apply_updates(state.params, updates), opt_state, state.step + 1)
+        new = TrainState(params=optax.apply_updates(state.params, updates), opt_state=opt_state, step=state.step + 1)
         return new, {"loss": loss, "accuracy": acc}
 
     @jax.jit

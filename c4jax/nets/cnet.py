@@ -1,4 +1,4 @@
-"""CNET128 (SPEC §5) in flax linen: preprocessing, conv block, shared dense, heads.
+"""CNET128 (design.md §5) in flax linen: preprocessing, conv block, shared dense, heads.
 
 ``CNet(width=128, heads=...)`` maps public boards ``int8[B, 6, 7]`` to
 
@@ -22,7 +22,7 @@ HEADS = ("one", "two", "dueling")
 
 
 def preprocess(boards: Array) -> Array:
-    """SPEC §5: float32[B, 6, 7, 2] planes (own, opponent) with playable cells set to -1.
+    """design.md §5: float32[B, 6, 7, 2] planes (own, opponent) with playable cells set to -1.
 
     The playable cell of a column is its lowest empty cell (largest empty row index).
     Both planes get -1 there, so the network sees where a stone can go this turn.

@@ -50,14 +50,13 @@ from c4jax import agents
 from c4jax.agents.baselines import NStepLookahead, RandomAgent
 from c4jax.agents.network import NetworkAgent
 from c4jax.game import env
-from c4jax.game.board import LINES
+from c4jax.game.board import LINE_CELLS
 
 MAX_BODY = 8 * 1024  # bytes; a longer request body gets 413
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 DEFAULT_AGENT = "1steplA:det"
 HUMAN, AGENT = 1, -1  # the fixed colour view of the boards the API returns
 
-_WINDOWS = [[divmod(int(i), env.COLS) for i in line] for line in LINES]  # (row, col) cells of each four
 
 
 class RequestError(Exception):
@@ -259,7 +258,7 @@ def _agent_scores(entry: Entry, board: np.ndarray) -> list:
 
 def _winning_cells(board: np.ndarray) -> list[list[int]]:
     cells = set()
-    for w in _WINDOWS:
+    for w in LINE_CELLS:
         vals = {int(board[r, c]) for r, c in w}
         if len(vals) == 1 and 0 not in vals:
             cells.update(w)

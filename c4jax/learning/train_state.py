@@ -1,0 +1,31 @@
+"""The training state every RL algorithm carries through its jitted chunks.
+
+One pytree for every trainer, so the host loop (:mod:`c4jax.learning.loop`) reads
+``state.params`` and ``state.updates`` and swaps weights with
+``state.replace(params=...)`` whatever the algorithm; an algorithm that needs more
+(DQN: a target network and a replay buffer) subclasses it with extra fields.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax.numpy as jnp
+import optax
+from flax import struct
+from jax import Array
+
+
+@struct.dataclass
+class TrainState:
+    params: Any  # the network's parameters
+    opt_state: optax.OptState
+    key: Array  # PRNG key of everything random that follows (self-play, sampling, minibatches)
+    updates: Array  # int32[]: optimiser steps so far
+    episodes: Array  # int32[]: self-play games so far
+
+    @classmethod
+    def create(cls, params, tx: optax.GradientTransformation, key: Array, **extra) -> "TrainState":
+        """A fresh state: ``tx``'s initial optimiser state, zero counters, ``extra`` fields of a subclass."""
+        return cls(params=params, opt_state=tx.init(params), key=key, updates=jnp.int32(0),
+                   episodes=jnp.int32(0), **extra)
