@@ -29,7 +29,6 @@ method (with step halving) with one rating held fixed. Ratings are reported as
 
 from __future__ import annotations
 
-import csv
 import math
 import os
 from dataclasses import dataclass
@@ -37,6 +36,8 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
+
+from c4jax.io.tables import Table
 
 ELO_PER_NAT = 400.0 / math.log(10.0)  # Elo points per unit of log-odds
 DEFAULT_ANCHOR_VALUE = 1000.0
@@ -197,27 +198,23 @@ class Ratings:
                 f"drawn game(s) per pair that met), Elo scale (400 points = 10:1 odds), {anchor} = "
                 f"{self.anchor_value:g}. 95% interval: {how}, relative to the anchor.")
 
+    _COLUMNS = ("rank", "agent", "rating", "ci_low", "ci_high", "games", "wins", "draws", "losses")
+
+    def table(self) -> Table:
+        """The ratings as the project's :class:`~c4jax.io.tables.Table` (rank order)."""
+        return Table(
+            name="ratings", title="Ratings (Bradley–Terry, Elo scale)",
+            header=("rank", "agent", "rating", "95% CI low", "95% CI high", "games", "wins", "draws", "losses"),
+            rows=tuple(tuple(r[k] for k in self._COLUMNS) for r in self.rows()),
+            formats=("", "", ".0f", ".0f", ".0f", "", "", "", ""), note=self.description())
+
     def to_markdown(self, title: bool = True) -> str:
-        lines = ["### Ratings (Bradley–Terry, Elo scale)", ""] if title else []
-        lines += ["| rank | agent | rating | 95% CI low | 95% CI high | games | wins | draws | losses |",
-                  "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-        for r in self.rows():
-            lines.append(f"| {r['rank']} | {r['agent']} | {r['rating']:.0f} | {r['ci_low']:.0f} | {r['ci_high']:.0f} "
-                         f"| {r['games']} | {r['wins']} | {r['draws']} | {r['losses']} |")
-        if title:
-            lines += ["", self.description()]
-        return "\n".join(lines) + "\n"
+        return self.table().to_markdown(title=title)
 
     def to_csv(self, path: str | os.PathLike) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        keys = ["rank", "agent", "rating", "ci_low", "ci_high", "se", "games", "wins", "draws", "losses"]
-        with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=keys)
-            w.writeheader()
-            for r in self.rows():
-                w.writerow(r)
-        return path
+        keys = ("rank", "agent", "rating", "ci_low", "ci_high", "se", "games", "wins", "draws", "losses")
+        csv_table = Table(name="ratings", title="", header=keys, rows=tuple(tuple(r[k] for k in keys) for r in self.rows()))
+        return csv_table.to_csv(path)
 
     def to_dict(self) -> dict:
         return {"anchor": self.anchor, "anchor_value": self.anchor_value, "ci": self.ci, "samples": self.samples,

@@ -36,6 +36,7 @@ from tqdm.auto import tqdm
 
 from c4jax import agents, evaluation
 from c4jax.io import checkpoint, runlog
+from c4jax.io.tables import Table
 from c4jax.nets import cnet
 from c4jax.agents.network import NetworkAgent
 from c4jax.learning.train_state import TrainState
@@ -443,16 +444,16 @@ def _summarize_seeds(name: str, out: Path, seeds: list[int], runs: list, per_see
 
 
 def _write_seed_table(out: Path, summary: dict, per_seed: list[dict]) -> None:
-    lines = [f"# {summary['algorithm']}: {len(per_seed)} seeds trained in one vmapped program", "",
-             f"Command: `{summary['command']}`", "",
-             "| seed | final vs 1StepLA | best vs 1StepLA | at update | final vs Random | reverts |",
-             "| ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for s in per_seed:
-        f = s["final"]
-        lines.append(f"| {s['seed']} | {f.get('eval/vs_1steplA', float('nan')):.3f} | {s['best_vs_1steplA']:.3f} | "
-                     f"{s['best_updates']:,} | {f.get('eval/vs_random', float('nan')):.3f} | {s['reverts']} |")
+    nan = float("nan")
+    rows = [(s["seed"], s["final"].get("eval/vs_1steplA", nan), s["best_vs_1steplA"], s["best_updates"],
+             s["final"].get("eval/vs_random", nan), s["reverts"]) for s in per_seed]
     fin, bst = summary["final_vs_1steplA"], summary["best_vs_1steplA"]
-    lines += [f"| mean ± sd | {fin['mean']:.3f} ± {fin['std']:.3f} | {bst['mean']:.3f} ± {bst['std']:.3f} | | "
-              f"{summary['final_vs_random']['mean']:.3f} | |", "",
-              f"Wall time {summary['wall_s'] / 60:.1f} min for all seeds together."]
+    rows.append(("mean ± sd", f"{fin['mean']:.3f} ± {fin['std']:.3f}", f"{bst['mean']:.3f} ± {bst['std']:.3f}", None,
+                 summary["final_vs_random"]["mean"], None))
+    table = Table(name="seeds", title="", rows=tuple(rows),
+                  header=("seed", "final vs 1StepLA", "best vs 1StepLA", "at update", "final vs Random", "reverts"),
+                  formats=("", ".3f", ".3f", ",", ".3f", ""))
+    lines = [f"# {summary['algorithm']}: {len(per_seed)} seeds trained in one vmapped program", "",
+             f"Command: `{summary['command']}`", "", table.to_markdown(title=False),
+             f"Wall time {summary['wall_s'] / 60:.1f} min for all seeds together."]
     (out / "seeds.md").write_text("\n".join(lines) + "\n")
