@@ -4,7 +4,8 @@ Names follow ``<agent>[:sto|:det]`` everywhere (CLI, tournament, UI), case
 insensitive: ``random``, ``1steplA`` .. ``4steplA`` (``:det`` by default: centre
 tie-break; ``:sto``: random tie-break), the trained agents shipped in
 ``checkpoints/`` (``supervised``: greedy by default, ``supervised:sto`` samples),
-or the path of any checkpoint directory.
+``perfect`` (the exact solver, needs the ``solver`` extra), or the path of any checkpoint
+directory.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Callable
 from c4jax.agents.base import Agent
 from c4jax.agents.baselines import NStepLookahead, RandomAgent
 from c4jax.agents.network import agent_from_checkpoint
+from c4jax.agents.perfect import load_perfect, solver_available
 from c4jax.io.checkpoint import METADATA_FILE
 
 # name (lower case) -> factory(mode) where mode is "sto", "det" or None (the agent's default).
@@ -40,8 +42,10 @@ def _shipped() -> list[str]:
 
 
 def known_names() -> list[str]:
-    """Built-in agents and the trained agents shipped in :func:`checkpoints_dir`."""
-    return sorted(set(_REGISTRY) | set(_shipped()))
+    """Built-in agents and the trained agents shipped in :func:`checkpoints_dir` (``perfect`` only
+    when the ``solver`` extra is installed)."""
+    builtin = {n for n in _REGISTRY if n != "perfect" or solver_available()}
+    return sorted(builtin | set(_shipped()))
 
 
 def load(name: str) -> Agent:
@@ -84,3 +88,4 @@ def _random(mode: str | None) -> RandomAgent:
 register("random", _random)
 for _n in range(1, 5):
     register(f"{_n}steplA", lambda mode, n=_n: NStepLookahead(n=n, deterministic=mode != "sto"))
+register("perfect", load_perfect)

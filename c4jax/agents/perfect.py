@@ -1,0 +1,186 @@
+"""The perfect player: exact game-theoretic scores of every column from a Connect Four solver.
+
+Connect Four is solved; the optional ``solver`` extra (``pip install -e '.[solver]'``)
+installs ``bitbully``, a bitboard solver with opening books, which this module calls on
+the host. It is imported lazily, inside :func:`_solver` only, so the package works
+without it and only the perfect player and the play UI's hint need it.
+
+Scores (the solver's convention): for a legal column, the exact value for the player to
+move of playing it, under perfect play by both sides afterwards:
+
+- ``0``: a draw;
+- ``s > 0``: a win; the mover's winning stone is its ``(22 - s)``-th stone, so a win
+  that ends the game with ``m`` stones on the board scores ``(44 - m) // 2``
+  (``21`` at most: a four with one's first stones is impossible, the largest real value
+  is 18); faster wins score higher;
+- ``s < 0``: a loss, ``-s`` the same count for the opponent's win; later losses score
+  higher.
+
+Full columns get :data:`ILLEGAL` (``-100``). The sign of a score is its outcome
+(win / draw / loss) and a best column keeps the game's value.
+
+The public board (design.md §1) is ``int8[6, 7]``, row 0 on top, ``1`` = the player to
+move, ``-1`` = the opponent; :func:`to_solver_rows` is the one conversion to the
+solver's encoding (row 0 on top, ``1`` = the first player's stones, ``2`` = the second's).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import threading
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+from jax import Array
+
+from c4jax.agents.base import AgentBase
+from c4jax.agents.policy import ILLEGAL_SCORE
+from c4jax.game.board import COLS, LINES, ROWS, check_boards
+
+ILLEGAL = -100  # solve_scores' value of a full column (real scores lie in [-21, 21])
+MISSING_SOLVER = "the perfect player needs the solver extra: pip install -e '.[solver]'"
+# Rank of each column in the tie-break order 3, 2, 4, 1, 5, 0, 6 (lower is preferred).
+CENTRE_RANK = np.array([5, 3, 1, 0, 2, 4, 6], np.int32)
+_SOLVER_ILLEGAL_BELOW = -100  # the solver marks full columns with -1000
+
+
+class SolverMissingError(ValueError):
+    """The ``solver`` extra is not installed. A ``ValueError``, like an unknown agent name, so every
+    command line reports it as its one-line ``error: ...``."""
+
+    def __init__(self):
+        super().__init__(MISSING_SOLVER)
+
+
+def solver_available() -> bool:
+    """Whether the ``solver`` extra is installed (checked without importing it)."""
+    return importlib.util.find_spec("bitbully") is not None
+
+
+def solver_version() -> str:
+    """The installed solver's version (:class:`SolverMissingError` if it is not installed)."""
+    _solver()
+    from importlib.metadata import version
+
+    return f"bitbully {version('bitbully')}"
+
+
+class _Solver:
+    """One solver instance (opening book loaded once) behind a lock: its search is not reentrant."""
+
+    def __init__(self):
+        try:
+            import bitbully
+        except ImportError:
+            raise SolverMissingError() from None
+        self.bitbully = bitbully
+        self.engine = bitbully.BitBully()  # the default opening book: 12 plies, exact distances
+        self.lock = threading.Lock()
+
+    def scores(self, rows: np.ndarray) -> np.ndarray:
+        board = self.bitbully.Board(rows.tolist())
+        with self.lock:
+            raw = self.engine._core.scoreMoves(board.native)
+        out = np.asarray(raw, np.int32)
+        return np.where(out <= _SOLVER_ILLEGAL_BELOW, ILLEGAL, out).astype(np.int32)
+
+
+@functools.cache
+def _solver() -> _Solver:
+    return _Solver()
+
+
+def to_solver_rows(board: np.ndarray) -> np.ndarray:
+    """A public board (``int8[6, 7]``, 1 = player to move) in the solver's encoding: ``int[6, 7]``,
+    row 0 on top, ``1`` = the first player's stones, ``2`` = the second player's, ``0`` empty."""
+    board = np.asarray(board)
+    first_to_move = int(np.count_nonzero(board)) % 2 == 0
+    mover, other = (1, 2) if first_to_move else (2, 1)
+    return np.where(board == 1, mover, np.where(board == -1, other, 0)).astype(np.int32)
+
+
+def _finished(boards: np.ndarray) -> np.ndarray:
+    """bool[B]: the opponent has four in a row or the board is full (no game left to solve)."""
+    flat = boards.reshape(-1, ROWS * COLS)
+    opp_four = (flat[:, LINES] == -1).all(axis=-1).any(axis=-1)
+    return opp_four | (flat != 0).all(axis=-1)
+
+
+def _solve_unchecked(boards: np.ndarray) -> np.ndarray:
+    """int32[B, 7] scores of already-valid boards; a finished board gets 0 for its free columns."""
+    boards = np.asarray(boards, np.int8).reshape(-1, ROWS, COLS)
+    solver = _solver()
+    out = np.full((boards.shape[0], COLS), ILLEGAL, np.int32)
+    finished = _finished(boards)
+    for i, b in enumerate(boards):
+        out[i] = np.where(b[0] == 0, 0, ILLEGAL) if finished[i] else solver.scores(to_solver_rows(b))
+    return out
+
+
+def solve_scores(boards) -> np.ndarray:
+    """int32[B, 7]: every legal column's exact score (module docstring), full columns :data:`ILLEGAL`.
+
+    ``boards``: public boards ``[B, 6, 7]`` (or one ``[6, 7]`` board, giving ``[7]``) of
+    unfinished games. Host-side (numpy); agents call it through ``jax.pure_callback``.
+
+    Raises:
+      ValueError: a malformed or finished board (see ``c4jax.game.board.check_boards``).
+      SolverMissingError: the ``solver`` extra is not installed.
+    """
+    arr = np.asarray(boards)
+    single = arr.ndim == 2
+    checked = check_boards(arr[None] if single else arr, batched=True, allow_finished=False)
+    out = _solve_unchecked(checked)
+    return out[0] if single else out
+
+
+def _callback_scores(boards: Array) -> Array:
+    """int32[..., 7] scores of traced boards ``[..., 6, 7]`` through a host callback."""
+    shape = jax.ShapeDtypeStruct(boards.shape[:-2] + (COLS,), jnp.int32)
+
+    def host(b):
+        b = np.asarray(b)
+        return _solve_unchecked(b.reshape(-1, ROWS, COLS)).reshape(b.shape[:-2] + (COLS,))
+
+    return jax.pure_callback(host, shape, boards, vmap_method="expand_dims")
+
+
+def best_columns(scores: Array, legal: Array) -> Array:
+    """int32[...]: a legal column with the highest score, centre first among equals (3, 2, 4, 1, 5, 0, 6)."""
+    best = jnp.max(jnp.where(legal, scores, jnp.iinfo(jnp.int32).min), axis=-1, keepdims=True)
+    tied = legal & (scores == best)
+    return jnp.argmin(jnp.where(tied, CENTRE_RANK, COLS), axis=-1).astype(jnp.int32)
+
+
+@struct.dataclass
+class PerfectAgent(AgentBase):
+    """Plays perfectly: a column with the best exact solver score (centre first among equals).
+
+    ``scores``: float32[B, 7] exact solver scores (module docstring), full columns ``-inf``.
+    The solver runs on the host through ``jax.pure_callback``, so the agent works in
+    jitted matches and tournaments (one solver call per board and move).
+    """
+
+    name: str = struct.field(pytree_node=False, default="perfect")
+    stochastic: bool = struct.field(pytree_node=False, default=False)
+
+    def _scores(self, boards: Array) -> Array:
+        s = _callback_scores(boards)
+        return jnp.where(s > ILLEGAL, s.astype(jnp.float32), ILLEGAL_SCORE)
+
+    def _act(self, boards: Array, key: Array) -> Array:
+        del key
+        s = _callback_scores(boards)
+        return best_columns(s, boards[..., 0, :] == 0)
+
+
+def load_perfect(mode: str | None) -> PerfectAgent:
+    """The registry's factory for ``perfect`` (deterministic only)."""
+    if not solver_available():
+        raise SolverMissingError()
+    if mode == "sto":
+        raise ValueError("agent 'perfect' has no stochastic mode ('perfect:sto')")
+    return PerfectAgent()
