@@ -11,17 +11,21 @@ directory.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Callable
 
 from c4jax.agents.base import Agent
 from c4jax.agents.baselines import NStepLookahead, RandomAgent
 from c4jax.agents.network import agent_from_checkpoint
+from c4jax.agents.search import MAX_SIMULATIONS, MCTSAgent
 from c4jax.agents.perfect import load_perfect, solver_available
 from c4jax.io.checkpoint import METADATA_FILE
 
 # name (lower case) -> factory(mode) where mode is "sto", "det" or None (the agent's default).
 _REGISTRY: dict[str, Callable[[str | None], Agent]] = {}
+# (compiled pattern, factory(match, mode), example name listed by known_names())
+_PATTERNS: list[tuple[re.Pattern, Callable[[re.Match, str | None], Agent], str]] = []
 
 
 def checkpoints_dir() -> Path:
@@ -32,6 +36,12 @@ def checkpoints_dir() -> Path:
 def register(name: str, factory: Callable[[str | None], Agent]) -> None:
     """Make ``load(name[:sto|:det])`` build an agent with ``factory(mode)``."""
     _REGISTRY[name.lower()] = factory
+
+
+def register_pattern(pattern: str, factory: Callable[[re.Match, str | None], Agent], example: str) -> None:
+    """Make every name that fully matches ``pattern`` (case insensitive) load as
+    ``factory(match, mode)``; ``known_names()`` lists ``example``. Exact names win over patterns."""
+    _PATTERNS.append((re.compile(pattern, re.IGNORECASE), factory, example.lower()))
 
 
 def _shipped() -> list[str]:
@@ -70,6 +80,11 @@ def load(name: str) -> Agent:
     if factory is not None:
         return factory(mode_l)
     is_path = "/" in base or os.sep in base or base.startswith(".")
+    if not is_path and not Path(base).exists():
+        for pattern, make, _ in _PATTERNS:
+            m = pattern.fullmatch(base.strip())
+            if m:
+                return make(m, mode_l)
     shipped = checkpoints_dir() / base.lower()
     if not is_path and (shipped / METADATA_FILE).is_file():
         return agent_from_checkpoint(shipped, mode_l, label=base.lower())
@@ -89,3 +104,14 @@ register("random", _random)
 for _n in range(1, 5):
     register(f"{_n}steplA", lambda mode, n=_n: NStepLookahead(n=n, deterministic=mode != "sto"))
 register("perfect", load_perfect)
+
+
+def _mcts(m: re.Match, mode: str | None) -> MCTSAgent:
+    n = m.group(1)
+    if not (n.isascii() and n.isdigit()) or not 1 <= int(n) <= MAX_SIMULATIONS:
+        raise ValueError(f"agent 'mcts{n}': the number of simulations must be an integer in "
+                         f"1..{MAX_SIMULATIONS}, as in 'mcts1000'")
+    return MCTSAgent(num_simulations=int(n), deterministic=mode == "det")
+
+
+register_pattern(r"mcts(.*)", _mcts, example="mcts1000")

@@ -1,0 +1,307 @@
+"""Monte Carlo tree search on mctx with the jitted environment as the model (design.md §8).
+
+One batched, jittable search, :func:`run`, is parameterised by an **evaluator**: a
+function ``evaluate(params, keys[B], states[B]) -> (prior_logits[B, 7], value[B])`` that
+scores the root and every newly expanded node (``value`` from the point of view of that
+node's player to move):
+
+- :func:`rollout_evaluator` (pure MCTS): uniform prior over the legal columns, value =
+  the result of ONE uniformly random playout to the end of the game (+1 / 0 / -1);
+- :func:`network_evaluator` (AlphaZero): prior = the policy head's logits, value = the
+  value head of ``CNet(heads="two")`` on the node's public board.
+
+The model
+---------
+Tree nodes embed ``(EnvState, key)``: the real environment state (``c4jax.game.env``)
+and a per-node PRNG key. ``recurrent_fn`` steps the environment; the edge's reward is
+the mover's result (+1 when the move wins, 0 otherwise; an illegal move, which the
+masking prevents, would be -1), the discount is -1 on non-terminal moves (the child node
+belongs to the opponent, so its value changes sign) and 0 when the game is over, and a
+finished node's value is 0 (its result is already in the reward). Edges out of a finished
+node have reward 0 and discount 0, so its value stays the result of the move into it.
+Illegal columns get the prior logit ``finfo(float32).min`` (probability 0, never NaN) in
+every node and are excluded at the root with ``invalid_actions = ~legal_mask``.
+
+Selection is mctx's PUCT (``mctx.muzero_action_selection``, the rule of
+``mctx.muzero_policy``) with Q-values normalised by the parent and siblings; no
+Dirichlet noise at play time (``dirichlet_fraction`` > 0 adds it at the root, for
+self-play).
+
+Randomness is per board and per node
+------------------------------------
+Every node's key is ``fold_in(parent_key, 1 + action)`` from the root key of its board;
+the node's evaluation uses ``fold_in(key, 0)`` and PUCT's tie-break noise
+``fold_in(key, 2**16 + visits)``. mctx's own batch-wide keys are not used, so the
+search of a board depends only on that board and its root key: a batch gives each
+board exactly what a search of that board alone would give.
+
+``MCTSAgent`` plays the search: ``act`` samples a column from the root visit counts
+(``:sto``, the default) or takes the most visited one (``:det``; ties: higher Q, then
+the lower column). ``scores`` are the root visit shares, from a search whose root key
+is derived from the board itself (``fold_in`` of its four bitboard words into
+``SCORES_SEED``), so a board always gets the same scores. ``agents.load("mcts<N>")``
+builds it with N simulations per move.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import mctx
+import numpy as np
+from flax import struct
+from jax import Array
+
+from c4jax.agents.base import AgentBase
+from c4jax.agents.policy import ILLEGAL_SCORE, masked_logits
+from c4jax.game import env
+from c4jax.game.board import legal_mask
+from c4jax.nets.cnet import CNet
+
+COLS = env.COLS
+MAX_SIMULATIONS = 50_000  # the tree holds batch * (N + 1) nodes; more does not fit a CPU's memory usefully
+SCORES_SEED = 0x5C0E  # root key of the searches behind ``scores`` (folded with the board)
+PB_C_INIT = 1.25  # PUCT c_1 (mctx's default)
+PB_C_BASE = 19652.0  # PUCT c_2
+_NOISE_SALT = 2**16  # fold_in offset of the tie-break keys (children use 1 + action)
+
+# evaluate(params, keys[B], states[B]) -> (prior_logits float32[B, 7], value float32[B])
+Evaluator = Callable[[Any, Array, env.EnvState], tuple[Array, Array]]
+
+
+# --------------------------------------------------------------------------- evaluators
+
+
+def _pick_legal(x: Array, legal: Array) -> Array:
+    """int32[]: the k-th legal column with k = ((x >> 16) * n_legal) >> 16 (uniform up to 2**-16)."""
+    n_legal = legal.sum(dtype=jnp.uint32)
+    k = ((x >> 16) * n_legal) >> 16
+    return jnp.argmax(jnp.cumsum(legal, dtype=jnp.uint32) > k).astype(jnp.int32)
+
+
+def random_playout(state: env.EnvState, key: Array) -> Array:
+    """float32[]: result of one uniformly random game from ``state`` for its player to move.
+
+    +1 win, 0 draw, -1 loss; 0 for a finished state (its result belongs to the move into it).
+    One ``jax.random.bits`` draw gives the 42 uint32 words the moves need; the game is
+    played with ``env.step`` in a ``lax.while_loop`` (vmap it for a batch).
+    """
+    bits = jax.random.bits(key, (env.MAX_MOVES,), jnp.uint32)
+
+    def body(carry):
+        s, i = carry
+        return env.step(s, _pick_legal(bits[i], s.legal_mask)), i + 1
+
+    final, _ = jax.lax.while_loop(lambda c: ~c[0].done, body, (state, jnp.int32(0)))
+    sign = jnp.where(state.first_player_to_move, 1, -1)
+    return jnp.where(state.done, 0, final.winner * sign).astype(jnp.float32)
+
+
+def rollout_evaluator(params, keys: Array, states: env.EnvState) -> tuple[Array, Array]:
+    """Pure MCTS: uniform prior logits (masked later) and one random playout per node."""
+    del params
+    value = jax.vmap(random_playout)(states, keys)
+    return jnp.zeros(states.legal_mask.shape, jnp.float32), value
+
+
+def network_evaluator(width: int = 128) -> Evaluator:
+    """AlphaZero: ``CNet(width, heads="two")``'s policy logits and value on the node's board.
+
+    ``params`` (the search's ``params`` argument) are that network's parameters. The
+    value head's output is used as is: train it on outcomes in [-1, 1].
+    """
+    net = CNet(width=width, heads="two")
+
+    def evaluate(params, keys: Array, states: env.EnvState) -> tuple[Array, Array]:
+        del keys
+        logits, value = net.apply({"params": params}, jax.vmap(env.observe)(states))
+        return logits.astype(jnp.float32), value.reshape(-1).astype(jnp.float32)
+
+    return evaluate
+
+
+# --------------------------------------------------------------------------- the search
+
+
+@struct.dataclass
+class SearchOutput:
+    """Root statistics of B searches (every array has a leading B axis)."""
+
+    visit_counts: Array  # int32[B, 7]: root visits of each column (0 for illegal ones)
+    visit_probs: Array  # float32[B, 7]: visit_counts / their sum (all 0 for a finished board)
+    qvalues: Array  # float32[B, 7]: reward + discount * child value, for the player to move (0 if unvisited)
+    root_value: Array  # float32[B]: the root's mean backed-up value, for the player to move
+    tree: mctx.Tree  # the whole mctx tree (embeddings: (EnvState, key data))
+
+
+def _wrap(key_data: Array) -> Array:
+    return jax.random.wrap_key_data(key_data)
+
+
+def _fold(keys: Array, data: Array) -> Array:
+    """Per-board ``fold_in``: typed keys [B], uint32/int32 data [B]."""
+    return jax.vmap(jax.random.fold_in)(keys, data)
+
+
+def _selection(pb_c_init: float, pb_c_base: float):
+    """mctx PUCT with tie-break noise keyed by the node (see the module docstring)."""
+
+    def select(rng_key, tree: mctx.Tree, node_index, depth):
+        del rng_key
+        node_key = _wrap(tree.embeddings[1][node_index])
+        noise_key = jax.random.fold_in(node_key, _NOISE_SALT + tree.node_visits[node_index])
+        return mctx.muzero_action_selection(noise_key, tree, node_index, depth, pb_c_init=pb_c_init,
+                                            pb_c_base=pb_c_base)
+
+    return select
+
+
+def _recurrent_fn(evaluate: Evaluator):
+    def recurrent_fn(params, rng_key, action, embedding):
+        del rng_key  # per-node keys instead (see the module docstring)
+        state, key_data = embedding
+        child_keys = _fold(_wrap(key_data), action + 1)
+        new = jax.vmap(env.step)(state, action)
+        mover = jnp.where(state.first_player_to_move, 1, -1)
+        result = jnp.sign(new.winner * mover).astype(jnp.float32)  # +1 the mover won, -1 it lost
+        reward = jnp.where(state.done, 0.0, result)
+        discount = jnp.where(new.done, 0.0, -1.0).astype(jnp.float32)
+        logits, value = evaluate(params, _fold(child_keys, jnp.zeros_like(action)), new)
+        out = mctx.RecurrentFnOutput(
+            reward=reward,
+            discount=discount,
+            prior_logits=masked_logits(logits, new.legal_mask),
+            value=jnp.where(new.done, 0.0, value).astype(jnp.float32),
+        )
+        return out, (new, jax.random.key_data(child_keys))
+
+    return recurrent_fn
+
+
+def _dirichlet_logits(keys: Array, logits: Array, legal: Array, fraction: float, alpha: float) -> Array:
+    """Root prior mixed with Dirichlet(alpha) noise over the legal columns, as logits."""
+    noise = jax.vmap(lambda k: jax.random.dirichlet(k, jnp.full((COLS,), alpha)))(keys)
+    noise = jnp.where(legal, noise, 0.0)
+    noise = noise / jnp.maximum(noise.sum(-1, keepdims=True), 1e-30)
+    probs = jax.nn.softmax(masked_logits(logits, legal), axis=-1)
+    mixed = (1.0 - fraction) * probs + fraction * noise
+    return jnp.log(jnp.maximum(mixed, jnp.finfo(jnp.float32).tiny))
+
+
+def run(evaluate: Evaluator, params, states: env.EnvState, keys: Array, num_simulations: int, *,
+        pb_c_init: float = PB_C_INIT, pb_c_base: float = PB_C_BASE, dirichlet_fraction: float = 0.0,
+        dirichlet_alpha: float = 0.3) -> SearchOutput:
+    """``num_simulations`` MCTS simulations from each of B states (pure; jit it).
+
+    Args:
+      evaluate: the root and leaf evaluator (:func:`rollout_evaluator`, :func:`network_evaluator`).
+      params: passed to ``evaluate`` (network parameters; ``None`` for pure MCTS).
+      states: EnvState [B], the roots (finished states give all-zero visits).
+      keys: typed PRNG keys [B], one per root; the search of board b depends only on
+        ``states[b]`` and ``keys[b]``.
+      num_simulations: simulations per root (a static int >= 1).
+      pb_c_init, pb_c_base: PUCT constants.
+      dirichlet_fraction, dirichlet_alpha: root noise (0: none, the play-time setting).
+    """
+    if not isinstance(num_simulations, (int, np.integer)) or not 1 <= num_simulations <= MAX_SIMULATIONS:
+        raise ValueError(f"num_simulations must be an int in 1..{MAX_SIMULATIONS}, got {num_simulations!r}")
+    legal = states.legal_mask
+    logits, value = evaluate(params, _fold(keys, jnp.zeros(keys.shape, jnp.uint32)), states)
+    if dirichlet_fraction > 0.0:
+        noise_keys = _fold(keys, jnp.full(keys.shape, _NOISE_SALT - 1, jnp.uint32))
+        logits = _dirichlet_logits(noise_keys, logits, legal, dirichlet_fraction, dirichlet_alpha)
+    root = mctx.RootFnOutput(
+        prior_logits=masked_logits(logits, legal),
+        value=jnp.where(states.done, 0.0, value).astype(jnp.float32),
+        embedding=(states, jax.random.key_data(keys)),
+    )
+    select = _selection(pb_c_init, pb_c_base)
+    tree = mctx.search(
+        params=params,
+        rng_key=jax.random.key(0),  # unused: every random choice uses the per-node keys
+        root=root,
+        recurrent_fn=_recurrent_fn(evaluate),
+        root_action_selection_fn=lambda k, t, i: select(k, t, i, 0),
+        interior_action_selection_fn=select,
+        num_simulations=int(num_simulations),
+        invalid_actions=~legal,
+    )
+    root_index = jnp.zeros(legal.shape[0], jnp.int32)
+    counts = jnp.where(legal, tree.children_visits[:, 0], 0)
+    total = counts.sum(-1, keepdims=True)
+    probs = jnp.where(total > 0, counts / jnp.maximum(total, 1), 0.0).astype(jnp.float32)
+    qvalues = jax.vmap(lambda t, i: t.qvalues(i))(tree, root_index)
+    return SearchOutput(visit_counts=counts.astype(jnp.int32), visit_probs=probs,
+                        qvalues=jnp.where(counts > 0, qvalues, 0.0), root_value=tree.node_values[:, 0], tree=tree)
+
+
+def best_column(out: SearchOutput, legal: Array) -> Array:
+    """int32[B]: the most visited legal column; ties: the higher Q, then the lower column."""
+    counts = jnp.where(legal, out.visit_counts, -1)
+    top = counts == counts.max(-1, keepdims=True)
+    return jnp.argmax(jnp.where(top & legal, out.qvalues, -jnp.inf), axis=-1).astype(jnp.int32)
+
+
+def board_keys(states: env.EnvState, seed: int = SCORES_SEED) -> Array:
+    """Typed keys [B], each a function of its board only (its four bitboard words)."""
+
+    def one(s):
+        k = jax.random.key(seed)
+        for word in (s.cur.lo, s.cur.hi, s.opp.lo, s.opp.hi):
+            k = jax.random.fold_in(k, word)
+        return k
+
+    return jax.vmap(one)(states)
+
+
+# --------------------------------------------------------------------------- the agent
+
+
+@struct.dataclass
+class MCTSAgent(AgentBase):
+    """Pure MCTS (uniform prior, random-playout values) with ``num_simulations`` per move.
+
+    ``act``: a column sampled from the root visit counts (``deterministic=False``,
+    ``:sto``) or the most visited one (``:det``). ``scores``: the root visit shares,
+    full columns ``-inf``, from a search keyed by the board (see the module docstring).
+    """
+
+    num_simulations: int = struct.field(pytree_node=False, default=1000)
+    deterministic: bool = struct.field(pytree_node=False, default=False)
+    pb_c_init: float = struct.field(pytree_node=False, default=PB_C_INIT)
+
+    def __post_init__(self):
+        n = self.num_simulations
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_SIMULATIONS:
+            raise ValueError(f"MCTS needs 1..{MAX_SIMULATIONS} simulations per move, got {n!r}")
+
+    @property
+    def name(self) -> str:
+        return f"mcts{self.num_simulations}:{'det' if self.deterministic else 'sto'}"
+
+    @property
+    def stochastic(self) -> bool:
+        return not self.deterministic
+
+    def search(self, states: env.EnvState, keys: Array) -> SearchOutput:
+        """The agent's search from states [B] with root keys [B]."""
+        return run(rollout_evaluator, None, states, keys, self.num_simulations, pb_c_init=self.pb_c_init)
+
+    def _scores(self, boards: Array) -> Array:
+        states = jax.vmap(env.from_board)(boards)
+        out = self.search(states, board_keys(states))
+        return jnp.where(legal_mask(boards), out.visit_probs, ILLEGAL_SCORE)
+
+    def _act(self, boards: Array, key: Array) -> Array:
+        states = jax.vmap(env.from_board)(boards)
+        keys = jax.random.split(key, boards.shape[0])
+        out = self.search(states, keys)
+        legal = states.legal_mask
+        if self.deterministic:
+            return best_column(out, legal)
+        pick_keys = _fold(keys, jnp.full(keys.shape, _NOISE_SALT - 2, jnp.uint32))
+        logits = jnp.where(out.visit_counts > 0, jnp.log(jnp.maximum(out.visit_probs, 1e-30)), -jnp.inf)
+        sampled = jax.vmap(jax.random.categorical)(pick_keys, jnp.where(legal.any(-1, keepdims=True), logits, 0.0))
+        return jnp.where(out.visit_counts.sum(-1) > 0, sampled, best_column(out, legal)).astype(jnp.int32)
