@@ -55,7 +55,7 @@ def known_names() -> list[str]:
     """Built-in agents and the trained agents shipped in :func:`checkpoints_dir` (``perfect`` only
     when the ``solver`` extra is installed)."""
     builtin = {n for n in _REGISTRY if n != "perfect" or solver_available()}
-    return sorted(builtin | set(_shipped()))
+    return sorted(builtin | {example for _, _, example in _PATTERNS} | set(_shipped()))
 
 
 def load(name: str) -> Agent:
