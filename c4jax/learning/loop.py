@@ -60,6 +60,13 @@ class LoopConfig:
     """Gradient updates to perform."""
     revert_drop: float = 0.08
     """Revert to the old network when the win rate vs 1StepLA falls this far below the best."""
+    old_best_start: float = -1.0
+    """The old-network rule's best win rate before the first evaluation: a win rate must beat it to make the
+    weights the old network (-1: the first evaluation always does; the published code, design.md §7a:
+    0.5). best/ still keeps the best evaluation so far."""
+    revert_at_equal: bool = False
+    """Revert also when the win rate is exactly --revert-drop below the rule's best (<=, the published code,
+    design.md §7a) instead of only below it."""
     eval_greedy: bool = False
     """Policy networks (REINFORCE, PPO): play the evaluation matches greedily instead of sampling, so that
     the old-network rule and best/ follow deterministic, exactly repeatable win rates (not the thesis'
@@ -181,17 +188,23 @@ class _SeedRun:
         self.out, self.seed, self.meta, self.loop = out, seed, meta, counters
         self.log = runlog.RunLog(out, resume=resume, after_step=after_step)
 
-    def record(self, updates: int, row: dict, params, revert_drop: float, wall_s: float) -> str:
+    def record(self, updates: int, row: dict, params, revert_drop: float, wall_s: float,
+               old_best_start: float = -1.0, revert_at_equal: bool = False) -> str:
         """Apply the old-network rule to this evaluation and log it: ``"best"`` (the current
-        weights become the old network and ``best/``), ``"revert"`` or ``"keep"``."""
+        weights become the old network), ``"revert"`` or ``"keep"``. best/ is the best evaluation
+        so far; the rule's own best starts at ``old_best_start`` (the same with the default)."""
         win = row["eval/vs_1steplA"]
+        # A state saved before the rule had its own best used best/'s (the default rule).
+        rule_best = self.loop.get("old_best", self.loop["best_win_rate"] if self.loop["evals"] else old_best_start)
         self.loop["evals"] += 1
-        decision = "keep"
         if win > self.loop["best_win_rate"]:
             self.loop["best_win_rate"], self.loop["best_updates"] = win, updates
             checkpoint.save(self.out / BEST, {"params": params}, {**self.meta, "metrics": {**row, "updates": updates}})
+        decision = "keep"
+        if win > rule_best:
+            self.loop["old_best"] = rule_best = win
             decision = "best"
-        elif win < self.loop["best_win_rate"] - revert_drop:
+        elif win < rule_best - revert_drop or (revert_at_equal and win <= rule_best - revert_drop):
             self.loop["reverts"] += 1
             decision = "revert"
         row.update({"eval/best_vs_1steplA": self.loop["best_win_rate"], "eval/reverted": float(decision == "revert"),
@@ -389,13 +402,16 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
         decisions, rows = [], []
         for k, r in enumerate(runs):
             row = {**_host_metrics(metrics, k), **_eval_row({t: res[k] for t, res in results.items()})}
-            decisions.append(r.record(int(updates[k]), row, _seed(params, k), cfg.revert_drop, wall))
+            decisions.append(r.record(int(updates[k]), row, _seed(params, k), cfg.revert_drop, wall,
+                                      cfg.old_best_start, cfg.revert_at_equal))
             rows.append(row)
         best = np.array([d == "best" for d in decisions])
         revert = np.array([d == "revert" for d in decisions])
         old_params = _where(best, params, old_params)
         if revert.any():
             state = state.replace(params=_where(revert, old_params, params))
+        if hasattr(algo, "sync_target"):  # DQN: optionally reset its target network too
+            state = algo.sync_target(state, best | revert)
         counters["wall_s"] = wall
         metrics_meta = rows[0] if k_seeds == 1 else {"seeds": rows}
         save_state(out / LAST, state, old_params, counters, {**meta_all, "metrics": metrics_meta})
