@@ -1,0 +1,199 @@
+"""The perfect-play yardstick: how often an agent picks a game-theoretically best column.
+
+Connect Four is solved, so an agent's single moves can be graded exactly. The package
+ships a position set (``yardstick_positions.npz``, made by ``experiments/make_yardstick.py``,
+its command and counts in ``yardstick_positions.json`` beside it): positions drawn from
+games of a mix of players (Random, 1StepLA and 2StepLA sampling among equals, the
+shipped DQN and PPO agents, with random moves mixed in), deduplicated up to mirroring,
+never finished, stratified by the number of stones into three phases, each with the exact
+solver score of every legal column (the convention of :mod:`c4jax.agents.perfect`;
+full columns ``ILLEGAL``). Grading needs no solver.
+
+Only **non-trivial** positions are graded: those where the legal columns do not all have
+the same outcome (win / draw / loss), so that some move changes the game-theoretic
+result. For each, the agent's column
+
+- **keeps** the outcome when its score has the sign of the best score, and
+- is **exact** when its score equals the best score (the fastest win, the slowest loss).
+
+:func:`optimal_move_rate` plays every position in one jitted, batched call (the agent
+passed as an argument, as in :mod:`c4jax.evaluation.protocol`) and returns the rates
+overall and per phase, with counts, as a flat dict of floats.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import Array
+
+from c4jax.agents.perfect import ILLEGAL
+from c4jax.game.board import COLS, ROWS
+
+POSITIONS_FILE = Path(__file__).resolve().parent / "yardstick_positions.npz"
+PHASES = ("opening", "middle", "end")
+PHASE_STONES = ((0, 11), (12, 27), (28, 41))  # stones on the board in each phase (inclusive)
+PREFIX = "yardstick/"
+
+
+def phase_of(stones) -> np.ndarray:
+    """int[...]: the phase index (0 opening, 1 middle, 2 end) of positions with ``stones`` stones."""
+    return np.searchsorted([lo for lo, _ in PHASE_STONES[1:]], np.asarray(stones), side="right")
+
+
+@dataclass(frozen=True)
+class Positions:
+    """A graded position set: public boards and every column's exact score."""
+
+    boards: np.ndarray  # int8[N, 6, 7]: row 0 on top, 1 = player to move
+    scores: np.ndarray  # int32[N, 7]: exact scores, full columns ILLEGAL
+    meta: dict = field(default_factory=dict)  # how the set was made (the JSON beside the file)
+
+    def __post_init__(self):
+        b, s = np.asarray(self.boards), np.asarray(self.scores)
+        if b.ndim != 3 or b.shape[1:] != (ROWS, COLS) or s.shape != (b.shape[0], COLS):
+            raise ValueError(f"positions: boards must be [N, 6, 7] and scores [N, 7], got {b.shape} and {s.shape}")
+        if not np.array_equal(s == ILLEGAL, b[:, 0, :] != 0):
+            raise ValueError("positions: scores must be ILLEGAL exactly on the full columns")
+
+    def __len__(self) -> int:
+        return int(self.boards.shape[0])
+
+    @property
+    def stones(self) -> np.ndarray:
+        return np.count_nonzero(self.boards, axis=(1, 2))
+
+    @property
+    def phase(self) -> np.ndarray:
+        """int[N]: 0 opening (0-11 stones), 1 middle (12-27), 2 end (28+)."""
+        return phase_of(self.stones)
+
+    @property
+    def legal(self) -> np.ndarray:
+        return self.scores != ILLEGAL
+
+    @property
+    def best(self) -> np.ndarray:
+        """int[N]: the best score of each position."""
+        return np.where(self.legal, self.scores, ILLEGAL).max(axis=1)
+
+    @property
+    def nontrivial(self) -> np.ndarray:
+        """bool[N]: some legal column has another outcome (win / draw / loss) than the best one."""
+        signs = np.sign(self.scores)
+        worst = np.where(self.legal, signs, 2).min(axis=1)
+        return worst != np.sign(self.best)
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(path, boards=self.boards.astype(np.int8), scores=self.scores.astype(np.int8))
+        return path
+
+
+def load_positions(path: str | Path | None = None) -> Positions:
+    """The shipped position set (default, cached) or the ``.npz`` at ``path`` (its ``.json`` beside it)."""
+    if path is None:
+        return _shipped()
+    return _read(Path(path))
+
+
+@functools.cache
+def _shipped() -> Positions:
+    return _read(POSITIONS_FILE)
+
+
+def _read(path: Path) -> Positions:
+    if not path.is_file():
+        raise FileNotFoundError(f"yardstick positions not found: {path}")
+    with np.load(path) as z:
+        boards, scores = z["boards"].astype(np.int8), z["scores"].astype(np.int32)
+    meta_path = path.with_suffix(".json")
+    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+    return Positions(boards, scores, meta)
+
+
+# --------------------------------------------------------------------------------------------- grading
+
+
+def _choices(agent, boards: Array, key: Array, batch_size: int) -> Array:
+    """int32[N]: the agent's column for each board, ``batch_size`` boards per call (``lax.map``)."""
+    n = boards.shape[0]
+    chunks = -(-n // batch_size)
+    pad = chunks * batch_size - n
+    padded = jnp.concatenate([boards, jnp.broadcast_to(boards[:1], (pad,) + boards.shape[1:])]) if pad else boards
+    keys = jax.random.split(key, chunks)
+    acts = jax.lax.map(lambda xs: agent._act(xs[0], xs[1]),
+                       (padded.reshape((chunks, batch_size) + boards.shape[1:]), keys))
+    return acts.reshape(-1)[:n]
+
+
+def _grade_impl(agent, boards: Array, scores: Array, phase: Array, graded: Array, key: Array,
+                batch_size: int) -> dict[str, Array]:
+    """Per-phase counts of graded positions, outcome-keeping and exact choices (int32[3] each)."""
+    action = _choices(agent, boards, key, batch_size)
+    legal = scores != ILLEGAL
+    best = jnp.max(jnp.where(legal, scores, ILLEGAL), axis=-1)
+    ok = (action >= 0) & (action < COLS)
+    chosen = jnp.take_along_axis(scores, jnp.clip(action, 0, COLS - 1)[:, None], axis=-1)[:, 0]
+    chosen = jnp.where(ok, chosen, ILLEGAL)
+    keep = (chosen != ILLEGAL) & (jnp.sign(chosen) == jnp.sign(best))
+    exact = (chosen != ILLEGAL) & (chosen == best)
+    onehot = (phase[:, None] == jnp.arange(len(PHASES))[None]) & graded[:, None]
+    count = lambda m: jnp.sum(onehot & m[:, None], axis=0, dtype=jnp.int32)  # noqa: E731
+    return {"n": count(jnp.ones_like(keep)), "keep": count(keep), "exact": count(exact), "action": action}
+
+
+_grade = jax.jit(_grade_impl, static_argnames=("batch_size",))
+
+
+def grade(agent, key: Array, *, positions: Positions | None = None, batch_size: int = 512,
+          jit: bool = True) -> dict[str, np.ndarray]:
+    """The raw grading: the agent's column for every position (``action``, int32[N]) and per-phase
+    counts (int[3]) of graded positions ``n``, outcome-keeping ``keep`` and ``exact`` choices."""
+    pos = positions if positions is not None else load_positions()
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    batch_size = min(batch_size, len(pos))
+    args = (agent, jnp.asarray(pos.boards), jnp.asarray(pos.scores), jnp.asarray(pos.phase),
+            jnp.asarray(pos.nontrivial), key)
+    out = _grade(*args, batch_size=batch_size) if jit else _grade_impl(*args, batch_size=batch_size)
+    return {k: np.asarray(v) for k, v in jax.device_get(out).items()}
+
+
+def metrics(raw: dict[str, np.ndarray]) -> dict[str, float]:
+    """Flat metrics from :func:`grade`'s counts: ``yardstick/keep``, ``yardstick/exact``,
+    ``yardstick/n`` and the same with ``_opening``, ``_middle``, ``_end`` (rates ``nan`` for no positions)."""
+    out = {}
+    for suffix, sl in [("", slice(None))] + [(f"_{p}", i) for i, p in enumerate(PHASES)]:
+        n = int(np.sum(raw["n"][sl]))
+        for what in ("keep", "exact"):
+            out[f"{PREFIX}{what}{suffix}"] = float(np.sum(raw[what][sl]) / n) if n else float("nan")
+        out[f"{PREFIX}n{suffix}"] = float(n)
+    return out
+
+
+def optimal_move_rate(agent, key: Array, *, positions: Positions | None = None, batch_size: int = 512,
+                      jit: bool = True) -> dict[str, float]:
+    """Grade ``agent``'s moves on the non-trivial positions of the yardstick set.
+
+    Args:
+      agent: any agent (``act(boards, key)``); it is passed to the jitted grader as an argument.
+      key: PRNG key for the agent's sampling (ignored by deterministic agents).
+      positions: a position set (default: the shipped one, :func:`load_positions`).
+      batch_size: boards per agent call inside the jitted ``lax.map``.
+      jit: run the grader jitted (the default) or op by op (same result).
+
+    Returns:
+      ``{"yardstick/keep": ..., "yardstick/exact": ..., "yardstick/n": ..., "yardstick/keep_opening":
+      ..., "yardstick/exact_opening": ..., "yardstick/n_opening": ..., ...middle, ...end}``: the
+      fractions of graded (non-trivial) positions where the agent's column keeps the
+      game-theoretic outcome / has the best exact score, and their counts, overall and per phase.
+    """
+    return metrics(grade(agent, key, positions=positions, batch_size=batch_size, jit=jit))
