@@ -9,8 +9,10 @@ API (all JSON; errors are ``{"error": "..."}`` with a 4xx status):
 
 ``GET /api/agents``
     ``{"agents": [{"name", "kind", "stochastic", "scores_label"}...], "default": name,
-    "max_body": bytes}``: every agent :func:`c4jax.agents.load` knows (``:sto``/``:det``
-    expanded where the agent has both modes) plus the checkpoints given with ``--agent``.
+    "max_body": bytes, "hint": {"available": bool, "message": str}}``: every agent
+    :func:`c4jax.agents.load` knows (``:sto``/``:det`` expanded where the agent has both
+    modes; ``perfect`` when the ``solver`` extra is installed) plus the checkpoints given
+    with ``--agent``, and whether ``/api/hint`` is on offer.
 ``POST /api/move`` ``{"agent": name, "moves": [int...], "human_first": bool}``
     Replays ``moves`` (columns, alternating from the first player). If the agent is then
     to move it plays, and its move is appended. Answers a :func:`game_view` with
@@ -18,6 +20,12 @@ API (all JSON; errors are ``{"error": "..."}`` with a 4xx status):
     agent's answer), ``agent_move`` and ``agent_ms`` (its decision time on the server).
 ``POST /api/history`` (same body)
     The same view without playing, with ``positions`` for the whole game.
+``POST /api/hint`` ``{"moves": [int...]}``
+    The perfect player's verdict on every column of the position after ``moves`` (a game
+    not over), for the player to move there: ``scores`` (exact solver scores, ``null`` for
+    full columns), ``outcomes`` (``"win"``, ``"draw"``, ``"loss"`` or ``null``) and ``best``
+    (the columns with the best score). Needs the ``solver`` extra; without it the answer is
+    409 with the install hint, and ``GET /api/agents`` says so in ``hint``.
 
 Scores: every position carries ``scores``, the opponent agent's ``scores`` (float32[7],
 ``null`` for full columns, all ``null`` once the game is over) of that position's board
@@ -47,6 +55,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from c4jax import agents
+from c4jax.agents import perfect
 from c4jax.agents.baselines import NStepLookahead, RandomAgent
 from c4jax.agents.network import NetworkAgent
 from c4jax.game import env
@@ -139,6 +148,9 @@ def _kind(agent) -> tuple[str, str]:
     if isinstance(agent, NStepLookahead):
         return "lookahead", (f"depth-{agent.n} minimax score of each column minus the current board's "
                              "heuristic score (higher is better for the agent; 1e10 = a four)")
+    if isinstance(agent, perfect.PerfectAgent):
+        return "perfect", ("exact solver score of each column: > 0 a win (higher: sooner), 0 a draw, "
+                           "< 0 a loss (lower: sooner)")
     if isinstance(agent, NetworkAgent):
         if agent.output == "q":
             return "q", "Q-value of each column (the network's expected return)"
@@ -300,7 +312,15 @@ def parse_game(body: Any, catalogue: Catalogue) -> tuple[Entry, list[int], bool]
     if "agent" not in body:
         raise RequestError("missing field 'agent'")
     entry = catalogue.get(body["agent"])
-    moves = body.get("moves", [])
+    moves = parse_moves(body.get("moves", []))
+    human_first = body.get("human_first")
+    if not isinstance(human_first, bool):
+        raise RequestError("'human_first' must be true or false")
+    return entry, moves, human_first
+
+
+def parse_moves(moves: Any) -> list[int]:
+    """Check a game's move list (columns 0..6, at most 42); :class:`RequestError` if malformed."""
     if not isinstance(moves, list):
         raise RequestError("'moves' must be a list of columns (integers 0..6)")
     if len(moves) > env.MAX_MOVES:
@@ -310,10 +330,45 @@ def parse_game(body: Any, catalogue: Catalogue) -> tuple[Entry, list[int], bool]
             raise RequestError(f"move {i} is {json.dumps(m)[:40]}; moves must be integers 0..6")
         if not 0 <= m < env.COLS:
             raise RequestError(f"illegal move {i}: column {m} is outside 0..6")
-    human_first = body.get("human_first")
-    if not isinstance(human_first, bool):
-        raise RequestError("'human_first' must be true or false")
-    return entry, moves, human_first
+    return moves
+
+
+def hint_status() -> dict:
+    """Whether the solver hint is on offer (``GET /api/agents``' ``hint``)."""
+    if perfect.solver_available():
+        return {"available": True, "message": "the perfect player's verdict on each column"}
+    return {"available": False, "message": f"no hint: {perfect.MISSING_SOLVER}"}
+
+
+def hint_view(body: Any) -> dict:
+    """The answer of ``POST /api/hint``: the solver's verdict on each column after ``body["moves"]``."""
+    t0 = time.perf_counter()
+    if not isinstance(body, dict):
+        raise RequestError("the body must be a JSON object {\"moves\": [...]}")
+    unknown = sorted(set(body) - {"moves"})
+    if unknown:
+        raise RequestError(f"unknown field(s): {', '.join(repr(k)[:40] for k in unknown[:5])}")
+    if not perfect.solver_available():
+        raise RequestError(perfect.MISSING_SOLVER, HTTPStatus.CONFLICT)
+    rep = replay(parse_moves(body.get("moves", [])))
+    n = len(rep.moves)
+    if rep.done[n]:
+        raise RequestError(f"the game is over after {n} moves: there is nothing to hint")
+    try:
+        scores = perfect.solve_scores(rep.boards[n])
+    except perfect.SolverMissingError as e:  # installed but not importable
+        raise RequestError(str(e), HTTPStatus.CONFLICT) from None
+    legal = scores != perfect.ILLEGAL
+    best = int(scores[legal].max())
+    outcome = {1: "win", 0: "draw", -1: "loss"}
+    return {
+        "moves": rep.moves,
+        "ply": n,
+        "scores": [int(v) if ok else None for v, ok in zip(scores, legal)],
+        "outcomes": [outcome[int(np.sign(v))] if ok else None for v, ok in zip(scores, legal)],
+        "best": [int(c) for c in np.flatnonzero(legal & (scores == best))],
+        "server_ms": round((time.perf_counter() - t0) * 1e3, 3),
+    }
 
 
 def game_view(entry: Entry, moves: list[int], human_first: bool, *, play: bool) -> dict:
@@ -459,7 +514,7 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/api/agents":
             cat = self.catalogue
             return self._json(200, {"agents": [e.describe() for e in cat.entries.values()],
-                                    "default": cat.default, "max_body": MAX_BODY})
+                                    "default": cat.default, "max_body": MAX_BODY, "hint": hint_status()})
         if path in ("/", "/index.html"):
             path = "/static/index.html"
         if path == "/favicon.ico":
@@ -476,9 +531,11 @@ class Handler(BaseHTTPRequestHandler):
 
     def _post(self):
         path = urlsplit(self.path).path
-        if path not in ("/api/move", "/api/history"):
+        if path not in ("/api/move", "/api/history", "/api/hint"):
             raise RequestError(f"unknown endpoint POST {path[:80]}", HTTPStatus.NOT_FOUND)
         body = self._read_json()
+        if path == "/api/hint":
+            return self._json(200, hint_view(body))
         entry, moves, human_first = parse_game(body, self.catalogue)
         self._json(200, game_view(entry, moves, human_first, play=path == "/api/move"))
 

@@ -13,7 +13,7 @@ const el = {
   board: $("board"), pieces: $("pieces"), marks: $("marks"), columns: $("columns"), scores: $("scores"),
   holes: $("hole-cutouts"), status: $("status"), agent: $("agent"), first: $("first"), restart: $("restart"),
   back: $("back"), forward: $("forward"), ply: $("ply"), error: $("error"), agentName: $("agent-name"),
-  legend: $("scores-legend"), timing: $("timing"),
+  legend: $("scores-legend"), timing: $("timing"), hint: $("hint"), hintNote: $("hint-note"),
 };
 
 const state = {
@@ -25,6 +25,8 @@ const state = {
   view: null,          // null: the live position; else the ply shown
   busy: false,
   lastAgentMs: null,
+  hint: { available: false, message: "" },  // GET /api/agents' hint: is the solver on offer
+  hints: new Map(),    // moves "3,2,4" -> the /api/hint answer for that position
 };
 
 // ------------------------------------------------------------------ SVG helpers
@@ -43,9 +45,12 @@ function buildBoard() {
   for (let r = 0; r < ROWS; r++)
     for (let c = 0; c < COLS; c++) svg("circle", { cx: cx(c), cy: cy(r), r: 40, fill: "black" }, el.holes);
   for (let c = 0; c < COLS; c++) {
-    const g = svg("g", {}, el.scores);
+    const g = svg("g", { class: "score-col" }, el.scores);
     svg("title", {}, g);
     svg("text", { x: cx(c), y: 58, "text-anchor": "middle", "data-testid": `score-${c}`, class: "score" }, g);
+    const v = svg("g", { class: "verdict-col" }, el.scores);
+    svg("title", {}, v);
+    svg("text", { x: cx(c), y: 82, "text-anchor": "middle", "data-testid": `hint-${c}`, class: "verdict" }, v);
     const hit = svg("rect", {
       x: c * CELL, y: 0, width: CELL, height: TOP + ROWS * CELL, class: "col",
       "data-testid": `col-${c}`, "data-col": c, role: "button", "aria-label": `drop a piece in column ${c + 1}`,
@@ -64,6 +69,7 @@ function fmtScore(x, kind) {
     return x.toExponential(1).replace("e+", "e");
   }
   if (kind === "policy" || kind === "random") return x.toFixed(2);
+  if (kind === "perfect") return String(Math.round(x));
   return Math.abs(x) >= 100 ? x.toExponential(1).replace("e+", "e") : x.toFixed(2);
 }
 
@@ -132,7 +138,7 @@ function render(opts = {}) {
   // scores above the columns
   const finite = pos.scores.filter((x) => x !== null);
   const best = finite.length ? Math.max(...finite) : null;
-  el.scores.querySelectorAll("g").forEach((g, c) => {
+  el.scores.querySelectorAll("g.score-col").forEach((g, c) => {
     const x = pos.scores[c], t = g.querySelector("text");
     g.querySelector("title").textContent = x === null
       ? "no score: the column is full or the game is over"
@@ -165,6 +171,42 @@ function render(opts = {}) {
   el.legend.textContent = `Numbers above the columns: ${agent.scores_label}. ${pos.to_move ? side : ""}`;
   el.legend.title = "The opponent's scores(board) for the position shown, from the point of view of the player to move.";
   el.timing.textContent = state.lastAgentMs === null ? "" : `(answered in ${state.lastAgentMs.toFixed(1)} ms)`;
+  renderHint(pos);
+}
+
+// ------------------------------------------------------------------ the solver's hint
+
+const movesKey = (ply) => state.moves.slice(0, ply).join(",");
+
+function renderHint(pos) {
+  // The perfect player's verdict per column, on the human's turn, when asked for and on offer.
+  const want = state.hint.available && el.hint.checked && pos.to_move === "human";
+  const answer = want ? state.hints.get(movesKey(pos.ply)) : undefined;
+  el.scores.querySelectorAll("g.verdict-col").forEach((g, c) => {
+    const t = g.querySelector("text");
+    const score = answer ? answer.scores[c] : null;
+    const outcome = answer ? answer.outcomes[c] : null;
+    t.textContent = score === null ? "" : (outcome === "draw" ? "draw" : `${outcome} ${score > 0 ? "+" : ""}${score}`);
+    t.setAttribute("class", `verdict ${outcome || ""}${answer && answer.best.includes(c) ? " best" : ""}`);
+    t.dataset.value = score === null ? "" : String(score);
+    g.querySelector("title").textContent = score === null ? "" :
+      `perfect play: column ${c + 1} ${outcome === "win" ? "wins" : outcome === "loss" ? "loses" : "draws"} (solver score ${score})`;
+  });
+  if (want && !answer) fetchHint(pos.ply);
+}
+
+async function fetchHint(ply) {
+  const key = movesKey(ply), game = state.game;
+  if (state.hints.has(key)) return;
+  state.hints.set(key, undefined);  // one request per position
+  try {
+    const answer = await api("/api/hint", { moves: state.moves.slice(0, ply) });
+    state.hints.set(key, answer);
+    if (game === state.game) render();
+  } catch (e) {
+    state.hints.delete(key);
+    showError(`hint: ${e.message}`);
+  }
 }
 
 function showError(message) {
@@ -287,6 +329,11 @@ async function init() {
       el.agent.appendChild(opt);
     }
     el.agent.value = info.default;
+    state.hint = info.hint || { available: false, message: "no hint" };
+    el.hint.disabled = !state.hint.available;
+    el.hintNote.hidden = state.hint.available;
+    el.hintNote.textContent = state.hint.available ? "" : state.hint.message;
+    el.hint.addEventListener("change", () => render());
   } catch (e) {
     showError(`cannot reach the server: ${e.message}`);
     return;
