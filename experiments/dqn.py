@@ -3,6 +3,7 @@
     python experiments/dqn.py                         # thesis settings -> runs/dqn
     python experiments/dqn.py --double --loss huber --tau 0.001 --out runs/ddqn
     python experiments/dqn.py --out runs/dqn --resume # continue an interrupted run
+    python experiments/dqn.py --preset published      # the published code's training (design.md §7a)
 
 Every hyperparameter is a flag (``--help``). Writes metrics.jsonl/csv, curves.png,
 summary.json, best/ (the agent with the best win rate vs 1StepLA; load it with
@@ -12,11 +13,13 @@ summary.json, best/ (the agent with the best win rate vs 1StepLA; load it with
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass, field
+from typing import Literal
 
 import tyro
 
-from c4jax.learning import loop
+from c4jax.learning import config, loop
 from c4jax.learning.dqn import DQN, DQNConfig
 
 
@@ -26,6 +29,9 @@ class Config:
 
     run: loop.LoopConfig = field(default_factory=lambda: loop.LoopConfig(out="runs/dqn"))
     dqn: DQNConfig = field(default_factory=DQNConfig)
+    preset: Literal["thesis", "published"] = "thesis"
+    """Training preset: 'thesis' (the thesis text, design.md §7) or 'published' (every difference of the
+    published training code turned on, design.md §7a). It sets the defaults; explicit flags override it."""
 
 
 def main(cfg: Config) -> dict:
@@ -33,8 +39,14 @@ def main(cfg: Config) -> dict:
     return loop.run(algo, cfg.run, width=cfg.dqn.width, algo_config=dataclasses.asdict(cfg.dqn))
 
 
-def cli(default: Config) -> Config:
-    return tyro.cli(Config, default=default, config=(tyro.conf.OmitArgPrefixes,))
+def cli(default: Config, argv: list[str] | None = None) -> Config:
+    """Parse the command line over ``default`` with the --preset it names applied first."""
+    argv = sys.argv[1:] if argv is None else argv
+    name = config.preset_from_argv(argv)
+    if name in config.PRESETS:
+        default = dataclasses.replace(default, preset=name, run=config.with_preset(default.run, name),
+                                      dqn=config.with_preset(default.dqn, name))
+    return tyro.cli(Config, default=default, args=argv, config=(tyro.conf.OmitArgPrefixes,))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
     python experiments/ppo.py                          # thesis settings -> runs/ppo
     python experiments/ppo.py --gae-lambda 0.95 --out runs/ppo_gae
     python experiments/ppo.py --out runs/ppo --resume  # continue an interrupted run
+    python experiments/ppo.py --preset published       # the published code's training (design.md §7a)
 
 Starts from the shipped supervised weights (conv frozen), self-plays by sampling the
 policy, evaluates after every buffer (Random, old network, 1StepLA; 100 games each).
@@ -14,11 +15,13 @@ summary.json, best/ (load it with ``agents.load("runs/ppo")``: sampled play,
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass, field
+from typing import Literal
 
 import tyro
 
-from c4jax.learning import loop
+from c4jax.learning import config, loop
 from c4jax.learning.ppo import PPO, PPOConfig
 
 
@@ -28,6 +31,9 @@ class Config:
 
     run: loop.LoopConfig = field(default_factory=lambda: loop.LoopConfig(out="runs/ppo"))
     ppo: PPOConfig = field(default_factory=PPOConfig)
+    preset: Literal["thesis", "published"] = "thesis"
+    """Training preset: 'thesis' (the thesis text, design.md §7) or 'published' (every difference of the
+    published training code turned on, design.md §7a). It sets the defaults; explicit flags override it."""
 
 
 def main(cfg: Config) -> dict:
@@ -35,5 +41,15 @@ def main(cfg: Config) -> dict:
     return loop.run(algo, cfg.run, width=cfg.ppo.width, algo_config=dataclasses.asdict(cfg.ppo))
 
 
+def cli(default: Config, argv: list[str] | None = None) -> Config:
+    """Parse the command line over ``default`` with the --preset it names applied first."""
+    argv = sys.argv[1:] if argv is None else argv
+    name = config.preset_from_argv(argv)
+    if name in config.PRESETS:
+        default = dataclasses.replace(default, preset=name, run=config.with_preset(default.run, name),
+                                      ppo=config.with_preset(default.ppo, name))
+    return tyro.cli(Config, default=default, args=argv, config=(tyro.conf.OmitArgPrefixes,))
+
+
 if __name__ == "__main__":
-    loop.exit_on_error(main, tyro.cli(Config, config=(tyro.conf.OmitArgPrefixes,)))
+    loop.exit_on_error(main, cli(Config()))

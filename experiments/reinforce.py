@@ -2,6 +2,7 @@
 
     python experiments/reinforce.py                    # thesis settings -> runs/reinforce
     python experiments/reinforce.py --out runs/reinforce --resume
+    python experiments/reinforce.py --preset published # the published code's training (design.md §7a)
 
 One update per episode (+ mirror), evaluation every 100 episodes (Random, old network,
 1StepLA; 100 games each). Every hyperparameter is a flag (``--help``). Writes
@@ -12,11 +13,13 @@ sampled play, ``:det`` greedy) and last/ (the resumable training state) to --out
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass, field
+from typing import Literal
 
 import tyro
 
-from c4jax.learning import loop
+from c4jax.learning import config, loop
 from c4jax.learning.reinforce import Reinforce, ReinforceConfig
 
 
@@ -26,6 +29,9 @@ class Config:
 
     run: loop.LoopConfig = field(default_factory=lambda: loop.LoopConfig(out="runs/reinforce"))
     reinforce: ReinforceConfig = field(default_factory=ReinforceConfig)
+    preset: Literal["thesis", "published"] = "thesis"
+    """Training preset: 'thesis' (the thesis text, design.md §7) or 'published' (every difference of the
+    published training code turned on, design.md §7a). It sets the defaults; explicit flags override it."""
 
 
 def main(cfg: Config) -> dict:
@@ -33,5 +39,15 @@ def main(cfg: Config) -> dict:
     return loop.run(algo, cfg.run, width=cfg.reinforce.width, algo_config=dataclasses.asdict(cfg.reinforce))
 
 
+def cli(default: Config, argv: list[str] | None = None) -> Config:
+    """Parse the command line over ``default`` with the --preset it names applied first."""
+    argv = sys.argv[1:] if argv is None else argv
+    name = config.preset_from_argv(argv)
+    if name in config.PRESETS:
+        default = dataclasses.replace(default, preset=name, run=config.with_preset(default.run, name),
+                                      reinforce=config.with_preset(default.reinforce, name))
+    return tyro.cli(Config, default=default, args=argv, config=(tyro.conf.OmitArgPrefixes,))
+
+
 if __name__ == "__main__":
-    loop.exit_on_error(main, tyro.cli(Config, config=(tyro.conf.OmitArgPrefixes,)))
+    loop.exit_on_error(main, cli(Config()))

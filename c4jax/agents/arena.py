@@ -119,11 +119,24 @@ def initial_states(batch: int) -> env.EnvState:
     return jax.vmap(env.init)(jnp.zeros(batch))
 
 
-def backprop_rewards(traj: Trajectory, n: float = 3.0) -> Array:
-    """float32[B, 42]: design.md §2 back-propagated rewards of every recorded move."""
-    return jax.vmap(env.backprop_rewards, in_axes=(0, 0, 0, None))(
-        traj.rewards, traj.valid, traj.first_mover_outcome, n
-    )
+BACKPROP_VARIANTS = ("per_player", "segments")
+
+
+def backprop_rewards(traj: Trajectory, n: float = 3.0, variant: str = "per_player") -> Array:
+    """float32[B, 42]: back-propagated rewards of every recorded move.
+
+    ``variant``: ``"per_player"`` (design.md §2: each player's own moves numbered 1..T) or
+    ``"segments"`` (the published code, design.md §7a: absolute turn numbers, one segment per
+    ±1 shaped reward; ``env.backprop_rewards_segments``).
+    """
+    if variant == "per_player":
+        return jax.vmap(env.backprop_rewards, in_axes=(0, 0, 0, None))(
+            traj.rewards, traj.valid, traj.first_mover_outcome, n
+        )
+    if variant == "segments":
+        stones = jnp.sum(traj.boards[:, 0] != 0, axis=(-2, -1), dtype=jnp.int32)
+        return jax.vmap(env.backprop_rewards_segments, in_axes=(0, 0, 0, None))(traj.rewards, traj.valid, stones, n)
+    raise ValueError(f"reward back-propagation must be one of {BACKPROP_VARIANTS}, got {variant!r}")
 
 
 # --------------------------------------------------------------------------- games against a fixed opponent
@@ -163,3 +176,34 @@ def mixed_rollout(learner, opponent, states: env.EnvState, n_vs: int, key: Array
     learner_first = jax.random.bernoulli(seat_key, 0.5, (batch,)) | ~vs
     traj = rollout(learner, _PerGame(learner, opponent, vs), states, learner_first, play_key)
     return traj, traj.valid & (traj.by_a | ~vs[:, None])
+
+
+def mixed_rollout_no_draws(learner, opponent, states: env.EnvState, n_vs: int, key: Array,
+                           max_rounds: int = 8) -> tuple[Trajectory, Array]:
+    """``mixed_rollout`` with every drawn game discarded and replaced by a game from the empty
+    board (the published training code, design.md §7a), as in the same seat arrangement.
+
+    A replacement that is drawn again is replaced again, up to ``max_rounds`` rounds in all
+    (a bound for ``jit``; a draw left after them is kept). Round 0 is exactly
+    ``mixed_rollout(..., key)``; round r > 0 plays all B games again from empty boards with
+    ``fold_in(key, r)`` and takes the games that are still draws from it.
+    """
+    traj, moves = mixed_rollout(learner, opponent, states, n_vs, key)
+    empty = initial_states(states.done.shape[0])
+
+    def drawn(t: Trajectory) -> Array:
+        return t.final.winner == 0
+
+    def cond(c):
+        r, t, _ = c
+        return (r < max_rounds) & jnp.any(drawn(t))
+
+    def body(c):
+        r, t, m = c
+        new_t, new_m = mixed_rollout(learner, opponent, empty, n_vs, jax.random.fold_in(key, r))
+        d = drawn(t)
+        t = jax.tree.map(lambda a, b: jnp.where(_bcast(d, a), a, b), new_t, t)
+        return r + 1, t, jnp.where(d[:, None], new_m, m)
+
+    _, traj, moves = jax.lax.while_loop(cond, body, (jnp.int32(1), traj, moves))
+    return traj, moves

@@ -224,3 +224,52 @@ def backprop_rewards(rewards: Array, valid: Array, first_mover_outcome: Array, n
     prop = z * (own_t / jnp.maximum(own_total, 1)) ** n
     out = jnp.where(rewards == 0.0, prop, rewards)
     return jnp.where(valid, out, 0.0).astype(jnp.float32)
+
+
+def backprop_rewards_segments(rewards: Array, valid: Array, start_stones: Array, n: float = 3.0) -> Array:
+    """The reward back-propagation of the published training code (design.md §7a), one episode.
+
+    Turns are absolute: move k of the episode is turn ``start_stones + 1 + k`` (the stones of
+    a random start board count). The game is split at every move whose shaped reward has the
+    magnitude of the last move's (±1 after a win), and each segment ending at such a move
+    (turn T, reward R) back-propagates R to the zero-reward moves before it: turn i gets
+    ``|R| * (i / T) ** n`` when its mover is R's "winner" (the mover of turn T if R > 0,
+    the other player if R < 0) and ``-|R| * ((i + 1) / T) ** n`` otherwise (the loser's
+    turn is taken as one later), rounded to 4 decimals. As in the published code, segment
+    offsets are counted from the first move of the episode: the first segment is
+    written in place, a later segment's values land on the episode's first moves
+    (only where those are still exactly 0), so zero rewards after the first split
+    stay 0. Non-zero shaped rewards are kept; invalid moves get 0.
+
+    Args:
+      rewards: float32[L]: shaped reward of each move, from its mover's point of view.
+      valid: bool[L]: the move was played (a prefix of True).
+      start_stones: int32[]: stones on the board before move 0.
+      n: the exponent.
+    """
+    chex.assert_rank([rewards, valid, start_stones], [1, 1, 0])
+    chex.assert_equal_shape([rewards, valid])
+    rewards = jnp.where(valid, rewards.astype(jnp.float32), 0.0)
+    size = rewards.shape[0]
+    length = valid.sum()
+    first_turn = start_stones.astype(jnp.int32) + 1
+    max_reward = jnp.abs(rewards[jnp.maximum(length - 1, 0)])
+    offsets = jnp.arange(size)
+
+    def _move(j, carry):
+        out, seg_turn = carry  # seg_turn: first turn of the current segment
+        turn = first_turn + j
+        r = rewards[j]
+        split = valid[j] & (jnp.abs(jnp.abs(r) - max_reward) < 1e-4)
+        i = seg_turn + offsets  # the turn each slot's value is computed for
+        same = (turn - i) % 2 == 0
+        winner = jnp.where(same, r > 0, r < 0)
+        t = jnp.where(winner, i, i + 1).astype(jnp.float32)
+        value = jnp.abs(r) * (t / turn.astype(jnp.float32)) ** n
+        value = jnp.round(jnp.where(winner, value, -value), 4)
+        write = split & (i < turn) & (jnp.abs(out) < 1e-4)
+        out = jnp.where(write, value, out)
+        return out, jnp.where(split, turn + 1, seg_turn)
+
+    out, _ = jax.lax.fori_loop(0, size, _move, (rewards, first_turn))
+    return jnp.where(valid, out, 0.0).astype(jnp.float32)

@@ -1,10 +1,68 @@
-"""The hyperparameters every self-play RL trainer shares (DQN, REINFORCE, PPO)."""
+"""The hyperparameters every self-play RL trainer shares (DQN, REINFORCE, PPO), and the two
+training presets.
+
+A *preset* names a set of field values: ``"thesis"`` is the thesis text (design.md §7, every
+field at its default) and ``"published"`` turns on each difference of the published training
+code (design.md §7a). ``with_preset(cfg, name)`` applies a preset to any config dataclass
+(the fields it has); ``preset_from_argv`` reads ``--preset NAME`` from a command line so that a
+script can make the preset its defaults and let every explicit flag override them.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from typing import Any, Sequence
 
 from c4jax.learning.opponent import OpponentConfig
+
+# design.md §7a, one entry per difference; each name is a field of the config it concerns
+# (SelfPlayConfig, DQNConfig, PPOConfig or loop.LoopConfig).
+PRESETS: dict[str, dict[str, Any]] = {
+    "thesis": {},
+    "published": {
+        # every trainer
+        "reward_backprop": "segments",
+        "replace_draws": True,
+        # the host loop's old-network rule
+        "old_best_start": 0.5,
+        "revert_at_equal": True,
+        # DQN
+        "target_online": True,
+        "target_mirror_avg": True,
+        "target_unmasked": True,
+        "eps_per_update": True,
+        "selfplay_mirror_avg": True,  # PPO too
+        "reset_target_on_old": True,
+        # PPO
+        "td_advantage": True,
+        "explore": 0.10,
+        "unmasked_log_probs": True,
+        "buffers_per_eval": 5,
+    },
+}
+PRESET_NAMES = tuple(PRESETS)
+
+
+def with_preset(cfg, name: str):
+    """``cfg`` (a frozen config dataclass) with the fields of preset ``name`` that it has."""
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(PRESET_NAMES)}")
+    names = {f.name for f in dataclasses.fields(cfg)}
+    return dataclasses.replace(cfg, **{k: v for k, v in PRESETS[name].items() if k in names})
+
+
+def preset_from_argv(argv: Sequence[str], flag: str = "--preset") -> str:
+    """The value of ``flag`` in a command line (``--preset X`` or ``--preset=X``; the last one
+    wins), ``"thesis"`` when absent. An unknown name is returned as it is, for the CLI parser
+    to reject with its list of choices."""
+    name = "thesis"
+    for i, arg in enumerate(argv):
+        if arg == flag and i + 1 < len(argv):
+            name = argv[i + 1]
+        elif arg.startswith(flag + "="):
+            name = arg.split("=", 1)[1]
+    return name
 
 
 @dataclass(frozen=True)
@@ -16,5 +74,17 @@ class SelfPlayConfig(OpponentConfig):
     """Discount of the turn-based targets (the next state is the opponent's: its value is subtracted)."""
     reward_backprop_n: float = 3.0
     """Exponent n of the reward back-propagation r_t = r_T * (t / T)^n (docs/design.md §2)."""
+    reward_backprop: str = "per_player"
+    """'per_player' (the thesis, design.md §2: each player's own moves 1..T) or 'segments' (the published
+    code, design.md §7a: absolute turn numbers, the game split at every ±1 shaped reward, the loser's turn
+    taken as T+1, zero rewards after the first split left at 0)."""
+    replace_draws: bool = False
+    """Discard drawn training games and replace each by a game from the empty board (the published code,
+    design.md §7a)."""
     width: int = 128
     """CNET width (filters and dense units)."""
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.reward_backprop not in ("per_player", "segments"):
+            raise ValueError(f"--reward-backprop must be 'per_player' or 'segments', got {self.reward_backprop!r}")

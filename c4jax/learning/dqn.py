@@ -76,6 +76,24 @@ class DQNConfig(SelfPlayConfig):
     """ε decay constant in episodes."""
     eval_every: int = 1000
     """Updates between evaluations (and checkpoints)."""
+    target_online: bool = False
+    """Compute the TD target with the online network (the target copy is still refreshed but never read),
+    as the published code does (design.md §7a)."""
+    target_mirror_avg: bool = False
+    """Average Q(s') with the mirrored board's Q (mirrored back) before the max of the TD target (the
+    published code, design.md §7a)."""
+    target_unmasked: bool = False
+    """Take the TD target's max over all 7 columns of s', full ones included (the published code,
+    design.md §7a)."""
+    eps_per_update: bool = False
+    """Decay ε with the updates done so far instead of the episodes (the published code, design.md §7a):
+    the warm-up before --learning-starts is played at ε = --eps-start."""
+    selfplay_mirror_avg: bool = False
+    """Self-play acts on the mirror-averaged Q-values (then masks full columns), as the published code
+    does (design.md §7a)."""
+    reset_target_on_old: bool = False
+    """Reset the target network to the weights the old-network rule leaves in place, on a new best and on a
+    revert (the published code, design.md §7a)."""
 
     def __post_init__(self):
         super().__post_init__()
@@ -90,8 +108,20 @@ class DQNConfig(SelfPlayConfig):
 
 
 def epsilon(cfg: DQNConfig, episodes: Array) -> Array:
-    """ε after ``episodes`` self-play games: eps_end + (eps_start - eps_end)·exp(−episodes/decay)."""
+    """ε after ``episodes`` self-play games (or updates, with ``eps_per_update``):
+    eps_end + (eps_start - eps_end)·exp(−episodes/decay)."""
     return cfg.eps_end + (cfg.eps_start - cfg.eps_end) * jnp.exp(-episodes / cfg.eps_decay)
+
+
+def behaviour_epsilon(cfg: DQNConfig, state) -> Array:
+    """The self-play ε of ``state``: by episodes (the thesis) or by updates (``eps_per_update``)."""
+    count = state.updates if cfg.eps_per_update else state.episodes
+    return epsilon(cfg, count.astype(jnp.float32))
+
+
+def mirror_average(q: Array, q_mirrored: Array) -> Array:
+    """float32[..., 7]: ``q`` averaged with the mirrored board's ``q_mirrored``, mirrored back."""
+    return 0.5 * (q + q_mirrored[..., ::-1])
 
 
 @struct.dataclass
@@ -118,15 +148,19 @@ class EpsilonGreedy(AgentBase):
     net: CNet = struct.field(pytree_node=False)
     name: str = struct.field(pytree_node=False, default="eps-greedy")
     stochastic: bool = struct.field(pytree_node=False, default=True)
+    mirror_avg: bool = struct.field(pytree_node=False, default=False)
 
     def _act(self, boards, key):
         q = self.net.apply({"params": self.params}, boards)
+        if self.mirror_avg:
+            q = mirror_average(q, self.net.apply({"params": self.params}, mirror_boards(boards)))
         return epsilon_greedy(key, q, legal_mask(boards), self.epsilon)
 
 
-def transitions(traj: arena.Trajectory, n: float) -> tuple[Transition, Array]:
-    """Flat transitions [2·B·42] of the recorded games and their mirrors, with a valid mask."""
-    rewards = arena.backprop_rewards(traj, n)
+def transitions(traj: arena.Trajectory, n: float, variant: str = "per_player") -> tuple[Transition, Array]:
+    """Flat transitions [2·B·42] of the recorded games and their mirrors, with a valid mask
+    (``variant``: the reward back-propagation, ``arena.backprop_rewards``)."""
+    rewards = arena.backprop_rewards(traj, n, variant)
     nxt = jnp.concatenate([traj.boards[:, 1:], jnp.zeros_like(traj.boards[:, :1])], axis=1)
     nxt = jnp.where(traj.done[..., None, None], 0, nxt)
     t = Transition(board=traj.boards, action=traj.actions, reward=rewards, next_board=nxt, done=traj.done)
@@ -156,16 +190,36 @@ class DQN:
         return DQNState.create(params, self.tx, key, target_params=params,
                                buffer=rb.init(example, self.cfg.buffer_size))
 
+    def sync_target(self, state: DQNState, reset) -> DQNState:
+        """After the host loop's old-network rule: with ``reset_target_on_old``, the target network
+        becomes the current weights where ``reset`` (bool[K], one per seed: a new best or a revert);
+        otherwise ``state`` unchanged."""
+        if not self.cfg.reset_target_on_old:
+            return state
+        def pick(p, t):
+            m = jnp.asarray(reset).reshape((-1,) + (1,) * (p.ndim - 1))
+            return jnp.where(m, p, t)
+        return state.replace(target_params=jax.tree.map(pick, state.params, state.target_params))
+
     # --- jitted pieces ------------------------------------------------------------------
 
     def loss(self, params, target_params, batch: Transition):
         cfg, apply = self.cfg, self.net.apply
         q = apply({"params": params}, batch.board)
         q_sa = jnp.take_along_axis(q, batch.action[:, None], axis=-1)[:, 0]
+        if cfg.target_online:
+            target_params = jax.lax.stop_gradient(params)
         q_next_target = apply({"params": target_params}, batch.next_board)
+        if cfg.target_mirror_avg:
+            q_next_target = mirror_average(q_next_target,
+                                           apply({"params": target_params}, mirror_boards(batch.next_board)))
         legal_next = legal_mask(batch.next_board)
+        if cfg.target_unmasked:
+            legal_next = jnp.ones_like(legal_next)
         if cfg.double:
             q_next_online = apply({"params": params}, batch.next_board)
+            if cfg.target_mirror_avg:
+                q_next_online = mirror_average(q_next_online, apply({"params": params}, mirror_boards(batch.next_board)))
             y = jax.vmap(losses.double_td_target, in_axes=(0, 0, 0, 0, 0, None))(
                 batch.reward, batch.done, q_next_online, q_next_target, legal_next, cfg.gamma)
         else:
@@ -195,11 +249,12 @@ class DQN:
         key, start_key, play_key = jax.random.split(state.key, 3)
         games = cfg.episodes_per_iteration
         starts = arena.random_initial_states(start_key, games)
-        eps = epsilon(cfg, state.episodes.astype(jnp.float32))
-        behaviour = EpsilonGreedy(params=state.params, epsilon=eps, net=self.net)
+        eps = behaviour_epsilon(cfg, state)
+        behaviour = EpsilonGreedy(params=state.params, epsilon=eps, net=self.net, mirror_avg=cfg.selfplay_mirror_avg)
         n_vs = cfg.opponent_games(games)
-        traj, _ = arena.mixed_rollout(behaviour, cfg.opponent_agent, starts, n_vs, play_key)
-        items, valid = transitions(traj, cfg.reward_backprop_n)
+        play = arena.mixed_rollout_no_draws if cfg.replace_draws else arena.mixed_rollout
+        traj, _ = play(behaviour, cfg.opponent_agent, starts, n_vs, play_key)
+        items, valid = transitions(traj, cfg.reward_backprop_n, cfg.reward_backprop)
         state = state.replace(buffer=rb.add(state.buffer, items, valid), key=key,
                                episodes=state.episodes + games)
         n_updates = cfg.updates_per_episode * games
@@ -240,7 +295,7 @@ class DQN:
             "train/q": acc["q"] / n,
             "train/target": acc["target"] / n,
             "selfplay/length": acc["length"] / jnp.maximum(acc["games"], 1.0),
-            "selfplay/epsilon": epsilon(self.cfg, state.episodes.astype(jnp.float32)),
+            "selfplay/epsilon": behaviour_epsilon(self.cfg, state),
             "selfplay/episodes": state.episodes.astype(jnp.float32),
             "buffer/size": state.buffer.size.astype(jnp.float32),
         }

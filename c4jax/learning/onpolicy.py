@@ -22,6 +22,8 @@ keeps that order, so a PPO buffer holds whole episodes each followed by its mirr
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import optax
@@ -32,9 +34,10 @@ from c4jax.game import env
 from c4jax.learning import losses
 from c4jax.agents import arena
 from c4jax.nets.cnet import CNet
+from c4jax.agents.base import AgentBase
 from c4jax.agents.network import NetworkAgent
 from c4jax.game.board import legal_mask, mirror_boards
-from c4jax.agents.policy import masked_log_softmax
+from c4jax.agents.policy import masked_log_softmax, sample
 from c4jax.learning.optim import make_optimizer
 from c4jax.learning.train_state import TrainState
 
@@ -101,10 +104,44 @@ def collect(params, key: Array, states: env.EnvState, *, gamma: float | Array = 
                          backprop_n=backprop_n)[0]
 
 
-@partial(jax.jit, static_argnames=("n_vs", "width", "backprop_n"))
+@struct.dataclass
+class _Behaviour(AgentBase):
+    """Self-play of the published PPO code (design.md §7a): with probability ``explore`` a uniform
+    legal column, else a sample of the (optionally mirror-averaged) logits over the legal columns."""
+
+    params: Any
+    explore: float
+    width: int = struct.field(pytree_node=False, default=128)
+    mirror_avg: bool = struct.field(pytree_node=False, default=False)
+    name: str = struct.field(pytree_node=False, default="behaviour")
+    stochastic: bool = struct.field(pytree_node=False, default=True)
+
+    def _act(self, boards: Array, key: Array) -> Array:
+        logits, _ = _apply(self.params, boards, self.width)
+        if self.mirror_avg:
+            mirrored, _ = _apply(self.params, mirror_boards(boards), self.width)
+            logits = 0.5 * (logits + mirrored[..., ::-1])
+        explore_key, uniform_key, policy_key = jax.random.split(key, 3)
+        legal = legal_mask(boards)
+        explore = jax.random.uniform(explore_key, boards.shape[:-2]) < self.explore
+        uniform = sample(uniform_key, jnp.zeros_like(logits), legal)
+        return jnp.where(explore, uniform, sample(policy_key, logits, legal))
+
+
+def _mirror_avg_value(params, boards: Array, width: int) -> Array:
+    """float32[...]: V̄(s), the value averaged with the mirrored board's."""
+    _, v = _apply(params, boards, width)
+    _, v_mirrored = _apply(params, mirror_boards(boards), width)
+    return 0.5 * (v + v_mirrored)
+
+
+@partial(jax.jit, static_argnames=("n_vs", "width", "backprop_n", "backprop", "replace_draws", "td_advantage",
+                                   "mirror_avg", "unmasked_log_probs", "explore"))
 def collect_mixed(params, key: Array, states: env.EnvState, opponent, n_vs: int, *,
                   gamma: float | Array = 0.95, gae_lambda: float | Array = 1.0, width: int = 128,
-                  backprop_n: float = 3.0) -> tuple[Batch, Array]:
+                  backprop_n: float = 3.0, backprop: str = "per_player", replace_draws: bool = False,
+                  explore: float = 0.0, td_advantage: bool = False, mirror_avg: bool = False,
+                  unmasked_log_probs: bool = False) -> tuple[Batch, Array]:
     """``collect``, with the first ``n_vs`` games played against a fixed ``opponent`` agent.
 
     In those games (``arena.mixed_rollout``: the learner's seat is random) only the
@@ -114,12 +151,29 @@ def collect_mixed(params, key: Array, states: env.EnvState, opponent, n_vs: int,
     on-policy samples, so they carry no loss. ``opponent=None`` or ``n_vs=0`` is
     ``collect``. Returns ``(batch, lengths)``: lengths (int32[B]) are the moves
     played in each game.
+
+    The published code's variants (design.md §7a), all off by default: ``backprop``
+    (``arena.backprop_rewards``), ``replace_draws`` (``arena.mixed_rollout_no_draws``);
+    ``explore`` > 0 or ``mirror_avg``: self-play with that probability of a uniform legal
+    move, else sampling the (mirror-averaged) logits; ``td_advantage``: value targets
+    ``returns = r - gamma (1 - done) V̄(s')`` and advantages ``returns - V̄(s)`` with the
+    mirror-averaged value V̄ of the collecting network; ``unmasked_log_probs``: ``old_logp``
+    over all 7 columns (unmasked) of the network's own (not mirror-averaged) logits.
     """
-    agent = NetworkAgent(params=params, label="collect", width=width, heads="two", output="policy",
-                         sampled=True, symmetric=False)
-    traj, learner_moves = arena.mixed_rollout(agent, opponent, states, n_vs, key)
-    rewards = arena.backprop_rewards(traj, backprop_n)  # [B, 42]
-    returns = jax.vmap(losses.turn_based_returns, in_axes=(0, 0, None))(rewards, traj.valid, gamma)
+    if explore == 0.0 and not mirror_avg:  # the thesis: sample the masked policy
+        agent = NetworkAgent(params=params, label="collect", width=width, heads="two", output="policy",
+                             sampled=True, symmetric=False)
+    else:
+        agent = _Behaviour(params=params, explore=explore, width=width, mirror_avg=mirror_avg)
+    play = arena.mixed_rollout_no_draws if replace_draws else arena.mixed_rollout
+    traj, learner_moves = play(agent, opponent, states, n_vs, key)
+    rewards = arena.backprop_rewards(traj, backprop_n, backprop)  # [B, 42]
+    if td_advantage:
+        v_bar = _mirror_avg_value(params, traj.boards, width)  # [B, 42]: V̄(s_t)
+        v_next = jnp.concatenate([v_bar[:, 1:], jnp.zeros_like(v_bar[:, :1])], axis=1)
+        returns = jnp.where(traj.valid, rewards - gamma * jnp.where(traj.done, 0.0, v_next), 0.0)
+    else:
+        returns = jax.vmap(losses.turn_based_returns, in_axes=(0, 0, None))(rewards, traj.valid, gamma)
 
     def _pair(x: Array, y: Array) -> Array:  # [B, 42, ...] x 2 -> [B, 2, 42, ...]
         return jnp.stack([x, y], axis=1)
@@ -129,11 +183,15 @@ def collect_mixed(params, key: Array, states: env.EnvState, opponent, n_vs: int,
     boards = _pair(traj.boards, mirror_boards(traj.boards))
     actions = _pair(traj.actions, jnp.where(traj.valid, env.COLS - 1 - traj.actions, 0))
     logits, values = _apply(params, boards, width)  # [B, 2, 42, 7], [B, 2, 42]
-    log_probs = masked_log_softmax(logits, legal_mask(boards))
+    legal = jnp.ones_like(legal_mask(boards)) if unmasked_log_probs else legal_mask(boards)
+    log_probs = masked_log_softmax(logits, legal)
     old_logp = jnp.take_along_axis(log_probs, actions[..., None], axis=-1)[..., 0]
     rewards2 = _pair(rewards, rewards)
-    advantages = jax.vmap(jax.vmap(losses.gae_turn_based, in_axes=(0, 0, 0, None, None)),
-                          in_axes=(0, 0, 0, None, None))(rewards2, values, played, gamma, gae_lambda)
+    if td_advantage:  # V̄ is mirror-symmetric: a mirrored row has its original's target and advantage
+        advantages = _pair(returns, returns) - _pair(v_bar, v_bar)
+    else:
+        advantages = jax.vmap(jax.vmap(losses.gae_turn_based, in_axes=(0, 0, 0, None, None)),
+                              in_axes=(0, 0, 0, None, None))(rewards2, values, played, gamma, gae_lambda)
     flat = lambda x: x.reshape((-1,) + x.shape[3:])  # noqa: E731  [B, 2, 42, ...] -> [N, ...]
     return Batch(
         boards=flat(boards).astype(jnp.int8),
@@ -188,10 +246,11 @@ class _Carry:
     opt_state: optax.OptState
 
 
-def _ppo_minibatch_loss(params, mb: Batch, weights: Array, *, width, clip, c1, c2):
+def _ppo_minibatch_loss(params, mb: Batch, weights: Array, *, width, clip, c1, c2, unmasked=False):
     logits, values = _apply(params, mb.boards, width)
+    legal = jnp.ones_like(legal_mask(mb.boards)) if unmasked else legal_mask(mb.boards)
     total, aux = jax.vmap(partial(losses.ppo_loss, clip=clip, c1=c1, c2=c2))(
-        logits, legal_mask(mb.boards), mb.actions, mb.old_logp, mb.advantages, values, mb.returns
+        logits, legal, mb.actions, mb.old_logp, mb.advantages, values, mb.returns
     )
     metrics = {
         "loss": total,
@@ -205,10 +264,10 @@ def _ppo_minibatch_loss(params, mb: Batch, weights: Array, *, width, clip, c1, c
     return metrics["loss"], metrics
 
 
-@partial(jax.jit, static_argnames=("tx", "epochs", "minibatch_size", "clip", "c1", "c2", "width"))
+@partial(jax.jit, static_argnames=("tx", "epochs", "minibatch_size", "clip", "c1", "c2", "width", "unmasked"))
 def ppo_update(params, opt_state, batch: Batch, key: Array, *, tx: optax.GradientTransformation,
                epochs: int = 5, minibatch_size: int = 32, clip: float = 0.2, c1: float = 0.75,
-               c2: float = 0.04, width: int = 128):
+               c2: float = 0.04, width: int = 128, unmasked: bool = False):
     """PPO epochs over a fixed-size buffer (e.g. ``take_first(collect(...), 2000)``).
 
     Each epoch shuffles the valid rows (invalid rows go last) and cuts the buffer into
@@ -217,6 +276,9 @@ def ppo_update(params, opt_state, batch: Batch, key: Array, *, tx: optax.Gradien
     with no valid row (an under-filled buffer) makes no optimiser step at all (no
     Adam step, no weight decay). A frozen conv block is the optimiser's business:
     ``make_optimizer(..., frozen_conv=True)`` leaves it bit-identical.
+
+    ``unmasked``: the recomputed log-probs and the entropy run over all 7 columns, full ones
+    included (the published code, design.md §7a; pair it with ``collect(unmasked_log_probs=True)``).
 
     Returns:
       ``(params, opt_state, metrics)``; metrics are means over the minibatches that
@@ -227,7 +289,7 @@ def ppo_update(params, opt_state, batch: Batch, key: Array, *, tx: optax.Gradien
     n = batch.size
     num_minibatches = -(-n // minibatch_size)
     pad = num_minibatches * minibatch_size - n
-    loss_fn = partial(_ppo_minibatch_loss, width=width, clip=clip, c1=c1, c2=c2)
+    loss_fn = partial(_ppo_minibatch_loss, width=width, clip=clip, c1=c1, c2=c2, unmasked=unmasked)
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
 
     def _minibatch_step(carry: _Carry, xs) -> tuple[_Carry, dict]:

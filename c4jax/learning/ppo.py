@@ -5,7 +5,8 @@ policy in parallel from design.md §3 random start boards, each followed by its 
 (the mirrored action's log-prob recomputed on the mirrored board), trimmed to the
 first ``buffer_size`` transitions in game order; then ``epochs`` passes of shuffled
 minibatches with the clipped objective, Smooth-L1 value loss and entropy bonus;
-then the buffer is discarded. The host loop evaluates after every buffer.
+then the buffer is discarded. The host loop evaluates after every buffer (every
+``buffers_per_eval`` buffers).
 Optionally (``--opponent``) a fixed agent plays one side of a fraction of the games.
 """
 
@@ -50,6 +51,20 @@ class PPOConfig(SelfPlayConfig):
     """Self-play games played in parallel to fill one buffer; 0 = ceil(buffer_size / 12.5), enough to fill
     it (a game from a random start gives 15-20 rows with its mirror; the extra rows are dropped). With
     --opponent, games against it give half the rows, and the automatic value grows to match."""
+    td_advantage: bool = False
+    """One-step TD value targets and advantages on the mirror-averaged value V̄ of the collecting network:
+    target = r - γ(1 - done)·V̄(s'), advantage = target - V̄(s); the value head regresses on the target (the
+    published code, design.md §7a; replaces the Monte-Carlo G and --gae-lambda)."""
+    explore: float = 0.0
+    """Probability of a uniformly random legal move in self-play (the published code: 0.10, design.md §7a)."""
+    selfplay_mirror_avg: bool = False
+    """Self-play samples the mirror-averaged logits (masked to legal columns), as the published code does
+    (design.md §7a)."""
+    unmasked_log_probs: bool = False
+    """Stored and recomputed log-probs and the entropy bonus over all 7 columns, unmasked and not
+    mirror-averaged (the published code, design.md §7a)."""
+    buffers_per_eval: int = 1
+    """Buffers (collect + update) between evaluations (the published code: 5, design.md §7a)."""
 
     def __post_init__(self):
         super().__post_init__()
@@ -59,6 +74,10 @@ class PPOConfig(SelfPlayConfig):
             raise ValueError(f"--games-per-collect must be >= 0 (0 = auto), got {self.games_per_collect}")
         if not 0.0 <= self.gae_lambda <= 1.0:
             raise ValueError(f"--gae-lambda must be in [0, 1], got {self.gae_lambda}")
+        if not 0.0 <= self.explore <= 1.0:
+            raise ValueError(f"--explore must be in [0, 1], got {self.explore}")
+        if self.buffers_per_eval < 1:
+            raise ValueError(f"--buffers-per-eval must be >= 1, got {self.buffers_per_eval}")
 
     @property
     def games(self) -> int:
@@ -79,17 +98,30 @@ class PPO(onpolicy.OnPolicyAlgorithm):
         super().__init__(cfg.learning_rate, cfg.weight_decay, freeze_conv)
 
     def _chunk(self, state: TrainState):
+        """``buffers_per_eval`` buffers (one ``lax.scan``); metrics averaged over them."""
+        if self.cfg.buffers_per_eval == 1:
+            return self._buffer(state, None)
+        state, m = jax.lax.scan(self._buffer, state, None, length=self.cfg.buffers_per_eval)
+        metrics = {k: v.mean() for k, v in m.items()}
+        metrics["selfplay/episodes"] = state.episodes.astype(jnp.float32)
+        return state, metrics
+
+    def _buffer(self, state: TrainState, _):
         cfg = self.cfg
         key, start_key, play_key, update_key = jax.random.split(state.key, 4)
         starts = arena.random_initial_states(start_key, cfg.games)
         batch, lengths = onpolicy.collect_mixed(
             state.params, play_key, starts, cfg.opponent_agent, cfg.opponent_games(cfg.games), gamma=cfg.gamma,
-            gae_lambda=cfg.gae_lambda, width=cfg.width, backprop_n=cfg.reward_backprop_n)
+            gae_lambda=cfg.gae_lambda, width=cfg.width, backprop_n=cfg.reward_backprop_n,
+            backprop=cfg.reward_backprop, replace_draws=cfg.replace_draws, explore=cfg.explore,
+            td_advantage=cfg.td_advantage, mirror_avg=cfg.selfplay_mirror_avg,
+            unmasked_log_probs=cfg.unmasked_log_probs)
         games_length = lengths.mean()
         buffer = onpolicy.take_first(batch, cfg.buffer_size)
         params, opt_state, m = onpolicy.ppo_update(
             state.params, state.opt_state, buffer, update_key, tx=self.tx, epochs=cfg.epochs,
-            minibatch_size=cfg.minibatch_size, clip=cfg.clip, c1=cfg.c1, c2=cfg.c2, width=cfg.width)
+            minibatch_size=cfg.minibatch_size, clip=cfg.clip, c1=cfg.c1, c2=cfg.c2, width=cfg.width,
+            unmasked=cfg.unmasked_log_probs)
         new = state.replace(params=params, opt_state=opt_state, key=key, updates=state.updates + m["train/updates"],
                              episodes=state.episodes + cfg.games)
         metrics = {k: v for k, v in m.items() if k not in ("train/updates", "train/samples")}
