@@ -3,6 +3,7 @@
     python experiments/reproduce.py --eval-only          # tournament of the shipped agents (~2 min)
     python experiments/reproduce.py --preset quick       # every stage on small budgets (minutes)
     python experiments/reproduce.py --preset thesis      # every stage with the thesis' settings
+    python experiments/reproduce.py --training-preset published  # RL stages as the published code trains
 
 Stages (each is the experiment script of the same name, run as a subprocess whose
 command line is written into the report, so any stage can be re-run alone):
@@ -68,6 +69,9 @@ class Args:
 
     preset: Literal["quick", "thesis"] = "thesis"
     """Budgets: 'thesis' = the thesis' settings (docs/design.md §6-§7); 'quick' = small budgets for a first look / smoke test."""
+    training_preset: Literal["thesis", "published"] = "thesis"
+    """Training behaviour of the RL stages, passed to each as --preset: 'thesis' (the thesis text, design.md §7)
+    or 'published' (the published training code, design.md §7a). Independent of --preset, which sets budgets."""
     eval_only: bool = False
     """Skip training: play the tournament between the agents shipped in checkpoints/."""
     out: str = "runs/reproduce"
@@ -169,7 +173,7 @@ def main(args: Args) -> Path:
                             "--seed", str(args.seed), *progress, *budgets["supervised"]], stages)
         for algo in RL:
             _run(algo, ["--out", str(out / algo), "--init-from", str(out / "supervised"), "--seed", str(args.seed),
-                        *progress, *budgets[algo]], stages)
+                        "--preset", args.training_preset, *progress, *budgets[algo]], stages)
         names = ["1steplA", "2steplA", str(out / "supervised")]
         for algo in RL:
             names += [f"{out / algo}:sto", f"{out / algo}:det"] if algo in POLICY else [str(out / algo)]
