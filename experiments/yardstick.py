@@ -77,10 +77,10 @@ def plot(rows: list[dict], path: Path) -> Path:
 
     names = [r["agent"] for r in rows]
     x = np.arange(len(names))
-    fig, axes = plt.subplots(1, 2, figsize=(max(8, 1.1 * len(names) * 2), 4.2), squeeze=False)
+    fig, axes = plt.subplots(2, 1, figsize=(max(7.0, 0.75 * len(names) + 2), 8), squeeze=False)
     panels = [("overall", [("keep", "keep outcome"), ("exact", "exact best")]),
               ("outcome kept, per phase", [(f"keep_{p}", p) for p in yardstick.PHASES])]
-    for ax, (title, series) in zip(axes[0], panels):
+    for ax, (title, series) in zip(axes[:, 0], panels):
         w = 0.8 / len(series)
         for i, (key, label) in enumerate(series):
             ax.bar(x + (i - (len(series) - 1) / 2) * w, [r["metrics"][f"yardstick/{key}"] for r in rows], w, label=label)
