@@ -78,14 +78,21 @@ class NetworkAgent(AgentBase):
         return greedy(values, legal)
 
 
+def resolve_checkpoint(directory: str | Path) -> Path:
+    """The checkpoint an agent is loaded from: ``directory`` itself, or the ``best/`` checkpoint of an
+    RL run directory."""
+    directory = Path(directory)
+    if not (directory / checkpoint.METADATA_FILE).exists() and (directory / "best" / checkpoint.METADATA_FILE).exists():
+        return directory / "best"
+    return directory
+
+
 def agent_from_checkpoint(directory: str | Path, mode: str | None = None, label: str | None = None) -> NetworkAgent:
     """Rebuild the agent saved in a checkpoint directory (see :mod:`c4jax.io.checkpoint`).
 
     An RL run directory (no checkpoint of its own, a ``best/`` one inside) gives its best agent.
     """
-    directory = Path(directory)
-    if not (directory / checkpoint.METADATA_FILE).exists() and (directory / "best" / checkpoint.METADATA_FILE).exists():
-        directory = directory / "best"  # an RL run directory: play its best agent
+    directory = resolve_checkpoint(directory)
     meta = checkpoint.read_metadata(directory)
     try:
         net, agent = meta["network"], meta["agent"]

@@ -17,6 +17,7 @@ from typing import Callable
 
 from c4jax.agents.base import Agent
 from c4jax.agents.baselines import NStepLookahead, RandomAgent
+from c4jax.agents.alphazero import agent_from_search_checkpoint, is_search_checkpoint
 from c4jax.agents.network import agent_from_checkpoint
 from c4jax.agents.search import MAX_SIMULATIONS, MCTSAgent
 from c4jax.agents.perfect import load_perfect, solver_available
@@ -61,9 +62,12 @@ def known_names() -> list[str]:
 def load(name: str) -> Agent:
     """Build an agent from ``<agent>[:sto|:det]`` (case insensitive) or ``<checkpoint dir>[:sto|:det]``.
 
-    ``<agent>`` is a built-in (``random``, ``1steplA`` .. ``4steplA``) or a trained agent
-    shipped in ``checkpoints/`` (``supervised``, ...); anything else is read as the path
-    of a checkpoint directory. Without a suffix an agent plays its default mode.
+    ``<agent>`` is a built-in (``random``, ``1steplA`` .. ``4steplA``, ``perfect``,
+    ``mcts<N>``) or a trained agent shipped in ``checkpoints/`` (``supervised``, ...);
+    anything else is read as the path of a checkpoint directory. Without a suffix an agent
+    plays its default mode. An agent that plays with search (AlphaZero) takes
+    ``@<simulations>`` before the suffix: ``alphazero@200``, ``runs/alphazero@0:sto`` (0: its
+    raw policy, sampled).
     """
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"agent name must be a non-empty string, got {name!r}")
@@ -79,19 +83,36 @@ def load(name: str) -> Agent:
     factory = _REGISTRY.get(base.lower())
     if factory is not None:
         return factory(mode_l)
+    sims = None
+    stem, at, count = base.rpartition("@")
+    if at and not Path(base).exists():
+        if not (count.isascii() and count.isdigit()):
+            raise ValueError(f"agent {name!r}: '@' must be followed by a number of search simulations, as in "
+                             "'alphazero@200'")
+        base, sims = stem, int(count)
     is_path = "/" in base or os.sep in base or base.startswith(".")
     if not is_path and not Path(base).exists():
         for pattern, make, _ in _PATTERNS:
             m = pattern.fullmatch(base.strip())
             if m:
+                if sims is not None:
+                    raise ValueError(f"agent {name!r}: '@<simulations>' is for trained search agents (AlphaZero)")
                 return make(m, mode_l)
     shipped = checkpoints_dir() / base.lower()
     if not is_path and (shipped / METADATA_FILE).is_file():
-        return agent_from_checkpoint(shipped, mode_l, label=base.lower())
+        return _from_checkpoint(shipped, mode_l, base.lower(), sims)
     if is_path or Path(base).exists():
-        return agent_from_checkpoint(base, mode_l, label=base)
+        return _from_checkpoint(base, mode_l, base, sims)
     raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(known_names())} "
                      "(or give the path of a checkpoint directory)")
+
+
+def _from_checkpoint(directory, mode: str | None, label: str, sims: int | None) -> Agent:
+    if is_search_checkpoint(directory):
+        return agent_from_search_checkpoint(directory, mode, label=label, num_simulations=sims)
+    if sims is not None:
+        raise ValueError(f"agent {label!r} does not search: it takes no '@{sims}'")
+    return agent_from_checkpoint(directory, mode, label=label)
 
 
 def _random(mode: str | None) -> RandomAgent:

@@ -76,6 +76,12 @@ class LoopConfig:
     mirrored board's), as the thesis does in every competition and as the shipped agents and the
     tournament play, so that best/ is chosen by how the agent will play. --no-eval-symmetric repeats
     runs made before this became the default."""
+    eval_opponents: tuple[str, ...] = ()
+    """More agents (``agents.load`` names, e.g. 2steplA mcts200) that the current network plays one protocol
+    match against at every evaluation, logged as eval/vs_<name>."""
+    select_by: str = "1steplA"
+    """The evaluation opponent whose win rate chooses best/ and drives the old-network rule: 1steplA (the
+    thesis) or one of --eval-opponents (a stronger one once 1StepLA is beaten every game)."""
     resume: bool = False
     """Continue the run in --out from its last checkpoint."""
     vmap_seeds: int = 1
@@ -89,6 +95,11 @@ class LoopConfig:
             raise ValueError(f"--vmap-seeds must be >= 1, got {self.vmap_seeds}")
         if self.total_updates < 1:
             raise ValueError(f"--total-updates must be >= 1, got {self.total_updates}")
+        for name in self.eval_opponents:
+            agents.load(name)  # a clear error for an unknown name before any training
+        if self.select_by != "1steplA" and self.select_by not in self.eval_opponents:
+            raise ValueError(f"--select-by must be 1steplA or one of --eval-opponents {list(self.eval_opponents)}, "
+                             f"got {self.select_by!r}")
 
 
 class Algorithm(Protocol):
@@ -104,6 +115,10 @@ class Algorithm(Protocol):
     def init(self, key: jax.Array, params: Any) -> TrainState: ...
 
     def chunk(self, state: TrainState) -> tuple[TrainState, dict]: ...  # jitted: run to the next evaluation
+
+    # Optional: ``agent_of(params, label, sampled, symmetric) -> Agent``, how the evaluation matches and
+    # best/ play the network (default: a NetworkAgent), and ``agent_meta``, extra fields of the saved
+    # agent's description (e.g. AlphaZero's search settings).
 
 
 def source_params(cfg: LoopConfig, width: int) -> dict | None:
@@ -172,7 +187,8 @@ def _meta_common(algo: Algorithm, cfg: LoopConfig, width: int, algo_config: dict
         "name": algo.name,
         "algorithm": algo.name,
         "network": {"width": width, "heads": algo.heads},
-        "agent": {"output": algo.output, "default_mode": algo.default_mode, "symmetric": True},
+        "agent": {"output": algo.output, "default_mode": algo.default_mode, "symmetric": True,
+                  **getattr(algo, "agent_meta", {})},
         "config": {**dataclasses.asdict(cfg), "seed": seed, **algo_config},
     }
 
@@ -189,11 +205,11 @@ class _SeedRun:
         self.log = runlog.RunLog(out, resume=resume, after_step=after_step)
 
     def record(self, updates: int, row: dict, params, revert_drop: float, wall_s: float,
-               old_best_start: float = -1.0, revert_at_equal: bool = False) -> str:
+               old_best_start: float = -1.0, revert_at_equal: bool = False, select_by: str = "1steplA") -> str:
         """Apply the old-network rule to this evaluation and log it: ``"best"`` (the current
         weights become the old network), ``"revert"`` or ``"keep"``. best/ is the best evaluation
         so far; the rule's own best starts at ``old_best_start`` (the same with the default)."""
-        win = row["eval/vs_1steplA"]
+        win = row[f"eval/vs_{select_by}"]
         # A state saved before the rule had its own best used best/'s (the default rule).
         rule_best = self.loop.get("old_best", self.loop["best_win_rate"] if self.loop["evals"] else old_best_start)
         self.loop["evals"] += 1
@@ -207,17 +223,19 @@ class _SeedRun:
         elif win < rule_best - revert_drop or (revert_at_equal and win <= rule_best - revert_drop):
             self.loop["reverts"] += 1
             decision = "revert"
-        row.update({"eval/best_vs_1steplA": self.loop["best_win_rate"], "eval/reverted": float(decision == "revert"),
+        row.update({f"eval/best_vs_{select_by}": self.loop["best_win_rate"], "eval/reverted": float(decision == "revert"),
                     "time/wall_s": wall_s})
         self.log.log(updates, row)
         self.loop["wall_s"] = wall_s
         return decision
 
-    def finish(self, algo_name: str, extra_panels: Callable[[], list] | None) -> dict:
+    def finish(self, algo_name: str, extra_panels: Callable[[], list] | None, select_by: str = "1steplA") -> dict:
         self.log.write_csv()
         panels = [
             ("loss (smoothed)", [k for k in ("train/loss",) if any(k in r for r in self.log.rows)], "loss"),
-            ("win rate (protocol, 100 games)", ["eval/vs_1steplA", "eval/vs_random", "eval/vs_old"], "win rate"),
+            ("win rate (protocol, 100 games)", ["eval/vs_1steplA", "eval/vs_random", "eval/vs_old"] + sorted(
+                {k for r in self.log.rows for k in r if k.startswith("eval/vs_") and not k.endswith("_length")}
+                - {"eval/vs_1steplA", "eval/vs_random", "eval/vs_old"}), "win rate"),
             ("game length", ["eval/vs_old_length", "selfplay/length"], "moves"),
         ] + (extra_panels() if extra_panels else [])
         runlog.plot_panels(self.log.rows, panels, self.out / "curves.png", xlabel="updates",
@@ -226,7 +244,7 @@ class _SeedRun:
         summary = {
             "algorithm": algo_name,
             "seed": self.seed,
-            "best_vs_1steplA": loop["best_win_rate"],
+            f"best_vs_{select_by}": loop["best_win_rate"],
             "best_updates": loop["best_updates"],
             "reverts": loop["reverts"],
             "evaluations": loop["evals"],
@@ -244,6 +262,9 @@ def _evaluated_agent(algo: Algorithm, cfg: LoopConfig, width: int) -> Callable[[
     policy networks unless ``cfg.eval_greedy``; symmetric averaging with ``cfg.eval_symmetric``)."""
     sampled = algo.default_mode == "sto" and not cfg.eval_greedy
 
+    if hasattr(algo, "agent_of"):
+        return lambda params, label: algo.agent_of(params, label, sampled=sampled, symmetric=cfg.eval_symmetric)
+
     def agent_of(params, label: str) -> NetworkAgent:
         return NetworkAgent(params=params, label=label, width=width, heads=algo.heads, output=algo.output,
                             sampled=sampled, symmetric=cfg.eval_symmetric)
@@ -251,9 +272,11 @@ def _evaluated_agent(algo: Algorithm, cfg: LoopConfig, width: int) -> Callable[[
     return agent_of
 
 
-def _opponents(agent_of: Callable[[Any, str], NetworkAgent], old_params) -> dict:
-    """The evaluation matches' opponents by tag (design.md §7): Random, the old network, 1StepLA."""
-    return {"random": agents.load("random"), "old": agent_of(old_params, "old"), "1steplA": agents.load("1steplA")}
+def _opponents(agent_of: Callable[[Any, str], NetworkAgent], old_params, extra: tuple[str, ...] = ()) -> dict:
+    """The evaluation matches' opponents by tag (design.md §7): Random, the old network, 1StepLA, then
+    the ``extra`` agents by name."""
+    fixed = {"random": agents.load("random"), "old": agent_of(old_params, "old"), "1steplA": agents.load("1steplA")}
+    return {**fixed, **{name: agents.load(name) for name in extra if name not in fixed}}
 
 
 def _eval_key(seed: int, evals: int) -> jax.Array:
@@ -397,13 +420,13 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
         keys = jnp.stack([_eval_key(s, r.loop["evals"]) for s, r in zip(seeds, runs)])
         current = agent_of(params, algo.name)
         results = {tag: _matches(current, opp, keys, b_batched=tag == "old")  # old: one per seed
-                   for tag, opp in _opponents(agent_of, old_params).items()}
+                   for tag, opp in _opponents(agent_of, old_params, cfg.eval_opponents).items()}
         wall = time.perf_counter() - t_start
         decisions, rows = [], []
         for k, r in enumerate(runs):
             row = {**_host_metrics(metrics, k), **_eval_row({t: res[k] for t, res in results.items()})}
             decisions.append(r.record(int(updates[k]), row, _seed(params, k), cfg.revert_drop, wall,
-                                      cfg.old_best_start, cfg.revert_at_equal))
+                                      cfg.old_best_start, cfg.revert_at_equal, cfg.select_by))
             rows.append(row)
         best = np.array([d == "best" for d in decisions])
         revert = np.array([d == "revert" for d in decisions])
@@ -421,24 +444,25 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
                         best=f"{np.mean([r.loop['best_win_rate'] for r in runs]):.2f}",
                         len=f"{np.mean([row.get('selfplay/length', 0) for row in rows]):.1f}")
     bar.close()
-    per_seed = [r.finish(algo.name, extra_panels) for r in runs]
+    per_seed = [r.finish(algo.name, extra_panels, cfg.select_by) for r in runs]
     if k_seeds == 1:
         c = runs[0].loop
-        print(f"{algo.name}: best win rate vs 1StepLA {c['best_win_rate']:.2f} at {c['best_updates']:,} "
+        print(f"{algo.name}: best win rate vs {cfg.select_by} {c['best_win_rate']:.2f} at {c['best_updates']:,} "
               f"updates; {c['reverts']} reverts; {counters['wall_s']:.0f}s. Best agent: {out / BEST}")
         return per_seed[0]
-    return _summarize_seeds(algo.name, out, seeds, runs, per_seed, counters["wall_s"])
+    return _summarize_seeds(algo.name, out, seeds, runs, per_seed, counters["wall_s"], cfg.select_by)
 
 
-def _summarize_seeds(name: str, out: Path, seeds: list[int], runs: list, per_seed: list[dict], wall_s: float) -> dict:
+def _summarize_seeds(name: str, out: Path, seeds: list[int], runs: list, per_seed: list[dict], wall_s: float,
+                     select_by: str = "1steplA") -> dict:
     """``<out>/summary.json``, ``seeds.md`` and ``curves.png`` of a K-seed run."""
     final = [s["final"].get("eval/vs_1steplA", float("nan")) for s in per_seed]
-    best = [s["best_vs_1steplA"] for s in per_seed]
+    best = [s[f"best_vs_{select_by}"] for s in per_seed]
     summary = {
         "algorithm": name,
         "seeds": seeds,
         "final_vs_1steplA": _spread(final),
-        "best_vs_1steplA": _spread(best),
+        f"best_vs_{select_by}": _spread(best),
         "final_vs_random": _spread([s["final"].get("eval/vs_random", float("nan")) for s in per_seed]),
         "reverts": [s["reverts"] for s in per_seed],
         "evaluations": per_seed[0]["evaluations"],
@@ -447,27 +471,28 @@ def _summarize_seeds(name: str, out: Path, seeds: list[int], runs: list, per_see
         "command": runlog.command_line(),
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    _write_seed_table(out, summary, per_seed)
+    _write_seed_table(out, summary, per_seed, select_by)
     merged = [{"step": row["step"], f"seed {r.seed}": row["eval/vs_1steplA"]}
               for r in runs for row in r.log.rows if "eval/vs_1steplA" in row]
     runlog.plot_panels(merged, [("win rate vs 1StepLA (protocol, 100 games)", [f"seed {s}" for s in seeds],
                                  "win rate")], out / "curves.png", xlabel="updates", smooth_window=5,
                        suptitle=f"{name}: {len(seeds)} seeds")
     print(f"{name}, {len(seeds)} seeds {seeds}: final win rate vs 1StepLA {summary['final_vs_1steplA']['mean']:.3f} "
-          f"± {summary['final_vs_1steplA']['std']:.3f}, best {summary['best_vs_1steplA']['mean']:.3f} "
-          f"± {summary['best_vs_1steplA']['std']:.3f}; {wall_s:.0f}s. Runs: {out}/seed_*")
+          f"± {summary['final_vs_1steplA']['std']:.3f}, best vs {select_by} {summary[f'best_vs_{select_by}']['mean']:.3f} "
+          f"± {summary[f'best_vs_{select_by}']['std']:.3f}; {wall_s:.0f}s. Runs: {out}/seed_*")
     return summary
 
 
-def _write_seed_table(out: Path, summary: dict, per_seed: list[dict]) -> None:
-    nan = float("nan")
-    rows = [(s["seed"], s["final"].get("eval/vs_1steplA", nan), s["best_vs_1steplA"], s["best_updates"],
+def _write_seed_table(out: Path, summary: dict, per_seed: list[dict], select_by: str = "1steplA") -> None:
+    nan, best = float("nan"), f"best_vs_{select_by}"
+    rows = [(s["seed"], s["final"].get("eval/vs_1steplA", nan), s[best], s["best_updates"],
              s["final"].get("eval/vs_random", nan), s["reverts"]) for s in per_seed]
-    fin, bst = summary["final_vs_1steplA"], summary["best_vs_1steplA"]
+    fin, bst = summary["final_vs_1steplA"], summary[best]
     rows.append(("mean ± sd", f"{fin['mean']:.3f} ± {fin['std']:.3f}", f"{bst['mean']:.3f} ± {bst['std']:.3f}", None,
                  summary["final_vs_random"]["mean"], None))
     table = Table(name="seeds", title="", rows=tuple(rows),
-                  header=("seed", "final vs 1StepLA", "best vs 1StepLA", "at update", "final vs Random", "reverts"),
+                  header=("seed", "final vs 1StepLA", "best vs 1StepLA" if select_by == "1steplA" else f"best vs {select_by}",
+                          "at update", "final vs Random", "reverts"),
                   formats=("", ".3f", ".3f", ",", ".3f", ""))
     lines = [f"# {summary['algorithm']}: {len(per_seed)} seeds trained in one vmapped program", "",
              f"Command: `{summary['command']}`", "", table.to_markdown(title=False),

@@ -1,0 +1,224 @@
+"""AlphaZero for Connect Four on mctx (design.md §8): search-guided self-play, one jitted chunk.
+
+Each *iteration*, on device:
+
+1. ``games`` self-play games in parallel, every move of every game chosen by a batched
+   search (:func:`c4jax.agents.alphazero.search`, the real environment as the model)
+   guided by the current network; a ``lax.scan`` over the 42 plies of all games (finished
+   games idle). Gumbel MuZero picks its action through its own Gumbel noise; PUCT samples
+   the visit distribution for the first ``temperature_moves`` plies, then plays the most
+   visited column.
+2. Every position of a finished game, and its mirror, becomes a training row (board,
+   search policy, outcome z for the player to move: +1 win, 0 draw, −1 loss) in a
+   replay buffer (:mod:`c4jax.learning.buffer`).
+3. ``updates_per_iteration`` Adam steps on minibatches drawn from the buffer, minimising
+   the cross-entropy to the search policy plus ``value_weight`` × the squared error of
+   ``tanh(value)`` to z.
+
+A chunk is ``iterations_per_eval`` iterations (a ``lax.scan``); the host loop
+(:mod:`c4jax.learning.loop`) evaluates, keeps the best network and checkpoints between
+chunks. Evaluation and the saved agent play with search (``eval_simulations``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+from jax import Array
+
+from c4jax.agents import arena
+from c4jax.agents.alphazero import METHODS, AlphaZeroAgent, evaluate, search
+from c4jax.game import env
+from c4jax.game.board import mirror_boards
+from c4jax.learning import buffer as rb
+from c4jax.learning.optim import make_optimizer
+from c4jax.learning.train_state import TrainState
+
+PLIES = env.MAX_MOVES  # 42
+
+
+@dataclass(frozen=True)
+class AlphaZeroConfig:
+    """AlphaZero hyperparameters (design.md §8)."""
+
+    games: int = 128
+    """Self-play games played in parallel per iteration."""
+    num_simulations: int = 32
+    """Search simulations per self-play move."""
+    method: str = "gumbel"
+    """Search policy: 'gumbel' (Gumbel MuZero) or 'puct' (PUCT with Dirichlet noise at the root)."""
+    max_considered: int = 7
+    """Gumbel: columns considered at the root (sequential halving over them; 7 = all)."""
+    dirichlet_alpha: float = 0.3
+    """PUCT: Dirichlet noise concentration at the root."""
+    dirichlet_fraction: float = 0.25
+    """PUCT: weight of the Dirichlet noise in the root prior."""
+    temperature_moves: int = 10
+    """PUCT: plies at the start of a game whose move is sampled from the visit counts (then most visited)."""
+    random_start_frac: float = 0.0
+    """Share of the games that start from a design.md §3 random position instead of the empty board."""
+    buffer_size: int = 100_000
+    """Replay buffer capacity in positions (mirrors included)."""
+    batch_size: int = 256
+    """Positions per Adam step."""
+    updates_per_iteration: int = 32
+    """Adam steps after each self-play iteration."""
+    iterations_per_eval: int = 4
+    """Self-play iterations between evaluations (and checkpoints)."""
+    learning_rate: float = 1e-3
+    """Adam learning rate."""
+    weight_decay: float = 1e-4
+    """L2 penalty added to the gradient."""
+    value_weight: float = 1.0
+    """Weight of the value loss."""
+    eval_simulations: int = 32
+    """Simulations per move of the evaluation matches and of the saved agent."""
+    width: int = 128
+    """CNET width (filters and dense units) of the two-headed network."""
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise ValueError(f"--method must be one of {METHODS}, got {self.method!r}")
+        for name in ("games", "num_simulations", "buffer_size", "batch_size", "updates_per_iteration",
+                     "iterations_per_eval", "width"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
+        if self.eval_simulations < 0:
+            raise ValueError(f"--eval-simulations must be >= 0, got {self.eval_simulations}")
+        if not 1 <= self.max_considered <= 7:
+            raise ValueError(f"--max-considered must be in 1..7, got {self.max_considered}")
+        if not 0.0 <= self.random_start_frac <= 1.0:
+            raise ValueError(f"--random-start-frac must be in [0, 1], got {self.random_start_frac}")
+        if 2 * self.games * PLIES > self.buffer_size:
+            raise ValueError(f"--buffer-size ({self.buffer_size}) must hold one iteration's positions "
+                             f"(2 x games x 42 = {2 * self.games * PLIES})")
+
+    @property
+    def eval_every(self) -> int:
+        """Adam steps between evaluations."""
+        return self.updates_per_iteration * self.iterations_per_eval
+
+
+@struct.dataclass
+class Sample:
+    board: Array  # int8[6, 7]: the position, from its player to move's point of view
+    policy: Array  # float32[7]: the search's improved policy (0 on full columns)
+    value: Array  # float32[]: the game's outcome for the player to move (+1 / 0 / -1)
+
+
+@struct.dataclass
+class AlphaZeroState(TrainState):
+    buffer: rb.Buffer  # replay buffer of Samples
+
+
+def selfplay(params, key: Array, states: env.EnvState, cfg: AlphaZeroConfig) -> tuple[Sample, Array, env.EnvState]:
+    """Play the games of ``EnvState[B]`` to the end with search.
+
+    Returns the samples ``Sample[B, 42]`` (ply-major per game), ``valid`` bool[B, 42] (a
+    move was made at that ply) and the final states.
+    """
+
+    def _step(state: env.EnvState, k: Array):
+        search_key, pick_key = jax.random.split(k)
+        out = search(params, state, search_key, num_simulations=cfg.num_simulations, width=cfg.width,
+                     method=cfg.method, max_considered=cfg.max_considered,
+                     dirichlet_alpha=cfg.dirichlet_alpha, dirichlet_fraction=cfg.dirichlet_fraction)
+        action = out.action
+        if cfg.method == "puct":
+            sampled = jax.random.categorical(pick_key, jnp.log(jnp.maximum(out.action_weights, 1e-30)))
+            action = jnp.where(state.num_moves < cfg.temperature_moves, sampled, action)
+        row = (jax.vmap(env.observe)(state), out.action_weights, ~state.done, state.num_moves % 2 == 0)
+        return jax.vmap(env.step)(state, action.astype(jnp.int32)), row
+
+    final, (boards, policies, valid, first) = jax.lax.scan(_step, states, jax.random.split(key, PLIES))
+    # final.winner: +1 the first player won, -1 the second, 0 draw; z is the mover's outcome.
+    z = jnp.where(first, final.winner[None, :], -final.winner[None, :]).astype(jnp.float32)
+    samples = Sample(board=boards, policy=policies, value=z)
+    swap = lambda x: jnp.swapaxes(x, 0, 1)  # noqa: E731  [42, B, ...] -> [B, 42, ...]
+    return jax.tree.map(swap, samples), swap(valid), final
+
+
+def with_mirrors(samples: Sample, valid: Array) -> tuple[Sample, Array]:
+    """Flat rows ``[2N]``: the samples, then their mirror images (boards and policies flipped)."""
+    flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), samples)
+    mirrored = flat.replace(board=mirror_boards(flat.board), policy=flat.policy[:, ::-1])
+    both = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), flat, mirrored)
+    return both, jnp.concatenate([valid.reshape(-1), valid.reshape(-1)])
+
+
+def loss_fn(params, batch: Sample, *, width: int, value_weight: float) -> tuple[Array, dict]:
+    """Cross-entropy to the search policy + ``value_weight`` × (tanh(value) − z)²."""
+    logits, value = evaluate(params, batch.board, width)
+    policy_loss = -jnp.sum(batch.policy * jax.nn.log_softmax(logits, axis=-1), axis=-1).mean()
+    value_loss = jnp.mean((value - batch.value) ** 2)
+    return policy_loss + value_weight * value_loss, {"train/policy_loss": policy_loss, "train/value_loss": value_loss}
+
+
+class AlphaZero:
+    """AlphaZero as a :class:`c4jax.learning.loop.Algorithm`."""
+
+    name = "alphazero"
+    heads = "two"
+    output = "policy"
+    default_mode = "det"
+
+    def __init__(self, cfg: AlphaZeroConfig, freeze_conv: bool = False):
+        self.cfg = cfg
+        self.tx = make_optimizer(cfg.learning_rate, cfg.weight_decay, freeze_conv)
+        self.chunk = jax.jit(self._chunk)
+        self.agent_meta = {"search": {"simulations": cfg.eval_simulations}}
+
+    def agent_of(self, params, label: str, sampled: bool = False, symmetric: bool = False) -> AlphaZeroAgent:
+        """The agent the evaluation matches play and ``best/`` saves: search with ``eval_simulations``."""
+        del symmetric  # the search plays the position as it is
+        return AlphaZeroAgent(params=params, label=label, width=self.cfg.width,
+                              num_simulations=self.cfg.eval_simulations, deterministic=not sampled)
+
+    def init(self, key: Array, params) -> AlphaZeroState:
+        example = Sample(board=jnp.zeros((6, 7), jnp.int8), policy=jnp.zeros(7, jnp.float32), value=jnp.float32(0))
+        return AlphaZeroState.create(params, self.tx, key, buffer=rb.init(example, self.cfg.buffer_size))
+
+    def _starts(self, key: Array) -> env.EnvState:
+        cfg = self.cfg
+        pick_key, start_key = jax.random.split(key)
+        random = arena.random_initial_states(start_key, cfg.games)
+        empty = arena.initial_states(cfg.games)
+        use_random = jax.random.uniform(pick_key, (cfg.games,)) < cfg.random_start_frac
+        return jax.tree.map(lambda r, e: jnp.where(use_random.reshape((-1,) + (1,) * (r.ndim - 1)), r, e),
+                            random, empty)
+
+    def _update(self, state: AlphaZeroState, key: Array):
+        cfg = self.cfg
+        batch = rb.sample(state.buffer, key, cfg.batch_size)
+        (loss, aux), grads = jax.value_and_grad(loss_fn, has_aux=True)(
+            state.params, batch, width=cfg.width, value_weight=cfg.value_weight)
+        updates, opt_state = self.tx.update(grads, state.opt_state, state.params)
+        params = jax.tree.map(lambda p, u: p + u, state.params, updates)
+        return state.replace(params=params, opt_state=opt_state, updates=state.updates + 1), {"train/loss": loss, **aux}
+
+    def _iteration(self, state: AlphaZeroState, _):
+        cfg = self.cfg
+        key, start_key, play_key, update_key = jax.random.split(state.key, 4)
+        samples, valid, final = selfplay(state.params, play_key, self._starts(start_key), cfg)
+        rows, row_valid = with_mirrors(samples, valid)
+        state = state.replace(buffer=rb.add(state.buffer, rows, row_valid), key=key,
+                              episodes=state.episodes + cfg.games)
+        state, m = jax.lax.scan(self._update, state, jax.random.split(update_key, cfg.updates_per_iteration))
+        lengths = valid.sum(axis=1).astype(jnp.float32)
+        metrics = {k: v.mean() for k, v in m.items()}
+        metrics.update({
+            "selfplay/length": lengths.mean(),
+            "selfplay/first_player_wins": (final.winner == 1).mean(dtype=jnp.float32),
+            "selfplay/draws": (final.winner == 0).mean(dtype=jnp.float32),
+        })
+        return state, metrics
+
+    def _chunk(self, state: AlphaZeroState):
+        state, metrics = jax.lax.scan(self._iteration, state, None, length=self.cfg.iterations_per_eval)
+        metrics = {k: v.mean() for k, v in metrics.items()}
+        metrics["buffer/size"] = state.buffer.size.astype(jnp.float32)
+        metrics["selfplay/episodes"] = state.episodes.astype(jnp.float32)
+        return state, metrics

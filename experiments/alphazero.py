@@ -1,0 +1,47 @@
+"""AlphaZero self-play training with mctx search (design.md §8).
+
+    python experiments/alphazero.py                             # defaults -> runs/alphazero
+    python experiments/alphazero.py --method puct --out runs/az_puct
+    python experiments/alphazero.py --out runs/alphazero --resume  # continue an interrupted run
+
+Every move of every self-play game is chosen by a batched search whose model is the jitted
+environment, guided by a two-headed CNET that trains on (board, search policy, outcome) with
+mirrors, from a replay buffer. Evaluates every ``--iterations-per-eval`` iterations against
+Random, the old network, 1StepLA and ``--eval-opponents`` (default 2StepLA), playing with
+``--eval-simulations``; best/ is chosen by ``--select-by`` (default 2StepLA). Writes
+metrics.jsonl/csv, curves.png (win rates against updates and wall-clock time),
+summary.json, best/ (``agents.load("runs/alphazero")`` plays it with search;
+``runs/alphazero@0`` its raw policy) and last/ (the resumable state) to --out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import tyro
+
+from c4jax.learning import loop
+from c4jax.learning.alphazero import AlphaZero, AlphaZeroConfig
+
+
+def _run_defaults() -> loop.LoopConfig:
+    return loop.LoopConfig(out="runs/alphazero", init_from="", freeze_conv=False, total_updates=20_000,
+                           eval_opponents=("2steplA",), select_by="2steplA")
+
+
+@dataclass(frozen=True)
+class Config:
+    """AlphaZero self-play training (design.md §8)."""
+
+    run: loop.LoopConfig = field(default_factory=_run_defaults)
+    az: AlphaZeroConfig = field(default_factory=AlphaZeroConfig)
+
+
+def main(cfg: Config) -> dict:
+    algo = AlphaZero(cfg.az, freeze_conv=cfg.run.freeze_conv)
+    return loop.run(algo, cfg.run, width=cfg.az.width, algo_config=dataclasses.asdict(cfg.az))
+
+
+if __name__ == "__main__":
+    loop.exit_on_error(main, tyro.cli(Config, config=(tyro.conf.OmitArgPrefixes,)))

@@ -1,0 +1,179 @@
+"""AlphaZero (c4jax.agents.alphazero, c4jax.learning.alphazero, experiments/alphazero.py).
+
+Hand-made boards (an immediate win, a block), the environment model's rewards, discounts and
+values, self-play targets (outcomes for the player to move, mirrors), the loss, the agent's
+names and modes, config errors, and a tiny end-to-end run that resumes exactly.
+"""
+
+from __future__ import annotations
+
+import json
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from c4jax import agents
+from c4jax.agents import alphazero as az
+from c4jax.game import env
+from c4jax.game.board import mirror_boards
+from c4jax.io import checkpoint
+from c4jax.learning import alphazero as azl
+from c4jax.nets import cnet
+from scripts import run_script
+
+
+def parse(rows: list[str]) -> np.ndarray:
+    """'x' = player to move (1), 'o' = opponent (-1), '.' = empty; row 0 on top."""
+    return np.array([[{"x": 1, "o": -1, ".": 0}[ch] for ch in row] for row in rows], np.int8)
+
+
+WIN = parse([".......", ".......", ".......", ".......", "oo.....", "xxx...o"])  # x wins at 3
+BLOCK = parse([".......", ".......", ".......", ".......", "xx.....", "ooo...x"])  # x must play 3
+PARAMS = cnet.init_params(jax.random.key(0), heads="two")
+TINY = azl.AlphaZeroConfig(games=4, num_simulations=4, updates_per_iteration=2, iterations_per_eval=1,
+                           buffer_size=400, batch_size=8, eval_simulations=4, width=8)
+
+
+def states_of(*boards):
+    return jax.vmap(env.from_board)(jnp.asarray(np.stack(boards)))
+
+
+@pytest.mark.parametrize("method", az.METHODS)
+@pytest.mark.parametrize("board", [WIN, BLOCK], ids=["win", "block"])
+def test_search_takes_the_win_and_blocks_the_loss(board, method):
+    # An untrained network: only the environment's exact terminal values can find column 3. PUCT's
+    # min-completed Q-values explore unvisited columns slowly: it needs more simulations than Gumbel.
+    sims = 64 if method == "gumbel" else 256
+    out = jax.jit(lambda s, k: az.search(PARAMS, s, k, num_simulations=sims, method=method,
+                                         gumbel_scale=0.0))(states_of(board), jax.random.key(1))
+    assert int(out.action[0]) == 3
+    agent = az.AlphaZeroAgent(params=PARAMS, num_simulations=64)
+    assert int(agent.act(board[None], jax.random.key(2))[0]) == 3
+
+
+def test_model_rewards_discounts_and_values():
+    fn = az.recurrent_fn(128)
+    states = states_of(WIN, WIN, BLOCK)
+    out, nxt = fn(PARAMS, jax.random.key(0), jnp.array([3, 4, 3]), states)
+    # Winning move: reward +1 for the mover, terminal (discount 0, value 0).
+    assert float(out.reward[0]) == 1.0 and float(out.discount[0]) == 0.0 and float(out.value[0]) == 0.0
+    assert bool(nxt.done[0])
+    # Ordinary moves: no reward, the next node is the opponent's (discount -1), value from the network.
+    assert float(out.reward[1]) == 0.0 and float(out.discount[1]) == -1.0 and -1.0 <= float(out.value[1]) <= 1.0
+    assert float(out.reward[2]) == 0.0 and float(out.discount[2]) == -1.0
+    # Edges out of a finished node carry nothing.
+    out2, _ = fn(PARAMS, jax.random.key(0), jnp.array([0, 0, 0]), nxt)
+    assert float(out2.reward[0]) == 0.0 and float(out2.discount[0]) == 0.0
+
+
+def test_the_winning_column_has_the_best_searched_value():
+    out = az.search(PARAMS, states_of(WIN), jax.random.key(0), num_simulations=64, gumbel_scale=0.0)
+    q = np.asarray(az.root_values(out))[0]
+    assert q[3] == pytest.approx(1.0) and (q[[0, 1, 2, 4, 5, 6]] < 1.0).all()
+
+
+def test_selfplay_targets_are_outcomes_for_the_player_to_move():
+    samples, valid, final = jax.jit(azl.selfplay, static_argnums=3)(PARAMS, jax.random.key(3),
+                                                                     jax.vmap(lambda _: env.init())(jnp.arange(3)),
+                                                                     azl.AlphaZeroConfig(num_simulations=4))
+    chex.assert_shape(samples.board, (3, 42, 6, 7))
+    chex.assert_shape(samples.policy, (3, 42, 7))
+    valid, z, boards = np.asarray(valid), np.asarray(samples.value), np.asarray(samples.board)
+    for g in range(3):
+        n = int(final.num_moves[g])
+        assert valid[g, :n].all() and not valid[g, n:].any()  # one row per move, in order
+        winner = int(final.winner[g])  # +1 first player, -1 second, 0 draw
+        for t in range(n):
+            assert z[g, t] == (winner if t % 2 == 0 else -winner)
+            assert (boards[g, t] != 0).sum() == t  # the position before move t
+        pol = np.asarray(samples.policy[g, :n])
+        np.testing.assert_allclose(pol.sum(-1), 1.0, atol=1e-5)
+        assert (pol[boards[g, :n, 0, :] != 0] == 0).all()  # nothing on full columns
+
+
+def test_mirrors_flip_boards_and_policies():
+    samples, valid, _ = azl.selfplay(PARAMS, jax.random.key(4), jax.vmap(lambda _: env.init())(jnp.arange(2)),
+                                     azl.AlphaZeroConfig(num_simulations=2))
+    rows, row_valid = azl.with_mirrors(samples, valid)
+    n = 2 * 42
+    chex.assert_shape(rows.board, (2 * n, 6, 7))
+    np.testing.assert_array_equal(rows.board[n:], mirror_boards(rows.board[:n]))
+    np.testing.assert_array_equal(rows.policy[n:], rows.policy[:n, ::-1])
+    np.testing.assert_array_equal(rows.value[n:], rows.value[:n])
+    np.testing.assert_array_equal(row_valid[n:], row_valid[:n])
+
+
+def test_loss_is_lowest_at_the_targets_and_its_gradient_is_finite():
+    boards = jnp.asarray(np.stack([WIN, BLOCK]))
+    logits, value = az.evaluate(PARAMS, boards)
+    own = azl.Sample(board=boards, policy=jax.nn.softmax(logits), value=value)
+    other = own.replace(policy=jnp.eye(7)[jnp.array([0, 6])], value=-value)
+    l_own, aux = azl.loss_fn(PARAMS, own, width=128, value_weight=1.0)
+    l_other, _ = azl.loss_fn(PARAMS, other, width=128, value_weight=1.0)
+    assert float(aux["train/value_loss"]) == pytest.approx(0.0, abs=1e-10) and float(l_own) < float(l_other)
+    grads = jax.grad(lambda p: azl.loss_fn(p, other, width=128, value_weight=1.0)[0])(PARAMS)
+    assert all(np.isfinite(np.asarray(g)).all() for g in jax.tree.leaves(grads))
+
+
+def test_raw_policy_and_modes():
+    board = WIN[None]
+    raw = az.AlphaZeroAgent(params=PARAMS, num_simulations=0)
+    logits, _ = az.evaluate(PARAMS, jnp.asarray(board))
+    assert int(raw.act(board, jax.random.key(0))[0]) == int(jnp.argmax(logits[0]))
+    scores = np.asarray(raw.scores(board))[0]
+    np.testing.assert_allclose(scores.sum(), 1.0, atol=1e-5)
+    det = az.AlphaZeroAgent(params=PARAMS, num_simulations=16)
+    assert det.name == "alphazero@16:det" and not det.stochastic
+    s1, s2 = det.scores(board), det.scores(board)
+    np.testing.assert_array_equal(s1, s2)  # deterministic per board
+    sto = az.AlphaZeroAgent(params=PARAMS, num_simulations=16, deterministic=False)
+    assert sto.stochastic and sto.name.endswith(":sto")
+    with pytest.raises(ValueError, match="simulations"):
+        az.AlphaZeroAgent(params=PARAMS, num_simulations=-1)
+
+
+@pytest.mark.parametrize("flags, message", [
+    ({"method": "alphabeta"}, "--method"),
+    ({"games": 0}, "--games"),
+    ({"max_considered": 8}, "--max-considered"),
+    ({"buffer_size": 10}, "--buffer-size"),
+    ({"random_start_frac": 1.5}, "--random-start-frac"),
+])
+def test_config_errors(flags, message):
+    with pytest.raises(ValueError, match=message):
+        azl.AlphaZeroConfig(**flags)
+
+
+TINY_FLAGS = ("--games", "4", "--num-simulations", "4", "--updates-per-iteration", "2", "--iterations-per-eval", "1",
+              "--buffer-size", "400", "--batch-size", "8", "--eval-simulations", "4", "--width", "8",
+              "--eval-opponents", "2steplA", "--no-progress")
+
+
+def test_script_end_to_end_and_exact_resume(tmp_path):
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    proc = run_script("alphazero.py", "--out", straight, "--total-updates", "4", *TINY_FLAGS)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = [json.loads(line) for line in (straight / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [2, 4]
+    for key in ("train/policy_loss", "train/value_loss", "selfplay/length", "eval/vs_2steplA", "eval/best_vs_2steplA"):
+        assert key in rows[-1]
+    agent = agents.load(str(straight))
+    assert isinstance(agent, az.AlphaZeroAgent) and agent.num_simulations == 4 and agent.width == 8
+    assert agents.load(f"{straight}@0:sto").num_simulations == 0
+    # the same run, stopped after its first evaluation and resumed
+    assert run_script("alphazero.py", "--out", resumed, "--total-updates", "2", *TINY_FLAGS).returncode == 0
+    assert run_script("alphazero.py", "--out", resumed, "--total-updates", "4", "--resume", *TINY_FLAGS).returncode == 0
+    a = json.loads((straight / "last" / checkpoint.METADATA_FILE).read_text())["metrics"]
+    b = json.loads((resumed / "last" / checkpoint.METADATA_FILE).read_text())["metrics"]
+    assert {k: v for k, v in a.items() if not k.startswith("time/")} == \
+        {k: v for k, v in b.items() if not k.startswith("time/")}
+
+
+def test_script_rejects_bad_flags(tmp_path):
+    proc = run_script("alphazero.py", "--out", tmp_path / "x", "--method", "minimax", "--no-progress")
+    assert proc.returncode == 2
+    proc = run_script("alphazero.py", "--out", tmp_path / "x", "--select-by", "3steplA", "--no-progress")
+    assert proc.returncode != 0 and "--select-by" in proc.stderr
