@@ -188,18 +188,31 @@ def test_yardstick_script_tiny_run(tmp_path, small):
     assert missing.returncode == 2 and "error: cannot read the positions" in missing.stderr
 
 
+TINY = ("--games", 64, "--batch", 64, "--per-phase", 4, 4, 2, "--players", "1steplA:sto", "random", "--no-progress")
+
+
 @needs_solver
 def test_make_yardstick_tiny_run(tmp_path):
     out = tmp_path / "ys.npz"
-    args = ("--games", 64, "--batch", 64, "--per-phase", 4, 4, 4, "--players", "2steplA:sto", "1steplA:sto",
-            "--no-progress", "--out", out)
-    r = run_script("make_yardstick.py", *args)
+    r = run_script("make_yardstick.py", *TINY, "--out", out)
     assert r.returncode == 0, r.stderr
     pos = yardstick.load_positions(out)
-    assert len(pos) == 12 and np.bincount(pos.phase, minlength=3).tolist() == [4, 4, 4]
-    assert pos.meta["phases"]["end"]["positions"] == 4 and pos.meta["players"] == ["2steplA:sto", "1steplA:sto"]
-    again = run_script("make_yardstick.py", *args[:-1], tmp_path / "again.npz")
-    assert again.returncode == 0 and np.array_equal(yardstick.load_positions(tmp_path / "again.npz").boards, pos.boards)
-    too_many = run_script("make_yardstick.py", "--games", 32, "--batch", 32, "--per-phase", 4, 4, 5000,
-                          "--no-progress", "--out", tmp_path / "x.npz")
+    assert len(pos) == 10 and np.bincount(pos.phase, minlength=3).tolist() == [4, 4, 2]
+    assert pos.meta["phases"]["end"]["positions"] == 2 and pos.meta["players"] == ["1steplA:sto", "random"]
+    assert pos.meta["nontrivial"] == int(pos.nontrivial.sum()) and pos.meta["solver"].startswith("bitbully")
+    for bad, message in ((("--random-move-prob", 2), "--random-move-prob"), (("--per-phase", 1, -1, 1), "--per-phase"),
+                         (("--players", "nosuchagent"), "unknown agent")):
+        r = run_script("make_yardstick.py", *TINY, *bad, "--out", tmp_path / "bad.npz")
+        assert r.returncode == 2 and r.stderr.startswith("error:") and message in r.stderr, r.stderr
+
+
+@needs_solver
+@pytest.mark.slow
+def test_make_yardstick_is_deterministic_and_says_when_games_are_too_few(tmp_path):
+    a, b = tmp_path / "a.npz", tmp_path / "b.npz"
+    assert run_script("make_yardstick.py", *TINY, "--out", a).returncode == 0
+    assert run_script("make_yardstick.py", *TINY, "--out", b).returncode == 0
+    pa, pb = yardstick.load_positions(a), yardstick.load_positions(b)
+    assert np.array_equal(pa.boards, pb.boards) and np.array_equal(pa.scores, pb.scores)
+    too_many = run_script("make_yardstick.py", *TINY, "--per-phase", 4, 4, 5000, "--out", tmp_path / "x.npz")
     assert too_many.returncode == 2 and "play more --games" in too_many.stderr
