@@ -17,10 +17,13 @@ summary.json, best/ (``agents.load("runs/alphazero")`` plays it with search;
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import tyro
 
+from c4jax.io import runlog
 from c4jax.learning import loop
 from c4jax.learning.alphazero import AlphaZero, AlphaZeroConfig
 
@@ -38,9 +41,23 @@ class Config:
     az: AlphaZeroConfig = field(default_factory=AlphaZeroConfig)
 
 
+def plot_wall_clock(run_dir: Path) -> Path:
+    """``curves_wall.png``: every evaluation win rate against wall-clock minutes of the run."""
+    rows = [json.loads(line) for line in (run_dir / runlog.METRICS_JSONL).read_text().splitlines()]
+    for r in rows:
+        r["minutes"] = r.get("time/wall_s", 0.0) / 60
+    keys = sorted({k for r in rows for k in r if k.startswith("eval/vs_") and not k.endswith("_length")})
+    return runlog.plot_panels(rows, [("win rate (protocol, 100 games)", keys, "win rate")], run_dir / "curves_wall.png",
+                              x="minutes", xlabel="wall-clock minutes", suptitle="alphazero: strength against time")
+
+
 def main(cfg: Config) -> dict:
     algo = AlphaZero(cfg.az, freeze_conv=cfg.run.freeze_conv)
-    return loop.run(algo, cfg.run, width=cfg.az.width, algo_config=dataclasses.asdict(cfg.az))
+    summary = loop.run(algo, cfg.run, width=cfg.az.width, algo_config=dataclasses.asdict(cfg.az))
+    k = cfg.run.vmap_seeds
+    for d in [Path(cfg.run.out)] if k == 1 else [loop.seed_dir(cfg.run.out, cfg.run.seed + i) for i in range(k)]:
+        plot_wall_clock(d)
+    return summary
 
 
 if __name__ == "__main__":

@@ -157,7 +157,7 @@ def test_script_end_to_end_and_exact_resume(tmp_path):
     proc = run_script("alphazero.py", "--out", straight, "--total-updates", "4", *TINY_FLAGS)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = [json.loads(line) for line in (straight / "metrics.jsonl").read_text().splitlines()]
-    assert [r["step"] for r in rows] == [2, 4]
+    assert [r["step"] for r in rows] == [2, 4] and (straight / "curves_wall.png").is_file()
     for key in ("train/policy_loss", "train/value_loss", "selfplay/length", "eval/vs_2steplA", "eval/best_vs_2steplA"):
         assert key in rows[-1]
     agent = agents.load(str(straight))

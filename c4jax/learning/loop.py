@@ -42,6 +42,7 @@ from c4jax.agents.network import NetworkAgent
 from c4jax.learning.train_state import TrainState
 
 LAST, BEST = "last", "best"
+YARDSTICK_SALT = 0x7A5D  # the yardstick's sampling key: the evaluation key folded with this
 
 
 @dataclass(frozen=True)
@@ -79,9 +80,14 @@ class LoopConfig:
     eval_opponents: tuple[str, ...] = ()
     """More agents (``agents.load`` names, e.g. 2steplA mcts200) that the current network plays one protocol
     match against at every evaluation, logged as eval/vs_<name>."""
+    eval_yardstick: bool = False
+    """Also grade the current network on the perfect-play yardstick (design.md §8) at every evaluation:
+    yardstick/keep (share of non-trivial positions where its move keeps the game-theoretic outcome),
+    yardstick/exact, and both per phase."""
     select_by: str = "1steplA"
-    """The evaluation opponent whose win rate chooses best/ and drives the old-network rule: 1steplA (the
-    thesis) or one of --eval-opponents (a stronger one once 1StepLA is beaten every game)."""
+    """What chooses best/ and drives the old-network rule: the win rate against 1steplA (the thesis) or
+    against one of --eval-opponents (a stronger one once 1StepLA is beaten every game), or 'yardstick'
+    (the yardstick's keep rate; needs --eval-yardstick)."""
     resume: bool = False
     """Continue the run in --out from its last checkpoint."""
     vmap_seeds: int = 1
@@ -97,9 +103,16 @@ class LoopConfig:
             raise ValueError(f"--total-updates must be >= 1, got {self.total_updates}")
         for name in self.eval_opponents:
             agents.load(name)  # a clear error for an unknown name before any training
-        if self.select_by != "1steplA" and self.select_by not in self.eval_opponents:
-            raise ValueError(f"--select-by must be 1steplA or one of --eval-opponents {list(self.eval_opponents)}, "
-                             f"got {self.select_by!r}")
+        if self.select_by == "yardstick" and not self.eval_yardstick:
+            raise ValueError("--select-by yardstick needs --eval-yardstick")
+        if self.select_by not in ("1steplA", "yardstick") and self.select_by not in self.eval_opponents:
+            raise ValueError(f"--select-by must be 1steplA, yardstick or one of --eval-opponents "
+                             f"{list(self.eval_opponents)}, got {self.select_by!r}")
+
+    @property
+    def selection_metric(self) -> str:
+        """The logged metric that --select-by names."""
+        return "yardstick/keep" if self.select_by == "yardstick" else f"eval/vs_{self.select_by}"
 
 
 class Algorithm(Protocol):
@@ -209,7 +222,7 @@ class _SeedRun:
         """Apply the old-network rule to this evaluation and log it: ``"best"`` (the current
         weights become the old network), ``"revert"`` or ``"keep"``. best/ is the best evaluation
         so far; the rule's own best starts at ``old_best_start`` (the same with the default)."""
-        win = row[f"eval/vs_{select_by}"]
+        win = row["yardstick/keep" if select_by == "yardstick" else f"eval/vs_{select_by}"]
         # A state saved before the rule had its own best used best/'s (the default rule).
         rule_best = self.loop.get("old_best", self.loop["best_win_rate"] if self.loop["evals"] else old_best_start)
         self.loop["evals"] += 1
@@ -238,6 +251,10 @@ class _SeedRun:
                 - {"eval/vs_1steplA", "eval/vs_random", "eval/vs_old"}), "win rate"),
             ("game length", ["eval/vs_old_length", "selfplay/length"], "moves"),
         ] + (extra_panels() if extra_panels else [])
+        if any("yardstick/keep" in r for r in self.log.rows):
+            panels.append(("perfect-play yardstick (non-trivial positions)",
+                           ["yardstick/keep", "yardstick/exact", "yardstick/keep_opening", "yardstick/keep_middle",
+                            "yardstick/keep_end"], "share of moves"))
         runlog.plot_panels(self.log.rows, panels, self.out / "curves.png", xlabel="updates",
                            smooth_window=5, suptitle=f"{algo_name} (seed {self.seed})")
         loop = self.loop
@@ -421,10 +438,12 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
         current = agent_of(params, algo.name)
         results = {tag: _matches(current, opp, keys, b_batched=tag == "old")  # old: one per seed
                    for tag, opp in _opponents(agent_of, old_params, cfg.eval_opponents).items()}
+        graded = [evaluation.optimal_move_rate(_seed(current, k), jax.random.fold_in(keys[k], YARDSTICK_SALT))
+                  for k in range(k_seeds)] if cfg.eval_yardstick else [{}] * k_seeds
         wall = time.perf_counter() - t_start
         decisions, rows = [], []
         for k, r in enumerate(runs):
-            row = {**_host_metrics(metrics, k), **_eval_row({t: res[k] for t, res in results.items()})}
+            row = {**_host_metrics(metrics, k), **_eval_row({t: res[k] for t, res in results.items()}), **graded[k]}
             decisions.append(r.record(int(updates[k]), row, _seed(params, k), cfg.revert_drop, wall,
                                       cfg.old_best_start, cfg.revert_at_equal, cfg.select_by))
             rows.append(row)
