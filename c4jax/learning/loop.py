@@ -223,8 +223,9 @@ class _SeedRun:
         weights become the old network), ``"revert"`` or ``"keep"``. best/ is the best evaluation
         so far; the rule's own best starts at ``old_best_start`` (the same with the default)."""
         win = row["yardstick/keep" if select_by == "yardstick" else f"eval/vs_{select_by}"]
-        # A state saved before the rule had its own best used best/'s (the default rule).
-        rule_best = self.loop.get("old_best", self.loop["best_win_rate"] if self.loop["evals"] else old_best_start)
+        if "old_best" not in self.loop:  # a state saved before the rule had its own best used best/'s
+            self.loop["old_best"] = self.loop["best_win_rate"] if self.loop["evals"] else old_best_start
+        rule_best = self.loop["old_best"]
         self.loop["evals"] += 1
         if win > self.loop["best_win_rate"]:
             self.loop["best_win_rate"], self.loop["best_updates"] = win, updates
