@@ -1,0 +1,247 @@
+"""MCTS on mctx with the jitted environment as the model (c4jax.agents.search).
+
+Hand-made boards (an immediate win, a block, a draw-ending move), the signs of rewards,
+discounts and values in the tree, per-board independence of a batch, seeds, jit vs
+no-jit, a protocol match against Random, the network evaluator, and the ``mcts<N>`` names.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from c4jax import agents
+from c4jax.agents import search
+from c4jax.agents.baselines import RandomAgent
+from c4jax.evaluation import match
+from c4jax.game import env
+from c4jax.nets import cnet
+
+
+def parse(rows: list[str]) -> np.ndarray:
+    """'x' = player to move (1), 'o' = opponent (-1), '.' = empty; row 0 on top."""
+    return np.array([[{"x": 1, "o": -1, ".": 0}[ch] for ch in row] for row in rows], np.int8)
+
+
+# x to move, wins at column 3 (bottom row x x x .).
+WIN = parse([
+    ".......",
+    ".......",
+    ".......",
+    ".......",
+    "oo.....",
+    "xxx...o",
+])
+# x to move, must block o's bottom-row three at column 3.
+BLOCK = parse([
+    ".......",
+    ".......",
+    ".......",
+    ".......",
+    "xx.....",
+    "ooo...x",
+])
+# A full board with no four in a row (21 stones each), less x's stone at the top of column 2:
+# 41 stones, x to move, the only move (column 2) ends the game in a draw.
+DRAW = parse([
+    "oo.oxxx",
+    "xoxooox",
+    "xxooxxo",
+    "oxxxoox",
+    "oxoooxo",
+    "xoxxxoo",
+])
+# The same board less the top stones of columns 3 (o) and 4 (x): a short endgame, x to move.
+ENDGAME = DRAW.copy()
+ENDGAME[0, [3, 4]] = 0
+
+
+def states_of(*boards) -> env.EnvState:
+    return jax.vmap(env.from_board)(jnp.asarray(np.stack(boards)))
+
+
+def keys(n: int, seed: int = 0):
+    return jax.random.split(jax.random.key(seed), n)
+
+
+_run = jax.jit(search.run, static_argnums=(0, 4))
+
+
+def pure(states, ks, n):
+    return _run(search.rollout_evaluator, None, states, ks, n)
+
+
+# --------------------------------------------------------------------------- hand-made boards
+
+
+@pytest.mark.parametrize("board,col", [(WIN, 3), (BLOCK, 3)], ids=["win", "block"])
+def test_takes_the_win_and_blocks_the_loss(board, col):
+    agent = search.MCTSAgent(num_simulations=200, deterministic=True)
+    for seed in range(3):
+        assert int(agent.act(board[None], jax.random.key(seed))[0]) == col
+    scores = np.asarray(agent.scores(board[None]))[0]
+    assert int(np.argmax(scores)) == col and scores[col] > 0.5
+    assert np.isclose(scores.sum(), 1.0)
+
+
+def test_winning_move_reward_and_terminal_values():
+    out = pure(states_of(WIN), keys(1), 200)
+    tree = out.tree
+    assert float(tree.children_rewards[0, 0, 3]) == 1.0  # the mover's win
+    assert float(tree.children_discounts[0, 0, 3]) == 0.0  # game over: nothing flows back
+    child = int(tree.children_index[0, 0, 3])
+    assert float(tree.raw_values[0, child]) == 0.0  # a finished node's own value is 0
+    assert float(out.qvalues[0, 3]) == 1.0
+    # Non-terminal moves: reward 0, discount -1 (the child is the opponent's node).
+    for a in (0, 1, 2, 4, 5, 6):
+        if int(out.visit_counts[0, a]) > 0:
+            assert float(tree.children_rewards[0, 0, a]) == 0.0
+            assert float(tree.children_discounts[0, 0, a]) == -1.0
+    assert 0.5 < float(out.root_value[0]) <= 1.0
+
+
+def test_opponent_wins_are_negative_for_the_root_player():
+    """In BLOCK every move but column 3 lets o win at once: wherever the search tried o's reply
+    at column 3 below one of those moves, that edge's reward is +1 for o, and the root's Q of
+    column 3 is the best."""
+    out = pure(states_of(BLOCK), keys(1), 300)
+    tree, q = out.tree, np.asarray(out.qvalues[0])
+    found = 0
+    for a in (0, 1, 2, 4, 5, 6):
+        child = int(tree.children_index[0, 0, a])
+        if child >= 0 and int(tree.children_index[0, child, 3]) >= 0:
+            assert float(tree.children_rewards[0, child, 3]) == 1.0  # o, the mover there, wins
+            assert float(tree.children_discounts[0, child, 3]) == 0.0
+            assert float(tree.children_values[0, child, 3]) == 0.0
+            found += 1
+    assert found >= 3
+    assert q[3] == q.max() and int(np.argmax(out.visit_counts[0])) == 3
+
+
+def test_draw_ending_move_has_zero_reward():
+    out = pure(states_of(DRAW), keys(1), 20)
+    assert out.visit_counts[0].tolist() == [0, 0, 20, 0, 0, 0, 0]
+    tree = out.tree
+    assert float(tree.children_rewards[0, 0, 2]) == 0.0
+    assert float(tree.children_discounts[0, 0, 2]) == 0.0
+    assert float(out.qvalues[0, 2]) == 0.0 and float(out.root_value[0]) == 0.0
+
+
+def test_random_playout_values():
+    s = env.from_board(DRAW)
+    for k in range(5):  # the one move left draws
+        assert float(search.random_playout(s, jax.random.key(k))) == 0.0
+    finished = env.step(env.from_board(WIN), 3)
+    assert float(search.random_playout(finished, jax.random.key(0))) == 0.0
+    # From ENDGAME, the playout's result is the exact result of the game it plays.
+    vals = jax.vmap(search.random_playout, in_axes=(None, 0))(env.from_board(ENDGAME), keys(64))
+    assert set(np.unique(np.asarray(vals)).tolist()) <= {-1.0, 0.0, 1.0}
+
+
+def test_finished_board_gives_zero_visits():
+    finished = env.step(env.from_board(WIN), 3)
+    out = pure(jax.tree.map(lambda x: x[None], finished), keys(1), 10)
+    assert int(out.visit_counts.sum()) == 0 and float(out.visit_probs.sum()) == 0.0
+
+
+# --------------------------------------------------------------------------- batching, seeds, jit
+
+
+def test_batch_equals_each_board_alone():
+    boards = [WIN, BLOCK, ENDGAME, np.zeros((6, 7), np.int8)]
+    ks = keys(len(boards), seed=3)
+    batched = pure(states_of(*boards), ks, 200)
+    for i, b in enumerate(boards):
+        alone = pure(states_of(b), ks[i:i + 1], 200)
+        np.testing.assert_array_equal(np.asarray(alone.visit_counts[0]), np.asarray(batched.visit_counts[i]))
+        np.testing.assert_allclose(np.asarray(alone.qvalues[0]), np.asarray(batched.qvalues[i]), atol=1e-6)
+    agent = search.MCTSAgent(num_simulations=200, deterministic=True)  # scores: keys from the boards
+    many = np.asarray(agent.scores(np.stack(boards)))
+    for i, b in enumerate(boards):
+        np.testing.assert_array_equal(np.asarray(agent.scores(b[None]))[0], many[i])
+
+
+def test_same_key_same_move_and_scores_are_deterministic():
+    agent = agents.load("mcts32")  # sampled from the visit counts
+    boards = np.stack([np.zeros((6, 7), np.int8), ENDGAME, BLOCK, WIN])
+    a1 = np.asarray(agent.act(boards, jax.random.key(5)))
+    np.testing.assert_array_equal(a1, np.asarray(agent.act(boards, jax.random.key(5))))
+    moves = {tuple(np.asarray(agent.act(boards, jax.random.key(k))).tolist()) for k in range(8)}
+    assert len(moves) > 1  # the sampled mode does depend on the key
+    np.testing.assert_array_equal(np.asarray(agent.scores(boards)), np.asarray(agent.scores(boards)))
+    s = np.asarray(agent.scores(boards))
+    assert np.isneginf(s[1, [0, 1, 5, 6]]).all() and np.isclose(s[1, [2, 3, 4]].sum(), 1.0)
+
+
+def test_jit_and_no_jit_agree():
+    """The search called as is (mctx's loops still compile their bodies) and under an outer jit."""
+    states, ks = states_of(ENDGAME), keys(1, seed=9)
+    jitted = pure(states, ks, 200)
+    plain = search.run(search.rollout_evaluator, None, states, ks, 200)
+    np.testing.assert_array_equal(np.asarray(jitted.visit_counts), np.asarray(plain.visit_counts))
+    np.testing.assert_allclose(np.asarray(jitted.qvalues), np.asarray(plain.qvalues), atol=1e-6)
+
+
+def test_agent_inside_a_user_jit():
+    agent = search.MCTSAgent(num_simulations=200, deterministic=True)
+    boards = jnp.asarray(BLOCK[None])
+    inside = jax.jit(lambda a, b, k: a.act(b, k))(agent, boards, jax.random.key(0))
+    np.testing.assert_array_equal(np.asarray(inside), np.asarray(agent.act(boards, jax.random.key(0))))
+
+
+@pytest.mark.slow
+def test_beats_random():
+    result = match(agents.load("mcts100:det"), RandomAgent(), jax.random.key(0))
+    assert result.win_rate >= 0.95, result.to_dict(games=False)
+
+
+# --------------------------------------------------------------------------- network evaluator
+
+
+@pytest.mark.slow
+def test_network_evaluator_guides_the_search():
+    params = cnet.init_params(jax.random.key(0), width=16, heads="two")
+    evaluate = search.network_evaluator(width=16)
+    states = states_of(WIN, np.zeros((6, 7), np.int8))
+    logits, value = evaluate(params, keys(2), states)
+    assert logits.shape == (2, 7) and value.shape == (2,)
+    run = jax.jit(search.run, static_argnums=(0, 4))
+    out = run(evaluate, params, states, keys(2), 48)
+    assert out.visit_counts.sum(-1).tolist() == [48, 48]
+    assert int(jnp.argmax(out.visit_counts[0])) == 3  # the exact win reward outweighs an untrained value
+    # A prior that puts all its mass on column 0 pulls the visits there on the empty board.
+    biased = jax.tree.map(jnp.copy, params)
+    biased["head"]["out"]["bias"] = biased["head"]["out"]["bias"].at[0].add(20.0)
+    out_b = run(evaluate, biased, states, keys(2), 48)
+    assert int(out_b.visit_counts[1, 0]) > int(out.visit_counts[1, 0])
+    noisy = jax.jit(lambda s, k: search.run(evaluate, params, s, k, 48, dirichlet_fraction=0.25).visit_counts)
+    assert noisy(states, keys(2)).sum(-1).tolist() == [48, 48]
+
+
+# --------------------------------------------------------------------------- names
+
+
+def test_registry_names():
+    for name, n, det in (("mcts50", 50, False), ("MCTS1000:det", 1000, True), ("mcts7:sto", 7, False)):
+        agent = agents.load(name)
+        assert isinstance(agent, search.MCTSAgent)
+        assert (agent.num_simulations, agent.deterministic) == (n, det)
+        assert agent.name == f"mcts{n}:{'det' if det else 'sto'}" and agent.stochastic == (not det)
+    assert "mcts1000" in agents.known_names()
+
+
+@pytest.mark.parametrize("name", ["mcts0", "mcts99999999", "mctsx", "mcts", "mcts-5", "mcts1.5", "mcts²"])
+def test_registry_rejects_bad_simulation_counts(name):
+    with pytest.raises(ValueError, match="number of simulations"):
+        agents.load(name)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="simulations"):
+        search.MCTSAgent(num_simulations=0)
+    with pytest.raises(ValueError, match="num_simulations"):
+        search.run(search.rollout_evaluator, None, states_of(WIN), keys(1), 0)
+    with pytest.raises(ValueError, match=":sto' or ':det'"):
+        agents.load("mcts10:greedy")
