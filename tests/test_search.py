@@ -18,6 +18,7 @@ from c4jax.agents.baselines import RandomAgent
 from c4jax.evaluation import match
 from c4jax.game import env
 from c4jax.nets import cnet
+from scripts import run_script
 
 
 def parse(rows: list[str]) -> np.ndarray:
@@ -245,3 +246,24 @@ def test_bad_arguments():
         search.run(search.rollout_evaluator, None, states_of(WIN), keys(1), 0)
     with pytest.raises(ValueError, match=":sto' or ':det'"):
         agents.load("mcts10:greedy")
+
+
+# --------------------------------------------------------------------------- the benchmark script
+
+
+def test_bench_search_script(tmp_path):
+    out = tmp_path / "bench.md"
+    r = run_script("bench_search.py", "--batch-sizes", "1", "3", "--simulations", "4", "--repeats", "1",
+                   "--out", out)
+    assert r.returncode == 0, r.stderr
+    for b in (1, 3):
+        assert f"c4jax batch {b}: " in r.stdout
+    table = out.read_text()
+    assert "| 1 | " in table and "| 3 | " in table and "--simulations 4" in table
+    try:
+        import pyspiel  # noqa: F401
+        assert "OpenSpiel MCTSBot: " in r.stdout and "x |" in table
+    except ImportError:
+        assert "open_spiel is not installed" in r.stdout and "n/a" in table
+    bad = run_script("bench_search.py", "--simulations", "0", "--out", "")
+    assert bad.returncode == 2 and "error:" in bad.stderr
