@@ -8,9 +8,9 @@
 Stages (each is the experiment script of the same name, run as a subprocess whose
 command line is written into the report, so any stage can be re-run alone):
 dataset + supervised -> dqn, dueling_dqn, reinforce, ppo (all from the new supervised
-weights) -> tournament of everything against 1StepLA and 2StepLA -> ``report.md``
-in ``--out``. ``--eval-only`` skips training and plays the tournament between the
-agents shipped in ``checkpoints/``.
+weights) -> tournament of everything against 1StepLA and 2StepLA -> the perfect-play
+yardstick of the same agents -> ``report.md`` in ``--out``. ``--eval-only`` skips
+training and plays the tournament between the agents shipped in ``checkpoints/``.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import jax
 import tyro
 
 from c4jax import agents
+from c4jax.evaluation.tournament import default_agents
 from c4jax.io import checkpoint, runlog
 
 HERE = Path(__file__).resolve().parent
@@ -101,6 +102,13 @@ def _metrics(path: Path) -> dict:
         return {}
 
 
+def _yardstick(path: Path) -> dict[str, dict]:
+    """The yardstick stage's metrics by agent name (lower case), or {} when it did not run."""
+    if not path.is_file():
+        return {}
+    return {a["agent"].lower(): a["metrics"] for a in json.loads(path.read_text())["agents"]}
+
+
 def _fmt(x) -> str:
     return "–" if x is None else (f"{x:.3f}" if isinstance(x, float) else str(x))
 
@@ -129,16 +137,22 @@ def _report(args: Args, out: Path, stages: list[dict], sources: dict[str, Path],
                      f"{THESIS_BEST_VS_1STEPLA[algo]:.2f} | `{runlog.display_path(sources[algo])}` |")
     lines.append("")
     ranking = out / "tournament" / "table_5_3_ranking.csv"
+    graded = _yardstick(out / "yardstick" / "yardstick.json")
     if ranking.is_file():
         rows = [r.split(",") for r in ranking.read_text().splitlines()]
         head = rows[0]
         name_i = next(i for i, h in enumerate(head) if "agent" in h.lower())
         rate_i = next(i for i, h in enumerate(head) if "mean" in h.lower())
-        lines += ["## Ranking by mean win rate (Table 5.3) beside the thesis", "",
-                  "| agent | c4jax | thesis |", "| --- | ---: | ---: |"]
+        lines += ["## Ranking by mean win rate (Table 5.3) beside the thesis, and the optimal-move rate", "",
+                  "| agent | c4jax | thesis | optimal moves (keep) | optimal moves (exact) |",
+                  "| --- | ---: | ---: | ---: | ---: |"]
         for r in rows[1:]:
-            lines.append(f"| {r[name_i]} | {float(r[rate_i]):.3f} | {_fmt(thesis_rank(r[name_i]))} |")
-        lines.append("")
+            g = graded.get(r[name_i].lower(), {})
+            lines.append(f"| {r[name_i]} | {float(r[rate_i]):.3f} | {_fmt(thesis_rank(r[name_i]))} | "
+                         f"{_fmt(g.get('yardstick/keep'))} | {_fmt(g.get('yardstick/exact'))} |")
+        lines += ["", "Optimal moves: the share of the perfect-play yardstick's non-trivial positions where the "
+                  "agent's move keeps the game-theoretic outcome (keep) or has the best exact score (exact); "
+                  "[yardstick/](yardstick/yardstick.md).", ""]
     tour = out / "tournament" / "report.md"
     if tour.is_file():
         body = tour.read_text().replace("](", "](tournament/")
@@ -165,8 +179,9 @@ def main(args: Args) -> Path:
     if args.eval_only:
         shipped = agents.checkpoints_dir()
         sources = {"supervised": shipped / "supervised", **{a: shipped / a for a in RL}}
-        _run("tournament", ["--out", str(out / "tournament"), "--seed", str(args.seed), *progress,
-                            *budgets["tournament"]], stages)
+        names = list(default_agents())
+        _run("tournament", ["--out", str(out / "tournament"), "--seed", str(args.seed), "--agents", *names,
+                            *progress, *budgets["tournament"]], stages)
     else:
         sources = {"supervised": out / "supervised", **{a: out / a / "best" for a in RL}}
         _run("supervised", ["--out", str(out / "supervised"), "--dataset", str(out / "data" / "1steplA.npz"),
@@ -179,6 +194,7 @@ def main(args: Args) -> Path:
             names += [f"{out / algo}:sto", f"{out / algo}:det"] if algo in POLICY else [str(out / algo)]
         _run("tournament", ["--out", str(out / "tournament"), "--seed", str(args.seed), "--agents", *names,
                             *progress, *budgets["tournament"]], stages)
+    _run("yardstick", ["--out", str(out / "yardstick"), "--seed", str(args.seed), "--agents", *names], stages)
     path = _report(args, out, stages, sources, time.perf_counter() - t0)
     print(f"\nreport: {path}")
     return path

@@ -38,29 +38,10 @@ import tyro
 
 import c4jax
 from c4jax import agents, evaluation
-from c4jax.io import checkpoint
 from c4jax.evaluation import ratings
+from c4jax.evaluation.tournament import default_agents
 
 DEFAULT_OUT = Path("runs/tournament")
-REFERENCE_AGENTS = ("1steplA", "2steplA")
-
-
-def default_agents() -> tuple[str, ...]:
-    """1StepLA, 2StepLA and every trained agent shipped in ``checkpoints/`` (``:sto`` and ``:det``
-    for agents with a policy to sample, the greedy one otherwise); no Random, as in the thesis."""
-    out = list(REFERENCE_AGENTS)
-    root = agents.checkpoints_dir()
-    for name in agents.known_names():
-        d = root / name
-        if not (d / checkpoint.METADATA_FILE).is_file():
-            continue  # a built-in player
-        try:
-            output = checkpoint.read_metadata(d).get("agent", {}).get("output", "policy")
-        except checkpoint.CheckpointError:
-            continue
-        out += [f"{name}:sto", f"{name}:det"] if output == "policy" else [name]
-    return tuple(out)
-
 
 @dataclass
 class Args:

@@ -15,7 +15,9 @@ import numpy as np
 from jax import Array
 from tqdm.auto import tqdm
 
+from c4jax import agents
 from c4jax.agents import registry
+from c4jax.io import checkpoint
 from c4jax.evaluation.protocol import (
     GAMES_PER_MATCH,
     NUM_OPENINGS,
@@ -298,3 +300,25 @@ def round_robin(agent_list: Sequence, key: Array, *, progress: bool = True, self
             m = dataclasses.replace(m, agent_a=labels[i], agent_b=labels[j])
             (matches if i != j else self_matches).append(m)
     return Tournament(names=tuple(labels), matches=tuple(matches), self_matches=tuple(self_matches))
+
+
+REFERENCE_AGENTS = ("1steplA", "2steplA")
+
+
+def default_agents() -> tuple[str, ...]:
+    """The thesis' tournament field: 1StepLA, 2StepLA and every trained agent shipped in
+    ``checkpoints/`` (``:sto`` and ``:det`` for networks with a policy to sample, the default mode
+    otherwise: greedy networks, and search agents, which play deterministically); no Random."""
+    out = list(REFERENCE_AGENTS)
+    root = agents.checkpoints_dir()
+    for name in agents.known_names():
+        d = root / name
+        if not (d / checkpoint.METADATA_FILE).is_file():
+            continue  # a built-in player
+        try:
+            description = checkpoint.read_metadata(d).get("agent", {})
+        except checkpoint.CheckpointError:
+            continue
+        sampled = description.get("output", "policy") == "policy" and "search" not in description
+        out += [f"{name}:sto", f"{name}:det"] if sampled else [name]
+    return tuple(out)
