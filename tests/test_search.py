@@ -185,6 +185,21 @@ def test_jit_and_no_jit_agree():
     np.testing.assert_allclose(np.asarray(jitted.qvalues), np.asarray(plain.qvalues), atol=1e-6)
 
 
+def test_batched_backward_equals_mctx_backward():
+    """The search's batched backward pass builds exactly mctx's tree."""
+    states, ks = states_of(BLOCK, ENDGAME, np.zeros((6, 7), np.int8)), keys(3, seed=4)
+    run = jax.jit(search.run, static_argnums=(0, 4), static_argnames=("backward",))
+    ours = run(search.rollout_evaluator, None, states, ks, 60, backward="batched")
+    theirs = run(search.rollout_evaluator, None, states, ks, 60, backward="mctx")
+    jax.tree.map(np.testing.assert_array_equal, ours.tree, theirs.tree)
+
+
+def test_uct_rule_takes_the_win():
+    agent = search.MCTSAgent(num_simulations=200, deterministic=True, rule="uct")
+    assert agent.act(WIN[None], jax.random.key(0)).tolist() == [3]
+    assert agent.act(BLOCK[None], jax.random.key(0)).tolist() == [3]
+
+
 def test_agent_inside_a_user_jit():
     agent = search.MCTSAgent(num_simulations=200, deterministic=True)
     boards = jnp.asarray(BLOCK[None])
@@ -244,6 +259,8 @@ def test_bad_arguments():
         search.MCTSAgent(num_simulations=0)
     with pytest.raises(ValueError, match="num_simulations"):
         search.run(search.rollout_evaluator, None, states_of(WIN), keys(1), 0)
+    with pytest.raises(ValueError, match="rule"):
+        search.run(search.rollout_evaluator, None, states_of(WIN), keys(1), 4, rule="ucb")
     with pytest.raises(ValueError, match=":sto' or ':det'"):
         agents.load("mcts10:greedy")
 

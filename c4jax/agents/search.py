@@ -54,6 +54,8 @@ import mctx
 import numpy as np
 from flax import struct
 from jax import Array
+from mctx._src import action_selection as _mctx_selection  # mctx.search's building blocks
+from mctx._src import search as _mctx_search
 
 from c4jax.agents.base import AgentBase
 from c4jax.agents.policy import ILLEGAL_SCORE, masked_logits
@@ -69,6 +71,7 @@ SCORES_SEED = 0x5C0E  # root key of the searches behind ``scores`` (folded with 
 # c_1 = 1.25, and c_1 = 8 scored 0.30.
 PB_C_INIT = 3.0
 PB_C_BASE = 19652.0  # PUCT c_2
+UCT_C = 1.4  # UCT's c for Q in [-1, 1] (sqrt(2) for values in [0, 1] is c = 2 * 0.71 here)
 _NOISE_SALT = 2**16  # fold_in offset of the tie-break keys (children use 1 + action)
 
 # evaluate(params, keys[B], states[B]) -> (prior_logits float32[B, 7], value float32[B])
@@ -149,17 +152,99 @@ def _fold(keys: Array, data: Array) -> Array:
     return jax.vmap(jax.random.fold_in)(keys, data)
 
 
-def _selection(pb_c_init: float, pb_c_base: float):
-    """mctx PUCT with tie-break noise keyed by the node (see the module docstring)."""
+def _node_key(tree: mctx.Tree, node_index) -> Array:
+    """The tie-break key of a node (unbatched tree), fresh at every visit."""
+    node_key = _wrap(tree.embeddings[1][node_index])
+    return jax.random.fold_in(node_key, _NOISE_SALT + tree.node_visits[node_index])
 
-    def select(rng_key, tree: mctx.Tree, node_index, depth):
+
+def _selection(rule: str, c: float, pb_c_base: float):
+    """PUCT (mctx's rule) or UCT, with tie-break noise keyed by the node (module docstring)."""
+
+    def puct(rng_key, tree: mctx.Tree, node_index, depth):
         del rng_key
-        node_key = _wrap(tree.embeddings[1][node_index])
-        noise_key = jax.random.fold_in(node_key, _NOISE_SALT + tree.node_visits[node_index])
-        return mctx.muzero_action_selection(noise_key, tree, node_index, depth, pb_c_init=pb_c_init,
+        return mctx.muzero_action_selection(_node_key(tree, node_index), tree, node_index, depth, pb_c_init=c,
                                             pb_c_base=pb_c_base)
 
-    return select
+    def uct(rng_key, tree: mctx.Tree, node_index, depth):
+        """Unvisited legal columns first (random order), then max Q + c * sqrt(ln N / n)."""
+        del rng_key
+        visits = tree.children_visits[node_index]
+        prior = jax.nn.softmax(tree.children_prior_logits[node_index])
+        explore = c * jnp.sqrt(jnp.log(jnp.maximum(tree.node_visits[node_index], 1)) / jnp.maximum(visits, 1))
+        noise = 1e-6 * jax.random.uniform(_node_key(tree, node_index), visits.shape)
+        score = jnp.where(visits == 0, 1e9, tree.qvalues(node_index) + explore) + noise
+        invalid = (prior <= 0.0) | (tree.root_invalid_actions * (depth == 0) > 0)
+        return jnp.argmax(jnp.where(invalid, -jnp.inf, score)).astype(jnp.int32)
+
+    return {"puct": puct, "uct": uct}[rule]
+
+
+def _backward(tree: mctx.Tree, leaf_index: Array) -> mctx.Tree:
+    """mctx's backward pass (the same updates in the same order) written for the batch.
+
+    mctx runs a ``vmap``-ed ``while_loop`` over the tree; under ``vmap`` its batched stop
+    condition makes every iteration select between the old and the new tree, a copy of the
+    whole tree per step up the path. Here the loop runs over the batch with one stop
+    condition (any path not yet at the root) and masked scatters.
+    """
+    batch = leaf_index.shape[0]
+    rows = jnp.arange(batch)
+
+    def body(carry):
+        tree, value, index = carry
+        active = index != mctx.Tree.ROOT_INDEX
+        parent = jnp.where(active, tree.parents[rows, index], 0)
+        action = jnp.where(active, tree.action_from_parent[rows, index], 0)
+        count = tree.node_visits[rows, parent]
+        value = jnp.where(active, tree.children_rewards[rows, parent, action]
+                          + tree.children_discounts[rows, parent, action] * value, value)
+        old = (tree.node_values[rows, parent], tree.children_values[rows, parent, action],
+               tree.children_visits[rows, parent, action])
+        tree = tree.replace(
+            node_values=tree.node_values.at[rows, parent].set(
+                jnp.where(active, (old[0] * count + value) / (count + 1.0), old[0])),
+            node_visits=tree.node_visits.at[rows, parent].set(jnp.where(active, count + 1, count)),
+            children_values=tree.children_values.at[rows, parent, action].set(
+                jnp.where(active, tree.node_values[rows, index], old[1])),
+            children_visits=tree.children_visits.at[rows, parent, action].set(
+                jnp.where(active, old[2] + 1, old[2])),
+        )
+        return tree, value, jnp.where(active, parent, index)
+
+    leaf_index = leaf_index.astype(jnp.int32)
+    carry = (tree, tree.node_values[rows, leaf_index], leaf_index)
+    tree, _, _ = jax.lax.while_loop(lambda c: jnp.any(c[2] != mctx.Tree.ROOT_INDEX), body, carry)
+    return tree
+
+
+def _search(params, root: mctx.RootFnOutput, recurrent_fn, select, num_simulations: int, invalid_actions: Array,
+            backward: str = "batched") -> mctx.Tree:
+    """``mctx.search`` (same simulate and expand steps) with :func:`_backward` (``"batched"``)
+    or mctx's own (``"mctx"``); the two give identical trees."""
+    batch = root.value.shape[0]
+    rows = jnp.arange(batch)
+    action_selection = mctx_switch(select)
+    tree = _mctx_search.instantiate_tree_from_root(root, num_simulations, root_invalid_actions=invalid_actions,
+                                                   extra_data=None)
+    dummy_keys = jax.random.split(jax.random.key(0), batch)  # unused: selection uses the per-node keys
+    back = _backward if backward == "batched" else _mctx_search.backward
+
+    def body(sim, tree):
+        parent_index, action = _mctx_search.simulate(dummy_keys, tree, action_selection, num_simulations)
+        next_index = tree.children_index[rows, parent_index, action]
+        next_index = jnp.where(next_index == mctx.Tree.UNVISITED, sim + 1, next_index)
+        tree = _mctx_search.expand(params, jax.random.key(0), tree, recurrent_fn, parent_index, action, next_index)
+        return back(tree, next_index)
+
+    return jax.lax.fori_loop(0, num_simulations, body, tree)
+
+
+def mctx_switch(select):
+    """Root / interior selection with mctx's switch (invalid root actions masked at depth 0)."""
+    return _mctx_selection.switching_action_selection_wrapper(
+        root_action_selection_fn=lambda k, t, i: select(k, t, i, 0),
+        interior_action_selection_fn=select)
 
 
 def _recurrent_fn(evaluate: Evaluator):
@@ -195,8 +280,8 @@ def _dirichlet_logits(keys: Array, logits: Array, legal: Array, fraction: float,
 
 
 def run(evaluate: Evaluator, params, states: env.EnvState, keys: Array, num_simulations: int, *,
-        pb_c_init: float = PB_C_INIT, pb_c_base: float = PB_C_BASE, dirichlet_fraction: float = 0.0,
-        dirichlet_alpha: float = 0.3) -> SearchOutput:
+        rule: str = "puct", pb_c_init: float = PB_C_INIT, pb_c_base: float = PB_C_BASE, uct_c: float = UCT_C,
+        dirichlet_fraction: float = 0.0, dirichlet_alpha: float = 0.3, backward: str = "batched") -> SearchOutput:
     """``num_simulations`` MCTS simulations from each of B states (pure; jit it).
 
     Args:
@@ -206,9 +291,13 @@ def run(evaluate: Evaluator, params, states: env.EnvState, keys: Array, num_simu
       keys: typed PRNG keys [B], one per root; the search of board b depends only on
         ``states[b]`` and ``keys[b]``.
       num_simulations: simulations per root (a static int >= 1).
-      pb_c_init, pb_c_base: PUCT constants.
+      rule: ``"puct"`` (mctx's rule, the prior matters) or ``"uct"`` (prior only masks).
+      pb_c_init, pb_c_base: PUCT constants; uct_c: the UCT constant (Q in [-1, 1]).
       dirichlet_fraction, dirichlet_alpha: root noise (0: none, the play-time setting).
+      backward: ``"batched"`` (:func:`_backward`) or ``"mctx"`` (mctx's own; identical trees).
     """
+    if rule not in ("puct", "uct") or backward not in ("batched", "mctx"):
+        raise ValueError(f"rule must be 'puct' or 'uct' and backward 'batched' or 'mctx', got {rule!r}, {backward!r}")
     if not isinstance(num_simulations, (int, np.integer)) or not 1 <= num_simulations <= MAX_SIMULATIONS:
         raise ValueError(f"num_simulations must be an int in 1..{MAX_SIMULATIONS}, got {num_simulations!r}")
     legal = states.legal_mask
@@ -221,17 +310,8 @@ def run(evaluate: Evaluator, params, states: env.EnvState, keys: Array, num_simu
         value=jnp.where(states.done, 0.0, value).astype(jnp.float32),
         embedding=(states, jax.random.key_data(keys)),
     )
-    select = _selection(pb_c_init, pb_c_base)
-    tree = mctx.search(
-        params=params,
-        rng_key=jax.random.key(0),  # unused: every random choice uses the per-node keys
-        root=root,
-        recurrent_fn=_recurrent_fn(evaluate),
-        root_action_selection_fn=lambda k, t, i: select(k, t, i, 0),
-        interior_action_selection_fn=select,
-        num_simulations=int(num_simulations),
-        invalid_actions=~legal,
-    )
+    select = _selection(rule, pb_c_init if rule == "puct" else uct_c, pb_c_base)
+    tree = _search(params, root, _recurrent_fn(evaluate), select, int(num_simulations), ~legal, backward)
     root_index = jnp.zeros(legal.shape[0], jnp.int32)
     counts = jnp.where(legal, tree.children_visits[:, 0], 0)
     total = counts.sum(-1, keepdims=True)
@@ -274,7 +354,9 @@ class MCTSAgent(AgentBase):
 
     num_simulations: int = struct.field(pytree_node=False, default=1000)
     deterministic: bool = struct.field(pytree_node=False, default=False)
+    rule: str = struct.field(pytree_node=False, default="puct")
     pb_c_init: float = struct.field(pytree_node=False, default=PB_C_INIT)
+    uct_c: float = struct.field(pytree_node=False, default=UCT_C)
 
     def __post_init__(self):
         n = self.num_simulations
@@ -291,7 +373,8 @@ class MCTSAgent(AgentBase):
 
     def search(self, states: env.EnvState, keys: Array) -> SearchOutput:
         """The agent's search from states [B] with root keys [B]."""
-        return run(rollout_evaluator, None, states, keys, self.num_simulations, pb_c_init=self.pb_c_init)
+        return run(rollout_evaluator, None, states, keys, self.num_simulations, rule=self.rule,
+                   pb_c_init=self.pb_c_init, uct_c=self.uct_c)
 
     def _scores(self, boards: Array) -> Array:
         states = jax.vmap(env.from_board)(boards)
