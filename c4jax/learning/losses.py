@@ -97,6 +97,25 @@ def gae_turn_based(rewards: Array, values: Array, valid: Array, gamma: float | A
     return advantages
 
 
+def one_step_td(rewards: Array, values: Array, valid: Array, done: Array,
+                gamma: float | Array) -> tuple[Array, Array]:
+    """``(targets, advantages)``, float32[T] each: the published PPO code's one-step TD value
+    targets and advantages of one episode (design.md §7a).
+
+    ``target_t = r_t - gamma * (1 - done_t) * V(s_{t+1})`` (the next state is the opponent's:
+    its value is subtracted) and ``advantage_t = target_t - V(s_t)``; ``values`` are
+    ``V(s_t)`` of the player to move at t (the published code uses the mirror-averaged
+    value). Padding gets 0.
+    """
+    chex.assert_rank([rewards, values, valid, done], [1, 1, 1, 1])
+    chex.assert_equal_shape([rewards, values, valid, done])
+    values = values.astype(jnp.float32)
+    values_next = jnp.concatenate([values[1:], jnp.zeros((1,), jnp.float32)])
+    targets = rewards.astype(jnp.float32) - jnp.asarray(gamma, jnp.float32) * jnp.where(done, 0.0, values_next)
+    targets = jnp.where(valid, targets, 0.0)
+    return targets, jnp.where(valid, targets - values, 0.0)
+
+
 # --------------------------------------------------------------------------- TD targets
 
 

@@ -170,8 +170,8 @@ def collect_mixed(params, key: Array, states: env.EnvState, opponent, n_vs: int,
     rewards = arena.backprop_rewards(traj, backprop_n, backprop)  # [B, 42]
     if td_advantage:
         v_bar = _mirror_avg_value(params, traj.boards, width)  # [B, 42]: V̄(s_t)
-        v_next = jnp.concatenate([v_bar[:, 1:], jnp.zeros_like(v_bar[:, :1])], axis=1)
-        returns = jnp.where(traj.valid, rewards - gamma * jnp.where(traj.done, 0.0, v_next), 0.0)
+        returns, td_adv = jax.vmap(losses.one_step_td, in_axes=(0, 0, 0, 0, None))(
+            rewards, v_bar, traj.valid, traj.done, gamma)
     else:
         returns = jax.vmap(losses.turn_based_returns, in_axes=(0, 0, None))(rewards, traj.valid, gamma)
 
@@ -188,7 +188,7 @@ def collect_mixed(params, key: Array, states: env.EnvState, opponent, n_vs: int,
     old_logp = jnp.take_along_axis(log_probs, actions[..., None], axis=-1)[..., 0]
     rewards2 = _pair(rewards, rewards)
     if td_advantage:  # V̄ is mirror-symmetric: a mirrored row has its original's target and advantage
-        advantages = _pair(returns, returns) - _pair(v_bar, v_bar)
+        advantages = _pair(td_adv, td_adv)
     else:
         advantages = jax.vmap(jax.vmap(losses.gae_turn_based, in_axes=(0, 0, 0, None, None)),
                               in_axes=(0, 0, 0, None, None))(rewards2, values, played, gamma, gae_lambda)
