@@ -236,6 +236,32 @@ def test_network_evaluator_guides_the_search():
     assert noisy(states, keys(2)).sum(-1).tolist() == [48, 48]
 
 
+@pytest.mark.slow
+def test_alphazero_agent():
+    params = cnet.init_params(jax.random.key(1), width=16, heads="two")
+    agent = search.AlphaZeroAgent(params=params, width=16, num_simulations=48)
+    assert agent.name == "alphazero:det" and not agent.stochastic
+    boards = np.stack([WIN, BLOCK])
+    assert agent.act(boards, jax.random.key(0)).tolist()[0] == 3
+    scores = np.asarray(agent.scores(boards))
+    np.testing.assert_allclose(scores.sum(-1), 1.0, rtol=1e-6)
+    np.testing.assert_array_equal(scores, np.asarray(agent.scores(boards)))
+    # Other weights of the same shape (params are a pytree leaf).
+    other = search.AlphaZeroAgent(params=jax.tree.map(lambda x: x * 0.5, params), width=16, num_simulations=48)
+    assert other.act(boards, jax.random.key(0)).tolist()[0] == 3
+    with pytest.raises(ValueError, match="simulations"):
+        search.AlphaZeroAgent(params=params, width=16, num_simulations=0)
+
+
+def test_select_action_temperature():
+    out = pure(states_of(BLOCK), keys(1), 200)
+    legal = states_of(BLOCK).legal_mask
+    best = search.select_action(out, keys(1), legal, 0.0)
+    assert best.tolist() == [int(np.argmax(np.asarray(out.visit_counts[0])))]
+    cold = {int(search.select_action(out, keys(1, seed=k), legal, 0.05)[0]) for k in range(10)}
+    assert cold == {int(best[0])}  # a low temperature concentrates on the most visited column
+
+
 # --------------------------------------------------------------------------- names
 
 

@@ -340,11 +340,49 @@ def board_keys(states: env.EnvState, seed: int = SCORES_SEED) -> Array:
     return jax.vmap(one)(states)
 
 
-# --------------------------------------------------------------------------- the agent
+def select_action(out: SearchOutput, keys: Array, legal: Array, temperature: float = 1.0) -> Array:
+    """int32[B]: a column from the root visits: sampled with ``visits ** (1 / temperature)``
+    (key ``fold_in(keys[b], ...)``), or :func:`best_column` for ``temperature == 0`` and for
+    finished boards (no visits)."""
+    best = best_column(out, legal)
+    if temperature == 0:
+        return best
+    pick_keys = _fold(keys, jnp.full(keys.shape, _NOISE_SALT - 2, jnp.uint32))
+    logits = jnp.where(out.visit_counts > 0, jnp.log(jnp.maximum(out.visit_counts, 1).astype(jnp.float32)), -jnp.inf)
+    logits = jnp.where(legal.any(-1, keepdims=True), logits / temperature, 0.0)
+    sampled = jax.vmap(jax.random.categorical)(pick_keys, logits)
+    return jnp.where(out.visit_counts.sum(-1) > 0, sampled, best).astype(jnp.int32)
+
+
+# --------------------------------------------------------------------------- the agents
+
+
+class _SearchAgent(AgentBase):
+    """``act`` and ``scores`` of an agent that plays its search (``search(states, keys)``)."""
+
+    def _check_simulations(self):
+        n = self.num_simulations
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_SIMULATIONS:
+            raise ValueError(f"MCTS needs 1..{MAX_SIMULATIONS} simulations per move, got {n!r}")
+
+    @property
+    def stochastic(self) -> bool:
+        return not self.deterministic
+
+    def _scores(self, boards: Array) -> Array:
+        states = jax.vmap(env.from_board)(boards)
+        out = self.search(states, board_keys(states))
+        return jnp.where(legal_mask(boards), out.visit_probs, ILLEGAL_SCORE)
+
+    def _act(self, boards: Array, key: Array) -> Array:
+        states = jax.vmap(env.from_board)(boards)
+        keys = jax.random.split(key, boards.shape[0])
+        out = self.search(states, keys)
+        return select_action(out, keys, states.legal_mask, 0.0 if self.deterministic else 1.0)
 
 
 @struct.dataclass
-class MCTSAgent(AgentBase):
+class MCTSAgent(_SearchAgent):
     """Pure MCTS (uniform prior, random-playout values) with ``num_simulations`` per move.
 
     ``act``: a column sampled from the root visit counts (``deterministic=False``,
@@ -359,36 +397,41 @@ class MCTSAgent(AgentBase):
     uct_c: float = struct.field(pytree_node=False, default=UCT_C)
 
     def __post_init__(self):
-        n = self.num_simulations
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_SIMULATIONS:
-            raise ValueError(f"MCTS needs 1..{MAX_SIMULATIONS} simulations per move, got {n!r}")
+        self._check_simulations()
 
     @property
     def name(self) -> str:
         return f"mcts{self.num_simulations}:{'det' if self.deterministic else 'sto'}"
-
-    @property
-    def stochastic(self) -> bool:
-        return not self.deterministic
 
     def search(self, states: env.EnvState, keys: Array) -> SearchOutput:
         """The agent's search from states [B] with root keys [B]."""
         return run(rollout_evaluator, None, states, keys, self.num_simulations, rule=self.rule,
                    pb_c_init=self.pb_c_init, uct_c=self.uct_c)
 
-    def _scores(self, boards: Array) -> Array:
-        states = jax.vmap(env.from_board)(boards)
-        out = self.search(states, board_keys(states))
-        return jnp.where(legal_mask(boards), out.visit_probs, ILLEGAL_SCORE)
 
-    def _act(self, boards: Array, key: Array) -> Array:
-        states = jax.vmap(env.from_board)(boards)
-        keys = jax.random.split(key, boards.shape[0])
-        out = self.search(states, keys)
-        legal = states.legal_mask
-        if self.deterministic:
-            return best_column(out, legal)
-        pick_keys = _fold(keys, jnp.full(keys.shape, _NOISE_SALT - 2, jnp.uint32))
-        logits = jnp.where(out.visit_counts > 0, jnp.log(jnp.maximum(out.visit_probs, 1e-30)), -jnp.inf)
-        sampled = jax.vmap(jax.random.categorical)(pick_keys, jnp.where(legal.any(-1, keepdims=True), logits, 0.0))
-        return jnp.where(out.visit_counts.sum(-1) > 0, sampled, best_column(out, legal)).astype(jnp.int32)
+@struct.dataclass
+class AlphaZeroAgent(_SearchAgent):
+    """MCTS guided by a ``CNet(width, heads="two")``: prior = its policy logits, leaf value =
+    its value head (:func:`network_evaluator`), PUCT with mctx's c_1 = 1.25, no root noise.
+
+    ``act`` / ``scores`` as :class:`MCTSAgent`. ``params`` are a pytree leaf, so one
+    compiled program serves every set of weights of the same width.
+    """
+
+    params: Any
+    width: int = struct.field(pytree_node=False, default=128)
+    num_simulations: int = struct.field(pytree_node=False, default=50)
+    deterministic: bool = struct.field(pytree_node=False, default=True)
+    pb_c_init: float = struct.field(pytree_node=False, default=1.25)
+    label: str = struct.field(pytree_node=False, default="alphazero")
+
+    def __post_init__(self):
+        self._check_simulations()
+
+    @property
+    def name(self) -> str:
+        return f"{self.label}:{'det' if self.deterministic else 'sto'}"
+
+    def search(self, states: env.EnvState, keys: Array) -> SearchOutput:
+        return run(network_evaluator(self.width), self.params, states, keys, self.num_simulations,
+                   pb_c_init=self.pb_c_init)
