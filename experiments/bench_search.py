@@ -4,7 +4,8 @@ OpenSpiel's C++ MCTS bot with random rollouts.
 What is measured
 ----------------
 c4jax: ``c4jax.agents.search.run`` with the pure-MCTS evaluator (uniform prior, one random
-playout per expanded node), ``--simulations`` per move, on a batch of B positions at each
+playout per expanded node) and UCT selection as ``agents.load("mcts<N>")`` plays it,
+``--simulations`` per move, on a batch of B positions at each
 batch size of ``--batch-sizes``: one measured call is one jitted search of the whole batch
 (``jax.block_until_ready`` on its visit counts). Simulations/s = B * simulations / time,
 moves/s = B / time.
@@ -31,6 +32,7 @@ for OpenSpiel; without it the OpenSpiel columns are left empty with a printed no
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
 import sys
@@ -53,7 +55,8 @@ def c4jax_seconds(batch: int, simulations: int, repeats: int) -> float:
     idx = jnp.arange(batch) % states.done.shape[0]
     batch_states = jax.device_put(jax.tree.map(lambda x: x[idx], states))
     keys = jax.random.split(jax.random.key(0), batch)
-    fn = jax.jit(lambda s, k: search.run(search.rollout_evaluator, None, s, k, simulations).visit_counts)
+    fn = jax.jit(lambda s, k: search.run(search.rollout_evaluator, None, s, k, simulations, rule="uct",
+                                         uct_c=search.UCT_C).visit_counts)
     counts = jax.block_until_ready(fn(batch_states, keys))  # compile + warm-up, not timed
     if not bool((np.asarray(counts).sum(-1) == simulations).all()):
         raise RuntimeError("c4jax search: a root did not receive every simulation")
@@ -135,8 +138,9 @@ def main(argv: list[str] | None = None) -> dict:
         p.error("--repeats must be >= 1")
 
     dev = jax.devices()[0]
+    load = f", load average {os.getloadavg()[0]:.1f} at the start" if hasattr(os, "getloadavg") else ""
     header = (f"Device: {dev.platform} ({platform.machine()}, {jax.device_count()} device(s), "
-              f"{__import__('os').cpu_count()} CPU cores), jax {jax.__version__}")
+              f"{os.cpu_count()} CPU cores{load}), jax {jax.__version__}")
     print(header)
     os_result = openspiel_seconds(args.simulations, args.repeats)
     os_rate = None

@@ -22,16 +22,18 @@ node have reward 0 and discount 0, so its value stays the result of the move int
 Illegal columns get the prior logit ``finfo(float32).min`` (probability 0, never NaN) in
 every node and are excluded at the root with ``invalid_actions = ~legal_mask``.
 
-Selection is mctx's PUCT (``mctx.muzero_action_selection``, the rule of
-``mctx.muzero_policy``) with Q-values normalised by the parent and siblings and
-``c_1 = PB_C_INIT`` (3, tuned for pure MCTS); no
+Selection (``rule``): ``"puct"`` is mctx's PUCT (``mctx.muzero_action_selection``, the
+rule of ``mctx.muzero_policy``, Q-values normalised by the parent and siblings), the rule
+for a network prior; ``"uct"`` tries every legal column once, then maximises
+``Q + c * sqrt(ln N / n)``, the rule of pure MCTS (``MCTSAgent``'s default: with a
+uniform prior, UCT with c = 0.4 was the strongest setting measured, see ``UCT_C``). No
 Dirichlet noise at play time (``dirichlet_fraction`` > 0 adds it at the root, for
-self-play).
+self-play). The backward pass is mctx's, rewritten for the batch (:func:`_backward`).
 
 Randomness is per board and per node
 ------------------------------------
 Every node's key is ``fold_in(parent_key, 1 + action)`` from the root key of its board;
-the node's evaluation uses ``fold_in(key, 0)`` and PUCT's tie-break noise
+the node's evaluation uses ``fold_in(key, 0)`` and the selection's tie-break noise
 ``fold_in(key, 2**16 + visits)``. mctx's own batch-wide keys are not used, so the
 search of a board depends only on that board and its root key: a batch gives each
 board exactly what a search of that board alone would give.
@@ -66,12 +68,14 @@ from c4jax.nets.cnet import CNet
 COLS = env.COLS
 MAX_SIMULATIONS = 50_000  # the tree holds batch * (N + 1) nodes; more does not fit a CPU's memory usefully
 SCORES_SEED = 0x5C0E  # root key of the searches behind ``scores`` (folded with the board)
-# PUCT c_1. With a uniform prior (1/7 per column) mctx's default 1.25 explores too little for
-# random-playout values: in one protocol match each, mcts200 with c_1 = 3 scored 0.58 against
-# c_1 = 1.25, and c_1 = 8 scored 0.30.
-PB_C_INIT = 3.0
+# Pure MCTS settings, from one 100-game protocol match each between 200-simulation searches
+# (sampled moves): PUCT with a uniform prior and c_1 = 3 scored 0.58 against mctx's default
+# c_1 = 1.25, while c_1 = 2 / 4.5 / 8 scored 0.46 / 0.385 / 0.30 against c_1 = 3; UCT with
+# c = 0.7 scored 0.655 against PUCT c_1 = 3; against UCT c = 0.7, c = 0.4 scored 0.57 and
+# c = 1.0 0.43; c = 0.25 scored 0.46 against c = 0.4.
+PB_C_INIT = 3.0  # PUCT c_1 for a uniform prior
 PB_C_BASE = 19652.0  # PUCT c_2
-UCT_C = 1.4  # UCT's c for Q in [-1, 1] (sqrt(2) for values in [0, 1] is c = 2 * 0.71 here)
+UCT_C = 0.4  # UCT's c (Q in [-1, 1]): MCTSAgent's default rule
 _NOISE_SALT = 2**16  # fold_in offset of the tie-break keys (children use 1 + action)
 
 # evaluate(params, keys[B], states[B]) -> (prior_logits float32[B, 7], value float32[B])
@@ -383,7 +387,8 @@ class _SearchAgent(AgentBase):
 
 @struct.dataclass
 class MCTSAgent(_SearchAgent):
-    """Pure MCTS (uniform prior, random-playout values) with ``num_simulations`` per move.
+    """Pure MCTS (uniform prior, random-playout values, UCT with c = ``UCT_C`` by default)
+    with ``num_simulations`` per move.
 
     ``act``: a column sampled from the root visit counts (``deterministic=False``,
     ``:sto``) or the most visited one (``:det``). ``scores``: the root visit shares,
@@ -392,7 +397,7 @@ class MCTSAgent(_SearchAgent):
 
     num_simulations: int = struct.field(pytree_node=False, default=1000)
     deterministic: bool = struct.field(pytree_node=False, default=False)
-    rule: str = struct.field(pytree_node=False, default="puct")
+    rule: str = struct.field(pytree_node=False, default="uct")
     pb_c_init: float = struct.field(pytree_node=False, default=PB_C_INIT)
     uct_c: float = struct.field(pytree_node=False, default=UCT_C)
 
