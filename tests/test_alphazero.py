@@ -149,7 +149,7 @@ def test_config_errors(flags, message):
 
 TINY_FLAGS = ("--games", "4", "--num-simulations", "4", "--updates-per-iteration", "2", "--iterations-per-eval", "1",
               "--buffer-size", "400", "--batch-size", "8", "--eval-simulations", "4", "--width", "8",
-              "--eval-opponents", "2steplA", "--no-progress")
+              "--eval-opponents", "random", "--select-by", "random", "--no-progress")
 
 
 def test_script_end_to_end_and_exact_resume(tmp_path):
@@ -158,7 +158,7 @@ def test_script_end_to_end_and_exact_resume(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = [json.loads(line) for line in (straight / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [2, 4] and (straight / "curves_wall.png").is_file()
-    for key in ("train/policy_loss", "train/value_loss", "selfplay/length", "eval/vs_2steplA", "eval/best_vs_2steplA"):
+    for key in ("train/policy_loss", "train/value_loss", "selfplay/length", "eval/vs_random", "eval/best_vs_random"):
         assert key in rows[-1]
     agent = agents.load(str(straight))
     assert isinstance(agent, az.AlphaZeroAgent) and agent.num_simulations == 4 and agent.width == 8
