@@ -1,0 +1,188 @@
+"""ONNX export of network agents (c4jax.agents.onnx_export, experiments/export_onnx.py): every shipped
+network agent and a tiny AlphaZero network reproduce the JAX agent's scores under onnxruntime (max
+|Δ| <= 1e-4 on finite entries, the same -inf entries, the same argmax), at any batch size, with the
+agent's settings in the metadata; the comparison itself fails on hand-made mismatches; bad input
+exits 2 with one line."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import jax
+import numpy as np
+import onnx
+import pytest
+
+import c4jax
+from c4jax import agents
+from c4jax.agents import onnx_export
+from c4jax.agents.alphazero import AlphaZeroAgent
+from c4jax.agents.network import NetworkAgent
+from c4jax.evaluation import random_boards
+from c4jax.io import checkpoint
+from c4jax.nets import cnet
+from scripts import run_script
+
+SHIPPED = ["supervised", "dqn", "dueling_dqn", "ppo", "reinforce"]
+KEYS = {"agent", "label", "kind", "heads", "output", "symmetric", "width", "c4jax_version"}
+
+
+def _assert_matches(reference, got):
+    reference, got = np.asarray(reference), np.asarray(got)
+    assert got.dtype == np.float32 and got.shape == reference.shape
+    np.testing.assert_array_equal(np.isneginf(got), np.isneginf(reference))
+    finite = np.isfinite(reference)
+    assert np.isfinite(got[finite]).all()
+    assert np.abs(got[finite] - reference[finite]).max() <= 1e-4
+    np.testing.assert_array_equal(got.argmax(-1), reference.argmax(-1))
+
+
+def _check_graph_io(model):
+    (inp,), (out,) = model.graph.input, model.graph.output
+    assert inp.name == "boards" and inp.type.tensor_type.elem_type == onnx.TensorProto.INT8
+    dims = inp.type.tensor_type.shape.dim
+    assert dims[0].dim_param and [d.dim_value for d in dims[1:]] == [6, 7]  # dynamic batch
+    assert out.name == "scores" and out.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_agent_exports_and_matches(name, tmp_path):
+    path = tmp_path / f"{name}.onnx"
+    r = run_script("export_onnx.py", name, "--out", path)
+    assert r.returncode == 0, r.stderr
+    assert "check passed" in r.stdout and "1000 boards" in r.stdout and "0 -inf mismatches" in r.stdout
+    agent = agents.load(name)
+    model = onnx.load(str(path))
+    _check_graph_io(model)
+    meta = onnx_export.read_metadata(path)
+    assert KEYS <= meta.keys()
+    assert meta["agent"] == agent.name and meta["kind"] == "network" and meta["c4jax_version"] == c4jax.__version__
+    assert (meta["heads"], meta["output"], meta["symmetric"], meta["width"]) == (
+        agent.heads, agent.output, str(agent.symmetric).lower(), str(agent.width))
+    # Independent of the script's own check: other boards, and batches of 1 and 37 (dynamic batch).
+    for batch, seed in ((1, 11), (37, 12), (1000, 13)):
+        boards = np.asarray(random_boards(jax.random.key(seed), batch))
+        _assert_matches(agent.scores(boards), onnx_export.onnx_scores(path, boards))
+
+
+def test_shipped_policy_and_q_values_are_what_scores_says():
+    """Policy agents export probabilities (rows sum to 1), DQN agents Q-values (not a distribution)."""
+    boards = np.asarray(random_boards(jax.random.key(3), 64))
+    for name, probs in (("supervised", True), ("dqn", False)):
+        got = onnx_export.onnx_scores(onnx_export.to_model(agents.load(name)), boards)
+        sums = np.where(np.isneginf(got), 0.0, got).sum(-1)
+        assert np.allclose(sums, 1.0, atol=1e-5) == probs
+
+
+@pytest.mark.parametrize("heads,output,symmetric", [
+    ("one", "policy", False), ("two", "policy", True), ("one", "q", True), ("dueling", "q", False)])
+def test_tiny_network_agents_every_setting(heads, output, symmetric):
+    params = cnet.init_params(jax.random.key(1), width=8, heads=heads)
+    agent = NetworkAgent(params=params, label="tiny", width=8, heads=heads, output=output, symmetric=symmetric)
+    model = onnx_export.to_model(agent)
+    meta = {p.key: p.value for p in model.metadata_props}
+    assert (meta["heads"], meta["output"], meta["symmetric"], meta["width"]) == (heads, output, str(symmetric).lower(), "8")
+    result = onnx_export.check(agent, model, random_boards(jax.random.key(2), 1000))
+    assert result.ok, result.summary()
+
+
+def test_tiny_alphazero_network_exports_its_raw_policy():
+    params = cnet.init_params(jax.random.key(4), width=8, heads="two")
+    agent = AlphaZeroAgent(params=params, label="tinyaz", width=8, num_simulations=0)
+    model = onnx_export.to_model(agent)
+    _check_graph_io(model)
+    meta = {p.key: p.value for p in model.metadata_props}
+    assert meta["kind"] == "alphazero" and meta["output"] == "policy" and "raw network's policy" in meta["note"]
+    for batch in (1, 37, 1000):
+        boards = np.asarray(random_boards(jax.random.key(batch), batch))
+        _assert_matches(agent.scores(boards), onnx_export.onnx_scores(model, boards))
+    # An agent that searches exports the same graph: its network without the search.
+    searching = AlphaZeroAgent(params=params, label="tinyaz", width=8, num_simulations=8)
+    assert onnx_export.exportable(searching).num_simulations == 0
+
+
+def test_alphazero_checkpoint_through_the_script(tmp_path):
+    params = cnet.init_params(jax.random.key(5), width=8, heads="two")
+    ckpt = checkpoint.save(tmp_path / "az", {"params": params}, {
+        "name": "tinyaz", "algorithm": "alphazero", "network": {"width": 8, "heads": "two"},
+        "agent": {"output": "policy", "default_mode": "det", "symmetric": True, "search": {"simulations": 4}}})
+    path = tmp_path / "out" / "az.onnx"  # the directory is created
+    r = run_script("export_onnx.py", ckpt, "--out", path, "--boards", 300, "--seed", 1)
+    assert r.returncode == 0, r.stderr
+    assert "300 boards" in r.stdout
+    meta = onnx_export.read_metadata(path)
+    assert meta["kind"] == "alphazero" and meta["agent"].endswith("@policy:det")
+    raw = agents.load(f"{ckpt}@0")
+    boards = np.asarray(random_boards(jax.random.key(6), 37))
+    _assert_matches(raw.scores(boards), onnx_export.onnx_scores(path, boards))
+
+
+def test_compare_fails_on_each_kind_of_mismatch():
+    inf = -np.inf
+    ref = np.array([[0.2, 0.3, inf, 0.1, 0.1, 0.2, 0.1], [0.5, 0.50005, 0.0, 0.0, 0.0, 0.0, inf]], np.float32)
+    same = onnx_export.compare(ref, ref.copy())
+    assert same.ok and same.max_abs_diff == 0.0 and same.boards == 2
+    close = ref + np.float32(5e-5)
+    assert onnx_export.compare(ref, close).ok
+    far = ref.copy()
+    far[0, 0] += 2e-4
+    assert not onnx_export.compare(ref, far).ok and onnx_export.compare(ref, far).max_abs_diff > 1e-4
+    lost_inf = ref.copy()
+    lost_inf[0, 2] = -1e30
+    assert onnx_export.compare(ref, lost_inf).inf_mismatches == 1 and not onnx_export.compare(ref, lost_inf).ok
+    swapped = ref.copy()
+    swapped[1, :2] = ref[1, 1::-1]  # within the tolerance, but the best column changes
+    c = onnx_export.compare(ref, swapped)
+    assert c.max_abs_diff <= 1e-4 and c.argmax_mismatches == 1 and not c.ok
+    nan = ref.copy()
+    nan[1, 3] = np.nan
+    assert onnx_export.compare(ref, nan).inf_mismatches == 1
+    with pytest.raises(ValueError, match="shapes"):
+        onnx_export.compare(ref, ref[:1])
+
+
+def test_script_fails_with_exit_1_when_the_graph_differs(tmp_path, monkeypatch):
+    real = onnx_export.onnx_scores
+    monkeypatch.setattr(onnx_export, "onnx_scores", lambda m, b: real(m, b) + np.float32(1e-3))
+    path = tmp_path / "dqn.onnx"
+    r = run_script("export_onnx.py", "dqn", "--out", path, "--boards", 100)
+    assert r.returncode == 1
+    assert r.stderr.startswith("error: the ONNX graph does not reproduce") and r.stderr.count("\n") == 1
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("args,message", [
+    (["nosuchagent", "--out", "{tmp}/a.onnx"], "unknown agent"),
+    (["1steplA", "--out", "{tmp}/a.onnx"], "not a network agent"),
+    (["mcts100", "--out", "{tmp}/a.onnx"], "not a network agent"),
+    (["random", "--out", "{tmp}/a.onnx"], "not a network agent"),
+    (["dqn:foo", "--out", "{tmp}/a.onnx"], "suffix"),
+    (["dqn", "--out", "{tmp}/file.txt/a.onnx"], "is not a directory"),
+    (["dqn", "--out", "{tmp}"], "is a directory"),
+    (["dqn", "--out", "{tmp}/a.onnx", "--boards", "0"], "--boards"),
+    (["dqn", "--out", "{tmp}/a.onnx", "--opset", "9"], "--opset"),
+])
+def test_bad_input_exits_2_with_one_line(args, message, tmp_path):
+    (tmp_path / "file.txt").write_text("x")
+    r = run_script("export_onnx.py", *[a.replace("{tmp}", str(tmp_path)) for a in args])
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert r.stderr.startswith("error: ") and r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
+    assert not (tmp_path / "a.onnx").exists()
+
+
+def test_missing_extra_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "jax2onnx", None)  # import jax2onnx now raises ImportError
+    r = run_script("export_onnx.py", "dqn", "--out", tmp_path / "a.onnx")
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "'onnx' extra" in r.stderr and "pip install" in r.stderr
+
+
+def test_onnx_packages_are_never_imported_at_module_level():
+    """``import c4jax`` (and importing the export module) never imports jax2onnx, onnx or onnxruntime."""
+    tree = ast.parse(Path(onnx_export.__file__).read_text())
+    top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    names = {a.name.split(".")[0] for n in top if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module.split(".")[0] for n in top if isinstance(n, ast.ImportFrom) and n.module}
+    assert not names & {"jax2onnx", "onnx", "onnxruntime", "onnx_ir"}
