@@ -29,6 +29,7 @@ from c4jax.agents.network import agent_from_checkpoint, resolve_checkpoint
 from c4jax.io import checkpoint
 from c4jax.agents.policy import ILLEGAL_SCORE, masked_logits
 from c4jax.game import env
+from c4jax.game.board import check_boards
 from c4jax.nets.cnet import CNet
 
 METHODS = ("gumbel", "puct")
@@ -152,6 +153,24 @@ class AlphaZeroAgent(AgentBase):
                 return jnp.argmax(logits, axis=-1).astype(jnp.int32)
             return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
         return self._search(boards, key).action.astype(jnp.int32)
+
+    def search_stats(self, boards) -> tuple[Array, Array]:
+        """``(shares, values)``, float32[B, 7] each, of the search behind ``scores`` (so
+        ``shares == scores(boards)``): the improved policy (full columns ``-inf``) and
+        :func:`root_values` (full columns NaN). ``ValueError`` with 0 simulations (no search).
+        Jitted; validated as ``scores``."""
+        if self.num_simulations == 0:
+            raise ValueError(f"{self.name} plays its raw policy: it has no search statistics")
+        boards = boards if isinstance(boards, jax.core.Tracer) else check_boards(boards, batched=True,
+                                                                                  allow_finished=False)
+        return _jit_search_stats(self, boards)
+
+
+@jax.jit
+def _jit_search_stats(agent: AlphaZeroAgent, boards: Array) -> tuple[Array, Array]:
+    legal = boards[:, 0, :] == 0
+    out = agent._search(boards, jax.random.key(0))
+    return jnp.where(legal, out.action_weights, ILLEGAL_SCORE), jnp.where(legal, root_values(out), jnp.nan)
 
 
 def is_search_checkpoint(directory) -> bool:

@@ -62,7 +62,7 @@ from mctx._src import search as _mctx_search
 from c4jax.agents.base import AgentBase
 from c4jax.agents.policy import ILLEGAL_SCORE, masked_logits
 from c4jax.game import env
-from c4jax.game.board import legal_mask
+from c4jax.game.board import check_boards, legal_mask
 from c4jax.nets.cnet import CNet
 
 COLS = env.COLS
@@ -383,6 +383,22 @@ class _SearchAgent(AgentBase):
         keys = jax.random.split(key, boards.shape[0])
         out = self.search(states, keys)
         return select_action(out, keys, states.legal_mask, 0.0 if self.deterministic else 1.0)
+
+    def search_stats(self, boards) -> tuple[Array, Array]:
+        """``(shares, values)``, float32[B, 7] each, of the search behind ``scores`` (the same
+        board-keyed search, so ``shares == scores(boards)``): the root visit shares (full
+        columns ``-inf``) and each column's root Q-value for the player to move (-1 .. 1;
+        0 where a legal column was not visited; full columns NaN). Jitted; validated as ``scores``."""
+        boards = boards if isinstance(boards, jax.core.Tracer) else check_boards(boards, batched=True,
+                                                                                  allow_finished=False)
+        return _jit_search_stats(self, boards)
+
+
+@jax.jit
+def _jit_search_stats(agent: _SearchAgent, boards: Array) -> tuple[Array, Array]:
+    states = jax.vmap(env.from_board)(boards)
+    out, legal = agent.search(states, board_keys(states)), legal_mask(boards)
+    return jnp.where(legal, out.visit_probs, ILLEGAL_SCORE), jnp.where(legal, out.qvalues, jnp.nan)
 
 
 @struct.dataclass
