@@ -388,10 +388,11 @@ class _SearchAgent(AgentBase):
         """``(shares, values)``, float32[B, 7] each, of the search behind ``scores`` (the same
         board-keyed search, so ``shares == scores(boards)``): the root visit shares (full
         columns ``-inf``) and each column's root Q-value for the player to move (-1 .. 1;
-        0 where a legal column was not visited; full columns NaN). Jitted; validated as ``scores``."""
+        0 where a legal column was not visited; full columns NaN). Jitted; validated as ``scores``;
+        both modes share one compiled program (the search behind ``scores`` ignores the mode)."""
         boards = boards if isinstance(boards, jax.core.Tracer) else check_boards(boards, batched=True,
                                                                                   allow_finished=False)
-        return _jit_search_stats(self, boards)
+        return _jit_search_stats(self.replace(deterministic=False), boards)
 
 
 @jax.jit
