@@ -11,8 +11,10 @@ API (all JSON; errors are ``{"error": "..."}`` with a 4xx status):
     ``{"agents": [{"name", "kind", "stochastic", "scores_label"}...], "default": name,
     "max_body": bytes, "hint": {"available": bool, "message": str}}``: every agent
     :func:`c4jax.agents.load` knows (``:sto``/``:det`` expanded where the agent has both
-    modes; ``perfect`` when the ``solver`` extra is installed) plus the checkpoints given
-    with ``--agent``, and whether ``/api/hint`` is on offer.
+    modes; ``perfect`` when the ``solver`` extra is installed; every shipped checkpoint,
+    AlphaZero's included) and the pure-MCTS agents of :data:`SEARCH_MENU`, plus the
+    checkpoints given with ``--agent``, and whether ``/api/hint`` is on offer. ``kind`` is
+    ``"search"`` for agents that play with tree search (pure MCTS, AlphaZero).
 ``POST /api/move`` ``{"agent": name, "moves": [int...], "human_first": bool}``
     Replays ``moves`` (columns, alternating from the first player). If the agent is then
     to move it plays, and its move is appended. Answers a :func:`game_view` with
@@ -31,6 +33,12 @@ Scores: every position carries ``scores``, the opponent agent's ``scores`` (floa
 ``null`` for full columns, all ``null`` once the game is over) of that position's board
 seen by the player to move there; at the human's turn it is what the agent would score
 each column if it were the one to move.
+
+Search agents (``kind == "search"``): ``scores`` are the root visit shares (pure MCTS) or
+the improved policy (AlphaZero) and every position also carries ``values`` (float32[7],
+``null`` for full columns, all ``null`` once the game is over): each column's searched
+value, the root Q-value of the same search (``search_stats``), from -1 (a loss) to +1 (a
+win) for the player to move there. Other agents' positions have ``"values": null``.
 """
 
 from __future__ import annotations
@@ -43,7 +51,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -56,8 +64,10 @@ import numpy as np
 
 from c4jax import agents
 from c4jax.agents import perfect
+from c4jax.agents.alphazero import AlphaZeroAgent
 from c4jax.agents.baselines import NStepLookahead, RandomAgent
 from c4jax.agents.network import NetworkAgent
+from c4jax.agents.search import MCTSAgent
 from c4jax.game import env
 from c4jax.game.board import LINE_CELLS
 
@@ -65,6 +75,8 @@ MAX_BODY = 8 * 1024  # bytes; a longer request body gets 413
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 DEFAULT_AGENT = "1steplA:det"
 HUMAN, AGENT = 1, -1  # the fixed colour view of the boards the API returns
+# Pure-MCTS agents on the default menu besides agents.known_names() (each in both modes).
+SEARCH_MENU = ("mcts200", "mcts1000")
 
 
 
@@ -136,13 +148,44 @@ class Entry:
     agent: Any
     kind: str
     scores_label: str
+    ready: bool = False  # its request path is compiled
+    _compiling: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    @property
+    def search(self) -> bool:
+        """Whether the agent plays with tree search: its positions carry ``values``."""
+        return self.kind == "search"
+
+    def compile(self) -> bool:
+        """Compile the agent's request path (``scores`` or ``search_stats``, ``act``; batch of 1) once:
+        a caller that finds another thread compiling it waits for that. True if this call compiled it."""
+        if self.ready:
+            return False
+        with self._compiling:
+            if self.ready:
+                return False
+            game_view(self, [], human_first=False, play=True)
+            self.ready = True
+            return True
 
     def describe(self) -> dict:
         return {"name": self.name, "kind": self.kind, "stochastic": bool(self.agent.stochastic),
                 "scores_label": self.scores_label}
 
 
+_VALUE_LABEL = ("; under it, the searched value of the column: the root Q-value of that search, "
+                "from -1 (a loss) to +1 (a win) for the player to move")
+
+
 def _kind(agent) -> tuple[str, str]:
+    if isinstance(agent, MCTSAgent):
+        return "search", (f"visit share of each column in a {agent.num_simulations}-simulation pure MCTS "
+                          f"(random playouts){_VALUE_LABEL} (the mean playout result after that move)")
+    if isinstance(agent, AlphaZeroAgent):
+        if agent.num_simulations == 0:
+            return "policy", "policy probability of each column (the raw network policy, no search)"
+        return "search", (f"improved policy of each column after a {agent.num_simulations}-simulation "
+                          f"AlphaZero search (Gumbel MuZero){_VALUE_LABEL} (network values backed up the tree)")
     if isinstance(agent, RandomAgent):
         return "random", "probability of each column (uniform over the free columns)"
     if isinstance(agent, NStepLookahead):
@@ -179,13 +222,19 @@ def _variants(spec: str) -> list:
     return found
 
 
+def _default_menu() -> list[str]:
+    known = agents.known_names()
+    return known + [n for n in SEARCH_MENU if n not in known]
+
+
 class Catalogue:
     """The opponents on offer, loaded once; lookup by name (case-insensitive) or alias."""
 
     def __init__(self, names: Iterable[str] | None = None, paths: Iterable[str] = (), log=print):
         self.entries: dict[str, Entry] = {}
+        self.background: threading.Thread | None = None  # warm_up's compiler of the search agents
         self.aliases: dict[str, str] = {}
-        builtin = list(names) if names is not None else agents.known_names()
+        builtin = list(names) if names is not None else _default_menu()
         for spec in builtin:
             try:
                 self._add(spec)
@@ -220,28 +269,54 @@ class Catalogue:
             raise RequestError(f"unknown agent {name[:80]!r}; known agents: {', '.join(self.names())}")
         return entry
 
-    def warm_up(self, log=print, workers: int | None = None) -> float:
-        """Compile every agent's request path (replay, ``scores``, ``act``; batch of 1) before serving.
+    def warm_up(self, log=print, workers: int | None = None, search: str = "background") -> float:
+        """Compile every agent's request path before serving; returns the seconds until ready.
 
         XLA compiles outside the GIL, so a few threads compile several agents at once.
+        Search agents compile slowly (tens of seconds each on 2 CPU cores): with
+        ``search="background"`` (the default) they are compiled one at a time by a daemon
+        thread after this returns, while the server already serves the others; a request for
+        one before its turn compiles it at once (:meth:`Entry.compile`). ``search="now"``
+        compiles them here too.
         """
+        if search not in ("now", "background"):
+            raise ValueError(f"search must be 'now' or 'background', got {search!r}")
         t0 = time.perf_counter()
         _key(True), _key(False)
         game_view(next(iter(self.entries.values())), [], human_first=True, play=False)  # the replay
         done = [0]
         lock = threading.Lock()
+        entries = list(self.entries.values())
+        later = [e for e in entries if e.search] if search == "background" else []
+        now = [e for e in entries if e not in later]
 
-        def one(entry: Entry) -> None:
+        def one(entry: Entry, background: bool = False) -> None:
             t = time.perf_counter()
-            game_view(entry, [], human_first=False, play=True)
-            with lock:
-                done[0] += 1
-                log(f"  [{done[0]}/{len(self.entries)}] {entry.name:<24} ready ({time.perf_counter() - t:.1f} s)")
+            if entry.compile():
+                now = time.perf_counter()
+                note = f", in the background, {now - t0:.0f} s after the warm-up began" if background else ""
+                with lock:
+                    done[0] += 1
+                    log(f"  [{done[0]}/{len(entries)}] {entry.name:<24} ready ({now - t:.1f} s{note})")
 
         workers = workers or min(4, os.cpu_count() or 1)
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(one, self.entries.values()))
-        return time.perf_counter() - t0
+            list(pool.map(one, now))
+        seconds = time.perf_counter() - t0
+        if later:
+            log(f"  compiling {len(later)} search agents in the background: "
+                f"{', '.join(e.name for e in later)} (a first move before then waits for its compile)")
+
+            def background() -> None:
+                for entry in later:
+                    try:
+                        one(entry, background=True)
+                    except Exception as e:  # a bug: the first request for it will report it
+                        log(f"  {entry.name}: background compile failed: {type(e).__name__}: {e}")
+
+            self.background = threading.Thread(target=background, name="c4jax-play-warm-up", daemon=True)
+            self.background.start()
+        return seconds
 
 
 # --------------------------------------------------------------------------- game logic
@@ -264,8 +339,12 @@ def _scores_json(values) -> list:
     return [float(f"{v:.7g}") if np.isfinite(v) else None for v in np.asarray(values, np.float64).reshape(-1)]
 
 
-def _agent_scores(entry: Entry, board: np.ndarray) -> list:
-    return _scores_json(entry.agent.scores(board[None])[0])
+def _agent_scores(entry: Entry, board: np.ndarray) -> tuple[list, list | None]:
+    """The agent's ``scores`` of one board and, for a search agent, the searched values (else None)."""
+    if entry.search:
+        shares, values = entry.agent.search_stats(board[None])
+        return _scores_json(shares[0]), _scores_json(values[0])
+    return _scores_json(entry.agent.scores(board[None])[0]), None
 
 
 def _winning_cells(board: np.ndarray) -> list[list[int]]:
@@ -277,19 +356,20 @@ def _winning_cells(board: np.ndarray) -> list[list[int]]:
     return [list(c) for c in sorted(cells)]
 
 
-def _position(rep: Replay, ply: int, human_first: bool, entry: Entry, scores: list | None = None) -> dict:
-    """One position of a game, boards in the fixed colour view (1 = human, -1 = agent)."""
+def _position(rep: Replay, ply: int, human_first: bool, entry: Entry, known: tuple | None = None) -> dict:
+    """One position of a game, boards in the fixed colour view (1 = human, -1 = agent); ``known``:
+    its ``(scores, values)`` when already computed."""
     human_to_move = (ply % 2 == 0) == human_first
     board = rep.boards[ply].astype(np.int64) * (HUMAN if human_to_move else AGENT)
     if rep.done[ply]:
         w = int(rep.winner[ply])
         status = "draw" if w == 0 else ("human_won" if (w == 1) == human_first else "agent_won")
         to_move, scores = None, [None] * env.COLS
+        values = [None] * env.COLS if entry.search else None
     else:
         status = "human_turn" if human_to_move else "agent_turn"
         to_move = "human" if human_to_move else "agent"
-        if scores is None:
-            scores = _agent_scores(entry, rep.boards[ply])
+        scores, values = known if known is not None else _agent_scores(entry, rep.boards[ply])
     return {
         "ply": ply,
         "board": board.tolist(),
@@ -298,6 +378,7 @@ def _position(rep: Replay, ply: int, human_first: bool, entry: Entry, scores: li
         "last_move": rep.moves[ply - 1] if ply else None,
         "legal": [int(c) for c in np.flatnonzero(rep.legal[ply])],
         "scores": scores,
+        "values": values,
         "winning_cells": _winning_cells(board) if status in ("human_won", "agent_won") else [],
     }
 
@@ -376,17 +457,16 @@ def game_view(entry: Entry, moves: list[int], human_first: bool, *, play: bool) 
     t0 = time.perf_counter()
     rep = replay(moves)
     first = len(moves) if play else 0
-    known: dict[int, list] = {}
+    known: dict[int, tuple] = {}
     agent_move = agent_ms = None
     n = len(moves)
     agent_to_move = not rep.done[n] and (n % 2 == 0) != human_first
     if play and agent_to_move:
         board = rep.boards[n][None]
         t = time.perf_counter()
-        scores = _scores_json(entry.agent.scores(board)[0])
+        known[n] = _agent_scores(entry, rep.boards[n])
         agent_move = int(np.asarray(entry.agent.act(board, _key(entry.agent.stochastic)))[0])
         agent_ms = (time.perf_counter() - t) * 1e3
-        known[n] = scores
         rep = replay(moves + [agent_move])
     positions = [_position(rep, k, human_first, entry, known.get(k)) for k in range(first, len(rep.moves) + 1)]
     last = positions[-1]
@@ -401,6 +481,7 @@ def game_view(entry: Entry, moves: list[int], human_first: bool, *, play: bool) 
         "board": last["board"],
         "legal": last["legal"],
         "scores": last["scores"],
+        "values": last["values"],
         "winning_cells": last["winning_cells"],
         "positions": positions,
         "server_ms": round((time.perf_counter() - t0) * 1e3, 3),
@@ -537,6 +618,8 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/api/hint":
             return self._json(200, hint_view(body))
         entry, moves, human_first = parse_game(body, self.catalogue)
+        if not entry.ready and self.catalogue.background is not None:
+            entry.compile()  # a search agent the background warm-up has not compiled yet: now, once
         self._json(200, game_view(entry, moves, human_first, play=path == "/api/move"))
 
 

@@ -2,11 +2,12 @@
 //
 // The server is stateless: every request carries the whole game (agent, move list, who moved
 // first). The page keeps the game's positions (each with its board, status and the opponent's
-// scores, as the server computed them) so that ← / → can show any past position without a
+// scores and, for search agents, the searched value of each column, as the server computed them) so that ← / → can show any past position without a
 // request; history is read-only and → on the last position returns to the live game.
 "use strict";
 
 const ROWS = 6, COLS = 7, CELL = 100, TOP = 90, SVG_NS = "http://www.w3.org/2000/svg";
+const SCORE_Y = 58, SCORE_Y_WITH_VALUE = 38;  // a search agent's share moves up to make room for its value
 
 const $ = (id) => document.getElementById(id);
 const el = {
@@ -21,7 +22,7 @@ const state = {
   game: 0,             // bumped on every restart: answers for an older game are dropped
   humanFirst: true,
   moves: [],
-  positions: [],       // positions[ply] = {ply, board, to_move, status, last_move, legal, scores, winning_cells}
+  positions: [],       // positions[ply] = {ply, board, to_move, status, last_move, legal, scores, values, winning_cells}
   view: null,          // null: the live position; else the ply shown
   busy: false,
   lastAgentMs: null,
@@ -47,7 +48,9 @@ function buildBoard() {
   for (let c = 0; c < COLS; c++) {
     const g = svg("g", { class: "score-col" }, el.scores);
     svg("title", {}, g);
-    svg("text", { x: cx(c), y: 58, "text-anchor": "middle", "data-testid": `score-${c}`, class: "score" }, g);
+    svg("text", { x: cx(c), y: SCORE_Y, "text-anchor": "middle", "data-testid": `score-${c}`, class: "score" }, g);
+    // a search agent's value of the column, under its visit share (empty for other agents)
+    svg("text", { x: cx(c), y: 62, "text-anchor": "middle", "data-testid": `value-${c}`, class: "value" }, g);
     const v = svg("g", { class: "verdict-col" }, el.scores);
     svg("title", {}, v);
     svg("text", { x: cx(c), y: 82, "text-anchor": "middle", "data-testid": `hint-${c}`, class: "verdict" }, v);
@@ -61,6 +64,9 @@ function buildBoard() {
 
 // ------------------------------------------------------------------ formatting
 
+// A searched value in [-1, 1] for the player to move: "+0.62", "-0.30", "0.00".
+const fmtValue = (v) => (v === null || v === undefined) ? "" : `${v > 0.005 ? "+" : ""}${v.toFixed(2)}`;
+
 function fmtScore(x, kind) {
   if (x === null || x === undefined) return "";
   if (kind === "lookahead") {
@@ -70,6 +76,7 @@ function fmtScore(x, kind) {
   }
   if (kind === "policy" || kind === "random") return x.toFixed(2);
   if (kind === "perfect") return String(Math.round(x));
+  if (kind === "search") return `${Math.round(100 * x)}%`;  // visit share / improved policy
   return Math.abs(x) >= 100 ? x.toExponential(1).replace("e+", "e") : x.toFixed(2);
 }
 
@@ -138,14 +145,23 @@ function render(opts = {}) {
   // scores above the columns
   const finite = pos.scores.filter((x) => x !== null);
   const best = finite.length ? Math.max(...finite) : null;
+  const values = Array.isArray(pos.values) ? pos.values : null;  // search agents only
   el.scores.querySelectorAll("g.score-col").forEach((g, c) => {
-    const x = pos.scores[c], t = g.querySelector("text");
+    const x = pos.scores[c], t = g.querySelector("text.score"), vt = g.querySelector("text.value");
+    const v = values ? values[c] : null;
     g.querySelector("title").textContent = x === null
       ? "no score: the column is full or the game is over"
-      : `${agent.name}'s score for column ${c + 1}: ${x}`;
+      : values
+        ? `${agent.name}, column ${c + 1}: ${(100 * x).toFixed(1)}% of the search (${x}); ` +
+          `searched value ${v === null ? "none" : v} for the player to move (-1 loss … +1 win)`
+        : `${agent.name}'s score for column ${c + 1}: ${x}`;
     t.textContent = fmtScore(x, agent.kind);
+    t.setAttribute("y", values ? SCORE_Y_WITH_VALUE : SCORE_Y);
     t.classList.toggle("best", x !== null && x === best);
     t.dataset.value = x === null ? "" : String(x);
+    vt.textContent = fmtValue(v);
+    vt.setAttribute("class", `value${v === null ? "" : v > 0.005 ? " pos" : v < -0.005 ? " neg" : ""}`);
+    vt.dataset.value = v === null ? "" : String(v);
   });
 
   // status, history controls, flags for tests
@@ -165,9 +181,10 @@ function render(opts = {}) {
   el.columns.querySelectorAll("rect").forEach((rect, c) => {
     rect.classList.toggle("disabled", !(playable && pos.legal.includes(c)));
   });
-  const side = pos.to_move === "human"
-    ? `Shown on your turn: what ${agent.name} would score each column if it were to move here.`
-    : `${agent.name}'s scores for the position it is to move in.`;
+  const side = (pos.to_move === "human"
+    ? `Shown on your turn: what ${agent.name} would score each column if it were to move here`
+    : `${agent.name}'s scores for the position it is to move in`)
+    + (values ? " (its values are for the player to move here: + good for them, − bad)." : ".");
   el.legend.textContent = `Numbers above the columns: ${agent.scores_label}. ${pos.to_move ? side : ""}`;
   el.legend.title = "The opponent's scores(board) for the position shown, from the point of view of the player to move.";
   el.timing.textContent = state.lastAgentMs === null ? "" : `(answered in ${state.lastAgentMs.toFixed(1)} ms)`;
@@ -271,7 +288,7 @@ async function play(c) {
   showError("");
   // Show the human's piece at once (the server confirms it), falling.
   const optimistic = { ...pos, ply: pos.ply + 1, board: pos.board.map((row) => row.slice()), last_move: c,
-                       to_move: "agent", status: "agent_turn", legal: [], scores: Array(COLS).fill(null),
+                       to_move: "agent", status: "agent_turn", legal: [], scores: Array(COLS).fill(null), values: null,
                        winning_cells: [] };
   for (let r = ROWS - 1; r >= 0; r--) if (optimistic.board[r][c] === 0) { optimistic.board[r][c] = 1; break; }
   state.positions.push(optimistic);

@@ -1,0 +1,187 @@
+"""Search agents in the play UI (pure MCTS ``mcts<N>``, AlphaZero checkpoints): on the menu with the
+"search" kind, and every position carries each column's visit share and searched value. Against the
+real server in this process (``make_server`` on a free local port)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import math
+import threading
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+
+from c4jax import agents
+from c4jax.game import env
+from c4jax.io import checkpoint
+from c4jax.nets.cnet import init_params
+from c4jax.play import server as play_server
+
+STATIC = Path(play_server.__file__).resolve().parent / "static"
+MCTS = "mcts50:det"
+
+
+def save_tiny_alphazero(directory: Path, simulations: int = 4) -> Path:
+    """A width-8 two-headed CNET saved as a search agent, the way the AlphaZero trainer saves one."""
+    meta = {"name": "tinyaz", "network": {"width": 8, "heads": "two"},
+            "agent": {"output": "policy", "default_mode": "det", "symmetric": True,
+                      "search": {"simulations": simulations}}}
+    return checkpoint.save(directory, {"params": init_params(jax.random.key(0), width=8, heads="two")}, meta)
+
+
+@pytest.fixture(scope="module")
+def az_dir(tmp_path_factory) -> Path:
+    return save_tiny_alphazero(tmp_path_factory.mktemp("ckpt") / "alphazero")
+
+
+@pytest.fixture(scope="module")
+def served(az_dir):
+    cat = play_server.Catalogue(["random", "mcts50"], paths=[str(az_dir), f"{az_dir}@0"])
+    srv = play_server.make_server(cat, port=0)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield cat, srv.server_address[1]
+    srv.shutdown()
+    srv.server_close()
+
+
+def request(port: int, method: str, path: str, body=None):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    try:
+        data = None if body is None else json.dumps(body).encode()
+        conn.request(method, path, body=data, headers={"Content-Type": "application/json"} if data else {})
+        res = conn.getresponse()
+        return res.status, json.loads(res.read())
+    finally:
+        conn.close()
+
+
+def post(port: int, agent: str, moves: list[int], human_first: bool, path: str = "/api/move") -> dict:
+    status, data = request(port, "POST", path, {"agent": agent, "moves": moves, "human_first": human_first})
+    assert status == 200, data
+    return data
+
+
+def check_search_position(pos: dict) -> None:
+    """Shares sum to 1 over the free columns, values in [-1, 1] there, both null for full columns."""
+    scores, values = pos["scores"], pos["values"]
+    assert isinstance(values, list) and len(values) == 7 and len(scores) == 7
+    if pos["status"] not in ("human_turn", "agent_turn"):
+        assert scores == [None] * 7 and values == [None] * 7
+        return
+    for c in range(7):
+        legal = c in pos["legal"]
+        assert (scores[c] is not None) == legal and (values[c] is not None) == legal, (c, pos)
+        if legal:
+            assert math.isfinite(values[c]) and -1.0 <= values[c] <= 1.0 and 0.0 <= scores[c] <= 1.0
+    assert abs(sum(x for x in scores if x is not None) - 1.0) < 1e-5
+
+
+def test_default_menu_offers_mcts_and_a_shipped_search_checkpoint(monkeypatch, tmp_path):
+    save_tiny_alphazero(tmp_path / "alphazero", simulations=6)
+    monkeypatch.setenv("C4JAX_CHECKPOINTS", str(tmp_path))
+    menu = play_server._default_menu()
+    assert {"mcts200", "mcts1000", "alphazero"} <= set(menu) and len(menu) == len(set(menu))
+    cat = play_server.Catalogue(None)  # loads (no compile): every name of the default menu
+    kinds = {e.name: e.kind for e in cat.entries.values()}
+    for name in ("mcts200:sto", "mcts200:det", "mcts1000:sto", "mcts1000:det", "alphazero@6:det", "alphazero@6:sto"):
+        assert kinds[name] == "search", (name, kinds)
+    assert kinds["1steplA:det"] == "lookahead" and kinds["random"] == "random"
+    assert cat.get("alphazero").name == "alphazero@6:det" and cat.get("MCTS200").name == "mcts200:sto"
+    labels = {e.name: e.scores_label for e in cat.entries.values()}
+    assert "visit share" in labels["mcts200:det"] and "200-simulation" in labels["mcts200:det"]
+    assert "searched value" in labels["mcts1000:sto"] and "AlphaZero" in labels["alphazero@6:det"]
+
+
+def test_agents_endpoint_describes_the_search_kinds(served, az_dir):
+    _, port = served
+    status, info = request(port, "GET", "/api/agents")
+    assert status == 200
+    kinds = {a["name"]: a["kind"] for a in info["agents"]}
+    assert kinds[MCTS] == "search" and kinds["mcts50:sto"] == "search" and kinds["random"] == "random"
+    assert kinds[f"{az_dir}@4:det"] == "search" and kinds[f"{az_dir}@policy:det"] == "policy"
+
+
+def test_history_values_are_the_search_stats_and_null_for_full_columns(served):
+    cat, port = served
+    moves = [3, 3, 3, 3, 3, 3, 2]  # column 3 full from move 6 on
+    view = post(port, MCTS, moves, human_first=True, path="/api/history")
+    assert len(view["positions"]) == 8 and view["values"] == view["positions"][-1]["values"]
+    agent = cat.get(MCTS).agent
+    for pos in view["positions"]:
+        check_search_position(pos)
+        board = np.asarray(pos["board"]) * (1 if pos["to_move"] == "human" else -1)  # player-to-move view
+        shares, values = (np.asarray(x)[0] for x in agent.search_stats(board[None].astype(np.int8)))
+        assert pos["scores"] == play_server._scores_json(shares) == play_server._scores_json(agent.scores(board[None])[0])
+        assert pos["values"] == play_server._scores_json(values)
+    assert view["positions"][6]["values"][3] is None and view["positions"][5]["values"][3] is not None
+
+
+def test_a_winning_column_is_worth_plus_one_and_is_played(served):
+    _, port = served
+    view = post(port, MCTS, [3, 0, 3, 0, 3, 0], human_first=False)  # the agent (first) completes column 3
+    before = view["positions"][0]
+    assert before["to_move"] == "agent" and before["values"][3] == 1.0
+    assert before["scores"][3] == max(x for x in before["scores"] if x is not None)
+    assert view["agent_move"] == 3 and view["status"] == "agent_won" and view["values"] == [None] * 7
+
+
+def test_a_whole_game_against_mcts50_det(served):
+    _, port = served
+    answers = [post(port, MCTS, [], human_first=True)]
+    while answers[-1]["status"] == "human_turn":
+        last = answers[-1]
+        answers.append(post(port, MCTS, last["moves"] + [min(last["legal"])], human_first=True))
+    for a in answers:
+        for pos in a["positions"]:
+            check_search_position(pos)
+    final = answers[-1]
+    assert final["status"] == "agent_won", final["moves"]  # the always-leftmost human loses
+    again = [post(port, MCTS, a["moves"][:-1], human_first=True)["moves"] for a in answers[1:]]
+    assert again == [a["moves"] for a in answers[1:]]  # :det answers the same game the same way
+
+
+def test_alphazero_checkpoint_shows_its_values_and_its_raw_policy_none(served, az_dir):
+    cat, port = served
+    name = f"{az_dir}@4:det"
+    view = post(port, name, [], human_first=False)
+    assert view["agent_move"] is not None and len(view["positions"]) == 2
+    for pos in view["positions"]:
+        check_search_position(pos)
+    first = view["positions"][0]
+    shares, values = cat.get(name).agent.search_stats(np.zeros((1, 6, 7), np.int8))
+    assert first["scores"] == play_server._scores_json(shares[0]) and first["values"] == play_server._scores_json(values[0])
+    raw = post(port, f"{az_dir}@policy:det", [], human_first=False)
+    assert all(p["values"] is None for p in raw["positions"]) and raw["values"] is None
+    assert abs(sum(raw["positions"][0]["scores"]) - 1.0) < 1e-5
+
+
+def test_other_agents_have_no_values(served):
+    _, port = served
+    view = post(port, "random", [3, 4], human_first=True, path="/api/history")
+    assert all(p["values"] is None for p in view["positions"])
+
+
+def test_search_agents_compile_in_the_background(served):
+    cat, _ = served  # the programs of these agents are compiled by now: this checks the bookkeeping
+    fresh = play_server.Catalogue(["random", "mcts50"])
+    logged: list[str] = []
+    fresh.warm_up(log=logged.append, workers=1)
+    assert fresh.get("random").ready and fresh.background is not None
+    fresh.background.join(timeout=120)
+    assert fresh.get(MCTS).ready and fresh.get("mcts50:sto").ready
+    assert any("in the background" in line for line in logged), logged
+    assert fresh.get(MCTS).compile() is False  # once only
+    now = play_server.Catalogue(["random"])
+    now.warm_up(log=logged.append, search="now")
+    assert now.background is None and now.get("random").ready
+    with pytest.raises(ValueError, match="'now' or 'background'"):
+        now.warm_up(search="lazy")
+
+
+def test_the_page_renders_values_under_the_shares():
+    js, css = (STATIC / "app.js").read_text(), (STATIC / "style.css").read_text()
+    assert "value-${c}" in js and "pos.values" in js and 'kind === "search"' in js and ".value" in css
