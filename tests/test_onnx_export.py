@@ -13,6 +13,7 @@ from pathlib import Path
 import jax
 import numpy as np
 import onnx
+from onnx import numpy_helper
 import pytest
 
 import c4jax
@@ -56,6 +57,10 @@ def test_shipped_agent_exports_and_matches(name, tmp_path):
     agent = agents.load(name)
     model = onnx.load(str(path))
     _check_graph_io(model)
+    # every weight stored once (the mirrored pass of a symmetric agent refers to the same tensors)
+    tensors = [numpy_helper.to_array(t) for t in model.graph.initializer]
+    assert len({(a.dtype.str, a.shape, a.tobytes()) for a in tensors}) == len(tensors)
+    assert sum(a.size for a in tensors) < 1.05 * cnet.num_params(agent.params)
     meta = onnx_export.read_metadata(path)
     assert KEYS <= meta.keys()
     assert meta["agent"] == agent.name and meta["kind"] == "network" and meta["c4jax_version"] == c4jax.__version__

@@ -116,6 +116,39 @@ def _load_plugins() -> None:
     ps._already_imported_plugins = True
 
 
+def _dedupe_initializers(model) -> None:
+    """Keep one copy of identical constant tensors (in place).
+
+    Tracing the mirrored pass of a symmetric agent constant-folds the reshaped convolution kernels a
+    second time, which would store them twice (~27% of the file at width 128)."""
+    numpy_helper = _require("onnx.numpy_helper")
+    graph = model.graph
+    outputs = {o.name for o in graph.output}
+    if any(a.type in (a.GRAPH, a.GRAPHS) for n in graph.node for a in n.attribute):
+        return  # subgraphs may refer to outer names; leave such graphs alone
+    first: dict[tuple, str] = {}
+    rename: dict[str, str] = {}
+    keep = []
+    for t in graph.initializer:
+        key = (t.data_type, tuple(t.dims), numpy_helper.to_array(t).tobytes())
+        if key in first and t.name not in outputs:
+            rename[t.name] = first[key]
+        else:
+            first[key] = t.name
+            keep.append(t)
+    if not rename:
+        return
+    del graph.initializer[:]
+    graph.initializer.extend(keep)
+    for node in graph.node:
+        for i, name in enumerate(node.input):
+            if name in rename:
+                node.input[i] = rename[name]
+    kept_info = [v for v in graph.value_info if v.name not in rename]
+    del graph.value_info[:]
+    graph.value_info.extend(kept_info)
+
+
 def to_model(agent: Any, *, opset: int = DEFAULT_OPSET):
     """The ``onnx.ModelProto`` of ``exportable(agent).scores``: input ``boards`` int8[B, 6, 7],
     output ``scores`` float32[B, 7], the :func:`metadata` in ``metadata_props``."""
@@ -129,6 +162,7 @@ def to_model(agent: Any, *, opset: int = DEFAULT_OPSET):
     spec = jax.ShapeDtypeStruct((batch, 6, 7), jnp.int8)
     model = jax2onnx.to_onnx(lambda boards: agent._scores(boards), inputs=[spec], model_name=agent.label,
                              opset=opset, input_names=[INPUT_NAME], output_names=[OUTPUT_NAME])
+    _dedupe_initializers(model)
     model.doc_string = f"c4jax {agent.name}: scores of int8[B, 6, 7] boards -> float32[B, 7]"
     model.producer_name = "c4jax"
     model.producer_version = __version__
