@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import jax
 import tyro
@@ -33,7 +34,7 @@ OPSETS = range(17, 24)
 
 @dataclasses.dataclass(frozen=True)
 class Args:
-    agent: tyro.conf.Positional[str]
+    agent: Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="AGENT")]
     """Network agent to export (a name as in agents.load, a run directory or a checkpoint path)."""
     out: Path
     """The .onnx file to write (its directory is created)."""
