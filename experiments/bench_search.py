@@ -15,6 +15,12 @@ one rollout, the same simulations per move, on ``connect_four``. The bot is not 
 searches one position at a time; one measured call searches every position once.
 Simulations/s = positions * simulations / time. The ratio is c4jax / OpenSpiel simulations/s.
 
+AlphaZero self-play: one self-play move of B games as ``experiments/alphazero.py`` makes it
+(``c4jax.agents.alphazero.search``: Gumbel MuZero guided by the two-headed CNET128, ``--az-simulations``
+per move, then ``env.step``), one jitted call per move of the whole batch; moves/s = B / time,
+simulations/s = B * simulations / time. The network is freshly initialised: the cost of a
+simulation does not depend on the weights.
+
 Positions: the 50 openings of the tournament protocol (the empty board and the 49 boards after
 two moves), cycled to fill a batch; OpenSpiel searches the same 50.
 
@@ -43,8 +49,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax.agents import search
+from c4jax.agents import alphazero, search
 from c4jax.evaluation.protocol import openings
+from c4jax.game import env
+from c4jax.nets import cnet
 
 UCT_C = 2.0  # OpenSpiel's UCT exploration constant (its examples' default)
 
@@ -64,6 +72,27 @@ def c4jax_seconds(batch: int, simulations: int, repeats: int) -> float:
     for _ in range(repeats):
         t0 = time.perf_counter()
         jax.block_until_ready(fn(batch_states, keys))
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def alphazero_seconds(batch: int, simulations: int, repeats: int) -> float:
+    """Median seconds of one AlphaZero self-play move (search + step) of ``batch`` games."""
+    states, _ = openings()
+    idx = jnp.arange(batch) % states.done.shape[0]
+    batch_states = jax.device_put(jax.tree.map(lambda x: x[idx], states))
+    params = cnet.init_params(jax.random.key(0), heads="two")
+
+    def move(p, s, k):
+        out = alphazero.search(p, s, k, num_simulations=simulations)
+        return jax.vmap(env.step)(s, out.action)
+
+    fn = jax.jit(move)
+    jax.block_until_ready(fn(params, batch_states, jax.random.key(1)))  # compile + warm-up, not timed
+    times = []
+    for i in range(repeats):
+        t0 = time.perf_counter()
+        jax.block_until_ready(fn(params, batch_states, jax.random.key(2 + i)))
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
 
@@ -99,9 +128,10 @@ def openspiel_seconds(simulations: int, repeats: int) -> tuple[float, int] | Non
     return statistics.median(times), len(positions)
 
 
-def markdown(rows: list[dict], os_rate: float | None, args, command: str, header: str) -> str:
+def markdown(rows: list[dict], os_rate: float | None, args, command: str, header: str,
+             az_rows: list[dict] | None = None) -> str:
     lines = [
-        "# Pure-MCTS search throughput: c4jax (mctx, batched) vs OpenSpiel's C++ MCTS",
+        "# Search throughput: c4jax pure MCTS (mctx, batched) vs OpenSpiel's C++ MCTS, and AlphaZero self-play",
         "",
         f"Made by `{command}`.",
         "",
@@ -117,6 +147,11 @@ def markdown(rows: list[dict], os_rate: float | None, args, command: str, header
         os_col = f"{os_rate:,.0f}" if os_rate else "n/a"
         ratio = f"{r['sims_per_s'] / os_rate:.2f}x" if os_rate else "n/a"
         lines.append(f"| {r['batch']} | {r['sims_per_s']:,.0f} | {r['moves_per_s']:,.1f} | {os_col} | {ratio} |")
+    if az_rows:
+        lines += ["", f"AlphaZero self-play (Gumbel MuZero, CNET128 two heads, {args.az_simulations} simulations per "
+                  "move; one move of every game per call):", "",
+                  "| batch | simulations/s | self-play moves/s |", "| ---: | ---: | ---: |"]
+        lines += [f"| {r['batch']} | {r['sims_per_s']:,.0f} | {r['moves_per_s']:,.1f} |" for r in az_rows]
     return "\n".join(lines) + "\n"
 
 
@@ -126,6 +161,8 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 256, 4096],
                    help="c4jax batch sizes (default 1 256 4096)")
     p.add_argument("--simulations", type=int, default=100, help="simulations per move (default 100)")
+    p.add_argument("--az-simulations", type=int, default=32,
+                   help="simulations per AlphaZero self-play move (default 32; 0 = skip the AlphaZero part)")
     p.add_argument("--repeats", type=int, default=3, help="timed calls per measurement; median reported (default 3)")
     p.add_argument("--out", default="docs/results/bench_search.md",
                    help="markdown table written here ('' = do not write; default docs/results/bench_search.md)")
@@ -136,6 +173,8 @@ def main(argv: list[str] | None = None) -> dict:
         p.error(f"--simulations must be in 1..{search.MAX_SIMULATIONS}")
     if args.repeats < 1:
         p.error("--repeats must be >= 1")
+    if not 0 <= args.az_simulations <= alphazero.MAX_SIMULATIONS:
+        p.error(f"--az-simulations must be in 0..{alphazero.MAX_SIMULATIONS}")
 
     dev = jax.devices()[0]
     load = f", load average {os.getloadavg()[0]:.1f} at the start" if hasattr(os, "getloadavg") else ""
@@ -159,14 +198,21 @@ def main(argv: list[str] | None = None) -> dict:
         ratio = f", {row['sims_per_s'] / os_rate:.2f}x OpenSpiel" if os_rate else ""
         print(f"c4jax batch {b}: {row['sims_per_s']:,.0f} simulations/s, {row['moves_per_s']:,.1f} moves/s{ratio}",
               flush=True)
+    az_rows = []
+    for b in args.batch_sizes if args.az_simulations else []:
+        seconds = alphazero_seconds(b, args.az_simulations, args.repeats)
+        az_rows.append({"batch": b, "seconds": seconds, "sims_per_s": b * args.az_simulations / seconds,
+                        "moves_per_s": b / seconds})
+        print(f"AlphaZero self-play batch {b}: {az_rows[-1]['sims_per_s']:,.0f} simulations/s, "
+              f"{az_rows[-1]['moves_per_s']:,.1f} moves/s", flush=True)
     command = "python experiments/bench_search.py " + " ".join(sys.argv[1:] if argv is None else argv)
-    table = markdown(rows, os_rate, args, command.strip(), header)
+    table = markdown(rows, os_rate, args, command.strip(), header, az_rows)
     print(table)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(table)
         print(f"wrote {args.out}")
-    return {"c4jax": rows, "openspiel_sims_per_s": os_rate}
+    return {"c4jax": rows, "alphazero": az_rows, "openspiel_sims_per_s": os_rate}
 
 
 if __name__ == "__main__":

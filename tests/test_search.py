@@ -297,12 +297,13 @@ def test_bad_arguments():
 def test_bench_search_script(tmp_path):
     out = tmp_path / "bench.md"
     r = run_script("bench_search.py", "--batch-sizes", "1", "3", "--simulations", "4", "--repeats", "1",
-                   "--out", out)
+                   "--az-simulations", "2", "--out", out)
     assert r.returncode == 0, r.stderr
     for b in (1, 3):
-        assert f"c4jax batch {b}: " in r.stdout
+        assert f"c4jax batch {b}: " in r.stdout and f"AlphaZero self-play batch {b}: " in r.stdout
     table = out.read_text()
     assert "| 1 | " in table and "| 3 | " in table and "--simulations 4" in table
+    assert "AlphaZero self-play" in table and "self-play moves/s" in table
     try:
         import pyspiel  # noqa: F401
         assert "OpenSpiel MCTSBot: " in r.stdout and "x |" in table
