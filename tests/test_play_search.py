@@ -14,8 +14,7 @@ import jax
 import numpy as np
 import pytest
 
-from c4jax import agents
-from c4jax.game import env
+from c4jax.agents import search
 from c4jax.io import checkpoint
 from c4jax.nets.cnet import init_params
 from c4jax.play import server as play_server
@@ -94,6 +93,8 @@ def test_default_menu_offers_mcts_and_a_shipped_search_checkpoint(monkeypatch, t
     labels = {e.name: e.scores_label for e in cat.entries.values()}
     assert "visit share" in labels["mcts200:det"] and "200-simulation" in labels["mcts200:det"]
     assert "searched value" in labels["mcts1000:sto"] and "AlphaZero" in labels["alphazero@6:det"]
+    other = search.AlphaZeroAgent(params=init_params(jax.random.key(0), width=8, heads="two"), width=8)
+    assert play_server._kind(other)[0] == "search"  # any agent with search_stats
 
 
 def test_agents_endpoint_describes_the_search_kinds(served, az_dir):

@@ -180,12 +180,14 @@ _VALUE_LABEL = ("; under it, the searched value of the column: the root Q-value 
 def _kind(agent) -> tuple[str, str]:
     if isinstance(agent, MCTSAgent):
         return "search", (f"visit share of each column in a {agent.num_simulations}-simulation pure MCTS "
-                          f"(random playouts){_VALUE_LABEL} (the mean playout result after that move)")
+                          f"(random playouts){_VALUE_LABEL} (the mean result of the playouts through that move)")
     if isinstance(agent, AlphaZeroAgent):
         if agent.num_simulations == 0:
             return "policy", "policy probability of each column (the raw network policy, no search)"
         return "search", (f"improved policy of each column after a {agent.num_simulations}-simulation "
                           f"AlphaZero search (Gumbel MuZero){_VALUE_LABEL} (network values backed up the tree)")
+    if callable(getattr(agent, "search_stats", None)):  # any other agent with search statistics
+        return "search", f"the search's share of each column{_VALUE_LABEL}"
     if isinstance(agent, RandomAgent):
         return "random", "probability of each column (uniform over the free columns)"
     if isinstance(agent, NStepLookahead):
@@ -293,11 +295,11 @@ class Catalogue:
         def one(entry: Entry, background: bool = False) -> None:
             t = time.perf_counter()
             if entry.compile():
-                now = time.perf_counter()
-                note = f", in the background, {now - t0:.0f} s after the warm-up began" if background else ""
+                end = time.perf_counter()
+                note = f", in the background, {end - t0:.0f} s after the warm-up began" if background else ""
                 with lock:
                     done[0] += 1
-                    log(f"  [{done[0]}/{len(entries)}] {entry.name:<24} ready ({now - t:.1f} s{note})")
+                    log(f"  [{done[0]}/{len(entries)}] {entry.name:<24} ready ({end - t:.1f} s{note})")
 
         workers = workers or min(4, os.cpu_count() or 1)
         with ThreadPoolExecutor(max_workers=workers) as pool:
