@@ -1,6 +1,7 @@
 """Copy a training run's best agent into checkpoints/NAME so that ``agents.load(NAME)`` finds it.
 
     python experiments/ship_checkpoint.py runs/dqn dqn
+    python experiments/ship_checkpoint.py runs/alphazero alphazero --simulations 256
 
 Copies ``RUN/best`` (the Orbax checkpoint and its metadata.json) plus the run's
 metrics.jsonl, metrics.csv, curves.png and summary.json, and records the run
@@ -18,7 +19,7 @@ from pathlib import Path
 import tyro
 
 from c4jax import agents
-from c4jax.io import checkpoint
+from c4jax.io import checkpoint, runlog
 
 
 @dataclass(frozen=True)
@@ -27,21 +28,30 @@ class Args:
     """Training run directory (with best/ inside)."""
     name: tyro.conf.Positional[str]
     """Agent name: the directory under checkpoints/ (e.g. dqn, dueling_dqn, ppo, reinforce)."""
+    simulations: int = 0
+    """For an agent that plays with search (AlphaZero): the simulations per move the shipped agent plays
+    with by default (0 = keep the run's)."""
 
 
 def main(args: Args) -> Path:
     run = Path(args.run)
     best = run / "best"
     meta = checkpoint.read_metadata(best)  # a clear error if the run has no best agent
+    if args.simulations:
+        if "search" not in meta.get("agent", {}):
+            raise SystemExit(f"error: {args.run!r} holds an agent that does not search: --simulations does not apply")
+        if args.simulations < 0:
+            raise SystemExit("error: --simulations must be >= 0")
+        meta["agent"]["search"]["simulations"] = args.simulations
     dest = agents.checkpoints_dir() / args.name
     tmp = dest.with_name(f".{args.name}.shipping")
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(best, tmp)
-    for f in ("metrics.jsonl", "metrics.csv", "curves.png", "summary.json"):
+    for f in ("metrics.jsonl", "metrics.csv", "curves.png", "curves_wall.png", "summary.json"):
         if (run / f).is_file():
             shutil.copy2(run / f, tmp / f)
     meta["name"] = args.name
-    meta["shipped_from"] = str(run)
+    meta["shipped_from"] = runlog.display_path(run)
     (tmp / checkpoint.METADATA_FILE).write_text(json.dumps(meta, indent=2) + "\n")
     shutil.rmtree(dest, ignore_errors=True)
     tmp.rename(dest)

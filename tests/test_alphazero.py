@@ -148,7 +148,7 @@ def test_config_errors(flags, message):
 
 
 TINY_FLAGS = ("--games", "4", "--num-simulations", "4", "--updates-per-iteration", "2", "--iterations-per-eval", "1",
-              "--buffer-size", "400", "--batch-size", "8", "--eval-simulations", "4", "--width", "8",
+              "--buffer-size", "400", "--batch-size", "8", "--eval-simulations", "4", "--play-simulations", "6", "--width", "8",
               "--eval-opponents", "random", "--select-by", "random", "--no-progress")
 
 
@@ -161,7 +161,7 @@ def test_script_end_to_end_and_exact_resume(tmp_path):
     for key in ("train/policy_loss", "train/value_loss", "selfplay/length", "eval/vs_random", "eval/best_vs_random"):
         assert key in rows[-1]
     agent = agents.load(str(straight))
-    assert isinstance(agent, az.AlphaZeroAgent) and agent.num_simulations == 4 and agent.width == 8
+    assert isinstance(agent, az.AlphaZeroAgent) and agent.num_simulations == 6 and agent.width == 8
     assert agents.load(f"{straight}@0:sto").num_simulations == 0
     # the same run, stopped after its first evaluation and resumed
     assert run_script("alphazero.py", "--out", resumed, "--total-updates", "2", *TINY_FLAGS).returncode == 0
