@@ -8,9 +8,9 @@ Every move of every self-play game is chosen by a batched search whose model is 
 environment, guided by a two-headed CNET that trains on (board, search policy, outcome) with
 mirrors, from a replay buffer. Evaluates every ``--iterations-per-eval`` iterations against
 Random, the old network, 1StepLA and ``--eval-opponents`` (default 2StepLA), playing with
-``--eval-simulations``; best/ is chosen by ``--select-by`` (default 2StepLA). Writes
-metrics.jsonl/csv, curves.png (win rates against updates and wall-clock time),
-summary.json, best/ (``agents.load("runs/alphazero")`` plays it with search;
+``--eval-simulations``, and grades it on the perfect-play yardstick (``--no-eval-yardstick``
+skips it); best/ is chosen by ``--select-by`` (default 2StepLA). Writes metrics.jsonl/csv,
+curves.png, curves_wall.png (win rates against wall-clock minutes), summary.json, best/ (``agents.load("runs/alphazero")`` plays it with search;
 ``runs/alphazero@0`` its raw policy) and last/ (the resumable state) to --out.
 """
 
@@ -29,7 +29,7 @@ from c4jax.learning.alphazero import AlphaZero, AlphaZeroConfig
 
 
 def _run_defaults() -> loop.LoopConfig:
-    return loop.LoopConfig(out="runs/alphazero", init_from="", freeze_conv=False, total_updates=20_000,
+    return loop.LoopConfig(out="runs/alphazero", init_from="", freeze_conv=False, total_updates=60_000, eval_yardstick=True,
                            eval_opponents=("2steplA",), select_by="2steplA")
 
 

@@ -149,7 +149,8 @@ def test_config_errors(flags, message):
 
 TINY_FLAGS = ("--games", "4", "--num-simulations", "4", "--updates-per-iteration", "2", "--iterations-per-eval", "1",
               "--buffer-size", "400", "--batch-size", "8", "--eval-simulations", "4", "--play-simulations", "6", "--width", "8",
-              "--eval-opponents", "random", "--select-by", "random", "--no-progress")
+              "--eval-opponents", "random", "--select-by", "random", "--no-eval-yardstick",
+              "--no-progress")
 
 
 def test_script_end_to_end_and_exact_resume(tmp_path):
