@@ -16,7 +16,7 @@ import jax
 import numpy as np
 import pytest
 
-from c4jax.agents import search
+from c4jax.agents import alphazero
 from c4jax.io import checkpoint
 from c4jax.nets.cnet import init_params
 from c4jax.play import server as play_server
@@ -95,7 +95,7 @@ def test_default_menu_offers_mcts_and_a_shipped_search_checkpoint(monkeypatch, t
     labels = {e.name: e.scores_label for e in cat.entries.values()}
     assert "visit share" in labels["mcts200:det"] and "200-simulation" in labels["mcts200:det"]
     assert "searched value" in labels["mcts1000:sto"] and "AlphaZero" in labels["alphazero@6:det"]
-    other = search.AlphaZeroAgent(params=init_params(jax.random.key(0), width=8, heads="two"), width=8)
+    other = alphazero.AlphaZeroAgent(params=init_params(jax.random.key(0), width=8, heads="two"), width=8)
     assert play_server._kind(other)[0] == "search"  # any agent with search_stats
 
 
@@ -188,6 +188,31 @@ def test_search_agents_compile_in_the_background(served):
 def test_the_page_renders_values_under_the_shares():
     js, css = (STATIC / "app.js").read_text(), (STATIC / "style.css").read_text()
     assert "value-${c}" in js and "pos.values" in js and 'kind === "search"' in js and ".value" in css
+
+
+def test_search_stats_batch_jit_and_full_columns(served, az_dir):
+    """AlphaZero's search_stats: a batch gives each board its own answer, the same under a user's jit;
+    shares are its scores; full columns -inf / NaN; no statistics without a search."""
+    cat, _ = served
+    agent = cat.get(f"{az_dir}@4:det").agent
+    boards = np.zeros((3, 6, 7), np.int8)
+    boards[1, 5, 3] = -1  # the first player's stone in column 3, seen by the second player
+    boards[2, :, 3] = [-1, 1, -1, 1, -1, 1]  # column 3 full
+    shares, values = (np.asarray(x) for x in agent.search_stats(boards))
+    for b in range(3):
+        one = [np.asarray(x)[0] for x in agent.search_stats(boards[b:b + 1])]
+        np.testing.assert_allclose(one[0], shares[b], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(one[1], values[b], rtol=1e-5, atol=1e-6)
+    jitted = [np.asarray(x) for x in jax.jit(agent.search_stats)(boards)]
+    np.testing.assert_allclose(jitted[0], shares, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(jitted[1], values, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(shares, np.asarray(agent.scores(boards)), rtol=1e-5, atol=1e-6)
+    assert shares[2, 3] == -np.inf and np.isnan(values[2, 3])
+    assert np.isfinite(values[[0, 1]]).all() and np.isfinite(np.delete(values[2], 3)).all()
+    with pytest.raises(ValueError, match="no search statistics"):
+        cat.get(f"{az_dir}@policy:det").agent.search_stats(boards)
+    with pytest.raises(ValueError):
+        agent.search_stats(np.zeros((6, 7), np.int8))  # not a batch
 
 
 CHROMIUM = os.environ.get("C4JAX_CHROMIUM") or next(
