@@ -17,6 +17,7 @@ import pytest
 
 from c4jax import agents
 from c4jax.agents import alphazero as az
+from c4jax.agents import search
 from c4jax.game import env
 from c4jax.game.board import mirror_boards
 from c4jax.io import checkpoint
@@ -55,9 +56,10 @@ def test_search_takes_the_win_and_blocks_the_loss(board, method):
 
 
 def test_model_rewards_discounts_and_values():
-    fn = az.recurrent_fn(128)
+    fn = search.recurrent_fn(az.evaluator(128))
     states = states_of(WIN, WIN, BLOCK)
-    out, nxt = fn(PARAMS, jax.random.key(0), jnp.array([3, 4, 3]), states)
+    keys = jax.random.key_data(jax.random.split(jax.random.key(0), 3))
+    out, (nxt, _) = fn(PARAMS, jax.random.key(0), jnp.array([3, 4, 3]), (states, keys))
     # Winning move: reward +1 for the mover, terminal (discount 0, value 0).
     assert float(out.reward[0]) == 1.0 and float(out.discount[0]) == 0.0 and float(out.value[0]) == 0.0
     assert bool(nxt.done[0])
@@ -65,7 +67,7 @@ def test_model_rewards_discounts_and_values():
     assert float(out.reward[1]) == 0.0 and float(out.discount[1]) == -1.0 and -1.0 <= float(out.value[1]) <= 1.0
     assert float(out.reward[2]) == 0.0 and float(out.discount[2]) == -1.0
     # Edges out of a finished node carry nothing.
-    out2, _ = fn(PARAMS, jax.random.key(0), jnp.array([0, 0, 0]), nxt)
+    out2, _ = fn(PARAMS, jax.random.key(0), jnp.array([0, 0, 0]), (nxt, keys))
     assert float(out2.reward[0]) == 0.0 and float(out2.discount[0]) == 0.0
 
 

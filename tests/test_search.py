@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from c4jax import agents
-from c4jax.agents import search
+from c4jax.agents import alphazero, search
 from c4jax.agents.baselines import RandomAgent
 from c4jax.evaluation import match
 from c4jax.game import env
@@ -219,7 +219,7 @@ def test_beats_random():
 @pytest.mark.slow
 def test_network_evaluator_guides_the_search():
     params = cnet.init_params(jax.random.key(0), width=16, heads="two")
-    evaluate = search.network_evaluator(width=16)
+    evaluate = alphazero.evaluator(width=16)  # the AlphaZero network as run()'s evaluator
     states = states_of(WIN, np.zeros((6, 7), np.int8))
     logits, value = evaluate(params, keys(2), states)
     assert logits.shape == (2, 7) and value.shape == (2,)
@@ -234,23 +234,6 @@ def test_network_evaluator_guides_the_search():
     assert int(out_b.visit_counts[1, 0]) > int(out.visit_counts[1, 0])
     noisy = jax.jit(lambda s, k: search.run(evaluate, params, s, k, 48, dirichlet_fraction=0.25).visit_counts)
     assert noisy(states, keys(2)).sum(-1).tolist() == [48, 48]
-
-
-@pytest.mark.slow
-def test_alphazero_agent():
-    params = cnet.init_params(jax.random.key(1), width=16, heads="two")
-    agent = search.AlphaZeroAgent(params=params, width=16, num_simulations=48)
-    assert agent.name == "alphazero:det" and not agent.stochastic
-    boards = np.stack([WIN, BLOCK])
-    assert agent.act(boards, jax.random.key(0)).tolist()[0] == 3
-    scores = np.asarray(agent.scores(boards))
-    np.testing.assert_allclose(scores.sum(-1), 1.0, rtol=1e-6)
-    np.testing.assert_array_equal(scores, np.asarray(agent.scores(boards)))
-    # Other weights of the same shape (params are a pytree leaf).
-    other = search.AlphaZeroAgent(params=jax.tree.map(lambda x: x * 0.5, params), width=16, num_simulations=48)
-    assert other.act(boards, jax.random.key(0)).tolist()[0] == 3
-    with pytest.raises(ValueError, match="simulations"):
-        search.AlphaZeroAgent(params=params, width=16, num_simulations=0)
 
 
 def test_select_action_temperature():

@@ -1,8 +1,8 @@
 """AlphaZero's network-guided search and the agent that plays with it (design.md §8).
 
 A two-headed CNET (policy logits, value) guides an mctx search whose model is the real
-jitted environment: ``recurrent_fn`` steps :mod:`c4jax.game.env`, so terminal values are
-exact. Every edge's reward is the mover's result (+1 for a winning move, 0 otherwise, −1
+jitted environment (:func:`c4jax.agents.search.recurrent_fn`, shared with pure MCTS), so
+terminal values are exact. Every edge's reward is the mover's result (+1 for a winning move, 0 otherwise, −1
 for an illegal move, which the masked priors make unreachable) and its discount is −1 on a
 non-terminal step (zero-sum: the next node belongs to the opponent) and 0 at the end.
 The value of a node is the value head squashed to [−1, 1] (``tanh``) from the point of
@@ -24,6 +24,7 @@ import mctx
 from flax import struct
 from jax import Array
 
+from c4jax.agents import search as mcts
 from c4jax.agents.base import AgentBase
 from c4jax.agents.network import agent_from_checkpoint, resolve_checkpoint
 from c4jax.io import checkpoint
@@ -34,7 +35,7 @@ from c4jax.nets.cnet import CNet
 
 METHODS = ("gumbel", "puct")
 MAX_SIMULATIONS = 10_000
-DEFAULT_SIMULATIONS = 32  # play-time default; keeps a move at batch 1 well under 50 ms on 2 CPU cores
+DEFAULT_SIMULATIONS = 128  # how a search checkpoint without a saved setting plays (~7 ms a move at batch 1)
 
 
 def evaluate(params, boards: Array, width: int = 128) -> tuple[Array, Array]:
@@ -45,37 +46,22 @@ def evaluate(params, boards: Array, width: int = 128) -> tuple[Array, Array]:
     return masked_logits(logits, legal), jnp.tanh(value)
 
 
-def root(params, states: env.EnvState, width: int = 128) -> mctx.RootFnOutput:
-    """The search root of a batch of game states ``EnvState[B]`` (the embedding is the state)."""
-    logits, value = evaluate(params, jax.vmap(env.observe)(states), width)
-    return mctx.RootFnOutput(prior_logits=logits, value=jnp.where(states.done, 0.0, value), embedding=states)
+def evaluator(width: int = 128) -> mcts.Evaluator:
+    """The network as a search evaluator (:data:`c4jax.agents.search.Evaluator`): masked prior
+    logits and ``tanh`` value of each node's board, for its player to move."""
 
+    def evaluate_states(params, keys: Array, states: env.EnvState) -> tuple[Array, Array]:
+        del keys
+        return evaluate(params, jax.vmap(env.observe)(states), width)
 
-def recurrent_fn(width: int):
-    """mctx's ``recurrent_fn(params, key, action, state)`` with the environment as the model."""
-
-    def fn(params, key: Array, action: Array, state: env.EnvState):
-        del key
-        nxt = jax.vmap(env.step)(state, action)
-        illegal = ~jnp.take_along_axis(state.legal_mask, action[:, None], axis=1)[:, 0]
-        won = nxt.done & (nxt.winner != 0) & ~illegal
-        reward = jnp.where(state.done, 0.0, jnp.where(illegal, -1.0, won.astype(jnp.float32)))
-        logits, value = evaluate(params, jax.vmap(env.observe)(nxt), width)
-        out = mctx.RecurrentFnOutput(
-            reward=reward,
-            discount=jnp.where(nxt.done, 0.0, -1.0),
-            prior_logits=logits,
-            value=jnp.where(nxt.done, 0.0, value),
-        )
-        return out, nxt
-
-    return fn
+    return evaluate_states
 
 
 def search(params, states: env.EnvState, key: Array, *, num_simulations: int, width: int = 128,
            method: str = "gumbel", gumbel_scale: float = 1.0, max_considered: int = 16,
            dirichlet_alpha: float = 0.3, dirichlet_fraction: float = 0.25) -> mctx.PolicyOutput:
-    """One batched search from every state of ``EnvState[B]``.
+    """One batched search from every state of ``EnvState[B]``, with the model of
+    :func:`c4jax.agents.search.recurrent_fn` (the environment) and the network as evaluator.
 
     Returns mctx's ``PolicyOutput``: ``action`` int32[B] (Gumbel: the search's choice, sampled
     through its Gumbel noise; PUCT: the most visited column), ``action_weights`` float32[B, 7]
@@ -84,14 +70,19 @@ def search(params, states: env.EnvState, key: Array, *, num_simulations: int, wi
     """
     if method not in METHODS:
         raise ValueError(f"search method must be one of {METHODS}, got {method!r}")
+    evaluate_states = evaluator(width)
+    keys = jax.random.split(key, states.done.shape[0])  # per-node keys of the model (unused by the network)
+    logits, value = evaluate_states(params, keys, states)
+    root = mctx.RootFnOutput(prior_logits=logits, value=jnp.where(states.done, 0.0, value),
+                             embedding=(states, jax.random.key_data(keys)))
     invalid = ~states.legal_mask & ~states.done[:, None]
-    rt = root(params, states, width)
+    model = mcts.recurrent_fn(evaluate_states)
     if method == "gumbel":
         return mctx.gumbel_muzero_policy(
-            params, key, rt, recurrent_fn(width), num_simulations, invalid_actions=invalid,
+            params, key, root, model, num_simulations, invalid_actions=invalid,
             max_num_considered_actions=max_considered, gumbel_scale=gumbel_scale)
     out = mctx.muzero_policy(
-        params, key, rt, recurrent_fn(width), num_simulations, invalid_actions=invalid,
+        params, key, root, model, num_simulations, invalid_actions=invalid,
         dirichlet_alpha=dirichlet_alpha, dirichlet_fraction=dirichlet_fraction)
     return out.replace(action=jnp.argmax(out.action_weights, axis=-1).astype(jnp.int32))
 

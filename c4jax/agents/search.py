@@ -7,8 +7,8 @@ node's player to move):
 
 - :func:`rollout_evaluator` (pure MCTS): uniform prior over the legal columns, value =
   the result of ONE uniformly random playout to the end of the game (+1 / 0 / -1);
-- :func:`network_evaluator` (AlphaZero): prior = the policy head's logits, value = the
-  value head of ``CNet(heads="two")`` on the node's public board.
+- :func:`c4jax.agents.alphazero.evaluator` (AlphaZero): prior = the policy head's logits,
+  value = the value head of ``CNet(heads="two")`` on the node's public board.
 
 The model
 ---------
@@ -63,7 +63,7 @@ from c4jax.agents.base import AgentBase
 from c4jax.agents.policy import ILLEGAL_SCORE, masked_logits
 from c4jax.game import env
 from c4jax.game.board import check_boards, legal_mask
-from c4jax.nets.cnet import CNet
+
 
 COLS = env.COLS
 MAX_SIMULATIONS = 50_000  # the tree holds batch * (N + 1) nodes; more does not fit a CPU's memory usefully
@@ -115,22 +115,6 @@ def rollout_evaluator(params, keys: Array, states: env.EnvState) -> tuple[Array,
     del params
     value = jax.vmap(random_playout)(states, keys)
     return jnp.zeros(states.legal_mask.shape, jnp.float32), value
-
-
-def network_evaluator(width: int = 128) -> Evaluator:
-    """AlphaZero: ``CNet(width, heads="two")``'s policy logits and value on the node's board.
-
-    ``params`` (the search's ``params`` argument) are that network's parameters. The
-    value head's output is used as is: train it on outcomes in [-1, 1].
-    """
-    net = CNet(width=width, heads="two")
-
-    def evaluate(params, keys: Array, states: env.EnvState) -> tuple[Array, Array]:
-        del keys
-        logits, value = net.apply({"params": params}, jax.vmap(env.observe)(states))
-        return logits.astype(jnp.float32), value.reshape(-1).astype(jnp.float32)
-
-    return evaluate
 
 
 # --------------------------------------------------------------------------- the search
@@ -251,7 +235,11 @@ def mctx_switch(select):
         interior_action_selection_fn=select)
 
 
-def _recurrent_fn(evaluate: Evaluator):
+def recurrent_fn(evaluate: Evaluator):
+    """mctx's ``recurrent_fn`` with the environment as the model and ``evaluate`` scoring each new
+    node; embeddings are ``(EnvState[B], key data[B])`` (see the module docstring). AlphaZero's
+    Gumbel and PUCT searches (:mod:`c4jax.agents.alphazero`) use it too."""
+
     def recurrent_fn(params, rng_key, action, embedding):
         del rng_key  # per-node keys instead (see the module docstring)
         state, key_data = embedding
@@ -289,7 +277,7 @@ def run(evaluate: Evaluator, params, states: env.EnvState, keys: Array, num_simu
     """``num_simulations`` MCTS simulations from each of B states (pure; jit it).
 
     Args:
-      evaluate: the root and leaf evaluator (:func:`rollout_evaluator`, :func:`network_evaluator`).
+      evaluate: the root and leaf evaluator (:func:`rollout_evaluator`, ``alphazero.evaluator``).
       params: passed to ``evaluate`` (network parameters; ``None`` for pure MCTS).
       states: EnvState [B], the roots (finished states give all-zero visits).
       keys: typed PRNG keys [B], one per root; the search of board b depends only on
@@ -315,7 +303,7 @@ def run(evaluate: Evaluator, params, states: env.EnvState, keys: Array, num_simu
         embedding=(states, jax.random.key_data(keys)),
     )
     select = _selection(rule, pb_c_init if rule == "puct" else uct_c, pb_c_base)
-    tree = _search(params, root, _recurrent_fn(evaluate), select, int(num_simulations), ~legal, backward)
+    tree = _search(params, root, recurrent_fn(evaluate), select, int(num_simulations), ~legal, backward)
     root_index = jnp.zeros(legal.shape[0], jnp.int32)
     counts = jnp.where(legal, tree.children_visits[:, 0], 0)
     total = counts.sum(-1, keepdims=True)
@@ -429,31 +417,3 @@ class MCTSAgent(_SearchAgent):
         """The agent's search from states [B] with root keys [B]."""
         return run(rollout_evaluator, None, states, keys, self.num_simulations, rule=self.rule,
                    pb_c_init=self.pb_c_init, uct_c=self.uct_c)
-
-
-@struct.dataclass
-class AlphaZeroAgent(_SearchAgent):
-    """MCTS guided by a ``CNet(width, heads="two")``: prior = its policy logits, leaf value =
-    its value head (:func:`network_evaluator`), PUCT with mctx's c_1 = 1.25, no root noise.
-
-    ``act`` / ``scores`` as :class:`MCTSAgent`. ``params`` are a pytree leaf, so one
-    compiled program serves every set of weights of the same width.
-    """
-
-    params: Any
-    width: int = struct.field(pytree_node=False, default=128)
-    num_simulations: int = struct.field(pytree_node=False, default=50)
-    deterministic: bool = struct.field(pytree_node=False, default=True)
-    pb_c_init: float = struct.field(pytree_node=False, default=1.25)
-    label: str = struct.field(pytree_node=False, default="alphazero")
-
-    def __post_init__(self):
-        self._check_simulations()
-
-    @property
-    def name(self) -> str:
-        return f"{self.label}:{'det' if self.deterministic else 'sto'}"
-
-    def search(self, states: env.EnvState, keys: Array) -> SearchOutput:
-        return run(network_evaluator(self.width), self.params, states, keys, self.num_simulations,
-                   pb_c_init=self.pb_c_init)
