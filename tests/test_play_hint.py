@@ -3,15 +3,13 @@ server in this process (``make_server`` on a free local port), with and without 
 
 from __future__ import annotations
 
-import http.client
-import json
-import threading
 from pathlib import Path
 
 import pytest
 
 from c4jax.agents import perfect
 from c4jax.play import server as play_server
+from playserver import request, serving
 
 STATIC = Path(play_server.__file__).resolve().parent / "static"
 needs_solver = pytest.mark.skipif(not perfect.solver_available(), reason="needs the solver extra")
@@ -19,24 +17,8 @@ needs_solver = pytest.mark.skipif(not perfect.solver_available(), reason="needs 
 
 @pytest.fixture(scope="module")
 def port():
-    cat = play_server.Catalogue(["random", "perfect"] if perfect.solver_available() else ["random"])
-    srv = play_server.make_server(cat, port=0)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv.server_address[1]
-    srv.shutdown()
-    srv.server_close()
-
-
-def request(port: int, method: str, path: str, body=None):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    try:
-        data = None if body is None else json.dumps(body).encode()
-        conn.request(method, path, body=data, headers={"Content-Type": "application/json"} if data else {})
-        res = conn.getresponse()
-        return res.status, json.loads(res.read())
-    finally:
-        conn.close()
+    with serving(play_server.Catalogue(["random", "perfect"] if perfect.solver_available() else ["random"])) as p:
+        yield p
 
 
 @needs_solver

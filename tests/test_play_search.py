@@ -4,12 +4,9 @@ real server in this process (``make_server`` on a free local port)."""
 
 from __future__ import annotations
 
-import http.client
-import json
 import math
 import os
 import shutil
-import threading
 from pathlib import Path
 
 import jax
@@ -20,6 +17,7 @@ from c4jax.agents import alphazero
 from c4jax.io import checkpoint
 from c4jax.nets.cnet import init_params
 from c4jax.play import server as play_server
+from playserver import request, serving
 
 STATIC = Path(play_server.__file__).resolve().parent / "static"
 MCTS = "mcts50:det"
@@ -41,23 +39,8 @@ def az_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def served(az_dir):
     cat = play_server.Catalogue(["random", "mcts50"], paths=[str(az_dir), f"{az_dir}@0"])
-    srv = play_server.make_server(cat, port=0)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield cat, srv.server_address[1]
-    srv.shutdown()
-    srv.server_close()
-
-
-def request(port: int, method: str, path: str, body=None):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    try:
-        data = None if body is None else json.dumps(body).encode()
-        conn.request(method, path, body=data, headers={"Content-Type": "application/json"} if data else {})
-        res = conn.getresponse()
-        return res.status, json.loads(res.read())
-    finally:
-        conn.close()
+    with serving(cat) as port:
+        yield cat, port
 
 
 def post(port: int, agent: str, moves: list[int], human_first: bool, path: str = "/api/move") -> dict:
