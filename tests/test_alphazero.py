@@ -155,6 +155,7 @@ TINY_FLAGS = ("--games", "4", "--num-simulations", "4", "--updates-per-iteration
               "--no-progress")
 
 
+@pytest.mark.slow
 def test_script_end_to_end_and_exact_resume(tmp_path):
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
     proc = run_script("alphazero.py", "--out", straight, "--total-updates", "4", *TINY_FLAGS)
