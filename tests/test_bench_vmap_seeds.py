@@ -23,6 +23,7 @@ def test_a_missing_init_checkpoint_is_one_error_line(tmp_path):
     assert proc.stderr.strip().startswith("error:") and "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_tiny_run_counts_updates_of_both_modes(capsys):
     res = bench_vmap_seeds.main(["--algo", "reinforce", "--seeds", "2", "--chunks", "1"])
     out = capsys.readouterr().out

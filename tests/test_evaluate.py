@@ -161,6 +161,7 @@ def test_stochastic_agent_same_key_same_games_different_key_different_games():
     assert [g.moves for g in m1.games] != [g.moves for g in m0.games]
 
 
+@pytest.mark.slow
 def test_match_many_plays_each_slice_of_a_batched_agent_as_match_does():
     """K matches in one vmapped call (the --vmap-seeds evaluation): slice k with keys[k] plays
     the games ``match`` plays, for a batched A against a shared B and against a batched B."""

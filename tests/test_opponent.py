@@ -125,6 +125,7 @@ def test_dqn_learns_from_games_against_the_opponent():
     ("dueling_dqn.py", ["--total-updates", "200", "--buffer-size", "2000", "--learning-starts", "200",
                         "--eval-every", "200"]),
 ])
+@pytest.mark.slow
 def test_scripts_train_against_an_opponent_and_record_it(tmp_path, script, extra):
     out = tmp_path / "run"
     cmd = [script, "--out", str(out), "--opponent", "2steplA:sto",

@@ -179,6 +179,7 @@ def test_agent_jit_vmap_and_centre_tie_break():
     assert np.array_equal(np.asarray(both[1]), np.asarray(both[0])[:, ::-1])
 
 
+@pytest.mark.slow
 def test_perfect_never_loses_a_game_it_did_not_start_lost():
     """A protocol match against 2StepLA: every game ends at least as well for the perfect player as the
     game-theoretic value of the position where it takes over (after the opening moves)."""

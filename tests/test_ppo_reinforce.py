@@ -122,6 +122,7 @@ def _rows(path):
     ("ppo.py", "ppo", PPO_FLAGS, "20"),
     ("reinforce.py", "reinforce", REI_FLAGS, "20"),
 ])
+@pytest.mark.slow
 def test_vmap_seeds_trains_two_different_finite_seeds(tmp_path, script, name, flags, total):
     out = tmp_path / name
     proc = _run(script, out, "--total-updates", total, "--vmap-seeds", "2", "--seed", "3", *flags)

@@ -277,6 +277,7 @@ def test_bad_arguments():
 # --------------------------------------------------------------------------- the benchmark script
 
 
+@pytest.mark.slow
 def test_bench_search_script(tmp_path):
     out = tmp_path / "bench.md"
     r = run_script("bench_search.py", "--batch-sizes", "1", "3", "--simulations", "4", "--repeats", "1",
