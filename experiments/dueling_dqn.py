@@ -12,10 +12,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from dqn import Config, cli, main  # noqa: E402
+from dqn import Config, main  # noqa: E402
 
-from c4jax.learning import loop  # noqa: E402
+from c4jax.learning import config, loop  # noqa: E402
 from c4jax.learning.dqn import DQNConfig  # noqa: E402
 
 if __name__ == "__main__":
-    loop.exit_on_error(main, cli(Config(run=loop.LoopConfig(out="runs/dueling_dqn"), dqn=DQNConfig(dueling=True))))
+    loop.exit_on_error(main, config.preset_cli(Config(run=loop.LoopConfig(out="runs/dueling_dqn"), dqn=DQNConfig(dueling=True))))

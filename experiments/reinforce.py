@@ -13,11 +13,8 @@ sampled play, ``:det`` greedy) and last/ (the resumable training state) to --out
 from __future__ import annotations
 
 import dataclasses
-import sys
 from dataclasses import dataclass, field
 from typing import Literal
-
-import tyro
 
 from c4jax.learning import config, loop
 from c4jax.learning.reinforce import Reinforce, ReinforceConfig
@@ -39,15 +36,5 @@ def main(cfg: Config) -> dict:
     return loop.run(algo, cfg.run, width=cfg.reinforce.width, algo_config=dataclasses.asdict(cfg.reinforce))
 
 
-def cli(default: Config, argv: list[str] | None = None) -> Config:
-    """Parse the command line over ``default`` with the --preset it names applied first."""
-    argv = sys.argv[1:] if argv is None else argv
-    name = config.preset_from_argv(argv)
-    if name in config.PRESETS:
-        default = dataclasses.replace(default, preset=name, run=config.with_preset(default.run, name),
-                                      reinforce=config.with_preset(default.reinforce, name))
-    return tyro.cli(Config, default=default, args=argv, config=(tyro.conf.OmitArgPrefixes,))
-
-
 if __name__ == "__main__":
-    loop.exit_on_error(main, cli(Config()))
+    loop.exit_on_error(main, config.preset_cli(Config()))

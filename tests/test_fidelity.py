@@ -407,16 +407,16 @@ def test_preset_flag_on_every_trainer_and_explicit_flags_override():
         import reinforce as reinforce_script
     finally:
         sys.path.remove(exp)
-    c = dqn_script.cli(dqn_script.Config(), ["--preset", "published", "--eps-decay", "600", "--no-target-online"])
+    c = config.preset_cli(dqn_script.Config(), ["--preset", "published", "--eps-decay", "600", "--no-target-online"])
     assert c.preset == "published" and c.dqn.eps_decay == 600.0 and not c.dqn.target_online
     assert c.dqn.target_unmasked and c.run.old_best_start == 0.5
-    d = dqn_script.cli(dqn_script.Config(dqn=DQNConfig(dueling=True)), ["--preset", "published"])
+    d = config.preset_cli(dqn_script.Config(dqn=DQNConfig(dueling=True)), ["--preset", "published"])
     assert d.dqn.dueling and d.dqn.eps_per_update
-    p = ppo_script.cli(ppo_script.Config(), ["--preset", "published", "--buffers-per-eval", "1"])
+    p = config.preset_cli(ppo_script.Config(), ["--preset", "published", "--buffers-per-eval", "1"])
     assert p.ppo.td_advantage and p.ppo.buffers_per_eval == 1
-    r = reinforce_script.cli(reinforce_script.Config(), ["--preset", "published"])
+    r = config.preset_cli(reinforce_script.Config(), ["--preset", "published"])
     assert r.reinforce.reward_backprop == "segments" and r.run.revert_at_equal
-    assert dqn_script.cli(dqn_script.Config(), []) == dqn_script.Config()
+    assert config.preset_cli(dqn_script.Config(), []) == dqn_script.Config()
     bad = run_script("ppo.py", "--preset", "bogus", "--no-progress")
     assert bad.returncode == 2 and "bogus" in bad.stderr
 

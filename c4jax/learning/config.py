@@ -65,6 +65,23 @@ def preset_from_argv(argv: Sequence[str], flag: str = "--preset") -> str:
     return name
 
 
+
+def preset_cli(default, argv: Sequence[str] | None = None):
+    """Parse a trainer script's command line (tyro) over ``default``, a frozen config of configs
+    with a ``preset`` field: the preset that ``--preset`` names is applied to every sub-config
+    first, so explicit flags override it."""
+    import sys
+
+    import tyro
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    name = preset_from_argv(argv)
+    if name in PRESETS:
+        subs = {f.name: with_preset(getattr(default, f.name), name) for f in dataclasses.fields(default)
+                if dataclasses.is_dataclass(getattr(default, f.name))}
+        default = dataclasses.replace(default, preset=name, **subs)
+    return tyro.cli(type(default), default=default, args=argv, config=(tyro.conf.OmitArgPrefixes,))
+
 @dataclass(frozen=True)
 class SelfPlayConfig(OpponentConfig):
     """Fields common to the RL trainers' configs (each trainer adds its own; defaults: the thesis,
