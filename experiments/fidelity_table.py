@@ -1,0 +1,99 @@
+"""The table of the published-preset runs and their one-switch ablation (design.md §7a).
+
+    python experiments/fidelity_table.py runs/fidelity --out docs/results/fidelity/ablation.md
+
+Reads ``RUNS/<algo>/`` (``--preset published``, from experiments/published_preset_runs.sh) and
+``RUNS/<algo>-no_<switch>/`` (the preset with one switch turned back, from
+experiments/published_ablation.sh): each directory's ``summary.json`` (the seeds' best and final
+win rates against 1StepLA during training) and ``rematch/summary.csv`` (each seed's best agent
+re-played against 1StepLA and 2StepLA). Writes one Markdown table per trainer, mean ± sd over
+the seeds, and the change of each variant's mean against the full preset's.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import tyro
+
+ALGOS = ("dqn", "dueling_dqn", "ppo", "reinforce")
+
+
+@dataclass(frozen=True)
+class Args:
+    runs: tyro.conf.Positional[Path]
+    """Directory holding <algo>/ and <algo>-no_<switch>/ run directories."""
+    out: Path | None = None
+    """Markdown file to write (printed when not given)."""
+
+
+def _spread(values: list[float]) -> tuple[float, float]:
+    return statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0
+
+
+def _variant(run: Path) -> dict | None:
+    """Per-seed figures of one finished 4-seed run directory, or None when it is not finished."""
+    summary_path, rematch_path = run / "summary.json", run / "rematch" / "summary.csv"
+    if not (summary_path.is_file() and rematch_path.is_file()):
+        return None
+    summary = json.loads(summary_path.read_text())
+    with rematch_path.open() as f:
+        rows = list(csv.DictReader(f))
+    return {
+        "seeds": len(summary["seeds"]),
+        "best": summary["best_vs_1steplA"]["values"],
+        "final": summary["final_vs_1steplA"]["values"],
+        "re1": [float(r["rematch/1steplA"]) for r in rows],
+        "re2": [float(r["rematch/2steplA"]) for r in rows],
+    }
+
+
+def _cell(values: list[float], ref: list[float] | None) -> str:
+    mean, sd = _spread(values)
+    text = f"{mean:.3f} ± {sd:.3f}"
+    if ref is not None:
+        text += f" ({mean - _spread(ref)[0]:+.3f})"
+    return text
+
+
+def table(runs: Path) -> str:
+    lines = []
+    for algo in ALGOS:
+        preset = _variant(runs / algo)
+        variants = sorted(p for p in runs.glob(f"{algo}-no_*") if _variant(p) is not None)
+        if preset is None and not variants:
+            continue
+        lines += [f"## {algo}", "",
+                  "| run | seeds | best vs 1StepLA in training | final | best re-matched vs 1StepLA | vs 2StepLA |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        rows = ([("`--preset published`", preset)] if preset else []) + [
+            (f"… with `{p.name.split('-no_', 1)[1]}` turned back", _variant(p)) for p in variants]
+        for label, v in rows:
+            ref = preset if (preset is not None and v is not preset) else None
+            cells = [_cell(v[k], ref[k] if ref else None) for k in ("best", "final", "re1", "re2")]
+            lines.append(f"| {label} | {v['seeds']} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(args: Args) -> str:
+    if not args.runs.is_dir():
+        raise SystemExit(f"error: {str(args.runs)!r} is not a directory")
+    text = ("Mean ± sd over the seeds; in brackets the change of the mean against the full preset.\n\n"
+            + table(args.runs))
+    if args.out is None:
+        print(text)
+    else:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text)
+        print(f"wrote {args.out}", file=sys.stderr)
+    return text
+
+
+if __name__ == "__main__":
+    main(tyro.cli(Args))
