@@ -394,6 +394,9 @@ def test_presets_set_what_they_claim():
     with pytest.raises(ValueError, match="unknown preset"):
         config.with_preset(DQNConfig(), "bogus")
     assert config.preset_from_argv(["--out", "x"]) == "thesis"
+    assert config.preset_from_argv(["--out", "x"], default="published") == "published"
+    for cfg in (DQNConfig(), PPOConfig(), ReinforceConfig(), loop.LoopConfig()):  # thesis undoes published
+        assert config.with_preset(config.with_preset(cfg, "published"), "thesis") == cfg
     assert config.preset_from_argv(["--preset", "published"]) == "published"
     assert config.preset_from_argv(["--preset=published"]) == "published"
 
@@ -403,6 +406,7 @@ def test_preset_flag_on_every_trainer_and_explicit_flags_override():
     sys.path.insert(0, exp)
     try:
         import dqn as dqn_script
+        import dueling_dqn as dueling_script
         import ppo as ppo_script
         import reinforce as reinforce_script
     finally:
@@ -417,6 +421,12 @@ def test_preset_flag_on_every_trainer_and_explicit_flags_override():
     r = config.preset_cli(reinforce_script.Config(), ["--preset", "published"])
     assert r.reinforce.reward_backprop == "segments" and r.run.revert_at_equal
     assert config.preset_cli(dqn_script.Config(), []) == dqn_script.Config()
+    # dqn.py's default is the published preset; --preset thesis turns every switch back off
+    assert dqn_script.Config().preset == "published" and dqn_script.Config().dqn.target_online
+    t = config.preset_cli(dqn_script.Config(), ["--preset", "thesis"])
+    assert t.dqn == DQNConfig() and t.run == loop.LoopConfig(out="runs/dqn")
+    du = config.preset_cli(dueling_script.DEFAULT, [])  # Dueling DQN keeps the thesis text
+    assert du.preset == "thesis" and du.dqn == DQNConfig(dueling=True)
     bad = run_script("ppo.py", "--preset", "bogus", "--no-progress")
     assert bad.returncode == 2 and "bogus" in bad.stderr
 

@@ -2,8 +2,8 @@
 training presets.
 
 A *preset* names a set of field values: ``"thesis"`` is the thesis text (design.md §7, every
-field at its default) and ``"published"`` turns on each difference of the published training
-code (design.md §7a). ``with_preset(cfg, name)`` applies a preset to any config dataclass
+switch off: the config classes' defaults) and ``"published"`` turns on each difference of the
+published training code (design.md §7a). ``with_preset(cfg, name)`` applies a preset to any config dataclass
 (the fields it has); ``preset_from_argv`` reads ``--preset NAME`` from a command line so that a
 script can make the preset its defaults and let every explicit flag override them.
 """
@@ -19,7 +19,23 @@ from c4jax.learning.opponent import OpponentConfig
 # design.md §7a, one entry per difference; each name is a field of the config it concerns
 # (SelfPlayConfig, DQNConfig, PPOConfig or loop.LoopConfig).
 PRESETS: dict[str, dict[str, Any]] = {
-    "thesis": {},
+    # the thesis text: every switch off (the config classes' defaults)
+    "thesis": {
+        "reward_backprop": "per_player",
+        "replace_draws": False,
+        "old_best_start": -1.0,
+        "revert_at_equal": False,
+        "target_online": False,
+        "target_mirror_avg": False,
+        "target_unmasked": False,
+        "eps_per_update": False,
+        "selfplay_mirror_avg": False,
+        "reset_target_on_old": False,
+        "td_advantage": False,
+        "explore": 0.0,
+        "unmasked_log_probs": False,
+        "buffers_per_eval": 1,
+    },
     "published": {
         # every trainer
         "reward_backprop": "segments",
@@ -52,11 +68,11 @@ def with_preset(cfg, name: str):
     return dataclasses.replace(cfg, **{k: v for k, v in PRESETS[name].items() if k in names})
 
 
-def preset_from_argv(argv: Sequence[str], flag: str = "--preset") -> str:
+def preset_from_argv(argv: Sequence[str], flag: str = "--preset", default: str = "thesis") -> str:
     """The value of ``flag`` in a command line (``--preset X`` or ``--preset=X``; the last one
-    wins), ``"thesis"`` when absent. An unknown name is returned as it is, for the CLI parser
+    wins), ``default`` when absent. An unknown name is returned as it is, for the CLI parser
     to reject with its list of choices."""
-    name = "thesis"
+    name = default
     for i, arg in enumerate(argv):
         if arg == flag and i + 1 < len(argv):
             name = argv[i + 1]
@@ -68,14 +84,14 @@ def preset_from_argv(argv: Sequence[str], flag: str = "--preset") -> str:
 
 def preset_cli(default, argv: Sequence[str] | None = None):
     """Parse a trainer script's command line (tyro) over ``default``, a frozen config of configs
-    with a ``preset`` field: the preset that ``--preset`` names is applied to every sub-config
-    first, so explicit flags override it."""
+    with a ``preset`` field: the preset that ``--preset`` names (``default.preset`` when the command
+    line names none) is applied to every sub-config first, so explicit flags override it."""
     import sys
 
     import tyro
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    name = preset_from_argv(argv)
+    name = preset_from_argv(argv, default=default.preset)
     if name in PRESETS:
         subs = {f.name: with_preset(getattr(default, f.name), name) for f in dataclasses.fields(default)
                 if dataclasses.is_dataclass(getattr(default, f.name))}
