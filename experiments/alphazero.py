@@ -9,7 +9,8 @@ environment, guided by a two-headed CNET that trains on (board, search policy, o
 mirrors, from a replay buffer. Evaluates every ``--iterations-per-eval`` iterations against
 Random, the old network, 1StepLA and ``--eval-opponents`` (default 2StepLA), playing with
 ``--eval-simulations``, and grades it on the perfect-play yardstick (``--no-eval-yardstick``
-skips it); best/ is chosen by ``--select-by`` (default 2StepLA). Writes metrics.jsonl/csv,
+skips it); best/ is chosen by ``--select-by`` (default: the yardstick's optimal-move rate), and
+the old-network rule is off unless ``--revert-drop`` is below 1. Writes metrics.jsonl/csv,
 curves.png, curves_wall.png (win rates against wall-clock minutes), summary.json, best/ (``agents.load("runs/alphazero")`` plays it with search;
 ``runs/alphazero@0`` its raw policy) and last/ (the resumable state) to --out.
 """
@@ -29,8 +30,10 @@ from c4jax.learning.alphazero import AlphaZero, AlphaZeroConfig
 
 
 def _run_defaults() -> loop.LoopConfig:
+    # best/ by the yardstick (2,866 fixed positions: far less noisy than a 100-game match) and no
+    # old-network rule (revert_drop 1 never fires): reverting on noisy matches held a run back.
     return loop.LoopConfig(out="runs/alphazero", init_from="", freeze_conv=False, total_updates=60_000, eval_yardstick=True,
-                           eval_opponents=("2steplA",), select_by="2steplA")
+                           eval_opponents=("2steplA",), select_by="yardstick", revert_drop=1.0)
 
 
 @dataclass(frozen=True)
