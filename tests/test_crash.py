@@ -3,12 +3,15 @@ generator, killed with SIGKILL at random moments (one the instant a checkpoint w
 and resumed with --resume until they finish, end exactly as an uninterrupted run with the same
 seed: parameters of last/ and best/, metric rows and summaries (time fields aside).
 
-The harness is tests/crash.py. The full matrix is slow (a subprocess per launch); the un-marked
-test kills a tiny DQN run once mid-write and resumes it in-process.
+The harness is tests/crash.py. The full matrix is slow (a subprocess per launch), and so is a
+DQN run killed mid-write whose checkpoints are then damaged; the un-marked tests kill the dataset
+generator mid-write (the cheapest subprocess) and resume it in-process, and make the training
+loop fall back from a damaged last/ without training.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -16,13 +19,14 @@ import subprocess
 import time
 from pathlib import Path
 
+import jax
 import numpy as np
 import orbax.checkpoint as ocp
 import pytest
 
 import crash
 from c4jax.io import checkpoint, runlog
-from c4jax.learning import data
+from c4jax.learning import data, dqn, loop
 from scripts import run_script
 
 DQN = ("--buffer-size", "2000", "--learning-starts", "200", "--eval-every", "200", "--no-progress")
@@ -95,7 +99,7 @@ def _raw(ckpt: Path) -> dict:
 
 def assert_same_checkpoint(a: Path, b: Path) -> None:
     ta, tb = _raw(a), _raw(b)
-    la, lb = (dict(runlog_leaves(t)) for t in (ta, tb))
+    la, lb = (dict(_leaves(t)) for t in (ta, tb))
     assert la.keys() == lb.keys()
     for k in la:
         np.testing.assert_array_equal(la[k], lb[k], err_msg=f"{b}: {k}")
@@ -105,9 +109,7 @@ def assert_same_checkpoint(a: Path, b: Path) -> None:
     assert _timeless(ma.get("loop")) == _timeless(mb.get("loop"))
 
 
-def runlog_leaves(tree):
-    import jax
-
+def _leaves(tree) -> list[tuple[str, np.ndarray]]:
     return [(jax.tree_util.keystr(p), np.asarray(x)) for p, x in jax.tree_util.tree_flatten_with_path(tree)[0]]
 
 
@@ -214,9 +216,55 @@ def test_the_dataset_generator_killed_five_times_writes_the_same_dataset(tmp_pat
     assert not [p for p in got.parent.iterdir() if p.name.startswith(".")]
 
 
+def test_the_dataset_generator_killed_mid_write_resumes_exactly(tmp_path):
+    """The cheap representative of the matrix above: a generation killed the instant its second
+    progress write begins, resumed in this process, writes the dataset of an uninterrupted run."""
+    args = ("--num-pairs", "6000", "--batch", "256", "--seed", "2", "--no-progress")
+    job = dataclasses.replace(dataset_job(), args=args)
+    ref, got = tmp_path / "reference.npz", tmp_path / "crashed.npz"
+    assert run_script("make_dataset.py", "--out", ref, *args).returncode == 0
+    proc = subprocess.Popen(crash.command(job, got, resume=False), cwd=crash.ROOT, env=crash._env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert crash._wait_commits(job, got, proc, 1) and crash._wait_write(job, got, proc)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    torn = [p.name for p in tmp_path.iterdir() if p.name.startswith(".crashed.npz.progress.")]
+    assert torn and not got.exists()  # killed inside the write of the progress file
+    resumed = run_script("make_dataset.py", "--out", got, *args, "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "resuming from" in resumed.stdout
+    a, b = data.Dataset.load_npz(ref), data.Dataset.load_npz(got)
+    for k in ("boards", "actions", "groups"):
+        np.testing.assert_array_equal(getattr(a, k), getattr(b, k))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["crashed.npz", "reference.npz"]  # no litter
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # orbax, after a failed restore
+def test_the_loop_resumes_from_the_checkpoint_before_a_damaged_one(tmp_path, capsys):
+    """loop.load_state, what --resume calls, on a last/ whose newest checkpoint is truncated."""
+    algo = dqn.DQN(dqn.DQNConfig(buffer_size=200, learning_starts=20))
+    cfg = loop.LoopConfig(init_from="")
+    state = loop.stack_seeds([loop.initial_state(algo, cfg, 128, 0)])
+    for evals in (1, 2):
+        loop.save_state(tmp_path / "last", state.replace(updates=state.updates + evals), state.params,
+                        {"evals": evals}, {"seeds": [0]})
+    meta = checkpoint.read_metadata(tmp_path / "last")
+    biggest = max((p for p in (tmp_path / "last" / meta["state_dir"]).rglob("*") if p.is_file()), key=lambda p: p.stat().st_size)
+    biggest.write_bytes(biggest.read_bytes()[:100])
+    got, _, counters = loop.load_state(tmp_path / "last", state, state.params, [0])
+    assert counters == {"evals": 1} and int(got.updates[0]) == int(state.updates[0]) + 1
+    err = capsys.readouterr().err
+    assert err.startswith("warning: ") and "previous checkpoint" in err and err.count("\n") == 1
+    with pytest.raises(checkpoint.CheckpointError, match="holds seeds"):
+        loop.load_state(tmp_path / "last", state, state.params, [1])
+
+
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # orbax, after a failed restore
 def test_a_kill_mid_write_and_a_damaged_checkpoint_lose_nothing(tmp_path):
-    """The cheap representative of the matrix above: a DQN run killed the instant the write of its
+    """A DQN run killed the instant the write of its
     second (and last) checkpoint begins, resumed in this process, equals the uninterrupted run.
     Then its newest checkpoint loses half its array data: --resume falls back to the one before
     with one warning and ends exactly there again; with both damaged, --resume is one error line."""

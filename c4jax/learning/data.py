@@ -430,7 +430,7 @@ def generate_with_stats(num_pairs: int = 200_000, *, seed: int = 0, batch: int =
             if bar is not None:
                 bar.update(len(b))
             if on_batch is not None:
-                parts = [tuple(np.concatenate(x) for x in zip(*parts))]  # one part: saves copy nothing twice
+                parts = [tuple(np.concatenate(x) for x in zip(*parts))]  # the rows so far, one array each
                 counts = {k: getattr(stats, k) for k in ("batches", "games", "positions", "originals", "mirrors")}
                 on_batch(Progress(*parts[0], key=np.asarray(jax.random.key_data(key_before)), info=info,
                                   counts=counts))
