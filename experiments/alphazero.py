@@ -18,7 +18,6 @@ curves.png, curves_wall.png (win rates against wall-clock minutes), summary.json
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,7 +45,7 @@ class Config:
 
 def plot_wall_clock(run_dir: Path) -> Path:
     """``curves_wall.png``: every evaluation win rate against wall-clock minutes of the run."""
-    rows = [json.loads(line) for line in (run_dir / runlog.METRICS_JSONL).read_text().splitlines()]
+    rows = runlog.read_metrics(run_dir / runlog.METRICS_JSONL)
     for r in rows:
         r["minutes"] = r.get("time/wall_s", 0.0) / 60
     keys = sorted({k for r in rows for k in r if k.startswith("eval/vs_") and not k.endswith("_length")})

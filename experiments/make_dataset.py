@@ -6,12 +6,17 @@ column, followed by its left-right mirror (action 6 - a). Writes a compressed ``
 (``c4jax.learning.data.Dataset.load_npz`` reads it) and optionally the reference text format.
 
 Usage: ``python experiments/make_dataset.py [--num-pairs 200000] [--seed 0] [--batch 4096]
-[--out data/1steplA_200k.npz] [--text-out data/1steplA_200k.txt]``
+[--out data/1steplA_200k.npz] [--text-out data/1steplA_200k.txt] [--resume]``
+
+Every ``--save-every`` batches the rows collected so far and the PRNG key are saved to
+``OUT.progress`` (deleted once the dataset is written); ``--resume`` continues from it and
+writes exactly the dataset of an uninterrupted run.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from pathlib import Path
 
@@ -34,13 +39,64 @@ class Config:
     """Also export the reference text format here ('' = no text export)."""
     progress: bool = True
     """Show a progress bar of rows collected."""
+    save_every: int = 1
+    """Save the progress every this many batches to OUT.progress, for --resume (0: never)."""
+    resume: bool = False
+    """Continue from OUT.progress (a finished dataset has nothing to resume and is left as it is)."""
+
+
+def progress_path(out: Path) -> Path:
+    """Where the progress of the generation of ``out`` is saved."""
+    return out.with_name(out.name + ".progress")
+
+
+def _fail(message: str):
+    print("error: " + " ".join(message.split()), file=sys.stderr)
+    raise SystemExit(2)
+
+
+def _resume_from(cfg: Config) -> data.Progress | None:
+    """The progress to continue from; None when ``cfg.out`` is already finished (exit 2 if neither)."""
+    partial = progress_path(cfg.out)
+    try:
+        if partial.is_file():
+            return data.Progress.load(partial)
+        if cfg.out.is_file():
+            info = data.Dataset.load_npz(cfg.out).info
+            want = {"num_pairs": cfg.num_pairs, "seed": cfg.seed, "batch": cfg.batch}
+            if {k: info.get(k) for k in want} != want:
+                _fail(f"--resume: {cfg.out} was made with other settings ({info}), not {want}")
+            return None
+    except ValueError as e:
+        _fail(f"--resume: {e}")
+    _fail(f"--resume: no progress to resume: neither {partial} nor {cfg.out} exists")
 
 
 def main(cfg: Config) -> None:
-    dataset, stats = data.generate_with_stats(cfg.num_pairs, seed=cfg.seed, batch=cfg.batch,
-                                              progress=cfg.progress)
-    t0 = time.perf_counter()
+    if cfg.save_every < 0:
+        _fail(f"--save-every must be >= 0, got {cfg.save_every}")
+    partial = progress_path(cfg.out)
+    resume = _resume_from(cfg) if cfg.resume else None
+    if cfg.resume and resume is None:
+        print(f"nothing to resume: {cfg.out} is finished")
+        return
+    if not cfg.resume:
+        partial.unlink(missing_ok=True)  # an older run's progress must not pass for this one's
     cfg.out.parent.mkdir(parents=True, exist_ok=True)
+
+    def save(p: data.Progress) -> None:
+        if p.counts["batches"] % cfg.save_every == 0:
+            p.save(partial)
+
+    if resume is not None:
+        print(f"resuming from {partial} at {len(resume.boards):,} rows")
+    try:
+        dataset, stats = data.generate_with_stats(cfg.num_pairs, seed=cfg.seed, batch=cfg.batch,
+                                                  progress=cfg.progress, resume=resume,
+                                                  on_batch=save if cfg.save_every else None)
+    except ValueError as e:  # bad settings, or progress made with other settings
+        _fail(str(e))
+    t0 = time.perf_counter()
     path = dataset.save_npz(cfg.out)
     save_s = time.perf_counter() - t0
     rest = stats.total_s - stats.first_batch_s
@@ -57,6 +113,7 @@ def main(cfg: Config) -> None:
         text_path = data.export_text(dataset, cfg.text_out)
         print(f"text export: {text_path} ({text_path.stat().st_size / 1e6:.2f} MB, "
               f"{time.perf_counter() - t0:.2f} s)")
+    partial.unlink(missing_ok=True)  # finished: nothing left to resume
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
     python experiments/supervised.py                          # thesis settings, writes runs/supervised
     python experiments/supervised.py --out checkpoints/supervised   # how the shipped agent was made
+    python experiments/supervised.py --out runs/supervised --resume  # continue an interrupted run
 
 Loads (or, when missing, generates and saves) the 1StepLA dataset, splits it
 80/10/10 keeping mirror pairs together, trains with Adam + L2 weight decay and
@@ -9,7 +10,9 @@ cross-entropy, keeps the weights with the best validation accuracy, reports the
 test accuracy, plays the tournament-protocol matches of the greedy policy against
 Random and 1StepLA, and saves an Orbax checkpoint (loadable with
 ``agents.load(OUT)``), ``metrics.jsonl``/``metrics.csv``, ``curves.png`` and
-``summary.json`` in ``--out``.
+``summary.json`` in ``--out``. After every epoch it saves the training state (optimiser,
+best weights so far, the minibatch order's generator) to ``--out/last``, from which ``--resume``
+continues exactly; a finished run deletes last/.
 """
 
 from __future__ import annotations
@@ -27,10 +30,12 @@ from tqdm.auto import tqdm
 
 from c4jax import agents, evaluation
 from c4jax.io import checkpoint, runlog
-from c4jax.learning import data
+from c4jax.learning import data, loop
 from c4jax.nets import cnet
 from c4jax.agents.network import NetworkAgent
 from c4jax.learning import supervised as sv
+
+LAST = "last"  # the resumable state, inside --out
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,9 @@ class Config:
     """The saved agent averages its policy with the mirrored board's (design.md §7, play time)."""
     progress: bool = True
     """Show progress bars."""
+    resume: bool = False
+    """Continue the run in --out from its last epoch's checkpoint (--out/last); a finished run has nothing
+    to resume and is left as it is."""
 
 
 def load_or_make_dataset(cfg: Config) -> tuple[data.Dataset, dict]:
@@ -84,9 +92,28 @@ def load_or_make_dataset(cfg: Config) -> tuple[data.Dataset, dict]:
     return ds, {"dataset_path": str(path), "generated": True, "generation_s": round(seconds, 2)}
 
 
+def _finished_summary(out: Path) -> dict | None:
+    """The summary of a finished run in ``out`` (its agent and summary.json written), else None."""
+    try:
+        if checkpoint.read_metadata(out).get("algorithm") == "supervised":
+            return json.loads((out / "summary.json").read_text())
+    except (checkpoint.CheckpointError, OSError, ValueError):
+        pass
+    return None
+
+
 def main(cfg: Config) -> dict:
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
+    if cfg.resume and not checkpoint.exists(out / LAST):
+        done = _finished_summary(out)
+        if done is None:
+            raise checkpoint.CheckpointError(f"--resume: no checkpoint to resume in {str(out / LAST)!r}")
+        print(f"nothing to resume: {out} holds a finished run")
+        return done
+    if not cfg.resume:  # a new run: an older run's files must not pass for this one's
+        checkpoint.remove(out / LAST)
+        (out / "summary.json").unlink(missing_ok=True)
     timings = {}
     ds, data_info = load_or_make_dataset(cfg)
     train_frac = 1.0 - cfg.val_fraction - cfg.test_fraction
@@ -100,15 +127,24 @@ def main(cfg: Config) -> dict:
     state = sv.TrainState(params=params, opt_state=tx.init(params), step=jax.numpy.int32(0))
     train_chunk, evaluate_split = sv.make_train_chunk(net, tx), sv.make_evaluate(net)
     rng = np.random.default_rng(cfg.seed)
-    log = runlog.RunLog(out)
     best = {"val/accuracy": -1.0}
     best_params = params
+    done_epochs, train_s0 = 0, 0.0
+    if cfg.resume:
+        state, best_params, saved = sv.load_progress(out / LAST, state, params)
+        if saved["rows"] != len(ds):
+            raise checkpoint.CheckpointError(f"--resume: {str(out / LAST)!r} was trained on {saved['rows']:,} rows, "
+                                             f"the dataset has {len(ds):,}")
+        done_epochs, best, train_s0 = saved["epoch"], saved["best"], saved["train_s"]
+        rng.bit_generator.state = saved["rng"]
+        print(f"resumed {out} after epoch {done_epochs}")
+    log = runlog.RunLog(out, resume=cfg.resume, after_step=done_epochs if cfg.resume else None)
 
     steps_per_epoch = len(train) // cfg.batch_size
-    bar = tqdm(total=cfg.epochs * steps_per_epoch, desc="supervised", unit="step",
-               disable=not cfg.progress, dynamic_ncols=True)
-    t_train = time.perf_counter()
-    for epoch in range(1, cfg.epochs + 1):
+    bar = tqdm(total=cfg.epochs * steps_per_epoch, initial=done_epochs * steps_per_epoch, desc="supervised",
+               unit="step", disable=not cfg.progress, dynamic_ncols=True)
+    t_train = time.perf_counter() - train_s0
+    for epoch in range(done_epochs + 1, cfg.epochs + 1):
         t0 = time.perf_counter()
         batches = sv.epoch_batches(rng, len(train), cfg.batch_size)
         losses, accs = [], []
@@ -133,6 +169,9 @@ def main(cfg: Config) -> dict:
             best, best_params = {**row}, state.params
         bar.set_postfix(train_acc=f"{row['train/accuracy']:.3f}", val_acc=f"{val_acc:.3f}",
                         best=f"{best['val/accuracy']:.3f}@{best['epoch']}")
+        sv.save_progress(out / LAST, state, best_params, {
+            "epoch": epoch, "best": best, "rng": rng.bit_generator.state, "rows": len(ds),
+            "train_s": time.perf_counter() - t_train})
     bar.close()
     timings["train_s"] = round(time.perf_counter() - t_train, 2)
 
@@ -183,10 +222,11 @@ def main(cfg: Config) -> dict:
     )
     summary = {"metrics": metrics, "timings": timings, "data": data_info,
                "command": runlog.command_line()}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    runlog.write_json(out / "summary.json", summary)
+    checkpoint.remove(out / LAST)  # finished: nothing left to resume
     print(f"saved checkpoint, metrics and curves.png to {out}")
     return summary
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Config))
+    loop.exit_on_error(main, tyro.cli(Config))

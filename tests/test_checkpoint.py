@@ -180,3 +180,134 @@ def test_shipped_supervised_agent_loads_and_reproduces_its_recorded_figures():
         res = evaluation.match(sup, agents.load(opp), jax.random.key(meta["config"]["seed"]))
         assert res.win_rate == m[f"eval/vs_{opp}"]
     assert m["eval/vs_random"] >= 0.95
+
+
+# --- damaged checkpoints: the checksum, and the fallback to the checkpoint before -----------------
+
+def _tree(seed):
+    return {"w": np.arange(5000, dtype=np.float32) * seed, "n": np.array(seed, np.int32)}
+
+
+def _data_files(run, name=checkpoint.METADATA_FILE):
+    meta = json.loads((run / name).read_text())
+    files = [p for p in (run / meta["state_dir"]).rglob("*") if p.is_file()]
+    return sorted(files, key=lambda p: p.stat().st_size)
+
+
+def _flip_a_byte(f):
+    data = bytearray(f.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    f.write_bytes(bytes(data))
+
+
+def test_a_flipped_byte_in_the_array_data_is_caught_by_the_checksum(tmp_path):
+    checkpoint.save(tmp_path / "c", _tree(1), {})
+    _flip_a_byte(_data_files(tmp_path / "c")[-1])  # the largest file: the array data
+    with pytest.raises(checkpoint.CheckpointError, match="corrupted") as e:
+        checkpoint.restore(tmp_path / "c", _tree(0))
+    assert "\n" not in str(e.value)
+
+
+def test_keep_previous_keeps_exactly_the_checkpoint_before(tmp_path):
+    run = tmp_path / "last"
+    for seed in (1, 2, 3):
+        checkpoint.save(run, _tree(seed), {"seed": seed}, keep_previous=True)
+    assert json.loads((run / checkpoint.PREVIOUS_FILE).read_text())["seed"] == 2
+    states = sorted(p.name for p in run.glob(f"{checkpoint.STATE_PREFIX}*"))
+    assert len(states) == 2 and not [p for p in run.iterdir() if p.name.startswith(".")]
+    tree, meta = checkpoint.restore_latest(run, _tree(0), warn=pytest.fail)
+    assert meta["seed"] == 3 and int(tree["n"]) == 3
+    # a plain save keeps nothing of the one before
+    checkpoint.save(run, _tree(4), {"seed": 4})
+    assert len(list(run.glob(f"{checkpoint.STATE_PREFIX}*"))) == 1
+
+
+DAMAGES = {
+    "truncated array data": lambda run: _data_files(run)[-1].write_bytes(_data_files(run)[-1].read_bytes()[:100]),
+    "a flipped byte": lambda run: _flip_a_byte(_data_files(run)[-1]),
+    "metadata.json deleted": lambda run: (run / checkpoint.METADATA_FILE).unlink(),
+    "garbage metadata.json": lambda run: (run / checkpoint.METADATA_FILE).write_bytes(os.urandom(300)),
+    "metadata.json not an object": lambda run: (run / checkpoint.METADATA_FILE).write_text("[1, 2]"),
+    "metadata.json naming another directory": lambda run: (run / checkpoint.METADATA_FILE).write_text(
+        json.dumps({"format_version": 1, "state_dir": "../../etc"})),
+    "state directory deleted": lambda run: __import__("shutil").rmtree(_data_files(run)[0].parent),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
+def test_a_damaged_checkpoint_falls_back_to_the_one_before_with_a_warning(tmp_path, damage):
+    run = tmp_path / "last"
+    for seed in (1, 2):
+        checkpoint.save(run, _tree(seed), {"seed": seed}, keep_previous=True)
+    DAMAGES[damage](run)
+    warnings = []
+    tree, meta = checkpoint.restore_latest(run, _tree(0), warn=warnings.append)
+    assert meta["seed"] == 1 and int(tree["n"]) == 1
+    np.testing.assert_array_equal(tree["w"], _tree(1)["w"])
+    assert len(warnings) == 1 and warnings[0].startswith("warning: ") and "previous checkpoint" in warnings[0]
+    assert "\n" not in warnings[0]
+    # the good one is the latest again: the next save keeps it as the one before, the damaged one goes
+    assert checkpoint.restore_latest(run, _tree(0), warn=pytest.fail)[1]["seed"] == 1
+    checkpoint.save(run, _tree(3), {"seed": 3}, keep_previous=True)
+    assert checkpoint.restore_latest(run, _tree(0), warn=pytest.fail)[1]["seed"] == 3
+    assert json.loads((run / checkpoint.PREVIOUS_FILE).read_text())["seed"] == 1
+    assert len(list(run.glob(f"{checkpoint.STATE_PREFIX}*"))) == 2
+
+
+def test_when_both_checkpoints_are_damaged_the_error_is_one_line(tmp_path):
+    run = tmp_path / "last"
+    for seed in (1, 2):
+        checkpoint.save(run, _tree(seed), {"seed": seed}, keep_previous=True)
+    _flip_a_byte(_data_files(run)[-1])
+    _flip_a_byte(_data_files(run, checkpoint.PREVIOUS_FILE)[-1])
+    with pytest.raises(checkpoint.CheckpointError, match="corrupted.*previous checkpoint.*corrupted") as e:
+        checkpoint.restore_latest(run, _tree(0), warn=pytest.fail)
+    assert "\n" not in str(e.value)
+
+
+def test_a_refusal_by_check_does_not_fall_back(tmp_path):
+    run = tmp_path / "last"
+    for seed in (1, 2):
+        checkpoint.save(run, _tree(seed), {"seed": seed}, keep_previous=True)
+
+    def check(meta):
+        raise checkpoint.CheckpointError(f"wrong seed {meta['seed']}")
+
+    with pytest.raises(checkpoint.CheckpointError, match="wrong seed 2"):
+        checkpoint.restore_latest(run, _tree(0), check=check, warn=pytest.fail)
+
+
+def test_an_interrupted_save_keeps_the_committed_checkpoint(tmp_path, monkeypatch):
+    run = tmp_path / "last"
+    checkpoint.save(run, _tree(1), {"seed": 1}, keep_previous=True)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(checkpoint, "_write_json_atomic", interrupted)  # Ctrl-C before the commit
+    with pytest.raises(KeyboardInterrupt):
+        checkpoint.save(run, _tree(2), {"seed": 2}, keep_previous=True)
+    monkeypatch.undo()
+    assert len(list(run.glob(f"{checkpoint.STATE_PREFIX}*"))) == 1
+    assert checkpoint.restore_latest(run, _tree(0), warn=pytest.fail)[1]["seed"] == 1
+    real = checkpoint._write_json_atomic
+
+    def commit_then_interrupt(path, obj):  # Ctrl-C right after the commit
+        real(path, obj)
+        if path.name == checkpoint.METADATA_FILE:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(checkpoint, "_write_json_atomic", commit_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        checkpoint.save(run, _tree(3), {"seed": 3}, keep_previous=True)
+    monkeypatch.undo()
+    assert checkpoint.restore_latest(run, _tree(0), warn=pytest.fail)[1]["seed"] == 3
+
+
+def test_remove_deletes_the_metadata_first(tmp_path):
+    run = tmp_path / "last"
+    checkpoint.save(run, _tree(1), {}, keep_previous=True)
+    assert checkpoint.exists(run)
+    checkpoint.remove(run)
+    assert not run.exists() and not checkpoint.exists(run)
+    checkpoint.remove(run)  # nothing to remove: fine

@@ -346,3 +346,57 @@ def test_make_dataset_cli_end_to_end(tmp_path):
     d = data.Dataset.load_npz(out)
     assert len(d) == 2000 and d.info["num_pairs"] == 2000
     np.testing.assert_array_equal(data.import_text(text).boards, d.boards)
+
+
+# --------------------------------------------------------------------------- resumable generation
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_generation_resumed_from_any_batch_gives_the_same_dataset(ds, tmp_path):
+    saved = []
+
+    def keep(p):
+        saved.append(p.save(tmp_path / f"p{p.counts['batches']}"))
+
+    again = data.generate_with_stats(N, seed=0, batch=BATCH, on_batch=keep)[0]
+    np.testing.assert_array_equal(again.boards, ds.boards)  # saving changes nothing
+    assert len(saved) >= 2
+    for path in saved:
+        p = data.Progress.load(path)
+        resumed = data.generate_with_stats(N, seed=0, batch=BATCH, resume=p)[0]
+        for k in ("boards", "actions", "groups"):
+            np.testing.assert_array_equal(getattr(resumed, k), getattr(ds, k), err_msg=f"{path.name}: {k}")
+        assert resumed.info == ds.info
+    with pytest.raises(ValueError, match="other|made with"):
+        data.generate_with_stats(N, seed=1, batch=BATCH, resume=data.Progress.load(saved[0]))
+
+
+def test_a_damaged_progress_file_is_a_one_line_error(tmp_path):
+    path = tmp_path / "p"
+    data.generate_with_stats(600, seed=0, batch=BATCH, on_batch=lambda p: p.save(path))
+    raw = bytearray(path.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    with pytest.raises(ValueError, match="cannot be read as generation progress") as e:
+        data.Progress.load(path)
+    assert "\n" not in str(e.value)
+
+
+def test_make_dataset_resume_cli(tmp_path):
+    out = tmp_path / "d.npz"
+    args = ("--out", out, "--num-pairs", "600", "--batch", str(BATCH), "--no-progress")
+    nothing = run_script("make_dataset.py", *args, "--resume")
+    assert nothing.returncode == 2 and nothing.stderr.startswith("error: --resume: no progress to resume")
+    assert nothing.stderr.count("\n") == 1
+    assert run_script("make_dataset.py", *args).returncode == 0
+    assert not (tmp_path / "d.npz.progress").exists() and [p.name for p in tmp_path.iterdir()] == ["d.npz"]
+    done = run_script("make_dataset.py", *args, "--resume")
+    assert done.returncode == 0 and "nothing to resume" in done.stdout
+    other = run_script("make_dataset.py", *args[:3], "700", *args[4:], "--resume")
+    assert other.returncode == 2 and "other settings" in other.stderr and "Traceback" not in other.stderr
+    (tmp_path / "d.npz.progress").write_bytes(b"PK\x03\x04 not really")
+    bad = run_script("make_dataset.py", *args, "--resume")
+    assert bad.returncode == 2 and bad.stderr.startswith("error: --resume:") and bad.stderr.count("\n") == 1

@@ -93,3 +93,46 @@ def test_supervised_script_end_to_end(tmp_path):
     # A bad flag is a clear CLI error, not a traceback.
     bad = run_script("supervised.py", "--epochs", "many")
     assert bad.returncode != 0 and "epochs" in bad.stderr and "Traceback" not in bad.stderr
+
+
+class _Killed(BaseException):
+    pass
+
+
+def test_supervised_resume_continues_exactly(tmp_path, monkeypatch, small_dataset):
+    dataset = tmp_path / "ds.npz"
+    small_dataset.save_npz(dataset)
+    args = ("--dataset", dataset, "--epochs", "2", "--chunk-steps", "10", "--no-eval-matches", "--no-progress")
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    assert run_script("supervised.py", "--out", straight, *args).returncode == 0
+    assert not (straight / "last").exists()  # a finished run has nothing to resume
+    # the same run, stopped right after saving its first epoch (as a kill there would) ...
+    save = sv.save_progress
+
+    def save_then_die(directory, state, best_params, progress):
+        save(directory, state, best_params, progress)
+        if progress["epoch"] == 1:
+            raise _Killed
+
+    monkeypatch.setattr(sv, "save_progress", save_then_die)
+    with pytest.raises(_Killed):
+        run_script("supervised.py", "--out", resumed, *args)
+    monkeypatch.undo()
+    assert [r["epoch"] for r in _rows(resumed)] == [1]
+    # ... and resumed
+    proc = run_script("supervised.py", "--out", resumed, *args, "--resume")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "resumed" in proc.stdout and "after epoch 1" in proc.stdout
+    drop = lambda rows: [{k: v for k, v in r.items() if not k.startswith("time/")} for r in rows]  # noqa: E731
+    assert drop(_rows(straight)) == drop(_rows(resumed))
+    a, b = (json.loads((d / "metadata.json").read_text()) for d in (straight, resumed))
+    assert a["metrics"] == b["metrics"] and a["checksum"] == b["checksum"]
+    # resuming a finished run changes nothing; resuming nothing is one error line
+    again = run_script("supervised.py", "--out", resumed, *args, "--resume")
+    assert again.returncode == 0 and "nothing to resume" in again.stdout
+    none = run_script("supervised.py", "--out", tmp_path / "none", *args, "--resume")
+    assert none.returncode == 2 and none.stderr.startswith("error: --resume: no checkpoint to resume")
+
+
+def _rows(out):
+    return [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]

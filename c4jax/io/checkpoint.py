@@ -3,22 +3,27 @@
 Layout of a checkpoint directory (it may also hold a run's logs and plots)::
 
     metadata.json   format version, c4jax version, algorithm, network (width, heads),
-                    agent settings, config, metrics, command line, saved-at time, and
-                    ``state_dir``: the name of the directory below
+                    agent settings, config, metrics, command line, saved-at time,
+                    ``checksum`` (SHA-256 of the pytree's arrays) and ``state_dir``:
+                    the name of the directory below
     state-<stamp>/  Orbax StandardCheckpointHandler directory of the pytree
+    previous.json   (``keep_previous`` saves only) the metadata of the checkpoint before,
+                    whose state directory is kept too
 
-A save is atomic: the pytree goes to a new ``state-<stamp>`` directory, then
-``metadata.json`` is replaced in one ``os.replace`` (the commit point), then the
-older state directories are deleted. An interrupted save leaves the previous
-checkpoint readable, and files that are not part of the checkpoint (logs) are
-never touched. Loading checks the metadata and restores the pytree against an
-abstract template (shapes and dtypes), so a checkpoint of another architecture
-fails loudly instead of loading garbage.
+A save is atomic: the pytree goes to a new ``state-<stamp>`` directory, its files are
+flushed to disk, then ``metadata.json`` is replaced in one ``os.replace`` (the commit
+point), then the older state directories are deleted. A process killed at any moment
+leaves the previous checkpoint readable, and files that are not part of the checkpoint
+(logs) are never touched. Loading checks the metadata, restores the pytree against an
+abstract template (shapes and dtypes) and compares its checksum, so a checkpoint of
+another architecture or with damaged files fails loudly instead of loading garbage;
+:func:`restore_latest` then falls back to ``previous.json``'s checkpoint.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import os
 import shutil
@@ -37,6 +42,7 @@ from c4jax.io.jsonutil import json_default
 
 FORMAT_VERSION = 1
 METADATA_FILE = "metadata.json"
+PREVIOUS_FILE = "previous.json"
 STATE_PREFIX = "state-"
 
 
@@ -44,39 +50,119 @@ class CheckpointError(ValueError):
     """A checkpoint directory is missing, not a checkpoint, or unreadable."""
 
 
-def save(directory: str | os.PathLike, tree: Any, metadata: dict) -> Path:
+def save(directory: str | os.PathLike, tree: Any, metadata: dict, *, keep_previous: bool = False) -> Path:
     """Atomically write ``tree`` (a pytree of arrays) and ``metadata`` to ``directory``.
 
-    ``metadata`` gets ``format_version``, ``c4jax_version``, ``saved_at``, ``state_dir``
-    and, unless given, ``command`` (this process' command line). Returns the directory.
+    ``metadata`` gets ``format_version``, ``c4jax_version``, ``saved_at``, ``checksum``,
+    ``state_dir`` and, unless given, ``command`` (this process' command line). With
+    ``keep_previous`` the checkpoint being replaced stays on disk (``previous.json`` and its
+    state directory), for :func:`restore_latest` to fall back to. Returns the directory.
     """
     directory = Path(directory).absolute()
     directory.mkdir(parents=True, exist_ok=True)
     state_dir = f"{STATE_PREFIX}{time.time_ns()}"
+    host_tree = jax.device_get(tree)
     meta = {
         "format_version": FORMAT_VERSION,
         "c4jax_version": __version__,
         "saved_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:]) if sys.argv else "",
         **metadata,
+        "checksum": tree_checksum(host_tree),
         "state_dir": state_dir,
     }
+    keep = {state_dir}
     try:
         with ocp.Checkpointer(ocp.StandardCheckpointHandler()) as ckptr:
-            ckptr.save(directory / state_dir, args=ocp.args.StandardSave(jax.device_get(tree)))
+            ckptr.save(directory / state_dir, args=ocp.args.StandardSave(host_tree))
         _relative_commit_note(directory / state_dir)
-        fd, tmp = tempfile.mkstemp(prefix=f".{METADATA_FILE}.", dir=directory)
-        with os.fdopen(fd, "w") as f:
-            f.write(json.dumps(meta, indent=2, default=json_default) + "\n")
-        os.replace(tmp, directory / METADATA_FILE)  # the commit point
-    except BaseException:
-        shutil.rmtree(directory / state_dir, ignore_errors=True)
+        _fsync_tree(directory / state_dir)
+        if keep_previous:
+            keep |= _keep_previous(directory)
+        _write_json_atomic(directory / METADATA_FILE, meta)  # the commit point
+    except BaseException:  # an error, or Ctrl-C: unless the commit happened, drop the new state
+        if _committed_state(directory) != state_dir:
+            shutil.rmtree(directory / state_dir, ignore_errors=True)
         raise
-    # The previous state directory, and leftovers of interrupted saves.
+    # The replaced state directory (unless kept), and leftovers of interrupted saves.
     for p in directory.glob(f"{STATE_PREFIX}*"):
-        if p.name != state_dir:
+        if p.name not in keep:
             shutil.rmtree(p, ignore_errors=True)
+    for name in (METADATA_FILE, PREVIOUS_FILE):
+        for p in directory.glob(f".{name}.*"):
+            p.unlink(missing_ok=True)
     return directory
+
+
+def _committed_state(directory: Path) -> str | None:
+    try:
+        return json.loads((directory / METADATA_FILE).read_text()).get("state_dir")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _keep_previous(directory: Path) -> set[str]:
+    """Make the committed checkpoint ``previous.json`` before it is replaced; the state directories
+    to keep (none when there is no readable committed checkpoint: an older previous.json stays)."""
+    try:
+        meta = read_metadata(directory)
+    except CheckpointError:
+        try:
+            return {read_metadata(directory, PREVIOUS_FILE)["state_dir"]}
+        except CheckpointError:
+            return set()
+    _write_json_atomic(directory / PREVIOUS_FILE, meta)
+    return {meta["state_dir"]}
+
+
+def _write_json_atomic(path: Path, obj: dict) -> None:
+    """Write ``obj`` to a temporary file beside ``path``, flush it to disk, then rename it over
+    ``path`` (readers see the old or the new file, never a part)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(json.dumps(obj, indent=2, default=json_default) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some file systems cannot sync a directory
+        pass
+    finally:
+        os.close(fd)
+
+
+def _fsync_tree(root: Path) -> None:
+    """Flush every file and directory below ``root`` to disk (so that a commit never names data
+    that a power cut could still lose)."""
+    for dirpath, _, files in os.walk(root):
+        for name in files:
+            with open(os.path.join(dirpath, name), "rb") as f:
+                os.fsync(f.fileno())
+        _fsync_dir(Path(dirpath))
+
+
+def tree_checksum(tree: Any) -> str:
+    """``sha256:<hex>`` of a pytree's arrays: their dtypes, shapes and bytes in flattening order."""
+    h = hashlib.sha256()
+    for leaf in jax.tree.leaves(tree):
+        a = np.ascontiguousarray(np.asarray(leaf))
+        h.update(f"{a.dtype.str}{a.shape};".encode())
+        h.update(a.tobytes())
+    return f"sha256:{h.hexdigest()}"
 
 
 def _relative_commit_note(state_path: Path) -> None:
@@ -87,44 +173,62 @@ def _relative_commit_note(state_path: Path) -> None:
         note.write_text(f"Checkpoint commit was successful to {state_path.name}")
 
 
-def read_metadata(directory: str | os.PathLike) -> dict:
-    """The metadata of a checkpoint; ``CheckpointError`` naming the path if it is not one."""
+def read_metadata(directory: str | os.PathLike, name: str = METADATA_FILE) -> dict:
+    """The metadata of a checkpoint (``name``: the file, ``previous.json`` for the one before);
+    ``CheckpointError`` naming the path if it is not one."""
     directory = Path(directory)
     if not directory.exists():
         raise CheckpointError(f"checkpoint {str(directory)!r} does not exist")
     if not directory.is_dir():
         raise CheckpointError(f"checkpoint {str(directory)!r} is not a directory")
-    meta_path = directory / METADATA_FILE
+    meta_path = directory / name
     if not meta_path.is_file():
         raise CheckpointError(
-            f"{str(directory)!r} is not a c4jax checkpoint: it has no {METADATA_FILE}"
+            f"{str(directory)!r} is not a c4jax checkpoint: it has no {name}"
         )
     try:
         meta = json.loads(meta_path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise CheckpointError(f"checkpoint {str(directory)!r}: unreadable {METADATA_FILE}: {e}") from e
-    if not isinstance(meta, dict) or "format_version" not in meta:
-        raise CheckpointError(f"checkpoint {str(directory)!r}: {METADATA_FILE} has no format_version")
+        raise CheckpointError(f"checkpoint {str(directory)!r}: unreadable {name}: {e}") from e
+    if not isinstance(meta, dict) or not isinstance(meta.get("format_version"), int):
+        raise CheckpointError(f"checkpoint {str(directory)!r}: {name} has no format_version")
     if meta["format_version"] > FORMAT_VERSION:
         raise CheckpointError(
             f"checkpoint {str(directory)!r} has format version {meta['format_version']}; this c4jax "
             f"reads up to {FORMAT_VERSION}: upgrade c4jax"
         )
     state_dir = meta.get("state_dir")
-    if not isinstance(state_dir, str) or not (directory / state_dir).is_dir():
+    if not isinstance(state_dir, str) or not state_dir.startswith(STATE_PREFIX) or "/" in state_dir \
+            or not (directory / state_dir).is_dir():
         raise CheckpointError(f"checkpoint {str(directory)!r} is incomplete: no state directory {state_dir!r}")
     return meta
 
 
-def restore(directory: str | os.PathLike, like: Any) -> Any:
+def remove(directory: str | os.PathLike) -> None:
+    """Delete the checkpoint directory ``directory`` (its metadata first, so that a process killed
+    meanwhile leaves no checkpoint that names deleted files)."""
+    directory = Path(directory)
+    for name in (METADATA_FILE, PREVIOUS_FILE):
+        (directory / name).unlink(missing_ok=True)
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def exists(directory: str | os.PathLike) -> bool:
+    """Whether ``directory`` holds a committed checkpoint or a kept previous one (it may still be damaged)."""
+    directory = Path(directory)
+    return (directory / METADATA_FILE).is_file() or (directory / PREVIOUS_FILE).is_file()
+
+
+def restore(directory: str | os.PathLike, like: Any, *, meta: dict | None = None) -> Any:
     """Restore the pytree saved in ``directory``, shaped like the template ``like``.
 
     ``like`` is a pytree of arrays or ``jax.ShapeDtypeStruct`` (e.g. freshly initialised
-    parameters of the same architecture). Raises ``CheckpointError`` naming the path when
-    the files are missing, truncated or corrupted, or the structure does not match.
+    parameters of the same architecture); ``meta``: the checkpoint's metadata when already read
+    (:func:`read_metadata`). Raises ``CheckpointError`` naming the path when the files are
+    missing, truncated or corrupted (checksum), or the structure does not match.
     """
     directory = Path(directory).absolute()
-    meta = read_metadata(directory)
+    meta = read_metadata(directory) if meta is None else meta
     abstract = jax.tree.map(lambda x: jax.ShapeDtypeStruct(np.shape(x), x.dtype), like)
     try:
         with ocp.Checkpointer(ocp.StandardCheckpointHandler()) as ckptr:
@@ -132,7 +236,7 @@ def restore(directory: str | os.PathLike, like: Any) -> Any:
     except Exception as e:  # orbax/tensorstore raise many types for damaged files
         raise CheckpointError(
             f"checkpoint {str(directory)!r} could not be restored (missing, truncated or corrupted "
-            f"files, or another architecture): {type(e).__name__}: {e}"
+            f"files, or another architecture): {type(e).__name__}: {_one_line(e)}"
         ) from e
     for (path, got), want in zip(jax.tree_util.tree_flatten_with_path(tree)[0], jax.tree.leaves(abstract)):
         if np.shape(got) != want.shape:
@@ -140,4 +244,45 @@ def restore(directory: str | os.PathLike, like: Any) -> Any:
                 f"checkpoint {str(directory)!r}: {jax.tree_util.keystr(path)} has shape {np.shape(got)}, "
                 f"expected {want.shape}"
             )
+    if "checksum" in meta and tree_checksum(tree) != meta["checksum"]:  # older checkpoints have none
+        raise CheckpointError(f"checkpoint {str(directory)!r} is corrupted: its arrays do not match the "
+                              f"checksum in its metadata")
     return tree
+
+
+def restore_latest(directory: str | os.PathLike, like: Any, *, check=None, warn=None) -> tuple[Any, dict]:
+    """``(tree, metadata)`` of the checkpoint in ``directory`` or, when it is missing or damaged,
+    of the one before it (``previous.json``, kept by ``save(..., keep_previous=True)``), with a
+    one-line warning to ``warn`` (default: stderr); the one before then becomes the latest again
+    (``metadata.json``), so that the next save keeps it as its previous one and the damaged state
+    is deleted. ``check(metadata)`` may refuse a checkpoint by raising; its error is not a reason
+    to fall back. ``CheckpointError`` when neither restores."""
+    directory = Path(directory)
+    errors = []
+    for name in (METADATA_FILE, PREVIOUS_FILE):
+        if name == PREVIOUS_FILE and not (directory / name).is_file():
+            break
+        try:
+            meta = read_metadata(directory, name)
+        except CheckpointError as e:
+            errors.append(str(e))
+            continue
+        if check is not None:
+            check(meta)
+        try:
+            tree = restore(directory, like, meta=meta)
+        except CheckpointError as e:
+            errors.append(str(e))
+            continue
+        if errors:
+            message = f"warning: {errors[0]}; using the previous checkpoint ({PREVIOUS_FILE}) instead"
+            (warn or (lambda m: print(m, file=sys.stderr, flush=True)))(message)
+            _write_json_atomic(directory / METADATA_FILE, meta)
+        return tree, meta
+    raise CheckpointError("; and the previous checkpoint: ".join(errors))
+
+
+def _one_line(e: BaseException, limit: int = 300) -> str:
+    """An exception's message on one line, at most ``limit`` characters."""
+    text = " ".join(str(e).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

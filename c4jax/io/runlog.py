@@ -2,6 +2,10 @@
 
 Metrics leave jitted code as data (``dict[str, Array]``); only this module writes
 files or draws. One row per logged step: ``{"step": int, "<namespace>/<name>": float, ...}``.
+Whole files (the rewritten log of a resumed run, CSV, plots, summaries) are written to a
+temporary file and renamed over the old one, so a process killed while writing one leaves the
+old file, never a part of it; appended rows are flushed one by one, and a torn last line (a kill
+during an append) is skipped when the log is read.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import math
 import os
 import shlex
 import sys
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -38,6 +44,36 @@ def command_line(argv: Sequence[str] | None = None) -> str:
     return shlex.join(["python"] + [display_path(a) if os.path.isabs(a) else a for a in argv])
 
 
+@contextmanager
+def atomic_path(path: str | os.PathLike):
+    """Yields a temporary path beside ``path`` (same suffix) to write; renamed over ``path`` when
+    the block ends without error, deleted otherwise."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    for stale in path.parent.glob(f".{path.stem}.*{path.suffix}"):  # left by a process killed while writing
+        stale.unlink(missing_ok=True)
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    """Replace the file ``path`` with ``text`` atomically (see :func:`atomic_path`)."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
+    return Path(path)
+
+
+def write_json(path: str | os.PathLike, obj) -> Path:
+    """``obj`` as indented JSON in ``path``, atomically (summaries)."""
+    return write_text_atomic(path, json.dumps(obj, indent=2) + "\n")
+
+
 def _scalar(v):
     v = np.asarray(v)
     return v.item() if v.ndim == 0 else v.tolist()
@@ -54,9 +90,7 @@ class RunLog:
         if after_step is not None:  # a resumed run drops rows logged after its checkpoint
             rows = [r for r in rows if r.get("step", 0) <= after_step]
         self.rows: list[dict] = rows
-        with open(self.path, "w") as f:
-            for r in rows:
-                f.write(json.dumps(r) + "\n")
+        write_text_atomic(self.path, "".join(json.dumps(r) + "\n" for r in rows))
 
     def log(self, step: int, metrics: dict) -> dict:
         row = {"step": int(step), **{k: _scalar(v) for k, v in metrics.items()}}
@@ -68,7 +102,7 @@ class RunLog:
     def write_csv(self) -> Path:
         keys = sorted({k for r in self.rows for k in r} - {"step"})
         path = self.out_dir / METRICS_CSV
-        with open(path, "w", newline="") as f:
+        with atomic_path(path) as tmp, open(tmp, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["step"] + keys)
             for r in self.rows:
@@ -141,6 +175,7 @@ def plot_panels(
         fig.suptitle(suptitle)
     fig.tight_layout()
     path = Path(path)
-    fig.savefig(path, dpi=110)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, format=path.suffix.lstrip(".") or "png")
     plt.close(fig)
     return path

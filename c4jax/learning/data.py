@@ -147,11 +147,14 @@ class Dataset:
                     groups=self.groups,
                     info=np.array(json.dumps(self.info, sort_keys=True)),
                 )
+                f.flush()
+                os.fsync(f.fileno())
             os.replace(tmp, path)
         except BaseException:
             if os.path.exists(tmp):
                 os.unlink(tmp)
             raise
+        _remove_stale_temporaries(path)
         return path
 
     @classmethod
@@ -198,6 +201,12 @@ class Dataset:
 
 class _NotADataset(Exception):
     pass
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Delete the temporary files of ``path`` that a process killed while writing it left behind."""
+    for stale in path.parent.glob(f".{path.name}.*.tmp"):
+        stale.unlink(missing_ok=True)
 
 
 def _existing_file(path, what: str) -> Path:
@@ -310,9 +319,62 @@ def generate(num_pairs: int = 200_000, *, seed: int = 0, batch: int = 4096, prog
     return generate_with_stats(num_pairs, seed=seed, batch=batch, progress=progress)[0]
 
 
+@dataclasses.dataclass
+class Progress:
+    """Where :func:`generate_with_stats` stands after a batch: the rows collected so far, the PRNG
+    key the next batch is split from, and the counts of :class:`GenerationStats`. Generation
+    resumed from it (``resume=``) gives exactly the dataset of an uninterrupted run."""
+
+    boards: np.ndarray
+    actions: np.ndarray
+    groups: np.ndarray
+    key: np.ndarray  # uint32 key data
+    info: dict  # the generator settings (num_pairs, seed, batch)
+    counts: dict  # batches, games, positions, originals, mirrors
+
+    def save(self, path) -> Path:
+        """Write an uncompressed ``.npz`` at ``path`` atomically (temporary file, flushed, renamed)."""
+        path = Path(path)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            with open(tmp, "wb") as f:
+                np.savez(f, format=np.array(FORMAT_NAME + ".progress"), boards=self.boards, actions=self.actions,
+                         groups=self.groups, key=self.key, meta=np.array(json.dumps({"info": self.info,
+                                                                                   "counts": self.counts})))
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        _remove_stale_temporaries(path)
+        return path
+
+    @classmethod
+    def load(cls, path) -> Progress:
+        """Read :meth:`save`'s file; ``ValueError`` naming the path when it is damaged."""
+        path = _existing_file(path, "generation progress file")
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                if str(z["format"]) != FORMAT_NAME + ".progress":
+                    raise ValueError(f"format tag {str(z['format'])!r}")
+                meta = json.loads(str(z["meta"]))
+                arrays = {k: z[k] for k in ("boards", "actions", "groups", "key")}
+            Dataset(arrays["boards"], arrays["actions"], arrays["groups"])  # shapes and dtypes
+        except Exception as e:  # a damaged archive: zipfile (CRC), zlib, numpy, json
+            raise ValueError(f"{path} cannot be read as generation progress ({type(e).__name__}: "
+                             f"{' '.join(str(e).split())[:200]})") from None
+        return cls(**arrays, info=meta["info"], counts=meta["counts"])
+
+
 def generate_with_stats(num_pairs: int = 200_000, *, seed: int = 0, batch: int = 4096,
-                        progress: bool = False) -> tuple[Dataset, GenerationStats]:
-    """:func:`generate`, also returning the :class:`GenerationStats`."""
+                        progress: bool = False, resume: Progress | None = None,
+                        on_batch=None) -> tuple[Dataset, GenerationStats]:
+    """:func:`generate`, also returning the :class:`GenerationStats`.
+
+    ``on_batch(p)``: called with the :class:`Progress` after every batch (e.g. to save it);
+    ``resume``: a :class:`Progress` of the same settings to continue from.
+    """
     if isinstance(num_pairs, bool) or not isinstance(num_pairs, (int, np.integer)) or num_pairs < 0:
         raise ValueError(f"num_pairs must be a non-negative integer, got {num_pairs!r}")
     if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
@@ -326,15 +388,28 @@ def generate_with_stats(num_pairs: int = 200_000, *, seed: int = 0, batch: int =
     seen: set[bytes] = set()  # canonical (board or mirror) keys of every collected board
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     rows = 0
-    bar = _progress_bar(num_pairs) if progress else None
     key = jax.random.key(seed)
+    if resume is not None:
+        if resume.info != info:
+            raise ValueError(f"the progress to resume was made with {resume.info}, not {info}")
+        parts.append((resume.boards, resume.actions, resume.groups))
+        rows = len(resume.boards)
+        # The collected set is closed under mirroring: its canonical keys are those of every row.
+        buf = _canonical(resume.boards.reshape(-1, CELLS)).tobytes()
+        seen.update(buf[i * CELLS:(i + 1) * CELLS] for i in range(rows))
+        for name, value in resume.counts.items():
+            setattr(stats, name, value)
+        key = jax.random.wrap_key_data(jnp.asarray(resume.key))
+    bar = _progress_bar(num_pairs, rows) if progress else None
     key, subkey = jax.random.split(key)
     pending = _play(agent, subkey, batch) if num_pairs else None
+    first = True  # this call's first batch (compilation included)
     try:
         while rows < num_pairs:
             t0 = time.perf_counter()
             boards, actions, valid = (np.asarray(x) for x in pending)  # waits for the games
             # Dispatch the next batch now so that it plays while the host deduplicates this one.
+            key_before = key  # what a resumed run splits this next batch's key from
             key, subkey = jax.random.split(key)
             pending = _play(agent, subkey, batch)
             t1 = time.perf_counter()
@@ -347,13 +422,18 @@ def generate_with_stats(num_pairs: int = 200_000, *, seed: int = 0, batch: int =
             stats.originals += n_orig
             stats.mirrors += len(b) - n_orig
             t2 = time.perf_counter()
-            if stats.batches == 1:
-                stats.first_batch_s = t2 - t_start
+            if first:
+                stats.first_batch_s, first = t2 - t_start, False
             else:
                 stats.device_wait_s += t1 - t0
                 stats.host_s += t2 - t1
             if bar is not None:
                 bar.update(len(b))
+            if on_batch is not None:
+                parts = [tuple(np.concatenate(x) for x in zip(*parts))]  # the rows so far, one array each
+                counts = {k: getattr(stats, k) for k in ("batches", "games", "positions", "originals", "mirrors")}
+                on_batch(Progress(*parts[0], key=np.asarray(jax.random.key_data(key_before)), info=info,
+                                  counts=counts))
     finally:
         if bar is not None:
             bar.close()
@@ -401,10 +481,10 @@ def _new_rows(boards: np.ndarray, actions: np.ndarray, seen: set[bytes], room: i
     return out_boards, out_actions, groups, int(idx.size)
 
 
-def _progress_bar(total: int):
+def _progress_bar(total: int, initial: int = 0):
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, unit="rows", desc="1StepLA pairs", dynamic_ncols=True)
+    return tqdm(total=total, initial=initial, unit="rows", desc="1StepLA pairs", dynamic_ncols=True)
 
 
 # --------------------------------------------------------------------------- text format
@@ -424,7 +504,14 @@ def export_text(dataset: Dataset, path) -> Path:
     chars[:, CELLS] = dataset.actions.astype(np.uint8) + ord("0")
     chars[:, CELLS + 1] = ord(";")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(chars.tobytes()[:-1] if n else b"")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # then renamed: no half-written file
+    try:
+        tmp.write_bytes(chars.tobytes()[:-1] if n else b"")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _remove_stale_temporaries(path)
     return path
 
 

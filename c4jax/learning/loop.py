@@ -17,12 +17,17 @@ this loop does everything that is the same for all algorithms (design.md §7):
 - ``<out>/last``: the full training state (buffers, optimiser, PRNG key, old
   network, loop counters), saved after every evaluation, from which ``--resume``
   continues exactly where the run stopped.
+
+A run killed at any moment (``kill -9`` included) and resumed ends exactly as an
+uninterrupted run: every file is written atomically (checkpoint.py, runlog.py), last/
+keeps the checkpoint before the latest one and falls back to it with a warning when the
+latest is damaged, and a resumed run drops the metric rows logged after its checkpoint;
+best/ is rewritten identically when the evaluations after the checkpoint are played again.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 import time
 from dataclasses import dataclass
@@ -182,13 +187,19 @@ def _data_to_keys(tree, like):
 
 def save_state(directory: Path, state, old_params, loop: dict, meta: dict) -> None:
     tree = {"state": _keys_to_data(state), "old_params": old_params}
-    checkpoint.save(directory, tree, {**meta, "loop": loop})
+    checkpoint.save(directory, tree, {**meta, "loop": loop}, keep_previous=True)
 
 
-def load_state(directory: Path, state_like, params_like):
+def load_state(directory: Path, state_like, params_like, seeds: list[int] | None = None):
+    """The training state, old network and loop counters saved in ``directory`` (the checkpoint
+    before the latest one, with a warning, when the latest is damaged). ``seeds``: the seeds the
+    run trains, which the checkpoint must hold."""
+    def check(meta: dict) -> None:
+        if seeds is not None and meta.get("seeds") != seeds:
+            raise checkpoint.CheckpointError(f"--resume: {str(directory)!r} holds seeds {meta.get('seeds')}, not {seeds}")
+
     like = {"state": _keys_to_data(state_like), "old_params": params_like}
-    tree = checkpoint.restore(directory, like)
-    meta = checkpoint.read_metadata(directory)
+    tree, meta = checkpoint.restore_latest(directory, like, check=check)
     return _data_to_keys(tree["state"], state_like), tree["old_params"], meta["loop"]
 
 
@@ -271,7 +282,7 @@ class _SeedRun:
             "best": checkpoint.read_metadata(self.out / BEST)["metrics"] if (self.out / BEST).exists() else {},
             "command": runlog.command_line(),
         }
-        (self.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        runlog.write_json(self.out / "summary.json", summary)
         return summary
 
 
@@ -303,7 +314,7 @@ def _eval_key(seed: int, evals: int) -> jax.Array:
 
 
 def _check_resumable(out: Path) -> None:
-    if not (out / LAST / checkpoint.METADATA_FILE).is_file():
+    if not checkpoint.exists(out / LAST):
         raise checkpoint.CheckpointError(f"--resume: no checkpoint to resume in {str(out / LAST)!r}")
 
 
@@ -328,7 +339,7 @@ def exit_on_error(fn: Callable[..., Any], *args, **kwargs) -> Any:
     try:
         return fn(*args, **kwargs)
     except checkpoint.CheckpointError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print("error: " + " ".join(str(e).split()), file=sys.stderr)
         raise SystemExit(2) from None
 
 
@@ -414,10 +425,9 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
     old_params = state.params
     if cfg.resume:
         _check_resumable(out)
-        saved = checkpoint.read_metadata(out / LAST)
-        if saved.get("seeds") != seeds:
-            raise checkpoint.CheckpointError(f"--resume: {str(out / LAST)!r} holds seeds {saved.get('seeds')}, not {seeds}")
-        state, old_params, counters = load_state(out / LAST, state, old_params)
+        state, old_params, counters = load_state(out / LAST, state, old_params, seeds)
+    else:  # a new run: an older run's state must not become the fallback of this one's
+        checkpoint.remove(out / LAST)
     updates_of = lambda st: np.asarray(jax.device_get(st.updates))  # noqa: E731  [K]
     after = int(updates_of(state).min()) if cfg.resume else None
     if cfg.resume:
@@ -490,7 +500,7 @@ def _summarize_seeds(name: str, out: Path, seeds: list[int], runs: list, per_see
         "runs": [str(r.out) for r in runs],
         "command": runlog.command_line(),
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    runlog.write_json(out / "summary.json", summary)
     _write_seed_table(out, summary, per_seed, select_by)
     merged = [{"step": row["step"], f"seed {r.seed}": row["eval/vs_1steplA"]}
               for r in runs for row in r.log.rows if "eval/vs_1steplA" in row]
@@ -517,4 +527,4 @@ def _write_seed_table(out: Path, summary: dict, per_seed: list[dict], select_by:
     lines = [f"# {summary['algorithm']}: {len(per_seed)} seeds trained in one vmapped program", "",
              f"Command: `{summary['command']}`", "", table.to_markdown(title=False),
              f"Wall time {summary['wall_s'] / 60:.1f} min for all seeds together."]
-    (out / "seeds.md").write_text("\n".join(lines) + "\n")
+    runlog.write_text_atomic(out / "seeds.md", "\n".join(lines) + "\n")

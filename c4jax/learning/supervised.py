@@ -1,8 +1,9 @@
 """Supervised imitation of 1StepLA with CNET (design.md §6): pure, jitted pieces.
 
 The experiment script (``experiments/supervised.py``) owns files, progress and
-evaluation; this module only builds the optimiser, the loss and jitted chunks of
-training steps (a ``lax.scan`` over minibatches), and batched evaluation.
+evaluation; this module builds the optimiser, the loss, jitted chunks of training steps
+(a ``lax.scan`` over minibatches) and batched evaluation, and saves and restores the
+resumable state after each epoch.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import optax
 from flax import struct
 from jax import Array
 
+from c4jax.io import checkpoint
 from c4jax.nets.cnet import CNet
 from c4jax.learning.optim import adam_l2  # noqa: F401  (re-exported: the supervised optimiser)
 
@@ -84,3 +86,19 @@ def epoch_batches(rng: np.random.Generator, n: int, batch_size: int) -> np.ndarr
     if steps == 0:
         raise ValueError(f"the training set ({n} rows) is smaller than one batch ({batch_size})")
     return rng.permutation(n)[: steps * batch_size].reshape(steps, batch_size)
+
+
+# --------------------------------------------------------------------------- resumable progress
+
+def save_progress(directory, state: TrainState, best_params, progress: dict) -> None:
+    """Save the training state after an epoch, with the best weights so far and ``progress`` (epoch,
+    best row, the minibatch generator's state, ...) for ``--resume``; the previous save is kept
+    as the fallback (``checkpoint.restore_latest``)."""
+    checkpoint.save(directory, {"state": state, "best_params": best_params}, {"progress": progress},
+                    keep_previous=True)
+
+
+def load_progress(directory, state_like: TrainState, params_like) -> tuple[TrainState, dict, dict]:
+    """``(state, best_params, progress)`` of :func:`save_progress`; ``CheckpointError`` if unusable."""
+    tree, meta = checkpoint.restore_latest(directory, {"state": state_like, "best_params": params_like})
+    return tree["state"], tree["best_params"], meta["progress"]

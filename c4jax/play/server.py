@@ -3,7 +3,14 @@
 Standard library only (``http.server.ThreadingHTTPServer``). The server holds no game:
 every request carries the whole game (the move list, who moved first and the agent's
 name), is validated by replaying it with :func:`c4jax.game.env.step`, and is answered from
-that replay, so a bad request can only ever get its own 4xx answer.
+that replay, so a bad request can only ever get its own 4xx answer, and any number of games
+costs the server no memory (there is nothing to evict).
+
+Limits: a request body is at most :data:`MAX_BODY` bytes (413 beyond; 411 without a
+Content-Length; 408 when it does not arrive within ``Handler.timeout`` seconds), and the
+server holds at most ``max_connections`` connections (a thread each) at once: a connection
+beyond them is answered 503 at once and closed (``experiments/bench_server.py`` measures
+the server under load).
 
 API (all JSON; errors are ``{"error": "..."}`` with a 4xx status):
 
@@ -72,6 +79,7 @@ from c4jax.game import env
 from c4jax.game.board import LINE_CELLS
 
 MAX_BODY = 8 * 1024  # bytes; a longer request body gets 413
+MAX_CONNECTIONS = 128  # connections served at once (a thread each); one more gets 503
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 DEFAULT_AGENT = "1steplA:det"
 HUMAN, AGENT = 1, -1  # the fixed colour view of the boards the API returns
@@ -570,7 +578,11 @@ class Handler(BaseHTTPRequestHandler):
         if size > MAX_BODY:
             raise RequestError(f"request body of {size} bytes is over the {MAX_BODY}-byte limit",
                                HTTPStatus.REQUEST_ENTITY_TOO_LARGE)
-        raw = self.rfile.read(size)
+        try:
+            raw = self.rfile.read(size)
+        except TimeoutError:  # a client that announced more than it sends
+            raise RequestError(f"the {size}-byte body did not arrive within {self.timeout} s",
+                               HTTPStatus.REQUEST_TIMEOUT) from None
         try:
             return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
         except (UnicodeDecodeError, ValueError) as e:
@@ -629,9 +641,62 @@ def _reject_constant(name: str):
     raise ValueError(f"{name} is not JSON")
 
 
+_BUSY = json.dumps({"error": "the server is busy: too many connections; try again"}).encode()
+
+
 class PlayServer(ThreadingHTTPServer):
+    """A thread per connection, at most ``max_connections`` at once."""
+
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128  # the listen backlog
+
+    def __init__(self, *args, max_connections: int = MAX_CONNECTIONS, **kwargs):
+        if max_connections < 1:
+            raise ValueError(f"max_connections must be >= 1, got {max_connections}")
+        self.max_connections, self.active = max_connections, 0
+        self._count = threading.Lock()
+        super().__init__(*args, **kwargs)
+
+    def process_request(self, request, client_address):
+        with self._count:
+            full = self.active >= self.max_connections
+            if not full:
+                self.active += 1
+        if full:
+            self._refuse(request)
+            return
+        try:
+            super().process_request(request, client_address)  # starts the connection's thread
+        except BaseException:
+            with self._count:
+                self.active -= 1
+            raise
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._count:
+                self.active -= 1
+
+    def _refuse(self, request) -> None:
+        """Answer 503 without a thread (this is the accepting thread: a few hundred ms at most)."""
+        try:
+            request.settimeout(0.2)
+            request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
+                            b"Retry-After: 1\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % len(_BUSY) + _BUSY)
+            request.shutdown(socket.SHUT_WR)
+            deadline, drained = time.monotonic() + 0.5, 0  # unread input would turn the close into a reset
+            while time.monotonic() < deadline and drained < (1 << 20):
+                chunk = request.recv(65536)
+                if not chunk:
+                    break
+                drained += len(chunk)
+        except OSError:
+            pass
+        finally:
+            self.shutdown_request(request)
 
     def handle_error(self, request, client_address):  # a client that hung up: no traceback spam
         exc = sys.exc_info()[1]
@@ -639,8 +704,9 @@ class PlayServer(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-def make_server(catalogue: Catalogue, port: int = 8000, host: str = "127.0.0.1", verbose: bool = False) -> PlayServer:
+def make_server(catalogue: Catalogue, port: int = 8000, host: str = "127.0.0.1", verbose: bool = False,
+                max_connections: int = MAX_CONNECTIONS) -> PlayServer:
     """Bind the server (``port=0``: a free port; see ``server.server_address``); call ``serve_forever``."""
     handler = type("BoundHandler", (Handler,), {"catalogue": catalogue, "static": _static_files(), "verbose": verbose})
-    return PlayServer((host, port), handler)
+    return PlayServer((host, port), handler, max_connections=max_connections)
 
