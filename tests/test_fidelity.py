@@ -425,6 +425,10 @@ def test_preset_flag_on_every_trainer_and_explicit_flags_override():
     assert dqn_script.Config().preset == "published" and dqn_script.Config().dqn.target_online
     t = config.preset_cli(dqn_script.Config(), ["--preset", "thesis"])
     assert t.dqn == DQNConfig() and t.run == loop.LoopConfig(out="runs/dqn")
+    assert ppo_script.Config().preset == "published" and ppo_script.Config().ppo.td_advantage
+    tp = config.preset_cli(ppo_script.Config(), ["--preset", "thesis"])
+    assert tp.ppo == PPOConfig() and tp.run == loop.LoopConfig(out="runs/ppo")
+    assert config.preset_cli(reinforce_script.Config(), []).preset == "thesis"
     du = config.preset_cli(dueling_script.DEFAULT, [])  # Dueling DQN keeps the thesis text
     assert du.preset == "thesis" and du.dqn == DQNConfig(dueling=True)
     bad = run_script("ppo.py", "--preset", "bogus", "--no-progress")
