@@ -62,7 +62,7 @@ def save(directory: str | os.PathLike, tree: Any, metadata: dict) -> Path:
         "state_dir": state_dir,
     }
     try:
-        with ocp.Checkpointer(ocp.StandardCheckpointHandler()) as ckptr:
+        with _checkpointer() as ckptr:
             ckptr.save(directory / state_dir, args=ocp.args.StandardSave(jax.device_get(tree)))
         _relative_commit_note(directory / state_dir)
         fd, tmp = tempfile.mkstemp(prefix=f".{METADATA_FILE}.", dir=directory)
@@ -77,6 +77,16 @@ def save(directory: str | os.PathLike, tree: Any, metadata: dict) -> Path:
         if p.name != state_dir:
             shutil.rmtree(p, ignore_errors=True)
     return directory
+
+
+def _checkpointer() -> ocp.Checkpointer:
+    """Orbax's checkpointer of one pytree. In a multi-process run each process saves and restores
+    on its own (no barrier with the others): only process 0 saves, every process restores."""
+    if jax.process_count() == 1:
+        return ocp.Checkpointer(ocp.StandardCheckpointHandler())
+    me = jax.process_index()
+    return ocp.Checkpointer(ocp.StandardCheckpointHandler(),
+                            multiprocessing_options=ocp.options.MultiprocessingOptions(primary_host=me, active_processes={me}))
 
 
 def _relative_commit_note(state_path: Path) -> None:
@@ -127,7 +137,7 @@ def restore(directory: str | os.PathLike, like: Any) -> Any:
     meta = read_metadata(directory)
     abstract = jax.tree.map(lambda x: jax.ShapeDtypeStruct(np.shape(x), x.dtype), like)
     try:
-        with ocp.Checkpointer(ocp.StandardCheckpointHandler()) as ckptr:
+        with _checkpointer() as ckptr:
             tree = ckptr.restore(directory / meta["state_dir"], args=ocp.args.StandardRestore(abstract))
     except Exception as e:  # orbax/tensorstore raise many types for damaged files
         raise CheckpointError(
