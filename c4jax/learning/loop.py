@@ -507,6 +507,8 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     after = int(updates_of(state).min()) if cfg.resume else None
     if cfg.resume and write:
         print(f"resumed {out} at {after:,} updates ({counters['seeds'][0]['evals']} evaluations)")
+    if placement.mesh is not None and write:
+        print(f"{algo.name}: {placement.describe()}" + (f", {jax.process_count()} processes" if jax.process_count() > 1 else ""))
     dirs = [out] if k_seeds == 1 else [seed_dir(out, s) for s in seeds]
     runs = [_SeedRun(d, s, m, c, cfg.resume, after, write) for d, s, m, c in zip(dirs, seeds, metas, counters["seeds"])]
 
