@@ -4,7 +4,7 @@ The package is layered; each subpackage imports only the ones listed before it:
 
 - ``c4jax.game``: the jitted environment (``env``), bitboards, the public board and its checks;
 - ``c4jax.nets``: CNET128 and its heads;
-- ``c4jax.io``: Orbax checkpoints with metadata, run logs and plots, tables;
+- ``c4jax.io``: Orbax checkpoints with metadata, run logs and plots, tables, the device mesh;
 - ``c4jax.agents``: the Agent protocol, Random and N-step lookahead, network agents, batched
   games between agents (``arena``), and ``agents.load(name)``;
 - ``c4jax.evaluation``: protocol matches, tournaments, decision timing, ratings;

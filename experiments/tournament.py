@@ -40,6 +40,7 @@ import c4jax
 from c4jax import agents, evaluation
 from c4jax.evaluation import ratings
 from c4jax.evaluation.tournament import default_agents
+from c4jax.io import devices
 
 DEFAULT_OUT = Path("runs/tournament")
 
@@ -71,6 +72,8 @@ class Args:
     """virtual drawn games per pair that met (keeps all-loss agents finite; 0: plain MLE)"""
     progress: bool = True
     """progress bars"""
+    devices: int = 0
+    """split every match's 100 games over the first N devices (0 = all; N must divide 100 to split them)"""
 
 
 def _short_label(agent, spec: str) -> str:
@@ -148,6 +151,10 @@ def _section(table: evaluation.Table) -> str:
 def main(args: Args, command: str | None = None) -> dict:
     """Run the tournament and write every output; returns a summary (paths, tables, ratings)."""
     command = command or "python experiments/tournament.py " + shlex.join(sys.argv[1:])
+    try:
+        n_devices = len(devices.select(args.devices))
+    except devices.DeviceError as e:
+        raise SystemExit(f"error: {e}") from None
     loaded, labels = load_agents(tuple(args.agents))  # fails before any game
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -155,7 +162,8 @@ def main(args: Args, command: str | None = None) -> dict:
     match_key, timing_key = jax.random.split(key)
     started = time.perf_counter()
 
-    t = evaluation.round_robin(loaded, match_key, progress=args.progress, self_play=args.self_play, names=labels)
+    t = evaluation.round_robin(loaded, match_key, progress=args.progress, self_play=args.self_play, names=labels,
+                               devices=args.devices)
     play_s = time.perf_counter() - started
     rt = ratings.from_tournament(t, ci=args.ratings_ci, samples=args.bootstrap_samples, seed=args.seed,
                                  prior=args.rating_prior)
@@ -185,6 +193,7 @@ def main(args: Args, command: str | None = None) -> dict:
         "c4jax_version": c4jax.__version__,
         "jax_version": jax.__version__,
         "device": evaluation.device_description(),
+        "devices": n_devices,
         "play_seconds": round(play_s, 2),
         "protocol": (f"{evaluation.GAMES_PER_MATCH} games per match: the {evaluation.NUM_OPENINGS} openings (empty board "
                      "+ the 49 pairs of first moves), each agent once as first player"),

@@ -15,6 +15,7 @@ from jax import Array
 
 from c4jax.game import env
 from c4jax.agents.base import AgentBase
+from c4jax.io.devices import shard_batch
 
 MAX_MOVES = env.MAX_MOVES
 
@@ -63,9 +64,12 @@ def rollout(agent_a, agent_b, states: env.EnvState, a_moves_first: Array, key: A
       key: PRNG key for the agents' sampling.
 
     Jit it with the agents as arguments: ``jax.jit(rollout)(a, b, states, first, key)``.
+    Traced under a mesh with a batch axis (``c4jax.io.devices``), the games are split over
+    its devices.
     """
     batch = states.done.shape[0]
-    a_moves_first = jnp.broadcast_to(jnp.asarray(a_moves_first, jnp.bool_), (batch,))
+    states = shard_batch(states)
+    a_moves_first = shard_batch(jnp.broadcast_to(jnp.asarray(a_moves_first, jnp.bool_), (batch,)))
     a_sign = jnp.where(states.first_player_to_move == a_moves_first, 1, -1)
     record = {
         "boards": jnp.zeros((MAX_MOVES, batch, env.ROWS, env.COLS), jnp.int8),
@@ -75,6 +79,7 @@ def rollout(agent_a, agent_b, states: env.EnvState, a_moves_first: Array, key: A
         "valid": jnp.zeros((MAX_MOVES, batch), jnp.bool_),
         "by_a": jnp.zeros((MAX_MOVES, batch), jnp.bool_),
     }
+    record = shard_batch(record, axis=1)  # time-major: the games are axis 1
 
     def _cond(c: _Carry) -> Array:
         return (c.t < MAX_MOVES) & ~jnp.all(c.state.done)

@@ -11,7 +11,9 @@ B first).
 
 All 100 games run in one jitted call of :func:`c4jax.agents.arena.rollout` with the
 agents passed as arguments, so a match between agents of already-seen types (for a
-network agent: the same architecture, any weights) does not re-trace.
+network agent: the same architecture, any weights) does not re-trace. Called under a mesh
+with a batch axis (``jax.set_mesh``, as ``--devices N`` of the trainers and the tournament
+sets), the games are split over its devices when N divides them; the results are the same.
 
 Tournaments are in :mod:`c4jax.evaluation.tournament`, decision timing in
 :mod:`c4jax.evaluation.timing`, ratings in :mod:`c4jax.evaluation.ratings`.
@@ -30,6 +32,7 @@ from jax import Array
 
 from c4jax.agents import arena
 from c4jax.game import env
+from c4jax.io.devices import to_host
 
 NUM_OPENINGS = 50  # the empty board + 7 * 7 two-move openings
 GAMES_PER_MATCH = 2 * NUM_OPENINGS  # every opening once per seat
@@ -264,7 +267,7 @@ def match(agent_a, agent_b, key: Array) -> MatchResult:
       game ``50 + i`` is opening ``i`` with B first.
     """
     both, a_first, moves = _protocol_states()
-    out = jax.device_get(_play(agent_a, agent_b, both, jnp.asarray(a_first), key))
+    out = to_host(_play(agent_a, agent_b, both, jnp.asarray(a_first), key))
     return _result(out, a_first, moves, agent_name(agent_a), agent_name(agent_b))
 
 
@@ -293,7 +296,7 @@ def match_many(agent_a, agent_b, keys: Array, *, b_batched: bool = False) -> lis
     if sizes != {keys.shape[0]}:
         raise ValueError(f"match_many: agents' leading axes {sorted(sizes)} do not match {keys.shape[0]} keys")
     both, a_first, moves = _protocol_states()
-    out = jax.device_get(_play_many(agent_a, agent_b, both, jnp.asarray(a_first), keys, b_batched))
+    out = to_host(_play_many(agent_a, agent_b, both, jnp.asarray(a_first), keys, b_batched))
     name_a, name_b = agent_name(agent_a), agent_name(agent_b)
     return [_result({k: v[i] for k, v in out.items()}, a_first, moves, name_a, name_b)
             for i in range(keys.shape[0])]

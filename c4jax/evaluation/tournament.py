@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -17,7 +18,7 @@ from tqdm.auto import tqdm
 
 from c4jax import agents
 from c4jax.agents import registry
-from c4jax.io import checkpoint
+from c4jax.io import checkpoint, devices as devs
 from c4jax.evaluation.protocol import (
     GAMES_PER_MATCH,
     NUM_OPENINGS,
@@ -268,7 +269,7 @@ class Tournament:
 
 
 def round_robin(agent_list: Sequence, key: Array, *, progress: bool = True, self_play: bool = False,
-                names: Sequence[str] | None = None) -> Tournament:
+                names: Sequence[str] | None = None, devices: int = 1) -> Tournament:
     """Play one protocol :func:`match` (100 games, both seats) between every unordered pair.
 
     Args:
@@ -281,6 +282,8 @@ def round_robin(agent_list: Sequence, key: Array, *, progress: bool = True, self
       self_play: also play every agent against itself; those games only fill the diagonal
         of the game-length table (Table 5.4).
       names: labels for the entries (default: each agent's ``name``; must be unique).
+      devices: split the 100 games of every match over the first N devices (0 = all; when N
+        divides 100, else they run whole on each); the same games as on one device.
 
     Returns:
       Tournament with the matches ``(i, j)``, ``i < j``, agent ``i`` as A.
@@ -293,7 +296,9 @@ def round_robin(agent_list: Sequence, key: Array, *, progress: bool = True, self
     if self_play:
         jobs += [(i, i) for i in range(n)]
     matches, self_matches = [], []
-    with tqdm(jobs, desc="tournament", unit="match", disable=not progress, dynamic_ncols=True) as bar:
+    n_devices = len(devs.select(devices))
+    mesh = contextlib.nullcontext() if n_devices == 1 else jax.set_mesh(devs.make_mesh(n_devices))
+    with mesh, tqdm(jobs, desc="tournament", unit="match", disable=not progress, dynamic_ncols=True) as bar:
         for i, j in bar:
             bar.set_postfix_str(f"{labels[i]} vs {labels[j]}", refresh=False)
             m = match(loaded[i], loaded[j], jax.random.fold_in(jax.random.fold_in(key, i), j))

@@ -35,6 +35,7 @@ from jax import Array
 
 from c4jax.agents.perfect import ILLEGAL
 from c4jax.game.board import COLS, ROWS
+from c4jax.io.devices import shard_batch, to_host
 
 POSITIONS_FILE = Path(__file__).resolve().parent / "yardstick_positions.npz"
 PHASES = ("opening", "middle", "end")
@@ -129,7 +130,7 @@ def _choices(agent, boards: Array, key: Array, batch_size: int) -> Array:
     pad = chunks * batch_size - n
     padded = jnp.concatenate([boards, jnp.broadcast_to(boards[:1], (pad,) + boards.shape[1:])]) if pad else boards
     keys = jax.random.split(key, chunks)
-    acts = jax.lax.map(lambda xs: agent._act(xs[0], xs[1]),
+    acts = jax.lax.map(lambda xs: agent._act(shard_batch(xs[0]), xs[1]),  # split over a mesh's devices
                        (padded.reshape((chunks, batch_size) + boards.shape[1:]), keys))
     return acts.reshape(-1)[:n]
 
@@ -164,7 +165,7 @@ def grade(agent, key: Array, *, positions: Positions | None = None, batch_size: 
     args = (agent, jnp.asarray(pos.boards), jnp.asarray(pos.scores), jnp.asarray(pos.phase),
             jnp.asarray(pos.nontrivial), key)
     out = _grade(*args, batch_size=batch_size) if jit else _grade_impl(*args, batch_size=batch_size)
-    return {k: np.asarray(v) for k, v in jax.device_get(out).items()}
+    return {k: np.asarray(v) for k, v in to_host(out).items()}
 
 
 def metrics(raw: dict[str, np.ndarray]) -> dict[str, float]:

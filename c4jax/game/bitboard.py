@@ -64,8 +64,10 @@ class Bits:
 
 
 def const(x: int) -> Bits:
-    """A constant 49-bit mask as scalar uint32 words (broadcasts against any batch)."""
-    return Bits(_U32(x & 0xFFFFFFFF), _U32(x >> 32))
+    """A constant 49-bit mask as scalar uint32 words (broadcasts against any batch). NumPy
+    scalars, so that importing the package starts no JAX backend (``jax.distributed.initialize``
+    must come first in a multi-process run)."""
+    return Bits(np.uint32(x & 0xFFFFFFFF), np.uint32(x >> 32))
 
 
 def empty_like(shape=()) -> Bits:

@@ -1,1 +1,2 @@
-"""Files: Orbax checkpoints with metadata (``checkpoint``), run logs and plots (``runlog``), tables, JSON."""
+"""Files and devices: Orbax checkpoints with metadata (``checkpoint``), run logs and plots (``runlog``), tables,
+JSON, and the device mesh and multi-process start-up (``devices``)."""

@@ -73,7 +73,7 @@ def save(directory: str | os.PathLike, tree: Any, metadata: dict, *, keep_previo
     }
     keep = {state_dir}
     try:
-        with ocp.Checkpointer(ocp.StandardCheckpointHandler()) as ckptr:
+        with _checkpointer() as ckptr:
             ckptr.save(directory / state_dir, args=ocp.args.StandardSave(host_tree))
         _relative_commit_note(directory / state_dir)
         _fsync_tree(directory / state_dir)
@@ -92,6 +92,16 @@ def save(directory: str | os.PathLike, tree: Any, metadata: dict, *, keep_previo
         for p in directory.glob(f".{name}.*"):
             p.unlink(missing_ok=True)
     return directory
+
+
+def _checkpointer() -> ocp.Checkpointer:
+    """Orbax's checkpointer of one pytree. In a multi-process run each process saves and restores
+    on its own (no barrier with the others): only process 0 saves, every process restores."""
+    if jax.process_count() == 1:
+        return ocp.Checkpointer(ocp.StandardCheckpointHandler())
+    me = jax.process_index()
+    return ocp.Checkpointer(ocp.StandardCheckpointHandler(),
+                            multiprocessing_options=ocp.options.MultiprocessingOptions(primary_host=me, active_processes={me}))
 
 
 def _committed_state(directory: Path) -> str | None:
@@ -231,7 +241,7 @@ def restore(directory: str | os.PathLike, like: Any, *, meta: dict | None = None
     meta = read_metadata(directory) if meta is None else meta
     abstract = jax.tree.map(lambda x: jax.ShapeDtypeStruct(np.shape(x), x.dtype), like)
     try:
-        with ocp.Checkpointer(ocp.StandardCheckpointHandler()) as ckptr:
+        with _checkpointer() as ckptr:
             tree = ckptr.restore(directory / meta["state_dir"], args=ocp.args.StandardRestore(abstract))
     except Exception as e:  # orbax/tensorstore raise many types for damaged files
         raise CheckpointError(

@@ -80,23 +80,28 @@ def _scalar(v):
 
 
 class RunLog:
-    """Appends metric rows to ``<out>/metrics.jsonl`` (flushed per row, safe to tail)."""
+    """Appends metric rows to ``<out>/metrics.jsonl`` (flushed per row, safe to tail).
+    ``write=False`` keeps the rows in memory only (a process of a multi-process run other
+    than process 0)."""
 
-    def __init__(self, out_dir: str | os.PathLike, *, resume: bool = False, after_step: int | None = None):
-        self.out_dir = Path(out_dir)
-        self.out_dir.mkdir(parents=True, exist_ok=True)
+    def __init__(self, out_dir: str | os.PathLike, *, resume: bool = False, after_step: int | None = None,
+                 write: bool = True):
+        self.out_dir, self.write = Path(out_dir), write
         self.path = self.out_dir / METRICS_JSONL
         rows = read_metrics(self.path) if resume and self.path.exists() else []
         if after_step is not None:  # a resumed run drops rows logged after its checkpoint
             rows = [r for r in rows if r.get("step", 0) <= after_step]
         self.rows: list[dict] = rows
-        write_text_atomic(self.path, "".join(json.dumps(r) + "\n" for r in rows))
+        if write:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(self.path, "".join(json.dumps(r) + "\n" for r in rows))
 
     def log(self, step: int, metrics: dict) -> dict:
         row = {"step": int(step), **{k: _scalar(v) for k, v in metrics.items()}}
         self.rows.append(row)
-        with open(self.path, "a") as f:
-            f.write(json.dumps(row) + "\n")
+        if self.write:
+            with open(self.path, "a") as f:
+                f.write(json.dumps(row) + "\n")
         return row
 
     def write_csv(self) -> Path:

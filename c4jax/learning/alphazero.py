@@ -34,6 +34,7 @@ from c4jax.agents import arena
 from c4jax.agents.alphazero import METHODS, AlphaZeroAgent, evaluate, search
 from c4jax.game import env
 from c4jax.game.board import mirror_boards
+from c4jax.io.devices import shard_batch
 from c4jax.learning import buffer as rb
 from c4jax.learning.optim import make_optimizer
 from c4jax.learning.train_state import TrainState
@@ -173,8 +174,11 @@ class AlphaZero:
     output = "policy"
     default_mode = "det"
 
+    batch_fields = tuple(f"buffer.{f}" for f in rb.BATCH_FIELDS)  # the replay storage, split over devices
+
     def __init__(self, cfg: AlphaZeroConfig, freeze_conv: bool = False):
         self.cfg = cfg
+        self.batch_sizes = {"--games": cfg.games, "--batch-size": cfg.batch_size, "--buffer-size": cfg.buffer_size}
         self.tx = make_optimizer(cfg.learning_rate, cfg.weight_decay, freeze_conv)
         self.chunk = jax.jit(self._chunk)
         self.agent_meta = {"search": {"simulations": cfg.play_simulations}}
@@ -195,8 +199,8 @@ class AlphaZero:
         random = arena.random_initial_states(start_key, cfg.games)
         empty = arena.initial_states(cfg.games)
         use_random = jax.random.uniform(pick_key, (cfg.games,)) < cfg.random_start_frac
-        return jax.tree.map(lambda r, e: jnp.where(use_random.reshape((-1,) + (1,) * (r.ndim - 1)), r, e),
-                            random, empty)
+        return shard_batch(jax.tree.map(lambda r, e: jnp.where(use_random.reshape((-1,) + (1,) * (r.ndim - 1)), r, e),
+                                        random, empty))
 
     def _update(self, state: AlphaZeroState, key: Array):
         cfg = self.cfg

@@ -2,7 +2,9 @@
 
 Fixed capacity ring buffer; every function is jittable and returns a new buffer.
 Items are any pytree of arrays with a leading axis (the capacity in the buffer,
-the batch when adding or sampling).
+the batch when adding or sampling). Under a mesh with a batch axis
+(``c4jax.io.devices``) the storage and the sampled batches are split over its devices:
+``BATCH_FIELDS`` names the storage for a training state's placement.
 """
 
 from __future__ import annotations
@@ -14,12 +16,17 @@ import jax.numpy as jnp
 from flax import struct
 from jax import Array
 
+from c4jax.io.devices import shard_batch
+
 
 @struct.dataclass
 class Buffer:
     items: Any  # pytree, every leaf [capacity, ...]
     size: Array  # int32[]: filled slots (<= capacity)
     ptr: Array  # int32[]: next slot to write
+
+
+BATCH_FIELDS = ("items",)  # the fields of a Buffer whose leaves have a batch (capacity) axis
 
 
 def init(example: Any, capacity: int) -> Buffer:
@@ -42,7 +49,7 @@ def add(buf: Buffer, batch: Any, valid: Array) -> Buffer:
     valid = valid.astype(jnp.bool_)
     offset = jnp.cumsum(valid) - 1  # rank of each valid row
     pos = jnp.where(valid, (buf.ptr + offset) % cap, cap)  # invalid rows -> out of range, dropped
-    items = jax.tree.map(lambda store, new: store.at[pos].set(new, mode="drop"), buf.items, batch)
+    items = shard_batch(jax.tree.map(lambda store, new: store.at[pos].set(new, mode="drop"), buf.items, batch))
     n = valid.sum(dtype=jnp.int32)
     return Buffer(items=items, size=jnp.minimum(buf.size + n, cap), ptr=(buf.ptr + n) % cap)
 
@@ -50,4 +57,4 @@ def add(buf: Buffer, batch: Any, valid: Array) -> Buffer:
 def sample(buf: Buffer, key: Array, batch_size: int) -> Any:
     """``batch_size`` items drawn uniformly (with replacement) from the filled slots."""
     idx = jax.random.randint(key, (batch_size,), 0, jnp.maximum(buf.size, 1))
-    return jax.tree.map(lambda x: x[idx], buf.items)
+    return shard_batch(jax.tree.map(lambda x: x[idx], buf.items))

@@ -175,9 +175,12 @@ class DQN:
 
     output = "q"
     default_mode = "det"
+    batch_fields = tuple(f"buffer.{f}" for f in rb.BATCH_FIELDS)  # the replay storage, split over devices
 
     def __init__(self, cfg: DQNConfig, freeze_conv: bool = True):
         self.cfg = cfg
+        self.batch_sizes = {"--episodes-per-iteration": cfg.episodes_per_iteration, "--batch-size": cfg.batch_size,
+                            "--buffer-size": cfg.buffer_size}
         self.heads = "dueling" if cfg.dueling else "one"
         self.name = "dueling_dqn" if cfg.dueling else "dqn"
         self.net = CNet(width=cfg.width, heads=self.heads)

@@ -16,7 +16,10 @@ this loop does everything that is the same for all algorithms (design.md §7):
   training self-play);
 - ``<out>/last``: the full training state (buffers, optimiser, PRNG key, old
   network, loop counters), saved after every evaluation, from which ``--resume``
-  continues exactly where the run stopped.
+  continues exactly where the run stopped;
+- several devices (``--devices``, ``--shard``; :mod:`c4jax.learning.placement`) and several
+  processes (``--coordinator-address``, ``--num-processes``, ``--process-id``; only process 0
+  writes files).
 
 A run killed at any moment (``kill -9`` included) and resumed ends exactly as an
 uninterrupted run: every file is written atomically (checkpoint.py, runlog.py), last/
@@ -40,10 +43,11 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from c4jax import agents, evaluation
-from c4jax.io import checkpoint, runlog
+from c4jax.io import checkpoint, devices, runlog
 from c4jax.io.tables import Table
 from c4jax.nets import cnet
 from c4jax.agents.network import NetworkAgent
+from c4jax.learning.placement import ONE_DEVICE, SHARD_MODES, Placement, plan
 from c4jax.learning.train_state import TrainState
 
 LAST, BEST = "last", "best"
@@ -100,8 +104,30 @@ class LoopConfig:
     run goes to OUT/seed_S, their mean ± spread to OUT/summary.json and OUT/seeds.md."""
     progress: bool = True
     """Show a progress bar."""
+    devices: int = 0
+    """Devices to train on: the first N of jax.devices() (of every process; 0 = all). With N > 1 the run is
+    split over them as --shard says (one jitted program, XLA's SPMD partitioning); 1 = one device."""
+    shard: str = "auto"
+    """How N > 1 devices split the run: 'seeds' (each device trains --vmap-seeds / N whole seeds), 'batch'
+    (self-play games, buffers and minibatches split, parameters replicated, gradients averaged over the devices;
+    the batch sizes must be multiples of N) or 'auto' (seeds when N divides --vmap-seeds, else batch)."""
+    coordinator_address: str = ""
+    """Several hosts: HOST:PORT of process 0, which every process of the run joins (jax.distributed)."""
+    num_processes: int = 1
+    """Several hosts: the number of processes of the run (one per host), each started with the same flags and its
+    own --process-id; 1 = a single process."""
+    process_id: int = 0
+    """Several hosts: this process' index, 0 .. --num-processes - 1. Process 0 writes every file."""
 
     def __post_init__(self):
+        if self.devices < 0:
+            raise ValueError(f"--devices must be >= 0 (0 = all), got {self.devices}")
+        if self.shard not in SHARD_MODES:
+            raise ValueError(f"--shard must be one of {SHARD_MODES}, got {self.shard!r}")
+        if self.num_processes < 1 or not 0 <= self.process_id < self.num_processes:
+            raise ValueError(f"--process-id must be in 0..{self.num_processes - 1}, got {self.process_id}")
+        if self.num_processes > 1 and not self.coordinator_address:
+            raise ValueError("--num-processes > 1 needs --coordinator-address HOST:PORT")
         if self.vmap_seeds < 1:
             raise ValueError(f"--vmap-seeds must be >= 1, got {self.vmap_seeds}")
         if self.total_updates < 1:
@@ -137,6 +163,9 @@ class Algorithm(Protocol):
     # Optional: ``agent_of(params, label, sampled, symmetric) -> Agent``, how the evaluation matches and
     # best/ play the network (default: a NetworkAgent), and ``agent_meta``, extra fields of the saved
     # agent's description (e.g. AlphaZero's search settings).
+    # Several devices (c4jax.learning.placement): ``batch_fields``, the state fields whose leaves carry a
+    # batch axis (default: none, all replicated), and ``batch_sizes``, {flag: size} of every batch that a
+    # 'batch' split divides over the devices (default: none).
 
 
 def source_params(cfg: LoopConfig, width: int) -> dict | None:
@@ -185,9 +214,13 @@ def _data_to_keys(tree, like):
     return jax.tree.map(lambda x, t: jax.random.wrap_key_data(x) if _is_key(t) else x, tree, like)
 
 
-def save_state(directory: Path, state, old_params, loop: dict, meta: dict) -> None:
-    tree = {"state": _keys_to_data(state), "old_params": old_params}
-    checkpoint.save(directory, tree, {**meta, "loop": loop}, keep_previous=True)
+def save_state(directory: Path, state, old_params, loop: dict, meta: dict, write: bool = True) -> None:
+    """``last/``, from host copies of the arrays (so that any number of devices can resume it), keeping
+    the checkpoint before as a fallback. Every process of a multi-process run calls it; only one with
+    ``write`` writes the files."""
+    tree = devices.to_host({"state": _keys_to_data(state), "old_params": old_params})
+    if write:
+        checkpoint.save(directory, tree, {**meta, "loop": loop}, keep_previous=True)
 
 
 def load_state(directory: Path, state_like, params_like, seeds: list[int] | None = None):
@@ -224,9 +257,10 @@ def _new_loop_counters() -> dict:
 class _SeedRun:
     """One seed's run directory: metrics log, best checkpoint and the old-network rule's bookkeeping."""
 
-    def __init__(self, out: Path, seed: int, meta: dict, counters: dict, resume: bool, after_step: int | None):
-        self.out, self.seed, self.meta, self.loop = out, seed, meta, counters
-        self.log = runlog.RunLog(out, resume=resume, after_step=after_step)
+    def __init__(self, out: Path, seed: int, meta: dict, counters: dict, resume: bool, after_step: int | None,
+                 write: bool = True):
+        self.out, self.seed, self.meta, self.loop, self.write = out, seed, meta, counters, write
+        self.log = runlog.RunLog(out, resume=resume, after_step=after_step, write=write)
 
     def record(self, updates: int, row: dict, params, revert_drop: float, wall_s: float,
                old_best_start: float = -1.0, revert_at_equal: bool = False, select_by: str = "1steplA") -> str:
@@ -240,7 +274,8 @@ class _SeedRun:
         self.loop["evals"] += 1
         if win > self.loop["best_win_rate"]:
             self.loop["best_win_rate"], self.loop["best_updates"] = win, updates
-            checkpoint.save(self.out / BEST, {"params": params}, {**self.meta, "metrics": {**row, "updates": updates}})
+            if self.write:
+                checkpoint.save(self.out / BEST, {"params": params}, {**self.meta, "metrics": {**row, "updates": updates}})
         decision = "keep"
         if win > rule_best:
             self.loop["old_best"] = rule_best = win
@@ -255,6 +290,8 @@ class _SeedRun:
         return decision
 
     def finish(self, algo_name: str, extra_panels: Callable[[], list] | None, select_by: str = "1steplA") -> dict:
+        if not self.write:
+            return {}
         self.log.write_csv()
         panels = [
             ("loss (smoothed)", [k for k in ("train/loss",) if any(k in r for r in self.log.rows)], "loss"),
@@ -320,7 +357,7 @@ def _check_resumable(out: Path) -> None:
 
 def _host_metrics(metrics: dict, k: int | None = None) -> dict:
     """Chunk metrics as floats (seed ``k`` of a batched run; means over any other axes)."""
-    host = jax.device_get(metrics)
+    host = devices.to_host(metrics)
     return {name: float(np.mean(np.asarray(v) if k is None else np.asarray(v)[k])) for name, v in host.items()}
 
 
@@ -334,11 +371,11 @@ def _eval_row(results: dict[str, evaluation.MatchResult]) -> dict:
 
 def exit_on_error(fn: Callable[..., Any], *args, **kwargs) -> Any:
     """``fn(*args, **kwargs)`` for an experiment script: a missing or unusable checkpoint
-    (``--resume``, ``--init-from``) ends the script with one ``error: ...`` line and exit
-    status 2 instead of a traceback."""
+    (``--resume``, ``--init-from``) or devices that cannot hold the run (``--devices``) end the
+    script with one ``error: ...`` line and exit status 2 instead of a traceback."""
     try:
         return fn(*args, **kwargs)
-    except checkpoint.CheckpointError as e:
+    except (checkpoint.CheckpointError, devices.DeviceError) as e:
         print("error: " + " ".join(str(e).split()), file=sys.stderr)
         raise SystemExit(2) from None
 
@@ -358,10 +395,12 @@ def _seed(tree, k: int):
     return jax.tree.map(lambda x: x[k], tree)
 
 
-def _seed_chunk(algo: Algorithm, k_seeds: int) -> Callable:
+def _seed_chunk(algo: Algorithm, k_seeds: int, placement: Placement = ONE_DEVICE, shardings=None) -> Callable:
     """``algo.chunk`` over K stacked seeds: ``jit(vmap(chunk))``. One seed runs unbatched: a
     size-1 vmap lets XLA pick other kernels, whose last-bit differences would make a single
-    run differ from the same run made unbatched."""
+    run differ from the same run made unbatched. On several devices: :func:`_mesh_chunk`."""
+    if placement.mesh is not None:
+        return _mesh_chunk(algo, k_seeds, placement, shardings)
     if k_seeds > 1:
         return jax.jit(jax.vmap(algo.chunk))
     one = jax.jit(algo.chunk)
@@ -371,6 +410,31 @@ def _seed_chunk(algo: Algorithm, k_seeds: int) -> Callable:
         return stack_seeds([new]), stack_seeds([metrics])
 
     return chunk
+
+
+def make_chunk(algo: Algorithm, k_seeds: int, placement: Placement, state) -> tuple[Callable, Any]:
+    """``(chunk, state)``: the function that advances a state stacked over ``k_seeds`` seeds to
+    the next evaluation, and ``state`` placed on ``placement``'s devices (host or
+    single-device arrays: a fresh state or a restored one, saved on any number of devices).
+    Under several devices, call ``chunk`` inside ``placement.context()``."""
+    if placement.mesh is None:
+        return _seed_chunk(algo, k_seeds), state
+    shardings = placement.state_shardings(state, getattr(algo, "batch_fields", ()))
+    return _seed_chunk(algo, k_seeds, placement, shardings), devices.put(state, shardings)
+
+
+def _mesh_chunk(algo: Algorithm, k_seeds: int, placement: Placement, shardings) -> Callable:
+    """The chunk on a mesh: one program whose stacked state goes in and comes out with
+    ``shardings`` (``Placement.state_shardings``) and whose metrics come out replicated; XLA
+    partitions everything in between. A ``seeds`` split vmaps with ``spmd_axis_name``."""
+    if k_seeds > 1:
+        fn = jax.vmap(algo.chunk, spmd_axis_name=devices.SEEDS if placement.mode == "seeds" else None)
+    else:
+        def fn(state):
+            new, metrics = algo.chunk(_seed(state, 0))
+            return stack_seeds([new]), stack_seeds([metrics])
+    jitted = jax.jit(fn, in_shardings=(shardings,), out_shardings=(shardings, devices.replicated(placement.mesh)))
+    return lambda state: jitted(devices.put(state, shardings))
 
 
 def _matches(current, opponent, keys: jax.Array, b_batched: bool) -> list[evaluation.MatchResult]:
@@ -407,39 +471,62 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
     (:func:`c4jax.evaluation.match_many`) and the old-network rule is applied per seed.
     Seed ``s`` initialises, self-plays and is evaluated with the same keys whatever K is.
 
+    On N > 1 devices (``cfg.devices``) the same program is partitioned over a mesh
+    (:func:`c4jax.learning.placement.plan`: whole seeds per device, or every batch split with
+    the parameters replicated); the evaluation matches split their games too. The numbers
+    are those of one device up to float rounding of the split sums. With
+    ``cfg.num_processes > 1`` this process first joins the others (``jax.distributed``),
+    the mesh spans every process' devices and only process 0 writes files.
+
     Writes, per seed, a run directory (``--out`` itself when K = 1, else
     ``<out>/seed_<s>/``): metrics, curves, ``best/`` (``agents.load`` plays it) and
     ``summary.json``; and ``<out>/last`` (the stacked training state, for ``--resume``).
     With K > 1 also ``<out>/summary.json``, ``seeds.md`` and ``curves.png``: each seed's
     best and final win rate vs 1StepLA with their mean ± standard deviation.
     """
+    if cfg.num_processes > 1:
+        devices.initialize(cfg.coordinator_address, cfg.num_processes, cfg.process_id)
+    placement = plan(algo, cfg.devices, cfg.vmap_seeds, cfg.shard)
+    with placement.context():
+        return _run(algo, cfg, placement, width=width, algo_config=algo_config, extra_panels=extra_panels)
+
+
+def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, algo_config: dict,
+         extra_panels: Callable[[], list] | None = None) -> dict:
+    """:func:`run` on ``placement``'s devices."""
+    write = devices.is_main_process()
     k_seeds = cfg.vmap_seeds
     seeds = [cfg.seed + k for k in range(k_seeds)]
     out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
+    if write:
+        out.mkdir(parents=True, exist_ok=True)
     source = source_params(cfg, width)
     state = stack_seeds([initial_state(algo, cfg, width, s, source) for s in seeds])
     metas = [_meta_common(algo, cfg, width, algo_config, s) for s in seeds]
-    meta_all = {**metas[0], "seeds": seeds}
+    meta_all = {**metas[0], "seeds": seeds, "devices": {"count": placement.n, "split": placement.mode}}
     counters = {"seeds": [_new_loop_counters() for _ in seeds], "wall_s": 0.0}
     old_params = state.params
     if cfg.resume:
         _check_resumable(out)
         state, old_params, counters = load_state(out / LAST, state, old_params, seeds)
-    else:  # a new run: an older run's state must not become the fallback of this one's
+    elif write:  # a new run: an older run's state must not become the fallback of this one's
         checkpoint.remove(out / LAST)
-    updates_of = lambda st: np.asarray(jax.device_get(st.updates))  # noqa: E731  [K]
+    chunk, state = make_chunk(algo, k_seeds, placement, state)  # a resumed run: onto any number of devices
+    if placement.mesh is not None:
+        old_params = devices.put(old_params, jax.tree.map(lambda s: s.sharding, state.params))
+    updates_of = lambda st: np.asarray(devices.to_host(st.updates))  # noqa: E731  [K]
     after = int(updates_of(state).min()) if cfg.resume else None
-    if cfg.resume:
+    if cfg.resume and write:
         print(f"resumed {out} at {after:,} updates ({counters['seeds'][0]['evals']} evaluations)")
+    if placement.mesh is not None and write:
+        print(f"{algo.name}: {placement.describe()}" + (f", {jax.process_count()} processes" if jax.process_count() > 1 else ""))
     dirs = [out] if k_seeds == 1 else [seed_dir(out, s) for s in seeds]
-    runs = [_SeedRun(d, s, m, c, cfg.resume, after) for d, s, m, c in zip(dirs, seeds, metas, counters["seeds"])]
-    chunk = _seed_chunk(algo, k_seeds)
+    runs = [_SeedRun(d, s, m, c, cfg.resume, after, write) for d, s, m, c in zip(dirs, seeds, metas, counters["seeds"])]
 
     agent_of = _evaluated_agent(algo, cfg, width)
     desc = algo.name if k_seeds == 1 else f"{algo.name} x{k_seeds}"
     bar = tqdm(total=cfg.total_updates, initial=int(updates_of(state).min()), desc=desc, unit="upd",
-               disable=not cfg.progress, dynamic_ncols=True)
+               disable=not cfg.progress or not write, dynamic_ncols=True)
     t_start = time.perf_counter() - counters["wall_s"]
     while updates_of(state).min() < cfg.total_updates:
         before = int(updates_of(state).min())
@@ -452,10 +539,11 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
         graded = [evaluation.optimal_move_rate(_seed(current, k), jax.random.fold_in(keys[k], YARDSTICK_SALT))
                   for k in range(k_seeds)] if cfg.eval_yardstick else [{}] * k_seeds
         wall = time.perf_counter() - t_start
+        saved = params if placement.mesh is None else devices.to_host(params)  # best/: host copies on a mesh
         decisions, rows = [], []
         for k, r in enumerate(runs):
             row = {**_host_metrics(metrics, k), **_eval_row({t: res[k] for t, res in results.items()}), **graded[k]}
-            decisions.append(r.record(int(updates[k]), row, _seed(params, k), cfg.revert_drop, wall,
+            decisions.append(r.record(int(updates[k]), row, _seed(saved, k), cfg.revert_drop, wall,
                                       cfg.old_best_start, cfg.revert_at_equal, cfg.select_by))
             rows.append(row)
         best = np.array([d == "best" for d in decisions])
@@ -467,7 +555,7 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
             state = algo.sync_target(state, best | revert)
         counters["wall_s"] = wall
         metrics_meta = rows[0] if k_seeds == 1 else {"seeds": rows}
-        save_state(out / LAST, state, old_params, counters, {**meta_all, "metrics": metrics_meta})
+        save_state(out / LAST, state, old_params, counters, {**meta_all, "metrics": metrics_meta}, write)
         bar.update(int(updates.min()) - before)
         wins = [row["eval/vs_1steplA"] for row in rows]
         bar.set_postfix(vs1=f"{np.mean(wins):.2f}" + (f"±{np.std(wins):.2f}" if k_seeds > 1 else ""),
@@ -475,6 +563,8 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
                         len=f"{np.mean([row.get('selfplay/length', 0) for row in rows]):.1f}")
     bar.close()
     per_seed = [r.finish(algo.name, extra_panels, cfg.select_by) for r in runs]
+    if not write:  # another process of a multi-process run: process 0 reports
+        return {}
     if k_seeds == 1:
         c = runs[0].loop
         print(f"{algo.name}: best win rate vs {cfg.select_by} {c['best_win_rate']:.2f} at {c['best_updates']:,} "

@@ -7,6 +7,11 @@
 - ``ppo_update``: epochs x shuffled minibatches of the buffer, as one ``lax.scan``.
 - ``reinforce_update`` / ``reinforce_updates``: one gradient step per episode (+ mirror).
 
+Under a mesh with a batch axis (``--devices N``, ``c4jax.io.devices``) the self-play games,
+the PPO buffer and its minibatches are split over the devices (the gradients of a minibatch
+are then averaged over them); a REINFORCE update is one episode of 84 rows, computed whole
+on every device.
+
 The optimiser (``c4jax.learning.optim.make_optimizer``) keeps the frozen conv block
 untouched; the supervised -> RL transfer of design.md §5 is ``c4jax.learning.loop.initial_params``;
 the host loop (``c4jax.learning.loop``) owns evaluation, the "old network" rule,
@@ -38,6 +43,7 @@ from c4jax.agents.base import AgentBase
 from c4jax.agents.network import NetworkAgent
 from c4jax.game.board import legal_mask, mirror_boards
 from c4jax.agents.policy import masked_log_softmax, sample
+from c4jax.io.devices import shard_batch
 from c4jax.learning.optim import make_optimizer
 from c4jax.learning.train_state import TrainState
 
@@ -223,7 +229,7 @@ def take_first(batch: Batch, n: int) -> Batch:
     else:
         index = jnp.concatenate([order, jnp.zeros((n - size,), order.dtype)])
     out = jax.tree.map(lambda x: x[index], batch)
-    return out.replace(valid=out.valid & (jnp.arange(n) < size))
+    return shard_batch(out.replace(valid=out.valid & (jnp.arange(n) < size)))
 
 
 def split_episodes(batch: Batch) -> Batch:
@@ -294,7 +300,7 @@ def ppo_update(params, opt_state, batch: Batch, key: Array, *, tx: optax.Gradien
 
     def _minibatch_step(carry: _Carry, xs) -> tuple[_Carry, dict]:
         index, weights = xs
-        mb = jax.tree.map(lambda x: x[index], batch)
+        mb, weights = shard_batch((jax.tree.map(lambda x: x[index], batch), weights))  # split over a mesh's devices
         (_, metrics), grads = grad_fn(carry.params, mb, weights)
         has_data = weights.sum() > 0
 

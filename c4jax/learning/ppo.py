@@ -95,6 +95,8 @@ class PPO(onpolicy.OnPolicyAlgorithm):
 
     def __init__(self, cfg: PPOConfig, freeze_conv: bool = True):
         self.cfg = cfg
+        self.batch_sizes = {"--games-per-collect (games per buffer)": cfg.games, "--buffer-size": cfg.buffer_size,
+                            "--minibatch-size": cfg.minibatch_size}
         super().__init__(cfg.learning_rate, cfg.weight_decay, freeze_conv)
 
     def _chunk(self, state: TrainState):

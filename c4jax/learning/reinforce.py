@@ -48,6 +48,7 @@ class Reinforce(onpolicy.OnPolicyAlgorithm):
 
     def __init__(self, cfg: ReinforceConfig, freeze_conv: bool = True):
         self.cfg = cfg
+        self.batch_sizes = {"--games-per-collect": cfg.games_per_collect}  # an update (one episode) is not split
         super().__init__(cfg.learning_rate, cfg.weight_decay, freeze_conv)
 
     def _iteration(self, state: TrainState, _):

@@ -1,0 +1,105 @@
+"""Where a training run's arrays live: one device, or a mesh of several (``--devices N``).
+
+:func:`plan` picks the split of a run of K = ``--vmap-seeds`` stacked seeds over N devices
+(``--shard``):
+
+- ``seeds``: the seed axis is split, each device trains K / N whole seeds; every leaf of the
+  stacked state is ``P('seeds')``. The seeds never talk to each other, so this needs no
+  communication at all: the default (``auto``) whenever N divides K.
+- ``batch``: every device holds the parameters, optimiser state, counters and keys
+  (replicated, ``P()``) and 1/N of every batch: self-play games, rollout and replay
+  buffers, update minibatches. The state fields that an algorithm lists in its
+  ``batch_fields`` (a replay buffer's storage) are ``P(None, 'batch')`` (axis 0 is the seed
+  axis); the algorithms pin the batches born inside their jitted chunk with
+  :func:`c4jax.io.devices.shard_batch`, and XLA averages the gradients over the devices
+  (the mean of the loss over a split minibatch). Every batch size the algorithm lists in
+  ``batch_sizes`` must be a multiple of N. The default otherwise.
+
+One device (``--devices 1``, or a machine with one) is :data:`ONE_DEVICE`: no mesh, the
+programs and numbers of a run made before meshes existed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from c4jax.io import devices
+
+SHARD_MODES = ("auto", "batch", "seeds")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A run's devices: ``mesh`` is ``None`` on one device."""
+
+    mesh: Mesh | None = None
+
+    @property
+    def n(self) -> int:
+        return 1 if self.mesh is None else self.mesh.size
+
+    @property
+    def mode(self) -> str:
+        """``"one"``, ``"batch"`` or ``"seeds"``."""
+        return "one" if self.mesh is None else ("seeds" if self.mesh.axis_names == (devices.SEEDS,) else "batch")
+
+    def context(self):
+        """``jax.set_mesh(mesh)`` (programs traced inside see the mesh), or nothing on one device."""
+        return contextlib.nullcontext() if self.mesh is None else jax.set_mesh(self.mesh)
+
+    def state_shardings(self, state: Any, batch_fields: tuple[str, ...] = ()) -> Any:
+        """The sharding of every leaf of a state stacked over seeds (leading axis K): a pytree
+        like ``state``. ``batch_fields``: dotted field names (``"buffer.items"``) whose leaves
+        carry a batch axis after the seed axis."""
+        if self.mesh is None:
+            raise ValueError("one device: nothing to shard")
+        if self.mode == "seeds":
+            return jax.tree.map(lambda _: NamedSharding(self.mesh, PartitionSpec(devices.SEEDS)), state)
+        rep = devices.replicated(self.mesh)
+        bat = devices.batch_sharding(self.mesh, axis=1)
+        out = jax.tree.map(lambda _: rep, state)
+        for path in batch_fields:
+            out = _map_field(out, path.split("."), lambda sub: jax.tree.map(lambda _: bat, sub))
+        return out
+
+    def describe(self) -> str:
+        if self.mesh is None:
+            return "1 device"
+        return f"{devices.describe(self.mesh.devices.flat)}, {self.mode} split"
+
+
+ONE_DEVICE = Placement()
+
+
+def _map_field(tree, path: list[str], fn):
+    """``tree`` with its (nested dataclass) field ``path`` replaced by ``fn(field)``."""
+    head, rest = path[0], path[1:]
+    if not hasattr(tree, head):
+        raise AttributeError(f"batch_fields: the state has no field {head!r}")
+    sub = getattr(tree, head)
+    return tree.replace(**{head: fn(sub) if not rest else _map_field(sub, rest, fn)})
+
+
+def plan(algo: Any, n_devices: int = 0, k_seeds: int = 1, shard: str = "auto") -> Placement:
+    """The placement of a run of ``algo`` with K = ``k_seeds`` seeds on ``n_devices`` devices
+    (0 = all): see the module docstring. Clear errors for more devices than there are, a
+    ``seeds`` split that N does not divide, and batch sizes (``algo.batch_sizes``) that are
+    not multiples of N."""
+    if shard not in SHARD_MODES:
+        raise ValueError(f"--shard must be one of {SHARD_MODES}, got {shard!r}")
+    n = len(devices.select(n_devices))
+    if n == 1:
+        return ONE_DEVICE
+    if shard == "auto":
+        shard = "seeds" if k_seeds % n == 0 else "batch"
+    if shard == "seeds":
+        if k_seeds % n:
+            raise devices.DeviceError(f"--shard seeds: --vmap-seeds {k_seeds} is not a multiple of --devices {n}")
+        return Placement(devices.make_mesh(n, devices.SEEDS))
+    devices.check_divisible(dict(getattr(algo, "batch_sizes", {})), n)
+    return Placement(devices.make_mesh(n, devices.BATCH))
