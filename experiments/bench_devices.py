@@ -8,7 +8,9 @@ updates: one jitted program), on the first N devices for every N of ``--devices`
 devices with the parameters replicated (``--shard batch``; ``--vmap-seeds K`` with
 ``--shard auto`` splits whole seeds instead when N divides K). Figures: gradient updates
 per second and self-play games per second; ratio = that of N devices / that of 1 device.
-Evaluation matches and checkpoints are left out.
+Evaluation matches and checkpoints are left out. "work per device" is XLA's flop count of the
+compiled chunk that one device runs, relative to the one-device program: about 1 / N when a
+split really divides the work.
 
 Without accelerators the devices are forced CPU host devices: the script sets
 ``XLA_FLAGS=--xla_force_host_platform_device_count=<max N>`` before JAX is imported. They
@@ -72,6 +74,16 @@ def _algorithms(init_from: str) -> dict:
     }
 
 
+def _flops_per_device(chunk, state) -> float:
+    """XLA's cost analysis of the compiled chunk: the floating-point operations of one device's
+    program (a loop body counted once), to show that a split really divides the work."""
+    import jax
+
+    cost = jax.jit(chunk).lower(state).compile().cost_analysis()
+    cost = cost[0] if isinstance(cost, (list, tuple)) and cost else cost
+    return float(cost.get("flops", float("nan"))) if cost else float("nan")
+
+
 def main(argv: list[str] | None = None) -> dict:
     args = _parser().parse_args(argv)
     if args.chunks < 1:
@@ -119,9 +131,10 @@ def _bench(args, available: list) -> dict:
             where = placement.plan(algo, n, args.vmap_seeds, args.shard)
             with where.context():
                 chunk, state = loop.make_chunk(algo, args.vmap_seeds, where, fresh)
+                flops = _flops_per_device(chunk, state)
                 state, _ = chunk(state)
                 runs[n] = {"placement": where, "chunk": chunk, "state": jax.block_until_ready(state),
-                           "seconds": 0.0, "updates": 0, "games": 0}
+                           "seconds": 0.0, "updates": 0, "games": 0, "flops": flops}
         print(f"{name}: warm-up (compile{', buffer fill' if name in ('alphazero', 'dqn') else ''}) "
               f"{time.perf_counter() - t0:.1f} s for {counts} devices", flush=True)
         for r in range(args.chunks):
@@ -145,18 +158,20 @@ def _bench(args, available: list) -> dict:
             run = runs[n]
             rows.append({"algo": name, "settings": settings, "devices": n, "split": run["placement"].mode,
                          "updates_per_s": run["updates"] / run["seconds"], "games_per_s": run["games"] / run["seconds"],
-                         "ratio": (run["updates"] / run["seconds"]) / (base["updates"] / base["seconds"])})
+                         "ratio": (run["updates"] / run["seconds"]) / (base["updates"] / base["seconds"]),
+                         "work": run["flops"] / base["flops"]})
 
     dev = available[0]
     where = (f"{dev.platform} ({platform.machine()}, {os.cpu_count()} cores; forced host devices)" if dev.platform == "cpu"
              else f"{dev.platform} ({dev.device_kind})")
     print(f"\ndevice: {where}, load average {load:.1f} at the start, jax {jax.__version__}; {args.chunks} timed chunks "
           f"per row, K = {args.vmap_seeds}")
-    print("\n| algorithm | devices | split | updates/s | self-play games/s | ratio vs 1 device |")
-    print("| --- | ---: | --- | ---: | ---: | ---: |")
+    print("\n| algorithm | devices | split | updates/s | self-play games/s | ratio vs 1 device | work per device |")
+    print("| --- | ---: | --- | ---: | ---: | ---: | ---: |")
     for row in rows:
         print(f"| {row['algo']} | {row['devices']} | {row['split']} | {row['updates_per_s']:,.0f} | "
-              f"{row['games_per_s']:,.1f} | {row['ratio']:.2f}x |")
+              f"{row['games_per_s']:,.1f} | {row['ratio']:.2f}x | {row['work']:.2f} |")
+    print("\nwork per device: XLA's flop count of the compiled chunk for one device, relative to one device's")
     print()
     for name in args.algos:
         print(f"- {name}: {_algorithms(args.init_from)[name][3]}")

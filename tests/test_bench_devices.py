@@ -21,8 +21,12 @@ def test_bad_flags_exit_2(argv):
     assert e.value.code == 2
 
 
-def test_more_devices_than_jax_started_with_is_one_error_line():
-    proc = run_script("bench_devices.py", "--devices", "1", "10000")  # JAX already runs in this process
+def test_more_devices_than_jax_started_with_is_one_error_line(monkeypatch):
+    import jax
+
+    monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))  # whatever happens, restored afterwards
+    jax.devices()  # JAX runs in this process: the script cannot force host devices any more
+    proc = run_script("bench_devices.py", "--devices", "1", "10000")
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: --devices 10000: only") and "Traceback" not in proc.stderr
 
@@ -35,3 +39,5 @@ def test_tiny_run_on_1_and_2_forced_devices():
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "forced host devices" in proc.stdout
     assert "| reinforce | 1 | one |" in proc.stdout and "| reinforce | 2 | batch |" in proc.stdout
+    one, two = (line for line in proc.stdout.splitlines() if line.startswith("| reinforce |"))
+    assert one.rstrip(" |").endswith("1.00") and float(two.rstrip(" |").split("|")[-1]) < 1.0  # work per device
