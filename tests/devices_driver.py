@@ -95,6 +95,8 @@ def check_cheap(work: Path) -> dict:
         out["divisible_error"] = str(e)
     out["auto_modes"] = {f"K={k}": placement.plan(PPO(PPOConfig()), 4, k).mode for k in (1, 2, 4, 8)}
     out["two_devices_mode"] = placement.plan(PPO(PPOConfig()), 2, 2).mode
+    # the default (all devices) takes as many as the batches allow: 10 games split over 2, not 4
+    out["auto_fallback"] = placement.plan(PPO(PPOConfig(games_per_collect=10, buffer_size=250)), 0).n
 
     # a protocol match: the same games whether its 100 games are split over 4 devices or not
     key = jax.random.key(3)

@@ -98,6 +98,7 @@ def test_on_4_devices_matches_split_games_updates_average_gradients_and_buffers_
     assert "--games-per-collect (games per buffer) 10, --buffer-size 250" in r["divisible_error"]
     assert r["auto_modes"] == {"K=1": "batch", "K=2": "batch", "K=4": "seeds", "K=8": "seeds"}
     assert r["two_devices_mode"] == "seeds"
+    assert r["auto_fallback"] == 2
     # a protocol match: its games split over 4 devices, the same 100 games (random agents: same random numbers)
     assert r["match_same_games"]
     assert r["match_actions"] == {"devices": 4, "spec": "P('batch',)", "shard_shape": [25, 42], "shape": [100, 42]}

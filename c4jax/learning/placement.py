@@ -85,14 +85,21 @@ def _map_field(tree, path: list[str], fn):
     return tree.replace(**{head: fn(sub) if not rest else _map_field(sub, rest, fn)})
 
 
+def _fits(algo: Any, n: int, k_seeds: int) -> bool:
+    """Whether ``n`` devices can split the run: whole seeds each, or every batch size a multiple of n."""
+    return k_seeds % n == 0 or all(size % n == 0 for size in dict(getattr(algo, "batch_sizes", {})).values())
+
+
 def plan(algo: Any, n_devices: int = 0, k_seeds: int = 1, shard: str = "auto") -> Placement:
     """The placement of a run of ``algo`` with K = ``k_seeds`` seeds on ``n_devices`` devices
-    (0 = all): see the module docstring. Clear errors for more devices than there are, a
+    (0 = all, or the most of them that the run's batch sizes allow): see the module docstring. Clear errors for more devices than there are, a
     ``seeds`` split that N does not divide, and batch sizes (``algo.batch_sizes``) that are
     not multiples of N."""
     if shard not in SHARD_MODES:
         raise ValueError(f"--shard must be one of {SHARD_MODES}, got {shard!r}")
     n = len(devices.select(n_devices))
+    if n_devices == 0 and shard == "auto" and jax.process_count() == 1:  # all devices: as many as the batches allow
+        n = max(m for m in range(1, n + 1) if _fits(algo, m, k_seeds))
     if n == 1:
         return ONE_DEVICE
     if shard == "auto":
