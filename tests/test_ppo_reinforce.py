@@ -77,7 +77,7 @@ def _run(script, out, *extra):
     return proc
 
 
-PPO_FLAGS = ("--buffer-size", "256", "--games-per-collect", "16", "--epochs", "2")
+PPO_FLAGS = ("--buffer-size", "256", "--games-per-collect", "16", "--epochs", "2", "--buffers-per-eval", "1")
 REI_FLAGS = ("--games-per-collect", "5", "--episodes-per-eval", "10")
 
 
