@@ -135,26 +135,15 @@ class Dataset:
         """Write a compressed ``.npz`` at exactly ``path`` (parents created); returns the path."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # then renamed: no half-written file
-        try:
-            with open(tmp, "wb") as f:
-                np.savez_compressed(
-                    f,
-                    format=np.array(FORMAT_NAME),
-                    version=np.array(FORMAT_VERSION, np.int32),
-                    boards=self.boards,
-                    actions=self.actions,
-                    groups=self.groups,
-                    info=np.array(json.dumps(self.info, sort_keys=True)),
-                )
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        _remove_stale_temporaries(path)
+        _write_atomic(path, lambda f: np.savez_compressed(
+            f,
+            format=np.array(FORMAT_NAME),
+            version=np.array(FORMAT_VERSION, np.int32),
+            boards=self.boards,
+            actions=self.actions,
+            groups=self.groups,
+            info=np.array(json.dumps(self.info, sort_keys=True)),
+        ))
         return path
 
     @classmethod
@@ -201,6 +190,22 @@ class Dataset:
 
 class _NotADataset(Exception):
     pass
+
+
+def _write_atomic(path: Path, write) -> None:
+    """``write(f)`` into a temporary file beside ``path`` (``.<name>.<pid>.tmp``), flushed to disk
+    and renamed over ``path``: readers and a resumed run never see a half-written file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _remove_stale_temporaries(path)
 
 
 def _remove_stale_temporaries(path: Path) -> None:
@@ -335,19 +340,9 @@ class Progress:
     def save(self, path) -> Path:
         """Write an uncompressed ``.npz`` at ``path`` atomically (temporary file, flushed, renamed)."""
         path = Path(path)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            with open(tmp, "wb") as f:
-                np.savez(f, format=np.array(FORMAT_NAME + ".progress"), boards=self.boards, actions=self.actions,
-                         groups=self.groups, key=self.key, meta=np.array(json.dumps({"info": self.info,
-                                                                                   "counts": self.counts})))
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        _remove_stale_temporaries(path)
+        _write_atomic(path, lambda f: np.savez(
+            f, format=np.array(FORMAT_NAME + ".progress"), boards=self.boards, actions=self.actions,
+            groups=self.groups, key=self.key, meta=np.array(json.dumps({"info": self.info, "counts": self.counts}))))
         return path
 
     @classmethod
@@ -504,14 +499,7 @@ def export_text(dataset: Dataset, path) -> Path:
     chars[:, CELLS] = dataset.actions.astype(np.uint8) + ord("0")
     chars[:, CELLS + 1] = ord(";")
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # then renamed: no half-written file
-    try:
-        tmp.write_bytes(chars.tobytes()[:-1] if n else b"")
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _remove_stale_temporaries(path)
+    _write_atomic(path, lambda f: f.write(chars.tobytes()[:-1] if n else b""))
     return path
 
 
