@@ -216,6 +216,24 @@ def test_the_dataset_generator_killed_five_times_writes_the_same_dataset(tmp_pat
     assert not [p for p in got.parent.iterdir() if p.name.startswith(".")]
 
 
+# Runs the script named by argv[1] with os.replace pausing before the second rename onto a
+# ``.progress`` file: that write's temporary file stays on disk until the test's SIGKILL.
+_HOLD_SECOND_PROGRESS_WRITE = """
+import os, runpy, sys, time
+_replace, _seen = os.replace, []
+def _held(src, dst, *a, **k):
+    if str(dst).endswith(".progress"):
+        _seen.append(dst)
+        if len(_seen) == 2:
+            time.sleep(600)
+    return _replace(src, dst, *a, **k)
+os.replace = _held
+sys.argv = sys.argv[1:]
+sys.path.insert(0, os.path.dirname(sys.argv[0]))
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
 def test_the_dataset_generator_killed_mid_write_resumes_exactly(tmp_path):
     """The cheap representative of the matrix above: a generation killed the instant its second
     progress write begins, resumed in this process, writes the dataset of an uninterrupted run."""
@@ -223,8 +241,11 @@ def test_the_dataset_generator_killed_mid_write_resumes_exactly(tmp_path):
     job = dataclasses.replace(dataset_job(), args=args)
     ref, got = tmp_path / "reference.npz", tmp_path / "crashed.npz"
     assert run_script("make_dataset.py", "--out", ref, *args).returncode == 0
-    proc = subprocess.Popen(crash.command(job, got, resume=False), cwd=crash.ROOT, env=crash._env(),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # The generator runs with os.replace held back on its second progress write, so the kill
+    # lands inside that write every time (a small file's write is otherwise over before the kill).
+    command = crash.command(job, got, resume=False)
+    proc = subprocess.Popen([command[0], "-c", _HOLD_SECOND_PROGRESS_WRITE, *command[1:]], cwd=crash.ROOT,
+                            env=crash._env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         assert crash._wait_commits(job, got, proc, 1) and crash._wait_write(job, got, proc)
     finally:
