@@ -3,12 +3,15 @@
     for lr in 3e-5 1e-4 3e-4; do python experiments/ppo.py --learning-rate $lr --out runs/ppo_lr$lr; done
     python experiments/summarize.py runs/ppo_lr* --out runs/ppo_sweep
     python experiments/summarize.py runs/x4/seed_* --rematch 1steplA 2steplA --rematch-mode det
+    python experiments/summarize.py runs/az_* --metric yardstick/keep --x minutes --until-minutes 30
 
 Reads each run's config (``last/`` or ``best/`` metadata, or a supervised run's own
 metadata) and ``metrics.jsonl``. Writes ``summary.csv`` and ``summary.md`` (one row per
 run: the config keys whose values differ between the runs, then the best and final
 metrics, sorted by ``--sort``) and ``curves.png`` (``--metric`` of every run against
-its step, smoothed). ``--rematch`` re-plays each run's best agent, as ``agents.load`` gives it
+its step or, with ``--x minutes``, its wall-clock time, smoothed). ``--until-minutes M`` keeps
+only the evaluations of each run's first M minutes, so runs of different speed are compared at
+equal wall-clock time. ``--rematch`` re-plays each run's best agent, as ``agents.load`` gives it
 (symmetric averaging on), in one protocol match against each named agent and adds the win
 rates as ``rematch/<opponent>`` columns: the "best" of training is the maximum of many noisy
 matches, a re-match is an independent measure of the chosen weights.
@@ -27,8 +30,10 @@ import tyro
 from c4jax import agents, evaluation
 from c4jax.io import checkpoint, runlog
 
-RESULT_KEYS = ("eval/vs_1steplA", "eval/vs_random", "eval/vs_old_length", "test/accuracy", "val/accuracy",
-               "train/loss")
+RESULT_KEYS = ("eval/vs_1steplA", "eval/vs_2steplA", "yardstick/keep", "eval/vs_random", "eval/vs_old_length",
+               "test/accuracy", "val/accuracy", "train/loss")
+WALL_KEY = "time/wall_s"
+X_AXES = ("step", "minutes")
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,10 @@ class Args:
     """Column to sort by (descending); missing values last."""
     smooth: int = 5
     """Moving-average window of the curves."""
+    x: str = "step"
+    """x-axis of curves.png: 'step' (updates, epochs) or 'minutes' (the run's wall-clock time)."""
+    until_minutes: float = 0.0
+    """Only the metric rows of each run's first M minutes of wall-clock time (0: all rows)."""
     rematch: tuple[str, ...] = ()
     """Agents (``agents.load`` names) that each run's best agent plays one protocol match against."""
     rematch_mode: str = ""
@@ -83,12 +92,18 @@ def summarize(args: Args) -> list[dict]:
         raise SystemExit("give at least one run directory")
     if args.rematch_mode not in ("", "sto", "det"):
         raise ValueError(f"--rematch-mode must be '', 'sto' or 'det', got {args.rematch_mode!r}")
+    if args.x not in X_AXES:
+        raise ValueError(f"--x must be one of {X_AXES}, got {args.x!r}")
+    if not args.until_minutes >= 0:
+        raise ValueError(f"--until-minutes must be >= 0, got {args.until_minutes}")
     opponents = {name: agents.load(name) for name in args.rematch}
     configs, rows, curves = {}, [], {}
     for run in runs:
         meta = _metadata(run)
         configs[run] = _flat(meta.get("config", {}))
         metrics = runlog.read_metrics(run / runlog.METRICS_JSONL) if (run / runlog.METRICS_JSONL).is_file() else []
+        if args.until_minutes:
+            metrics = [m for m in metrics if m.get(WALL_KEY, float("inf")) <= 60 * args.until_minutes]
         curves[run] = metrics
         row = {"run": str(run), "algorithm": meta.get("algorithm", "")}
         for key in RESULT_KEYS:
@@ -97,6 +112,7 @@ def summarize(args: Args) -> list[dict]:
                 best = min(values) if key.endswith("loss") else max(values)
                 row[f"best/{key}"], row[f"final/{key}"] = best, values[-1]
         row["steps"] = metrics[-1]["step"] if metrics else 0
+        row["minutes"] = round(metrics[-1][WALL_KEY] / 60, 1) if metrics and WALL_KEY in metrics[-1] else None
         if opponents:
             row.update(_rematch(run, opponents, args.rematch_mode, args.rematch_seed))
         rows.append(row)
@@ -108,7 +124,7 @@ def summarize(args: Args) -> list[dict]:
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    columns = ["run", "algorithm", "steps"] + [f"config/{k}" for k in varying] + sorted(
+    columns = ["run", "algorithm", "steps", "minutes"] + [f"config/{k}" for k in varying] + sorted(
         {k for r in rows for k in r if k.startswith(("best/", "final/"))}) + [f"rematch/{n}" for n in opponents]
     with open(out / "summary.csv", "w", newline="") as f:
         w = csv.writer(f)
@@ -121,8 +137,10 @@ def summarize(args: Args) -> list[dict]:
     (out / "summary.md").write_text("\n".join(md) + "\n")
     merged = []
     for run, metrics in curves.items():
-        merged += [{"step": m["step"], str(run): m[args.metric]} for m in metrics if args.metric in m]
+        merged += [{"x": m["step"] if args.x == "step" else m[WALL_KEY] / 60, str(run): m[args.metric]}
+                   for m in metrics if args.metric in m and (args.x == "step" or WALL_KEY in m)]
     runlog.plot_panels(merged, [(args.metric, [str(r) for r in runs], args.metric)], out / "curves.png",
+                       x="x", xlabel="step" if args.x == "step" else "wall-clock minutes",
                        smooth_window=args.smooth, suptitle=f"{len(runs)} runs")
     print((out / "summary.md").read_text())
     print(f"wrote summary.csv, summary.md, curves.png to {out}")

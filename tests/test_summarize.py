@@ -13,12 +13,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "experiments"))
 import summarize  # noqa: E402
 
 
-def _fake_run(path: Path, lr: float, curve: list[float]):
+def _fake_run(path: Path, lr: float, curve: list[float], seconds_per_eval: float = 60.0):
     checkpoint.save(path / "last", {"w": np.zeros(2, np.float32)},
                     {"algorithm": "ppo", "config": {"learning_rate": lr, "seed": 0, "out": str(path)}})
     with open(path / "metrics.jsonl", "w") as f:
         for i, v in enumerate(curve):
-            f.write(json.dumps({"step": (i + 1) * 100, "eval/vs_1steplA": v, "train/loss": 1.0 / (i + 1)}) + "\n")
+            f.write(json.dumps({"step": (i + 1) * 100, "eval/vs_1steplA": v, "train/loss": 1.0 / (i + 1),
+                                "time/wall_s": (i + 1) * seconds_per_eval}) + "\n")
 
 
 def test_summarize_lists_config_differences_and_sorts_by_best(tmp_path):
@@ -33,6 +34,25 @@ def test_summarize_lists_config_differences_and_sorts_by_best(tmp_path):
     md = (tmp_path / "sum" / "summary.md").read_text()
     assert "config/learning_rate" in md and md.count("\n") == 4
     assert (tmp_path / "sum" / "summary.csv").is_file() and (tmp_path / "sum" / "curves.png").is_file()
+
+
+def test_until_minutes_compares_runs_at_equal_wall_clock_time(tmp_path):
+    """A slow run (3 min an evaluation) that is best at its third evaluation loses to a fast run
+    (1 min an evaluation) when both are cut at 5 minutes."""
+    _fake_run(tmp_path / "fast", 1e-4, [0.5, 0.6, 0.62, 0.64, 0.66, 0.68], seconds_per_eval=60)
+    _fake_run(tmp_path / "slow", 3e-4, [0.55, 0.6, 0.9], seconds_per_eval=180)
+    runs = (str(tmp_path / "fast"), str(tmp_path / "slow"))
+    everything = summarize.summarize(summarize.Args(runs=runs, out=str(tmp_path / "all")))
+    assert Path(everything[0]["run"]).name == "slow" and everything[0]["minutes"] == 9.0
+    cut = summarize.summarize(summarize.Args(runs=runs, out=str(tmp_path / "cut"), x="minutes", until_minutes=5))
+    by_name = {Path(r["run"]).name: r for r in cut}
+    assert [Path(r["run"]).name for r in cut] == ["fast", "slow"]
+    assert by_name["fast"]["best/eval/vs_1steplA"] == 0.66 and by_name["fast"]["steps"] == 500
+    assert by_name["slow"]["best/eval/vs_1steplA"] == 0.55 and by_name["slow"]["minutes"] == 3.0
+    assert (tmp_path / "cut" / "curves.png").is_file() and "| minutes |" in (tmp_path / "cut" / "summary.md").read_text()
+    for bad in (dict(x="hours"), dict(until_minutes=-1.0)):
+        with pytest.raises(ValueError, match="--x|--until-minutes"):
+            summarize.summarize(summarize.Args(runs=runs, out=str(tmp_path / "bad"), **bad))
 
 
 def test_summarize_rejects_a_directory_that_is_not_a_run(tmp_path):
