@@ -18,12 +18,13 @@ import pytest
 from c4jax import agents
 from c4jax.agents import alphazero as az
 from c4jax.agents import search
+from c4jax.agents.network import agent_from_checkpoint
 from c4jax.game import env
 from c4jax.game.board import mirror_boards
 from c4jax.io import checkpoint
 from c4jax.learning import alphazero as azl
-from c4jax.nets import cnet
-from scripts import run_script
+from c4jax.nets import cnet, tower
+from scripts import ROOT, run_script
 
 
 def parse(rows: list[str]) -> np.ndarray:
@@ -143,6 +144,8 @@ def test_raw_policy_and_modes():
     ({"max_considered": 8}, "--max-considered"),
     ({"buffer_size": 10}, "--buffer-size"),
     ({"random_start_frac": 1.5}, "--random-start-frac"),
+    ({"tower_blocks": -1}, "--tower-blocks"),
+    ({"tower_blocks": 2, "tower_channels": 0}, "--tower-channels"),
 ])
 def test_config_errors(flags, message):
     with pytest.raises(ValueError, match=message):
@@ -176,8 +179,68 @@ def test_script_end_to_end_and_exact_resume(tmp_path):
         {k: v for k, v in b.items() if not k.startswith("time/")}
 
 
+TOWER = (1, 8)
+
+
+@pytest.mark.parametrize("board", [WIN, BLOCK], ids=["win", "block"])
+def test_tower_search_takes_the_win_and_blocks_the_loss(board):
+    # a tower with zeroed output layers (uniform prior, value 0): only the exact terminal values find column 3;
+    # with a uniform prior Gumbel's first halving round visits each child only a few times: 256 simulations
+    params = tower.init_params(jax.random.key(1), tower=TOWER)
+    params = {**params, **{k: jax.tree.map(jnp.zeros_like, params[k]) for k in ("policy", "value")}}
+    agent = az.AlphaZeroAgent(params=params, tower=TOWER, num_simulations=256)
+    assert int(agent.act(board[None], jax.random.key(0))[0]) == 3
+
+
+def test_tower_checkpoint_loads_as_a_search_agent_and_not_as_a_cnet(tmp_path):
+    params = tower.init_params(jax.random.key(2), tower=TOWER)
+    meta = {"name": "towered", "algorithm": "alphazero", "network": {"width": 128, "heads": "two", "tower": list(TOWER)},
+            "agent": {"output": "policy", "default_mode": "det", "symmetric": True, "search": {"simulations": 8}}}
+    checkpoint.save(tmp_path / "ck", {"params": params}, meta)
+    agent = agents.load(str(tmp_path / "ck"))
+    assert isinstance(agent, az.AlphaZeroAgent) and agent.tower == TOWER and agent.num_simulations == 8
+    chex.assert_trees_all_close(agent.params, params)
+    assert int(agent.act(WIN[None], jax.random.key(0))[0]) == 3
+    with pytest.raises(checkpoint.CheckpointError, match="residual tower"):
+        agent_from_checkpoint(tmp_path / "ck")
+    meta["network"]["tower"] = [1]
+    checkpoint.save(tmp_path / "bad", {"params": params}, meta)
+    with pytest.raises(checkpoint.CheckpointError, match="blocks, channels"):
+        agents.load(str(tmp_path / "bad"))
+
+
+def test_tower_config():
+    cfg = azl.AlphaZeroConfig(tower_blocks=2, tower_channels=16)
+    assert cfg.tower == (2, 16) and azl.AlphaZeroConfig().tower == ()
+    algo = azl.AlphaZero(cfg)
+    assert algo.network_meta == {"tower": [2, 16]} and algo.agent_of(PARAMS, "x").tower == (2, 16)
+    params = algo.fresh_params(jax.random.key(0))
+    assert set(params) >= {"stem", "block0_a", "block1_b", "policy", "value"}
+    assert azl.AlphaZero(azl.AlphaZeroConfig()).fresh_params(jax.random.key(0)) is None
+    with pytest.raises(ValueError, match="--freeze-conv"):
+        azl.AlphaZero(cfg, freeze_conv=True)
+
+
+@pytest.mark.slow
+def test_script_trains_a_tower_and_resumes_exactly(tmp_path):
+    flags = (*TINY_FLAGS, "--tower-blocks", "1", "--tower-channels", "8")
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    assert run_script("alphazero.py", "--out", straight, "--total-updates", "4", *flags).returncode == 0
+    agent = agents.load(str(straight))
+    assert agent.tower == (1, 8) and agent.num_simulations == 6
+    assert run_script("alphazero.py", "--out", resumed, "--total-updates", "2", *flags).returncode == 0
+    assert run_script("alphazero.py", "--out", resumed, "--total-updates", "4", "--resume", *flags).returncode == 0
+    a = json.loads((straight / "last" / checkpoint.METADATA_FILE).read_text())["metrics"]
+    b = json.loads((resumed / "last" / checkpoint.METADATA_FILE).read_text())["metrics"]
+    assert {k: v for k, v in a.items() if not k.startswith("time/")} == \
+        {k: v for k, v in b.items() if not k.startswith("time/")}
+
+
 def test_script_rejects_bad_flags(tmp_path):
     proc = run_script("alphazero.py", "--out", tmp_path / "x", "--method", "minimax", "--no-progress")
     assert proc.returncode == 2
     proc = run_script("alphazero.py", "--out", tmp_path / "x", "--select-by", "3steplA", "--no-progress")
     assert proc.returncode != 0 and "--select-by" in proc.stderr
+    proc = run_script("alphazero.py", "--out", tmp_path / "x", "--tower-blocks", "2", "--init-from",
+                      ROOT / "checkpoints" / "supervised", "--no-progress")
+    assert proc.returncode != 0 and "--init-from" in proc.stderr and not (tmp_path / "x" / "last").exists()

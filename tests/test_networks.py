@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from c4jax.nets import cnet
+from c4jax.nets import cnet, tower
 from c4jax.agents import policy
 
 
@@ -112,3 +112,38 @@ def test_greedy_sample_and_epsilon_greedy_only_pick_legal_columns():
     assert set(np.asarray(s).tolist()) <= {1, 4} and set(np.asarray(e).tolist()) == {1, 4}
     g = jax.vmap(lambda k: policy.epsilon_greedy(k, values, legal, 0.0))(keys)
     assert (g == 4).all()
+
+
+# --- the residual tower (AlphaZero's alternative network) -------------------------------------
+
+
+def test_same_conv3_equals_flax_same_conv():
+    x = jax.random.normal(jax.random.key(6), (3, 6, 7, 5))
+    conv = tower.SameConv3(8)
+    p = conv.init(jax.random.key(7), x)
+    ref = nn.Conv(8, (3, 3), padding="SAME").apply({"params": p["params"]["conv"]}, x)
+    np.testing.assert_allclose(conv.apply(p, x), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_tower_shapes_and_blocks_start_as_the_identity():
+    boards = jnp.asarray(np.random.default_rng(0).integers(-1, 2, (5, 6, 7)), jnp.int8)
+    params = tower.init_params(jax.random.key(0), tower=(3, 16))
+    logits, value = tower.two_headed(tower=(3, 16)).apply({"params": params}, boards)
+    assert logits.shape == (5, 7) and value.shape == (5,)
+    # every block's second convolution starts at zero: the fresh tower is its stem and heads
+    shallow = {k: v for k, v in params.items() if not k.startswith("block")}
+    np.testing.assert_allclose(tower.Tower(blocks=0, channels=16).apply({"params": shallow}, boards)[0], logits,
+                               rtol=1e-6, atol=1e-6)
+    assert isinstance(tower.two_headed(64), cnet.CNet)
+
+
+@pytest.mark.parametrize("network, expected", [({"width": 128}, ()), ({"tower": [4, 64]}, (4, 64)),
+                                               ({"tower": None}, ())])
+def test_tower_from_metadata(network, expected):
+    assert tower.from_metadata(network) == expected
+
+
+@pytest.mark.parametrize("bad", [[4], [4, 0], [4, "64"], [1, 2, 3]])
+def test_tower_from_metadata_rejects_malformed(bad):
+    with pytest.raises(ValueError, match="blocks, channels"):
+        tower.from_metadata({"tower": bad})

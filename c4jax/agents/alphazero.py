@@ -31,34 +31,35 @@ from c4jax.io import checkpoint
 from c4jax.agents.policy import ILLEGAL_SCORE, masked_logits
 from c4jax.game import env
 from c4jax.game.board import check_boards
-from c4jax.nets.cnet import CNet
+from c4jax.nets import tower as nets
 
 METHODS = ("gumbel", "puct")
 MAX_SIMULATIONS = 10_000
 DEFAULT_SIMULATIONS = 128  # how a search checkpoint without a saved setting plays (~7 ms a move at batch 1)
 
 
-def evaluate(params, boards: Array, width: int = 128) -> tuple[Array, Array]:
-    """The network on public boards ``int8[B, 6, 7]``: masked policy logits ``float32[B, 7]``
+def evaluate(params, boards: Array, width: int = 128, tower: tuple[int, ...] = ()) -> tuple[Array, Array]:
+    """The network (:func:`c4jax.nets.tower.two_headed`: CNET of ``width``, or the residual ``tower``
+    ``(blocks, channels)``) on public boards ``int8[B, 6, 7]``: masked policy logits ``float32[B, 7]``
     (illegal columns at the dtype's minimum) and the value ``float32[B]`` in [−1, 1]."""
-    logits, value = CNet(width=width, heads="two").apply({"params": params}, boards)
+    logits, value = nets.two_headed(width, tower).apply({"params": params}, boards)
     legal = boards[:, 0, :] == 0
     return masked_logits(logits, legal), jnp.tanh(value)
 
 
-def evaluator(width: int = 128) -> mcts.Evaluator:
+def evaluator(width: int = 128, tower: tuple[int, ...] = ()) -> mcts.Evaluator:
     """The network as a search evaluator (:data:`c4jax.agents.search.Evaluator`): masked prior
     logits and ``tanh`` value of each node's board, for its player to move."""
 
     def evaluate_states(params, keys: Array, states: env.EnvState) -> tuple[Array, Array]:
         del keys
-        return evaluate(params, jax.vmap(env.observe)(states), width)
+        return evaluate(params, jax.vmap(env.observe)(states), width, tower)
 
     return evaluate_states
 
 
 def search(params, states: env.EnvState, key: Array, *, num_simulations: int, width: int = 128,
-           method: str = "gumbel", gumbel_scale: float = 1.0, max_considered: int = 16,
+           tower: tuple[int, ...] = (), method: str = "gumbel", gumbel_scale: float = 1.0, max_considered: int = 16,
            dirichlet_alpha: float = 0.3, dirichlet_fraction: float = 0.25) -> mctx.PolicyOutput:
     """One batched search from every state of ``EnvState[B]``, with the model of
     :func:`c4jax.agents.search.recurrent_fn` (the environment) and the network as evaluator.
@@ -70,7 +71,7 @@ def search(params, states: env.EnvState, key: Array, *, num_simulations: int, wi
     """
     if method not in METHODS:
         raise ValueError(f"search method must be one of {METHODS}, got {method!r}")
-    evaluate_states = evaluator(width)
+    evaluate_states = evaluator(width, tower)
     keys = jax.random.split(key, states.done.shape[0])  # per-node keys of the model (unused by the network)
     logits, value = evaluate_states(params, keys, states)
     root = mctx.RootFnOutput(prior_logits=logits, value=jnp.where(states.done, 0.0, value),
@@ -96,7 +97,8 @@ def root_values(out: mctx.PolicyOutput) -> Array:
 
 @struct.dataclass
 class AlphaZeroAgent(AgentBase):
-    """A two-headed CNET playing through ``num_simulations`` of Gumbel MuZero search.
+    """A two-headed network (CNET of ``width``, or the residual ``tower``) playing through
+    ``num_simulations`` of Gumbel MuZero search.
 
     ``num_simulations = 0`` plays the raw policy (greedy, or sampled when stochastic).
     ``scores``: the improved policy after the search (the visit shares of PUCT), the raw
@@ -107,6 +109,7 @@ class AlphaZeroAgent(AgentBase):
     params: Any
     label: str = struct.field(pytree_node=False, default="alphazero")
     width: int = struct.field(pytree_node=False, default=128)
+    tower: tuple[int, ...] = struct.field(pytree_node=False, default=())
     num_simulations: int = struct.field(pytree_node=False, default=DEFAULT_SIMULATIONS)
     deterministic: bool = struct.field(pytree_node=False, default=True)
 
@@ -127,19 +130,19 @@ class AlphaZeroAgent(AgentBase):
     def _search(self, boards: Array, key: Array) -> mctx.PolicyOutput:
         states = jax.vmap(env.from_board)(boards)
         return search(self.params, states, key, num_simulations=self.num_simulations, width=self.width,
-                      gumbel_scale=0.0 if self.deterministic else 1.0)
+                      tower=self.tower, gumbel_scale=0.0 if self.deterministic else 1.0)
 
     def _scores(self, boards: Array) -> Array:
         legal = boards[:, 0, :] == 0
         if self.num_simulations == 0:
-            probs = jax.nn.softmax(evaluate(self.params, boards, self.width)[0], axis=-1)
+            probs = jax.nn.softmax(evaluate(self.params, boards, self.width, self.tower)[0], axis=-1)
         else:
             probs = self._search(boards, jax.random.key(0)).action_weights
         return jnp.where(legal, probs, ILLEGAL_SCORE)
 
     def _act(self, boards: Array, key: Array) -> Array:
         if self.num_simulations == 0:
-            logits = evaluate(self.params, boards, self.width)[0]
+            logits = evaluate(self.params, boards, self.width, self.tower)[0]
             if self.deterministic:
                 return jnp.argmax(logits, axis=-1).astype(jnp.int32)
             return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
@@ -174,8 +177,19 @@ def agent_from_search_checkpoint(directory, mode: str | None = None, label: str 
                                  num_simulations: int | None = None) -> AlphaZeroAgent:
     """The AlphaZero agent of a checkpoint: its network with the saved number of simulations
     (or ``num_simulations``; 0 = the raw policy), deterministic unless ``mode == "sto"``."""
-    net = agent_from_checkpoint(directory, mode, label)
-    search = checkpoint.read_metadata(resolve_checkpoint(directory))["agent"]["search"]
+    directory = resolve_checkpoint(directory)
+    meta = checkpoint.read_metadata(directory)
+    search = meta["agent"]["search"]
     sims = int(search.get("simulations", DEFAULT_SIMULATIONS)) if num_simulations is None else num_simulations
-    return AlphaZeroAgent(params=net.params, label=net.label, width=net.width, num_simulations=sims,
-                          deterministic=mode != "sto")
+    try:
+        tower = nets.from_metadata(meta["network"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise checkpoint.CheckpointError(f"checkpoint {str(directory)!r} has a malformed network description: {e}") from e
+    if not tower:
+        net = agent_from_checkpoint(directory, mode, label)
+        return AlphaZeroAgent(params=net.params, label=net.label, width=net.width, num_simulations=sims,
+                              deterministic=mode != "sto")
+    template = {"params": nets.init_params(jax.random.key(0), tower=tower)}
+    params = checkpoint.restore(directory, template)["params"]
+    return AlphaZeroAgent(params=params, label=label or meta.get("name", directory.name), tower=tower,
+                          num_simulations=sims, deterministic=mode != "sto")

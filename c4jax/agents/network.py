@@ -101,6 +101,9 @@ def agent_from_checkpoint(directory: str | Path, mode: str | None = None, label:
         raise checkpoint.CheckpointError(
             f"checkpoint {str(directory)!r} has no agent description (network/agent metadata): {e}"
         ) from e
+    if net.get("tower"):
+        raise checkpoint.CheckpointError(f"checkpoint {str(directory)!r} holds a residual tower, not a CNET: "
+                                         "load it with agents.load (it plays with search)")
     template = {"params": cnet.init_params(jax.random.key(0), width=width, heads=heads)}
     params = checkpoint.restore(directory, template)["params"]
     mode = mode or agent.get("default_mode", "det")

@@ -86,6 +86,7 @@ def metadata(agent: NetworkAgent | AlphaZeroAgent) -> dict[str, str]:
         "label": agent.label,
         **settings,
         "width": str(agent.width),
+        **({"tower": "x".join(map(str, agent.tower))} if getattr(agent, "tower", ()) else {}),
         "c4jax_version": __version__,
         "input": (f"{INPUT_NAME}: int8[B, 6, 7], row 0 on top, 1 = player to move, -1 = opponent, 0 = empty; "
                   "legal unfinished positions"),

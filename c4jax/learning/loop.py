@@ -196,6 +196,9 @@ def initial_state(algo: Algorithm, cfg: LoopConfig, width: int, seed: int, sourc
     """The fresh training state of ``seed``: its init key makes the params, its run key seeds
     self-play (the same for a single ``--seed`` run and that seed inside ``--vmap-seeds``)."""
     init_key, run_key = jax.random.split(jax.random.key(seed))
+    fresh = getattr(algo, "fresh_params", lambda key: None)(init_key)  # an algorithm's own network (not a CNET)
+    if fresh is not None:
+        return algo.init(run_key, fresh)
     return algo.init(run_key, initial_params(cfg, algo.heads, width, init_key, source))
 
 
@@ -243,7 +246,7 @@ def _meta_common(algo: Algorithm, cfg: LoopConfig, width: int, algo_config: dict
     return {
         "name": algo.name,
         "algorithm": algo.name,
-        "network": {"width": width, "heads": algo.heads},
+        "network": {"width": width, "heads": algo.heads, **getattr(algo, "network_meta", {})},
         "agent": {"output": algo.output, "default_mode": algo.default_mode, "symmetric": True,
                   **getattr(algo, "agent_meta", {})},
         "config": {**dataclasses.asdict(cfg), "seed": seed, **algo_config},
@@ -500,6 +503,9 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     out = Path(cfg.out)
     if write:
         out.mkdir(parents=True, exist_ok=True)
+    if cfg.init_from and getattr(algo, "network_meta", None):
+        raise checkpoint.CheckpointError(f"--init-from starts a CNET from a checkpoint; this run's network is not "
+                                         f"a CNET ({algo.network_meta})")
     source = source_params(cfg, width)
     state = stack_seeds([initial_state(algo, cfg, width, s, source) for s in seeds])
     metas = [_meta_common(algo, cfg, width, algo_config, s) for s in seeds]

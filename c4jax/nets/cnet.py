@@ -49,12 +49,13 @@ class ValidConv(nn.Module):
 
     features: int
     kernel_size: tuple[int, int]
+    kernel_init: nn.initializers.Initializer = nn.initializers.lecun_normal()
 
     @nn.compact
     def __call__(self, x: Array) -> Array:
         kh, kw = self.kernel_size
         cin = x.shape[-1]
-        kernel = self.param("kernel", nn.initializers.lecun_normal(), (kh, kw, cin, self.features))
+        kernel = self.param("kernel", self.kernel_init, (kh, kw, cin, self.features))
         bias = self.param("bias", nn.initializers.zeros_init(), (self.features,))
         h, w = x.shape[-3] - kh + 1, x.shape[-2] - kw + 1
         patches = jnp.stack([x[..., i : i + h, j : j + w, :] for i in range(kh) for j in range(kw)], axis=-2)
