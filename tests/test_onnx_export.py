@@ -23,7 +23,7 @@ from c4jax.agents.alphazero import AlphaZeroAgent
 from c4jax.agents.network import NetworkAgent
 from c4jax.evaluation import random_boards
 from c4jax.io import checkpoint
-from c4jax.nets import cnet
+from c4jax.nets import cnet, tower
 from scripts import run_script
 
 SHIPPED = ["supervised", "dqn", "dueling_dqn", "ppo", "reinforce"]
@@ -105,6 +105,15 @@ def test_tiny_alphazero_network_exports_its_raw_policy():
     # An agent that searches exports the same graph: its network without the search.
     searching = AlphaZeroAgent(params=params, label="tinyaz", width=8, num_simulations=8)
     assert onnx_export.exportable(searching).num_simulations == 0
+
+
+def test_residual_tower_exports_its_raw_policy():
+    params = tower.init_params(jax.random.key(5), tower=(1, 8))
+    agent = AlphaZeroAgent(params=params, label="tinytower", tower=(1, 8), num_simulations=0)
+    model = onnx_export.to_model(agent)
+    assert {p.key: p.value for p in model.metadata_props}["tower"] == "1x8"
+    boards = np.asarray(random_boards(jax.random.key(6), 37))
+    _assert_matches(agent.scores(boards), onnx_export.onnx_scores(model, boards))
 
 
 def test_alphazero_checkpoint_through_the_script(tmp_path):
