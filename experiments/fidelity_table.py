@@ -6,8 +6,10 @@ Reads ``RUNS/<algo>/`` (``--preset published``, from experiments/published_prese
 ``RUNS/<algo>-no_<switch>/`` (the preset with one switch turned back, from
 experiments/published_ablation.sh): each directory's ``summary.json`` (the seeds' best and final
 win rates against 1StepLA during training) and ``rematch/summary.csv`` (each seed's best agent
-re-played against 1StepLA and 2StepLA). Writes one Markdown table per trainer, mean ± sd over
-the seeds, and the change of each variant's mean against the full preset's.
+re-played against 1StepLA and 2StepLA), plus ``rematch_det/summary.csv`` where there is one (the
+same re-matches played greedily: ``summarize.py --rematch-mode det``, for the policy-gradient
+trainers). Writes one Markdown table per trainer, mean ± sd over the seeds, and the change of each
+variant's mean against the full preset's.
 """
 
 from __future__ import annotations
@@ -42,18 +44,27 @@ def _variant(run: Path) -> dict | None:
     if not (summary_path.is_file() and rematch_path.is_file()):
         return None
     summary = json.loads(summary_path.read_text())
-    with rematch_path.open() as f:
-        rows = list(csv.DictReader(f))
+    rows = _rows(rematch_path)
+    det = _rows(run / "rematch_det" / "summary.csv") if (run / "rematch_det" / "summary.csv").is_file() else None
     return {
         "seeds": len(summary["seeds"]),
         "best": summary["best_vs_1steplA"]["values"],
         "final": summary["final_vs_1steplA"]["values"],
         "re1": [float(r["rematch/1steplA"]) for r in rows],
         "re2": [float(r["rematch/2steplA"]) for r in rows],
+        "det1": det and [float(r["rematch/1steplA"]) for r in det],
+        "det2": det and [float(r["rematch/2steplA"]) for r in det],
     }
 
 
-def _cell(values: list[float], ref: list[float] | None) -> str:
+def _rows(path: Path) -> list[dict]:
+    with path.open() as f:
+        return list(csv.DictReader(f))
+
+
+def _cell(values: list[float] | None, ref: list[float] | None) -> str:
+    if values is None:
+        return "–"
     mean, sd = _spread(values)
     text = f"{mean:.3f} ± {sd:.3f}"
     if ref is not None:
@@ -68,14 +79,17 @@ def table(runs: Path) -> str:
         variants = sorted(p for p in runs.glob(f"{algo}-no_*") if _variant(p) is not None)
         if preset is None and not variants:
             continue
-        lines += [f"## {algo}", "",
-                  "| run | seeds | best vs 1StepLA in training | final | best re-matched vs 1StepLA | vs 2StepLA |",
-                  "| --- | ---: | ---: | ---: | ---: | ---: |"]
         rows = ([("`--preset published`", preset)] if preset else []) + [
             (f"… with `{p.name.split('-no_', 1)[1]}` turned back", _variant(p)) for p in variants]
+        keys = ["best", "final", "re1", "re2"]
+        header = "| run | seeds | best vs 1StepLA in training | final | best re-matched vs 1StepLA | vs 2StepLA |"
+        if any(v["det1"] for _, v in rows):
+            keys += ["det1", "det2"]
+            header += " greedy re-match vs 1StepLA | greedy vs 2StepLA |"
+        lines += [f"## {algo}", "", header, "| --- |" + " ---: |" * (len(keys) + 1)]
         for label, v in rows:
             ref = preset if (preset is not None and v is not preset) else None
-            cells = [_cell(v[k], ref[k] if ref else None) for k in ("best", "final", "re1", "re2")]
+            cells = [_cell(v[k], ref[k] if ref else None) for k in keys]
             lines.append(f"| {label} | {v['seeds']} | " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)

@@ -2,13 +2,14 @@
 # One-switch-at-a-time ablation of the published-code preset (design.md §7a): for each trainer,
 # 4-seed runs (--vmap-seeds 4) of `--preset published` with one difference turned back to the
 # thesis text, each followed by a re-match of every seed's best agent against 1StepLA and
-# 2StepLA. The full preset itself is experiments/published_preset_runs.sh (OUT/<algo>/).
+# 2StepLA (PPO and REINFORCE: sampled and greedy). The full preset itself is
+# experiments/published_preset_runs.sh (OUT/<algo>/).
 #
 #   nice -n 10 nohup experiments/published_ablation.sh runs/fidelity > runs/ablation.log 2>&1 &
 #   python experiments/fidelity_table.py runs/fidelity --out docs/results/fidelity/ablation.md
 #
-# Writes OUT/<algo>-no_<switch>/ (seed_0..seed_3, summary.json, rematch/summary.csv). Run it again
-# to continue: a finished variant is skipped, an interrupted one resumes from its last checkpoint.
+# Writes OUT/<algo>-no_<switch>/ (seed_0..seed_3, summary.json, rematch/summary.csv, rematch_det/).
+# Run it again to continue: a finished variant is skipped, an interrupted one resumes from its last checkpoint.
 # ALGOS picks the trainers (default: dqn dueling_dqn ppo reinforce), SWITCHES the switches (default:
 # every switch of each trainer, in the order below). Extra arguments go to every trainer.
 set -euo pipefail
@@ -57,6 +58,10 @@ for algo in $ALGOS; do
     fi
     if [ ! -f "$run/rematch/summary.csv" ]; then
       "$PY" experiments/summarize.py "$run"/seed_* --out "$run/rematch" --rematch 1steplA 2steplA
+    fi
+    # the policy-gradient agents also play greedily (their targets are greedy re-matches)
+    if [[ $algo == ppo || $algo == reinforce ]] && [ ! -f "$run/rematch_det/summary.csv" ]; then
+      "$PY" experiments/summarize.py "$run"/seed_* --out "$run/rematch_det" --rematch 1steplA 2steplA --rematch-mode det
     fi
   done
 done

@@ -8,13 +8,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "experiments"))
 import fidelity_table  # noqa: E402
 
 
-def _fake(run: Path, best, final, re1, re2):
+def _fake(run: Path, best, final, re1, re2, det=None):
     (run / "rematch").mkdir(parents=True)
     spread = lambda v: {"mean": sum(v) / len(v), "values": v}  # noqa: E731
     run.joinpath("summary.json").write_text(json.dumps(
         {"seeds": list(range(len(best))), "best_vs_1steplA": spread(best), "final_vs_1steplA": spread(final)}))
     lines = ["run,rematch/1steplA,rematch/2steplA"] + [f"s{i},{a},{b}" for i, (a, b) in enumerate(zip(re1, re2))]
     run.joinpath("rematch", "summary.csv").write_text("\n".join(lines) + "\n")
+    if det is not None:
+        (run / "rematch_det").mkdir()
+        lines = ["run,rematch/1steplA,rematch/2steplA"] + [f"s{i},{a},{b}" for i, (a, b) in enumerate(zip(*det))]
+        run.joinpath("rematch_det", "summary.csv").write_text("\n".join(lines) + "\n")
 
 
 def test_table_has_the_preset_and_each_variant_with_its_change(tmp_path):
@@ -30,3 +34,17 @@ def test_table_has_the_preset_and_each_variant_with_its_change(tmp_path):
     variant = next(l for l in text.splitlines() if "target_online" in l)
     assert "0.900 ± 0.000 (+0.050)" in variant and "0.500 ± 0.000 (+0.150)" in variant
     assert "explore" not in text
+
+
+def test_greedy_rematch_columns_appear_when_a_run_has_them(tmp_path):
+    _fake(tmp_path / "reinforce", [0.6, 0.6], [0.5, 0.5], [0.4, 0.4], [0.1, 0.1], det=([0.5, 0.5], [0.15, 0.15]))
+    _fake(tmp_path / "reinforce-no_old_rule", [0.6, 0.6], [0.5, 0.5], [0.4, 0.4], [0.1, 0.1], det=([0.6, 0.6], [0.2, 0.2]))
+    _fake(tmp_path / "reinforce-no_replace_draws", [0.6, 0.6], [0.5, 0.5], [0.4, 0.4], [0.1, 0.1])
+    _fake(tmp_path / "dqn", [0.8, 0.9], [0.7, 0.8], [0.8, 0.9], [0.3, 0.4])
+    text = fidelity_table.table(tmp_path)
+    dqn, reinforce = text.split("## reinforce")
+    assert "greedy" not in dqn and "greedy re-match vs 1StepLA" in reinforce
+    assert "| 0.600 ± 0.000 (+0.100) | 0.200 ± 0.000 (+0.050) |" in reinforce
+    no_draws = next(l for l in reinforce.splitlines() if "replace_draws" in l)
+    assert no_draws.endswith("| – | – |")
+    assert all(l.count("|") == 9 for l in reinforce.splitlines() if l.startswith("|"))
