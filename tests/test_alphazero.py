@@ -158,6 +158,12 @@ TINY_FLAGS = ("--games", "4", "--num-simulations", "4", "--updates-per-iteration
               "--no-progress")
 
 
+def _last_metrics(run) -> dict:
+    """The metrics saved with a run's last checkpoint, without the wall-clock times."""
+    metrics = json.loads((run / "last" / checkpoint.METADATA_FILE).read_text())["metrics"]
+    return {k: v for k, v in metrics.items() if not k.startswith("time/")}
+
+
 @pytest.mark.slow
 def test_script_end_to_end_and_exact_resume(tmp_path):
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
@@ -173,10 +179,7 @@ def test_script_end_to_end_and_exact_resume(tmp_path):
     # the same run, stopped after its first evaluation and resumed
     assert run_script("alphazero.py", "--out", resumed, "--total-updates", "2", *TINY_FLAGS).returncode == 0
     assert run_script("alphazero.py", "--out", resumed, "--total-updates", "4", "--resume", *TINY_FLAGS).returncode == 0
-    a = json.loads((straight / "last" / checkpoint.METADATA_FILE).read_text())["metrics"]
-    b = json.loads((resumed / "last" / checkpoint.METADATA_FILE).read_text())["metrics"]
-    assert {k: v for k, v in a.items() if not k.startswith("time/")} == \
-        {k: v for k, v in b.items() if not k.startswith("time/")}
+    assert _last_metrics(straight) == _last_metrics(resumed)
 
 
 TOWER = (1, 8)
@@ -230,10 +233,7 @@ def test_script_trains_a_tower_and_resumes_exactly(tmp_path):
     assert agent.tower == (1, 8) and agent.num_simulations == 6
     assert run_script("alphazero.py", "--out", resumed, "--total-updates", "2", *flags).returncode == 0
     assert run_script("alphazero.py", "--out", resumed, "--total-updates", "4", "--resume", *flags).returncode == 0
-    a = json.loads((straight / "last" / checkpoint.METADATA_FILE).read_text())["metrics"]
-    b = json.loads((resumed / "last" / checkpoint.METADATA_FILE).read_text())["metrics"]
-    assert {k: v for k, v in a.items() if not k.startswith("time/")} == \
-        {k: v for k, v in b.items() if not k.startswith("time/")}
+    assert _last_metrics(straight) == _last_metrics(resumed)
 
 
 def test_script_rejects_bad_flags(tmp_path):
