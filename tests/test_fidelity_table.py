@@ -48,3 +48,18 @@ def test_greedy_rematch_columns_appear_when_a_run_has_them(tmp_path):
     no_draws = next(l for l in reinforce.splitlines() if "replace_draws" in l)
     assert no_draws.endswith("| – | – |")
     assert all(l.count("|") == 9 for l in reinforce.splitlines() if l.startswith("|"))
+
+
+def test_the_kept_summaries_remake_the_same_table(tmp_path):
+    runs, kept = tmp_path / "runs", tmp_path / "kept"
+    _fake(runs / "ppo", [0.8, 0.9], [0.7, 0.8], [0.7, 0.8], [0.3, 0.4], det=([0.75, 0.8], [0.3, 0.35]))
+    _fake(runs / "ppo-no_explore", [0.7, 0.9], [0.6, 0.8], [0.6, 0.8], [0.2, 0.4], det=([0.7, 0.7], [0.2, 0.3]))
+    runs.joinpath("ppo-no_explore", "seeds.md").write_text("# seeds\n")
+    (runs / "ppo-no_td_advantage" / "seed_0").mkdir(parents=True)  # unfinished: not kept
+    (runs / "notes").mkdir()  # not a run: not kept
+    made = fidelity_table.main(fidelity_table.Args(runs=runs, out=tmp_path / "a.md", save_to=kept))
+    assert sorted(p.name for p in kept.iterdir()) == ["ppo", "ppo-no_explore"]
+    assert sorted(p.name for p in (kept / "ppo-no_explore").iterdir()) == [
+        "rematch.csv", "rematch_det.csv", "seeds.md", "summary.json"]
+    assert fidelity_table.main(fidelity_table.Args(runs=kept, out=tmp_path / "b.md")) == made
+    assert "explore` turned back | 2 | 0.800 ± 0.141 (-0.050)" in made
