@@ -6,7 +6,8 @@
 # experiments/published_preset_runs.sh (OUT/<algo>/).
 #
 #   nice -n 10 nohup experiments/published_ablation.sh runs/fidelity > runs/ablation.log 2>&1 &
-#   python experiments/fidelity_table.py runs/fidelity --out docs/results/fidelity/ablation.md
+#   python experiments/fidelity_table.py runs/fidelity --save-to docs/results/fidelity  # keep the summaries
+#   python experiments/fidelity_table.py docs/results/fidelity --out docs/results/fidelity/ablation.md
 #
 # Writes OUT/<algo>-no_<switch>/ (seed_0..seed_3, summary.json, rematch/summary.csv, rematch_det/).
 # Run it again to continue: a finished variant is skipped, an interrupted one resumes from its last checkpoint.
