@@ -2,7 +2,7 @@
 
 The package is layered; each subpackage imports only the ones listed before it:
 
-- ``c4jax.game``: the jitted environment (``env``), bitboards, the public board and its checks;
+- ``c4jax.games.connect_four``: the jitted environment (``env``), bitboards, the public board and its checks;
 - ``c4jax.nets``: CNET128 and its heads;
 - ``c4jax.io``: Orbax checkpoints with metadata, run logs and plots, tables, the device mesh;
 - ``c4jax.agents``: the Agent protocol, Random and N-step lookahead, network agents, batched
@@ -18,7 +18,7 @@ Importing ``c4jax`` gives the game and the agents; the rest is imported on use.
 from c4jax import agents
 from c4jax._version import __version__
 from c4jax.agents import Agent, load
-from c4jax.game import env
-from c4jax.game.env import EnvState
+from c4jax.games.connect_four import env
+from c4jax.games.connect_four.env import EnvState
 
 __all__ = ["Agent", "EnvState", "__version__", "agents", "env", "load"]

@@ -58,7 +58,7 @@ import numpy as np
 import pgx
 
 from c4jax import agents
-from c4jax.game import env
+from c4jax.games.connect_four import env
 
 ENV_RATIO_TARGET = 3.0  # c4jax / pgx steps per second at batch ENV_TARGET_BATCH
 ENV_TARGET_BATCH = 4096

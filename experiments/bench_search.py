@@ -51,7 +51,7 @@ import numpy as np
 
 from c4jax.agents import alphazero, search
 from c4jax.evaluation.protocol import openings
-from c4jax.game import env
+from c4jax.games.connect_four import env
 from c4jax.nets import cnet
 
 UCT_C = 2.0  # OpenSpiel's UCT exploration constant (its examples' default)

@@ -19,8 +19,8 @@ from c4jax import agents
 from c4jax.agents import alphazero as az
 from c4jax.agents import search
 from c4jax.agents.network import agent_from_checkpoint
-from c4jax.game import env
-from c4jax.game.board import mirror_boards
+from c4jax.games.connect_four import env
+from c4jax.games.connect_four.board import mirror_boards
 from c4jax.io import checkpoint
 from c4jax.learning import alphazero as azl
 from c4jax.nets import cnet, tower

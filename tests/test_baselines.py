@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 from c4jax import agents
-from c4jax.game import env
+from c4jax.games.connect_four import env
 from c4jax.agents import reference
 from c4jax.agents.baselines import NStepLookahead, RandomAgent
 
@@ -249,7 +249,7 @@ def all_boards(random_boards) -> np.ndarray:
 
 
 def test_tactical_boards_are_valid():
-    from c4jax.game.board import check_boards
+    from c4jax.games.connect_four.board import check_boards
     boards = np.stack([b for b, _, _ in TACTICAL.values()])
     check_boards(boards, batched=True, allow_finished=False)
 

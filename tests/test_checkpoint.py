@@ -11,7 +11,7 @@ import pytest
 
 from c4jax import agents
 from c4jax.io import checkpoint
-from c4jax.game import env
+from c4jax.games.connect_four import env
 from c4jax.nets import cnet
 from c4jax.agents import arena
 from c4jax.agents.network import NetworkAgent

@@ -10,8 +10,8 @@ import pytest
 
 from c4jax import agents
 from c4jax.learning import data
-from c4jax.game import env
-from c4jax.game.board import check_boards
+from c4jax.games.connect_four import env
+from c4jax.games.connect_four.board import check_boards
 from scripts import run_script
 
 N = 5000

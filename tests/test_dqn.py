@@ -12,7 +12,7 @@ import pytest
 from c4jax import agents, evaluation
 from c4jax.learning import buffer as rb
 from c4jax.io import checkpoint
-from c4jax.game import env
+from c4jax.games.connect_four import env
 from c4jax.agents import arena
 from c4jax.learning import loop
 from c4jax.learning.dqn import DQN, DQNConfig, epsilon, transitions

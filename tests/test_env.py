@@ -1,4 +1,4 @@
-"""Core tests of the Connect Four environment (``c4jax.game.env`` and its board validation).
+"""Core tests of the Connect Four environment (``c4jax.games.connect_four.env`` and its board validation).
 
 Everything here is checked against independent, plain numpy / python code written in
 this file (gravity, the 69 four-cell lines, the design.md §2 shaped reward), never against
@@ -20,8 +20,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from c4jax.game import env
-from c4jax.game.board import check_boards
+from c4jax.games.connect_four import env
+from c4jax.games.connect_four.board import check_boards
 
 ROWS, COLS = 6, 7
 ALLOWED_REWARDS = (-5.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5)

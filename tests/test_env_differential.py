@@ -38,7 +38,7 @@ import numpy as np
 import pgx
 import pytest
 
-from c4jax.game import env
+from c4jax.games.connect_four import env
 
 N_GAMES = 20_000
 SEED = 20240611

@@ -10,7 +10,7 @@ import pytest
 
 from c4jax import agents, evaluation
 from c4jax.evaluation import protocol
-from c4jax.game import env
+from c4jax.games.connect_four import env
 
 KEY = jax.random.key(0)
 step = jax.jit(env.step)

@@ -20,8 +20,8 @@ from flax import struct
 
 from c4jax import agents
 from c4jax.agents import arena
-from c4jax.game import env
-from c4jax.game.board import mirror_boards
+from c4jax.games.connect_four import env
+from c4jax.games.connect_four.board import mirror_boards
 from c4jax.io import checkpoint
 from c4jax.learning import config, loop, losses, onpolicy
 from c4jax.learning.dqn import DQN, DQNConfig, EpsilonGreedy, Transition, behaviour_epsilon, epsilon

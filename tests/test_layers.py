@@ -1,4 +1,4 @@
-"""The package is layered: game -> nets -> io -> agents -> evaluation -> learning -> play.
+"""The package is layered: games -> nets -> io -> agents -> evaluation -> learning -> play.
 
 Every module may import only modules of its own subpackage or of the subpackages before it, no
 module imports a private (``_name``) attribute of another module, and there is no import cycle
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "c4jax"
-LAYERS = ["_version", "game", "nets", "io", "agents", "evaluation", "learning", "play"]
+LAYERS = ["_version", "games", "nets", "io", "agents", "evaluation", "learning", "play"]
 
 
 def _module_name(path: Path) -> str:
@@ -31,7 +31,7 @@ def _imports(path: Path) -> list[tuple[str, list[str]]]:
             out += [(a.name, []) for a in node.names if a.name.startswith("c4jax")]
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("c4jax"):
             names = [a.name for a in node.names]
-            # "from c4jax.game import env" imports the module c4jax.game.env
+            # "from c4jax.games.connect_four import env" imports the module c4jax.games.connect_four.env
             subs = [f"{node.module}.{n}" for n in names if (ROOT.parent / f"{node.module}.{n}".replace(".", "/")).with_suffix(".py").exists()
                     or (ROOT.parent / f"{node.module}.{n}".replace(".", "/")).is_dir()]
             out += [(s, []) for s in subs] + [(node.module, [n for n in names if f"{node.module}.{n}" not in subs])]

@@ -203,7 +203,7 @@ def test_1steplA_beats_random_play_and_answers_like_the_agent_itself(server):
     import jax
 
     from c4jax import agents
-    from c4jax.game import env
+    from c4jax.games.connect_four import env
 
     rng = random.Random(7)
     answers = play_game(server, "1steplA", True, lambda a: rng.choice(a["legal"]))

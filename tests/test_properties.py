@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from c4jax.agents import arena, baselines
-from c4jax.game import env
-from c4jax.game.board import mirror_boards
+from c4jax.games.connect_four import env
+from c4jax.games.connect_four.board import mirror_boards
 from c4jax.learning import buffer as rb
 from c4jax.learning import losses
 

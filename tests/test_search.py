@@ -16,7 +16,7 @@ from c4jax import agents
 from c4jax.agents import alphazero, search
 from c4jax.agents.baselines import RandomAgent
 from c4jax.evaluation import match
-from c4jax.game import env
+from c4jax.games.connect_four import env
 from c4jax.nets import cnet
 from scripts import run_script
 

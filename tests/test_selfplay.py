@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from c4jax import agents
-from c4jax.game import env
+from c4jax.games.connect_four import env
 from c4jax.agents import arena
 
 B = 512

@@ -16,7 +16,7 @@ from c4jax import agents, evaluation
 from c4jax.agents.base import AgentBase
 from c4jax.agents.perfect import ILLEGAL, CENTRE_RANK, solver_available
 from c4jax.evaluation import yardstick
-from c4jax.game.board import check_boards
+from c4jax.games.connect_four.board import check_boards
 from scripts import run_script
 
 needs_solver = pytest.mark.skipif(not solver_available(), reason="needs the solver extra")

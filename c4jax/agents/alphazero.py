@@ -29,8 +29,8 @@ from c4jax.agents.base import AgentBase
 from c4jax.agents.network import agent_from_checkpoint, resolve_checkpoint
 from c4jax.io import checkpoint
 from c4jax.agents.policy import ILLEGAL_SCORE, masked_logits
-from c4jax.game import env
-from c4jax.game.board import check_boards
+from c4jax.games.connect_four import env
+from c4jax.games.connect_four.board import check_boards
 from c4jax.nets import tower as nets
 
 METHODS = ("gumbel", "puct")

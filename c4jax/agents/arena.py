@@ -13,7 +13,7 @@ import jax.numpy as jnp
 from flax import struct
 from jax import Array
 
-from c4jax.game import env
+from c4jax.games.connect_four import env
 from c4jax.agents.base import AgentBase
 from c4jax.io.devices import shard_batch
 

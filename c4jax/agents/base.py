@@ -16,7 +16,7 @@ from typing import Protocol, runtime_checkable
 import jax
 from jax import Array
 
-from c4jax.game.board import check_boards
+from c4jax.games.connect_four.board import check_boards
 
 
 @runtime_checkable

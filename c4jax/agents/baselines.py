@@ -22,11 +22,11 @@ import numpy as np
 from flax import struct
 from jax import Array
 
-from c4jax.game import bitboard as bb
+from c4jax.games.connect_four import bitboard as bb
 from c4jax.agents.base import AgentBase
 from c4jax.agents.policy import ILLEGAL_SCORE
-from c4jax.game import env
-from c4jax.game.bitboard import Bits
+from c4jax.games.connect_four import env
+from c4jax.games.connect_four.bitboard import Bits
 
 COLS = bb.COLS
 _INT_MIN = np.iinfo(np.int32).min

@@ -13,7 +13,7 @@ from jax import Array
 
 from c4jax.agents.base import AgentBase
 from c4jax.agents.policy import ILLEGAL_SCORE, greedy, masked_softmax, sample
-from c4jax.game.board import legal_mask, mirror_boards
+from c4jax.games.connect_four.board import legal_mask, mirror_boards
 from c4jax.io import checkpoint
 from c4jax.nets import cnet
 from c4jax.nets.cnet import CNet

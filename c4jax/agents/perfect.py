@@ -38,7 +38,7 @@ from jax import Array
 
 from c4jax.agents.base import AgentBase
 from c4jax.agents.policy import ILLEGAL_SCORE
-from c4jax.game.board import COLS, LINES, ROWS, check_boards
+from c4jax.games.connect_four.board import COLS, LINES, ROWS, check_boards
 
 ILLEGAL = -100  # solve_scores' value of a full column (real scores lie in [-21, 21])
 MISSING_SOLVER = "the perfect player needs the solver extra: pip install -e '.[solver]'"
@@ -127,7 +127,7 @@ def solve_scores(boards) -> np.ndarray:
     unfinished games. Host-side (numpy); agents call it through ``jax.pure_callback``.
 
     Raises:
-      ValueError: a malformed or finished board (see ``c4jax.game.board.check_boards``).
+      ValueError: a malformed or finished board (see ``c4jax.games.connect_four.board.check_boards``).
       SolverMissingError: the ``solver`` extra is not installed.
     """
     arr = np.asarray(boards)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from c4jax.game.board import COLS, LINE_CELLS, ROWS
+from c4jax.games.connect_four.board import COLS, LINE_CELLS, ROWS
 
 TIE_ORDER = (3, 2, 4, 1, 5, 0, 6)  # deterministic tie-break: closest to the centre, left first
 OWN = {2: 10**2, 3: 10**4, 4: 10**10}

@@ -12,7 +12,7 @@ node's player to move):
 
 The model
 ---------
-Tree nodes embed ``(EnvState, key)``: the real environment state (``c4jax.game.env``)
+Tree nodes embed ``(EnvState, key)``: the real environment state (``c4jax.games.connect_four.env``)
 and a per-node PRNG key. ``recurrent_fn`` steps the environment; the edge's reward is
 the mover's result (+1 when the move wins, 0 otherwise; an illegal move, which the
 masking prevents, would be -1), the discount is -1 on non-terminal moves (the child node
@@ -61,8 +61,8 @@ from mctx._src import search as _mctx_search
 
 from c4jax.agents.base import AgentBase
 from c4jax.agents.policy import ILLEGAL_SCORE, masked_logits
-from c4jax.game import env
-from c4jax.game.board import check_boards, legal_mask
+from c4jax.games.connect_four import env
+from c4jax.games.connect_four.board import check_boards, legal_mask
 
 
 COLS = env.COLS

@@ -31,7 +31,7 @@ import numpy as np
 from jax import Array
 
 from c4jax.agents import arena
-from c4jax.game import env
+from c4jax.games.connect_four import env
 from c4jax.io.devices import to_host
 
 NUM_OPENINGS = 50  # the empty board + 7 * 7 two-move openings

@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 from c4jax.agents import reference, registry
 from c4jax.evaluation.protocol import agent_name
 from c4jax.evaluation.tournament import resolve_agents
-from c4jax.game import env
+from c4jax.games.connect_four import env
 from c4jax.io.tables import Table
 
 

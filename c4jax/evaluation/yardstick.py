@@ -34,7 +34,7 @@ import numpy as np
 from jax import Array
 
 from c4jax.agents.perfect import ILLEGAL
-from c4jax.game.board import COLS, ROWS
+from c4jax.games.connect_four.board import COLS, ROWS
 from c4jax.io.devices import shard_batch, to_host
 
 POSITIONS_FILE = Path(__file__).resolve().parent / "yardstick_positions.npz"

@@ -32,8 +32,8 @@ from jax import Array
 
 from c4jax.agents import arena
 from c4jax.agents.alphazero import METHODS, AlphaZeroAgent, evaluate, search
-from c4jax.game import env
-from c4jax.game.board import mirror_boards
+from c4jax.games.connect_four import env
+from c4jax.games.connect_four.board import mirror_boards
 from c4jax.io.devices import shard_batch
 from c4jax.learning import buffer as rb
 from c4jax.learning.optim import make_optimizer

@@ -35,7 +35,7 @@ import numpy as np
 
 from c4jax import agents
 from c4jax.agents import arena
-from c4jax.game.board import COLS, ROWS, check_boards, mirror_boards
+from c4jax.games.connect_four.board import COLS, ROWS, check_boards, mirror_boards
 
 FORMAT_NAME = "c4jax.dataset"
 FORMAT_VERSION = 1

@@ -33,7 +33,7 @@ from c4jax.agents import arena
 from c4jax.agents.base import AgentBase
 from c4jax.nets.cnet import CNet
 from c4jax.agents.policy import epsilon_greedy
-from c4jax.game.board import legal_mask, mirror_boards
+from c4jax.games.connect_four.board import legal_mask, mirror_boards
 from c4jax.learning.config import SelfPlayConfig
 from c4jax.learning.optim import make_optimizer
 from c4jax.learning.train_state import TrainState

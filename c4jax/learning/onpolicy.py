@@ -35,13 +35,13 @@ import optax
 from flax import struct
 from jax import Array
 
-from c4jax.game import env
+from c4jax.games.connect_four import env
 from c4jax.learning import losses
 from c4jax.agents import arena
 from c4jax.nets.cnet import CNet
 from c4jax.agents.base import AgentBase
 from c4jax.agents.network import NetworkAgent
-from c4jax.game.board import legal_mask, mirror_boards
+from c4jax.games.connect_four.board import legal_mask, mirror_boards
 from c4jax.agents.policy import masked_log_softmax, sample
 from c4jax.io.devices import shard_batch
 from c4jax.learning.optim import make_optimizer

@@ -2,7 +2,7 @@
 
 Standard library only (``http.server.ThreadingHTTPServer``). The server holds no game:
 every request carries the whole game (the move list, who moved first and the agent's
-name), is validated by replaying it with :func:`c4jax.game.env.step`, and is answered from
+name), is validated by replaying it with :func:`c4jax.games.connect_four.env.step`, and is answered from
 that replay, so a bad request can only ever get its own 4xx answer, and any number of games
 costs the server no memory (there is nothing to evict).
 
@@ -75,8 +75,8 @@ from c4jax.agents.alphazero import AlphaZeroAgent
 from c4jax.agents.baselines import NStepLookahead, RandomAgent
 from c4jax.agents.network import NetworkAgent
 from c4jax.agents.search import MCTSAgent
-from c4jax.game import env
-from c4jax.game.board import LINE_CELLS
+from c4jax.games.connect_four import env
+from c4jax.games.connect_four.board import LINE_CELLS
 
 MAX_BODY = 8 * 1024  # bytes; a longer request body gets 413
 MAX_CONNECTIONS = 128  # connections served at once (a thread each); one more gets 503

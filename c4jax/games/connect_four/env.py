@@ -3,7 +3,7 @@
 Every function works on one game and is ``jit``/``vmap``-compatible; batch with
 ``jax.vmap``. The public board (design.md §1) is ``int8[6, 7]``, row 0 on top, ``1`` =
 player to move, ``-1`` = opponent. Internally the state holds bitboards
-(:mod:`c4jax.game.bitboard`) plus, for each player, the set of cells that would
+(:mod:`c4jax.games.connect_four.bitboard`) plus, for each player, the set of cells that would
 complete a four for them. Keeping those sets makes both the win test
 (``cell in mover's winning cells``) and the shaped reward of design.md §2 (which
 needs every immediate threat before and after the move) a handful of bit
@@ -18,9 +18,9 @@ import jax.numpy as jnp
 from flax import struct
 from jax import Array
 
-from c4jax.game import bitboard as bb
-from c4jax.game.bitboard import Bits
-from c4jax.game.board import check_boards
+from c4jax.games.connect_four import bitboard as bb
+from c4jax.games.connect_four.bitboard import Bits
+from c4jax.games.connect_four.board import check_boards
 
 ROWS, COLS = bb.ROWS, bb.COLS
 NUM_ACTIONS = COLS
@@ -52,6 +52,36 @@ class EnvState:
     def first_player_to_move(self) -> Array:
         """bool[]: the player to move is the one who moved first (an even stone count)."""
         return self.num_moves % 2 == 0
+
+    # The game protocol's view of the state (c4jax.games.base): player 0 moves first.
+
+    @property
+    def current_player(self) -> Array:
+        """int32[]: 0 when the first player is to move, else 1."""
+        return (self.num_moves % 2).astype(jnp.int32)
+
+    @property
+    def legal_action_mask(self) -> Array:
+        """bool[7]: the legal columns (``legal_mask``)."""
+        return self.legal_mask
+
+    @property
+    def terminated(self) -> Array:
+        """bool[]: the game is over (``done``)."""
+        return self.done
+
+    @property
+    def truncated(self) -> Array:
+        """bool[]: always False (a game ends by its rules within 42 moves)."""
+        return jnp.zeros_like(self.done)
+
+    @property
+    def rewards(self) -> Array:
+        """float32[2]: the game's result for player 0 (first mover) and player 1: +1 / -1 for the
+        winner / loser once the game is over, else 0 (the sparse reward of the game protocol;
+        ``reward`` is design.md §2's shaped reward of the last move)."""
+        first = jnp.where(self.done, self.winner, 0).astype(jnp.float32)
+        return jnp.stack([first, -first], axis=-1)
 
 
 def init(key: Array | None = None) -> EnvState:

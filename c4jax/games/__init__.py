@@ -1,0 +1,37 @@
+"""The games: the protocol every game implements (``base``), and each game in its own subpackage.
+
+``make(name)`` returns a game object by its id; ``from_pgx(name)`` wraps a pgx environment
+(``pip install 'c4jax[pgx]'``). Every trainer, search, match and tournament takes a game object
+(:class:`c4jax.games.base.Game`); see docs/guide.md, "Adding a game".
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from c4jax.games.base import Game, check_game
+
+# id -> "module:attribute" of the game object (imported on first use)
+GAMES = {
+    "connect_four": "c4jax.games.connect_four.game:GAME",
+}
+
+
+def make(name: str) -> Game:
+    """The game object of ``name`` (one of :data:`GAMES`, or ``pgx:<pgx env id>``)."""
+    if name.startswith("pgx:"):
+        return from_pgx(name[len("pgx:"):])
+    if name not in GAMES:
+        raise ValueError(f"unknown game {name!r}; choose one of {sorted(GAMES)} or pgx:<env id>")
+    module, attr = GAMES[name].split(":")
+    return check_game(getattr(importlib.import_module(module), attr))
+
+
+def from_pgx(name: str, **kwargs) -> Game:
+    """A pgx environment (``pgx.make(name, **kwargs)``) as a game; needs the ``pgx`` extra."""
+    from c4jax.games import pgx_adapter
+
+    return pgx_adapter.PgxGame.make(name, **kwargs)
+
+
+__all__ = ["GAMES", "Game", "check_game", "from_pgx", "make"]

@@ -1,0 +1,93 @@
+"""The contract every game implements: a two-player, zero-sum, turn-based game as pure functions.
+
+The shape follows pgx's ``Env`` API (which JAX RL users already know), duck-typed: nothing here
+imports pgx, and any object with these attributes is a game (``c4jax.games.from_pgx`` wraps a pgx
+environment as one).
+
+A **state** is a ``flax.struct`` dataclass (a pytree) of one game; a batch adds a leading axis
+(``jax.vmap(game.init)``, ``jax.vmap(game.step)``). Every state has
+
+- ``current_player``: ``int32[]``, the player to move, 0 or 1. Players keep their ids for the
+  whole game; a game where a player moves several times in a row (a multi-jump in Checkers)
+  keeps ``current_player`` over those steps, so code that needs "did the player to move change"
+  compares ``current_player`` before and after a step and never assumes that turns alternate.
+- ``legal_action_mask``: ``bool[num_actions]``, the actions the player to move may take (all
+  ``False`` once the game is over).
+- ``rewards``: ``float32[num_players]``, each player's reward for the step that made this state
+  (+1 win, -1 loss, 0 otherwise for the games here). Finished states are absorbing: stepping one
+  returns a finished state, and code that sums rewards counts a step only when the state before
+  it was not finished.
+- ``terminated`` / ``truncated``: ``bool[]``, the game ended by its rules / by a length cap.
+
+A **game** object is hashable and immutable (it may be a static argument of ``jit``) and has
+``id``, ``num_actions``, ``num_players`` (2), ``observation_shape``, ``max_steps`` (a bound on the
+steps of any game, so that batched games fit fixed-size ``lax.scan``/``while_loop`` buffers) and
+
+- ``init(key) -> State`` (the start position; games without chance ignore ``key``),
+- ``step(state, action, key=None) -> State`` (an illegal action ends the game with -1 for its
+  mover),
+- ``observe(state) -> Array`` (what the player to move sees, of ``observation_shape``).
+
+Rewards here are the game's own (sparse): a shaped reward such as Connect Four's (design.md §2)
+belongs to the learning code that uses it (``c4jax.learning``), not to the rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+import jax
+import jax.numpy as jnp
+from jax import Array
+
+
+@runtime_checkable
+class Game(Protocol):
+    id: str
+    num_actions: int
+    num_players: int
+    observation_shape: tuple[int, ...]
+    max_steps: int
+
+    def init(self, key: Array | None = None) -> Any: ...
+
+    def step(self, state: Any, action: Array, key: Array | None = None) -> Any: ...
+
+    def observe(self, state: Any) -> Array: ...
+
+
+def done(state) -> Array:
+    """bool[...]: the game is over (terminated or truncated)."""
+    return state.terminated | state.truncated
+
+
+def mover_reward(before, after) -> Array:
+    """float32[...]: the reward of the step ``before -> after`` for the player who made it
+    (0 when ``before`` was already finished)."""
+    reward = jnp.take_along_axis(after.rewards, before.current_player[..., None].astype(jnp.int32), axis=-1)[..., 0]
+    return jnp.where(done(before), 0.0, reward).astype(jnp.float32)
+
+
+def discount(before, after) -> Array:
+    """float32[...]: the zero-sum discount of the step ``before -> after`` for search and
+    self-play: 0 once the game is over, -1 when the player to move changed (the next node's
+    value is the opponent's), +1 when the same player moves again."""
+    same = after.current_player == before.current_player
+    return jnp.where(done(after), 0.0, jnp.where(same, 1.0, -1.0)).astype(jnp.float32)
+
+
+def check_game(game) -> Game:
+    """``game`` if it has every attribute of :class:`Game`, else a ``TypeError`` naming the missing ones."""
+    missing = [n for n in ("id", "num_actions", "num_players", "observation_shape", "max_steps", "init", "step",
+                           "observe") if not hasattr(game, n)]
+    if missing:
+        raise TypeError(f"{game!r} is not a game: it has no {', '.join(missing)} (c4jax.games.base.Game)")
+    if game.num_players != 2:
+        raise ValueError(f"{game.id}: only two-player games are supported, got num_players={game.num_players}")
+    return game
+
+
+def random_legal_action(key: Array, legal_action_mask: Array) -> Array:
+    """int32[]: a uniformly random legal action (0 when none is legal)."""
+    logits = jnp.where(legal_action_mask, 0.0, -jnp.inf)
+    return jnp.where(legal_action_mask.any(), jax.random.categorical(key, logits), 0).astype(jnp.int32)
