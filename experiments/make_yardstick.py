@@ -86,7 +86,7 @@ def _play(players: tuple, random_prob: Array, key: Array, batch: int) -> tuple[A
     which = jax.random.randint(seat_key, (2, batch), 0, len(players))
     seat_a, seat_b = (_Mixture(players, w, random_prob) for w in which)
     traj = arena.rollout(seat_a, seat_b, arena.initial_states(batch), True, play_key)
-    return traj.boards, traj.valid
+    return traj.observations, traj.valid
 
 
 def collect(cfg: Config, players: list) -> dict[bytes, np.ndarray]:

@@ -79,7 +79,7 @@ def test_the_winning_column_has_the_best_searched_value():
 
 
 def test_selfplay_targets_are_outcomes_for_the_player_to_move():
-    samples, valid, final = jax.jit(azl.selfplay, static_argnums=3)(PARAMS, jax.random.key(3),
+    samples, valid, final, returns = jax.jit(azl.selfplay, static_argnums=3)(PARAMS, jax.random.key(3),
                                                                      jax.vmap(lambda _: env.init())(jnp.arange(3)),
                                                                      azl.AlphaZeroConfig(num_simulations=4))
     chex.assert_shape(samples.board, (3, 42, 6, 7))
@@ -89,6 +89,7 @@ def test_selfplay_targets_are_outcomes_for_the_player_to_move():
         n = int(final.num_moves[g])
         assert valid[g, :n].all() and not valid[g, n:].any()  # one row per move, in order
         winner = int(final.winner[g])  # +1 first player, -1 second, 0 draw
+        np.testing.assert_array_equal(returns[g], [winner, -winner])  # each player's total reward
         for t in range(n):
             assert z[g, t] == (winner if t % 2 == 0 else -winner)
             assert (boards[g, t] != 0).sum() == t  # the position before move t
@@ -98,7 +99,7 @@ def test_selfplay_targets_are_outcomes_for_the_player_to_move():
 
 
 def test_mirrors_flip_boards_and_policies():
-    samples, valid, _ = azl.selfplay(PARAMS, jax.random.key(4), jax.vmap(lambda _: env.init())(jnp.arange(2)),
+    samples, valid, _, _ = azl.selfplay(PARAMS, jax.random.key(4), jax.vmap(lambda _: env.init())(jnp.arange(2)),
                                      azl.AlphaZeroConfig(num_simulations=2))
     rows, row_valid = azl.with_mirrors(samples, valid)
     n = 2 * 42

@@ -16,6 +16,7 @@ from c4jax.games.connect_four import env
 from c4jax.agents import arena
 from c4jax.learning import loop
 from c4jax.learning.dqn import DQN, DQNConfig, epsilon, transitions
+from c4jax.learning import rewards as rewards_lib
 from scripts import run_script
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,7 +61,7 @@ def test_transitions_link_each_board_to_the_next_and_mirror_them(traj):
     n = 16 * env.MAX_MOVES
     boards, nxt, done = items.board[:n].reshape(16, 42, 6, 7), items.next_board[:n].reshape(16, 42, 6, 7), \
         items.done[:n].reshape(16, 42)
-    tb, tv, td = np.asarray(traj.boards), np.asarray(traj.valid), np.asarray(traj.done)
+    tb, tv, td = np.asarray(traj.observations), np.asarray(traj.valid), np.asarray(traj.done)
     np.testing.assert_array_equal(boards, tb)
     for g in range(16):
         for t in range(int(tv[g].sum())):
@@ -77,7 +78,7 @@ def test_transitions_link_each_board_to_the_next_and_mirror_them(traj):
     np.testing.assert_array_equal(items.action[n:], 6 - items.action[:n])
     np.testing.assert_array_equal(items.reward[n:], items.reward[:n])
     np.testing.assert_array_equal(valid[n:], valid[:n])
-    np.testing.assert_array_equal(items.reward[:n].reshape(16, 42), np.asarray(arena.backprop_rewards(traj)))
+    np.testing.assert_array_equal(items.reward[:n].reshape(16, 42), np.asarray(rewards_lib.backprop_rewards(traj)))
 
 
 def test_epsilon_schedule():

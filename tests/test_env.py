@@ -22,6 +22,7 @@ import pytest
 
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.board import check_boards
+from c4jax.learning import rewards as rewards_lib
 
 ROWS, COLS = 6, 7
 ALLOWED_REWARDS = (-5.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5)
@@ -591,7 +592,7 @@ def test_backprop_hand_computed_first_mover_wins():
     # Padded to 10 with garbage rewards that must be masked out.
     rewards = jnp.array([0, 0, 0.5, -1, 0, 0, 1, 7, 0, -3], jnp.float32)
     valid = jnp.arange(10) < 7
-    out = env.backprop_rewards(rewards, valid, jnp.float32(1.0))
+    out = rewards_lib.backprop_episode(rewards, valid, jnp.float32(1.0))
     expected = np.array([
         (1 / 4) ** 3,  # A, t=1 of 4
         -(1 / 3) ** 3,  # B, t=1 of 3
@@ -613,17 +614,17 @@ def test_backprop_second_mover_wins_and_exponent():
     # 6 moves; the first mover loses (outcome -1); each player has T = 3 moves.
     rewards = jnp.array([0, 0, 0, 0.5, -1.5, 1], jnp.float32)
     valid = jnp.ones(6, bool)
-    out = env.backprop_rewards(rewards, valid, jnp.float32(-1.0))
+    out = rewards_lib.backprop_episode(rewards, valid, jnp.float32(-1.0))
     expected = [-(1 / 3) ** 3, (1 / 3) ** 3, -(2 / 3) ** 3, 0.5, -1.5, 1.0]
     np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-6)
-    out1 = env.backprop_rewards(rewards, valid, jnp.float32(-1.0), n=1.0)
+    out1 = rewards_lib.backprop_episode(rewards, valid, jnp.float32(-1.0), n=1.0)
     np.testing.assert_allclose(np.asarray(out1), [-1 / 3, 1 / 3, -2 / 3, 0.5, -1.5, 1.0], rtol=1e-6)
 
 
 def test_backprop_draw_keeps_zeros():
     rewards = jnp.array([0, 0.5, 0, 0, -0.5, 0, 0, 0, 9], jnp.float32)
     valid = jnp.arange(9) < 8
-    out = env.backprop_rewards(rewards, valid, jnp.float32(0.0))
+    out = rewards_lib.backprop_episode(rewards, valid, jnp.float32(0.0))
     np.testing.assert_array_equal(np.asarray(out), [0, 0.5, 0, 0, -0.5, 0, 0, 0, 0])
 
 
@@ -637,7 +638,7 @@ def test_backprop_vmapped_batch_of_different_lengths():
     lengths = np.array([7, 2, 9, 1])
     valid = np.arange(L)[None] < lengths[:, None]
     outcome = np.array([1, 1, -1, 1], np.float32)
-    out = np.asarray(jax.jit(jax.vmap(env.backprop_rewards))(rewards, valid, outcome))
+    out = np.asarray(jax.jit(jax.vmap(rewards_lib.backprop_episode))(rewards, valid, outcome))
     expected = np.zeros((4, L), np.float32)
     expected[0, :7] = [1 / 64, -1 / 27, 0.5, -1.0, 27 / 64, -1.0, 1.0]
     expected[1, :2] = [1.0, -5.0]  # A: t=1 of 1
@@ -649,7 +650,7 @@ def test_backprop_vmapped_batch_of_different_lengths():
     # Row by row, the same as the single-episode call.
     for i in range(4):
         np.testing.assert_allclose(
-            np.asarray(env.backprop_rewards(rewards[i], valid[i], outcome[i])), out[i], rtol=1e-6)
+            np.asarray(rewards_lib.backprop_episode(rewards[i], valid[i], outcome[i])), out[i], rtol=1e-6)
 
 
 # ---------------------------------------------------------------------------------------
@@ -871,11 +872,11 @@ class JitConsistencyTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_backprop_rewards(self):
-        fn = self.variant(functools.partial(env.backprop_rewards, n=3.0))
+        fn = self.variant(functools.partial(rewards_lib.backprop_episode, n=3.0))
         rewards = jnp.array([0, 0, 0.5, -1, 0, 0, 1, 0], jnp.float32)
         valid = jnp.arange(8) < 7
         got = fn(rewards, valid, jnp.float32(1.0))
-        chex.assert_trees_all_close(got, jax.jit(env.backprop_rewards)(rewards, valid, jnp.float32(1.0)),
+        chex.assert_trees_all_close(got, jax.jit(rewards_lib.backprop_episode)(rewards, valid, jnp.float32(1.0)),
                                     rtol=0, atol=0)
         np.testing.assert_allclose(np.asarray(got), [1 / 64, -1 / 27, 0.5, -1, 27 / 64, -1, 1, 0],
                                    rtol=1e-6)

@@ -27,11 +27,13 @@ from c4jax.learning import config, loop, losses, onpolicy
 from c4jax.learning.dqn import DQN, DQNConfig, EpsilonGreedy, Transition, behaviour_epsilon, epsilon
 from c4jax.learning.ppo import PPO, PPOConfig
 from c4jax.learning.reinforce import ReinforceConfig
+from c4jax.learning import rollouts
+from c4jax.learning import rewards as rewards_lib
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scripts import run_script  # noqa: E402
 
-seg = jax.jit(env.backprop_rewards_segments, static_argnames="n")
+seg = jax.jit(rewards_lib.backprop_episode_segments, static_argnames="n")
 
 
 def _segments(rewards, stones):
@@ -49,7 +51,7 @@ def test_segments_one_win_from_the_empty_board():
     got = _segments([0.0, 0.0, 0.0, 0.0, 1.0], stones=0)
     np.testing.assert_allclose(got, [1 / 125, -27 / 125, 27 / 125, -1.0, 1.0], atol=1e-6)
     # the thesis' per-player formula on the same game: winner's own moves 1..3 of 3, loser's 1..2 of 2
-    per_player = env.backprop_rewards(jnp.asarray([0, 0, 0, 0, 1.0]), jnp.ones(5, bool), jnp.float32(1.0))
+    per_player = rewards_lib.backprop_episode(jnp.asarray([0, 0, 0, 0, 1.0]), jnp.ones(5, bool), jnp.float32(1.0))
     np.testing.assert_allclose(per_player, [1 / 27, -1 / 8, 8 / 27, -1.0, 1.0], rtol=1e-6)
 
 
@@ -99,14 +101,14 @@ def test_arena_segments_take_the_start_board_stones_from_the_trajectory():
     starts = arena.random_initial_states(key, 16)
     rand = agents.load("random")
     traj = jax.jit(arena.rollout, static_argnums=())(rand, None, starts, True, jax.random.key(4))
-    got = arena.backprop_rewards(traj, 3.0, "segments")
+    got = rewards_lib.backprop_rewards(traj, 3.0, "segments")
     stones = np.asarray(starts.num_moves)
     assert stones.max() > 0
     for b in range(16):
-        want = env.backprop_rewards_segments(traj.rewards[b], traj.valid[b], jnp.int32(stones[b]), 3.0)
+        want = rewards_lib.backprop_episode_segments(traj.rewards[b], traj.valid[b], jnp.int32(stones[b]), 3.0)
         np.testing.assert_array_equal(got[b], want)
     with pytest.raises(ValueError, match="per_player"):
-        arena.backprop_rewards(traj, 3.0, "bogus")
+        rewards_lib.backprop_rewards(traj, 3.0, "bogus")
 
 
 def test_segments_statistic_on_typical_games():
@@ -115,9 +117,9 @@ def test_segments_statistic_on_typical_games():
     1StepLA self-play games from random start boards, draws replaced (per-player ≈ 0.20, segments ≈ 0.41)."""
     la = agents.load("1steplA")
     starts = arena.random_initial_states(jax.random.key(0), 400)
-    traj, _ = jax.jit(lambda s, k: arena.mixed_rollout_no_draws(la, None, s, 0, k))(starts, jax.random.key(1))
+    traj, _ = jax.jit(lambda s, k: rollouts.mixed_rollout_no_draws(la, None, s, 0, k))(starts, jax.random.key(1))
     zero = np.asarray((traj.rewards == 0) & traj.valid)
-    mean = {v: float(np.abs(np.asarray(arena.backprop_rewards(traj, 3.0, v)))[zero].mean())
+    mean = {v: float(np.abs(np.asarray(rewards_lib.backprop_rewards(traj, 3.0, v)))[zero].mean())
             for v in ("per_player", "segments")}
     assert 0.17 < mean["per_player"] < 0.23, mean
     assert 0.33 < mean["segments"] < 0.47, mean
@@ -131,7 +133,7 @@ def _drawn_in_one():
     rand = agents.load("random")
     traj = jax.jit(arena.rollout)(rand, None, arena.initial_states(3000), True, jax.random.key(0))
     b = int(np.flatnonzero(np.asarray((traj.final.winner == 0) & (traj.length == 42)))[0])
-    return env.from_board(np.asarray(traj.boards[b, 41]))
+    return env.from_board(np.asarray(traj.observations[b, 41]))
 
 
 def test_draws_are_replaced_by_games_from_the_empty_board():
@@ -140,11 +142,11 @@ def test_draws_are_replaced_by_games_from_the_empty_board():
     starts = jax.tree.map(lambda d, o: jnp.concatenate([d[None], o]), drawn, others)
     rand = agents.load("random")
     key = jax.random.key(6)
-    plain, _ = arena.mixed_rollout(rand, None, starts, 0, key)
+    plain, _ = rollouts.mixed_rollout(rand, None, starts, 0, key)
     assert int(plain.final.winner[0]) == 0 and int(plain.length[0]) == 1
-    traj, moves = jax.jit(lambda s, k: arena.mixed_rollout_no_draws(rand, None, s, 0, k))(starts, key)
+    traj, moves = jax.jit(lambda s, k: rollouts.mixed_rollout_no_draws(rand, None, s, 0, k))(starts, key)
     # the drawn game is replaced by a decided game from the empty board
-    assert int(traj.final.winner[0]) != 0 and not np.asarray(traj.boards[0, 0]).any()
+    assert int(traj.final.winner[0]) != 0 and not np.asarray(traj.observations[0, 0]).any()
     np.testing.assert_array_equal(moves[0], traj.valid[0])
     # the decided games are the plain rollout's, untouched
     for b in range(1, 4):

@@ -78,3 +78,50 @@ def test_no_import_cycles():
     for m in sorted(graph):
         if m not in state:
             visit(m, [])
+
+
+# The modules that may import Connect Four's own package (c4jax.games.connect_four) instead of
+# taking a game object (c4jax.games.base.Game), each with the reason. Everything else reaches a
+# game through the protocol or the registry (c4jax.games.make / c4jax.games.CONNECT_FOUR).
+CONNECT_FOUR_ONLY = {
+    "c4jax": "re-exports the Connect Four environment as c4jax.env",
+    "c4jax.games": "the registry",
+    "c4jax.agents.base": "validation of public Connect Four boards at the agents' board entry points",
+    "c4jax.agents.baselines": "N-step lookahead works on Connect Four bitboards (the thesis' baselines)",
+    "c4jax.agents.perfect": "the perfect player (a Connect Four solver)",
+    "c4jax.agents.reference": "the thesis' reference implementations of the baselines",
+    "c4jax.agents.network": "CNET agents play Connect Four boards (mirror averaging, legal columns)",
+    "c4jax.agents.search": "the board entry points rebuild Connect Four states from public boards",
+    "c4jax.agents.alphazero": "the board entry points and the CNET's board masking",
+    "c4jax.agents.arena": "design.md §3 random Connect Four start positions",
+    "c4jax.nets.tower": "the CNET input planes of Connect Four boards",
+    "c4jax.evaluation.protocol": "the thesis' 49 two-move openings",
+    "c4jax.evaluation.timing": "Table 5.1's random Connect Four positions",
+    "c4jax.evaluation.yardstick": "the perfect-play yardstick of solved Connect Four positions",
+    "c4jax.learning.data": "the thesis' supervised dataset (1StepLA on Connect Four)",
+    "c4jax.learning.dqn": "the thesis' DQN on CNET boards (shaped reward, mirrors)",
+    "c4jax.learning.onpolicy": "the thesis' REINFORCE / PPO on CNET boards (shaped reward, mirrors)",
+    "c4jax.learning.rewards": "design.md §2's shaped reward and its back-propagation",
+    "c4jax.learning.rollouts": "the thesis' self-play batches (shaped reward, draws replaced)",
+    "c4jax.learning.alphazero": "Connect Four's random starts and mirror augmentation",
+    "c4jax.play.server": "the browser UI plays Connect Four",
+}
+
+
+def test_games_import_nothing_above_them():
+    for module, path in MODULES.items():
+        if module.startswith("c4jax.games"):
+            for imported, _ in _imports(path):
+                assert imported.startswith("c4jax.games") or imported == "c4jax._version", (module, imported)
+
+
+def test_only_the_connect_four_stages_import_connect_four():
+    for module, path in sorted(MODULES.items()):
+        if module.startswith("c4jax.games.connect_four"):
+            continue
+        direct = [i for i, _ in _imports(path) if i.startswith("c4jax.games.connect_four")]
+        if direct:
+            assert module in CONNECT_FOUR_ONLY, f"{module} imports {direct[0]}: take a game object instead"
+    stale = [m for m in CONNECT_FOUR_ONLY if m in MODULES
+             and not any(i.startswith("c4jax.games.connect_four") for i, _ in _imports(MODULES[m]))]
+    assert not stale, f"no longer Connect-Four-only: {stale}"

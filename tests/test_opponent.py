@@ -1,5 +1,6 @@
 """Training partly against a fixed opponent (--opponent, seed 002): mixed rollouts, configs, collection."""
 
+import functools
 import json
 from pathlib import Path
 
@@ -17,11 +18,13 @@ from c4jax.learning.dqn import DQN, DQNConfig
 from c4jax.learning.opponent import OpponentConfig
 from c4jax.learning.ppo import PPOConfig
 from c4jax.learning.reinforce import ReinforceConfig
+from c4jax.learning import rollouts
+from c4jax.learning.rewards import shaped_reward
 from scripts import run_script
 
 ROOT = Path(__file__).resolve().parent.parent
 B, N_VS = 64, 40
-mixed_rollout = jax.jit(arena.mixed_rollout, static_argnames=("n_vs",))
+mixed_rollout = jax.jit(rollouts.mixed_rollout, static_argnames=("n_vs",))
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +37,7 @@ def mixed():
 
 def test_the_opponent_makes_exactly_the_other_moves_of_its_games(mixed):
     opponent, traj, learner_moves = mixed
-    valid, boards, actions = np.asarray(traj.valid), np.asarray(traj.boards), np.asarray(traj.actions)
+    valid, boards, actions = np.asarray(traj.valid), np.asarray(traj.observations), np.asarray(traj.actions)
     # self-play games: every move is the learner's
     np.testing.assert_array_equal(learner_moves[N_VS:], valid[N_VS:])
     # games against the opponent: the moves alternate and the opponent's are its own (deterministic) choices
@@ -55,7 +58,8 @@ def test_without_an_opponent_it_is_plain_self_play():
     learner = agents.load("random")
     states = arena.random_initial_states(jax.random.key(0), 16)
     traj, moves = mixed_rollout(learner, None, states, 0, jax.random.key(3))
-    plain = jax.jit(arena.rollout)(learner, None, states, True, jax.random.key(3))
+    plain = jax.jit(functools.partial(arena.rollout, reward_fn=shaped_reward))(learner, None, states, True,
+                                                                              jax.random.key(3))
     chex.assert_trees_all_equal(traj, plain)
     np.testing.assert_array_equal(moves, plain.valid)
 

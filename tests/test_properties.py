@@ -134,7 +134,7 @@ def test_random_rollouts_are_well_formed(seed):
         assert valid[b, :length[b]].all() and not valid[b, length[b]:].any()  # a prefix of real moves
         assert done[b].sum() == (length[b] > 0) and (length[b] == 0 or done[b, length[b] - 1])
         assert bool(traj.final.done[b])
-    legal_at_move = np.asarray(traj.boards)[:, :, 0, :] == 0  # top cell empty
+    legal_at_move = np.asarray(traj.observations)[:, :, 0, :] == 0  # top cell empty
     played = np.take_along_axis(legal_at_move, np.asarray(traj.actions)[..., None], axis=-1)[..., 0]
     assert played[valid].all()  # every recorded move was legal
 

@@ -1,5 +1,6 @@
 """Batched rollouts: recorded games replay exactly, accounting is consistent, keys reproduce."""
 
+import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -8,9 +9,11 @@ import pytest
 from c4jax import agents
 from c4jax.games.connect_four import env
 from c4jax.agents import arena
+from c4jax.learning import rewards as rewards_lib
 
 B = 512
-rollout = jax.jit(arena.rollout)
+# the RL trainers' rollouts record design.md §2's shaped reward
+rollout = jax.jit(functools.partial(arena.rollout, reward_fn=rewards_lib.shaped_reward))
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +37,7 @@ def test_valid_is_a_prefix_and_length_matches_stones(random_vs_lookahead):
 
 def test_replaying_recorded_actions_reproduces_boards_rewards_and_outcome(random_vs_lookahead):
     states, first, traj = random_vs_lookahead
-    boards, actions = np.asarray(traj.boards), np.asarray(traj.actions)
+    boards, actions = np.asarray(traj.observations), np.asarray(traj.actions)
     rewards, valid, by_a = np.asarray(traj.rewards), np.asarray(traj.valid), np.asarray(traj.by_a)
     outcome = np.asarray(traj.outcome_a)
     for g in range(0, B, 37):  # a spread of games, each replayed one move at a time
@@ -53,7 +56,7 @@ def test_replaying_recorded_actions_reproduces_boards_rewards_and_outcome(random
 
 def test_agents_only_play_legal_moves(random_vs_lookahead):
     _, _, traj = random_vs_lookahead
-    boards, actions, valid = np.asarray(traj.boards), np.asarray(traj.actions), np.asarray(traj.valid)
+    boards, actions, valid = np.asarray(traj.observations), np.asarray(traj.actions), np.asarray(traj.valid)
     top = np.take_along_axis(boards[:, :, 0, :], actions[..., None], axis=-1)[..., 0]
     assert (top[valid] == 0).all()
     assert (np.asarray(traj.rewards)[valid] != env.REWARD_ILLEGAL).all()
@@ -100,7 +103,7 @@ def test_lookahead_beats_random():
 def test_backprop_rewards_on_trajectories(random_vs_lookahead):
     _, _, traj = random_vs_lookahead
     shaped = np.asarray(traj.rewards)
-    out = np.asarray(arena.backprop_rewards(traj))
+    out = np.asarray(rewards_lib.backprop_rewards(traj))
     valid = np.asarray(traj.valid)
     assert (out[~valid] == 0).all()
     keep = valid & (shaped != 0)

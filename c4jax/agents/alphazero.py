@@ -29,8 +29,10 @@ from c4jax.agents.base import AgentBase
 from c4jax.agents.network import agent_from_checkpoint, resolve_checkpoint
 from c4jax.io import checkpoint
 from c4jax.agents.policy import ILLEGAL_SCORE, masked_logits
+from c4jax.games.base import done
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.board import check_boards
+from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.nets import tower as nets
 
 METHODS = ("gumbel", "puct")
@@ -38,29 +40,36 @@ MAX_SIMULATIONS = 10_000
 DEFAULT_SIMULATIONS = 128  # how a search checkpoint without a saved setting plays (~7 ms a move at batch 1)
 
 
-def evaluate(params, boards: Array, width: int = 128, tower: tuple[int, ...] = ()) -> tuple[Array, Array]:
+def evaluate(params, boards: Array, width: int = 128, tower: tuple[int, ...] = (),
+             game=CONNECT_FOUR) -> tuple[Array, Array]:
     """The network (:func:`c4jax.nets.tower.two_headed`: CNET of ``width``, or the residual ``tower``
-    ``(blocks, channels)``) on public boards ``int8[B, 6, 7]``: masked policy logits ``float32[B, 7]``
-    (illegal columns at the dtype's minimum) and the value ``float32[B]`` in [−1, 1]."""
-    logits, value = nets.two_headed(width, tower).apply({"params": params}, boards)
-    legal = boards[:, 0, :] == 0
-    return masked_logits(logits, legal), jnp.tanh(value)
+    ``(blocks, channels)``) on observations of ``game``: policy logits ``float32[B, A]`` and the
+    value ``float32[B]`` in [−1, 1]. Connect Four's logits are masked to the board's legal columns
+    (illegal ones at the dtype's minimum); other games' observations do not tell the legal
+    actions, so their logits come unmasked (:func:`evaluator` masks them with the states')."""
+    logits, value = nets.two_headed(width, tower, game).apply({"params": params}, boards)
+    if game.id == CONNECT_FOUR.id:
+        logits = masked_logits(logits, boards[:, 0, :] == 0)
+    return logits, jnp.tanh(value)
 
 
-def evaluator(width: int = 128, tower: tuple[int, ...] = ()) -> mcts.Evaluator:
+def evaluator(width: int = 128, tower: tuple[int, ...] = (), game=CONNECT_FOUR) -> mcts.Evaluator:
     """The network as a search evaluator (:data:`c4jax.agents.search.Evaluator`): masked prior
-    logits and ``tanh`` value of each node's board, for its player to move."""
+    logits and ``tanh`` value of each node's observation, for its player to move."""
 
-    def evaluate_states(params, keys: Array, states: env.EnvState) -> tuple[Array, Array]:
+    def evaluate_states(params, keys: Array, states) -> tuple[Array, Array]:
         del keys
-        return evaluate(params, jax.vmap(env.observe)(states), width, tower)
+        logits, value = evaluate(params, jax.vmap(game.observe)(states), width, tower, game)
+        if game.id != CONNECT_FOUR.id:
+            logits = masked_logits(logits, states.legal_action_mask)
+        return logits, value
 
     return evaluate_states
 
 
 def search(params, states: env.EnvState, key: Array, *, num_simulations: int, width: int = 128,
            tower: tuple[int, ...] = (), method: str = "gumbel", gumbel_scale: float = 1.0, max_considered: int = 16,
-           dirichlet_alpha: float = 0.3, dirichlet_fraction: float = 0.25) -> mctx.PolicyOutput:
+           dirichlet_alpha: float = 0.3, dirichlet_fraction: float = 0.25, game=CONNECT_FOUR) -> mctx.PolicyOutput:
     """One batched search from every state of ``EnvState[B]``, with the model of
     :func:`c4jax.agents.search.recurrent_fn` (the environment) and the network as evaluator.
 
@@ -71,13 +80,14 @@ def search(params, states: env.EnvState, key: Array, *, num_simulations: int, wi
     """
     if method not in METHODS:
         raise ValueError(f"search method must be one of {METHODS}, got {method!r}")
-    evaluate_states = evaluator(width, tower)
-    keys = jax.random.split(key, states.done.shape[0])  # per-node keys of the model (unused by the network)
+    evaluate_states = evaluator(width, tower, game)
+    finished = done(states)
+    keys = jax.random.split(key, finished.shape[0])  # per-node keys of the model (unused by the network)
     logits, value = evaluate_states(params, keys, states)
-    root = mctx.RootFnOutput(prior_logits=logits, value=jnp.where(states.done, 0.0, value),
+    root = mctx.RootFnOutput(prior_logits=logits, value=jnp.where(finished, 0.0, value),
                              embedding=(states, jax.random.key_data(keys)))
-    invalid = ~states.legal_mask & ~states.done[:, None]
-    model = mcts.recurrent_fn(evaluate_states)
+    invalid = ~states.legal_action_mask & ~finished[:, None]
+    model = mcts.recurrent_fn(evaluate_states, game)
     if method == "gumbel":
         return mctx.gumbel_muzero_policy(
             params, key, root, model, num_simulations, invalid_actions=invalid,
@@ -112,6 +122,7 @@ class AlphaZeroAgent(AgentBase):
     tower: tuple[int, ...] = struct.field(pytree_node=False, default=())
     num_simulations: int = struct.field(pytree_node=False, default=DEFAULT_SIMULATIONS)
     deterministic: bool = struct.field(pytree_node=False, default=True)
+    game: Any = struct.field(pytree_node=False, default=CONNECT_FOUR)
 
     def __post_init__(self):
         n = self.num_simulations
@@ -126,6 +137,20 @@ class AlphaZeroAgent(AgentBase):
     @property
     def stochastic(self) -> bool:
         return not self.deterministic
+
+    def act_states(self, states, key: Array) -> Array:
+        """A move for each state of the agent's game: the search from the state itself (or the raw
+        policy over its legal actions)."""
+        if self.game.id == CONNECT_FOUR.id:
+            return self._act(jax.vmap(env.observe)(states), key)
+        if self.num_simulations == 0:
+            logits = evaluator(self.width, self.tower, self.game)(self.params, None, states)[0]
+            if self.deterministic:
+                return jnp.argmax(logits, axis=-1).astype(jnp.int32)
+            return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
+        out = search(self.params, states, key, num_simulations=self.num_simulations, width=self.width,
+                     tower=self.tower, gumbel_scale=0.0 if self.deterministic else 1.0, game=self.game)
+        return out.action.astype(jnp.int32)
 
     def _search(self, boards: Array, key: Array) -> mctx.PolicyOutput:
         states = jax.vmap(env.from_board)(boards)

@@ -17,6 +17,7 @@ import jax
 from jax import Array
 
 from c4jax.games.connect_four.board import check_boards
+from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 
 
 @runtime_checkable
@@ -48,11 +49,15 @@ def _jit_act(agent, boards, key):
 class AgentBase:
     """Shared public entry points; subclasses implement ``_scores`` and ``_act`` (pure, batched).
 
+    ``game`` is the game the agent plays (Connect Four unless a subclass says otherwise).
+
     Called with concrete arrays (numpy, lists, jax arrays outside ``jit``), boards are
     validated (``ValueError`` on a wrong shape or dtype, values outside {-1, 0, 1},
     impossible or finished positions) and the call runs jitted; called on tracers
     inside a user's ``jit`` the pure implementation is inlined.
     """
+
+    game = CONNECT_FOUR  # a class attribute, not a pytree field (a subclass may make it a static field)
 
     def scores(self, boards) -> Array:
         if _is_traced(boards):
@@ -63,6 +68,13 @@ class AgentBase:
         if _is_traced(boards) or _is_traced(key):
             return self._act(boards, key)
         return _jit_act(self, check_boards(boards, batched=True, allow_finished=False), key)
+
+    def act_states(self, states, key: Array) -> Array:
+        """int32[B]: a legal action for each game state ``states`` ([B]) of the agent's game
+        (pure and batched, for use inside ``jit``: what :func:`c4jax.agents.arena.rollout` calls).
+        By default the agent plays the observation of each state (``_act``); agents that
+        need the whole state (search) override it."""
+        return self._act(jax.vmap(self.game.observe)(states), key)
 
     def _scores(self, boards: Array) -> Array:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -27,6 +27,7 @@ from c4jax.agents.base import AgentBase
 from c4jax.agents.policy import ILLEGAL_SCORE
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.bitboard import Bits
+from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 
 COLS = bb.COLS
 _INT_MIN = np.iinfo(np.int32).min
@@ -79,10 +80,16 @@ def _minimax(me: Bits, them: Bits, done: Array, depth: int, me_to_move: bool) ->
 
 @struct.dataclass
 class RandomAgent(AgentBase):
-    """Uniform over legal columns. ``scores`` are the probabilities (illegal: -inf)."""
+    """Uniform over legal columns (any game: its legal actions). ``scores`` are the
+    probabilities (illegal: -inf)."""
 
     name: str = struct.field(pytree_node=False, default="random")
     stochastic: bool = struct.field(pytree_node=False, default=True)
+    game: object = struct.field(pytree_node=False, default=CONNECT_FOUR)
+
+    def act_states(self, states, key: Array) -> Array:
+        legal = states.legal_action_mask
+        return jax.random.categorical(key, jnp.where(legal, 0.0, -jnp.inf)).astype(jnp.int32)
 
     def _scores(self, boards: Array) -> Array:
         legal = boards[:, 0, :] == 0

@@ -61,7 +61,9 @@ from mctx._src import search as _mctx_search
 
 from c4jax.agents.base import AgentBase
 from c4jax.agents.policy import ILLEGAL_SCORE, masked_logits
+from c4jax.games import base as games
 from c4jax.games.connect_four import env
+from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.games.connect_four.board import check_boards, legal_mask
 
 
@@ -235,7 +237,7 @@ def mctx_switch(select):
         interior_action_selection_fn=select)
 
 
-def recurrent_fn(evaluate: Evaluator):
+def recurrent_fn(evaluate: Evaluator, game=CONNECT_FOUR):
     """mctx's ``recurrent_fn`` with the environment as the model and ``evaluate`` scoring each new
     node; embeddings are ``(EnvState[B], key data[B])`` (see the module docstring). AlphaZero's
     Gumbel and PUCT searches (:mod:`c4jax.agents.alphazero`) use it too."""
@@ -244,17 +246,15 @@ def recurrent_fn(evaluate: Evaluator):
         del rng_key  # per-node keys instead (see the module docstring)
         state, key_data = embedding
         child_keys = _fold(_wrap(key_data), action + 1)
-        new = jax.vmap(env.step)(state, action)
-        mover = jnp.where(state.first_player_to_move, 1, -1)
-        result = jnp.sign(new.winner * mover).astype(jnp.float32)  # +1 the mover won, -1 it lost
-        reward = jnp.where(state.done, 0.0, result)
-        discount = jnp.where(new.done, 0.0, -1.0).astype(jnp.float32)
+        new = jax.vmap(game.step)(state, action)
+        reward = games.mover_reward(state, new)  # +1 the mover won, -1 it lost
+        discount = games.discount(state, new)  # -1 when the player to move changes, 0 at the end
         logits, value = evaluate(params, _fold(child_keys, jnp.zeros_like(action)), new)
         out = mctx.RecurrentFnOutput(
             reward=reward,
             discount=discount,
-            prior_logits=masked_logits(logits, new.legal_mask),
-            value=jnp.where(new.done, 0.0, value).astype(jnp.float32),
+            prior_logits=masked_logits(logits, new.legal_action_mask),
+            value=jnp.where(games.done(new), 0.0, value).astype(jnp.float32),
         )
         return out, (new, jax.random.key_data(child_keys))
 

@@ -32,6 +32,7 @@ from jax import Array
 
 from c4jax.agents import arena
 from c4jax.games.connect_four import env
+from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.io.devices import to_host
 
 NUM_OPENINGS = 50  # the empty board + 7 * 7 two-move openings
@@ -232,16 +233,18 @@ def _protocol_states() -> tuple[env.EnvState, Array, np.ndarray]:
     return both, a_first, moves
 
 
-def _result(out: dict, a_first: np.ndarray, moves: np.ndarray, name_a: str, name_b: str) -> MatchResult:
-    """A MatchResult from the host copy of one match's ``_play`` output."""
+def _result(out: dict, a_first: np.ndarray, moves: np.ndarray, name_a: str, name_b: str,
+            opening_index: bool = True) -> MatchResult:
+    """A MatchResult from the host copy of one match's ``_play`` output (``opening_index=False``:
+    every game from the start position, opening 0)."""
     games = []
     for i in range(GAMES_PER_MATCH):
-        opening = i % NUM_OPENINGS
+        opening = i % NUM_OPENINGS if opening_index else 0
         played = out["actions"][i][out["valid"][i]]
         games.append(Game(
             opening=opening,
             a_first=bool(a_first[i]),
-            moves=tuple(int(m) for m in moves[opening] if m >= 0) + tuple(int(m) for m in played),
+            moves=tuple(int(m) for m in moves[i % NUM_OPENINGS] if m >= 0) + tuple(int(m) for m in played),
             outcome_a=int(out["outcome_a"][i]),
             length=int(out["length"][i]),
         ))
@@ -254,18 +257,42 @@ def _result(out: dict, a_first: np.ndarray, moves: np.ndarray, name_a: str, name
                        b_first=seat(games[NUM_OPENINGS:]), games=tuple(games))
 
 
-def match(agent_a, agent_b, key: Array) -> MatchResult:
+@functools.partial(jax.jit, static_argnames=("game",))
+def _play_game(agent_a, agent_b, key: Array, game) -> dict:
+    init_key, play_key = jax.random.split(key)
+    states = jax.vmap(game.init)(jax.random.split(init_key, GAMES_PER_MATCH))
+    a_first = jnp.arange(GAMES_PER_MATCH) < NUM_OPENINGS
+    traj = arena.rollout(agent_a, agent_b, states, a_first, play_key, game=game)
+    return {"actions": traj.actions, "valid": traj.valid, "outcome_a": traj.outcome_a, "length": traj.length}
+
+
+def _game_match(agent_a, agent_b, key: Array, game) -> MatchResult:
+    """100 games of ``game`` from its start position, A moving first in the first 50."""
+    out = to_host(_play_game(agent_a, agent_b, key, game))
+    a_first = np.arange(GAMES_PER_MATCH) < NUM_OPENINGS
+    no_openings = np.full((NUM_OPENINGS, 0), -1, np.int32)
+    return _result(out, a_first, no_openings, agent_name(agent_a), agent_name(agent_b), opening_index=False)
+
+
+def match(agent_a, agent_b, key: Array, *, game=None) -> MatchResult:
     """Play the 100-game protocol match of ``agent_a`` against ``agent_b``.
 
     Args:
       agent_a, agent_b: agents (:mod:`c4jax.agents`); pass the same agent twice for a
         self-match.
       key: PRNG key for the agents' sampling (ignored by deterministic agents).
+      game: the game (default: the agents' game, Connect Four). Connect Four plays the
+        thesis' protocol (below); any other game plays 100 games from its start position, A
+        moving first in games 0..49 and B in games 50..99 (the agents' sampling makes them
+        differ).
 
     Returns:
       MatchResult from A's point of view; game ``i < 50`` is opening ``i`` with A first,
       game ``50 + i`` is opening ``i`` with B first.
     """
+    game = getattr(agent_a, "game", None) if game is None else game
+    if game is not None and game.id != CONNECT_FOUR.id:
+        return _game_match(agent_a, agent_b, key, game)
     both, a_first, moves = _protocol_states()
     out = to_host(_play(agent_a, agent_b, both, jnp.asarray(a_first), key))
     return _result(out, a_first, moves, agent_name(agent_a), agent_name(agent_b))

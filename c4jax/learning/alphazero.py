@@ -1,17 +1,19 @@
-"""AlphaZero for Connect Four on mctx (design.md §8): search-guided self-play, one jitted chunk.
+"""AlphaZero on mctx (design.md §8): search-guided self-play, one jitted chunk, for any game
+(Connect Four by default; :class:`c4jax.games.base.Game`).
 
 Each *iteration*, on device:
 
 1. ``games`` self-play games in parallel, every move of every game chosen by a batched
    search (:func:`c4jax.agents.alphazero.search`, the real environment as the model)
-   guided by the current network; a ``lax.scan`` over the 42 plies of all games (finished
-   games idle). The first ``temperature_moves`` plies of a game are sampled from the search
+   guided by the current network; a ``lax.scan`` over the ``game.max_steps`` plies of all
+   games (42 for Connect Four; finished games idle). The first ``temperature_moves`` plies of a game are sampled from the search
    policy; then Gumbel MuZero plays its own choice (through its Gumbel noise) and PUCT the
    most visited column. ``random_start_frac`` of the games start from design.md §3 random
-   positions.
-2. Every position of a finished game, and its mirror, becomes a training row (board,
-   search policy, outcome z for the player to move: +1 win, 0 draw, −1 loss) in a
-   replay buffer (:mod:`c4jax.learning.buffer`).
+   positions (Connect Four only).
+2. Every position of a finished game (and, for Connect Four, its mirror) becomes a training
+   row (observation, search policy, outcome z for the player to move: +1 win, 0 draw, −1
+   loss; the player to move is the state's ``current_player``, so a player who moves twice
+   in a row gets its own outcome twice) in a replay buffer (:mod:`c4jax.learning.buffer`).
 3. ``updates_per_iteration`` Adam steps on minibatches drawn from the buffer, minimising
    the cross-entropy to the search policy plus ``value_weight`` × the squared error of
    ``tanh(value)`` to z.
@@ -24,6 +26,7 @@ chunks. Evaluation and the saved agent play with search (``eval_simulations``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -32,15 +35,17 @@ from jax import Array
 
 from c4jax.agents import arena
 from c4jax.agents.alphazero import METHODS, AlphaZeroAgent, evaluate, search
+from c4jax.games import base as games
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.board import mirror_boards
+from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.io.devices import shard_batch
 from c4jax.learning import buffer as rb
 from c4jax.learning.optim import make_optimizer
 from c4jax.learning.train_state import TrainState
 from c4jax.nets import tower as towers
 
-PLIES = env.MAX_MOVES  # 42
+PLIES = env.MAX_MOVES  # 42, Connect Four's longest game
 
 
 @dataclass(frozen=True)
@@ -104,13 +109,24 @@ class AlphaZeroConfig:
         for name in ("eval_simulations", "play_simulations", "tower_blocks"):
             if getattr(self, name) < 0:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
-        if not 1 <= self.max_considered <= 7:
-            raise ValueError(f"--max-considered must be in 1..7, got {self.max_considered}")
+        if self.max_considered < 1:
+            raise ValueError(f"--max-considered must be >= 1, got {self.max_considered}")
         if not 0.0 <= self.random_start_frac <= 1.0:
             raise ValueError(f"--random-start-frac must be in [0, 1], got {self.random_start_frac}")
-        if 2 * self.games * PLIES > self.buffer_size:
+
+    def check_game(self, game) -> None:
+        """The settings that depend on the game: ``ValueError`` when they do not fit ``game``."""
+        if self.max_considered > game.num_actions:
+            raise ValueError(f"--max-considered must be in 1..{game.num_actions}, got {self.max_considered}")
+        is_c4 = game.id == CONNECT_FOUR.id
+        if not is_c4 and self.random_start_frac > 0:
+            raise ValueError(f"--random-start-frac draws Connect Four's random positions; use 0 for {game.id}")
+        if not is_c4 and not self.tower:
+            raise ValueError(f"the CNET plays Connect Four's boards; {game.id} needs --tower-blocks >= 1")
+        rows = (2 if is_c4 else 1) * self.games * game.max_steps
+        if rows > self.buffer_size:
             raise ValueError(f"--buffer-size ({self.buffer_size}) must hold one iteration's positions "
-                             f"(2 x games x 42 = {2 * self.games * PLIES})")
+                             f"({'2 x ' if is_c4 else ''}games x {game.max_steps} = {rows})")
 
     @property
     def tower(self) -> tuple[int, ...]:
@@ -125,8 +141,8 @@ class AlphaZeroConfig:
 
 @struct.dataclass
 class Sample:
-    board: Array  # int8[6, 7]: the position, from its player to move's point of view
-    policy: Array  # float32[7]: the search's improved policy (0 on full columns)
+    board: Array  # the observation (Connect Four: int8[6, 7] board), for its player to move
+    policy: Array  # float32[num_actions]: the search's improved policy (0 on illegal actions)
     value: Array  # float32[]: the game's outcome for the player to move (+1 / 0 / -1)
 
 
@@ -135,30 +151,37 @@ class AlphaZeroState(TrainState):
     buffer: rb.Buffer  # replay buffer of Samples
 
 
-def selfplay(params, key: Array, states: env.EnvState, cfg: AlphaZeroConfig) -> tuple[Sample, Array, env.EnvState]:
-    """Play the games of ``EnvState[B]`` to the end with search.
+def selfplay(params, key: Array, states, cfg: AlphaZeroConfig, game=CONNECT_FOUR) -> tuple[Sample, Array, Any, Array]:
+    """Play the games of ``states`` ([B] states of ``game``) to the end with search.
 
-    Returns the samples ``Sample[B, 42]`` (ply-major per game), ``valid`` bool[B, 42] (a
-    move was made at that ply) and the final states.
+    Returns the samples ``Sample[B, T]`` (ply-major per game, T = ``game.max_steps``), ``valid``
+    bool[B, T] (a move was made at that ply), the final states and each player's total reward
+    float32[B, 2] (a game still running after T plies counts as a draw).
     """
+    plies = game.max_steps
 
-    def _step(state: env.EnvState, xs):
+    def _step(carry, xs):
+        state, returns = carry
         ply, k = xs
         search_key, pick_key = jax.random.split(k)
         out = search(params, state, search_key, num_simulations=cfg.num_simulations, width=cfg.width,
                      tower=cfg.tower, method=cfg.method, max_considered=cfg.max_considered,
-                     dirichlet_alpha=cfg.dirichlet_alpha, dirichlet_fraction=cfg.dirichlet_fraction)
+                     dirichlet_alpha=cfg.dirichlet_alpha, dirichlet_fraction=cfg.dirichlet_fraction, game=game)
         sampled = jax.random.categorical(pick_key, jnp.log(jnp.maximum(out.action_weights, 1e-30)))
         action = jnp.where(ply < cfg.temperature_moves, sampled, out.action)
-        row = (jax.vmap(env.observe)(state), out.action_weights, ~state.done, state.num_moves % 2 == 0)
-        return jax.vmap(env.step)(state, action.astype(jnp.int32)), row
+        live = ~games.done(state)
+        row = (jax.vmap(game.observe)(state), out.action_weights, live, state.current_player)
+        new = jax.vmap(game.step)(state, action.astype(jnp.int32))
+        return (new, returns + jnp.where(live[:, None], new.rewards, 0.0)), row
 
-    final, (boards, policies, valid, first) = jax.lax.scan(_step, states, (jnp.arange(PLIES), jax.random.split(key, PLIES)))
-    # final.winner: +1 the first player won, -1 the second, 0 draw; z is the mover's outcome.
-    z = jnp.where(first, final.winner[None, :], -final.winner[None, :]).astype(jnp.float32)
-    samples = Sample(board=boards, policy=policies, value=z)
-    swap = lambda x: jnp.swapaxes(x, 0, 1)  # noqa: E731  [42, B, ...] -> [B, 42, ...]
-    return jax.tree.map(swap, samples), swap(valid), final
+    start = (states, jnp.zeros((states.terminated.shape[0], 2), jnp.float32))
+    (final, returns), (boards, policies, valid, player) = jax.lax.scan(
+        _step, start, (jnp.arange(plies), jax.random.split(key, plies)))
+    # z: the outcome of the player to move at each ply
+    z = jnp.take_along_axis(returns[None, :, :], player[..., None].astype(jnp.int32), axis=-1)[..., 0]
+    samples = Sample(board=boards, policy=policies, value=z.astype(jnp.float32))
+    swap = lambda x: jnp.swapaxes(x, 0, 1)  # noqa: E731  [T, B, ...] -> [B, T, ...]
+    return jax.tree.map(swap, samples), swap(valid), final, returns
 
 
 def with_mirrors(samples: Sample, valid: Array) -> tuple[Sample, Array]:
@@ -170,9 +193,11 @@ def with_mirrors(samples: Sample, valid: Array) -> tuple[Sample, Array]:
 
 
 def loss_fn(params, batch: Sample, *, width: int, value_weight: float,
-            tower: tuple[int, ...] = ()) -> tuple[Array, dict]:
-    """Cross-entropy to the search policy + ``value_weight`` × (tanh(value) − z)²."""
-    logits, value = evaluate(params, batch.board, width, tower)
+            tower: tuple[int, ...] = (), game=CONNECT_FOUR) -> tuple[Array, dict]:
+    """Cross-entropy to the search policy + ``value_weight`` × (tanh(value) − z)². Connect Four's
+    logits are masked to the legal columns of the board; other games' are not (the policy
+    target is 0 on illegal actions)."""
+    logits, value = evaluate(params, batch.board, width, tower, game=game)
     policy_loss = -jnp.sum(batch.policy * jax.nn.log_softmax(logits, axis=-1), axis=-1).mean()
     value_loss = jnp.mean((value - batch.value) ** 2)
     return policy_loss + value_weight * value_loss, {"train/policy_loss": policy_loss, "train/value_loss": value_loss}
@@ -188,8 +213,10 @@ class AlphaZero:
 
     batch_fields = tuple(f"buffer.{f}" for f in rb.BATCH_FIELDS)  # the replay storage, split over devices
 
-    def __init__(self, cfg: AlphaZeroConfig, freeze_conv: bool = False):
-        self.cfg = cfg
+    def __init__(self, cfg: AlphaZeroConfig, freeze_conv: bool = False, game=CONNECT_FOUR):
+        games.check_game(game)
+        cfg.check_game(game)
+        self.cfg, self.game = cfg, game
         self.batch_sizes = {"--games": cfg.games, "--batch-size": cfg.batch_size, "--buffer-size": cfg.buffer_size}
         self.tx = make_optimizer(cfg.learning_rate, cfg.weight_decay, freeze_conv)
         self.chunk = jax.jit(self._chunk)
@@ -202,20 +229,24 @@ class AlphaZero:
     def fresh_params(self, key: Array):
         """The network's initial parameters when it is not a CNET (:func:`c4jax.learning.loop.initial_state`
         makes a CNET's, with ``--init-from``)."""
-        return towers.init_params(key, tower=self.cfg.tower) if self.cfg.tower else None
+        return towers.init_params(key, tower=self.cfg.tower, game=self.game) if self.cfg.tower else None
 
     def agent_of(self, params, label: str, sampled: bool = False, symmetric: bool = False) -> AlphaZeroAgent:
         """The agent the evaluation matches play and ``best/`` saves: search with ``eval_simulations``."""
         del symmetric  # the search plays the position as it is
-        return AlphaZeroAgent(params=params, label=label, width=self.cfg.width,
-                              tower=self.cfg.tower, num_simulations=self.cfg.eval_simulations, deterministic=not sampled)
+        return AlphaZeroAgent(params=params, label=label, width=self.cfg.width, tower=self.cfg.tower,
+                              num_simulations=self.cfg.eval_simulations, deterministic=not sampled, game=self.game)
 
     def init(self, key: Array, params) -> AlphaZeroState:
-        example = Sample(board=jnp.zeros((6, 7), jnp.int8), policy=jnp.zeros(7, jnp.float32), value=jnp.float32(0))
+        obs = self.game.observe(self.game.init(jax.random.key(0)))
+        example = Sample(board=jnp.zeros(obs.shape, obs.dtype), policy=jnp.zeros(self.game.num_actions, jnp.float32),
+                         value=jnp.float32(0))
         return AlphaZeroState.create(params, self.tx, key, buffer=rb.init(example, self.cfg.buffer_size))
 
-    def _starts(self, key: Array) -> env.EnvState:
+    def _starts(self, key: Array):
         cfg = self.cfg
+        if self.game.id != CONNECT_FOUR.id:  # the game's own start positions (pgx: who moves first is drawn)
+            return shard_batch(jax.vmap(self.game.init)(jax.random.split(key, cfg.games)))
         pick_key, start_key = jax.random.split(key)
         random = arena.random_initial_states(start_key, cfg.games)
         empty = arena.initial_states(cfg.games)
@@ -227,7 +258,7 @@ class AlphaZero:
         cfg = self.cfg
         batch = rb.sample(state.buffer, key, cfg.batch_size)
         (loss, aux), grads = jax.value_and_grad(loss_fn, has_aux=True)(
-            state.params, batch, width=cfg.width, value_weight=cfg.value_weight, tower=cfg.tower)
+            state.params, batch, width=cfg.width, value_weight=cfg.value_weight, tower=cfg.tower, game=self.game)
         updates, opt_state = self.tx.update(grads, state.opt_state, state.params)
         params = jax.tree.map(lambda p, u: p + u, state.params, updates)
         return state.replace(params=params, opt_state=opt_state, updates=state.updates + 1), {"train/loss": loss, **aux}
@@ -235,8 +266,12 @@ class AlphaZero:
     def _iteration(self, state: AlphaZeroState, _):
         cfg = self.cfg
         key, start_key, play_key, update_key = jax.random.split(state.key, 4)
-        samples, valid, final = selfplay(state.params, play_key, self._starts(start_key), cfg)
-        rows, row_valid = with_mirrors(samples, valid)
+        samples, valid, _, returns = selfplay(state.params, play_key, self._starts(start_key), cfg, self.game)
+        if self.game.id == CONNECT_FOUR.id:
+            rows, row_valid = with_mirrors(samples, valid)
+        else:
+            rows = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), samples)
+            row_valid = valid.reshape(-1)
         state = state.replace(buffer=rb.add(state.buffer, rows, row_valid), key=key,
                               episodes=state.episodes + cfg.games)
         state, m = jax.lax.scan(self._update, state, jax.random.split(update_key, cfg.updates_per_iteration))
@@ -244,8 +279,8 @@ class AlphaZero:
         metrics = {k: v.mean() for k, v in m.items()}
         metrics.update({
             "selfplay/length": lengths.mean(),
-            "selfplay/first_player_wins": (final.winner == 1).mean(dtype=jnp.float32),
-            "selfplay/draws": (final.winner == 0).mean(dtype=jnp.float32),
+            "selfplay/first_player_wins": (returns[:, 0] > 0).mean(dtype=jnp.float32),  # player 0
+            "selfplay/draws": (returns[:, 0] == 0).mean(dtype=jnp.float32),
         })
         return state, metrics
 

@@ -308,7 +308,7 @@ def _play(agent, key, batch: int):
     start_key, play_key = jax.random.split(key)
     states = arena.random_initial_states(start_key, batch)
     traj = arena.rollout(agent, None, states, True, play_key)
-    return traj.boards, traj.actions.astype(jnp.int8), traj.valid
+    return traj.observations, traj.actions.astype(jnp.int8), traj.valid
 
 
 def generate(num_pairs: int = 200_000, *, seed: int = 0, batch: int = 4096, progress: bool = False) -> Dataset:

@@ -37,6 +37,8 @@ from c4jax.games.connect_four.board import legal_mask, mirror_boards
 from c4jax.learning.config import SelfPlayConfig
 from c4jax.learning.optim import make_optimizer
 from c4jax.learning.train_state import TrainState
+from c4jax.learning import rollouts
+from c4jax.learning import rewards as rewards_lib
 
 
 @dataclass(frozen=True)
@@ -159,11 +161,11 @@ class EpsilonGreedy(AgentBase):
 
 def transitions(traj: arena.Trajectory, n: float, variant: str = "per_player") -> tuple[Transition, Array]:
     """Flat transitions [2·B·42] of the recorded games and their mirrors, with a valid mask
-    (``variant``: the reward back-propagation, ``arena.backprop_rewards``)."""
-    rewards = arena.backprop_rewards(traj, n, variant)
-    nxt = jnp.concatenate([traj.boards[:, 1:], jnp.zeros_like(traj.boards[:, :1])], axis=1)
+    (``variant``: the reward back-propagation, ``rewards_lib.backprop_rewards``)."""
+    rewards = rewards_lib.backprop_rewards(traj, n, variant)
+    nxt = jnp.concatenate([traj.observations[:, 1:], jnp.zeros_like(traj.observations[:, :1])], axis=1)
     nxt = jnp.where(traj.done[..., None, None], 0, nxt)
-    t = Transition(board=traj.boards, action=traj.actions, reward=rewards, next_board=nxt, done=traj.done)
+    t = Transition(board=traj.observations, action=traj.actions, reward=rewards, next_board=nxt, done=traj.done)
     m = t.replace(board=mirror_boards(t.board), action=6 - t.action, next_board=mirror_boards(t.next_board))
     both = jax.tree.map(lambda a, b: jnp.concatenate([a, b]).reshape((-1,) + a.shape[2:]), t, m)
     valid = jnp.concatenate([traj.valid, traj.valid]).reshape(-1)
@@ -255,7 +257,7 @@ class DQN:
         eps = behaviour_epsilon(cfg, state)
         behaviour = EpsilonGreedy(params=state.params, epsilon=eps, net=self.net, mirror_avg=cfg.selfplay_mirror_avg)
         n_vs = cfg.opponent_games(games)
-        play = arena.mixed_rollout_no_draws if cfg.replace_draws else arena.mixed_rollout
+        play = rollouts.mixed_rollout_no_draws if cfg.replace_draws else rollouts.mixed_rollout
         traj, _ = play(behaviour, cfg.opponent_agent, starts, n_vs, play_key)
         items, valid = transitions(traj, cfg.reward_backprop_n, cfg.reward_backprop)
         state = state.replace(buffer=rb.add(state.buffer, items, valid), key=key,

@@ -46,6 +46,8 @@ from c4jax.agents.policy import masked_log_softmax, sample
 from c4jax.io.devices import shard_batch
 from c4jax.learning.optim import make_optimizer
 from c4jax.learning.train_state import TrainState
+from c4jax.learning import rollouts
+from c4jax.learning import rewards as rewards_lib
 
 MAX_MOVES = env.MAX_MOVES  # 42
 EPISODE_ROWS = 2 * MAX_MOVES  # one episode and its mirror
@@ -150,7 +152,7 @@ def collect_mixed(params, key: Array, states: env.EnvState, opponent, n_vs: int,
                   unmasked_log_probs: bool = False) -> tuple[Batch, Array]:
     """``collect``, with the first ``n_vs`` games played against a fixed ``opponent`` agent.
 
-    In those games (``arena.mixed_rollout``: the learner's seat is random) only the
+    In those games (``rollouts.mixed_rollout``: the learner's seat is random) only the
     learner's own moves are training rows (``valid``); the opponent's moves are part of
     the environment: they shape the returns and advantages of the learner's moves
     (``G_t = r_t - gamma * G_{t+1}`` runs over every move of the game) but are not
@@ -159,7 +161,7 @@ def collect_mixed(params, key: Array, states: env.EnvState, opponent, n_vs: int,
     played in each game.
 
     The published code's variants (design.md §7a), all off by default: ``backprop``
-    (``arena.backprop_rewards``), ``replace_draws`` (``arena.mixed_rollout_no_draws``);
+    (``rewards_lib.backprop_rewards``), ``replace_draws`` (``rollouts.mixed_rollout_no_draws``);
     ``explore`` > 0 or ``mirror_avg``: self-play with that probability of a uniform legal
     move, else sampling the (mirror-averaged) logits; ``td_advantage``: value targets
     ``returns = r - gamma (1 - done) V̄(s')`` and advantages ``returns - V̄(s)`` with the
@@ -171,11 +173,11 @@ def collect_mixed(params, key: Array, states: env.EnvState, opponent, n_vs: int,
                              sampled=True, symmetric=False)
     else:
         agent = _Behaviour(params=params, explore=explore, width=width, mirror_avg=mirror_avg)
-    play = arena.mixed_rollout_no_draws if replace_draws else arena.mixed_rollout
+    play = rollouts.mixed_rollout_no_draws if replace_draws else rollouts.mixed_rollout
     traj, learner_moves = play(agent, opponent, states, n_vs, key)
-    rewards = arena.backprop_rewards(traj, backprop_n, backprop)  # [B, 42]
+    rewards = rewards_lib.backprop_rewards(traj, backprop_n, backprop)  # [B, 42]
     if td_advantage:
-        v_bar = _mirror_avg_value(params, traj.boards, width)  # [B, 42]: V̄(s_t)
+        v_bar = _mirror_avg_value(params, traj.observations, width)  # [B, 42]: V̄(s_t)
         returns, td_adv = jax.vmap(losses.one_step_td, in_axes=(0, 0, 0, 0, None))(
             rewards, v_bar, traj.valid, traj.done, gamma)
     else:
@@ -186,7 +188,7 @@ def collect_mixed(params, key: Array, states: env.EnvState, opponent, n_vs: int,
 
     played = _pair(traj.valid, traj.valid)
     valid = _pair(learner_moves, learner_moves)
-    boards = _pair(traj.boards, mirror_boards(traj.boards))
+    boards = _pair(traj.observations, mirror_boards(traj.observations))
     actions = _pair(traj.actions, jnp.where(traj.valid, env.COLS - 1 - traj.actions, 0))
     logits, values = _apply(params, boards, width)  # [B, 2, 42, 7], [B, 2, 42]
     legal = jnp.ones_like(legal_mask(boards)) if unmasked_log_probs else legal_mask(boards)

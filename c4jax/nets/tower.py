@@ -2,16 +2,18 @@
 (design.md §8), as an alternative to the two-headed CNET.
 
 ``Tower(blocks, channels)`` maps public boards ``int8[B, 6, 7]`` to ``(float32[B, 7],
-float32[B])`` (policy logits, value), like ``CNet(heads="two")``:
+float32[B])`` (policy logits, value), like ``CNet(heads="two")``, and any other game's
+``[B, H, W(, C)]`` observations to ``num_actions`` logits and a value:
 
-- the CNET input planes (:func:`c4jax.nets.cnet.preprocess`), a 3x3 convolution to ``channels``;
+- the input planes (:func:`encode`: the CNET planes of :func:`c4jax.nets.cnet.preprocess` for
+  Connect Four), a 3x3 convolution to ``channels``;
 - ``blocks`` residual blocks: 3x3 conv -> ReLU -> 3x3 conv, added to the block's input, ReLU;
   the second convolution of each block starts at zero, so every block starts as the identity
   (the tower trains without normalisation layers);
 - policy head: 1x1 conv to 2 planes -> ReLU -> Dense(7); value head: 1x1 conv to 1 plane ->
   ReLU -> Dense(64) -> ReLU -> Dense(1).
 
-All convolutions keep the 6x7 board ("same" padding with zeros) and run as im2col matmuls
+All convolutions keep the board size ("same" padding with zeros) and run as im2col matmuls
 (:class:`c4jax.nets.cnet.ValidConv` on the padded input), which is what is fast on a CPU.
 """
 
@@ -21,6 +23,7 @@ import flax.linen as nn
 import jax.numpy as jnp
 from jax import Array
 
+from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.nets.cnet import CNet, ValidConv, preprocess
 
 
@@ -36,39 +39,77 @@ class SameConv3(nn.Module):
         return ValidConv(self.features, (3, 3), kernel_init=self.kernel_init, name="conv")(x)
 
 
+ENCODINGS = ("connect_four", "hw", "hwc")
+
+
+def encode(observations: Array, encoding: str) -> Array:
+    """float32[..., H, W, C]: the network input of ``observations``: Connect Four boards through the
+    CNET planes (``"connect_four"``), other games' observations as they are (``"hwc"``: already
+    ``[H, W, C]``; ``"hw"``: one plane ``[H, W]``)."""
+    if encoding == "connect_four":
+        return preprocess(observations)
+    x = jnp.asarray(observations).astype(jnp.float32)
+    if encoding == "hw":
+        return x[..., None]
+    if encoding == "hwc":
+        return x
+    raise ValueError(f"encoding must be one of {ENCODINGS}, got {encoding!r}")
+
+
+def encoding_for(game) -> str:
+    """The :func:`encode` mode of ``game``'s observations."""
+    if game.id == CONNECT_FOUR.id:
+        return "connect_four"
+    if len(game.observation_shape) == 2:
+        return "hw"
+    if len(game.observation_shape) == 3:
+        return "hwc"
+    raise ValueError(f"the residual tower takes [H, W] or [H, W, C] observations; {game.id}'s are "
+                     f"{game.observation_shape}")
+
+
 class Tower(nn.Module):
-    """Residual tower: ``blocks`` blocks of ``channels`` 3x3 filters, policy and value heads."""
+    """Residual tower: ``blocks`` blocks of ``channels`` 3x3 filters, policy and value heads.
+
+    ``num_actions`` policy logits; ``encoding`` says how observations become input planes
+    (:func:`encode`; Connect Four by default)."""
 
     blocks: int = 4
     channels: int = 64
+    num_actions: int = 7
+    encoding: str = "connect_four"
 
     @nn.compact
     def __call__(self, boards: Array) -> tuple[Array, Array]:
-        x = nn.relu(SameConv3(self.channels, name="stem")(preprocess(boards)))
+        x = nn.relu(SameConv3(self.channels, name="stem")(encode(boards, self.encoding)))
         for i in range(self.blocks):
             y = nn.relu(SameConv3(self.channels, name=f"block{i}_a")(x))
             y = SameConv3(self.channels, kernel_init=nn.initializers.zeros_init(), name=f"block{i}_b")(y)
             x = nn.relu(x + y)
         lead = x.shape[:-3]
         p = nn.relu(nn.Dense(2, name="policy_conv")(x)).reshape(lead + (-1,))
-        logits = nn.Dense(7, name="policy")(p)
+        logits = nn.Dense(self.num_actions, name="policy")(p)
         v = nn.relu(nn.Dense(1, name="value_conv")(x)).reshape(lead + (-1,))
         v = nn.relu(nn.Dense(64, name="value_hidden")(v))
         return logits, nn.Dense(1, name="value")(v)[..., 0]
 
 
-def two_headed(width: int = 128, tower: tuple[int, ...] = ()) -> nn.Module:
-    """The two-headed network of an AlphaZero agent: ``Tower(*tower)`` (``(blocks, channels)``),
-    or ``CNet(width, heads="two")`` when ``tower`` is empty."""
+def two_headed(width: int = 128, tower: tuple[int, ...] = (), game=CONNECT_FOUR) -> nn.Module:
+    """The two-headed network of an AlphaZero agent for ``game`` (Connect Four by default):
+    ``Tower(*tower)`` (``(blocks, channels)``), or ``CNet(width, heads="two")`` when ``tower`` is
+    empty (Connect Four only: other games need a tower)."""
     if tower:
         blocks, channels = tower
-        return Tower(blocks=blocks, channels=channels)
+        return Tower(blocks=blocks, channels=channels, num_actions=game.num_actions, encoding=encoding_for(game))
+    if game.id != CONNECT_FOUR.id:
+        raise ValueError(f"the CNET plays Connect Four's boards; {game.id} needs the residual tower (--tower-blocks)")
     return CNet(width=width, heads="two")
 
 
-def init_params(key: Array, width: int = 128, tower: tuple[int, ...] = ()):
-    """Fresh parameters of :func:`two_headed` ``(width, tower)``."""
-    return two_headed(width, tower).init(key, jnp.zeros((1, 6, 7), jnp.int8))["params"]
+def init_params(key: Array, width: int = 128, tower: tuple[int, ...] = (), game=CONNECT_FOUR):
+    """Fresh parameters of :func:`two_headed` ``(width, tower, game)``."""
+    net = two_headed(width, tower, game)
+    return net.init(key, jnp.zeros((1,) + tuple(game.observation_shape), jnp.int8))["params"]
 
 
 def from_metadata(network: dict) -> tuple[int, ...]:
