@@ -26,7 +26,7 @@ from c4jax.learning import rewards as rewards_lib
 
 ROWS, COLS = 6, 7
 ALLOWED_REWARDS = (-5.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5)
-STATE_FIELDS = ("legal_mask", "done", "reward", "winner", "num_moves")
+STATE_FIELDS = ("legal_mask", "done", "winner", "num_moves")
 
 # ---------------------------------------------------------------------------------------
 # Independent reference helpers (plain numpy / python, no c4jax code)
@@ -166,6 +166,17 @@ def assert_valid_boards(boards: np.ndarray):
 step = jax.jit(env.step)
 observe = jax.jit(env.observe)
 from_board_jit = jax.jit(env.from_board)
+shaped = jax.jit(rewards_lib.shaped_reward)
+
+
+def reward_of(state, action) -> float:
+    """design.md §2 shaped reward of playing ``action`` in ``state`` (c4jax.learning.rewards)."""
+    return float(shaped(state, step(state, action), action))
+
+
+def last_reward(states, moves) -> float:
+    """The shaped reward of the last move of ``play(moves)``."""
+    return float(shaped(states[-2], states[-1], moves[-1]))
 
 
 def play(cols, state=None):
@@ -276,10 +287,9 @@ def test_init_shapes_and_dtypes():
     s = env.init()
     chex.assert_shape(s.legal_mask, (7,))
     chex.assert_type([s.legal_mask, s.done], bool)
-    chex.assert_type(s.reward, jnp.float32)
     chex.assert_type([s.winner, s.num_moves], jnp.int32)
     assert np.asarray(s.legal_mask).all() and not bool(s.done)
-    assert int(s.winner) == 0 and int(s.num_moves) == 0 and float(s.reward) == 0.0
+    assert int(s.winner) == 0 and int(s.num_moves) == 0
     assert bool(s.first_player_to_move)
     board = observe(s)
     chex.assert_shape(board, (6, 7))
@@ -305,7 +315,8 @@ def test_wins_in_every_direction(name):
     final = states[-1]
     assert bool(final.done)
     assert int(final.winner) == winner
-    assert float(final.reward) == 1.0
+    assert last_reward(states, moves) == 1.0
+    np.testing.assert_array_equal(final.rewards, [winner, -winner])  # the game protocol's result
     assert int(final.num_moves) == len(moves)
     assert not np.asarray(final.legal_mask).any()
     np.testing.assert_array_equal(np.asarray(observe(final)), literal)
@@ -314,7 +325,6 @@ def test_wins_in_every_direction(name):
     rebuilt = env.from_board(literal)
     assert bool(rebuilt.done) and int(rebuilt.winner) == winner
     assert int(rebuilt.num_moves) == len(moves)
-    assert float(rebuilt.reward) == 1.0
     assert not np.asarray(rebuilt.legal_mask).any()
 
 
@@ -336,7 +346,8 @@ def test_full_board_draw(moves, rows):
         np.testing.assert_array_equal(np.asarray(s.legal_mask), np.asarray(observe(s))[0] == 0)
     final = states[-1]
     assert bool(final.done) and int(final.winner) == 0
-    assert float(final.reward) == 0.0
+    assert last_reward(states, moves) == 0.0
+    np.testing.assert_array_equal(final.rewards, [0.0, 0.0])
     assert int(final.num_moves) == 42
     assert not np.asarray(final.legal_mask).any()
     np.testing.assert_array_equal(np.asarray(observe(final)), final_board)
@@ -354,11 +365,11 @@ def test_draw_ending_move_scores_zero_even_when_it_blocks():
     s = env.from_board(before)
     np.testing.assert_array_equal(np.asarray(s.legal_mask), [0, 0, 0, 0, 1, 0, 0])
     after = step(s, 4)
-    assert float(after.reward) == 0.0
+    assert reward_of(s, 4) == 0.0
     assert bool(after.done) and int(after.winner) == 0 and int(after.num_moves) == 42
     assert reference_reward(before, 4) == 0.0
     # Played from the start, the last (O) move is the same.
-    assert float(play(BLOCKING_DRAW_MOVES)[-1].reward) == 0.0
+    assert last_reward(play(BLOCKING_DRAW_MOVES), BLOCKING_DRAW_MOVES) == 0.0
 
 
 def test_gravity_and_perspective_swap():
@@ -405,7 +416,7 @@ def test_gravity_and_perspective_swap():
 def test_illegal_moves(prefix, action, winner):
     before = play(prefix)[-1]
     after = step(before, action)
-    assert float(after.reward) == -5.0
+    assert reward_of(before, action) == -5.0
     assert bool(after.done)
     assert int(after.winner) == winner
     assert not np.asarray(after.legal_mask).any()
@@ -565,7 +576,7 @@ def test_reward_cases(name):
     s = env.from_board(board)
     assert not bool(s.done)
     after = step(s, action)
-    assert float(after.reward) == reward
+    assert reward_of(s, action) == reward
     assert bool(after.done) == done
     if done:  # the mover won: it is the first player iff it moved on an even count
         assert int(after.winner) == (1 if int(s.num_moves) % 2 == 0 else -1)
@@ -578,7 +589,7 @@ def test_plays_under_opponent_win_is_the_only_leaving_column():
     # caused by opening (row 4, col 3), not by an already playable threat.
     board = parse(REWARD_CASES["plays_under_opponent_win"][0])
     s = env.from_board(board)
-    rewards = [float(step(s, a).reward) for a in range(7)]
+    rewards = [reward_of(s, a) for a in range(7)]
     assert rewards == [0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0]
     assert rewards == [reference_reward(board, a) for a in range(7)]
 
@@ -684,6 +695,13 @@ def _to_numpy(states, actions) -> dict:
     out["first"] = np.asarray(states.first_player_to_move)
     out["board"] = np.asarray(observe_all(states))
     out["action"] = np.asarray(actions)
+    # the shaped reward of move t, at t + 1 (index 0: no move yet; 0 once the game is over)
+    both = (lambda x: x[..., :-1], lambda x: x[..., 1:])
+    before = jax.tree.map(lambda x: x[:, :-1] if states.done.ndim == 2 else x[:-1], states)
+    after = jax.tree.map(lambda x: x[:, 1:] if states.done.ndim == 2 else x[1:], states)
+    reward_fn = jax.vmap(shaped) if states.done.ndim == 2 else shaped
+    moved = np.asarray(reward_fn(before, after, jnp.asarray(actions)))
+    out["reward"] = np.concatenate([np.zeros(moved.shape[:-1] + (1,), np.float32), moved], axis=-1)
     out["states"] = states
     return out
 
@@ -729,8 +747,9 @@ def _check_trajectories(p):
         expected[live, rows[live], a[live]] = 1
         np.testing.assert_array_equal(board[live, t + 1], -expected[live])
         np.testing.assert_array_equal(nm[live, t + 1], nm[live, t] + 1)
-        for f in ("board", "done", "winner", "num_moves", "reward", "legal_mask"):
+        for f in ("board", "done", "winner", "num_moves", "legal_mask"):
             np.testing.assert_array_equal(p[f][~live, t + 1], p[f][~live, t])
+        np.testing.assert_array_equal(p["reward"][~live, t + 1], 0.0)  # no move, no reward
     assert done[:, -1].all(), "every game ends within 42 moves"
     assert not done[:, 0].any()
 
@@ -752,7 +771,7 @@ def test_single_game_matches_vmapped(playouts):
         states, actions = _playout_jit(playouts["keys"][i])
         single = _to_numpy(states, actions)
         _check_trajectories({k: v[None] for k, v in single.items() if k != "states"})
-        for f in ("board", "action", *STATE_FIELDS):
+        for f in ("board", "action", "reward", *STATE_FIELDS):
             np.testing.assert_array_equal(single[f], playouts[f][i])
     # And step by step with the jitted single-game step (no scan).
     i = 7
@@ -776,13 +795,10 @@ def test_from_board_reproduces_playout_states(playouts):
         chex.assert_trees_all_equal(getattr(rebuilt, f), getattr(flat, f))
     np.testing.assert_array_equal(np.asarray(rebuilt.first_player_to_move),
                                   np.asarray(flat.first_player_to_move))
-    # from_board cannot know the last reward, except for a win (+1).
-    won = np.asarray(flat.winner) != 0
-    np.testing.assert_array_equal(np.asarray(rebuilt.reward), np.where(won, 1.0, 0.0))
     # The concrete (validating) path agrees on a few boards.
     for j in range(0, boards.shape[0], boards.shape[0] // 25):
         one = env.from_board(boards[j])
-        for f in STATE_FIELDS[:2] + STATE_FIELDS[3:]:
+        for f in STATE_FIELDS:
             np.testing.assert_array_equal(np.asarray(getattr(one, f)), np.asarray(getattr(rebuilt, f))[j])
 
 
@@ -818,8 +834,9 @@ def test_reward_matches_reference_for_every_action(playouts):
     live = ~playouts["done"][:60, ::3].reshape(-1)
     boards = boards[live]
     states = jax.vmap(env.from_board)(jnp.asarray(boards))
-    rewards = np.asarray(jax.jit(jax.vmap(jax.vmap(env.step, (None, 0)), (0, None)))(
-        states, jnp.arange(7)).reward)
+    after = jax.jit(jax.vmap(jax.vmap(env.step, (None, 0)), (0, None)))(states, jnp.arange(7))
+    rewards = np.stack([np.asarray(shaped(states, jax.tree.map(lambda x: x[:, a], after), jnp.full(len(boards), a)))
+                        for a in range(7)], axis=1)
     expected = np.array([[reference_reward(b, a) for a in range(7)] for b in boards])
     np.testing.assert_array_equal(rewards, expected)
     assert (expected == -5.0).any()
@@ -851,9 +868,9 @@ class JitConsistencyTest(chex.TestCase):
             chex.assert_trees_all_equal(got, step(state, a))
             chex.assert_trees_all_equal(observe_v(got), observe(got))
         np.testing.assert_array_equal(np.asarray(observe_v(state)), self.board)
-        self.assertEqual(float(step_v(state, jnp.int32(3)).reward), 1.0)
-        self.assertEqual(float(step_v(state, jnp.int32(5)).reward), -1.5)
-        self.assertEqual(float(step_v(state, jnp.int32(6)).reward), -0.5)
+        reward_v = self.variant(rewards_lib.shaped_reward)
+        for a, want in ((3, 1.0), (5, -1.5), (6, -0.5)):
+            self.assertEqual(float(reward_v(state, step_v(state, jnp.int32(a)), jnp.int32(a))), want)
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_from_board(self):
@@ -895,13 +912,17 @@ def test_mirror_symmetry():
         board = jax.vmap(env.observe)(s)
         mirror = jax.vmap(env.from_board)(jnp.flip(board, axis=-1))
         steps = jax.vmap(jax.vmap(env.step, (None, 0)), (0, None))
-        return board, s, mirror, steps(s, jnp.arange(7)), steps(mirror, jnp.arange(7))
+        rewards = jax.vmap(jax.vmap(rewards_lib.shaped_reward, (None, 0, 0)), (0, 0, None))
+        cols = jnp.arange(7)
+        after, after_m = steps(s, cols), steps(mirror, cols)
+        return board, s, mirror, after, after_m, rewards(s, after, cols), rewards(mirror, after_m, cols)
 
-    board, s, mirror, after, after_m = run(keys)
+    board, s, mirror, after, after_m, reward, reward_m = run(keys)
     board = np.asarray(board)
     np.testing.assert_array_equal(np.asarray(jax.vmap(env.observe)(mirror)), board[..., ::-1])
     np.testing.assert_array_equal(np.asarray(mirror.legal_mask), np.asarray(s.legal_mask)[:, ::-1])
-    for f in ("reward", "done", "winner", "num_moves", "legal_mask"):
+    np.testing.assert_array_equal(np.asarray(reward), np.asarray(reward_m)[:, ::-1], err_msg="reward")
+    for f in ("done", "winner", "num_moves", "legal_mask"):
         a, b = np.asarray(getattr(after, f)), np.asarray(getattr(after_m, f))[:, ::-1]
         if f == "legal_mask":
             b = b[..., ::-1]
@@ -910,7 +931,7 @@ def test_mirror_symmetry():
     obs_m = np.asarray(jax.vmap(jax.vmap(env.observe))(after_m))
     np.testing.assert_array_equal(obs, obs_m[:, ::-1, :, ::-1])
     # The sample is not trivial: many distinct rewards, some asymmetric positions.
-    assert len(np.unique(np.asarray(after.reward))) >= 5
+    assert len(np.unique(np.asarray(reward))) >= 5
     assert (board != board[..., ::-1]).any(axis=(1, 2)).mean() > 0.8
 
 
@@ -1075,7 +1096,7 @@ def test_from_board_finished_board(rows, winner):
     assert not np.asarray(s.legal_mask).any()
     assert int(s.winner) == winner
     assert bool(s.first_player_to_move) == (n % 2 == 0)
-    assert float(s.reward) == 1.0 and int(s.num_moves) == n
+    assert int(s.num_moves) == n
     # A finished game cannot be stepped.
     chex.assert_trees_all_equal(step(s, 3), s)
 

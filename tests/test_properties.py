@@ -17,6 +17,7 @@ from c4jax.games.connect_four import env
 from c4jax.games.connect_four.board import mirror_boards
 from c4jax.learning import buffer as rb
 from c4jax.learning import losses
+from c4jax.learning import rewards as rewards_lib
 
 ROWS, COLS = 6, 7
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=True)
@@ -24,6 +25,7 @@ moves = st.lists(st.integers(min_value=-1, max_value=COLS), min_size=0, max_size
 legal_moves = st.lists(st.integers(min_value=0, max_value=COLS - 1), min_size=0, max_size=45)
 STEP = jax.jit(env.step)
 OBSERVE = jax.jit(env.observe)
+SHAPED = jax.jit(rewards_lib.shaped_reward)
 
 
 class PlainBoard:
@@ -68,8 +70,9 @@ class PlainBoard:
 def _play(seq):
     state, ref, rewards = env.init(), PlainBoard(), []
     for a in seq:
+        before = state
         state, _ = STEP(state, a), ref.play(a)
-        rewards.append(float(state.reward))
+        rewards.append(float(SHAPED(before, state, a)))
     return state, ref, rewards
 
 
@@ -108,7 +111,7 @@ def test_env_invariants(seq):
         if not bool(before.done):
             illegal = not 0 <= a < COLS or not bool(before.legal_mask[a])
             if illegal:  # disqualified: the game ends with the illegal-move penalty
-                assert bool(state.done) and float(state.reward) == env.REWARD_ILLEGAL
+                assert bool(state.done) and float(SHAPED(before, state, a)) == rewards_lib.REWARD_ILLEGAL
             else:
                 assert int(state.num_moves) == int(before.num_moves) + 1
 

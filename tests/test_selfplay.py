@@ -45,8 +45,8 @@ def test_replaying_recorded_actions_reproduces_boards_rewards_and_outcome(random
         for t in range(int(valid[g].sum())):
             np.testing.assert_array_equal(np.asarray(env.observe(s)), boards[g, t])
             assert by_a[g, t] == ((t % 2 == 0) == bool(first[g]))
-            s = env.step(s, actions[g, t])
-            assert float(s.reward) == rewards[g, t]
+            before, s = s, env.step(s, actions[g, t])
+            assert float(rewards_lib.shaped_reward(before, s, actions[g, t])) == rewards[g, t]
         assert bool(s.done)
         # outcome_a: the last mover won iff the final reward is a win.
         last_by_a = by_a[g, int(valid[g].sum()) - 1]
@@ -59,7 +59,7 @@ def test_agents_only_play_legal_moves(random_vs_lookahead):
     boards, actions, valid = np.asarray(traj.observations), np.asarray(traj.actions), np.asarray(traj.valid)
     top = np.take_along_axis(boards[:, :, 0, :], actions[..., None], axis=-1)[..., 0]
     assert (top[valid] == 0).all()
-    assert (np.asarray(traj.rewards)[valid] != env.REWARD_ILLEGAL).all()
+    assert (np.asarray(traj.rewards)[valid] != rewards_lib.REWARD_ILLEGAL).all()
 
 
 def test_swapping_agents_mirrors_outcomes_for_deterministic_players():

@@ -5,9 +5,9 @@ Every function works on one game and is ``jit``/``vmap``-compatible; batch with
 player to move, ``-1`` = opponent. Internally the state holds bitboards
 (:mod:`c4jax.games.connect_four.bitboard`) plus, for each player, the set of cells that would
 complete a four for them. Keeping those sets makes both the win test
-(``cell in mover's winning cells``) and the shaped reward of design.md §2 (which
-needs every immediate threat before and after the move) a handful of bit
-operations: only the mover's set has to be recomputed after a move.
+(``cell in mover's winning cells``) and the shaped reward of design.md §2
+(:mod:`c4jax.learning.rewards`, which needs every immediate threat before and after the
+move) a handful of bit operations: only the mover's set has to be recomputed after a move.
 """
 
 from __future__ import annotations
@@ -25,14 +25,6 @@ ROWS, COLS = bb.ROWS, bb.COLS
 NUM_ACTIONS = COLS
 MAX_MOVES = ROWS * COLS  # 42
 
-# design.md §1-2 reward values.
-REWARD_WIN = 1.0  # the move wins, or leaves the mover two or more immediate wins
-REWARD_LEAVES_WIN = -1.0  # after the move the opponent has an immediate win
-REWARD_BLOCK = 0.5  # the move fills a cell where the opponent would have won
-REWARD_MISSED_WIN = -0.5  # the mover had an immediate win and did not take it
-REWARD_ILLEGAL = -5.0  # full column or column outside 0..6: disqualified
-
-
 @struct.dataclass
 class EnvState:
     """One game. Every field is per game; a batch adds leading axes (``vmap``)."""
@@ -43,7 +35,6 @@ class EnvState:
     opp_wins: Bits  # uint32 pair []: same for `opp`
     legal_mask: Array  # bool[7]: columns the player to move may play (all False once done)
     done: Array  # bool[]: the game is over
-    reward: Array  # float32[]: design.md §2 shaped reward of the last move, for the player who made it
     winner: Array  # int32[]: +1 first player won, -1 second player won, 0 none / draw
     num_moves: Array  # int32[]: stones on the board (the game's length once done)
 
@@ -78,7 +69,7 @@ class EnvState:
     def rewards(self) -> Array:
         """float32[2]: the game's result for player 0 (first mover) and player 1: +1 / -1 for the
         winner / loser once the game is over, else 0 (the sparse reward of the game protocol;
-        ``reward`` is design.md §2's shaped reward of the last move)."""
+        design.md §2's shaped reward is training code: ``c4jax.learning.rewards``)."""
         first = jnp.where(self.done, self.winner, 0).astype(jnp.float32)
         return jnp.stack([first, 0.0 - first], axis=-1)  # 0.0 - x: a draw gives +0.0 to both
 
@@ -94,34 +85,16 @@ def init(key: Array | None = None) -> EnvState:
         opp_wins=z,
         legal_mask=jnp.ones(COLS, jnp.bool_),
         done=jnp.bool_(False),
-        reward=jnp.float32(0.0),
         winner=jnp.int32(0),
         num_moves=jnp.int32(0),
     )
-
-
-def _shaped_reward(state: EnvState, cell: Bits, win: Array, new_mask: Bits, new_cur_wins: Bits,
-                   new_opp_wins: Bits) -> Array:
-    """design.md §2 reward of dropping a stone on ``cell`` (a legal move), for the mover."""
-    before = bb.playable(state.cur | state.opp)
-    after = bb.playable(new_mask)
-    missed = (state.cur_wins & before).any() & ~win
-    leaves = (new_opp_wins & after).any()
-    penalty = jnp.where(missed, REWARD_MISSED_WIN, 0.0) + jnp.where(leaves, REWARD_LEAVES_WIN, 0.0)
-    threats = (new_cur_wins & after).count() >= 2
-    blocks = (cell & state.opp_wins).any()
-    bonus = jnp.where(threats, REWARD_WIN, 0.0) + jnp.where(blocks, REWARD_BLOCK, 0.0)
-    draw = new_mask.count() == MAX_MOVES
-    shaped = jnp.where(penalty != 0.0, penalty, bonus)
-    return jnp.where(win, REWARD_WIN, jnp.where(draw, 0.0, shaped)).astype(jnp.float32)
 
 
 def step(state: EnvState, action: Array) -> EnvState:
     """Drop a stone for the player to move in column ``action`` and swap perspectives.
 
     An illegal action (a full column, or outside 0..6) disqualifies the mover:
-    the game ends, the mover gets ``REWARD_ILLEGAL`` and the opponent wins.
-    Stepping a finished game returns it unchanged.
+    the game ends and the opponent wins. Stepping a finished game returns it unchanged.
     """
     action = jnp.asarray(action, jnp.int32)
     in_range = (action >= 0) & (action < COLS)
@@ -137,7 +110,6 @@ def step(state: EnvState, action: Array) -> EnvState:
     new_opp_wins = state.opp_wins & ~cell
     num_moves = state.num_moves + 1
     draw = num_moves == MAX_MOVES
-    reward = _shaped_reward(state, cell, win, new_mask, new_cur_wins, new_opp_wins)
 
     # The mover is the first player iff it moved at an even stone count.
     mover_sign = jnp.where(state.first_player_to_move, 1, -1).astype(jnp.int32)
@@ -149,14 +121,12 @@ def step(state: EnvState, action: Array) -> EnvState:
         opp_wins=new_cur_wins,
         legal_mask=~bb.full_columns(new_mask) & ~done,
         done=done,
-        reward=reward,
         winner=jnp.where(win, mover_sign, 0),
         num_moves=num_moves,
     )
     disqualified = state.replace(
         legal_mask=jnp.zeros(COLS, jnp.bool_),
         done=jnp.bool_(True),
-        reward=jnp.float32(REWARD_ILLEGAL),
         winner=-mover_sign,
     )
     new = jax.tree.map(lambda a, b: jnp.where(legal, a, b), moved, disqualified)
@@ -185,7 +155,6 @@ def _from_board(board: Array) -> EnvState:
         opp_wins=bb.winning_cells(opp) & ~mask,
         legal_mask=~bb.full_columns(mask) & ~done,
         done=done,
-        reward=jnp.where(opp_won, REWARD_WIN, 0.0).astype(jnp.float32),
         winner=jnp.where(opp_won, opp_sign, 0),
         num_moves=num_moves,
     )
@@ -196,9 +165,7 @@ def from_board(board) -> EnvState:
 
     Called with a concrete array (numpy, a list, a non-traced jax array) the board is
     validated first and a ``ValueError`` says what is wrong with it. A board where the
-    opponent (who just moved) has four in a row comes back finished, with ``winner`` set
-    and ``reward`` = +1 for that last move; other ``reward`` values of the last move are
-    not recoverable from a board and are 0.
+    opponent (who just moved) has four in a row comes back finished, with ``winner`` set.
     """
     if not isinstance(board, jax.core.Tracer):
         board = check_boards(board, batched=False)
