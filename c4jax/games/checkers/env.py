@@ -26,11 +26,12 @@ degrees): own man 1, own king 3, opponent's man -1, opponent's king -3, empty an
 
 **Draws** (:class:`Rules`): threefold repetition and a no-progress rule (``quiet_limit`` plies
 without a capture or a man's move). Since the last capture or man's move only kings have
-moved, so a position since then is determined by where the kings stand: ``history`` keeps, for
-every ply since that move (``quiet`` plies), the kings of both sides in the frame of that
-position's mover, and a position repeats when the same kings stand at an entry with the same
-player to move (the same parity of ``quiet``). ``max_steps`` plies cap every game (then
-``truncated``).
+moved, so a position since then is determined by where the kings stand, and only one side's
+kings change per ply. ``history[c + 1]`` holds the kings of the player who made the ply that
+reached quiet count ``c``, in that player's own frame, and ``history[c]`` then holds the other
+player's kings (in theirs): position ``c`` is the pair ``(history[c + 1], history[c])``, one word
+per ply. Position ``c`` repeats position ``j`` when ``c - j`` is even (the same player to move)
+and both words agree. ``max_steps`` plies cap every game (then ``truncated``).
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ class Rules:
 
     @property
     def history_size(self) -> int:
-        return self.quiet_limit if self.repetition else 0
+        return self.quiet_limit + 1 if self.repetition else 0
 
 
 @struct.dataclass
@@ -97,7 +98,7 @@ class State:
     truncated: Array  # bool[]: ended by the ply cap
     step_count: Array  # int32[]: plies played
     quiet: Array  # int32[]: plies since the last capture (or man's move, with man_move_resets)
-    history: Array  # uint32[H, 2]: own / opponent's kings of the position at each quiet count
+    history: Array  # uint32[quiet_limit + 1]: each side's kings since the last progress (module docstring)
 
     @property
     def legal_action_mask(self) -> Array:
@@ -120,9 +121,9 @@ def _from_board(rules: Rules, cur, opp, kings, jumper, player) -> State:
     winner_reward = jnp.where(lost, 1.0, 0.0)  # for the player who just moved
     rewards = jnp.where(player == 0, jnp.stack([-winner_reward, winner_reward]),
                         jnp.stack([winner_reward, -winner_reward])).astype(jnp.float32)
-    history = jnp.zeros((rules.history_size, 2), _U32)
-    if rules.history_size:
-        history = history.at[0].set(jnp.stack([cur & kings, opp & kings]))
+    history = jnp.zeros(rules.history_size, _U32)
+    if rules.history_size:  # position 0: the mover's kings, then the opponent's (in its frame)
+        history = history.at[:2].set(jnp.stack([cur & kings, bb.rotate(opp & kings)]))
     return State(cur=cur, opp=opp, kings=kings & (cur | opp), jumper=jumper,
                  legal=jnp.where(lost, _U32(0), legal), current_player=player, rewards=rewards,
                  terminated=lost, truncated=jnp.bool_(False), step_count=jnp.int32(0), quiet=jnp.int32(0),
@@ -182,15 +183,14 @@ def step(rules: Rules, state: State, action: Array) -> State:
     n_cur, n_opp, n_kings = bb.rotate(opp), bb.rotate(cur), bb.rotate(kings)
     n_legal = bb.moves(n_cur, n_opp, n_kings, _U32(0))
     blocked = ~(n_legal != 0).any()  # the opponent has no move: the mover wins
-    history = state.history
     repeated = jnp.bool_(False)
     if rules.history_size:
-        position = jnp.stack([n_cur & n_kings, n_opp & n_kings])
-        index = jnp.arange(rules.history_size)
+        # the new position: the kings of the player to move (its frame), then the mover's (its frame)
+        position = jnp.stack([n_cur & n_kings, cur & kings])
+        index = jnp.arange(rules.quiet_limit)
         same_side = (index < quiet) & ((quiet - index) % 2 == 0)
-        seen = same_side & (history == position).all(axis=-1)
+        seen = same_side & (state.history[:-1] == position[0]) & (state.history[1:] == position[1])
         repeated = seen.sum() >= 2  # this is its third occurrence
-        history = jnp.where((index == quiet)[:, None], position, history)
     quiet_draw = quiet >= rules.quiet_limit
     draw = repeated | quiet_draw
     wins = blocked & ~quiet_draw if rules.quiet_draw_first else blocked
@@ -199,22 +199,29 @@ def step(rules: Rules, state: State, action: Array) -> State:
     mover_reward = jnp.where(wins, 1.0, 0.0)
     rewards = jnp.where(mover == 0, jnp.stack([mover_reward, -mover_reward]),
                         jnp.stack([-mover_reward, mover_reward])).astype(jnp.float32)
+    # The small fields are chosen with `where`; the history (most of the state's bytes) gets
+    # one scattered write, of the position a legal turn-passing move made.
     passed = State(cur=n_cur, opp=n_opp, kings=n_kings, jumper=_U32(0),
                    legal=jnp.where(ended, _U32(0), n_legal), current_player=1 - mover, rewards=rewards,
-                   terminated=ended, truncated=jnp.bool_(False), step_count=step_count, quiet=quiet,
-                   history=history)
+                   terminated=ended, truncated=jnp.bool_(False), step_count=step_count, quiet=quiet, history=None)
     again_state = State(cur=cur, opp=opp, kings=kings, jumper=end, legal=cont_legal, current_player=mover,
                         rewards=jnp.zeros(2, jnp.float32), terminated=jnp.bool_(False),
-                        truncated=jnp.bool_(False), step_count=step_count, quiet=quiet,
-                        history=state.history)
+                        truncated=jnp.bool_(False), step_count=step_count, quiet=quiet, history=None)
     moved = _select(goes_on, again_state, passed)
     cap = ~moved.terminated & (step_count >= rules.max_steps)
     moved = moved.replace(truncated=cap, legal=jnp.where(cap, _U32(0), moved.legal))
 
     loser = jnp.where(mover == 0, jnp.array([-1.0, 1.0], jnp.float32), jnp.array([1.0, -1.0], jnp.float32))
-    disqualified = state.replace(legal=jnp.zeros(8, _U32), rewards=loser, terminated=jnp.bool_(True))
-    new = _select(legal, moved, disqualified)
-    return _select(state.terminated | state.truncated, state, new)
+    kept = state.replace(history=None)
+    disqualified = kept.replace(legal=jnp.zeros(8, _U32), rewards=loser, terminated=jnp.bool_(True))
+    finished = state.terminated | state.truncated
+    new = _select(finished, kept, _select(legal, moved, disqualified))
+    history = state.history
+    if rules.history_size:
+        write = legal & ~finished & ~goes_on
+        row = jnp.where(write & (quiet < rules.quiet_limit), quiet, rules.history_size)  # no write
+        history = history.at[row + jnp.arange(2)].set(position, mode="drop")
+    return new.replace(history=history)
 
 
 _DARK = np.array([bb.row_col(q)[0] * 8 + bb.row_col(q)[1] for q in range(bb.NUM_SQUARES)])
