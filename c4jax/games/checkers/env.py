@@ -224,17 +224,17 @@ def step(rules: Rules, state: State, action: Array) -> State:
     return new.replace(history=history)
 
 
-_DARK = np.array([bb.row_col(q)[0] * 8 + bb.row_col(q)[1] for q in range(bb.NUM_SQUARES)])
-_GATHER = np.full(64, bb.NUM_SQUARES, np.int32)  # board cell -> square (32: a light square)
-_GATHER[_DARK] = np.arange(bb.NUM_SQUARES)
+# For each of the 64 cells (row-major, row 0 on top): its square's bit, 0 for a light square.
+_CELL_BITS = np.zeros(64, np.uint32)
+for _q in range(bb.NUM_SQUARES):
+    _r, _c = bb.row_col(_q)
+    _CELL_BITS[8 * _r + _c] = 1 << _q
 
 
 def _planes(bits: Array) -> Array:
-    """int8[..., 8, 8]: 1 on the squares of ``bits``."""
-    squares = jnp.arange(bb.NUM_SQUARES, dtype=_U32)
-    on = ((bits[..., None] >> squares) & 1).astype(jnp.int8)
-    on = jnp.concatenate([on, jnp.zeros(on.shape[:-1] + (1,), jnp.int8)], axis=-1)
-    return jnp.take(on, jnp.asarray(_GATHER), axis=-1).reshape(on.shape[:-1] + (8, 8))
+    """int8[..., 8, 8]: 1 on the squares of ``bits`` (elementwise against constant cell masks)."""
+    on = (bits[..., None] & _CELL_BITS) != 0
+    return on.astype(jnp.int8).reshape(on.shape[:-1] + (8, 8))
 
 
 def board(state: State) -> Array:
