@@ -359,3 +359,47 @@ def test_vmap_equals_a_loop_over_games(seed):
     chex.assert_shape(obs, (8, 8, 8, 2))
     for i in range(len(keys)):
         chex.assert_trees_all_equal(obs[i], GAME.observe(jax.tree.map(lambda x: x[i], final)))
+
+
+def test_draws_match_a_plain_position_count():
+    """Random king endgames: the game is drawn exactly when a plain count of the positions
+    since the last man move or capture (PDN FEN, which names the player to move) reaches three
+    for the new position, or after 100 such plies, unless the new mover has no move (a loss)."""
+    rng = np.random.default_rng(7)
+    repetitions = 0
+    for _ in range(40):
+        squares = [int(n) + 1 for n in rng.permutation(32)[:4]]
+        men = int(rng.integers(0, 2))  # maybe one man each, on the far side of its own kings
+        fen = f"{'BW'[rng.integers(2)]}:WK{squares[0]},K{squares[1]}:BK{squares[2]},K{squares[3]}"
+        if men:
+            fen = fen.replace(":BK", ":B1,K", 1).replace(":WK", ":W32,K", 1) if not {1, 32} & set(squares) else fen
+        state = notation.from_fen(fen)
+        seen = [notation.to_fen(state)]
+        quiet = 0
+        for _ in range(300):
+            if over(state):
+                break
+            legal = notation.legal_moves(state)
+            text = list(legal)[rng.integers(len(legal))]
+            mover = int(state.current_player)
+            man = text.split("x")[0].split("-")[0]
+            board = notation.absolute_board(state)
+            side = "black" if mover == 0 else "white"
+            was_man = int(man) not in board[side + "_kings"]
+            state = STEP(state, legal[text])
+            if "x" in text or was_man:
+                seen, quiet = [], 0
+            else:
+                quiet += 1
+            if int(state.current_player) == mover and not over(state):
+                continue  # the middle of a multi-jump
+            fen_now = notation.to_fen(state)
+            seen.append(fen_now)
+            blocked = not notation.legal_moves(notation.from_fen(fen_now))
+            repeated = seen.count(fen_now) >= 3
+            expect_draw = (repeated or quiet >= 100) and not blocked
+            drawn = bool(state.terminated) and state.rewards.tolist() == [0.0, 0.0]
+            assert drawn == expect_draw, (fen, text, fen_now, seen.count(fen_now), quiet)
+            assert int(state.quiet) == quiet
+            repetitions += drawn and repeated
+    assert repetitions >= 5  # the test saw the rule at work

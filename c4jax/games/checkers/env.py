@@ -66,7 +66,7 @@ class Rules:
     which a game that has not ended is truncated.
     """
 
-    max_steps: int = 1000
+    max_steps: int = 512
     quiet_limit: int = 100
     man_move_resets: bool = True
     repetition: bool = True

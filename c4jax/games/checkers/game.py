@@ -1,7 +1,7 @@
 """Checkers as a :class:`c4jax.games.base.Game` (the rules are :mod:`c4jax.games.checkers.env`).
 
 ``GAME`` plays design.md's rules ("Checkers": threefold repetition and the fifty-move rule
-draw, 1000-ply cap); ``OPENSPIEL_GAME`` plays OpenSpiel's ``checkers`` draw rule instead (a draw
+draw, 512-ply cap); ``OPENSPIEL_GAME`` plays OpenSpiel's ``checkers`` draw rule instead (a draw
 after 40 plies without a capture, no repetition rule), for the differential test.
 """
 
