@@ -37,8 +37,25 @@ checksum so that XLA cannot drop it) for a like-for-like view.
 
 Targets: c4jax >= 3x pgx at batch 4096; 1StepLA >= 100k and 2StepLA >= 10k decisions/s.
 
-Usage: ``python experiments/bench_env.py [--batch-sizes 1 256 4096] [--steps 100]
-[--repeats 5] [--quick]``.
+Checkers (``--game checkers``)
+------------------------------
+Random-play steps/s of c4jax's Checkers (``c4jax.games.checkers``, design.md "Checkers",
+default rules) with the same jitted, vmapped, auto-resetting scan, against OpenSpiel's C++
+``checkers`` stepped one state at a time from Python in the same process (``legal_actions``,
+a uniform choice from precomputed random numbers, ``apply_action``, a new game when one ends;
+``--openspiel-steps`` plies per timed call), timed round-robin with the c4jax calls at every
+batch size. pgx has no Checkers (``pgx.available_envs()``), so there is no pgx column. c4jax
+picks the k-th legal action straight from the state's 8 legal-move bitboards
+(:func:`pick_legal_bits`, the same xorshift draw as above); the "mask pick" column picks from
+the unpacked ``legal_action_mask`` (bool[256]) with :func:`pick_legal`, which costs more than the
+step itself; "+observe" adds an ``observe`` per ply as above. OpenSpiel plays its own draw
+rule (40 plies without a capture) and c4jax design.md's (threefold repetition, fifty moves of
+each side), so the games differ; their mean random-game lengths are printed.
+
+Target: c4jax >= 10x OpenSpiel at batch 4096.
+
+Usage: ``python experiments/bench_env.py [--game connect_four|checkers] [--batch-sizes 1 256
+4096] [--steps 100] [--repeats 5] [--openspiel-steps 20000] [--quick]``.
 """
 
 from __future__ import annotations
@@ -62,6 +79,7 @@ from c4jax.games.connect_four import env
 
 ENV_RATIO_TARGET = 3.0  # c4jax / pgx steps per second at batch ENV_TARGET_BATCH
 ENV_TARGET_BATCH = 4096
+CHECKERS_RATIO_TARGET = 10.0  # c4jax / OpenSpiel checkers steps per second at batch ENV_TARGET_BATCH
 AGENT_TARGETS = {"1steplA": 100_000.0, "2steplA": 10_000.0}  # decisions per second
 
 
@@ -266,8 +284,137 @@ def bench_agents(batch: int, repeats: int, names: list[str], targets: bool) -> N
     print()
 
 
+# --------------------------------------------------------------------------- checkers
+
+
+def pick_legal_bits(x: jax.Array, legal: jax.Array) -> jax.Array:
+    """int32[]: the k-th legal Checkers action, k = ((x >> 16) * n_legal) >> 16, read from the
+    state's legal-move bitboards ``legal`` (uint32[8], bit q of word kind = action 8 q + kind),
+    ordered by kind then square (0 if none is legal)."""
+    counts = jnp.bitwise_count(legal).astype(jnp.uint32)
+    k = ((x >> 16) * counts.sum()) >> 16
+    ends = jnp.cumsum(counts)  # legal actions up to and including each kind
+    kind = jnp.argmax(ends > k)
+    rank = k - (ends[kind] - counts[kind])  # rank of the action among its kind's squares
+    word = legal[kind]
+    square = jnp.uint32(0)
+    for width in (16, 8, 4, 2, 1):  # binary search for the rank-th set bit
+        low = jnp.bitwise_count(word & jnp.uint32((1 << width) - 1)).astype(jnp.uint32)
+        skip = rank >= low
+        rank = jnp.where(skip, rank - low, rank)
+        word = jnp.where(skip, word >> width, word)
+        square = jnp.where(skip, square + width, square)
+    return (square * 8 + kind).astype(jnp.int32)
+
+
+def checkers_ply(carry, _, mask_pick: bool = False, with_observe: bool = False):
+    """One auto-reset ply of one c4jax Checkers game; carry = (state, rng, checksum)."""
+    from c4jax.games.checkers.game import GAME
+
+    state, x, checksum = carry
+    x = xorshift32(x)
+    action = pick_legal(x, state.legal_action_mask) if mask_pick else pick_legal_bits(x, state.legal)
+    state = GAME.step(state, action)
+    if with_observe:
+        checksum = checksum + GAME.observe(state).sum(dtype=jnp.int32)
+    state = _reset_where(state.terminated | state.truncated, GAME.init(), state)
+    return (state, x, checksum), None
+
+
+class OpenSpielCheckers:
+    """OpenSpiel's C++ checkers played at random, one state at a time; each call plays
+    ``steps`` plies, continuing the same sequence of games."""
+
+    def __init__(self, steps: int, seed: int = 0):
+        import pyspiel
+
+        self.game = pyspiel.load_game("checkers")
+        self.state = self.game.new_initial_state()
+        self.steps = steps
+        self.uniform = np.random.default_rng(seed).random(steps).tolist()
+        self.games = self.plies = 0
+
+    def __call__(self) -> None:
+        state, new = self.state, self.game.new_initial_state
+        for u in self.uniform:
+            actions = state.legal_actions()
+            state.apply_action(actions[int(u * len(actions))])
+            self.plies += 1
+            if state.is_terminal():
+                state, self.games = new(), self.games + 1
+        self.state = state
+
+
+def checkers_steps_per_second(batch: int, steps: int, repeats: int, openspiel: OpenSpielCheckers) -> dict[str, float]:
+    """Steps/s of c4jax's Checkers (three pickings) and OpenSpiel's at one batch size (interleaved)."""
+    from c4jax.games.checkers.game import GAME
+
+    carry = jax.device_put(batched_carry(GAME.init(), batch))
+    calls = {
+        "c4jax": (make_rollout(checkers_ply, steps), (carry,)),
+        "mask pick": (make_rollout(functools.partial(checkers_ply, mask_pick=True), steps), (carry,)),
+        "+observe": (make_rollout(functools.partial(checkers_ply, with_observe=True), steps), (carry,)),
+        "openspiel": (openspiel, ()),
+    }
+    seconds = interleaved_median_seconds(calls, repeats)
+    rates = {name: batch * steps / t for name, t in seconds.items() if name != "openspiel"}
+    rates["openspiel"] = openspiel.steps / seconds["openspiel"]
+    return rates
+
+
+def checkers_mean_length(batch: int = 1024, plies: int = 1000) -> float:
+    """Mean length of c4jax's random Checkers games (those finished within ``plies``)."""
+    from c4jax.games.checkers.game import GAME
+
+    def one(x):
+        def ply(carry, _):
+            state, x = carry
+            x = xorshift32(x)
+            state = GAME.step(state, pick_legal_bits(x, state.legal))
+            return (state, x), state.step_count
+
+        (state, _), _ = jax.lax.scan(ply, (GAME.init(), x), None, length=plies)
+        return state.step_count, state.terminated
+
+    lengths, ended = jax.jit(jax.vmap(one))(initial_rng(batch, seed=2))
+    return float(np.asarray(lengths)[np.asarray(ended)].mean())
+
+
+def bench_checkers(batch_sizes: list[int], steps: int, repeats: int, openspiel_steps: int, targets: bool) -> None:
+    import pyspiel
+
+    print(f"## Checkers: random-play steps/s (c4jax: {steps}-ply jitted scan with auto-reset; OpenSpiel "
+          f"{pyspiel.__version__ if hasattr(pyspiel, '__version__') else ''}: {openspiel_steps} plies "
+          f"stepped one state at a time from Python; median of {repeats}, compile excluded)")
+    print()
+    print("| batch | c4jax steps/s | OpenSpiel steps/s | ratio | c4jax mask pick steps/s | c4jax+observe steps/s |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    openspiel = OpenSpielCheckers(openspiel_steps)
+    ratios = {}
+    for batch in batch_sizes:
+        r = checkers_steps_per_second(batch, steps, repeats, openspiel)
+        ratios[batch] = r["c4jax"] / r["openspiel"]
+        print(f"| {batch} | {r['c4jax']:,.0f} | {r['openspiel']:,.0f} | {ratios[batch]:.2f}x | "
+              f"{r['mask pick']:,.0f} | {r['+observe']:,.0f} |", flush=True)
+    print()
+    print(f"- pgx: no checkers among pgx.available_envs() = {', '.join(pgx.available_envs())}")
+    if openspiel.games:
+        print(f"- mean random game: OpenSpiel {openspiel.plies / openspiel.games:.1f} plies (approx., "
+              f"{openspiel.games} games), c4jax {checkers_mean_length():.1f} plies")
+    if ENV_TARGET_BATCH in ratios:
+        r = ratios[ENV_TARGET_BATCH]
+        print(f"- target c4jax >= {CHECKERS_RATIO_TARGET:g}x OpenSpiel at batch {ENV_TARGET_BATCH}: "
+              f"{r:.2f}x  {verdict(r >= CHECKERS_RATIO_TARGET, targets)}")
+    else:
+        print(f"- target c4jax >= {CHECKERS_RATIO_TARGET:g}x OpenSpiel at batch {ENV_TARGET_BATCH}: not measured")
+    print()
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--game", choices=["connect_four", "checkers"], default="connect_four",
+                   help="connect_four: c4jax vs pgx and the baseline agents; checkers: c4jax vs OpenSpiel")
+    p.add_argument("--openspiel-steps", type=int, default=20_000, help="OpenSpiel plies per timed call (checkers)")
     p.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 256, 4096])
     p.add_argument("--steps", type=int, default=100, help="plies per timed scan")
     p.add_argument("--repeats", type=int, default=5, help="timed calls per figure (median)")
@@ -277,6 +424,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.quick:
         args.batch_sizes, args.steps, args.repeats, args.agent_batch = [1, 64], 10, 2, 256
+        args.openspiel_steps = 2_000
     return args
 
 
@@ -286,6 +434,9 @@ def main(argv=None) -> None:
     print()
     print_machine_info()
     targets = not args.quick  # a smoke run's figures say nothing about the targets
+    if args.game == "checkers":
+        bench_checkers(args.batch_sizes, args.steps, args.repeats, args.openspiel_steps, targets)
+        return
     bench_envs(args.batch_sizes, args.steps, args.repeats, targets)
     bench_agents(args.agent_batch, args.repeats, list(AGENT_TARGETS), targets)
 

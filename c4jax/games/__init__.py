@@ -14,6 +14,7 @@ from c4jax.games.base import Game, check_game
 # id -> "module:attribute" of the game object (imported on first use)
 GAMES = {
     "connect_four": "c4jax.games.connect_four.game:GAME",
+    "checkers": "c4jax.games.checkers.game:GAME",
 }
 
 

@@ -1,0 +1,248 @@
+"""Pure-functional Checkers (English draughts): ``init``, ``step``, ``observe`` (design.md "Checkers").
+
+Every function works on one game and is ``jit``/``vmap``-compatible (batch with ``jax.vmap``);
+the rule variant is a hashable :class:`Rules` (a static argument).
+
+**State.** The board is held in the canonical frame of the player to move
+(:mod:`c4jax.games.checkers.bitboard`: square ``q`` of the 32 dark squares, row 0 on top = the
+mover's promotion row) as three uint32 bitboards: the mover's pieces ``cur``, the opponent's
+``opp`` and the ``kings`` of both. When the turn passes, the board is turned by 180 degrees (a
+bit reversal) and ``cur``/``opp`` swap, so men always move up and move generation never looks
+at whose turn it is. ``jumper`` is the piece that must continue a multi-jump (0 when none).
+The legal moves are kept as 8 bitboards (``legal``: the squares each move kind may start from),
+computed once per step; ``legal_action_mask`` unpacks them.
+
+**Actions** (256): ``8 * q + kind`` for canonical square ``q`` of the moving piece (the
+mover's frame) and ``kind`` 0-3 a step, 4-7 a jump, in direction ``kind % 4``: 0 up-left,
+1 up-right, 2 down-left, 3 down-right (up = forward for the mover, left / right as the mover
+sees them). One action is one step or one jump; a jump that can go on leaves the same player to
+move (``current_player`` unchanged) with only that piece's jumps legal. A man that reaches row
+0 is crowned and its move ends there.
+
+**Observation** ``int8[8, 8, 2]``: channel 0 is the board seen by the player to move (row 0 on
+top = the mover's promotion row; the second player's view is the first player's turned by 180
+degrees): own man 1, own king 3, opponent's man -1, opponent's king -3, empty and light squares
+0. Channel 1 is 1 on the piece that must continue a multi-jump, 0 elsewhere.
+
+**Draws** (:class:`Rules`): threefold repetition and a no-progress rule (``quiet_limit`` plies
+without a capture or a man's move). Since the last capture or man's move only kings have
+moved, so a position since then is determined by where the kings stand, and only one side's
+kings change per ply. ``history[c + 1]`` holds the kings of the player who made the ply that
+reached quiet count ``c``, in that player's own frame, and ``history[c]`` then holds the other
+player's kings (in theirs): position ``c`` is the pair ``(history[c + 1], history[c])``, one word
+per ply. Position ``c`` repeats position ``j`` when ``c - j`` is even (the same player to move)
+and both words agree. ``max_steps`` plies cap every game (then ``truncated``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+from jax import Array
+
+from c4jax.games.checkers import bitboard as bb
+
+NUM_ACTIONS = 256
+OBSERVATION_SHAPE = (8, 8, 2)
+MAN, KING = 1, 3  # observation values (seed 001)
+
+_U32 = jnp.uint32
+
+
+@dataclass(frozen=True)
+class Rules:
+    """A rule variant (hashable: a static argument of ``jit``).
+
+    ``quiet_limit``: the game is drawn once this many plies in a row had no capture and, with
+    ``man_move_resets``, no man's move (the default, 100 plies, is design.md's fifty-move rule:
+    fifty moves of each player). ``repetition``: a position occurring for the third time (same
+    pieces, same player to move) draws; it needs ``man_move_resets``. ``quiet_draw_first``:
+    when the ply that reaches ``quiet_limit`` also leaves the opponent without a move, the game
+    is a draw (True) or a win for the mover (False, the default). ``max_steps``: plies after
+    which a game that has not ended is truncated.
+    """
+
+    max_steps: int = 512
+    quiet_limit: int = 100
+    man_move_resets: bool = True
+    repetition: bool = True
+    quiet_draw_first: bool = False
+
+    def __post_init__(self):
+        if self.repetition and not self.man_move_resets:
+            raise ValueError("repetition needs man_move_resets=True (positions are compared by their kings)")
+        if self.quiet_limit < 1 or self.max_steps < 1:
+            raise ValueError("quiet_limit and max_steps must be positive")
+
+    @property
+    def history_size(self) -> int:
+        return self.quiet_limit + 1 if self.repetition else 0
+
+
+@struct.dataclass
+class State:
+    """One game; a batch adds leading axes (``vmap``)."""
+
+    cur: Array  # uint32[]: pieces of the player to move (canonical frame)
+    opp: Array  # uint32[]: the opponent's pieces
+    kings: Array  # uint32[]: the kings of both players
+    jumper: Array  # uint32[]: the piece that must continue a multi-jump, 0 when none
+    legal: Array  # uint32[8]: squares each move kind may start from (all 0 once the game is over)
+    current_player: Array  # int32[]: 0 = the first player (black), 1 = the second (white)
+    rewards: Array  # float32[2]: the result of the step that made this state, per player id
+    terminated: Array  # bool[]: ended by the rules (no move for the player to move, or a draw)
+    truncated: Array  # bool[]: ended by the ply cap
+    step_count: Array  # int32[]: plies played
+    quiet: Array  # int32[]: plies since the last capture (or man's move, with man_move_resets)
+    history: Array  # uint32[quiet_limit + 1]: each side's kings since the last progress (module docstring)
+
+    @property
+    def legal_action_mask(self) -> Array:
+        """bool[256]: action ``8 * q + kind`` is legal."""
+        squares = jnp.arange(bb.NUM_SQUARES, dtype=_U32)
+        bits = (self.legal[..., None, :] >> squares[:, None]) & 1  # [..., 32, 8]
+        return bits.reshape(bits.shape[:-2] + (NUM_ACTIONS,)).astype(jnp.bool_)
+
+    @property
+    def done(self) -> Array:
+        return self.terminated | self.truncated
+
+
+def _from_board(rules: Rules, cur, opp, kings, jumper, player) -> State:
+    """A state of a board in the mover's frame, no ply played since the last progress."""
+    cur, opp, kings, jumper = (jnp.asarray(x, _U32) for x in (cur, opp, kings, jumper))
+    legal = bb.moves(cur, opp, kings, jumper)
+    lost = ~(legal != 0).any()
+    player = jnp.asarray(player, jnp.int32)
+    winner_reward = jnp.where(lost, 1.0, 0.0)  # for the player who just moved
+    rewards = jnp.where(player == 0, jnp.stack([-winner_reward, winner_reward]),
+                        jnp.stack([winner_reward, -winner_reward])).astype(jnp.float32)
+    history = jnp.zeros(rules.history_size, _U32)
+    if rules.history_size:  # position 0: the mover's kings, then the opponent's (in its frame)
+        history = history.at[:2].set(jnp.stack([cur & kings, bb.rotate(opp & kings)]))
+    return State(cur=cur, opp=opp, kings=kings & (cur | opp), jumper=jumper,
+                 legal=jnp.where(lost, _U32(0), legal), current_player=player, rewards=rewards,
+                 terminated=lost, truncated=jnp.bool_(False), step_count=jnp.int32(0), quiet=jnp.int32(0),
+                 history=history)
+
+
+def init(rules: Rules) -> State:
+    """The start position: 12 men each on the three rows nearest their owner, the first player
+    (black) to move."""
+    return _from_board(rules, 0xFFF00000, 0x00000FFF, 0, 0, 0)
+
+
+def from_board(rules: Rules, cur, opp, kings, player, jumper=0) -> State:
+    """The state of a position given in the mover's frame (``cur``/``opp``/``kings``/``jumper``:
+    uint32 bitboards, ``player``: 0 or 1 to move). No history: the position counts as reached
+    once, with ``quiet = 0`` and ``step_count = 0``. A mover without a legal move has lost
+    (``terminated``, ``rewards`` +1 for the other player)."""
+    return _from_board(rules, cur, opp, kings, jumper, player)
+
+
+def _select(pred: Array, a, b):
+    return jax.tree.map(lambda x, y: jnp.where(pred, x, y), a, b)
+
+
+def step(rules: Rules, state: State, action: Array) -> State:
+    """Play ``action`` for the player to move (module docstring). An illegal action ends the
+    game: -1 for its mover, +1 for the other player, board unchanged. Stepping a finished game
+    returns it unchanged."""
+    action = jnp.asarray(action, jnp.int32)
+    in_range = (action >= 0) & (action < NUM_ACTIONS)
+    a = jnp.clip(action, 0, NUM_ACTIONS - 1)
+    q = (a >> 3).astype(_U32)
+    kind = a & 7
+    legal = in_range & (((jnp.take(state.legal, kind) >> q) & 1) != 0)
+
+    start = jnp.asarray(bb.ACTION_START)[a]
+    end = jnp.asarray(bb.ACTION_END)[a]
+    over = jnp.asarray(bb.ACTION_OVER)[a]
+    was_king = (state.kings & start) != 0
+    crowned = ~was_king & ((end & bb.TOP_ROW) != 0)
+    capture = over != 0
+    cur = (state.cur ^ start) | end
+    opp = state.opp & ~over
+    kings = (state.kings & ~(start | over)) | jnp.where(was_king | crowned, end, _U32(0))
+    empty = ~(cur | opp)
+    mover = state.current_player
+    step_count = state.step_count + 1
+    progress = capture | ~was_king if rules.man_move_resets else capture
+    quiet = jnp.where(progress, 0, state.quiet + 1)
+
+    # The same piece jumps on (no crowning in between): same player, only its jumps legal.
+    again = bb.jumps_from(end, was_king, opp, empty)
+    goes_on = capture & ~crowned & (again != 0).any()
+    cont_legal = jnp.concatenate([jnp.zeros(4, _U32), again])
+
+    # Otherwise the turn passes: turn the board to the opponent's frame.
+    n_cur, n_opp, n_kings = bb.rotate(opp), bb.rotate(cur), bb.rotate(kings)
+    n_legal = bb.moves(n_cur, n_opp, n_kings, _U32(0))
+    blocked = ~(n_legal != 0).any()  # the opponent has no move: the mover wins
+    repeated = jnp.bool_(False)
+    if rules.history_size:
+        # the new position: the kings of the player to move (its frame), then the mover's (its frame)
+        position = jnp.stack([n_cur & n_kings, cur & kings])
+        index = jnp.arange(rules.quiet_limit)
+        same_side = (index < quiet) & ((quiet - index) % 2 == 0)
+        seen = same_side & (state.history[:-1] == position[0]) & (state.history[1:] == position[1])
+        repeated = seen.sum() >= 2  # this is its third occurrence
+    quiet_draw = quiet >= rules.quiet_limit
+    draw = repeated | quiet_draw
+    wins = blocked & ~quiet_draw if rules.quiet_draw_first else blocked
+    ended = wins | draw
+
+    mover_reward = jnp.where(wins, 1.0, 0.0)
+    rewards = jnp.where(mover == 0, jnp.stack([mover_reward, -mover_reward]),
+                        jnp.stack([-mover_reward, mover_reward])).astype(jnp.float32)
+    # The small fields are chosen with `where`; the history (most of the state's bytes) gets
+    # one scattered write, of the position a legal turn-passing move made.
+    passed = State(cur=n_cur, opp=n_opp, kings=n_kings, jumper=_U32(0),
+                   legal=jnp.where(ended, _U32(0), n_legal), current_player=1 - mover, rewards=rewards,
+                   terminated=ended, truncated=jnp.bool_(False), step_count=step_count, quiet=quiet, history=None)
+    again_state = State(cur=cur, opp=opp, kings=kings, jumper=end, legal=cont_legal, current_player=mover,
+                        rewards=jnp.zeros(2, jnp.float32), terminated=jnp.bool_(False),
+                        truncated=jnp.bool_(False), step_count=step_count, quiet=quiet, history=None)
+    moved = _select(goes_on, again_state, passed)
+    cap = ~moved.terminated & (step_count >= rules.max_steps)
+    moved = moved.replace(truncated=cap, legal=jnp.where(cap, _U32(0), moved.legal))
+
+    loser = jnp.where(mover == 0, jnp.array([-1.0, 1.0], jnp.float32), jnp.array([1.0, -1.0], jnp.float32))
+    kept = state.replace(history=None)
+    disqualified = kept.replace(legal=jnp.zeros(8, _U32), rewards=loser, terminated=jnp.bool_(True))
+    finished = state.terminated | state.truncated
+    new = _select(finished, kept, _select(legal, moved, disqualified))
+    history = state.history
+    if rules.history_size:
+        write = legal & ~finished & ~goes_on
+        row = jnp.where(write & (quiet < rules.quiet_limit), quiet, rules.history_size)  # no write
+        history = history.at[row + jnp.arange(2)].set(position, mode="drop")
+    return new.replace(history=history)
+
+
+# For each of the 64 cells (row-major, row 0 on top): its square's bit, 0 for a light square.
+_CELL_BITS = np.zeros(64, np.uint32)
+for _q in range(bb.NUM_SQUARES):
+    _r, _c = bb.row_col(_q)
+    _CELL_BITS[8 * _r + _c] = 1 << _q
+
+
+def _planes(bits: Array) -> Array:
+    """int8[..., 8, 8]: 1 on the squares of ``bits`` (elementwise against constant cell masks)."""
+    on = (bits[..., None] & _CELL_BITS) != 0
+    return on.astype(jnp.int8).reshape(on.shape[:-1] + (8, 8))
+
+
+def board(state: State) -> Array:
+    """int8[8, 8]: channel 0 of the observation (the seed-001 board of the player to move)."""
+    value = 1 + 2 * _planes(state.kings)
+    return value * _planes(state.cur) - value * _planes(state.opp)
+
+
+def observe(state: State) -> Array:
+    """int8[8, 8, 2]: the board of the player to move and the piece that must continue."""
+    return jnp.stack([board(state), _planes(state.jumper)], axis=-1)
