@@ -1,4 +1,4 @@
-"""Training partly against a fixed opponent (--opponent, seed 002): mixed rollouts, configs, collection."""
+"""Training partly against a fixed opponent (--opponent, Löhr et al.): mixed rollouts, configs, collection."""
 
 import functools
 import json

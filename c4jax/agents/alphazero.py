@@ -37,7 +37,7 @@ from c4jax.nets import tower as nets
 
 METHODS = ("gumbel", "puct")
 MAX_SIMULATIONS = 10_000
-DEFAULT_SIMULATIONS = 128  # how a search checkpoint without a saved setting plays (~7 ms a move at batch 1)
+DEFAULT_SIMULATIONS = 128  # how a search checkpoint without a saved setting plays
 
 
 def evaluate(params, boards: Array, width: int = 128, tower: tuple[int, ...] = (),

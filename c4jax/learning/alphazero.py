@@ -41,7 +41,7 @@ from c4jax.games.connect_four.board import mirror_boards
 from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.io.devices import shard_batch
 from c4jax.learning import buffer as rb
-from c4jax.learning.optim import make_optimizer
+from c4jax.learning.optim import apply_gradients, make_optimizer
 from c4jax.learning.train_state import TrainState
 from c4jax.nets import tower as towers
 
@@ -89,13 +89,14 @@ class AlphaZeroConfig:
     eval_simulations: int = 32
     """Simulations per move of the evaluation matches (and of --eval-yardstick)."""
     play_simulations: int = 256
-    """Simulations per move of the saved agent, how ``agents.load`` plays it (``name@N`` overrides): 256
-    take about 10 ms a move at batch 1 on 2 CPU cores and played stronger than 128."""
+    """Simulations per move of the saved agent, how ``agents.load`` plays it (``name@N`` overrides; 256 played
+    stronger than 128: docs/results/alphazero)."""
     width: int = 128
     """CNET width (filters and dense units) of the two-headed network."""
     tower_blocks: int = 0
     """Residual blocks of a residual-tower network (:mod:`c4jax.nets.tower`) instead of the CNET (0 = the
-    CNET). On a 2-core CPU a tower of 2 blocks x 32 filters trained 4.5x fewer updates in the same time."""
+    CNET; the CNET is for Connect Four only: other games need a tower). The speed of each network on a CPU is
+    in docs/results/alphazero."""
     tower_channels: int = 64
     """Filters of every 3x3 convolution of the residual tower (with --tower-blocks)."""
 
@@ -259,8 +260,7 @@ class AlphaZero:
         batch = rb.sample(state.buffer, key, cfg.batch_size)
         (loss, aux), grads = jax.value_and_grad(loss_fn, has_aux=True)(
             state.params, batch, width=cfg.width, value_weight=cfg.value_weight, tower=cfg.tower, game=self.game)
-        updates, opt_state = self.tx.update(grads, state.opt_state, state.params)
-        params = jax.tree.map(lambda p, u: p + u, state.params, updates)
+        params, opt_state = apply_gradients(self.tx, state.params, state.opt_state, grads)
         return state.replace(params=params, opt_state=opt_state, updates=state.updates + 1), {"train/loss": loss, **aux}
 
     def _iteration(self, state: AlphaZeroState, _):

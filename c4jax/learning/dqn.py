@@ -1,11 +1,11 @@
-"""Vanilla, Dueling and Double DQN for two-player self-play (design.md §7, seed 004).
+"""Vanilla, Dueling and Double DQN for two-player self-play (design.md §7, the Double DQN article).
 
 One network plays both sides with ε-greedy (ε = 0.05 + 0.75·exp(−episodes/500))
 from design.md §3 random start boards. Each finished game's transitions, with design.md §2
 back-propagated rewards, go into a replay buffer together with their mirror
 images. The turn-based zero-sum target is ``y = r − γ·max_{legal a'} Q_target(s', a')``
 (``y = r`` at the end): s' is the opponent's board, so its value is subtracted.
-Optionally (``opponent``, seed 002) a fixed agent such as 2StepLA plays one side
+Optionally (``opponent``, Löhr et al.) a fixed agent such as 2StepLA plays one side
 of a fraction of the games instead; all their moves go into the buffer.
 
 Batched and jitted: an *iteration* plays ``episodes_per_iteration`` games at
@@ -35,8 +35,8 @@ from c4jax.nets.cnet import CNet
 from c4jax.agents.policy import epsilon_greedy
 from c4jax.games.connect_four.board import legal_mask, mirror_boards
 from c4jax.learning.config import SelfPlayConfig
-from c4jax.learning.optim import make_optimizer
-from c4jax.learning.train_state import TrainState
+from c4jax.learning.optim import apply_gradients, make_optimizer
+from c4jax.learning.train_state import TrainState, where_seeds
 from c4jax.learning import rollouts
 from c4jax.learning import rewards as rewards_lib
 
@@ -51,7 +51,7 @@ class DQNConfig(SelfPlayConfig):
     double: bool = False
     """Double DQN: the online network picks a', the target network values it."""
     loss: str = "mse"
-    """'mse' (thesis) or 'huber' (seed 004)."""
+    """'mse' (thesis) or 'huber' (the Double DQN article)."""
     learning_rate: float = 1e-4
     """Adam learning rate."""
     weight_decay: float = 5e-4
@@ -201,10 +201,7 @@ class DQN:
         otherwise ``state`` unchanged."""
         if not self.cfg.reset_target_on_old:
             return state
-        def pick(p, t):
-            m = jnp.asarray(reset).reshape((-1,) + (1,) * (p.ndim - 1))
-            return jnp.where(m, p, t)
-        return state.replace(target_params=jax.tree.map(pick, state.params, state.target_params))
+        return state.replace(target_params=where_seeds(reset, state.params, state.target_params))
 
     # --- jitted pieces ------------------------------------------------------------------
 
@@ -237,8 +234,7 @@ class DQN:
         key, sample_key = jax.random.split(state.key)
         batch = rb.sample(state.buffer, sample_key, self.cfg.batch_size)
         (loss, aux), grads = jax.value_and_grad(self.loss, has_aux=True)(state.params, state.target_params, batch)
-        updates, opt_state = self.tx.update(grads, state.opt_state, state.params)
-        params = optax.apply_updates(state.params, updates)
+        params, opt_state = apply_gradients(self.tx, state.params, state.opt_state, grads)
         n = state.updates + 1
         if self.cfg.tau < 1.0:
             target = optax.incremental_update(params, state.target_params, self.cfg.tau)

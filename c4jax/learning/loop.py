@@ -48,7 +48,7 @@ from c4jax.io.tables import Table
 from c4jax.nets import cnet
 from c4jax.agents.network import NetworkAgent
 from c4jax.learning.placement import ONE_DEVICE, SHARD_MODES, Placement, plan
-from c4jax.learning.train_state import TrainState
+from c4jax.learning.train_state import TrainState, where_seeds
 
 LAST, BEST = "last", "best"
 YARDSTICK_SALT = 0x7A5D  # the yardstick's sampling key: the evaluation key folded with this
@@ -448,14 +448,6 @@ def _matches(current, opponent, keys: jax.Array, b_batched: bool) -> list[evalua
     return evaluation.match_many(current, opponent, keys, b_batched=b_batched)
 
 
-def _where(mask: np.ndarray, on_true, on_false):
-    """Per seed (leading axis): ``on_true`` where ``mask`` else ``on_false``."""
-    def pick(t, f):
-        m = jnp.asarray(mask).reshape((-1,) + (1,) * (t.ndim - 1))
-        return jnp.where(m, t, f)
-    return jax.tree.map(pick, on_true, on_false)
-
-
 def _spread(values: list[float]) -> dict:
     v = np.asarray(values, np.float64)
     return {"mean": float(v.mean()), "std": float(v.std(ddof=1)) if len(v) > 1 else 0.0,
@@ -554,9 +546,9 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
             rows.append(row)
         best = np.array([d == "best" for d in decisions])
         revert = np.array([d == "revert" for d in decisions])
-        old_params = _where(best, params, old_params)
+        old_params = where_seeds(best, params, old_params)
         if revert.any():
-            state = state.replace(params=_where(revert, old_params, params))
+            state = state.replace(params=where_seeds(revert, old_params, params))
         if hasattr(algo, "sync_target"):  # DQN: optionally reset its target network too
             state = algo.sync_target(state, best | revert)
         counters["wall_s"] = wall

@@ -150,7 +150,7 @@ def double_td_target(reward: Array, done: Array, q_next_online: Array, q_next_ta
     """float32[]: Double-DQN turn-based target ``y = r - gamma * Q_target(s', argmax_{legal a'} Q_online(s', a'))``.
 
     The action is chosen among the legal columns of s' by the online network and
-    valued by the target network (seed 004). ``y = r`` when ``done`` or when s' has
+    valued by the target network (the Double DQN article). ``y = r`` when ``done`` or when s' has
     no legal column. The target is wrapped in ``stop_gradient``.
     """
     chex.assert_rank([reward, done, q_next_online, q_next_target, legal_next], [0, 0, 1, 1, 1])

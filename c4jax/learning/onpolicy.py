@@ -44,7 +44,7 @@ from c4jax.agents.network import NetworkAgent
 from c4jax.games.connect_four.board import legal_mask, mirror_boards
 from c4jax.agents.policy import masked_log_softmax, sample
 from c4jax.io.devices import shard_batch
-from c4jax.learning.optim import make_optimizer
+from c4jax.learning.optim import apply_gradients, make_optimizer
 from c4jax.learning.train_state import TrainState
 from c4jax.learning import rollouts
 from c4jax.learning import rewards as rewards_lib
@@ -307,8 +307,7 @@ def ppo_update(params, opt_state, batch: Batch, key: Array, *, tx: optax.Gradien
         has_data = weights.sum() > 0
 
         def _step(c: _Carry) -> _Carry:
-            updates, opt_state = tx.update(grads, c.opt_state, c.params)
-            return _Carry(params=optax.apply_updates(c.params, updates), opt_state=opt_state)
+            return _Carry(*apply_gradients(tx, c.params, c.opt_state, grads))
 
         carry = jax.lax.cond(has_data, _step, lambda c: c, carry)
         return carry, {**metrics, "stepped": has_data.astype(jnp.float32)}
@@ -365,8 +364,7 @@ def reinforce_update(params, opt_state, episode: Batch, *, tx: optax.GradientTra
     (_, metrics), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, episode)
 
     def _step(c: _Carry) -> _Carry:
-        updates, opt_state = tx.update(grads, c.opt_state, c.params)
-        return _Carry(params=optax.apply_updates(c.params, updates), opt_state=opt_state)
+        return _Carry(*apply_gradients(tx, c.params, c.opt_state, grads))
 
     carry = jax.lax.cond(episode.valid.any(), _step, lambda c: c, _Carry(params=params, opt_state=opt_state))
     out = {f"train/{k}": v for k, v in metrics.items()}

@@ -1,4 +1,4 @@
-"""Training partly against a fixed opponent instead of pure self-play (seed 002, design.md §8).
+"""Training partly against a fixed opponent instead of pure self-play (Löhr et al., design.md §8).
 
 The thesis trains by self-play only. Seed 002 trains DQN against a fixed
 depth-limited minimax. ``OpponentConfig`` adds that as an option to every RL
@@ -40,7 +40,7 @@ class OpponentConfig:
 
     opponent: str = SELF
     """'self' (the thesis: pure self-play) or an agent (e.g. '2steplA:sto'; any agents.load name) that plays
-    one side, at a random seat, of --opponent-frac of the training games (seed 002 trains DQN against a
+    one side, at a random seat, of --opponent-frac of the training games (Löhr et al. train DQN against a
     depth-limited minimax)."""
     opponent_frac: float = 0.5
     """Fraction of each batch of training games played against --opponent (rounded); the rest are self-play."""

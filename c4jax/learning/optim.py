@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jax
 import optax
+from typing import Any
 
 FROZEN_SUBTREE = "conv"  # design.md §5: the conv block stays frozen in the RL stage
 
@@ -29,3 +30,10 @@ def make_optimizer(learning_rate: float, weight_decay: float, frozen_conv: bool 
     if not frozen_conv:
         return inner
     return optax.partition({"train": inner, "frozen": optax.set_to_zero()}, _labels)
+
+
+def apply_gradients(tx: optax.GradientTransformation, params: Any, opt_state: optax.OptState,
+                    grads: Any) -> tuple[Any, optax.OptState]:
+    """One optimiser step, the one every trainer takes: ``(new params, new optimiser state)``."""
+    updates, opt_state = tx.update(grads, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state

@@ -18,6 +18,7 @@ from jax import Array
 from c4jax.io import checkpoint
 from c4jax.nets.cnet import CNet
 from c4jax.learning.optim import adam_l2  # noqa: F401  (re-exported: the supervised optimiser)
+from c4jax.learning.optim import apply_gradients
 
 
 @struct.dataclass
@@ -46,8 +47,8 @@ def make_train_chunk(net: CNet, tx: optax.GradientTransformation):
         (loss, acc), grads = jax.value_and_grad(
             lambda p: loss_and_accuracy(net, p, boards, actions), has_aux=True
         )(state.params)
-        updates, opt_state = tx.update(grads, state.opt_state, state.params)
-        new = TrainState(params=optax.apply_updates(state.params, updates), opt_state=opt_state, step=state.step + 1)
+        params, opt_state = apply_gradients(tx, state.params, state.opt_state, grads)
+        new = TrainState(params=params, opt_state=opt_state, step=state.step + 1)
         return new, {"loss": loss, "accuracy": acc}
 
     @jax.jit

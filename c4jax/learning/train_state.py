@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 import optax
 from flax import struct
@@ -29,3 +30,12 @@ class TrainState:
         """A fresh state: ``tx``'s initial optimiser state, zero counters, ``extra`` fields of a subclass."""
         return cls(params=params, opt_state=tx.init(params), key=key, updates=jnp.int32(0),
                    episodes=jnp.int32(0), **extra)
+
+
+def where_seeds(mask, on_true, on_false):
+    """Per seed: the pytree ``on_true`` where ``mask`` (bool[K], one per seed on the leading axis
+    of a ``--vmap-seeds`` state) else ``on_false``."""
+    def pick(t, f):
+        m = jnp.asarray(mask).reshape((-1,) + (1,) * (t.ndim - 1))
+        return jnp.where(m, t, f)
+    return jax.tree.map(pick, on_true, on_false)

@@ -48,7 +48,7 @@ from c4jax.games.checkers import bitboard as bb
 
 NUM_ACTIONS = 256
 OBSERVATION_SHAPE = (8, 8, 2)
-MAN, KING = 1, 3  # observation values (seed 001)
+MAN, KING = 1, 3  # observation values (the MCTS thesis)
 
 _U32 = jnp.uint32
 
