@@ -146,7 +146,8 @@ def test_a_whole_game_against_random_through_http(port, human_first):
         player = int(state.current_player)
         mask = np.asarray(state.legal_action_mask)
         if p["status"] in ("human_turn", "agent_turn"):
-            assert p["to_move"] == ("human" if player == human else "agent") and p["side"] == notation.PLAYER_NAMES[player]
+            assert p["to_move"] == ("human" if player == human else "agent")
+            assert p["side"] == notation.PLAYER_NAMES[player]
             assert p["legal"] == np.flatnonzero(mask).tolist()
             assert [m["pdn"] for m in p["legal_moves"]] == list(notation.legal_moves(state))
             assert p["scores"] == pytest.approx([1 / len(p["legal"])] * len(p["legal"]), rel=1e-6)
@@ -242,7 +243,8 @@ def test_the_fifty_move_rule_and_the_cap_are_told_apart():
     won = notation.from_fen("W:W18:B14")  # white to move must take 18x9 and black has nothing left
     after = jax.device_get(_step(won, notation.pdn_to_action(won, "18x9")))
     assert bool(after.terminated)
-    assert play_server._outcome(after, 1) == ("human_won", None) and play_server._outcome(after, 0) == ("agent_won", None)
+    assert play_server._outcome(after, 1) == ("human_won", None)
+    assert play_server._outcome(after, 0) == ("agent_won", None)
 
 
 # --------------------------------------------------------------------------- bad requests

@@ -644,7 +644,8 @@ def _replay_checkers(moves: jax.Array, n: jax.Array):
 
     def body(state, i):
         a = moves[i]
-        legal = (a >= 0) & (a < CHECKERS.num_actions) & state.legal_action_mask[jnp.clip(a, 0, CHECKERS.num_actions - 1)]
+        top = CHECKERS.num_actions - 1
+        legal = (a >= 0) & (a <= top) & state.legal_action_mask[jnp.clip(a, 0, top)]
         new = CHECKERS.step(state, a)
         new = jax.tree.map(lambda x, y: jnp.where(i < n, x, y), new, state)
         return new, (games.done(state), legal, new)
@@ -866,7 +867,8 @@ def checkers_view(entry: Entry, moves: list[int], human_first: bool, *, play: bo
         agent_ms = (time.perf_counter() - t) * 1e3
         rep = replay_checkers(moves + agent_moves)
     first = n if play else 0
-    positions = [_checkers_position(rep, k, human_player, entry, known.get(k)) for k in range(first, len(rep.moves) + 1)]
+    positions = [_checkers_position(rep, k, human_player, entry, known.get(k))
+                 for k in range(first, len(rep.moves) + 1)]
     last = positions[-1]
     return {
         "game": CHECKERS_ID,

@@ -509,7 +509,8 @@ function ckClick(r, c) {
   if (!isCheckers() || state.view !== null || state.busy) return;
   const pos = state.positions[state.positions.length - 1];
   if (!pos || pos.status !== "human_turn") return;
-  const move = state.selected && pos.legal_moves.find((m) => sameCell(m.from, state.selected) && sameCell(m.to, [r, c]));
+  const move = state.selected
+    && pos.legal_moves.find((m) => sameCell(m.from, state.selected) && sameCell(m.to, [r, c]));
   if (move) { ckPlay(move); return; }
   if (pos.legal_moves.some((m) => sameCell(m.from, [r, c]))) state.selected = [r, c];
   else if (!pos.jumper) state.selected = null;
@@ -576,7 +577,8 @@ async function ckNewGame() {
   el.ckBoard.dataset.busy = "true";
   el.agentName.textContent = currentAgent().name;
   el.ckRecord.replaceChildren();
-  el.status.textContent = state.humanFirst ? "You play black and move first." : `You play white: ${currentAgent().name} moves first…`;
+  el.status.textContent = state.humanFirst ? "You play black and move first."
+    : `You play white: ${currentAgent().name} moves first…`;
   try {
     const answer = await api("/api/move", { game: "checkers", agent: currentAgent().name, moves: [],
                                             human_first: state.humanFirst });
@@ -614,7 +616,8 @@ async function init() {
     el.hintNote.hidden = state.hint.available;
     el.hintNote.textContent = state.hint.available ? "" : state.hint.message;
     el.hint.addEventListener("change", () => render());
-    state.games = info.games || [{ id: "connect_four", name: "Connect Four", agents: info.agents, default: info.default }];
+    state.games = info.games
+      || [{ id: "connect_four", name: "Connect Four", agents: info.agents, default: info.default }];
     for (const g of state.games) {
       if (g.id === "connect_four") continue;
       const opt = document.createElement("option");
