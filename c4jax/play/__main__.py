@@ -11,7 +11,8 @@ import webbrowser
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="c4jax-play",
-        description="Play Connect Four in the browser against the c4jax agents (a local web server on 127.0.0.1).",
+        description="Play Connect Four or Checkers in the browser against the c4jax agents "
+                    "(a local web server on 127.0.0.1).",
     )
     p.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000; 0 picks a free one)")
     p.add_argument("--open", action="store_true", help="open the page in a web browser")
@@ -20,6 +21,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--agents", metavar="NAMES",
                    help="comma-separated agent names to offer instead of every known agent "
                         "(e.g. 'random,1steplA,supervised'; the default mode and the other one are both offered)")
+    p.add_argument("--checkers-agents", metavar="NAMES",
+                   help="comma-separated agents to offer for Checkers (default: those of the Connect Four menu "
+                        "that can play it: random, and pure MCTS once it is game-generic)")
     p.add_argument("--verbose", action="store_true", help="log every request")
     return p
 
@@ -33,8 +37,11 @@ def main(argv: list[str] | None = None) -> int:
     from c4jax.play import server
 
     names = [n.strip() for n in args.agents.split(",") if n.strip()] if args.agents is not None else None
+    checkers = ([n.strip() for n in args.checkers_agents.split(",") if n.strip()]
+                if args.checkers_agents is not None else None)
     try:
-        catalogue = server.Catalogue(names, args.agent, log=lambda m: print(m, file=sys.stderr, flush=True))
+        catalogue = server.Catalogue(names, args.agent, log=lambda m: print(m, file=sys.stderr, flush=True),
+                                     checkers=checkers)
     except Exception as e:  # an unknown agent name, an unreadable checkpoint
         print(f"c4jax-play: cannot load the agents: {type(e).__name__}: {e}", file=sys.stderr)
         return 2
@@ -43,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         print(f"c4jax-play: cannot listen on 127.0.0.1:{args.port}: {e}", file=sys.stderr)
         return 2
-    print(f"c4jax play: compiling {len(catalogue.entries)} agents (batch of 1) so that no move waits for jit ...",
+    print(f"c4jax play: compiling {len(catalogue.entries) + len(catalogue.checkers)} agents (batch of 1) "
+          "so that no move waits for jit ...",
           flush=True)
     seconds = catalogue.warm_up(log=lambda m: print(m, flush=True))
     print(f"c4jax play: ready in {seconds:.1f} s", flush=True)

@@ -1,4 +1,4 @@
-"""The play UI's HTTP server: one static page and a small, stateless JSON API.
+"""The play UI's HTTP server: one static page and a small, stateless JSON API (Connect Four and Checkers).
 
 Standard library only (``http.server.ThreadingHTTPServer``). The server holds no game:
 every request carries the whole game (the move list, who moved first and the agent's
@@ -46,10 +46,25 @@ the improved policy (AlphaZero) and every position also carries ``values`` (floa
 ``null`` for full columns, all ``null`` once the game is over): each column's searched
 value, the root Q-value of the same search (``search_stats``), from -1 (a loss) to +1 (a
 win) for the player to move there. Other agents' positions have ``"values": null``.
+
+Checkers (``"game": "checkers"`` in the body of ``/api/move`` and ``/api/history``; without
+``game`` a request is Connect Four's, answered exactly as before): ``moves`` are action indices
+0..255 (:mod:`c4jax.games.checkers.env`: one step or one jump each), at most ``max_steps``
+(512), replayed from the start with ``CHECKERS.step`` under jit; an illegal one is a 400 that
+names it in PDN with its ply and the legal moves. Turns follow the state's ``current_player``:
+a multi-jump is several moves of the same side, so after a jump that goes on the human is to
+move again, and an agent to move plays (``agent.act_states``) until the human is to move or
+the game is over (``agent_moves``, every jump). :func:`checkers_view` lists the answer's fields:
+boards in the human's view (+1 / +2 the human's man / king, -1 / -2 the agent's), ``legal`` (the
+action indices) and ``legal_moves`` (PDN names, cells), ``scores`` per legal move (or null),
+``record`` (the moves in PDN, multi-jumps joined) and, once over, ``draw_reason``. The
+Checkers opponents are those of :class:`Catalogue`'s ``checkers`` (``GET /api/agents``'
+``games`` lists each game's menu).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import mimetypes
 import os
@@ -75,6 +90,10 @@ from c4jax.agents.alphazero import AlphaZeroAgent
 from c4jax.agents.baselines import NStepLookahead, RandomAgent
 from c4jax.agents.network import NetworkAgent
 from c4jax.agents.search import MCTSAgent
+from c4jax.games import base as games
+from c4jax.games.checkers import bitboard as ck_bb
+from c4jax.games.checkers import notation
+from c4jax.games.checkers.game import GAME as CHECKERS
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.board import LINE_CELLS
 
@@ -85,7 +104,9 @@ DEFAULT_AGENT = "1steplA:det"
 HUMAN, AGENT = 1, -1  # the fixed colour view of the boards the API returns
 # Pure-MCTS agents on the default menu besides agents.known_names() (each in both modes).
 SEARCH_MENU = ("mcts200", "mcts1000")
-
+CONNECT_FOUR_ID, CHECKERS_ID = "connect_four", CHECKERS.id
+GAME_NAMES = {CONNECT_FOUR_ID: "Connect Four", CHECKERS_ID: "Checkers"}  # the games the UI plays
+CHECKERS_DEFAULT = ("mcts200:det", "random")  # the Checkers menu's default: the first one on offer
 
 
 class RequestError(Exception):
@@ -150,19 +171,25 @@ def replay(moves: list[int]) -> Replay:
 
 @dataclass
 class Entry:
-    """One opponent of the menu."""
+    """One opponent of the menu of one game (``game``: an id of :data:`GAME_NAMES`)."""
 
     name: str
     agent: Any
     kind: str
     scores_label: str
     ready: bool = False  # its request path is compiled
+    game: str = CONNECT_FOUR_ID
     _compiling: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def search(self) -> bool:
         """Whether the agent plays with tree search: its positions carry ``values``."""
         return self.kind == "search"
+
+    @property
+    def label(self) -> str:
+        """The name in the warm-up's log: Checkers opponents are ``checkers/<name>``."""
+        return self.name if self.game == CONNECT_FOUR_ID else f"{self.game}/{self.name}"
 
     def compile(self) -> bool:
         """Compile the agent's request path (``scores`` or ``search_stats``, ``act``; batch of 1) once:
@@ -172,7 +199,10 @@ class Entry:
         with self._compiling:
             if self.ready:
                 return False
-            game_view(self, [], human_first=False, play=True)
+            if self.game == CHECKERS_ID:
+                checkers_view(self, [], human_first=False, play=True)
+            else:
+                game_view(self, [], human_first=False, play=True)
             self.ready = True
             return True
 
@@ -237,13 +267,60 @@ def _default_menu() -> list[str]:
     return known + [n for n in SEARCH_MENU if n not in known]
 
 
-class Catalogue:
-    """The opponents on offer, loaded once; lookup by name (case-insensitive) or alias."""
+def for_checkers(agent) -> Any | None:
+    """``agent`` made to play Checkers, or None when it cannot.
 
-    def __init__(self, names: Iterable[str] | None = None, paths: Iterable[str] = (), log=print):
+    Only agents without learned parameters can switch games: uniform random and pure MCTS,
+    each as soon as its class has a ``game`` field and ``act_states`` (``RandomAgent`` has
+    both; ``MCTSAgent`` gets them when the search becomes game-generic). Networks trained on
+    Connect Four boards cannot play another board."""
+    if not isinstance(agent, (RandomAgent, MCTSAgent)) or not callable(getattr(agent, "act_states", None)):
+        return None
+    if not dataclasses.is_dataclass(agent) or "game" not in {f.name for f in dataclasses.fields(agent)}:
+        return None
+    return agent.replace(game=CHECKERS)
+
+
+def _checkers_kind(agent) -> tuple[str, str]:
+    """``(kind, scores_label)`` of a Checkers opponent (its scores are per legal move)."""
+    if isinstance(agent, RandomAgent):
+        return "random", "probability of each legal move (uniform)"
+    if callable(getattr(agent, "scores_states", None)):
+        sims = getattr(agent, "num_simulations", None)
+        what = f"a {sims}-simulation pure MCTS (random playouts)" if sims else "its search"
+        return "search", f"visit share of each legal move in {what}"
+    return "other", "no scores: the agent shows none for Checkers"
+
+
+def _lookup(entries: dict[str, Entry], aliases: dict[str, str], name: Any, what: str = "agents") -> Entry:
+    names = ", ".join(e.name for e in entries.values())
+    if not isinstance(name, str) or not name.strip():
+        raise RequestError(f"'agent' must be a non-empty string; known {what}: {names}")
+    key = name.strip().lower()
+    entry = entries.get(key) or entries.get(aliases.get(key, ""))
+    if entry is None:
+        raise RequestError(f"unknown agent {name[:80]!r}; known {what}: {names}")
+    return entry
+
+
+class Catalogue:
+    """The opponents on offer, loaded once; lookup by name (case-insensitive) or alias.
+
+    ``entries`` are the Connect Four opponents (``names``: agent names, every agent
+    :func:`c4jax.agents.load` knows by default; ``paths``: checkpoints). ``checkers`` are the
+    Checkers opponents: by default every one of ``entries`` that can play Checkers
+    (:func:`for_checkers`: random, and pure MCTS once it is game-generic), or those of the
+    names given in ``checkers`` (loudly: a name that cannot play Checkers is an error).
+    Checkers is offered when it has at least one opponent.
+    """
+
+    def __init__(self, names: Iterable[str] | None = None, paths: Iterable[str] = (), log=print,
+                 checkers: Iterable[str] | None = None):
         self.entries: dict[str, Entry] = {}
         self.background: threading.Thread | None = None  # warm_up's compiler of the search agents
         self.aliases: dict[str, str] = {}
+        self.checkers: dict[str, Entry] = {}
+        self.checkers_aliases: dict[str, str] = {}
         builtin = list(names) if names is not None else _default_menu()
         for spec in builtin:
             try:
@@ -257,6 +334,36 @@ class Catalogue:
         if not self.entries:
             raise ValueError("no agents to play against")
         self.default = DEFAULT_AGENT if DEFAULT_AGENT.lower() in self.entries else next(iter(self.entries.values())).name
+        if checkers is None:
+            for entry in self.entries.values():
+                self._add_checkers(entry.agent)
+            for alias, key in self.aliases.items():  # "mcts200" -> its default mode, when offered
+                if key in self.checkers:
+                    self.checkers_aliases.setdefault(alias, key)
+        else:
+            for spec in checkers:
+                variants = _variants(spec)
+                for agent in sorted(variants, key=lambda a: a.name):
+                    if not self._add_checkers(agent):
+                        raise ValueError(f"agent {agent.name!r} cannot play Checkers: only random and pure MCTS "
+                                         "(mcts<N>, once MCTSAgent takes a game) can")
+                if _mode_of(spec) is None:
+                    self.checkers_aliases.setdefault(spec.strip().lower(), variants[0].name.lower())
+        self.checkers_default = next((n for n in CHECKERS_DEFAULT if n in self.checkers),
+                                     next(iter(self.checkers), None))
+
+    def _add_checkers(self, agent) -> bool:
+        """Offer ``agent`` for Checkers if it can play it; False if it cannot."""
+        playing = for_checkers(agent)
+        if playing is None:
+            return False
+        self.checkers.setdefault(playing.name.lower(), Entry(playing.name, playing, *_checkers_kind(playing),
+                                                             game=CHECKERS_ID))
+        return True
+
+    def games(self) -> list[str]:
+        """The ids of the games on offer (Connect Four first)."""
+        return [CONNECT_FOUR_ID] + ([CHECKERS_ID] if self.checkers else [])
 
     def _add(self, spec: str) -> None:
         variants = _variants(spec)
@@ -270,14 +377,25 @@ class Catalogue:
     def names(self) -> list[str]:
         return [e.name for e in self.entries.values()]
 
-    def get(self, name: Any) -> Entry:
-        if not isinstance(name, str) or not name.strip():
-            raise RequestError(f"'agent' must be a non-empty string; known agents: {', '.join(self.names())}")
-        key = name.strip().lower()
-        entry = self.entries.get(key) or self.entries.get(self.aliases.get(key, ""))
-        if entry is None:
-            raise RequestError(f"unknown agent {name[:80]!r}; known agents: {', '.join(self.names())}")
-        return entry
+    def get(self, name: Any, game: str = CONNECT_FOUR_ID) -> Entry:
+        """The opponent ``name`` of ``game``'s menu; :class:`RequestError` if there is none."""
+        if game == CONNECT_FOUR_ID:
+            return _lookup(self.entries, self.aliases, name)
+        if game == CHECKERS_ID and self.checkers:
+            return _lookup(self.checkers, self.checkers_aliases, name, "Checkers agents")
+        raise RequestError(f"game {game[:40]!r} is not served here: no opponent plays it")
+
+    def describe(self) -> dict:
+        """``GET /api/agents``: the Connect Four menu at the top level (as before Checkers) and
+        every game's menu under ``games``."""
+        menus = [(CONNECT_FOUR_ID, self.entries, self.default)]
+        if self.checkers:
+            menus.append((CHECKERS_ID, self.checkers, self.checkers_default))
+        return {"agents": [e.describe() for e in self.entries.values()], "default": self.default,
+                "max_body": MAX_BODY, "hint": hint_status(),
+                "games": [{"id": gid, "name": GAME_NAMES[gid], "agents": [e.describe() for e in entries.values()],
+                           "default": default, "max_moves": CHECKERS.max_steps if gid == CHECKERS_ID else env.MAX_MOVES}
+                          for gid, entries, default in menus]}
 
     def warm_up(self, log=print, workers: int | None = None, search: str = "background") -> float:
         """Compile every agent's request path before serving; returns the seconds until ready.
@@ -294,9 +412,11 @@ class Catalogue:
         t0 = time.perf_counter()
         _key(True), _key(False)
         game_view(next(iter(self.entries.values())), [], human_first=True, play=False)  # the replay
+        if self.checkers:
+            checkers_view(next(iter(self.checkers.values())), [], human_first=True, play=False)
         done = [0]
         lock = threading.Lock()
-        entries = list(self.entries.values())
+        entries = list(self.entries.values()) + list(self.checkers.values())
         later = [e for e in entries if e.search] if search == "background" else []
         now = [e for e in entries if e not in later]
 
@@ -307,7 +427,7 @@ class Catalogue:
                 note = f", in the background, {end - t0:.0f} s after the warm-up began" if background else ""
                 with lock:
                     done[0] += 1
-                    log(f"  [{done[0]}/{len(entries)}] {entry.name:<24} ready ({end - t:.1f} s{note})")
+                    log(f"  [{done[0]}/{len(entries)}] {entry.label:<24} ready ({end - t:.1f} s{note})")
 
         workers = workers or min(4, os.cpu_count() or 1)
         with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -315,14 +435,14 @@ class Catalogue:
         seconds = time.perf_counter() - t0
         if later:
             log(f"  compiling {len(later)} search agents in the background: "
-                f"{', '.join(e.name for e in later)} (a first move before then waits for its compile)")
+                f"{', '.join(e.label for e in later)} (a first move before then waits for its compile)")
 
             def background() -> None:
                 for entry in later:
                     try:
                         one(entry, background=True)
                     except Exception as e:  # a bug: the first request for it will report it
-                        log(f"  {entry.name}: background compile failed: {type(e).__name__}: {e}")
+                        log(f"  {entry.label}: background compile failed: {type(e).__name__}: {e}")
 
             self.background = threading.Thread(target=background, name="c4jax-play-warm-up", daemon=True)
             self.background.start()
@@ -394,16 +514,23 @@ def _position(rep: Replay, ply: int, human_first: bool, entry: Entry, known: tup
 
 
 def parse_game(body: Any, catalogue: Catalogue) -> tuple[Entry, list[int], bool]:
-    """Check a request body ``{"agent", "moves", "human_first"}``; :class:`RequestError` if malformed."""
+    """Check a request body ``{"game", "agent", "moves", "human_first"}`` (``game`` optional:
+    Connect Four); :class:`RequestError` if malformed. The game is ``entry.game``."""
     if not isinstance(body, dict):
         raise RequestError("the body must be a JSON object {\"agent\": ..., \"moves\": [...], \"human_first\": ...}")
-    unknown = sorted(set(body) - {"agent", "moves", "human_first"})
+    unknown = sorted(set(body) - {"game", "agent", "moves", "human_first"})
     if unknown:
         raise RequestError(f"unknown field(s): {', '.join(repr(k)[:40] for k in unknown[:5])}")
+    game = body.get("game", CONNECT_FOUR_ID)
+    if not isinstance(game, str) or game not in GAME_NAMES:
+        raise RequestError(f"unknown game {json.dumps(game)[:40]}; games: {', '.join(catalogue.games())}")
     if "agent" not in body:
         raise RequestError("missing field 'agent'")
-    entry = catalogue.get(body["agent"])
-    moves = parse_moves(body.get("moves", []))
+    entry = catalogue.get(body["agent"], game)
+    if game == CHECKERS_ID:
+        moves = parse_checkers_moves(body.get("moves", []))
+    else:
+        moves = parse_moves(body.get("moves", []))
     human_first = body.get("human_first")
     if not isinstance(human_first, bool):
         raise RequestError("'human_first' must be true or false")
@@ -496,6 +623,290 @@ def game_view(entry: Entry, moves: list[int], human_first: bool, *, play: bool) 
         "positions": positions,
         "server_ms": round((time.perf_counter() - t0) * 1e3, 3),
     }
+
+
+# --------------------------------------------------------------------------- Checkers
+#
+# The same stateless protocol for Checkers (``"game": "checkers"``): ``moves`` are action
+# indices 0..255 (c4jax.games.checkers.env: one step or one jump each, so a multi-jump is
+# several moves of the same player) replayed from the start with ``CHECKERS.step`` under jit.
+# Turns follow ``current_player``, never the parity of the ply. Boards are in the human's view
+# (the human's side at the bottom): +1 / +2 the human's man / king, -1 / -2 the agent's, 0
+# empty; cells are ``[row, column]`` of that view.
+
+@jax.jit
+def _replay_checkers(moves: jax.Array, n: jax.Array):
+    """Play the first ``n`` of ``moves`` (int32[max_steps], padded) from the start position.
+
+    Returns the states of positions 0..max_steps (a State with a leading axis; position k: after
+    k moves) and, for moves 0..max_steps-1, whether the game was already over and whether the
+    action was legal."""
+
+    def body(state, i):
+        a = moves[i]
+        top = CHECKERS.num_actions - 1
+        legal = (a >= 0) & (a <= top) & state.legal_action_mask[jnp.clip(a, 0, top)]
+        new = CHECKERS.step(state, a)
+        new = jax.tree.map(lambda x, y: jnp.where(i < n, x, y), new, state)
+        return new, (games.done(state), legal, new)
+
+    s0 = CHECKERS.init()
+    _, (was_done, legal, states) = jax.lax.scan(body, s0, jnp.arange(CHECKERS.max_steps))
+    states = jax.tree.map(lambda first, rest: jnp.concatenate([first[None], rest]), s0, states)
+    return states, was_done, legal
+
+
+_checkers_step = jax.jit(CHECKERS.step)
+
+
+@jax.jit
+def _act_states(agent, states, key):
+    return agent.act_states(states, key)
+
+
+def _legal_actions(state) -> np.ndarray:
+    """The legal actions of one host-side state (``8 * q + kind`` for each bit of ``legal[kind]``)."""
+    words = np.asarray(state.legal, np.uint32)
+    bits = (words[None, :] >> np.arange(32, dtype=np.uint32)[:, None]) & 1  # [square, kind]
+    return np.flatnonzero(bits.reshape(-1)).astype(int)
+
+
+def _bit_index(word) -> int:
+    return int(word).bit_length() - 1
+
+
+@dataclass(frozen=True)
+class CheckersReplay:
+    moves: list[int]
+    states: Any  # env.State with a leading axis [n+1], NumPy arrays
+
+    def state(self, ply: int):
+        return jax.tree.map(lambda x: x[ply], self.states)
+
+
+def _side(player: int) -> str:
+    return notation.PLAYER_NAMES[player]
+
+
+def _move_name(state, action: int) -> str:
+    try:
+        return f"{notation.action_to_pdn(state, action)} (action {action})"
+    except ValueError:
+        return f"action {action} (off the board)"
+
+
+def replay_checkers(moves: list[int]) -> CheckersReplay:
+    """Validate and replay a Checkers move list (already checked to be ints in 0..255);
+    :class:`RequestError` naming the move in PDN and its ply if one is illegal."""
+    n = len(moves)
+    padded = np.zeros(CHECKERS.max_steps, np.int32)
+    padded[:n] = moves
+    states, was_done, ok = jax.device_get(_replay_checkers(padded, np.int32(n)))
+    replay = CheckersReplay(list(moves), jax.tree.map(lambda x: np.asarray(x)[: n + 1], states))
+    for i in range(n):
+        if was_done[i] or not ok[i]:
+            state = replay.state(i)
+            name = _move_name(state, moves[i])
+            if was_done[i]:
+                raise RequestError(f"move at ply {i}, {name}: the game is already over after {i} plies "
+                                   f"({_result_text(state)})")
+            legal = [notation.action_to_pdn(state, a) for a in _legal_actions(state)]
+            jumper = int(state.jumper)
+            why = (f" ({notation.square_number(_bit_index(jumper), int(state.current_player))} must jump on)"
+                   if jumper else " (a jump is mandatory)" if any("x" in m for m in legal) else "")
+            raise RequestError(f"illegal move at ply {i}: {name} is not legal for {_side(int(state.current_player))}"
+                               f"{why}; legal moves: {', '.join(legal)}")
+    return replay
+
+
+def _outcome(state, human_player: int) -> tuple[str, str | None]:
+    """``(status, draw_reason)`` of a finished state: ``human_won`` / ``agent_won`` / ``draw``
+    with ``repetition``, ``fifty_moves`` (design.md: 100 plies without a capture or a man's move)
+    or ``cap`` (the game reached ``max_steps`` plies)."""
+    if bool(state.truncated):
+        return "draw", "cap"
+    reward = float(np.asarray(state.rewards)[human_player])
+    if reward > 0:
+        return "human_won", None
+    if reward < 0:
+        return "agent_won", None
+    return "draw", "fifty_moves" if int(state.quiet) >= CHECKERS.rules.quiet_limit else "repetition"
+
+
+def _result_text(state) -> str:
+    status, reason = _outcome(state, 0)
+    if status == "draw":
+        return {"cap": f"a draw at the {CHECKERS.max_steps}-ply cap", "repetition": "a draw by threefold repetition",
+                "fifty_moves": "a draw by the fifty-move rule"}[reason]
+    return f"{_side(0 if status == 'human_won' else 1)} won"
+
+
+def _checkers_cell(number: int, human_player: int) -> list[int]:
+    """``[row, column]`` in the human's view of PDN square ``number``: the printed diagram
+    (:func:`notation.render`: square 1 top left, white at the bottom) for white, turned by 180
+    degrees for black."""
+    r = (number - 1) // 4
+    c = 2 * ((number - 1) % 4) + (1 if r % 2 == 0 else 0)
+    return [7 - r, 7 - c] if human_player == 0 else [r, c]
+
+
+def _checkers_squares(human_player: int) -> list[list[int | None]]:
+    """The PDN number of every cell of the human's view (None on the light squares)."""
+    grid: list[list[int | None]] = [[None] * 8 for _ in range(8)]
+    for number in range(1, 33):
+        r, c = _checkers_cell(number, human_player)
+        grid[r][c] = number
+    return grid
+
+
+def _checkers_move(state, action: int, human_player: int) -> dict:
+    """One action of the player to move of ``state``: its PDN name and cells."""
+    player = int(state.current_player)
+    number = lambda word: notation.square_number(_bit_index(word), player)  # noqa: E731
+    over = int(ck_bb.ACTION_OVER[action])
+    return {"action": int(action), "pdn": notation.action_to_pdn(state, action),
+            "from": _checkers_cell(number(ck_bb.ACTION_START[action]), human_player),
+            "to": _checkers_cell(number(ck_bb.ACTION_END[action]), human_player),
+            "captured": _checkers_cell(number(over), human_player) if over else None,
+            "by": "human" if player == human_player else "agent"}
+
+
+def _checkers_scores(entry: Entry, state, legal: np.ndarray) -> list | None:
+    """The agent's score of each legal move (aligned with ``legal``), or None if it has none."""
+    if len(legal) == 0:
+        return []
+    if entry.kind == "random":
+        return [float(f"{1.0 / len(legal):.7g}")] * len(legal)
+    if entry.kind == "search":
+        batch = jax.tree.map(lambda x: x[None], state)
+        return _scores_json(np.asarray(entry.agent.scores_states(batch))[0][legal])
+    return None
+
+
+def _checkers_position(rep: CheckersReplay, ply: int, human_player: int, entry: Entry,
+                       known: list | None = None) -> dict:
+    """One position of a Checkers game in the human's view; ``known``: its scores if computed."""
+    state = rep.state(ply)
+    player = int(state.current_player)
+    board = [[0] * 8 for _ in range(8)]
+    pieces = notation.absolute_board(state)
+    for owner, color in enumerate(notation.PLAYER_NAMES):
+        sign = 1 if owner == human_player else -1
+        kings = set(pieces[color + "_kings"])
+        for number in pieces[color]:
+            r, c = _checkers_cell(number, human_player)
+            board[r][c] = sign * (2 if number in kings else 1)
+    finished = bool(state.terminated) or bool(state.truncated)
+    legal = _legal_actions(state)
+    if finished:
+        (status, reason), to_move, side = _outcome(state, human_player), None, None
+    else:
+        status, reason = ("human_turn" if player == human_player else "agent_turn"), None
+        to_move, side = ("human" if player == human_player else "agent"), _side(player)
+    jumper = int(state.jumper)
+    return {
+        "ply": ply,
+        "board": board,
+        "to_move": to_move,
+        "side": side,
+        "status": status,
+        "draw_reason": reason,
+        "last_move": _checkers_move(rep.state(ply - 1), rep.moves[ply - 1], human_player) if ply else None,
+        "legal": [int(a) for a in legal],
+        "legal_moves": [_checkers_move(state, a, human_player) for a in legal],
+        "jumper": _checkers_cell(notation.square_number(_bit_index(jumper), player), human_player) if jumper else None,
+        "scores": known if known is not None else _checkers_scores(entry, state, legal),
+        "values": None,
+        "quiet": int(state.quiet),
+        "fen": notation.to_fen(state),
+    }
+
+
+def _checkers_record(rep: CheckersReplay, human_player: int) -> list[dict]:
+    """The game's moves as a checkers player writes them: a multi-jump's actions joined
+    (``15x22x29``), numbered by black's moves (``number``), with the plies they span."""
+    record: list[dict] = []
+    number = 0
+    for ply, action in enumerate(rep.moves):
+        before = rep.state(ply)
+        player = int(before.current_player)
+        name = notation.action_to_pdn(before, action)
+        if ply and int(rep.state(ply - 1).current_player) == player and record:  # the same jump goes on
+            last = record[-1]
+            last["text"] += name[name.index("x"):]
+            last["plies"][1] = ply
+            continue
+        number += player == 0
+        record.append({"number": max(number, 1), "side": _side(player),
+                       "by": "human" if player == human_player else "agent", "text": name, "plies": [ply, ply]})
+    return record
+
+
+def checkers_view(entry: Entry, moves: list[int], human_first: bool, *, play: bool) -> dict:
+    """Replay a Checkers game; when ``play`` and the agent is to move, let it move until the
+    human is to move or the game is over (every jump of its multi-jump). The API's answer."""
+    t0 = time.perf_counter()
+    rep = replay_checkers(moves)
+    human_player = 0 if human_first else 1
+    n = len(moves)
+    known: dict[int, list | None] = {}
+    agent_moves: list[int] = []
+    agent_ms = None
+    state = rep.state(n)
+    if play and not bool(games.done(state)) and int(state.current_player) != human_player:
+        t = time.perf_counter()
+        while not bool(games.done(state)) and int(state.current_player) != human_player:
+            legal = _legal_actions(state)
+            known[n + len(agent_moves)] = _checkers_scores(entry, state, legal)
+            batch = jax.tree.map(lambda x: x[None], state)
+            action = int(np.asarray(_act_states(entry.agent, batch, _key(entry.agent.stochastic)))[0])
+            if action not in legal:  # a bug in the agent, not the request's fault: 500
+                raise RuntimeError(f"{entry.label} chose the illegal action {action}")
+            agent_moves.append(action)
+            state = jax.device_get(_checkers_step(state, np.int32(action)))
+        agent_ms = (time.perf_counter() - t) * 1e3
+        rep = replay_checkers(moves + agent_moves)
+    first = n if play else 0
+    positions = [_checkers_position(rep, k, human_player, entry, known.get(k))
+                 for k in range(first, len(rep.moves) + 1)]
+    last = positions[-1]
+    return {
+        "game": CHECKERS_ID,
+        "agent": entry.name,
+        "human_first": human_first,
+        "human_side": _side(human_player),
+        "moves": rep.moves,
+        "pdn": [notation.action_to_pdn(rep.state(k), a) for k, a in enumerate(rep.moves)],
+        "record": _checkers_record(rep, human_player),
+        "agent_move": agent_moves[0] if agent_moves else None,
+        "agent_moves": agent_moves,
+        "agent_ms": None if agent_ms is None else round(agent_ms, 3),
+        "status": last["status"],
+        "draw_reason": last["draw_reason"],
+        "to_move": last["to_move"],
+        "board": last["board"],
+        "legal": last["legal"],
+        "scores": last["scores"],
+        "values": None,
+        "squares": _checkers_squares(human_player),
+        "positions": positions,
+        "server_ms": round((time.perf_counter() - t0) * 1e3, 3),
+    }
+
+
+def parse_checkers_moves(moves: Any) -> list[int]:
+    """Check a Checkers move list (actions 0..255, at most ``max_steps``); :class:`RequestError` if malformed."""
+    top = CHECKERS.num_actions - 1
+    if not isinstance(moves, list):
+        raise RequestError(f"'moves' must be a list of Checkers actions (integers 0..{top})")
+    if len(moves) > CHECKERS.max_steps:
+        raise RequestError(f"'moves' has {len(moves)} moves; a Checkers game has at most {CHECKERS.max_steps} plies")
+    for i, m in enumerate(moves):
+        if isinstance(m, bool) or not isinstance(m, int):
+            raise RequestError(f"move at ply {i} is {json.dumps(m)[:40]}; Checkers moves must be integers 0..{top}")
+        if not 0 <= m <= top:
+            raise RequestError(f"illegal move at ply {i}: action {m} is outside 0..{top}")
+    return moves
 
 
 # --------------------------------------------------------------------------- HTTP
@@ -607,9 +1018,7 @@ class Handler(BaseHTTPRequestHandler):
     def _get(self):
         path = urlsplit(self.path).path
         if path == "/api/agents":
-            cat = self.catalogue
-            return self._json(200, {"agents": [e.describe() for e in cat.entries.values()],
-                                    "default": cat.default, "max_body": MAX_BODY, "hint": hint_status()})
+            return self._json(200, self.catalogue.describe())
         if path in ("/", "/index.html"):
             path = "/static/index.html"
         if path == "/favicon.ico":
@@ -634,7 +1043,8 @@ class Handler(BaseHTTPRequestHandler):
         entry, moves, human_first = parse_game(body, self.catalogue)
         if not entry.ready and self.catalogue.background is not None:
             entry.compile()  # a search agent the background warm-up has not compiled yet: now, once
-        self._json(200, game_view(entry, moves, human_first, play=path == "/api/move"))
+        view = checkers_view if entry.game == CHECKERS_ID else game_view
+        self._json(200, view(entry, moves, human_first, play=path == "/api/move"))
 
 
 def _reject_constant(name: str):

@@ -4,6 +4,10 @@
 // first). The page keeps the game's positions (each with its board, status and the opponent's
 // scores and, for search agents, the searched value of each column, as the server computed them) so that ← / → can show any past position without a
 // request; history is read-only and → on the last position returns to the live game.
+//
+// Two games: Connect Four (the default) and Checkers (the game menu, or ?game=checkers). Checkers
+// moves are the server's action indices (one step or one jump each); a multi-jump is several
+// moves by the same side in a row, so whose turn it is always comes from the server's position.
 "use strict";
 
 const ROWS = 6, COLS = 7, CELL = 100, TOP = 90, SVG_NS = "http://www.w3.org/2000/svg";
@@ -15,9 +19,17 @@ const el = {
   holes: $("hole-cutouts"), status: $("status"), agent: $("agent"), first: $("first"), restart: $("restart"),
   back: $("back"), forward: $("forward"), ply: $("ply"), error: $("error"), agentName: $("agent-name"),
   legend: $("scores-legend"), timing: $("timing"), hint: $("hint"), hintNote: $("hint-note"),
+  game: $("game"), gameChoice: $("game-choice"), gameTitle: $("game-title"), hintLabel: $("hint-label"),
+  c4Wrap: $("c4-wrap"), c4Help: $("c4-help"), ckWrap: $("ck-wrap"), ckHelp: $("ck-help"), ckBoard: $("ck-board"),
+  ckSquares: $("ck-squares"), ckMarks: $("ck-marks"), ckPieces: $("ck-pieces"), ckTargets: $("ck-targets"),
+  ckRecordWrap: $("ck-record-wrap"), ckRecord: $("ck-record"), discHuman: $("disc-human"),
+  discAgent: $("disc-agent"), youName: $("you-name"),
 };
 
 const state = {
+  gameId: "connect_four",  // the game played: "connect_four" or "checkers"
+  games: [],           // GET /api/agents' games: [{id, name, agents, default, max_moves}]
+  choice: {},          // the opponent last chosen in each game
   agents: [],          // [{name, kind, stochastic, scores_label}]
   game: 0,             // bumped on every restart: answers for an older game are dropped
   humanFirst: true,
@@ -28,7 +40,14 @@ const state = {
   lastAgentMs: null,
   hint: { available: false, message: "" },  // GET /api/agents' hint: is the solver on offer
   hints: new Map(),    // moves "3,2,4" -> the /api/hint answer for that position
+  // Checkers only
+  selected: null,      // [row, col] of the piece the human picked, or null
+  record: [],          // the answer's record: [{number, side, by, text, plies}]
+  squares: null,       // the PDN number of each cell of the human's view (the answer's squares)
+  humanSide: "black",
 };
+
+const isCheckers = () => state.gameId === "checkers";
 
 // ------------------------------------------------------------------ SVG helpers
 
@@ -113,6 +132,7 @@ function piece(r, c, who, falling) {
 }
 
 function render(opts = {}) {
+  if (isCheckers()) { ckRender(); return; }
   const live = state.view === null;
   const ply = live ? state.positions.length - 1 : state.view;
   const pos = state.positions[ply];
@@ -253,9 +273,12 @@ function accept(answer) {
   state.positions.length = answer.moves.length + 1;
   state.moves = answer.moves;
   if (answer.agent_ms !== null) state.lastAgentMs = answer.agent_ms;
+  if (answer.record) state.record = answer.record;
+  if (answer.human_side) state.humanSide = answer.human_side;
 }
 
 async function newGame() {
+  if (isCheckers()) return ckNewGame();
   const game = ++state.game;
   const first = el.first.value;
   state.humanFirst = first === "random" ? Math.random() < 0.5 : first === "human";
@@ -279,7 +302,7 @@ async function newGame() {
 }
 
 async function play(c) {
-  if (state.view !== null || state.busy) return;
+  if (isCheckers() || state.view !== null || state.busy) return;
   const pos = state.positions[state.positions.length - 1];
   if (!pos || pos.status !== "human_turn" || !pos.legal.includes(c)) return;
   const game = state.game;
@@ -318,7 +341,255 @@ function step(delta) {
   const cur = state.view === null ? last : state.view;
   const next = Math.min(last, Math.max(0, cur + delta));
   state.view = next === last ? null : next;
+  state.selected = null;
   render();
+}
+
+// ------------------------------------------------------------------ Checkers
+
+const CK = 100;  // one square of the 800 x 800 Checkers board
+const CROWN = "M -17 7 L -17 -9 L -8 -1 L 0 -13 L 8 -1 L 17 -9 L 17 7 Z";
+const sameCell = (a, b) => a !== null && b !== null && a[0] === b[0] && a[1] === b[1];
+const ckCenter = ([r, c]) => [c * CK + CK / 2, r * CK + CK / 2];
+
+function ckBuildBoard() {
+  if (el.ckSquares.childElementCount) return;
+  for (let r = 0; r < 8; r++)
+    for (let c = 0; c < 8; c++) {
+      const dark = (r + c) % 2 === 1;
+      const sq = svg("rect", { x: c * CK, y: r * CK, width: CK, height: CK, class: dark ? "ck-dark" : "ck-light" },
+                     el.ckSquares);
+      if (!dark) continue;
+      sq.setAttribute("data-testid", `ck-cell-${r}-${c}`);
+      sq.addEventListener("click", () => ckClick(r, c));
+      svg("text", { x: c * CK + 6, y: r * CK + 20, class: "ck-num", "data-row": r, "data-col": c }, el.ckSquares);
+    }
+}
+
+// The PDN number (1-32) of a cell of the human's view.
+const ckNumber = (cell) => (state.squares && cell ? state.squares[cell[0]][cell[1]] : null);
+
+function ckStatusText(pos, live) {
+  const total = state.positions.length - 1;
+  const prefix = live ? "" : `Move ${pos.ply} of ${total} (history, read-only — → returns to the game): `;
+  const name = currentAgent().name;
+  const max = (state.games.find((g) => g.id === "checkers") || {}).max_moves || 512;
+  switch (pos.status) {
+    case "human_turn":
+      if (!live) return prefix + "you to move.";
+      return pos.jumper ? `Your turn (${state.humanSide}) — keep jumping: ${ckNumber(pos.jumper)} must jump on.`
+        : `Your turn (${state.humanSide}) — click a piece, then where it goes.`;
+    case "agent_turn": return prefix + (live ? `${name} is thinking…` : `${name} to move.`);
+    case "sending": return "…";
+    case "human_won": return prefix + "You won!";
+    case "agent_won": return prefix + `${name} won.`;
+    case "draw": return prefix + ({
+      repetition: "Draw by threefold repetition.",
+      fifty_moves: "Draw by the fifty-move rule: 100 plies without a capture or a man's move.",
+      cap: `Draw: the game reached the ${max}-ply cap.`,
+    }[pos.draw_reason] || "Draw.");
+    default: return prefix + pos.status;
+  }
+}
+
+function ckRender() {
+  const live = state.view === null;
+  const ply = live ? state.positions.length - 1 : state.view;
+  const pos = state.positions[ply];
+  if (!pos) return;
+  const agent = currentAgent();
+  const playable = live && !state.busy && pos.status === "human_turn";
+  const moves = playable ? pos.legal_moves : [];
+  const movable = moves.map((m) => m.from);
+  if (playable && state.selected === null && new Set(movable.map(String)).size === 1) state.selected = movable[0];
+
+  el.ckSquares.querySelectorAll("text.ck-num").forEach((t) => {
+    const n = ckNumber([Number(t.dataset.row), Number(t.dataset.col)]);
+    t.textContent = n === null ? "" : String(n);
+  });
+
+  // the last move: its squares and the piece it took
+  el.ckMarks.replaceChildren();
+  if (pos.last_move) {
+    for (const cell of [pos.last_move.from, pos.last_move.to])
+      svg("rect", { x: cell[1] * CK, y: cell[0] * CK, width: CK, height: CK, class: "ck-last",
+                    "data-testid": "ck-last-move" }, el.ckMarks);
+    if (pos.last_move.captured) {
+      const [x, y] = ckCenter(pos.last_move.captured);
+      svg("path", { d: `M ${x - 14} ${y - 14} L ${x + 14} ${y + 14} M ${x + 14} ${y - 14} L ${x - 14} ${y + 14}`,
+                    class: "ck-taken" }, el.ckMarks);
+    }
+  }
+
+  // the pieces: yours in your colour at the bottom; rings on the ones that can move
+  el.ckPieces.replaceChildren();
+  const agentSide = state.humanSide === "black" ? "white" : "black";
+  for (let r = 0; r < 8; r++)
+    for (let c = 0; c < 8; c++) {
+      const v = pos.board[r][c];
+      if (v === 0) continue;
+      const owner = v > 0 ? "human" : "agent";
+      const [x, y] = ckCenter([r, c]);
+      const cls = ["ck-piece", owner, owner === "human" ? state.humanSide : agentSide];
+      if (movable.some((m) => sameCell(m, [r, c]))) cls.push("movable");
+      if (playable && sameCell(state.selected, [r, c])) cls.push("selected");
+      const g = svg("g", { class: cls.join(" "), "data-testid": `ck-piece-${r}-${c}`, "data-owner": owner,
+                           "data-king": String(Math.abs(v) === 2) }, el.ckPieces);
+      svg("circle", { cx: x, cy: y, r: 38 }, g);
+      svg("circle", { cx: x, cy: y, r: 27, class: "ck-rim" }, g);
+      if (Math.abs(v) === 2) svg("path", { d: CROWN, transform: `translate(${x} ${y})`, class: "ck-crown" }, g);
+    }
+  if (pos.jumper) {
+    const [x, y] = ckCenter(pos.jumper);
+    svg("circle", { cx: x, cy: y, r: 45, class: "ck-jumper" }, el.ckPieces);
+  }
+
+  // where the selected piece may go, with the opponent's score of each move
+  el.ckTargets.replaceChildren();
+  if (playable && state.selected) {
+    pos.legal_moves.forEach((m, i) => {
+      if (!sameCell(m.from, state.selected)) return;
+      const [x, y] = ckCenter(m.to);
+      svg("circle", { cx: x, cy: y, r: 16, class: "ck-target", "data-testid": `ck-target-${m.to[0]}-${m.to[1]}`,
+                      "data-action": m.action, "data-pdn": m.pdn }, el.ckTargets);
+      const score = pos.scores ? pos.scores[i] : null;
+      if (score !== null && score !== undefined)
+        svg("text", { x, y: y + 38, "text-anchor": "middle", class: "ck-score", "data-value": score }, el.ckTargets)
+          .textContent = fmtScore(score, agent.kind);
+    });
+  }
+
+  el.status.textContent = ckStatusText(pos, live);
+  el.status.dataset.status = pos.status;
+  el.status.classList.toggle("history-view", !live);
+  const total = state.positions.length - 1;
+  el.ply.textContent = live ? `move ${total} (live)` : `move ${ply} / ${total}`;
+  el.back.disabled = ply <= 0;
+  el.forward.disabled = live;
+  el.ckBoard.classList.toggle("playable", playable);
+  el.ckBoard.dataset.busy = String(state.busy);
+  el.ckBoard.dataset.ply = String(ply);
+  el.ckBoard.dataset.live = String(live);
+  el.ckBoard.dataset.status = pos.status;
+  el.discHuman.className = `disc ck-${state.humanSide}`;
+  el.discAgent.className = `disc ck-${agentSide}`;
+  el.youName.textContent = `you (${state.humanSide})`;
+  el.legend.textContent = pos.scores
+    ? `Numbers under the marked squares (click a piece): ${agent.scores_label}.`
+    : `${agent.name} shows no scores for Checkers.`;
+  el.timing.textContent = state.lastAgentMs === null ? "" : `(answered in ${state.lastAgentMs.toFixed(1)} ms)`;
+  ckRenderRecord(ply);
+}
+
+// The move list in PDN, one line per move number (black's move, then white's); a multi-jump is
+// one entry (15x22x29). The move that led to the position shown is marked.
+function ckRenderRecord(ply) {
+  el.ckRecord.replaceChildren();
+  let line = null, number = null;
+  for (const m of state.record) {
+    if (m.number !== number || line === null) {
+      number = m.number;
+      line = document.createElement("li");
+      line.value = number;
+      el.ckRecord.appendChild(line);
+      if (m.side === "white") line.appendChild(document.createTextNode("… "));
+    }
+    const span = document.createElement("span");
+    span.textContent = m.text;
+    span.className = `ck-move ${m.by}`;
+    span.dataset.plies = m.plies.join("-");
+    if (m.plies[0] < ply && ply - 1 <= m.plies[1]) span.classList.add("current");
+    if (m.plies[0] >= ply) span.classList.add("future");
+    line.appendChild(span);
+    line.appendChild(document.createTextNode(" "));
+  }
+}
+
+function ckClick(r, c) {
+  if (!isCheckers() || state.view !== null || state.busy) return;
+  const pos = state.positions[state.positions.length - 1];
+  if (!pos || pos.status !== "human_turn") return;
+  const move = state.selected
+    && pos.legal_moves.find((m) => sameCell(m.from, state.selected) && sameCell(m.to, [r, c]));
+  if (move) { ckPlay(move); return; }
+  if (pos.legal_moves.some((m) => sameCell(m.from, [r, c]))) state.selected = [r, c];
+  else if (!pos.jumper) state.selected = null;
+  ckRender();
+}
+
+// Show an answer; the agent's moves (several in a multi-jump) one position at a time.
+async function ckShow(answer, game) {
+  accept(answer);
+  state.squares = answer.squares;
+  const full = state.positions;
+  const first = answer.moves.length - answer.agent_moves.length;
+  if (answer.agent_moves.length) {
+    for (let k = first; k < full.length - 1; k++) {
+      state.positions = full.slice(0, k + 1);
+      ckRender();
+      await sleep(k === first ? 150 : 350);
+      if (game !== state.game) return;
+    }
+    state.positions = full;
+  }
+  state.busy = false;
+  state.view = null;
+  ckRender();
+}
+
+async function ckPlay(m) {
+  const pos = state.positions[state.positions.length - 1];
+  const game = state.game;
+  const moves = state.moves.concat([m.action]);
+  state.busy = true;
+  state.selected = null;
+  showError("");
+  // Move the piece at once (the server confirms it).
+  const board = pos.board.map((row) => row.slice());
+  board[m.to[0]][m.to[1]] = board[m.from[0]][m.from[1]];
+  board[m.from[0]][m.from[1]] = 0;
+  if (m.captured) board[m.captured[0]][m.captured[1]] = 0;
+  state.positions.push({ ...pos, ply: pos.ply + 1, board, last_move: m, status: "sending", to_move: null,
+                         legal: [], legal_moves: [], scores: null, jumper: null });
+  ckRender();
+  try {
+    const answer = await api("/api/move", { game: "checkers", agent: currentAgent().name, moves,
+                                            human_first: state.humanFirst });
+    if (game !== state.game) return;
+    await ckShow(answer, game);
+  } catch (e) {
+    if (game !== state.game) return;
+    state.positions.pop();
+    state.busy = false;
+    showError(e.message);
+    ckRender();
+  }
+}
+
+async function ckNewGame() {
+  const game = ++state.game;
+  const first = el.first.value;
+  state.humanFirst = first === "random" ? Math.random() < 0.5 : first === "human";
+  state.humanSide = state.humanFirst ? "black" : "white";
+  state.moves = []; state.positions = []; state.record = []; state.view = null; state.busy = true;
+  state.lastAgentMs = null; state.selected = null;
+  showError("");
+  el.ckBoard.dataset.busy = "true";
+  el.agentName.textContent = currentAgent().name;
+  el.ckRecord.replaceChildren();
+  el.status.textContent = state.humanFirst ? "You play black and move first."
+    : `You play white: ${currentAgent().name} moves first…`;
+  try {
+    const answer = await api("/api/move", { game: "checkers", agent: currentAgent().name, moves: [],
+                                            human_first: state.humanFirst });
+    if (game !== state.game) return;
+    await ckShow(answer, game);
+  } catch (e) {
+    if (game !== state.game) return;
+    state.busy = false;
+    showError(e.message);
+    el.ckBoard.dataset.busy = "false";
+  }
 }
 
 // ------------------------------------------------------------------ start-up
@@ -339,23 +610,69 @@ async function init() {
   try {
     const info = await api("/api/agents");
     state.agents = info.agents;
-    for (const a of info.agents) {
-      const opt = document.createElement("option");
-      opt.value = a.name;
-      opt.textContent = a.name;
-      el.agent.appendChild(opt);
-    }
-    el.agent.value = info.default;
+    fillAgents(info.agents, info.default);
     state.hint = info.hint || { available: false, message: "no hint" };
     el.hint.disabled = !state.hint.available;
     el.hintNote.hidden = state.hint.available;
     el.hintNote.textContent = state.hint.available ? "" : state.hint.message;
     el.hint.addEventListener("change", () => render());
+    state.games = info.games
+      || [{ id: "connect_four", name: "Connect Four", agents: info.agents, default: info.default }];
+    for (const g of state.games) {
+      if (g.id === "connect_four") continue;
+      const opt = document.createElement("option");
+      opt.value = g.id;
+      opt.textContent = g.name;
+      el.game.appendChild(opt);
+    }
+    el.gameChoice.hidden = state.games.length < 2;
+    el.game.addEventListener("change", () => { if (switchGame(el.game.value)) newGame(); });
+    el.agent.addEventListener("change", () => { state.choice[state.gameId] = el.agent.value; });
+    const wanted = new URLSearchParams(location.search).get("game");
+    if (wanted && wanted !== state.gameId) switchGame(wanted);
   } catch (e) {
     showError(`cannot reach the server: ${e.message}`);
     return;
   }
   await newGame();
+}
+
+// The opponent menu: the agents of the game played, ``chosen`` selected.
+function fillAgents(agents, chosen) {
+  el.agent.replaceChildren();
+  for (const a of agents) {
+    const opt = document.createElement("option");
+    opt.value = a.name;
+    opt.textContent = a.name;
+    el.agent.appendChild(opt);
+  }
+  el.agent.value = chosen;
+}
+
+// Show game ``id`` (its board, menu and help); false if the server does not offer it.
+function switchGame(id) {
+  const g = state.games.find((x) => x.id === id);
+  if (!g) return false;
+  state.choice[state.gameId] = el.agent.value;
+  state.gameId = id;
+  el.game.value = id;
+  state.agents = g.agents;
+  fillAgents(g.agents, state.choice[id] || g.default);
+  const ck = isCheckers();
+  el.c4Wrap.hidden = ck;
+  el.c4Help.hidden = ck;
+  el.hintLabel.hidden = ck;
+  el.hintNote.hidden = ck || state.hint.available;
+  el.ckWrap.hidden = !ck;
+  el.ckHelp.hidden = !ck;
+  el.ckRecordWrap.hidden = !ck;
+  el.gameTitle.textContent = g.name;
+  document.title = `c4jax — play ${g.name}`;
+  el.discHuman.className = "disc human";
+  el.discAgent.className = "disc agent";
+  el.youName.textContent = "you";
+  if (ck) ckBuildBoard();
+  return true;
 }
 
 init();
