@@ -17,7 +17,7 @@ CENTRE = -np.abs(np.arange(7) - 3).astype(np.float32)  # 3, then 2 and 4, then 1
 
 
 def centre_scores(boards: np.ndarray) -> np.ndarray:
-    """A NumPy policy: prefer the columns near the centre; a column where the mover wins at once above all."""
+    """A NumPy policy: prefer the columns near the centre."""
     assert isinstance(boards, np.ndarray) and boards.dtype == np.int8 and boards.shape[1:] == (6, 7)
     return np.tile(CENTRE, (len(boards), 1))
 
