@@ -271,7 +271,7 @@ class _SeedRun:
                  write: bool = True, trackers: tuple[str, ...] = (), group: str | None = None):
         self.out, self.seed, self.meta, self.loop, self.write = out, seed, meta, counters, write
         self.log = runlog.RunLog(out, resume=resume, after_step=after_step, write=write, track=trackers,
-                                 config=meta["config"], name=out.resolve().name, group=group)
+                                 config=meta.get("config"), name=out.resolve().name, group=group)
 
     def record(self, updates: int, row: dict, params, revert_drop: float, wall_s: float,
                old_best_start: float = -1.0, revert_at_equal: bool = False, select_by: str = "1steplA") -> str:
