@@ -6,7 +6,7 @@ column, followed by its left-right mirror (action 6 - a). Writes a compressed ``
 (``c4jax.learning.data.Dataset.load_npz`` reads it) and optionally the reference text format.
 
 Usage: ``python experiments/make_dataset.py [--num-pairs 200000] [--seed 0] [--batch 4096]
-[--out data/1steplA_200k.npz] [--text-out data/1steplA_200k.txt] [--resume]``
+[--out data/1steplA_200k.npz] [--text-out data/1steplA_200k.txt] [--resume | --overwrite]``
 
 Every ``--save-every`` batches the rows collected so far and the PRNG key are saved to
 ``OUT.progress`` (deleted once the dataset is written); ``--resume`` continues from it and
@@ -22,6 +22,7 @@ from pathlib import Path
 
 import tyro
 
+from c4jax.io import outdir
 from c4jax.learning import data
 
 
@@ -43,6 +44,9 @@ class Config:
     """Save the progress every this many batches to OUT.progress, for --resume (0: never)."""
     resume: bool = False
     """Continue from OUT.progress (a finished dataset has nothing to resume and is left as it is)."""
+    overwrite: bool = False
+    """Replace the dataset (or the progress of one) at --out; without it, a new generation refuses an --out that
+    holds one."""
 
 
 def progress_path(out: Path) -> Path:
@@ -76,6 +80,10 @@ def main(cfg: Config) -> None:
     if cfg.save_every < 0:
         _fail(f"--save-every must be >= 0, got {cfg.save_every}")
     partial = progress_path(cfg.out)
+    try:
+        outdir.claim(cfg.out, outdir.DATASET, resume=cfg.resume, overwrite=cfg.overwrite)
+    except outdir.OutputError as e:
+        _fail(str(e))
     resume = _resume_from(cfg) if cfg.resume else None
     if cfg.resume and resume is None:
         print(f"nothing to resume: {cfg.out} is finished")

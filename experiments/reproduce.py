@@ -1,6 +1,6 @@
 """The whole thesis pipeline end to end, and one Markdown report beside the thesis' numbers.
 
-    python experiments/reproduce.py --eval-only          # tournament of the shipped agents (~2 min)
+    python experiments/reproduce.py --eval-only          # tournament of the shipped agents (time: docs/results/README.md#runtimes)
     python experiments/reproduce.py --preset quick       # every stage on small budgets (minutes)
     python experiments/reproduce.py --preset thesis      # every stage with the thesis' settings
     python experiments/reproduce.py --training-preset published  # RL stages as the published code trains
@@ -32,7 +32,7 @@ import tyro
 
 from c4jax import agents
 from c4jax.evaluation.tournament import default_agents
-from c4jax.io import checkpoint, runlog
+from c4jax.io import checkpoint, outdir, runlog
 
 HERE = Path(__file__).resolve().parent
 RL = ("dqn", "dueling_dqn", "reinforce", "ppo")
@@ -81,6 +81,9 @@ class Args:
     """Seed passed to every stage."""
     progress: bool = True
     """Show the stages' progress bars."""
+    overwrite: bool = False
+    """Replace the reproduction that --out holds, and each stage's output (every stage gets --overwrite); without
+    it, a reproduction refuses an --out that holds one."""
 
 
 def _run(stage: str, argv: list[str], log: list[dict]) -> None:
@@ -170,11 +173,15 @@ def _report(args: Args, out: Path, stages: list[dict], sources: dict[str, Path],
 
 
 def main(args: Args) -> Path:
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out = outdir.claim(args.out, outdir.REPRODUCTION, overwrite=args.overwrite)
+    except outdir.OutputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
     t0 = time.perf_counter()
     stages: list[dict] = []
-    progress = [] if args.progress else ["--no-progress"]
+    overwrite = ["--overwrite"] if args.overwrite else []
+    progress = ([] if args.progress else ["--no-progress"]) + overwrite
     budgets = PRESETS[args.preset]
     if args.eval_only:
         shipped = agents.checkpoints_dir()
@@ -194,7 +201,8 @@ def main(args: Args) -> Path:
             names += [f"{out / algo}:sto", f"{out / algo}:det"] if algo in POLICY else [str(out / algo)]
         _run("tournament", ["--out", str(out / "tournament"), "--seed", str(args.seed), "--agents", *names,
                             *progress, *budgets["tournament"]], stages)
-    _run("yardstick", ["--out", str(out / "yardstick"), "--seed", str(args.seed), "--agents", *names], stages)
+    _run("yardstick", ["--out", str(out / "yardstick"), "--seed", str(args.seed), "--agents", *names, *overwrite],
+         stages)
     path = _report(args, out, stages, sources, time.perf_counter() - t0)
     print(f"\nreport: {path}")
     return path

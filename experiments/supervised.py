@@ -22,6 +22,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import jax
 import numpy as np
@@ -29,7 +30,7 @@ import tyro
 from tqdm.auto import tqdm
 
 from c4jax import agents, evaluation
-from c4jax.io import checkpoint, runlog
+from c4jax.io import checkpoint, outdir, runlog, track
 from c4jax.learning import data, loop
 from c4jax.nets import cnet
 from c4jax.agents.network import NetworkAgent
@@ -76,7 +77,20 @@ class Config:
     """Show progress bars."""
     resume: bool = False
     """Continue the run in --out from its last epoch's checkpoint (--out/last); a finished run has nothing
-    to resume and is left as it is."""
+    to resume and is left as it is. Settings must be the ones the run was started with; --epochs (to train
+    longer), --eval-matches, --progress and --track may change."""
+    overwrite: bool = False
+    """Replace the run that --out holds (without it, a new run refuses an --out that holds one)."""
+    track: tuple[Literal["tensorboard", "wandb"], ...] = ()
+    """Also send every epoch's metrics to these trackers: tensorboard (event files in OUT/tb) and/or wandb
+    (the track extra)."""
+
+    def __post_init__(self):
+        track.check_backends(self.track)
+
+
+# Flags that a --resume may give other values than the run was started with; every other setting must match.
+RESUME_MAY_CHANGE = frozenset({"out", "resume", "overwrite", "progress", "epochs", "eval_matches", "track"})
 
 
 def load_or_make_dataset(cfg: Config) -> tuple[data.Dataset, dict]:
@@ -102,15 +116,26 @@ def _finished_summary(out: Path) -> dict | None:
     return None
 
 
+def _saved_config(last: Path) -> dict | None:
+    """The settings a resumable run was started with (None: saved before they were recorded)."""
+    for name in (checkpoint.METADATA_FILE, checkpoint.PREVIOUS_FILE):
+        try:
+            return checkpoint.read_metadata(last, name)["progress"].get("config")
+        except (checkpoint.CheckpointError, KeyError, AttributeError):
+            continue
+    return None
+
+
 def main(cfg: Config) -> dict:
-    out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = outdir.claim(cfg.out, outdir.RUN, resume=cfg.resume, overwrite=cfg.overwrite)
     if cfg.resume and not checkpoint.exists(out / LAST):
         done = _finished_summary(out)
         if done is None:
             raise checkpoint.CheckpointError(f"--resume: no checkpoint to resume in {str(out / LAST)!r}")
         print(f"nothing to resume: {out} holds a finished run")
         return done
+    if cfg.resume:
+        outdir.check_resume_config(_saved_config(out / LAST), dataclasses.asdict(cfg), RESUME_MAY_CHANGE, str(out))
     if not cfg.resume:  # a new run: an older run's files must not pass for this one's
         checkpoint.remove(out / LAST)
         (out / "summary.json").unlink(missing_ok=True)
@@ -138,7 +163,8 @@ def main(cfg: Config) -> dict:
         done_epochs, best, train_s0 = saved["epoch"], saved["best"], saved["train_s"]
         rng.bit_generator.state = saved["rng"]
         print(f"resumed {out} after epoch {done_epochs}")
-    log = runlog.RunLog(out, resume=cfg.resume, after_step=done_epochs if cfg.resume else None)
+    log = runlog.RunLog(out, resume=cfg.resume, after_step=done_epochs if cfg.resume else None, track=cfg.track,
+                        config=dataclasses.asdict(cfg), name=out.resolve().name)
 
     steps_per_epoch = len(train) // cfg.batch_size
     bar = tqdm(total=cfg.epochs * steps_per_epoch, initial=done_epochs * steps_per_epoch, desc="supervised",
@@ -171,7 +197,7 @@ def main(cfg: Config) -> dict:
                         best=f"{best['val/accuracy']:.3f}@{best['epoch']}")
         sv.save_progress(out / LAST, state, best_params, {
             "epoch": epoch, "best": best, "rng": rng.bit_generator.state, "rows": len(ds),
-            "train_s": time.perf_counter() - t_train})
+            "train_s": time.perf_counter() - t_train, "config": dataclasses.asdict(cfg)})
     bar.close()
     timings["train_s"] = round(time.perf_counter() - t_train, 2)
 
@@ -213,6 +239,7 @@ def main(cfg: Config) -> dict:
         "data": {**data_info, "rows": len(ds), "train": len(train), "val": len(val), "test": len(test)},
         "timings": timings,
     })
+    log.close()
     log.write_csv()
     runlog.plot_panels(
         log.rows,

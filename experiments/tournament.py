@@ -40,7 +40,7 @@ import c4jax
 from c4jax import agents, evaluation
 from c4jax.evaluation import ratings
 from c4jax.evaluation.tournament import default_agents
-from c4jax.io import devices
+from c4jax.io import devices, outdir
 
 DEFAULT_OUT = Path("runs/tournament")
 
@@ -74,6 +74,8 @@ class Args:
     """progress bars"""
     devices: int = 0
     """split every match's 100 games over the first N devices (0 = all; N must divide 100 to split them)"""
+    overwrite: bool = False
+    """replace the tournament that --out holds (without it, a tournament refuses an --out that holds one)"""
 
 
 def _short_label(agent, spec: str) -> str:
@@ -156,8 +158,11 @@ def main(args: Args, command: str | None = None) -> dict:
     except devices.DeviceError as e:
         raise SystemExit(f"error: {e}") from None
     loaded, labels = load_agents(tuple(args.agents))  # fails before any game
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out = outdir.claim(args.out, outdir.TOURNAMENT, overwrite=args.overwrite)
+    except outdir.OutputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
     key = jax.random.key(args.seed)
     match_key, timing_key = jax.random.split(key)
     started = time.perf_counter()

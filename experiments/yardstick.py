@@ -28,6 +28,7 @@ import tyro
 import c4jax
 from c4jax import agents
 from c4jax.evaluation import yardstick
+from c4jax.io import outdir
 from c4jax.io.runlog import command_line, display_path
 from c4jax.io.tables import Table
 
@@ -44,6 +45,8 @@ class Args:
     """A position set (.npz from experiments/make_yardstick.py); '' = the set shipped with c4jax."""
     batch_size: int = 512
     """Boards per agent call."""
+    overwrite: bool = False
+    """Replace the grading that --out holds (without it, a grading refuses an --out that holds one)."""
 
 
 def fail(message: str) -> None:
@@ -112,6 +115,10 @@ def main(args: Args, command: str | None = None) -> dict:
             loaded.append(agents.load(spec))
         except (ValueError, OSError) as e:
             fail(f"cannot load agent {spec!r}: {str(e).split('; known agents')[0]}")
+    try:
+        out = outdir.claim(args.out, outdir.YARDSTICK, overwrite=args.overwrite)
+    except outdir.OutputError as e:
+        fail(str(e))
     key = jax.random.key(args.seed)
     rows = []
     for i, (spec, agent) in enumerate(zip(args.agents, loaded)):
@@ -120,8 +127,6 @@ def main(args: Args, command: str | None = None) -> dict:
         rows.append({"spec": spec, "agent": agent.name, "metrics": m, "seconds": time.perf_counter() - t0})
         print(f"{agent.name:<20} keep {m['yardstick/keep']:.3f}  exact {m['yardstick/exact']:.3f}  "
               f"({rows[-1]['seconds']:.1f} s)")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     t = table(rows, pos)
     (out / "yardstick.md").write_text(f"```bash\n{command}\n```\n\n" + t.to_markdown())
     t.to_csv(out / "yardstick.csv")

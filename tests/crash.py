@@ -6,7 +6,7 @@ start-up and compilation, at a random moment between two checkpoints, and the in
 checkpoint write begins (a new ``state-*`` directory or temporary file appears where the job
 writes its checkpoints, before its commit). After each kill it launches the script again, with
 ``--resume`` when the job has something to resume (a run killed before its first checkpoint
-starts afresh, as its user would), until a launch exits 0. The caller then compares the outputs
+starts afresh with ``--overwrite``, as its user would), until a launch exits 0. The caller then compares the outputs
 with those of an uninterrupted run (:func:`run_once`).
 """
 
@@ -84,7 +84,7 @@ class Report:
 
 def command(job: Job, out: Path, resume: bool) -> list[str]:
     return [sys.executable, str(ROOT / "experiments" / job.script), job.out_flag, str(out), *job.args,
-            *(["--resume"] if resume else [])]
+            *(["--resume"] if resume else ["--overwrite"])]  # a run killed before its first checkpoint starts anew
 
 
 def _env() -> dict:

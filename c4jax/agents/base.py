@@ -36,6 +36,14 @@ def _is_traced(x) -> bool:
     return isinstance(x, jax.core.Tracer)
 
 
+def typed_key(key) -> Array:
+    """``key`` as a typed PRNG key: a legacy ``jax.random.PRNGKey`` (uint32 key data) is wrapped with
+    ``jax.random.wrap_key_data``; a typed key (``jax.random.key``) is returned as it is."""
+    if jax.dtypes.issubdtype(getattr(key, "dtype", None), jax.dtypes.prng_key):
+        return key
+    return jax.random.wrap_key_data(key)
+
+
 @jax.jit
 def _jit_scores(agent, boards):
     return agent._scores(boards)
@@ -65,6 +73,7 @@ class AgentBase:
         return _jit_scores(self, check_boards(boards, batched=True, allow_finished=False))
 
     def act(self, boards, key) -> Array:
+        key = typed_key(key)  # agents take typed keys and legacy PRNGKey ones alike
         if _is_traced(boards) or _is_traced(key):
             return self._act(boards, key)
         return _jit_act(self, check_boards(boards, batched=True, allow_finished=False), key)

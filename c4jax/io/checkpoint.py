@@ -22,10 +22,13 @@ another architecture or with damaged files fails loudly instead of loading garba
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import json
+import logging
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -50,6 +53,14 @@ class CheckpointError(ValueError):
     """A checkpoint directory is missing, not a checkpoint, or unreadable."""
 
 
+class CheckpointWriteError(CheckpointError, OSError):
+    """A checkpoint could not be written (a full disk, a file size limit, a read-only folder); the
+    checkpoint that was in the directory before is left as it was."""
+
+
+GAME = "connect_four"  # the game every checkpoint of this package is of (metadata "game"; older ones: this)
+
+
 def save(directory: str | os.PathLike, tree: Any, metadata: dict, *, keep_previous: bool = False) -> Path:
     """Atomically write ``tree`` (a pytree of arrays) and ``metadata`` to ``directory``.
 
@@ -65,6 +76,7 @@ def save(directory: str | os.PathLike, tree: Any, metadata: dict, *, keep_previo
     meta = {
         "format_version": FORMAT_VERSION,
         "c4jax_version": __version__,
+        "game": GAME,
         "saved_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:]) if sys.argv else "",
         **metadata,
@@ -73,16 +85,22 @@ def save(directory: str | os.PathLike, tree: Any, metadata: dict, *, keep_previo
     }
     keep = {state_dir}
     try:
-        with _checkpointer() as ckptr:
+        with _checkpointer() as ckptr, _quiet_orbax():
             ckptr.save(directory / state_dir, args=ocp.args.StandardSave(host_tree))
         _relative_commit_note(directory / state_dir)
         _fsync_tree(directory / state_dir)
         if keep_previous:
             keep |= _keep_previous(directory)
         _write_json_atomic(directory / METADATA_FILE, meta)  # the commit point
-    except BaseException:  # an error, or Ctrl-C: unless the commit happened, drop the new state
-        if _committed_state(directory) != state_dir:
-            shutil.rmtree(directory / state_dir, ignore_errors=True)
+    except BaseException as e:  # an error, or Ctrl-C: unless the commit happened, drop the new state
+        committed = _committed_state(directory) == state_dir
+        if not committed:
+            for p in directory.glob(f"{state_dir}*"):  # Orbax writes to <state_dir>.orbax-checkpoint-tmp first
+                shutil.rmtree(p, ignore_errors=True)
+        reason = _write_failure(e)
+        if reason is not None and not committed:
+            raise CheckpointWriteError(f"cannot write the checkpoint {str(directory)!r}: {reason}; the checkpoint "
+                                       f"that was there is kept") from e
         raise
     # The replaced state directory (unless kept), and leftovers of interrupted saves.
     for p in directory.glob(f"{STATE_PREFIX}*"):
@@ -92,6 +110,30 @@ def save(directory: str | os.PathLike, tree: Any, metadata: dict, *, keep_previo
         for p in directory.glob(f".{name}.*"):
             p.unlink(missing_ok=True)
     return directory
+
+
+def _write_failure(e: BaseException) -> str | None:
+    """Why a save failed when it failed to write (the OS error's text), else None (a bug, Ctrl-C)."""
+    if isinstance(e, OSError) and not isinstance(e, CheckpointError):
+        return e.strerror or str(e)
+    if isinstance(e, Exception):  # tensorstore (through Orbax) reports an OS error as text
+        m = re.search(r"os_error_code='?(\d+)", str(e))
+        if m:
+            return os.strerror(int(m.group(1)))
+    return None
+
+
+@contextlib.contextmanager
+def _quiet_orbax():
+    """Orbax logs a failed write from its background threads with a traceback before raising it; the
+    error is raised (and reported in one line) anyway."""
+    logger = logging.getLogger("absl")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _checkpointer() -> ocp.Checkpointer:
@@ -202,6 +244,8 @@ def read_metadata(directory: str | os.PathLike, name: str = METADATA_FILE) -> di
         raise CheckpointError(f"checkpoint {str(directory)!r}: unreadable {name}: {e}") from e
     if not isinstance(meta, dict) or not isinstance(meta.get("format_version"), int):
         raise CheckpointError(f"checkpoint {str(directory)!r}: {name} has no format_version")
+    if meta.get("game", GAME) != GAME:
+        raise CheckpointError(f"checkpoint {str(directory)!r} is of the game {meta['game']!r}, not {GAME!r}")
     if meta["format_version"] > FORMAT_VERSION:
         raise CheckpointError(
             f"checkpoint {str(directory)!r} has format version {meta['format_version']}; this c4jax "

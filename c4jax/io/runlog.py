@@ -23,6 +23,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from c4jax.io.track import Trackers
+
 METRICS_JSONL = "metrics.jsonl"
 METRICS_CSV = "metrics.csv"
 
@@ -82,10 +84,13 @@ def _scalar(v):
 class RunLog:
     """Appends metric rows to ``<out>/metrics.jsonl`` (flushed per row, safe to tail).
     ``write=False`` keeps the rows in memory only (a process of a multi-process run other
-    than process 0)."""
+    than process 0). ``track``: live-tracking backends (:mod:`c4jax.io.track`: ``"tensorboard"``,
+    ``"wandb"``) that receive every row too, with ``config`` and, for W&B, the run's ``name``
+    and ``group``; :meth:`close` flushes and closes them."""
 
     def __init__(self, out_dir: str | os.PathLike, *, resume: bool = False, after_step: int | None = None,
-                 write: bool = True):
+                 write: bool = True, track: Sequence[str] = (), config: dict | None = None,
+                 name: str | None = None, group: str | None = None):
         self.out_dir, self.write = Path(out_dir), write
         self.path = self.out_dir / METRICS_JSONL
         rows = read_metrics(self.path) if resume and self.path.exists() else []
@@ -95,6 +100,10 @@ class RunLog:
         if write:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             write_text_atomic(self.path, "".join(json.dumps(r) + "\n" for r in rows))
+        self.trackers = None
+        if write and track:
+            self.trackers = Trackers(track, self.out_dir, config=config, rows=rows, resume=resume, name=name,
+                                     group=group)
 
     def log(self, step: int, metrics: dict) -> dict:
         row = {"step": int(step), **{k: _scalar(v) for k, v in metrics.items()}}
@@ -102,7 +111,15 @@ class RunLog:
         if self.write:
             with open(self.path, "a") as f:
                 f.write(json.dumps(row) + "\n")
+        if self.trackers is not None:
+            self.trackers.log(row["step"], row)
         return row
+
+    def close(self) -> None:
+        """Flush and close the tracking backends (the metrics file needs no closing)."""
+        if self.trackers is not None:
+            self.trackers.close()
+            self.trackers = None
 
     def write_csv(self) -> Path:
         keys = sorted({k for r in self.rows for k in r} - {"step"})
@@ -151,7 +168,11 @@ def plot_panels(
     smooth_window: int = 1,
     suptitle: str | None = None,
 ) -> Path:
-    """One PNG with a subplot per ``(title, metric keys, ylabel)``; missing keys are skipped."""
+    """One PNG with a subplot per ``(title, metric keys, ylabel)``; missing keys are skipped.
+
+    With ``smooth_window > 1`` each series is drawn twice in one colour: its raw points, faint,
+    and over them the trailing moving average (:func:`smooth`) as the labelled line, so that an
+    outlier the average flattens stays visible."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -167,7 +188,11 @@ def plot_panels(
             if not pts:
                 continue
             xs, ys = zip(*pts)
-            ax.plot(xs, smooth(ys, smooth_window), label=key)
+            if smooth_window > 1:
+                raw = ax.plot(xs, ys, marker=".", markersize=3, linewidth=0.6, alpha=0.3)[0]
+                ax.plot(xs, smooth(ys, smooth_window), color=raw.get_color(), label=f"{key} (mean of {smooth_window})")
+            else:
+                ax.plot(xs, ys, label=key)
         ax.set_title(title)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)

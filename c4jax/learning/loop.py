@@ -35,7 +35,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Literal, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -43,7 +43,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from c4jax import agents, evaluation
-from c4jax.io import checkpoint, devices, runlog
+from c4jax.io import checkpoint, devices, outdir, runlog, track
 from c4jax.io.tables import Table
 from c4jax.nets import cnet
 from c4jax.agents.network import NetworkAgent
@@ -98,7 +98,13 @@ class LoopConfig:
     against one of --eval-opponents (a stronger one once 1StepLA is beaten every game), or 'yardstick'
     (the yardstick's keep rate; needs --eval-yardstick)."""
     resume: bool = False
-    """Continue the run in --out from its last checkpoint."""
+    """Continue the run in --out from its last checkpoint. Settings that shape the run must be the ones it was
+    started with; --total-updates (to train longer), --progress, --track and the device flags may change."""
+    overwrite: bool = False
+    """Replace the run that --out holds (without it, a new run refuses an --out that holds one)."""
+    track: tuple[Literal["tensorboard", "wandb"], ...] = ()
+    """Also send every metric row to these trackers: tensorboard (event files in OUT/tb, or OUT/seed_S/tb per seed)
+    and/or wandb (one W&B run per seed, grouped by --out; the track extra)."""
     vmap_seeds: int = 1
     """Train this many seeds (--seed, --seed + 1, ...) at once, vmapped in one jitted program; each seed's
     run goes to OUT/seed_S, their mean ± spread to OUT/summary.json and OUT/seeds.md."""
@@ -132,6 +138,7 @@ class LoopConfig:
             raise ValueError(f"--vmap-seeds must be >= 1, got {self.vmap_seeds}")
         if self.total_updates < 1:
             raise ValueError(f"--total-updates must be >= 1, got {self.total_updates}")
+        track.check_backends(self.track)
         for name in self.eval_opponents:
             agents.load(name)  # a clear error for an unknown name before any training
         if self.select_by == "yardstick" and not self.eval_yardstick:
@@ -261,9 +268,10 @@ class _SeedRun:
     """One seed's run directory: metrics log, best checkpoint and the old-network rule's bookkeeping."""
 
     def __init__(self, out: Path, seed: int, meta: dict, counters: dict, resume: bool, after_step: int | None,
-                 write: bool = True):
+                 write: bool = True, trackers: tuple[str, ...] = (), group: str | None = None):
         self.out, self.seed, self.meta, self.loop, self.write = out, seed, meta, counters, write
-        self.log = runlog.RunLog(out, resume=resume, after_step=after_step, write=write)
+        self.log = runlog.RunLog(out, resume=resume, after_step=after_step, write=write, track=trackers,
+                                 config=meta.get("config"), name=out.resolve().name, group=group)
 
     def record(self, updates: int, row: dict, params, revert_drop: float, wall_s: float,
                old_best_start: float = -1.0, revert_at_equal: bool = False, select_by: str = "1steplA") -> str:
@@ -293,6 +301,7 @@ class _SeedRun:
         return decision
 
     def finish(self, algo_name: str, extra_panels: Callable[[], list] | None, select_by: str = "1steplA") -> dict:
+        self.log.close()
         if not self.write:
             return {}
         self.log.write_csv()
@@ -374,13 +383,36 @@ def _eval_row(results: dict[str, evaluation.MatchResult]) -> dict:
 
 def exit_on_error(fn: Callable[..., Any], *args, **kwargs) -> Any:
     """``fn(*args, **kwargs)`` for an experiment script: a missing or unusable checkpoint
-    (``--resume``, ``--init-from``) or devices that cannot hold the run (``--devices``) end the
-    script with one ``error: ...`` line and exit status 2 instead of a traceback."""
+    (``--resume``, ``--init-from``), an ``--out`` that holds a run or cannot be written, a file
+    that cannot be written (a full disk), devices that cannot hold the run (``--devices``) or a
+    tracker that is not installed end the script with one ``error: ...`` line and exit status 2
+    instead of a traceback."""
     try:
         return fn(*args, **kwargs)
-    except (checkpoint.CheckpointError, devices.DeviceError) as e:
-        print("error: " + " ".join(str(e).split()), file=sys.stderr)
-        raise SystemExit(2) from None
+    except (checkpoint.CheckpointError, devices.DeviceError, outdir.OutputError, track.TrackingError) as e:
+        message = str(e)
+    except OSError as e:  # the disk filled, a file became unwritable
+        message = f"{e.strerror}: {str(e.filename)!r}" if e.filename and e.strerror else str(e)
+    print("error: " + " ".join(message.split()), file=sys.stderr)
+    raise SystemExit(2)
+
+
+# Flags that a --resume may give other values than the run was started with; every other setting must match.
+RESUME_MAY_CHANGE = frozenset({"out", "resume", "overwrite", "progress", "total_updates", "track", "devices", "shard",
+                               "coordinator_address", "num_processes", "process_id"})
+
+
+def check_resume_config(out: Path, config: dict) -> None:
+    """Refuse a ``--resume`` whose settings differ from the saved run's (outside :data:`RESUME_MAY_CHANGE`)
+    with one line naming the flags, before anything in ``out`` is touched."""
+    saved = None
+    for name in (checkpoint.METADATA_FILE, checkpoint.PREVIOUS_FILE):
+        try:
+            saved = checkpoint.read_metadata(out / LAST, name).get("config")
+            break
+        except checkpoint.CheckpointError:
+            continue
+    outdir.check_resume_config(saved, config, RESUME_MAY_CHANGE, str(out))
 
 
 def seed_dir(out: str | Path, seed: int) -> Path:
@@ -494,7 +526,10 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     seeds = [cfg.seed + k for k in range(k_seeds)]
     out = Path(cfg.out)
     if write:
-        out.mkdir(parents=True, exist_ok=True)
+        outdir.claim(out, outdir.RUN, resume=cfg.resume, overwrite=cfg.overwrite)
+    if cfg.resume:  # before anything is loaded: a resume with other settings is refused, naming them
+        _check_resumable(out)
+        check_resume_config(out, _meta_common(algo, cfg, width, algo_config, cfg.seed)["config"])
     if cfg.init_from and getattr(algo, "network_meta", None):
         raise checkpoint.CheckpointError(f"--init-from starts a CNET from a checkpoint; this run's network is not "
                                          f"a CNET ({algo.network_meta})")
@@ -505,7 +540,6 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     counters = {"seeds": [_new_loop_counters() for _ in seeds], "wall_s": 0.0}
     old_params = state.params
     if cfg.resume:
-        _check_resumable(out)
         state, old_params, counters = load_state(out / LAST, state, old_params, seeds)
     elif write:  # a new run: an older run's state must not become the fallback of this one's
         checkpoint.remove(out / LAST)
@@ -519,7 +553,10 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     if placement.mesh is not None and write:
         print(f"{algo.name}: {placement.describe()}" + (f", {jax.process_count()} processes" if jax.process_count() > 1 else ""))
     dirs = [out] if k_seeds == 1 else [seed_dir(out, s) for s in seeds]
-    runs = [_SeedRun(d, s, m, c, cfg.resume, after, write) for d, s, m, c in zip(dirs, seeds, metas, counters["seeds"])]
+    # each seed keeps the rows up to its own checkpointed step (seeds of a vmapped run differ in updates)
+    afters = [int(u) for u in updates_of(state)] if cfg.resume else [None] * k_seeds
+    runs = [_SeedRun(d, s, m, c, cfg.resume, a, write, cfg.track, out.resolve().name)
+            for d, s, m, c, a in zip(dirs, seeds, metas, counters["seeds"], afters)]
 
     agent_of = _evaluated_agent(algo, cfg, width)
     desc = algo.name if k_seeds == 1 else f"{algo.name} x{k_seeds}"

@@ -1,0 +1,116 @@
+"""Any Python policy as an agent: ``agents.from_callable(fn)``.
+
+A function of NumPy boards (a NumPy policy, a PyTorch network, a Stable-Baselines3 model's
+``predict``) becomes an agent like the built-in ones: it plays matches, tournaments, the
+perfect-play yardstick and, registered under a name, the play UI. The function runs on the host
+through ``jax.pure_callback`` (as the perfect player's solver does), so the agent works inside the
+jitted matches; each call of ``scores`` or ``act`` calls it once per batch of boards (once per
+vmapped batch under ``vmap``).
+
+What the function receives: ``boards``, a NumPy ``int8[B, 6, 7]`` array in the public encoding
+(row 0 on top, ``1`` = the player to move, ``-1`` = the opponent, ``0`` = empty); legal,
+unfinished positions. What it returns depends on ``returns``:
+
+- ``"scores"`` (the default): ``float[B, 7]``, higher is better. ``scores`` is this with full
+  columns set to ``-inf``; ``act`` plays the legal column with the highest score (the lowest
+  index among equals).
+- ``"actions"``: ``int[B]``, the column to play. ``act`` plays it; ``scores`` is ``1`` for that
+  column, ``0`` for the other legal ones and ``-inf`` for full ones. A full column or one outside
+  0..6 is an illegal move, which loses the game as for any agent (design.md §1).
+
+With ``stochastic=True`` the function is called as ``fn(boards, rng)``, with ``rng`` a
+``numpy.random.Generator`` seeded from the JAX key of the call, so the same key gives the same
+moves.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+from jax import Array
+
+from c4jax.agents.base import AgentBase
+from c4jax.agents.policy import ILLEGAL_SCORE
+from c4jax.games.connect_four.board import COLS, ROWS
+
+RETURNS = ("scores", "actions")
+
+
+def _rng_of(key_data: np.ndarray) -> np.random.Generator:
+    return np.random.default_rng(np.asarray(key_data, np.uint32).ravel().tolist())
+
+
+@struct.dataclass
+class CallableAgent(AgentBase):
+    """An agent whose decisions come from a host-side Python function (module docstring)."""
+
+    fn: Callable[..., Any] = struct.field(pytree_node=False)
+    name: str = struct.field(pytree_node=False, default="python")
+    returns: str = struct.field(pytree_node=False, default="scores")
+    stochastic: bool = struct.field(pytree_node=False, default=False)
+
+    def _call(self, boards: np.ndarray, key_data: np.ndarray | None) -> np.ndarray:
+        b = np.ascontiguousarray(np.asarray(boards, np.int8).reshape(-1, ROWS, COLS))
+        out = self.fn(b, _rng_of(key_data)) if self.stochastic else self.fn(b)
+        if hasattr(out, "detach"):  # a torch tensor
+            out = out.detach().cpu().numpy()
+        out = np.asarray(out)
+        want = (len(b), COLS) if self.returns == "scores" else (len(b),)
+        if out.shape != want:
+            raise ValueError(f"agent {self.name!r}: the policy returned shape {out.shape} for {len(b)} boards, "
+                             f"expected {want} ({self.returns})")
+        return out
+
+    def _host(self, boards: Array, key: Array | None) -> Array:
+        """The function's output for traced ``boards [B, 6, 7]`` (float32 scores or int32 actions)."""
+        lead = boards.shape[:-2]
+        if self.returns == "scores":
+            shape, dtype = lead + (COLS,), np.float32
+        else:
+            shape, dtype = lead, np.int32
+
+        def host(b, k=None):
+            return self._call(b, k).astype(dtype).reshape(shape)
+
+        args = (boards,) if key is None else (boards, jax.random.key_data(key))
+        return jax.pure_callback(host, jax.ShapeDtypeStruct(shape, dtype), *args, vmap_method="sequential")
+
+    def _key(self, key: Array | None) -> Array | None:
+        return key if self.stochastic else None
+
+    def _scores_from(self, boards: Array, out: Array) -> Array:
+        legal = boards[..., 0, :] == 0
+        if self.returns == "actions":
+            out = (jnp.arange(COLS) == out[..., None]).astype(jnp.float32)
+        return jnp.where(legal, out.astype(jnp.float32), ILLEGAL_SCORE)
+
+    def _scores(self, boards: Array, key: Array | None = None) -> Array:
+        if self.stochastic and key is None:
+            key = jax.random.key(0)  # scores() takes no key: a stochastic policy is asked with a fixed one
+        return self._scores_from(boards, self._host(boards, self._key(key)))
+
+    def _act(self, boards: Array, key: Array) -> Array:
+        out = self._host(boards, self._key(key))
+        if self.returns == "actions":
+            return out.astype(jnp.int32)
+        return jnp.argmax(self._scores_from(boards, out), axis=-1).astype(jnp.int32)
+
+
+def from_callable(fn: Callable[..., Any], *, name: str = "python", returns: str = "scores",
+                  stochastic: bool = False) -> CallableAgent:
+    """The agent that plays with the Python function ``fn`` (module docstring): ``fn(boards)`` returns
+    ``float[B, 7]`` scores (``returns="scores"``) or ``int[B]`` columns (``returns="actions"``);
+    with ``stochastic=True`` it is called as ``fn(boards, rng)``.
+
+    To offer it by name (``agents.load``, the command-line tools, the play UI):
+    ``agents.register("mine", lambda mode: agents.from_callable(fn, name="mine"))``.
+    """
+    if not callable(fn):
+        raise TypeError(f"from_callable needs a function, got {type(fn).__name__}")
+    if returns not in RETURNS:
+        raise ValueError(f"returns must be one of {RETURNS}, got {returns!r}")
+    return CallableAgent(fn=fn, name=name, returns=returns, stochastic=stochastic)

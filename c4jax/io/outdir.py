@@ -1,0 +1,233 @@
+"""Output directories: what "holds a run" means for each kind of output, and claiming one.
+
+Every entry point that writes results (the trainers, ``supervised.py``, ``make_dataset.py``,
+``tournament.py``, ``yardstick.py``, ``reproduce.py``) calls :func:`claim` on its ``--out``
+before it computes anything. A destination that already holds results of its kind is refused
+with one line (:class:`OutputError`, exit status 2 in the scripts) unless the user asked to
+continue it (``--resume``, where the script has it) or to replace it (``--overwrite``); an
+output that cannot be written (a read-only directory, a path below a file) is refused up
+front, before anything is computed or deleted.
+
+What holds results, per :class:`Kind` (the paths are relative to ``--out``):
+
+- :data:`RUN` (a training run): a non-empty ``metrics.jsonl``, a checkpoint in ``last/``
+  or ``best/``, a checkpoint in ``--out`` itself (``metadata.json``: the supervised
+  agent), ``summary.json``, or a ``seed_<s>/`` directory holding any of these
+  (``--vmap-seeds``);
+- :data:`DATASET` (a file): the dataset file or its ``<file>.progress``;
+- :data:`TOURNAMENT`: ``tournament.json``, ``report.md`` or a ``table_5_*`` file;
+- :data:`YARDSTICK`: ``yardstick.json``, ``yardstick.md`` or ``yardstick.csv``;
+- :data:`REPRODUCTION`: ``report.md`` or ``stages.json`` (each stage claims its own folder).
+
+``--overwrite`` deletes exactly the files and folders of that kind (the list in its
+``owned`` patterns), never anything else in the directory: ``--out .`` by mistake cannot
+empty a working copy.
+
+:func:`config_differences` is the rule for ``--resume`` of a run with other flags: every
+setting that shapes the run must match the saved one; only those listed by the caller
+(how long to train, progress bars, devices, tracking) may change.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Mapping
+
+from c4jax.io import checkpoint
+
+
+class OutputError(ValueError):
+    """An output destination that holds results the command would replace, or cannot be written."""
+
+
+def _nonempty_file(p: Path) -> bool:
+    try:
+        return p.is_file() and p.stat().st_size > 0
+    except OSError:
+        return False
+
+
+def _run_markers(d: Path) -> list[str]:
+    found = []
+    if _nonempty_file(d / "metrics.jsonl"):
+        found.append("metrics.jsonl")
+    for sub in ("last", "best"):
+        if checkpoint.exists(d / sub):
+            found.append(f"{sub}/")
+    if (d / checkpoint.METADATA_FILE).is_file():
+        found.append(checkpoint.METADATA_FILE)
+    if (d / "summary.json").is_file():
+        found.append("summary.json")
+    return found
+
+
+def _run_found(d: Path) -> list[str]:
+    found = _run_markers(d)
+    seeds = sorted(p.name + "/" for p in _glob(d, "seed_*") if p.is_dir() and _run_markers(p))
+    return found + seeds
+
+
+def _glob(d: Path, pattern: str) -> list[Path]:
+    try:
+        return sorted(d.glob(pattern)) if d.is_dir() else []
+    except OSError:
+        return []
+
+
+def _files_found(names: Iterable[str]) -> Callable[[Path], list[str]]:
+    def found(d: Path) -> list[str]:
+        return sorted({p.name + ("/" if p.is_dir() else "") for pattern in names for p in _glob(d, pattern)})
+    return found
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of output: how it is named in messages, what shows that a destination holds one
+    (``found``), which paths it owns (deleted by ``--overwrite``), and whether its script resumes."""
+
+    noun: str
+    found: Callable[[Path], list[str]]
+    owned: tuple[str, ...]
+    resumable: bool = True
+    is_file: bool = False  # the destination is a file (its folder is where it is written)
+
+
+RUN = Kind(
+    noun="run",
+    found=_run_found,
+    owned=("metrics.jsonl", "metrics.csv", "summary.json", "seeds.md", "curves.png", "curves_wall.png", "last", "best",
+           "seed_*", checkpoint.METADATA_FILE, checkpoint.PREVIOUS_FILE, f"{checkpoint.STATE_PREFIX}*", "tb", "wandb"),
+)
+def _dataset_found(path: Path) -> list[str]:
+    progress = path.with_name(path.name + ".progress")
+    return [p.name for p in (path, progress) if p.exists()]
+
+
+DATASET = Kind(noun="dataset", found=_dataset_found, owned=(), is_file=True)
+TOURNAMENT = Kind(
+    noun="tournament",
+    found=_files_found(("tournament.json", "report.md", "table_5_*")),
+    owned=("tournament.json", "report.md", "table_5_*", "ratings.md", "ratings.csv", "heatmap.png"),
+    resumable=False,
+)
+YARDSTICK = Kind(
+    noun="yardstick grading",
+    found=_files_found(("yardstick.json", "yardstick.md", "yardstick.csv")),
+    owned=("yardstick.json", "yardstick.md", "yardstick.csv", "yardstick.png"),
+    resumable=False,
+)
+REPRODUCTION = Kind(
+    noun="reproduction",
+    found=_files_found(("report.md", "stages.json")),
+    owned=("report.md", "stages.json"),
+    resumable=False,
+)
+
+
+def found(out: str | os.PathLike, kind: Kind) -> list[str]:
+    """What in ``out`` shows that it holds results of ``kind`` (empty: nothing)."""
+    return kind.found(Path(out))
+
+
+def _writable_dir(d: Path, flag: str) -> None:
+    """Create ``d`` (and its parents) and check that a file can be created in it."""
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"cannot create {flag} {str(d)!r}: {e.strerror or e}") from None
+    if not d.is_dir():
+        raise OutputError(f"{flag} {str(d)!r} is not a directory")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".c4jax-write-test.", dir=d)
+    except OSError as e:
+        raise OutputError(f"cannot write to {flag} {str(d)!r}: {e.strerror or e}") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def remove(out: str | os.PathLike, kind: Kind) -> None:
+    """Delete what ``kind`` owns in ``out`` (the dataset file and its progress for :data:`DATASET`)."""
+    out = Path(out)
+    if kind.is_file:
+        for p in (out, out.with_name(out.name + ".progress")):
+            p.unlink(missing_ok=True)
+        return
+    for pattern in kind.owned:
+        for p in _glob(out, pattern):
+            if p.is_dir() and not p.is_symlink():
+                if checkpoint.exists(p):
+                    checkpoint.remove(p)  # its metadata first: never a checkpoint naming deleted files
+                else:
+                    shutil.rmtree(p)
+            else:
+                p.unlink(missing_ok=True)
+
+
+def claim(out: str | os.PathLike, kind: Kind, *, resume: bool = False, overwrite: bool = False,
+          flag: str = "--out") -> Path:
+    """Check that ``out`` may receive results of ``kind`` and make it ready; returns it as a Path.
+
+    Refuses (:class:`OutputError`, one line) when ``out`` cannot be written, when ``resume`` and
+    ``overwrite`` are both given, and when ``out`` already holds results of ``kind`` and neither
+    ``resume`` nor ``overwrite`` is given. With ``overwrite``, deletes what ``kind`` owns there
+    (after the write check, so that nothing is deleted from a destination that cannot be written).
+    ``resume`` leaves everything in place (the caller checks that there is something to resume)."""
+    out = Path(out)
+    if resume and overwrite:
+        raise OutputError("--resume continues the run in --out and --overwrite replaces it: give one of them")
+    if resume and not kind.resumable:
+        raise OutputError("this command has no --resume")
+    _writable_dir(out.parent if kind.is_file else out, flag if not kind.is_file else f"the folder of {flag}")
+    held = found(out, kind)
+    if held and not resume:
+        if not overwrite:
+            how = "pass --resume to continue it, --overwrite to replace it" if kind.resumable else \
+                "pass --overwrite to replace it"
+            raise OutputError(f"{flag} {str(out)!r} already holds a {kind.noun} ({', '.join(held)}): {how}, "
+                              f"or choose another {flag}")
+        try:
+            remove(out, kind)
+        except OSError as e:
+            raise OutputError(f"--overwrite: cannot delete the {kind.noun} in {str(out)!r}: {e.strerror or e}") from None
+    return out
+
+
+def flag_name(key: str) -> str:
+    """The command-line flag of a config field: ``total_updates`` -> ``--total-updates``."""
+    return "--" + key.replace("_", "-")
+
+
+def config_differences(saved: Mapping, current: Mapping, may_change: Iterable[str]) -> list[str]:
+    """The settings (as flags, sorted) whose value in ``current`` differs from ``saved``, leaving out
+    ``may_change`` and keys that only one side has (a setting added after the run was saved, or
+    one that is not saved). Tuples and lists compare equal (JSON has no tuples)."""
+    skip = set(may_change)
+
+    def norm(v):
+        if isinstance(v, (list, tuple)):
+            return [norm(x) for x in v]
+        if isinstance(v, Mapping):
+            return {k: norm(x) for k, x in v.items()}
+        if isinstance(v, os.PathLike):
+            return os.fspath(v)
+        return v
+
+    return sorted(flag_name(k) for k in saved.keys() & current.keys()
+                  if k not in skip and norm(saved[k]) != norm(current[k]))
+
+
+def check_resume_config(saved: Mapping | None, current: Mapping, may_change: Iterable[str], where: str) -> None:
+    """Refuse (:class:`OutputError`) a ``--resume`` whose settings differ from the saved run's in a
+    setting outside ``may_change``; the message names the differing flags and their saved values.
+    ``saved`` None (a run saved before its settings were recorded): nothing to compare."""
+    if saved is None:
+        return
+    diff = config_differences(saved, current, may_change)
+    if diff:
+        was = ", ".join(f"{d} {saved[d[2:].replace('-', '_')]!r}" for d in diff)
+        raise OutputError(f"--resume: the run in {where!r} was started with other settings ({was}); resume it with "
+                          f"those, or start a new run (another --out, or --overwrite)")
