@@ -82,10 +82,9 @@ def test_no_import_cycles():
 
 # The modules that may import Connect Four's own package (c4jax.games.connect_four) instead of
 # taking a game object (c4jax.games.base.Game), each with the reason. Everything else reaches a
-# game through the protocol or the registry (c4jax.games.make / c4jax.games.CONNECT_FOUR).
+# game through the protocol or the registry (c4jax.games.make).
 CONNECT_FOUR_ONLY = {
     "c4jax": "re-exports the Connect Four environment as c4jax.env",
-    "c4jax.games": "the registry",
     "c4jax.agents.base": "validation of public Connect Four boards at the agents' board entry points",
     "c4jax.agents.baselines": "N-step lookahead works on Connect Four bitboards (the thesis' baselines)",
     "c4jax.agents.perfect": "the perfect player (a Connect Four solver)",
@@ -94,6 +93,7 @@ CONNECT_FOUR_ONLY = {
     "c4jax.agents.search": "the board entry points rebuild Connect Four states from public boards",
     "c4jax.agents.alphazero": "the board entry points and the CNET's board masking",
     "c4jax.agents.arena": "design.md §3 random Connect Four start positions",
+    "c4jax.agents.external": "Python policies (agents.from_callable) are handed Connect Four boards",
     "c4jax.nets.tower": "the CNET input planes of Connect Four boards",
     "c4jax.evaluation.protocol": "the thesis' 49 two-move openings",
     "c4jax.evaluation.timing": "Table 5.1's random Connect Four positions",
