@@ -18,6 +18,7 @@ curves.png, curves_wall.png (win rates against wall-clock minutes), summary.json
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,8 +54,17 @@ def plot_wall_clock(run_dir: Path) -> Path:
                               x="minutes", xlabel="wall-clock minutes", suptitle="alphazero: strength against time")
 
 
+def trainer(cfg: Config) -> AlphaZero:
+    """The trainer of ``cfg``; a setting that does not fit the game ends the script with one line."""
+    try:
+        return AlphaZero(cfg.az, freeze_conv=cfg.run.freeze_conv)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 def main(cfg: Config) -> dict:
-    algo = AlphaZero(cfg.az, freeze_conv=cfg.run.freeze_conv)
+    algo = trainer(cfg)
     summary = loop.run(algo, cfg.run, width=cfg.az.width, algo_config=dataclasses.asdict(cfg.az))
     k = cfg.run.vmap_seeds
     for d in [Path(cfg.run.out)] if k == 1 else [loop.seed_dir(cfg.run.out, cfg.run.seed + i) for i in range(k)]:

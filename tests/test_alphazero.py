@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+
 from c4jax import agents
 from c4jax.agents import alphazero as az
 from c4jax.agents import search
@@ -149,8 +150,17 @@ def test_raw_policy_and_modes():
     ({"tower_blocks": 2, "tower_channels": 0}, "--tower-channels"),
 ])
 def test_config_errors(flags, message):
+    """Settings that no game accepts fail in the config, those that depend on the game (Connect Four
+    here) when the trainer is built for it."""
     with pytest.raises(ValueError, match=message):
-        azl.AlphaZeroConfig(**flags)
+        azl.AlphaZero(azl.AlphaZeroConfig(**flags))
+
+
+def test_script_reports_a_bad_setting_in_one_line(tmp_path):
+    proc = run_script("alphazero.py", "--max-considered", "8", "--out", tmp_path / "run")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == ["error: --max-considered must be in 1..7, got 8"]
+    assert not (tmp_path / "run").exists()
 
 
 TINY_FLAGS = ("--games", "4", "--num-simulations", "4", "--updates-per-iteration", "2", "--iterations-per-eval", "1",
