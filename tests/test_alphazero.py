@@ -15,7 +15,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-
 from c4jax import agents
 from c4jax.agents import alphazero as az
 from c4jax.agents import search
