@@ -4,7 +4,8 @@ A two-headed CNET (policy logits, value) guides an mctx search whose model is th
 jitted environment (:func:`c4jax.agents.search.recurrent_fn`, shared with pure MCTS), so
 terminal values are exact. Every edge's reward is the mover's result (+1 for a winning move, 0 otherwise, −1
 for an illegal move, which the masked priors make unreachable) and its discount is −1 on a
-non-terminal step (zero-sum: the next node belongs to the opponent) and 0 at the end.
+non-terminal step (zero-sum: the next node belongs to the opponent, whose turn it always is in
+Connect Four; :func:`c4jax.games.base.discount`) and 0 at the end.
 The value of a node is the value head squashed to [−1, 1] (``tanh``) from the point of
 view of its player to move; a finished position is worth exactly 0 (its result is already
 in the reward of the edge into it).
@@ -71,7 +72,8 @@ def search(params, states: env.EnvState, key: Array, *, num_simulations: int, wi
            tower: tuple[int, ...] = (), method: str = "gumbel", gumbel_scale: float = 1.0, max_considered: int = 16,
            dirichlet_alpha: float = 0.3, dirichlet_fraction: float = 0.25, game=CONNECT_FOUR) -> mctx.PolicyOutput:
     """One batched search from every state of ``EnvState[B]``, with the model of
-    :func:`c4jax.agents.search.recurrent_fn` (the environment) and the network as evaluator.
+    :func:`c4jax.agents.search.recurrent_fn` (the environment) and the network as evaluator,
+    through mctx's public ``gumbel_muzero_policy`` / ``muzero_policy``. ``key``: typed or legacy.
 
     Returns mctx's ``PolicyOutput``: ``action`` int32[B] (Gumbel: the search's choice, sampled
     through its Gumbel noise; PUCT: the most visited column), ``action_weights`` float32[B, 7]
@@ -81,6 +83,7 @@ def search(params, states: env.EnvState, key: Array, *, num_simulations: int, wi
     if method not in METHODS:
         raise ValueError(f"search method must be one of {METHODS}, got {method!r}")
     evaluate_states = evaluator(width, tower, game)
+    key = mcts.typed_keys(key)
     finished = done(states)
     keys = jax.random.split(key, finished.shape[0])  # per-node keys of the model (unused by the network)
     logits, value = evaluate_states(params, keys, states)

@@ -1,53 +1,67 @@
-"""Monte Carlo tree search on mctx with the jitted environment as the model (design.md §8).
+"""Batched Monte Carlo tree search for any game of the protocol, with the game itself as the model
+(design.md §8).
 
-One batched, jittable search, :func:`run`, is parameterised by an **evaluator**: a
-function ``evaluate(params, keys[B], states[B]) -> (prior_logits[B, 7], value[B])`` that
-scores the root and every newly expanded node (``value`` from the point of view of that
-node's player to move):
+The whole search is ours: :func:`run` grows B trees (one per root state) in fixed-size arrays
+(:class:`Tree`), and each simulation walks down every tree to an unexpanded edge (selection),
+steps the game along it and evaluates the new node (expansion), then backs the value up the
+path (:func:`_backward`). mctx's public API is used only by AlphaZero's Gumbel and PUCT policies
+(:mod:`c4jax.agents.alphazero`), which share this module's model, :func:`recurrent_fn`.
 
-- :func:`rollout_evaluator` (pure MCTS): uniform prior over the legal columns, value =
-  the result of ONE uniformly random playout to the end of the game (+1 / 0 / -1);
-- :func:`c4jax.agents.alphazero.evaluator` (AlphaZero): prior = the policy head's logits,
-  value = the value head of ``CNet(heads="two")`` on the node's public board.
+One search is parameterised by a **game** (:class:`c4jax.games.base.Game`, Connect Four by
+default) and an **evaluator**: a function ``evaluate(params, keys[B], states[B]) ->
+(prior_logits[B, A], value[B])`` that scores the root and every newly expanded node
+(``value`` from the point of view of that node's player to move; A = ``game.num_actions``):
+
+- :class:`RolloutEvaluator` (pure MCTS; ``rollout_evaluator`` is Connect Four's): uniform prior
+  over the legal actions, value = the result of ONE uniformly random playout to the end of the
+  game (+1 / 0 / -1 for Connect Four, the sum of the player's rewards in general);
+- :func:`c4jax.agents.alphazero.evaluator` (AlphaZero on Connect Four): prior = the policy head's
+  logits, value = the value head of ``CNet(heads="two")`` on the node's public board.
 
 The model
 ---------
-Tree nodes embed ``(EnvState, key)``: the real environment state (``c4jax.games.connect_four.env``)
-and a per-node PRNG key. ``recurrent_fn`` steps the environment; the edge's reward is
-the mover's result (+1 when the move wins, 0 otherwise; an illegal move, which the
-masking prevents, would be -1), the discount is -1 on non-terminal moves (the child node
-belongs to the opponent, so its value changes sign) and 0 when the game is over, and a
-finished node's value is 0 (its result is already in the reward). Edges out of a finished
-node have reward 0 and discount 0, so its value stays the result of the move into it.
-Illegal columns get the prior logit ``finfo(float32).min`` (probability 0, never NaN) in
-every node and are excluded at the root with ``invalid_actions = ~legal_mask``.
+Tree nodes embed ``(state, key)``: the real game state and a per-node PRNG key.
+``recurrent_fn`` steps the game (``game.step``); the edge's reward is the mover's reward for that
+step (:func:`c4jax.games.base.mover_reward`: +1 when the move wins, -1 when it loses, 0 otherwise
+in Connect Four), its discount is :func:`c4jax.games.base.discount`: -1 when the player to move
+changes (the child node belongs to the opponent, so its value changes sign), +1 when the same
+player moves again (a multi-step turn, read from ``current_player``, never assumed to alternate)
+and 0 when the game is over. A finished node's value is 0 (its result is already in the
+reward). Edges out of a finished node have reward 0 and discount 0, so its value stays the
+result of the move into it. Illegal actions get the prior logit ``finfo(float32).min``
+(probability 0, never NaN) in every node and are excluded at the root (``root_invalid_actions``).
 
-Selection (``rule``): ``"puct"`` is mctx's PUCT (``mctx.muzero_action_selection``, the
-rule of ``mctx.muzero_policy``, Q-values normalised by the parent and siblings), the rule
-for a network prior; ``"uct"`` tries every legal column once, then maximises
-``Q + c * sqrt(ln N / n)``, the rule of pure MCTS (``MCTSAgent``'s default: with a
-uniform prior, UCT with c = 0.4 was the strongest setting measured, see ``UCT_C``). No
-Dirichlet noise at play time (``dirichlet_fraction`` > 0 adds it at the root, for
-self-play). The backward pass is mctx's, rewritten for the batch (:func:`_backward`).
+Selection (``rule``): ``"puct"`` is the MuZero PUCT rule (the rule of ``mctx.muzero_policy``:
+``Q`` normalised to [0, 1] by the parent's value and its children's Q, plus ``c(N) * P *
+sqrt(N) / (1 + n)``), the rule for a network prior; ``"uct"`` tries every legal action once,
+then maximises ``Q + c * sqrt(ln N / n)``, the rule of pure MCTS (``MCTSAgent``'s default: with
+a uniform prior, UCT with c = 0.4 was the strongest setting measured on Connect Four, see
+``UCT_C``). A simulation descends until it picks an edge that has no node yet; the tree of N
+simulations has N + 1 nodes (node i + 1 is created by simulation i), so no depth cap is needed.
+No Dirichlet noise at play time (``dirichlet_fraction`` > 0 adds it at the root, for self-play).
 
 Randomness is per board and per node
 ------------------------------------
 Every node's key is ``fold_in(parent_key, 1 + action)`` from the root key of its board;
-the node's evaluation uses ``fold_in(key, 0)`` and the selection's tie-break noise
-``fold_in(key, 2**16 + visits)``. mctx's own batch-wide keys are not used, so the
-search of a board depends only on that board and its root key: a batch gives each
-board exactly what a search of that board alone would give.
+the node's evaluation uses ``fold_in(key, 0)``, the step into it (the chance of a game that has
+any) ``fold_in(key, 2**16 - 3)`` and the selection's tie-break noise
+``fold_in(key, 2**16 + visits)``. No batch-wide key is used, so the search of a board depends
+only on that board and its root key: a batch gives each board exactly what a search of that
+board alone would give. Every entry point takes typed keys (``jax.random.key``) or legacy
+``uint32[..., 2]`` ones (``jax.random.PRNGKey``), which are the same keys (threefry) wrapped.
 
-``MCTSAgent`` plays the search: ``act`` samples a column from the root visit counts
-(``:sto``, the default) or takes the most visited one (``:det``; ties: higher Q, then
-the lower column). ``scores`` are the root visit shares, from a search whose root key
-is derived from the board itself (``fold_in`` of its four bitboard words into
-``SCORES_SEED``), so a board always gets the same scores. ``agents.load("mcts<N>")``
-builds it with N simulations per move.
+``MCTSAgent`` plays the search: ``act`` / ``act_states`` sample an action from the root visit
+counts (``:sto``, the default) or take the most visited one (``:det``; ties: higher Q, then the
+lower action). ``scores`` / ``scores_states`` are the root visit shares, from a search whose
+root key is derived from the position itself (:func:`board_keys`: for Connect Four a
+``fold_in`` of its four bitboard words into ``SCORES_SEED``), so a position always gets the same
+scores. ``agents.load("mcts<N>")`` builds the Connect Four agent with N simulations per move.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable
 
 import jax
@@ -56,15 +70,14 @@ import mctx
 import numpy as np
 from flax import struct
 from jax import Array
-from mctx._src import action_selection as _mctx_selection  # mctx.search's building blocks
-from mctx._src import search as _mctx_search
 
 from c4jax.agents.base import AgentBase
 from c4jax.agents.policy import ILLEGAL_SCORE, masked_logits
 from c4jax.games import base as games
 from c4jax.games.connect_four import env
-from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.games.connect_four.board import check_boards, legal_mask
+from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
+from c4jax.games.connect_four.game import ConnectFour
 
 
 COLS = env.COLS
@@ -79,86 +92,199 @@ PB_C_INIT = 3.0  # PUCT c_1 for a uniform prior
 PB_C_BASE = 19652.0  # PUCT c_2
 UCT_C = 0.4  # UCT's c (Q in [-1, 1]): MCTSAgent's default rule
 _NOISE_SALT = 2**16  # fold_in offset of the tie-break keys (children use 1 + action)
+_STEP_SALT = _NOISE_SALT - 3  # fold_in of a node's key: the key of the game step into it
+ROOT = 0  # index of the root node in every tree
+UNVISITED = -1  # children_index of an edge without a node; parents / action_from_parent of the root
 
-# evaluate(params, keys[B], states[B]) -> (prior_logits float32[B, 7], value float32[B])
-Evaluator = Callable[[Any, Array, env.EnvState], tuple[Array, Array]]
-
-
-# --------------------------------------------------------------------------- evaluators
-
-
-def _pick_legal(x: Array, legal: Array) -> Array:
-    """int32[]: the k-th legal column with k = ((x >> 16) * n_legal) >> 16 (uniform up to 2**-16)."""
-    n_legal = legal.sum(dtype=jnp.uint32)
-    k = ((x >> 16) * n_legal) >> 16
-    return jnp.argmax(jnp.cumsum(legal, dtype=jnp.uint32) > k).astype(jnp.int32)
+# evaluate(params, keys[B], states[B]) -> (prior_logits float32[B, A], value float32[B])
+Evaluator = Callable[[Any, Array, Any], tuple[Array, Array]]
 
 
-def random_playout(state: env.EnvState, key: Array) -> Array:
-    """float32[]: result of one uniformly random game from ``state`` for its player to move.
-
-    +1 win, 0 draw, -1 loss; 0 for a finished state (its result belongs to the move into it).
-    One ``jax.random.bits`` draw gives the 42 uint32 words the moves need; the game is
-    played with ``env.step`` in a ``lax.while_loop`` (vmap it for a batch).
-    """
-    bits = jax.random.bits(key, (env.MAX_MOVES,), jnp.uint32)
-
-    def body(carry):
-        s, i = carry
-        return env.step(s, _pick_legal(bits[i], s.legal_mask)), i + 1
-
-    final, _ = jax.lax.while_loop(lambda c: ~c[0].done, body, (state, jnp.int32(0)))
-    sign = jnp.where(state.first_player_to_move, 1, -1)
-    return jnp.where(state.done, 0, final.winner * sign).astype(jnp.float32)
+# --------------------------------------------------------------------------- keys
 
 
-def rollout_evaluator(params, keys: Array, states: env.EnvState) -> tuple[Array, Array]:
-    """Pure MCTS: uniform prior logits (masked later) and one random playout per node."""
-    del params
-    value = jax.vmap(random_playout)(states, keys)
-    return jnp.zeros(states.legal_mask.shape, jnp.float32), value
-
-
-# --------------------------------------------------------------------------- the search
-
-
-@struct.dataclass
-class SearchOutput:
-    """Root statistics of B searches (every array has a leading B axis)."""
-
-    visit_counts: Array  # int32[B, 7]: root visits of each column (0 for illegal ones)
-    visit_probs: Array  # float32[B, 7]: visit_counts / their sum (all 0 for a finished board)
-    qvalues: Array  # float32[B, 7]: reward + discount * child value, for the player to move (0 if unvisited)
-    root_value: Array  # float32[B]: the root's mean backed-up value, for the player to move
-    tree: mctx.Tree  # the whole mctx tree (embeddings: (EnvState, key data))
+def typed_keys(keys) -> Array:
+    """``keys`` as typed PRNG keys: typed keys unchanged, legacy raw keys (``jax.random.PRNGKey``,
+    ``uint32[..., 2]`` with the default threefry implementation, or ``split`` of one) wrapped as
+    the same keys of the default implementation."""
+    dtype = getattr(keys, "dtype", None)
+    if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+        return keys
+    data = jnp.asarray(keys)
+    if data.dtype != jnp.uint32 or data.ndim < 1:
+        raise TypeError(f"expected typed PRNG keys (jax.random.key) or legacy uint32 key data "
+                        f"(jax.random.PRNGKey), got {data.dtype}{list(data.shape)}")
+    return jax.random.wrap_key_data(data)
 
 
 def _wrap(key_data: Array) -> Array:
     return jax.random.wrap_key_data(key_data)
 
 
-def _fold(keys: Array, data: Array) -> Array:
-    """Per-board ``fold_in``: typed keys [B], uint32/int32 data [B]."""
+def _fold(keys: Array, data) -> Array:
+    """Per-board ``fold_in``: typed keys [B], uint32/int32 data [B] (or one value for all)."""
+    data = jnp.broadcast_to(jnp.asarray(data), keys.shape)
     return jax.vmap(jax.random.fold_in)(keys, data)
 
 
-def _node_key(tree: mctx.Tree, node_index) -> Array:
-    """The tie-break key of a node (unbatched tree), fresh at every visit."""
+# --------------------------------------------------------------------------- evaluators
+
+
+def _pick_legal(x: Array, legal: Array) -> Array:
+    """int32[]: the k-th legal action with k = ((x >> 16) * n_legal) >> 16 (uniform up to 2**-16)."""
+    n_legal = legal.sum(dtype=jnp.uint32)
+    k = ((x >> 16) * n_legal) >> 16
+    return jnp.argmax(jnp.cumsum(legal, dtype=jnp.uint32) > k).astype(jnp.int32)
+
+
+def random_playout(game, state, key: Array) -> Array:
+    """float32[]: the result of one uniformly random game from ``state`` for its player to move.
+
+    The result is the sum of that player's rewards (``rewards[current_player]`` of ``state``)
+    over the steps played, so +1 win, 0 draw, -1 loss in Connect Four, whoever moves in between
+    (a player may move several times in a row); 0 for a finished state (its result belongs to
+    the move into it). One ``jax.random.bits`` draw gives ``game.max_steps`` uint32 words, the
+    i-th picks the i-th move among the legal actions (:func:`_pick_legal`); the step's own key
+    (for a game with chance) is ``fold_in(fold_in(key, 2**16 - 3), i)``. The game is played with
+    ``game.step`` in a ``lax.while_loop`` of at most ``game.max_steps`` steps (vmap it for a batch).
+    """
+    key = typed_keys(key)
+    bits = jax.random.bits(key, (game.max_steps,), jnp.uint32)
+    chance = jax.random.fold_in(key, _STEP_SALT)
+    player = state.current_player
+
+    def body(carry):
+        s, i, total = carry
+        s = game.step(s, _pick_legal(bits[i], s.legal_action_mask), jax.random.fold_in(chance, i))
+        return s, i + 1, total + s.rewards[player]
+
+    def going(carry):
+        s, i, _ = carry
+        return ~games.done(s) & (i < game.max_steps)
+
+    _, _, total = jax.lax.while_loop(going, body, (state, jnp.int32(0), jnp.float32(0.0)))
+    return jnp.where(games.done(state), 0.0, total).astype(jnp.float32)
+
+
+@dataclass(frozen=True)
+class RolloutEvaluator:
+    """Pure MCTS's evaluator for ``game``: uniform prior logits (masked later) and one
+    :func:`random_playout` per node. Hashable, so it can be a static argument of ``jit``."""
+
+    game: Any = CONNECT_FOUR
+
+    def __call__(self, params, keys: Array, states) -> tuple[Array, Array]:
+        del params
+        value = jax.vmap(partial(random_playout, self.game))(states, keys)
+        return jnp.zeros(states.legal_action_mask.shape, jnp.float32), value
+
+
+rollout_evaluator = RolloutEvaluator()  # Connect Four's
+"""Pure MCTS on Connect Four: ``RolloutEvaluator(CONNECT_FOUR)``."""
+
+
+# --------------------------------------------------------------------------- the tree
+
+
+@struct.dataclass
+class Tree:
+    """B search trees of N + 1 nodes in arrays (the layout of ``mctx.Tree``, so the same field
+    names read the same statistics); every array has the leading B axis, A = actions.
+
+    A node's value (``node_values``) is the mean of its evaluation and of every value backed up
+    through it, for its player to move; an edge's Q is ``reward + discount * child value``.
+    """
+
+    node_visits: Array  # int32[B, N]: visits of each node (1 when created)
+    raw_values: Array  # float32[B, N]: the evaluator's value of each node
+    node_values: Array  # float32[B, N]: mean backed-up value
+    parents: Array  # int32[B, N]: parent node (UNVISITED for the root and unused nodes)
+    action_from_parent: Array  # int32[B, N]: the action that leads from the parent to the node
+    children_index: Array  # int32[B, N, A]: the child node of each action (UNVISITED: none yet)
+    children_prior_logits: Array  # float32[B, N, A]: the node's prior logits (illegal: finfo.min)
+    children_visits: Array  # int32[B, N, A]: visits of each edge
+    children_rewards: Array  # float32[B, N, A]: the mover's reward of each edge
+    children_discounts: Array  # float32[B, N, A]: -1 (player changes), +1 (same player), 0 (game over)
+    children_values: Array  # float32[B, N, A]: node_values of each child
+    embeddings: Any  # (game states [B, N], key data [B, N, ...]): each node's state and key
+    root_invalid_actions: Array  # bool[B, A]: actions the root may not take
+
+    def qvalues(self, index) -> Array:
+        """Q of each action of node ``index`` (int32[B] for B trees, or a scalar on one tree):
+        ``reward + discount * child value`` for the node's player to move (0 where unvisited)."""
+        if self.node_values.ndim == 1:  # one tree (inside a vmap)
+            return self.children_rewards[index] + self.children_discounts[index] * self.children_values[index]
+        rows = jnp.arange(self.node_values.shape[0])
+        return (self.children_rewards[rows, index]
+                + self.children_discounts[rows, index] * self.children_values[rows, index])
+
+
+def _new_tree(prior_logits: Array, value: Array, embedding, num_simulations: int, invalid: Array) -> Tree:
+    """Empty trees of ``num_simulations + 1`` nodes with the evaluated roots at node 0."""
+    batch, actions = prior_logits.shape
+    nodes = num_simulations + 1
+
+    def per_node(root, fill=0):  # [B, ...] -> [B, nodes, ...], the root's entry at node 0
+        shape = (batch, nodes) + root.shape[1:]
+        return jnp.full(shape, fill, root.dtype).at[:, ROOT].set(root)
+
+    edges = (batch, nodes, actions)
+    return Tree(
+        node_visits=per_node(jnp.ones(batch, jnp.int32)),
+        raw_values=per_node(value),
+        node_values=per_node(value),
+        parents=jnp.full((batch, nodes), UNVISITED, jnp.int32),
+        action_from_parent=jnp.full((batch, nodes), UNVISITED, jnp.int32),
+        children_index=jnp.full(edges, UNVISITED, jnp.int32),
+        children_prior_logits=per_node(prior_logits),
+        children_visits=jnp.zeros(edges, jnp.int32),
+        children_rewards=jnp.zeros(edges, value.dtype),
+        children_discounts=jnp.zeros(edges, value.dtype),
+        children_values=jnp.zeros(edges, value.dtype),
+        embeddings=jax.tree.map(per_node, embedding),
+        root_invalid_actions=invalid,
+    )
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def _node_key(tree: Tree, node_index) -> Array:
+    """The tie-break key of a node (one tree), fresh at every visit."""
     node_key = _wrap(tree.embeddings[1][node_index])
     return jax.random.fold_in(node_key, _NOISE_SALT + tree.node_visits[node_index])
 
 
+def puct_scores(tree: Tree, node_index, c_init: float = PB_C_INIT, c_base: float = PB_C_BASE) -> Array:
+    """float32[A]: MuZero's PUCT score of each action of node ``node_index`` of one tree, without
+    tie-break noise: the Q-values rescaled to [0, 1] between the smallest and the largest of the
+    node's value and its visited children's Q (an unvisited child counts as the smallest), plus
+    ``c(N) * prior * sqrt(N) / (1 + n)`` with ``c(N) = c_init + log((N + c_base + 1) / c_base)``."""
+    visits = tree.children_visits[node_index]
+    n = tree.node_visits[node_index]
+    c = c_init + jnp.log((n + c_base + 1.0) / c_base)
+    prior = jax.nn.softmax(tree.children_prior_logits[node_index])
+    explore = jnp.sqrt(n) * c * prior / (visits + 1)
+    q, v = tree.qvalues(node_index), tree.node_values[node_index]
+    seen = visits > 0
+    lo = jnp.minimum(v, jnp.min(jnp.where(seen, q, v)))
+    hi = jnp.maximum(v, jnp.max(jnp.where(seen, q, v)))
+    value = (jnp.where(seen, q, lo) - lo) / jnp.maximum(hi - lo, 1e-8)
+    return value + explore
+
+
 def _selection(rule: str, c: float, pb_c_base: float):
-    """PUCT (mctx's rule) or UCT, with tie-break noise keyed by the node (module docstring)."""
+    """``select(tree, node_index, depth) -> action`` on one tree: PUCT or UCT, with tie-break
+    noise keyed by the node (module docstring); the root (depth 0) skips its invalid actions."""
 
-    def puct(rng_key, tree: mctx.Tree, node_index, depth):
-        del rng_key
-        return mctx.muzero_action_selection(_node_key(tree, node_index), tree, node_index, depth, pb_c_init=c,
-                                            pb_c_base=pb_c_base)
+    def puct(tree: Tree, node_index, depth):
+        score = puct_scores(tree, node_index, c, pb_c_base)
+        score = score + 1e-7 * jax.random.uniform(_node_key(tree, node_index), score.shape)
+        invalid = tree.root_invalid_actions * (depth == 0)
+        return jnp.argmax(jnp.where(invalid, -jnp.inf, score)).astype(jnp.int32)
 
-    def uct(rng_key, tree: mctx.Tree, node_index, depth):
-        """Unvisited legal columns first (random order), then max Q + c * sqrt(ln N / n)."""
-        del rng_key
+    def uct(tree: Tree, node_index, depth):
+        """Unvisited legal actions first (random order), then max Q + c * sqrt(ln N / n)."""
         visits = tree.children_visits[node_index]
         prior = jax.nn.softmax(tree.children_prior_logits[node_index])
         explore = c * jnp.sqrt(jnp.log(jnp.maximum(tree.node_visits[node_index], 1)) / jnp.maximum(visits, 1))
@@ -170,20 +296,72 @@ def _selection(rule: str, c: float, pb_c_base: float):
     return {"puct": puct, "uct": uct}[rule]
 
 
-def _backward(tree: mctx.Tree, leaf_index: Array) -> mctx.Tree:
-    """mctx's backward pass (the same updates in the same order) written for the batch.
+# --------------------------------------------------------------------------- one simulation
 
-    mctx runs a ``vmap``-ed ``while_loop`` over the tree; under ``vmap`` its batched stop
-    condition makes every iteration select between the old and the new tree, a copy of the
-    whole tree per step up the path. Here the loop runs over the batch with one stop
-    condition (any path not yet at the root) and masked scatters.
+
+def _simulate(tree: Tree, select) -> tuple[Array, Array]:
+    """``(node, action)`` int32[B]: walk each tree from the root, selecting at every node, until the
+    selected edge has no child node yet; returns that edge (one walk per board, ``vmap``-ed).
+
+    The root's selection (depth 0) and the others are two branches of a ``lax.cond`` running the
+    same rule. The split is kept on purpose: PUCT's tie-break noise (1e-7) is below half an ulp
+    of scores above 1, so exact ties are decided by the last bit of the scores, and that bit
+    depends on how XLA compiles them; with this program structure (a float32 depth included) the
+    Connect Four searches are bit-identical to those recorded before the search was ours
+    (issue #29; a plain batched walk changed 1 of 72 PUCT searches of 200 simulations).
+    """
+
+    def walk(tree):  # one board's tree
+        def body(carry):
+            node, _, child, depth, _ = carry
+            node = child
+            action = jax.lax.cond(depth == 0, lambda t, i, d: select(t, i, 0), select, tree, node, depth)
+            child = tree.children_index[node, action]
+            return node, action, child, depth + 1, child != UNVISITED
+
+        start = (jnp.int32(UNVISITED), jnp.int32(UNVISITED), jnp.int32(ROOT), jnp.float32(0.0), jnp.bool_(True))
+        node, action, _, _, _ = jax.lax.while_loop(lambda c: c[4], body, start)
+        return node, action
+
+    return jax.vmap(walk)(tree)
+
+
+def _expand(tree: Tree, params, model, parent: Array, action: Array, index: Array) -> Tree:
+    """Step each board's game along edge ``(parent, action)`` with ``model`` (a ``recurrent_fn``)
+    and store the new node, evaluated, at ``index``."""
+    rows = jnp.arange(parent.shape[0])
+    out, embedding = model(params, None, action, jax.tree.map(lambda x: x[rows, parent], tree.embeddings))
+    at_node = lambda x, v: x.at[rows, index].set(v)  # noqa: E731
+    at_edge = lambda x, v: x.at[rows, parent, action].set(v)  # noqa: E731
+    return tree.replace(
+        node_visits=at_node(tree.node_visits, 1),
+        raw_values=at_node(tree.raw_values, out.value),
+        node_values=at_node(tree.node_values, out.value),
+        parents=at_node(tree.parents, parent),
+        action_from_parent=at_node(tree.action_from_parent, action),
+        children_prior_logits=at_node(tree.children_prior_logits, out.prior_logits),
+        embeddings=jax.tree.map(at_node, tree.embeddings, embedding),
+        children_index=at_edge(tree.children_index, index),
+        children_rewards=at_edge(tree.children_rewards, out.reward),
+        children_discounts=at_edge(tree.children_discounts, out.discount),
+    )
+
+
+def _backward(tree: Tree, leaf_index: Array) -> Tree:
+    """Back the value of each new leaf up its path, for the whole batch at once.
+
+    At every step up, the value becomes ``reward + discount * value`` of the edge just climbed,
+    the parent's value becomes the running mean of its backed-up values (its visits + 1), and
+    the edge gets the child's value and one more visit. The loop runs over the batch with one
+    stop condition (any path not yet at the root) and masked scatters, instead of a ``vmap``-ed
+    loop, which would select between the old and the new tree at every step up the path.
     """
     batch = leaf_index.shape[0]
     rows = jnp.arange(batch)
 
     def body(carry):
         tree, value, index = carry
-        active = index != mctx.Tree.ROOT_INDEX
+        active = index != ROOT
         parent = jnp.where(active, tree.parents[rows, index], 0)
         action = jnp.where(active, tree.action_from_parent[rows, index], 0)
         count = tree.node_visits[rows, parent]
@@ -204,66 +382,69 @@ def _backward(tree: mctx.Tree, leaf_index: Array) -> mctx.Tree:
 
     leaf_index = leaf_index.astype(jnp.int32)
     carry = (tree, tree.node_values[rows, leaf_index], leaf_index)
-    tree, _, _ = jax.lax.while_loop(lambda c: jnp.any(c[2] != mctx.Tree.ROOT_INDEX), body, carry)
+    tree, _, _ = jax.lax.while_loop(lambda c: jnp.any(c[2] != ROOT), body, carry)
     return tree
 
 
-def _search(params, root: mctx.RootFnOutput, recurrent_fn, select, num_simulations: int, invalid_actions: Array,
-            backward: str = "batched") -> mctx.Tree:
-    """``mctx.search`` (same simulate and expand steps) with :func:`_backward` (``"batched"``)
-    or mctx's own (``"mctx"``); the two give identical trees."""
-    batch = root.value.shape[0]
-    rows = jnp.arange(batch)
-    action_selection = mctx_switch(select)
-    tree = _mctx_search.instantiate_tree_from_root(root, num_simulations, root_invalid_actions=invalid_actions,
-                                                   extra_data=None)
-    dummy_keys = jax.random.split(jax.random.key(0), batch)  # unused: selection uses the per-node keys
-    back = _backward if backward == "batched" else _mctx_search.backward
+def _search(params, tree: Tree, model, select, num_simulations: int) -> Tree:
+    """``num_simulations`` rounds of select, expand and back up; simulation i creates node i + 1."""
+    batch = tree.node_values.shape[0]
 
     def body(sim, tree):
-        parent_index, action = _mctx_search.simulate(dummy_keys, tree, action_selection, num_simulations)
-        next_index = tree.children_index[rows, parent_index, action]
-        next_index = jnp.where(next_index == mctx.Tree.UNVISITED, sim + 1, next_index)
-        tree = _mctx_search.expand(params, jax.random.key(0), tree, recurrent_fn, parent_index, action, next_index)
-        return back(tree, next_index)
+        parent, action = _simulate(tree, select)
+        index = jnp.full((batch,), sim + 1, jnp.int32)
+        tree = _expand(tree, params, model, parent, action, index)
+        return _backward(tree, index)
 
     return jax.lax.fori_loop(0, num_simulations, body, tree)
 
 
-def mctx_switch(select):
-    """Root / interior selection with mctx's switch (invalid root actions masked at depth 0)."""
-    return _mctx_selection.switching_action_selection_wrapper(
-        root_action_selection_fn=lambda k, t, i: select(k, t, i, 0),
-        interior_action_selection_fn=select)
+# --------------------------------------------------------------------------- the model
 
 
 def recurrent_fn(evaluate: Evaluator, game=CONNECT_FOUR):
-    """mctx's ``recurrent_fn`` with the environment as the model and ``evaluate`` scoring each new
-    node; embeddings are ``(EnvState[B], key data[B])`` (see the module docstring). AlphaZero's
-    Gumbel and PUCT searches (:mod:`c4jax.agents.alphazero`) use it too."""
+    """The game as a search model, in mctx's ``recurrent_fn`` form ``(params, rng_key, action[B],
+    embedding) -> (mctx.RecurrentFnOutput, embedding)``: ``game.step`` along the edge, reward
+    :func:`c4jax.games.base.mover_reward`, discount :func:`c4jax.games.base.discount`, and
+    ``evaluate`` scoring the new node. Embeddings are ``(states[B], key data[B])`` and
+    ``rng_key`` is ignored (per-node keys, see the module docstring). :func:`run` and
+    AlphaZero's Gumbel and PUCT searches (:mod:`c4jax.agents.alphazero`) use it."""
 
-    def recurrent_fn(params, rng_key, action, embedding):
+    def model(params, rng_key, action, embedding):
         del rng_key  # per-node keys instead (see the module docstring)
         state, key_data = embedding
         child_keys = _fold(_wrap(key_data), action + 1)
-        new = jax.vmap(game.step)(state, action)
-        reward = games.mover_reward(state, new)  # +1 the mover won, -1 it lost
-        discount = games.discount(state, new)  # -1 when the player to move changes, 0 at the end
+        new = jax.vmap(game.step)(state, action, _fold(child_keys, _STEP_SALT))
         logits, value = evaluate(params, _fold(child_keys, jnp.zeros_like(action)), new)
+        reward = games.mover_reward(state, new)
         out = mctx.RecurrentFnOutput(
-            reward=reward,
-            discount=discount,
+            reward=jnp.where(reward == 0.0, 0.0, reward),  # -0.0 (a negated 0 reward) as +0.0: PUCT's min/max see one zero
+            discount=games.discount(state, new),
             prior_logits=masked_logits(logits, new.legal_action_mask),
             value=jnp.where(games.done(new), 0.0, value).astype(jnp.float32),
         )
         return out, (new, jax.random.key_data(child_keys))
 
-    return recurrent_fn
+    return model
+
+
+# --------------------------------------------------------------------------- the search
+
+
+@struct.dataclass
+class SearchOutput:
+    """Root statistics of B searches (every array has a leading B axis; A = actions)."""
+
+    visit_counts: Array  # int32[B, A]: root visits of each action (0 for illegal ones)
+    visit_probs: Array  # float32[B, A]: visit_counts / their sum (all 0 for a finished state)
+    qvalues: Array  # float32[B, A]: reward + discount * child value, for the player to move (0 if unvisited)
+    root_value: Array  # float32[B]: the root's mean backed-up value, for the player to move
+    tree: Tree  # the whole tree (embeddings: (states, key data))
 
 
 def _dirichlet_logits(keys: Array, logits: Array, legal: Array, fraction: float, alpha: float) -> Array:
-    """Root prior mixed with Dirichlet(alpha) noise over the legal columns, as logits."""
-    noise = jax.vmap(lambda k: jax.random.dirichlet(k, jnp.full((COLS,), alpha)))(keys)
+    """Root prior mixed with Dirichlet(alpha) noise over the legal actions, as logits."""
+    noise = jax.vmap(lambda k: jax.random.dirichlet(k, jnp.full((legal.shape[-1],), alpha)))(keys)
     noise = jnp.where(legal, noise, 0.0)
     noise = noise / jnp.maximum(noise.sum(-1, keepdims=True), 1e-30)
     probs = jax.nn.softmax(masked_logits(logits, legal), axis=-1)
@@ -271,75 +452,94 @@ def _dirichlet_logits(keys: Array, logits: Array, legal: Array, fraction: float,
     return jnp.log(jnp.maximum(mixed, jnp.finfo(jnp.float32).tiny))
 
 
-def run(evaluate: Evaluator, params, states: env.EnvState, keys: Array, num_simulations: int, *,
+def run(evaluate: Evaluator, params, states, keys: Array, num_simulations: int, *, game=CONNECT_FOUR,
         rule: str = "puct", pb_c_init: float = PB_C_INIT, pb_c_base: float = PB_C_BASE, uct_c: float = UCT_C,
-        dirichlet_fraction: float = 0.0, dirichlet_alpha: float = 0.3, backward: str = "batched") -> SearchOutput:
-    """``num_simulations`` MCTS simulations from each of B states (pure; jit it).
+        dirichlet_fraction: float = 0.0, dirichlet_alpha: float = 0.3) -> SearchOutput:
+    """``num_simulations`` MCTS simulations from each of B states of ``game`` (pure; jit it).
 
     Args:
-      evaluate: the root and leaf evaluator (:func:`rollout_evaluator`, ``alphazero.evaluator``).
+      evaluate: the root and leaf evaluator (:class:`RolloutEvaluator` of the same game,
+        ``alphazero.evaluator`` for Connect Four).
       params: passed to ``evaluate`` (network parameters; ``None`` for pure MCTS).
-      states: EnvState [B], the roots (finished states give all-zero visits).
-      keys: typed PRNG keys [B], one per root; the search of board b depends only on
+      states: the roots, states [B] of ``game`` (finished states give all-zero visits).
+      keys: PRNG keys [B], typed or legacy, one per root; the search of board b depends only on
         ``states[b]`` and ``keys[b]``.
-      num_simulations: simulations per root (a static int >= 1).
-      rule: ``"puct"`` (mctx's rule, the prior matters) or ``"uct"`` (prior only masks).
+      num_simulations: simulations per root (a static int >= 1); the root's visits are
+        ``num_simulations + 1`` and its children's sum to ``num_simulations``.
+      game: the game (:class:`c4jax.games.base.Game`, static), Connect Four by default.
+      rule: ``"puct"`` (MuZero's rule, the prior matters) or ``"uct"`` (prior only masks).
       pb_c_init, pb_c_base: PUCT constants; uct_c: the UCT constant (Q in [-1, 1]).
       dirichlet_fraction, dirichlet_alpha: root noise (0: none, the play-time setting).
-      backward: ``"batched"`` (:func:`_backward`) or ``"mctx"`` (mctx's own; identical trees).
     """
-    if rule not in ("puct", "uct") or backward not in ("batched", "mctx"):
-        raise ValueError(f"rule must be 'puct' or 'uct' and backward 'batched' or 'mctx', got {rule!r}, {backward!r}")
-    if not isinstance(num_simulations, (int, np.integer)) or not 1 <= num_simulations <= MAX_SIMULATIONS:
+    if rule not in ("puct", "uct"):
+        raise ValueError(f"rule must be 'puct' or 'uct', got {rule!r}")
+    if isinstance(num_simulations, bool) or not isinstance(num_simulations, (int, np.integer)) \
+            or not 1 <= num_simulations <= MAX_SIMULATIONS:
         raise ValueError(f"num_simulations must be an int in 1..{MAX_SIMULATIONS}, got {num_simulations!r}")
-    legal = states.legal_mask
-    logits, value = evaluate(params, _fold(keys, jnp.zeros(keys.shape, jnp.uint32)), states)
+    games.check_game(game)
+    keys = typed_keys(keys)
+    legal = states.legal_action_mask
+    logits, value = evaluate(params, _fold(keys, jnp.uint32(0)), states)
     if dirichlet_fraction > 0.0:
-        noise_keys = _fold(keys, jnp.full(keys.shape, _NOISE_SALT - 1, jnp.uint32))
+        noise_keys = _fold(keys, jnp.uint32(_NOISE_SALT - 1))
         logits = _dirichlet_logits(noise_keys, logits, legal, dirichlet_fraction, dirichlet_alpha)
-    root = mctx.RootFnOutput(
-        prior_logits=masked_logits(logits, legal),
-        value=jnp.where(states.done, 0.0, value).astype(jnp.float32),
-        embedding=(states, jax.random.key_data(keys)),
-    )
+    tree = _new_tree(masked_logits(logits, legal), jnp.where(games.done(states), 0.0, value).astype(jnp.float32),
+                     (states, jax.random.key_data(keys)), int(num_simulations), ~legal)
     select = _selection(rule, pb_c_init if rule == "puct" else uct_c, pb_c_base)
-    tree = _search(params, root, recurrent_fn(evaluate), select, int(num_simulations), ~legal, backward)
-    root_index = jnp.zeros(legal.shape[0], jnp.int32)
-    counts = jnp.where(legal, tree.children_visits[:, 0], 0)
+    tree = _search(params, tree, recurrent_fn(evaluate, game), select, int(num_simulations))
+    counts = jnp.where(legal, tree.children_visits[:, ROOT], 0)
     total = counts.sum(-1, keepdims=True)
     probs = jnp.where(total > 0, counts / jnp.maximum(total, 1), 0.0).astype(jnp.float32)
-    qvalues = jax.vmap(lambda t, i: t.qvalues(i))(tree, root_index)
+    qvalues = tree.qvalues(jnp.full(legal.shape[:1], ROOT, jnp.int32))
     return SearchOutput(visit_counts=counts.astype(jnp.int32), visit_probs=probs,
-                        qvalues=jnp.where(counts > 0, qvalues, 0.0), root_value=tree.node_values[:, 0], tree=tree)
+                        qvalues=jnp.where(counts > 0, qvalues, 0.0), root_value=tree.node_values[:, ROOT], tree=tree)
 
 
 def best_column(out: SearchOutput, legal: Array) -> Array:
-    """int32[B]: the most visited legal column; ties: the higher Q, then the lower column."""
+    """int32[B]: the most visited legal action; ties: the higher Q, then the lower action."""
     counts = jnp.where(legal, out.visit_counts, -1)
     top = counts == counts.max(-1, keepdims=True)
     return jnp.argmax(jnp.where(top & legal, out.qvalues, -jnp.inf), axis=-1).astype(jnp.int32)
 
 
-def board_keys(states: env.EnvState, seed: int = SCORES_SEED) -> Array:
-    """Typed keys [B], each a function of its board only (its four bitboard words)."""
+best_action = best_column
 
-    def one(s):
-        k = jax.random.key(seed)
-        for word in (s.cur.lo, s.cur.hi, s.opp.lo, s.opp.hi):
-            k = jax.random.fold_in(k, word)
-        return k
+
+def _observation_words(obs: Array) -> Array:
+    """uint32[n]: the bits of an observation (bool and integer entries as int32, floats as float32)."""
+    obs = jnp.ravel(obs)
+    if jnp.issubdtype(obs.dtype, jnp.floating):
+        return jax.lax.bitcast_convert_type(obs.astype(jnp.float32), jnp.uint32)
+    return jax.lax.bitcast_convert_type(obs.astype(jnp.int32), jnp.uint32)
+
+
+def board_keys(states, seed: int = SCORES_SEED, game=CONNECT_FOUR) -> Array:
+    """Typed keys [B], each a function of its position only: for Connect Four a ``fold_in`` of
+    its four bitboard words into ``key(seed)``; for another game a ``fold_in`` of every uint32
+    word of ``game.observe(state)`` (what the player to move sees), in order."""
+    if isinstance(game, ConnectFour):
+        def one(s):
+            k = jax.random.key(seed)
+            for word in (s.cur.lo, s.cur.hi, s.opp.lo, s.opp.hi):
+                k = jax.random.fold_in(k, word)
+            return k
+    else:
+        def one(s):
+            words = _observation_words(game.observe(s))
+            return jax.lax.fori_loop(0, words.shape[0], lambda i, k: jax.random.fold_in(k, words[i]),
+                                     jax.random.key(seed))
 
     return jax.vmap(one)(states)
 
 
 def select_action(out: SearchOutput, keys: Array, legal: Array, temperature: float = 1.0) -> Array:
-    """int32[B]: a column from the root visits: sampled with ``visits ** (1 / temperature)``
-    (key ``fold_in(keys[b], ...)``), or :func:`best_column` for ``temperature == 0`` and for
-    finished boards (no visits)."""
+    """int32[B]: an action from the root visits: sampled with ``visits ** (1 / temperature)``
+    (key ``fold_in(keys[b], ...)``; typed or legacy keys), or :func:`best_column` for
+    ``temperature == 0`` and for finished states (no visits)."""
     best = best_column(out, legal)
     if temperature == 0:
         return best
-    pick_keys = _fold(keys, jnp.full(keys.shape, _NOISE_SALT - 2, jnp.uint32))
+    pick_keys = _fold(typed_keys(keys), jnp.uint32(_NOISE_SALT - 2))
     logits = jnp.where(out.visit_counts > 0, jnp.log(jnp.maximum(out.visit_counts, 1).astype(jnp.float32)), -jnp.inf)
     logits = jnp.where(legal.any(-1, keepdims=True), logits / temperature, 0.0)
     sampled = jax.vmap(jax.random.categorical)(pick_keys, logits)
@@ -349,8 +549,13 @@ def select_action(out: SearchOutput, keys: Array, legal: Array, temperature: flo
 # --------------------------------------------------------------------------- the agents
 
 
+def _traced(*xs) -> bool:
+    return any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(xs))
+
+
 class _SearchAgent(AgentBase):
-    """``act`` and ``scores`` of an agent that plays its search (``search(states, keys)``)."""
+    """``act`` / ``scores`` (public Connect Four boards) and ``act_states`` / ``scores_states``
+    (states of the agent's ``game``) of an agent that plays its search (``search(states, keys)``)."""
 
     def _check_simulations(self):
         n = self.num_simulations
@@ -361,16 +566,43 @@ class _SearchAgent(AgentBase):
     def stochastic(self) -> bool:
         return not self.deterministic
 
+    def _connect_four_states(self, boards: Array):
+        if not isinstance(self.game, ConnectFour):
+            raise TypeError(f"{self.name} plays {self.game.id}: boards are Connect Four's; "
+                            "call act_states / scores_states with states of its game")
+        return jax.vmap(env.from_board)(boards)
+
+    def act_states(self, states, key) -> Array:
+        """int32[B]: an action for each of the states [B] of the agent's game (none finished),
+        from a search of each with root keys ``split(key, B)`` (typed or legacy key). Jitted
+        when called with concrete arrays, inlined inside a user's ``jit``."""
+        if _traced(states, key):
+            return self._act_states(states, key)
+        return _jit_act_states(self, states, key)
+
+    def scores_states(self, states) -> Array:
+        """float32[B, A]: the root visit shares of a search keyed by each position
+        (:func:`board_keys`), illegal actions ``-inf``; jitted as ``act_states``."""
+        if _traced(states):
+            return self._scores_states(states)
+        return _jit_scores_states(self, states)
+
+    def _act_states(self, states, key) -> Array:
+        keys = jax.random.split(typed_keys(key), states.legal_action_mask.shape[0])
+        out = self.search(states, keys)
+        return select_action(out, keys, states.legal_action_mask, 0.0 if self.deterministic else 1.0)
+
+    def _scores_states(self, states) -> Array:
+        out = self.search(states, board_keys(states, game=self.game))
+        return jnp.where(states.legal_action_mask, out.visit_probs, ILLEGAL_SCORE)
+
     def _scores(self, boards: Array) -> Array:
-        states = jax.vmap(env.from_board)(boards)
+        states = self._connect_four_states(boards)
         out = self.search(states, board_keys(states))
         return jnp.where(legal_mask(boards), out.visit_probs, ILLEGAL_SCORE)
 
     def _act(self, boards: Array, key: Array) -> Array:
-        states = jax.vmap(env.from_board)(boards)
-        keys = jax.random.split(key, boards.shape[0])
-        out = self.search(states, keys)
-        return select_action(out, keys, states.legal_mask, 0.0 if self.deterministic else 1.0)
+        return self._act_states(self._connect_four_states(boards), key)
 
     def search_stats(self, boards) -> tuple[Array, Array]:
         """``(shares, values)``, float32[B, 7] each, of the search behind ``scores`` (the same
@@ -384,8 +616,18 @@ class _SearchAgent(AgentBase):
 
 
 @jax.jit
+def _jit_act_states(agent: _SearchAgent, states, key) -> Array:
+    return agent._act_states(states, key)
+
+
+@jax.jit
+def _jit_scores_states(agent: _SearchAgent, states) -> Array:
+    return agent._scores_states(states)
+
+
+@jax.jit
 def _jit_search_stats(agent: _SearchAgent, boards: Array) -> tuple[Array, Array]:
-    states = jax.vmap(env.from_board)(boards)
+    states = agent._connect_four_states(boards)
     out, legal = agent.search(states, board_keys(states)), legal_mask(boards)
     return jnp.where(legal, out.visit_probs, ILLEGAL_SCORE), jnp.where(legal, out.qvalues, jnp.nan)
 
@@ -393,11 +635,13 @@ def _jit_search_stats(agent: _SearchAgent, boards: Array) -> tuple[Array, Array]
 @struct.dataclass
 class MCTSAgent(_SearchAgent):
     """Pure MCTS (uniform prior, random-playout values, UCT with c = ``UCT_C`` by default)
-    with ``num_simulations`` per move.
+    with ``num_simulations`` per move, on ``game`` (Connect Four by default).
 
     ``act``: a column sampled from the root visit counts (``deterministic=False``,
     ``:sto``) or the most visited one (``:det``). ``scores``: the root visit shares,
     full columns ``-inf``, from a search keyed by the board (see the module docstring).
+    ``act`` / ``scores`` take public Connect Four boards; ``act_states`` / ``scores_states``
+    take states of ``game`` (any game of the protocol).
     """
 
     num_simulations: int = struct.field(pytree_node=False, default=1000)
@@ -405,15 +649,17 @@ class MCTSAgent(_SearchAgent):
     rule: str = struct.field(pytree_node=False, default="uct")
     pb_c_init: float = struct.field(pytree_node=False, default=PB_C_INIT)
     uct_c: float = struct.field(pytree_node=False, default=UCT_C)
+    game: Any = struct.field(pytree_node=False, default=CONNECT_FOUR)
 
     def __post_init__(self):
         self._check_simulations()
+        games.check_game(self.game)
 
     @property
     def name(self) -> str:
         return f"mcts{self.num_simulations}:{'det' if self.deterministic else 'sto'}"
 
-    def search(self, states: env.EnvState, keys: Array) -> SearchOutput:
-        """The agent's search from states [B] with root keys [B]."""
-        return run(rollout_evaluator, None, states, keys, self.num_simulations, rule=self.rule,
-                   pb_c_init=self.pb_c_init, uct_c=self.uct_c)
+    def search(self, states, keys: Array) -> SearchOutput:
+        """The agent's search from states [B] of its game with root keys [B] (typed or legacy)."""
+        return run(RolloutEvaluator(self.game), None, states, keys, self.num_simulations, game=self.game,
+                   rule=self.rule, pb_c_init=self.pb_c_init, uct_c=self.uct_c)
