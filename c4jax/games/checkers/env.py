@@ -146,12 +146,13 @@ def from_board(rules: Rules, cur, opp, kings, player, jumper=0) -> State:
 
 def _count_true(flags: Array) -> Array:
     """int32[]: the number of True in the bool vector ``flags``, summed in chunks of at most 32
-    (XLA:CPU turns a longer sum into an unfused, slow reduce-window)."""
+    (XLA:CPU turns a longer sum into an unfused reduce-window over a materialized copy)."""
     n = flags.shape[-1]
     chunks = -(-n // 32)
     width = -(-n // chunks)
     flags = jnp.pad(flags.astype(jnp.int32), (0, chunks * width - n))
-    return flags.reshape(chunks, width).sum(axis=-1).sum()
+    partial, = _materialize(flags.reshape(chunks, width).sum(axis=-1))  # else XLA merges the two sums
+    return partial.sum()
 
 
 def _materialize(*values: Array) -> tuple[Array, ...]:
@@ -175,7 +176,7 @@ def step(rules: Rules, state: State, action: Array) -> State:
     returns it unchanged."""
     action = jnp.asarray(action, jnp.int32)
     in_range = (action >= 0) & (action < NUM_ACTIONS)
-    a = jnp.clip(action, 0, NUM_ACTIONS - 1)
+    a, in_range = _materialize(jnp.clip(action, 0, NUM_ACTIONS - 1), in_range)  # e.g. a random pick: once
     q = (a >> 3).astype(_U32)
     kind = a & 7
     # No gathers (no table lookups, no dynamic index): XLA:CPU emits a gather as a scalar loop
@@ -263,7 +264,9 @@ def step(rules: Rules, state: State, action: Array) -> State:
         # elementwise (no scatter: XLA:CPU runs a scatter as a slow unfused loop plus a copy)
         column = jnp.arange(rules.history_size)
         history = jnp.where(column == row, position[0], jnp.where(column == row + 1, position[1], history))
-    return new.replace(history=history)
+    # done flags are read per history word by an auto-reset `where` over the whole state
+    terminated, truncated = _materialize(new.terminated, new.truncated)
+    return new.replace(history=history, terminated=terminated, truncated=truncated)
 
 
 def pick_action(legal: Array, x: Array) -> Array:
