@@ -46,9 +46,10 @@ a uniform choice from precomputed random numbers, ``apply_action``, a new game w
 ``--openspiel-steps`` plies per timed call), timed round-robin with the c4jax calls at every
 batch size. pgx has no Checkers (``pgx.available_envs()``), so there is no pgx column. c4jax
 picks the k-th legal action straight from the state's 8 legal-move bitboards
-(:func:`pick_legal_bits`, the same xorshift draw as above); the "mask pick" column picks from
-the unpacked ``legal_action_mask`` (bool[256]) with :func:`pick_legal`, which costs more than the
-step itself; "+observe" adds an ``observe`` per ply as above. OpenSpiel plays its own draw
+(:func:`pick_legal_bits`, the same xorshift draw as above, computed by
+``c4jax.games.checkers.env.pick_action`` with elementwise bit operations: the fast random pick
+that ``Checkers.random_action`` offers); the "mask pick" column picks from the unpacked
+``legal_action_mask`` (bool[256]) with :func:`pick_legal`, which costs more than the step itself; "+observe" adds an ``observe`` per ply as above. OpenSpiel plays its own draw
 rule (40 plies without a capture) and c4jax design.md's (threefold repetition, fifty moves of
 each side), so the games differ; their mean random-game lengths are printed.
 
