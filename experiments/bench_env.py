@@ -46,9 +46,10 @@ a uniform choice from precomputed random numbers, ``apply_action``, a new game w
 ``--openspiel-steps`` plies per timed call), timed round-robin with the c4jax calls at every
 batch size. pgx has no Checkers (``pgx.available_envs()``), so there is no pgx column. c4jax
 picks the k-th legal action straight from the state's 8 legal-move bitboards
-(:func:`pick_legal_bits`, the same xorshift draw as above); the "mask pick" column picks from
-the unpacked ``legal_action_mask`` (bool[256]) with :func:`pick_legal`, which costs more than the
-step itself; "+observe" adds an ``observe`` per ply as above. OpenSpiel plays its own draw
+(:func:`pick_legal_bits`, the same xorshift draw as above, computed by
+``c4jax.games.checkers.env.pick_action`` with elementwise bit operations: the fast random pick
+that ``Checkers.random_action`` offers); the "mask pick" column picks from the unpacked
+``legal_action_mask`` (bool[256]) with :func:`pick_legal`, which costs more than the step itself; "+observe" adds an ``observe`` per ply as above. OpenSpiel plays its own draw
 rule (40 plies without a capture) and c4jax design.md's (threefold repetition, fifty moves of
 each side), so the games differ; their mean random-game lengths are printed.
 
@@ -290,21 +291,11 @@ def bench_agents(batch: int, repeats: int, names: list[str], targets: bool) -> N
 def pick_legal_bits(x: jax.Array, legal: jax.Array) -> jax.Array:
     """int32[]: the k-th legal Checkers action, k = ((x >> 16) * n_legal) >> 16, read from the
     state's legal-move bitboards ``legal`` (uint32[8], bit q of word kind = action 8 q + kind),
-    ordered by kind then square (0 if none is legal)."""
-    counts = jnp.bitwise_count(legal).astype(jnp.uint32)
-    k = ((x >> 16) * counts.sum()) >> 16
-    ends = jnp.cumsum(counts)  # legal actions up to and including each kind
-    kind = jnp.argmax(ends > k)
-    rank = k - (ends[kind] - counts[kind])  # rank of the action among its kind's squares
-    word = legal[kind]
-    square = jnp.uint32(0)
-    for width in (16, 8, 4, 2, 1):  # binary search for the rank-th set bit
-        low = jnp.bitwise_count(word & jnp.uint32((1 << width) - 1)).astype(jnp.uint32)
-        skip = rank >= low
-        rank = jnp.where(skip, rank - low, rank)
-        word = jnp.where(skip, word >> width, word)
-        square = jnp.where(skip, square + width, square)
-    return (square * 8 + kind).astype(jnp.int32)
+    ordered by kind then square: :func:`c4jax.games.checkers.env.pick_action` (elementwise bit
+    arithmetic, no unpacking of the 256-wide mask)."""
+    from c4jax.games.checkers import env as checkers_env
+
+    return checkers_env.pick_action(legal, x)
 
 
 def checkers_ply(carry, _, mask_pick: bool = False, with_observe: bool = False):

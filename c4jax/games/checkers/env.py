@@ -144,6 +144,28 @@ def from_board(rules: Rules, cur, opp, kings, player, jumper=0) -> State:
     return _from_board(rules, cur, opp, kings, jumper, player)
 
 
+def _count_true(flags: Array) -> Array:
+    """int32[]: the number of True in the bool vector ``flags``, summed in chunks of at most 32
+    (XLA:CPU turns a longer sum into an unfused reduce-window over a materialized copy)."""
+    n = flags.shape[-1]
+    chunks = -(-n // 32)
+    width = -(-n // chunks)
+    flags = jnp.pad(flags.astype(jnp.int32), (0, chunks * width - n))
+    partial, = _materialize(flags.reshape(chunks, width).sum(axis=-1))  # else XLA merges the two sums
+    return partial.sum()
+
+
+def _materialize(*values: Array) -> tuple[Array, ...]:
+    """``values`` unchanged, each computed once into its own buffer.
+
+    XLA:CPU fuses every elementwise producer into each of its consumers, so a value that many
+    outputs need (the decoded action, the new board, the end-of-game flags) is recomputed in
+    each output's loop (and per element of a wide output such as the history).
+    ``optimization_barrier`` is removed before fusion; a reduction is not fused into its
+    consumers, so each value goes through a max-reduction with 0 over a new axis of 2."""
+    return tuple(jnp.stack([v, jnp.zeros_like(v)], -1).max(-1) for v in values)
+
+
 def _select(pred: Array, a, b):
     return jax.tree.map(lambda x, y: jnp.where(pred, x, y), a, b)
 
@@ -154,33 +176,49 @@ def step(rules: Rules, state: State, action: Array) -> State:
     returns it unchanged."""
     action = jnp.asarray(action, jnp.int32)
     in_range = (action >= 0) & (action < NUM_ACTIONS)
-    a = jnp.clip(action, 0, NUM_ACTIONS - 1)
+    a, in_range = _materialize(jnp.clip(action, 0, NUM_ACTIONS - 1), in_range)  # e.g. a random pick: once
     q = (a >> 3).astype(_U32)
     kind = a & 7
-    legal = in_range & (((jnp.take(state.legal, kind) >> q) & 1) != 0)
+    # No gathers (no table lookups, no dynamic index): XLA:CPU emits a gather as a scalar loop
+    # and recomputes the action inside each one; selects and shifts vectorize over the batch.
+    word = state.legal[..., 0]
+    for i in range(1, 8):
+        word = jnp.where(kind == i, state.legal[..., i], word)
+    legal = in_range & (((word >> q) & 1) != 0)
 
-    start = jnp.asarray(bb.ACTION_START)[a]
-    end = jnp.asarray(bb.ACTION_END)[a]
-    over = jnp.asarray(bb.ACTION_OVER)[a]
+    # bb.ACTION_START / ACTION_END / ACTION_OVER of the action, by bit arithmetic
+    start = _U32(1) << q
+    direction = kind & 3
+    one = bb.shift(start, 0)
+    for d in range(1, bb.NUM_DIRECTIONS):
+        one = jnp.where(direction == d, bb.shift(start, d), one)
+    two = bb.shift(one, 0)
+    for d in range(1, bb.NUM_DIRECTIONS):
+        two = jnp.where(direction == d, bb.shift(one, d), two)
+    jump = kind >= 4
+    end = jnp.where(jump, two, one)
+    over = jnp.where(jump & (two != 0), one, _U32(0))
+    legal, start, end, over = _materialize(legal, start, end, over)
     was_king = (state.kings & start) != 0
     crowned = ~was_king & ((end & bb.TOP_ROW) != 0)
     capture = over != 0
     cur = (state.cur ^ start) | end
     opp = state.opp & ~over
     kings = (state.kings & ~(start | over)) | jnp.where(was_king | crowned, end, _U32(0))
-    empty = ~(cur | opp)
     mover = state.current_player
     step_count = state.step_count + 1
     progress = capture | ~was_king if rules.man_move_resets else capture
     quiet = jnp.where(progress, 0, state.quiet + 1)
+    n_cur, n_opp, n_kings = bb.rotate(opp), bb.rotate(cur), bb.rotate(kings)
+    cur, opp, kings, n_cur, n_opp, n_kings, quiet = _materialize(cur, opp, kings, n_cur, n_opp, n_kings, quiet)
+    empty = ~(cur | opp)
 
     # The same piece jumps on (no crowning in between): same player, only its jumps legal.
     again = bb.jumps_from(end, was_king, opp, empty)
     goes_on = capture & ~crowned & (again != 0).any()
     cont_legal = jnp.concatenate([jnp.zeros(4, _U32), again])
 
-    # Otherwise the turn passes: turn the board to the opponent's frame.
-    n_cur, n_opp, n_kings = bb.rotate(opp), bb.rotate(cur), bb.rotate(kings)
+    # Otherwise the turn passes: the board turned to the opponent's frame (n_cur, n_opp, n_kings).
     n_legal = bb.moves(n_cur, n_opp, n_kings, _U32(0))
     blocked = ~(n_legal != 0).any()  # the opponent has no move: the mover wins
     repeated = jnp.bool_(False)
@@ -188,13 +226,14 @@ def step(rules: Rules, state: State, action: Array) -> State:
         # the new position: the kings of the player to move (its frame), then the mover's (its frame)
         position = jnp.stack([n_cur & n_kings, cur & kings])
         index = jnp.arange(rules.quiet_limit)
-        same_side = (index < quiet) & ((quiet - index) % 2 == 0)
+        same_side = (index < quiet) & (((quiet - index) & 1) == 0)
         seen = same_side & (state.history[:-1] == position[0]) & (state.history[1:] == position[1])
-        repeated = seen.sum() >= 2  # this is its third occurrence
+        repeated = _count_true(seen) >= 2  # this is its third occurrence
     quiet_draw = quiet >= rules.quiet_limit
     draw = repeated | quiet_draw
     wins = blocked & ~quiet_draw if rules.quiet_draw_first else blocked
     ended = wins | draw
+    goes_on, wins, ended = _materialize(goes_on, wins, ended)
 
     mover_reward = jnp.where(wins, 1.0, 0.0)
     rewards = jnp.where(mover == 0, jnp.stack([mover_reward, -mover_reward]),
@@ -215,13 +254,50 @@ def step(rules: Rules, state: State, action: Array) -> State:
     kept = state.replace(history=None)
     disqualified = kept.replace(legal=jnp.zeros(8, _U32), rewards=loser, terminated=jnp.bool_(True))
     finished = state.terminated | state.truncated
+    cap, finished = _materialize(cap, finished)
     new = _select(finished, kept, _select(legal, moved, disqualified))
     history = state.history
     if rules.history_size:
         write = legal & ~finished & ~goes_on
         row = jnp.where(write & (quiet < rules.quiet_limit), quiet, rules.history_size)  # no write
-        history = history.at[row + jnp.arange(2)].set(position, mode="drop")
-    return new.replace(history=history)
+        row, = _materialize(row)
+        # elementwise (no scatter: XLA:CPU runs a scatter as a slow unfused loop plus a copy)
+        column = jnp.arange(rules.history_size)
+        history = jnp.where(column == row, position[0], jnp.where(column == row + 1, position[1], history))
+    # done flags are read per history word by an auto-reset `where` over the whole state
+    terminated, truncated = _materialize(new.terminated, new.truncated)
+    return new.replace(history=history, terminated=terminated, truncated=truncated)
+
+
+def pick_action(legal: Array, x: Array) -> Array:
+    """int32[]: the ``k``-th legal action, ``k = ((x >> 16) * n_legal) >> 16`` for uint32 random
+    bits ``x`` (uniform over the ``n_legal`` legal actions up to 2^-16), in the order of kind,
+    then square; read straight from the legal-move bitboards ``legal`` (``State.legal``,
+    uint32[8]) without unpacking the 256-wide mask. Undefined when no action is legal.
+
+    Every operation is elementwise (no cumsum, argmax or gather, which XLA:CPU runs as unfused
+    scalar loops), so a vmapped pick costs a fraction of a step."""
+    x = jnp.asarray(x, _U32)
+    counts = [jnp.bitwise_count(legal[..., i]).astype(_U32) for i in range(8)]
+    ends = [counts[0]]
+    for c in counts[1:]:
+        ends.append(ends[-1] + c)  # legal actions of kinds 0..i
+    k = ((x >> 16) * ends[-1]) >> 16
+    word, base, kind = legal[..., 0], jnp.zeros_like(k), jnp.zeros_like(k)
+    for i in range(1, 8):  # the kind of the k-th action: the first with ends[i] > k
+        later = ends[i - 1] <= k
+        word = jnp.where(later, legal[..., i], word)
+        base = jnp.where(later, ends[i - 1], base)
+        kind = jnp.where(later, _U32(i), kind)
+    rank = k - base  # its rank among the squares of its kind
+    square = jnp.zeros_like(k)
+    for width in (16, 8, 4, 2, 1):  # binary search for the rank-th set bit of the word
+        low = jnp.bitwise_count(word & _U32((1 << width) - 1)).astype(_U32)
+        skip = rank >= low
+        rank = jnp.where(skip, rank - low, rank)
+        word = jnp.where(skip, word >> width, word)
+        square = jnp.where(skip, square + width, square)
+    return (square * 8 + kind).astype(jnp.int32)
 
 
 # For each of the 64 cells (row-major, row 0 on top): its square's bit, 0 for a light square.
