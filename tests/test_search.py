@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import mctx
 import numpy as np
 import pytest
-
-import mctx
 
 from c4jax import agents
 from c4jax.agents import alphazero, search
 from c4jax.agents.baselines import RandomAgent
-from c4jax.evaluation import match
 from c4jax.agents.policy import masked_logits
+from c4jax.evaluation import match
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.game import GAME
 from c4jax.nets import cnet

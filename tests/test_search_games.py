@@ -197,6 +197,7 @@ def test_the_exact_values_need_the_bonus_moves():
 
 
 def test_discount_is_plus_one_when_the_same_player_moves_again():
+    assert games.check_game(NIM) is NIM and games.check_game(TTT) is TTT  # both follow the protocol
     model = search.recurrent_fn(search.RolloutEvaluator(NIM), NIM)
     states = stack(NIM.state(6), NIM.state(6), NIM.state(2), NIM.state(3, player=1))
     keys = jax.random.key_data(jax.random.split(jax.random.key(0), 4))
