@@ -1,22 +1,27 @@
-"""MCTS on mctx with the jitted environment as the model (c4jax.agents.search).
+"""MCTS with the jitted Connect Four environment as the model (c4jax.agents.search).
 
 Hand-made boards (an immediate win, a block, a draw-ending move), the signs of rewards,
-discounts and values in the tree, per-board independence of a batch, seeds, jit vs
-no-jit, a protocol match against Random, the network evaluator, and the ``mcts<N>`` names.
+discounts and values in the tree, the root's visit count, per-board independence of a batch,
+seeds, typed and legacy keys, jit vs no-jit, the search against mctx's public search and PUCT
+rule, a protocol match against Random, the network evaluator, and the ``mcts<N>`` names.
+(Other games: tests/test_search_games.py.)
 """
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import mctx
 import numpy as np
 import pytest
 
 from c4jax import agents
 from c4jax.agents import alphazero, search
 from c4jax.agents.baselines import RandomAgent
+from c4jax.agents.policy import masked_logits
 from c4jax.evaluation import match
 from c4jax.games.connect_four import env
+from c4jax.games.connect_four.game import GAME
 from c4jax.nets import cnet
 from scripts import run_script
 
@@ -133,11 +138,11 @@ def test_draw_ending_move_has_zero_reward():
 def test_random_playout_values():
     s = env.from_board(DRAW)
     for k in range(5):  # the one move left draws
-        assert float(search.random_playout(s, jax.random.key(k))) == 0.0
+        assert float(search.random_playout(GAME, s, jax.random.key(k))) == 0.0
     finished = env.step(env.from_board(WIN), 3)
-    assert float(search.random_playout(finished, jax.random.key(0))) == 0.0
+    assert float(search.random_playout(GAME, finished, jax.random.key(0))) == 0.0
     # From ENDGAME, the playout's result is the exact result of the game it plays.
-    vals = jax.vmap(search.random_playout, in_axes=(None, 0))(env.from_board(ENDGAME), keys(64))
+    vals = jax.vmap(search.random_playout, in_axes=(None, None, 0))(GAME, env.from_board(ENDGAME), keys(64))
     assert set(np.unique(np.asarray(vals)).tolist()) <= {-1.0, 0.0, 1.0}
 
 
@@ -185,13 +190,102 @@ def test_jit_and_no_jit_agree():
     np.testing.assert_allclose(np.asarray(jitted.qvalues), np.asarray(plain.qvalues), atol=1e-6)
 
 
-def test_batched_backward_equals_mctx_backward():
-    """The search's batched backward pass builds exactly mctx's tree."""
+def _random_evaluator(params, ks, states):
+    """Prior logits and values drawn from each node's key: no exact ties between actions."""
+    del params
+    logits = jax.vmap(lambda k: jax.random.normal(k, (7,)))(ks)
+    return logits, jax.vmap(lambda k: jax.random.uniform(jax.random.fold_in(k, 1), (), minval=-1, maxval=1))(ks)
+
+
+@pytest.mark.parametrize("rule", ["uct", "puct"])
+def test_the_search_builds_mctx_public_search_tree(rule):
+    """The search (tree, walk, expansion, batched backup) builds exactly the tree of mctx's public
+    ``mctx.search`` given the same model and selection rule."""
     states, ks = states_of(BLOCK, ENDGAME, np.zeros((6, 7), np.int8)), keys(3, seed=4)
-    run = jax.jit(search.run, static_argnums=(0, 4), static_argnames=("backward",))
-    ours = run(search.rollout_evaluator, None, states, ks, 60, backward="batched")
-    theirs = run(search.rollout_evaluator, None, states, ks, 60, backward="mctx")
-    jax.tree.map(np.testing.assert_array_equal, ours.tree, theirs.tree)
+    ours = jax.jit(search.run, static_argnums=(0, 4), static_argnames=("rule",))(
+        search.rollout_evaluator, None, states, ks, 60, rule=rule).tree
+    logits, value = search.rollout_evaluator(None, jax.vmap(jax.random.fold_in)(ks, jnp.zeros(3, jnp.uint32)), states)
+    root = mctx.RootFnOutput(prior_logits=masked_logits(logits, states.legal_mask), value=value,
+                             embedding=(states, jax.random.key_data(ks)))
+    select = search._selection(rule, search.PB_C_INIT if rule == "puct" else search.UCT_C, search.PB_C_BASE)
+    theirs = jax.jit(lambda r: mctx.search(
+        None, jax.random.key(0), root=r, recurrent_fn=search.recurrent_fn(search.rollout_evaluator),
+        root_action_selection_fn=lambda k, t, i: select(t, i, 0),
+        interior_action_selection_fn=lambda k, t, i, d: select(t, i, d),
+        num_simulations=60, invalid_actions=~states.legal_mask))(root)
+    for field in ("node_visits", "raw_values", "node_values", "parents", "action_from_parent", "children_index",
+                  "children_prior_logits", "children_visits", "children_rewards", "children_discounts",
+                  "children_values", "root_invalid_actions"):
+        np.testing.assert_array_equal(np.asarray(getattr(ours, field)), np.asarray(getattr(theirs, field)), field)
+    jax.tree.map(np.testing.assert_array_equal, ours.embeddings, theirs.embeddings)
+
+
+def test_puct_is_mctx_muzero_action_selection():
+    """Our PUCT rule picks what ``mctx.muzero_action_selection`` (public) picks with the same
+    tie-break key, at every node of a tree grown with a tie-free random prior."""
+    states, ks = states_of(BLOCK, ENDGAME, np.zeros((6, 7), np.int8)), keys(3, seed=6)
+    tree = search.run(_random_evaluator, None, states, ks, 40, rule="puct", pb_c_init=1.7).tree
+    as_mctx = mctx.Tree(**{f: getattr(tree, f) for f in tree.__dataclass_fields__}, extra_data=None)
+    select = search._selection("puct", 1.7, search.PB_C_BASE)
+
+    def both(t, node, depth):
+        theirs = mctx.muzero_action_selection(search._node_key(t, node), t, node, depth, pb_c_init=1.7,
+                                              pb_c_base=search.PB_C_BASE)
+        return select(t, node, depth), theirs
+
+    nodes = jnp.arange(41)
+    for depth in (0, 1):
+        ours, theirs = jax.vmap(lambda t: jax.vmap(lambda i: both(t, i, depth))(nodes))(as_mctx)
+        np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+
+
+@pytest.mark.parametrize("rule", ["uct", "puct"])
+def test_root_visits_equal_the_number_of_simulations(rule):
+    finished = env.step(env.from_board(WIN), 3)
+    states = jax.tree.map(lambda a, b: jnp.concatenate([a, b[None]]), states_of(WIN, BLOCK, ENDGAME, DRAW), finished)
+    run = jax.jit(search.run, static_argnums=(0, 4), static_argnames=("rule",))
+    for n in (1, 9):
+        out = run(search.rollout_evaluator, None, states, keys(5), n, rule=rule)
+        assert out.visit_counts.sum(-1).tolist() == [n, n, n, n, 0]  # a finished root: no legal action
+        assert out.tree.children_visits[:, 0].sum(-1).tolist() == [n] * 5  # ... but every simulation passes
+        assert out.tree.node_visits[:, 0].tolist() == [n + 1] * 5  # the root's own evaluation + n
+        assert int((out.tree.parents[:, 1:] >= 0).sum()) == 5 * n  # one new node per simulation
+
+
+@pytest.mark.parametrize("method", alphazero.METHODS)
+def test_alphazero_root_visits_equal_the_number_of_simulations(method):
+    """mctx's public policies on our model: every simulation reaches the tree (a changed mctx that
+    dropped one would fail here)."""
+    params = cnet.init_params(jax.random.key(0), width=8, heads="two")
+    out = jax.jit(lambda s, k: alphazero.search(params, s, k, num_simulations=8, width=8, method=method))(
+        states_of(WIN, BLOCK, ENDGAME), jax.random.key(1))
+    assert out.search_tree.children_visits[:, 0].sum(-1).tolist() == [8] * 3
+    assert out.search_tree.node_visits[:, 0].tolist() == [9] * 3
+
+
+def test_typed_and_legacy_keys_give_the_same_searches():
+    """Every entry point takes legacy uint32[2] keys (jax.random.PRNGKey) as the same keys."""
+    boards = np.stack([np.zeros((6, 7), np.int8), ENDGAME, BLOCK])
+    states = states_of(*boards)
+    agent = agents.load("mcts20")  # sampled moves: the key matters
+    typed = np.asarray(agent.act(boards, jax.random.key(3)))
+    np.testing.assert_array_equal(np.asarray(agent.act(boards, jax.random.PRNGKey(3))), typed)
+    np.testing.assert_array_equal(np.asarray(agent.act_states(states, jax.random.PRNGKey(3))), typed)
+    legacy_out = pure(states, jax.random.split(jax.random.PRNGKey(2), 3), 20)
+    typed_out = pure(states, jax.random.split(jax.random.key(2), 3), 20)
+    jax.tree.map(np.testing.assert_array_equal, legacy_out, typed_out)
+    pick = [np.asarray(search.select_action(typed_out, jax.random.split(k, 3), states.legal_mask))
+            for k in (jax.random.PRNGKey(4), jax.random.key(4))]
+    np.testing.assert_array_equal(*pick)
+    s = env.from_board(ENDGAME)
+    assert float(search.random_playout(GAME, s, jax.random.PRNGKey(5))) == float(
+        search.random_playout(GAME, s, jax.random.key(5)))
+    params = cnet.init_params(jax.random.key(0), width=8, heads="two")
+    az = alphazero.AlphaZeroAgent(params=params, width=8, num_simulations=4, deterministic=False)
+    np.testing.assert_array_equal(np.asarray(az.act(boards, jax.random.PRNGKey(1))),
+                                  np.asarray(az.act(boards, jax.random.key(1))))
+    with pytest.raises(TypeError, match="PRNG"):
+        search.typed_keys(jnp.zeros(2, jnp.int32))
 
 
 def test_uct_rule_takes_the_win():
@@ -270,6 +364,8 @@ def test_bad_arguments():
         search.run(search.rollout_evaluator, None, states_of(WIN), keys(1), 0)
     with pytest.raises(ValueError, match="rule"):
         search.run(search.rollout_evaluator, None, states_of(WIN), keys(1), 4, rule="ucb")
+    with pytest.raises(TypeError, match="not a game"):
+        search.MCTSAgent(num_simulations=4, game=object())
     with pytest.raises(ValueError, match=":sto' or ':det'"):
         agents.load("mcts10:greedy")
 

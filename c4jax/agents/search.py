@@ -416,9 +416,9 @@ def recurrent_fn(evaluate: Evaluator, game=CONNECT_FOUR):
         child_keys = _fold(_wrap(key_data), action + 1)
         new = jax.vmap(game.step)(state, action, _fold(child_keys, _STEP_SALT))
         logits, value = evaluate(params, _fold(child_keys, jnp.zeros_like(action)), new)
-        reward = games.mover_reward(state, new)
+        reward = games.mover_reward(state, new)  # -0.0 for player 1 of Connect Four (a negated 0) ...
         out = mctx.RecurrentFnOutput(
-            reward=jnp.where(reward == 0.0, 0.0, reward),  # -0.0 (a negated 0 reward) as +0.0: PUCT's min/max see one zero
+            reward=jnp.where(reward == 0.0, 0.0, reward),  # ... as +0.0: PUCT's min / max see one zero
             discount=games.discount(state, new),
             prior_logits=masked_logits(logits, new.legal_action_mask),
             value=jnp.where(games.done(new), 0.0, value).astype(jnp.float32),
@@ -502,7 +502,7 @@ def best_column(out: SearchOutput, legal: Array) -> Array:
     return jnp.argmax(jnp.where(top & legal, out.qvalues, -jnp.inf), axis=-1).astype(jnp.int32)
 
 
-best_action = best_column
+best_action = best_column  # the name for games whose actions are not columns
 
 
 def _observation_words(obs: Array) -> Array:
