@@ -71,14 +71,15 @@ def test_rollout_of_a_pgx_game_replays_and_scores():
     assert lengths.min() >= 5 and lengths.max() <= 9 and (lengths < 9).any()
     assert set(np.unique(traj.outcome_a)) == {-1.0, 0.0, 1.0}
     # replaying each game's actions with pgx gives the recorded outcome; A moved where by_a says
+    step, observe = jax.jit(TTT.step), jax.jit(TTT.observe)
     for b in range(0, 512, 37):
         s = TTT.init(jax.random.split(jax.random.key(2), 512)[b])
         a_player = int(s.current_player) if b % 2 == 0 else 1 - int(s.current_player)
         total = np.zeros(2)
         for t in range(lengths[b]):
             assert bool(traj.by_a[b, t]) == (int(s.current_player) == a_player)
-            np.testing.assert_array_equal(traj.observations[b, t], TTT.observe(s))
-            s = TTT.step(s, traj.actions[b, t])
+            np.testing.assert_array_equal(traj.observations[b, t], observe(s))
+            s = step(s, traj.actions[b, t])
             total += np.asarray(s.rewards)
         assert bool(s.terminated) and float(traj.outcome_a[b]) == total[a_player]
     assert not traj.valid[np.arange(512), np.minimum(lengths, 8)][lengths < 9].any()
