@@ -1,4 +1,4 @@
-"""Checkers in the play UI (issue #30): ``"game": "checkers"`` requests against the real server in
+"""Checkers in the play UI: ``"game": "checkers"`` requests against the real server in
 this process (``make_server`` on a free local port). Whole games against Random through HTTP, multi-jumps
 as consecutive moves of the same side (the human's and the agent's), every kind of bad request a 400
 with a message naming the move in PDN and its ply, the draws' reasons, and Connect Four requests

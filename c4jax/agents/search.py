@@ -307,8 +307,8 @@ def _simulate(tree: Tree, select) -> tuple[Array, Array]:
     same rule. The split is kept on purpose: PUCT's tie-break noise (1e-7) is below half an ulp
     of scores above 1, so exact ties are decided by the last bit of the scores, and that bit
     depends on how XLA compiles them; with this program structure (a float32 depth included) the
-    Connect Four searches are bit-identical to those recorded before the search was ours
-    (issue #29; a plain batched walk changed 1 of 72 PUCT searches of 200 simulations).
+    Connect Four searches give exactly the bits of mctx's own search loop (a plain batched walk
+    changed 1 of 72 PUCT searches of 200 simulations).
     """
 
     def walk(tree):  # one board's tree
