@@ -28,8 +28,9 @@ def markdown_files() -> list[Path]:
     return sorted(p for p in files if p.is_file())
 
 
-def prose_lines(text: str) -> list[tuple[int, str]]:
-    """(line number, line) outside fenced code blocks, with inline code spans blanked out."""
+def prose_lines(text: str, keep_code: bool = False) -> list[tuple[int, str]]:
+    """(line number, line) outside fenced code blocks, with inline code spans blanked out (kept
+    with ``keep_code``: headings keep their code spans' text)."""
     out, fence = [], None
     for i, line in enumerate(text.splitlines(), 1):
         m = re.match(r"^\s*(```+|~~~+)", line)
@@ -38,7 +39,7 @@ def prose_lines(text: str) -> list[tuple[int, str]]:
             fence = None if fence == marker else (fence or marker)
             continue
         if fence is None:
-            out.append((i, re.sub(r"(`+)(.+?)\1", lambda c: " " * len(c.group(0)), line)))
+            out.append((i, line if keep_code else re.sub(r"(`+)(.+?)\1", lambda c: " " * len(c.group(0)), line)))
     return out
 
 
@@ -69,16 +70,7 @@ def anchors(path: Path) -> frozenset[str]:
 
 def prose_lines_raw(path: Path) -> list[tuple[int, str]]:
     """Lines outside fenced code blocks, inline code kept (headings keep their code spans' text)."""
-    out, fence = [], None
-    for i, line in enumerate(path.read_text().splitlines(), 1):
-        m = re.match(r"^\s*(```+|~~~+)", line)
-        if m:
-            marker = m.group(1)[0] * 3
-            fence = None if fence == marker else (fence or marker)
-            continue
-        if fence is None:
-            out.append((i, line))
-    return out
+    return prose_lines(path.read_text(), keep_code=True)
 
 
 def broken_links(path: Path) -> list[str]:

@@ -119,7 +119,7 @@ def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=
             "valid": live,
             "by_a": a_turn,
         }
-        record = {k: v.at[c.t].set(jnp.where(_bcast(live, v[c.t]), rows[k], v[c.t]))
+        record = {k: v.at[c.t].set(jnp.where(broadcast_mask(live, v[c.t]), rows[k], v[c.t]))
                   for k, v in c.record.items()}
         returns = c.returns + jnp.where(live[:, None], new.rewards, 0.0)
         return _Carry(t=c.t + 1, state=new, returns=returns, key=key, record=record)
@@ -131,7 +131,8 @@ def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=
     return Trajectory(**rec, final=out.state, outcome_a=outcome_a.astype(jnp.float32))
 
 
-def _bcast(mask: Array, like: Array) -> Array:
+def broadcast_mask(mask: Array, like: Array) -> Array:
+    """``mask`` ([B] or [T, B]) with trailing unit axes, to select per game in arrays like ``like``."""
     return mask.reshape(mask.shape + (1,) * (like.ndim - mask.ndim))
 
 

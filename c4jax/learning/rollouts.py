@@ -13,14 +13,10 @@ from flax import struct
 from jax import Array
 
 from c4jax.agents import arena
-from c4jax.agents.arena import RewardFn, Trajectory
+from c4jax.agents.arena import RewardFn, Trajectory, broadcast_mask
 from c4jax.agents.base import AgentBase
 from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.learning.rewards import shaped_reward
-
-
-def _bcast(mask: Array, like: Array) -> Array:
-    return mask.reshape(mask.shape + (1,) * (like.ndim - mask.ndim))
 
 
 @struct.dataclass
@@ -89,7 +85,7 @@ def mixed_rollout_no_draws(learner, opponent, states, n_vs: int, key: Array, max
         new_t, new_m = mixed_rollout(learner, opponent, empty, n_vs, jax.random.fold_in(key, r), game=game,
                                      reward_fn=reward_fn)
         d = drawn(t)
-        t = jax.tree.map(lambda a, b: jnp.where(_bcast(d, a), a, b), new_t, t)
+        t = jax.tree.map(lambda a, b: jnp.where(broadcast_mask(d, a), a, b), new_t, t)
         return r + 1, t, jnp.where(d[:, None], new_m, m)
 
     _, traj, moves = jax.lax.while_loop(cond, body, (jnp.int32(1), traj, moves))

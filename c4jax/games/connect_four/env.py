@@ -17,6 +17,7 @@ import jax.numpy as jnp
 from flax import struct
 from jax import Array
 
+from c4jax.games.base import random_legal_action  # noqa: F401  (env.random_legal_action: a random legal column)
 from c4jax.games.connect_four import bitboard as bb
 from c4jax.games.connect_four.bitboard import Bits
 from c4jax.games.connect_four.board import check_boards
@@ -171,11 +172,6 @@ def from_board(board) -> EnvState:
         board = check_boards(board, batched=False)
     return _from_board(board)
 
-
-def random_legal_action(key: Array, legal_mask: Array) -> Array:
-    """int32[]: a uniformly random legal column (0 when none is legal)."""
-    logits = jnp.where(legal_mask, 0.0, -jnp.inf)
-    return jnp.where(legal_mask.any(), jax.random.categorical(key, logits), 0).astype(jnp.int32)
 
 
 def random_initial_state(key: Array) -> EnvState:
