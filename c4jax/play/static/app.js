@@ -131,6 +131,17 @@ function piece(r, c, who, falling) {
   return node;
 }
 
+// The status line and the history controls, the same for every game.
+function showStatus(text, pos, ply, live) {
+  el.status.textContent = text;
+  el.status.dataset.status = pos.status;
+  el.status.classList.toggle("history-view", !live);
+  const total = state.positions.length - 1;
+  el.ply.textContent = live ? `move ${total} (live)` : `move ${ply} / ${total}`;
+  el.back.disabled = ply <= 0;
+  el.forward.disabled = live;
+}
+
 function render(opts = {}) {
   if (isCheckers()) { ckRender(); return; }
   const live = state.view === null;
@@ -185,13 +196,7 @@ function render(opts = {}) {
   });
 
   // status, history controls, flags for tests
-  el.status.textContent = statusText(pos, live);
-  el.status.dataset.status = pos.status;
-  el.status.classList.toggle("history-view", !live);
-  const total = state.positions.length - 1;
-  el.ply.textContent = live ? `move ${total} (live)` : `move ${ply} / ${total}`;
-  el.back.disabled = ply <= 0;
-  el.forward.disabled = live;
+  showStatus(statusText(pos, live), pos, ply, live);
   const playable = live && !state.busy && pos.status === "human_turn";
   el.board.classList.toggle("playable", playable);
   el.board.dataset.busy = String(state.busy);
@@ -459,13 +464,7 @@ function ckRender() {
     });
   }
 
-  el.status.textContent = ckStatusText(pos, live);
-  el.status.dataset.status = pos.status;
-  el.status.classList.toggle("history-view", !live);
-  const total = state.positions.length - 1;
-  el.ply.textContent = live ? `move ${total} (live)` : `move ${ply} / ${total}`;
-  el.back.disabled = ply <= 0;
-  el.forward.disabled = live;
+  showStatus(ckStatusText(pos, live), pos, ply, live);
   el.ckBoard.classList.toggle("playable", playable);
   el.ckBoard.dataset.busy = String(state.busy);
   el.ckBoard.dataset.ply = String(ply);
