@@ -234,6 +234,10 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
 
+def _torn(directory: Path) -> list[str]:
+    return [p.name for p in directory.iterdir() if p.name.startswith(".crashed.npz.progress.")]
+
+
 def test_the_dataset_generator_killed_mid_write_resumes_exactly(tmp_path):
     """The cheap representative of the matrix above: a generation killed the instant its second
     progress write begins, resumed in this process, writes the dataset of an uninterrupted run."""
@@ -246,13 +250,20 @@ def test_the_dataset_generator_killed_mid_write_resumes_exactly(tmp_path):
     command = crash.command(job, got, resume=False)
     proc = subprocess.Popen([command[0], "-c", _HOLD_SECOND_PROGRESS_WRITE, *command[1:]], cwd=crash.ROOT,
                             env=crash._env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    progress = tmp_path / "crashed.npz.progress"
     try:
-        assert crash._wait_commits(job, got, proc, 1) and crash._wait_write(job, got, proc)
+        # The held write is the one whose temporary file exists while a progress file does: the
+        # first write's temporary file is gone once its rename made the progress file. Checking
+        # the state, not watching for changes, cannot miss the write however late this process runs.
+        deadline = time.monotonic() + 300
+        while not (progress.exists() and _torn(tmp_path)):
+            assert proc.poll() is None, "the generator ended before its second progress write"
+            assert time.monotonic() < deadline, "no second progress write within 300 s"
+            time.sleep(0.001)
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-    torn = [p.name for p in tmp_path.iterdir() if p.name.startswith(".crashed.npz.progress.")]
-    assert torn and not got.exists()  # killed inside the write of the progress file
+    assert _torn(tmp_path) and not got.exists()  # killed inside the write of the progress file
     resumed = run_script("make_dataset.py", "--out", got, *args, "--resume")
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "resuming from" in resumed.stdout
