@@ -157,14 +157,24 @@ def selfplay(params, key: Array, states, cfg: AlphaZeroConfig, game=CONNECT_FOUR
 
     Returns the samples ``Sample[B, T]`` (ply-major per game, T = ``game.max_steps``), ``valid``
     bool[B, T] (a move was made at that ply), the final states and each player's total reward
-    float32[B, 2] (a game still running after T plies counts as a draw).
+    float32[B, 2] (a game still running after T plies counts as a draw). The plies are a
+    ``lax.while_loop`` that stops once every game is over: a game of Checkers lasts far fewer
+    plies than its cap of 512, and the searches of the idle plies would cost as much as real ones.
     """
     plies = game.max_steps
+    batch = states.terminated.shape[0]
+    keys = jax.random.split(key, plies)
+    obs = jax.vmap(game.observe)(states)
+    record = (jnp.zeros((plies,) + obs.shape, obs.dtype), jnp.zeros((plies, batch, game.num_actions), jnp.float32),
+              jnp.zeros((plies, batch), jnp.bool_), jnp.zeros((plies, batch), states.current_player.dtype))
 
-    def _step(carry, xs):
-        state, returns = carry
-        ply, k = xs
-        search_key, pick_key = jax.random.split(k)
+    def _cond(carry):
+        ply, state, _, _ = carry
+        return (ply < plies) & ~jnp.all(games.done(state))
+
+    def _step(carry):
+        ply, state, returns, record = carry
+        search_key, pick_key = jax.random.split(keys[ply])
         out = search(params, state, search_key, num_simulations=cfg.num_simulations, width=cfg.width,
                      tower=cfg.tower, method=cfg.method, max_considered=cfg.max_considered,
                      dirichlet_alpha=cfg.dirichlet_alpha, dirichlet_fraction=cfg.dirichlet_fraction, game=game)
@@ -172,12 +182,12 @@ def selfplay(params, key: Array, states, cfg: AlphaZeroConfig, game=CONNECT_FOUR
         action = jnp.where(ply < cfg.temperature_moves, sampled, out.action)
         live = ~games.done(state)
         row = (jax.vmap(game.observe)(state), out.action_weights, live, state.current_player)
+        record = jax.tree.map(lambda r, x: r.at[ply].set(x), record, row)
         new = jax.vmap(game.step)(state, action.astype(jnp.int32))
-        return (new, returns + jnp.where(live[:, None], new.rewards, 0.0)), row
+        return ply + 1, new, returns + jnp.where(live[:, None], new.rewards, 0.0), record
 
-    start = (states, jnp.zeros((states.terminated.shape[0], 2), jnp.float32))
-    (final, returns), (boards, policies, valid, player) = jax.lax.scan(
-        _step, start, (jnp.arange(plies), jax.random.split(key, plies)))
+    start = (jnp.int32(0), states, jnp.zeros((batch, 2), jnp.float32), record)
+    _, final, returns, (boards, policies, valid, player) = jax.lax.while_loop(_cond, _step, start)
     # z: the outcome of the player to move at each ply
     z = jnp.take_along_axis(returns[None, :, :], player[..., None].astype(jnp.int32), axis=-1)[..., 0]
     samples = Sample(board=boards, policy=policies, value=z.astype(jnp.float32))
