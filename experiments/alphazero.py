@@ -3,6 +3,7 @@
     python experiments/alphazero.py                             # defaults -> runs/alphazero
     python experiments/alphazero.py --method puct --out runs/az_puct
     python experiments/alphazero.py --out runs/alphazero --resume  # continue an interrupted run
+    python experiments/alphazero.py --game checkers             # Checkers' defaults -> runs/checkers/alphazero
 
 Every move of every self-play game is chosen by a batched search whose model is the jitted
 environment, guided by a two-headed CNET that trains on (board, search policy, outcome) with
@@ -13,6 +14,11 @@ skips it); best/ is chosen by ``--select-by`` (default: the yardstick's optimal-
 the old-network rule is off unless ``--revert-drop`` is below 1. Writes metrics.jsonl/csv,
 curves.png, curves_wall.png (win rates against wall-clock minutes), summary.json, best/ (``agents.load("runs/alphazero")`` plays it with search;
 ``runs/alphazero@0`` its raw policy) and last/ (the resumable state) to --out.
+
+``--game checkers`` trains on Checkers with that game's defaults (:func:`defaults`): a residual
+tower instead of the CNET, evaluation against Random, the old network and pure MCTS
+(``--eval-opponents``, which also chooses best/: Checkers has no 1StepLA and no yardstick). Seed
+001's towers are ``--tower-blocks 2``, ``4`` or ``8`` with ``--tower-channels 256``.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from pathlib import Path
 
 import tyro
 
+from c4jax import games
 from c4jax.io import runlog
 from c4jax.learning import loop
 from c4jax.learning.alphazero import AlphaZero, AlphaZeroConfig
@@ -44,6 +51,30 @@ class Config:
     az: AlphaZeroConfig = field(default_factory=AlphaZeroConfig)
 
 
+def defaults(game: str) -> Config:
+    """The default settings for ``game``: Connect Four's are :class:`Config`'s; Checkers' suit a
+    2-core CPU (docs/results/checkers)."""
+    if game != "checkers":
+        return Config()
+    run = dataclasses.replace(_run_defaults(), out="runs/checkers/alphazero", game="checkers", total_updates=16_000,
+                              eval_yardstick=False, eval_opponents=("mcts100",), select_by="mcts100")
+    az = AlphaZeroConfig(games=32, num_simulations=16, max_considered=16, random_start_frac=0.0, temperature_moves=16,
+                         buffer_size=200_000, batch_size=128, updates_per_iteration=32, iterations_per_eval=50,
+                         eval_simulations=32, play_simulations=500, tower_blocks=2, tower_channels=32)
+    return Config(run=run, az=az)
+
+
+def game_flag(argv: list[str]) -> str:
+    """The value of ``--game`` in ``argv`` (the default game when there is none), read before the flags
+    are parsed so that the other flags' defaults can be that game's."""
+    for i, arg in enumerate(argv):
+        if arg == "--game" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--game="):
+            return arg.split("=", 1)[1]
+    return loop.LoopConfig.game
+
+
 def plot_wall_clock(run_dir: Path) -> Path:
     """``curves_wall.png``: every evaluation win rate against wall-clock minutes of the run."""
     rows = runlog.read_metrics(run_dir / runlog.METRICS_JSONL)
@@ -57,7 +88,7 @@ def plot_wall_clock(run_dir: Path) -> Path:
 def trainer(cfg: Config) -> AlphaZero:
     """The trainer of ``cfg``; a setting that does not fit the game ends the script with one line."""
     try:
-        return AlphaZero(cfg.az, freeze_conv=cfg.run.freeze_conv)
+        return AlphaZero(cfg.az, freeze_conv=cfg.run.freeze_conv, game=games.make(cfg.run.game))
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -73,4 +104,5 @@ def main(cfg: Config) -> dict:
 
 
 if __name__ == "__main__":
-    loop.exit_on_error(main, tyro.cli(Config, config=(tyro.conf.OmitArgPrefixes,)))
+    loop.exit_on_error(main, tyro.cli(Config, default=defaults(game_flag(sys.argv[1:])),
+                                      config=(tyro.conf.OmitArgPrefixes,)))

@@ -30,6 +30,7 @@ from c4jax.agents.base import AgentBase
 from c4jax.agents.network import agent_from_checkpoint, resolve_checkpoint
 from c4jax.io import checkpoint
 from c4jax.agents.policy import ILLEGAL_SCORE, masked_logits
+from c4jax import games
 from c4jax.games.base import done
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.board import check_boards
@@ -197,7 +198,7 @@ def _jit_search_stats(agent: AlphaZeroAgent, boards: Array) -> tuple[Array, Arra
 
 def is_search_checkpoint(directory) -> bool:
     """Whether the checkpoint (or run directory) holds an agent that plays with search."""
-    meta = checkpoint.read_metadata(resolve_checkpoint(directory))
+    meta = checkpoint.read_metadata(resolve_checkpoint(directory), game=None)
     return isinstance(meta.get("agent"), dict) and "search" in meta["agent"]
 
 
@@ -206,7 +207,8 @@ def agent_from_search_checkpoint(directory, mode: str | None = None, label: str 
     """The AlphaZero agent of a checkpoint: its network with the saved number of simulations
     (or ``num_simulations``; 0 = the raw policy), deterministic unless ``mode == "sto"``."""
     directory = resolve_checkpoint(directory)
-    meta = checkpoint.read_metadata(directory)
+    meta = checkpoint.read_metadata(directory, game=None)
+    game = checkpoint_game(directory, meta)
     search = meta["agent"]["search"]
     sims = int(search.get("simulations", DEFAULT_SIMULATIONS)) if num_simulations is None else num_simulations
     try:
@@ -217,7 +219,17 @@ def agent_from_search_checkpoint(directory, mode: str | None = None, label: str 
         net = agent_from_checkpoint(directory, mode, label)
         return AlphaZeroAgent(params=net.params, label=net.label, width=net.width, num_simulations=sims,
                               deterministic=mode != "sto")
-    template = {"params": nets.init_params(jax.random.key(0), tower=tower)}
-    params = checkpoint.restore(directory, template)["params"]
+    template = {"params": nets.init_params(jax.random.key(0), tower=tower, game=game)}
+    params = checkpoint.restore(directory, template, meta=meta)["params"]
     return AlphaZeroAgent(params=params, label=label or meta.get("name", directory.name), tower=tower,
-                          num_simulations=sims, deterministic=mode != "sto")
+                          num_simulations=sims, deterministic=mode != "sto", game=game)
+
+
+def checkpoint_game(directory, meta: dict):
+    """The game object of a checkpoint's metadata (Connect Four when it names none)."""
+    name = meta.get("game", checkpoint.GAME)
+    try:
+        return games.make(name)
+    except (ValueError, ImportError) as e:
+        raise checkpoint.CheckpointError(f"checkpoint {str(directory)!r} is of the game {name!r}, which this "
+                                         f"c4jax cannot play: {e}") from e

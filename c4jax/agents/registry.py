@@ -5,7 +5,12 @@ insensitive: ``random``, ``1steplA`` .. ``4steplA`` (``:det`` by default: centre
 tie-break; ``:sto``: random tie-break), the trained agents shipped in
 ``checkpoints/`` (``supervised``: greedy by default, ``supervised:sto`` samples),
 ``perfect`` (the exact solver, needs the ``solver`` extra), or the path of any checkpoint
-directory.
+directory (which plays the game it was trained on).
+
+Those are Connect Four's agents. ``<game>/<agent>`` names an agent of another game of
+:data:`c4jax.games.GAMES`: ``checkers/random``, ``checkers/mcts500`` and the agents shipped in
+``checkpoints/<game>/`` (``checkers/alphazero``); the agents that only play Connect Four
+(N-step lookahead, the perfect player, the thesis' networks) have no such name.
 """
 
 from __future__ import annotations
@@ -16,6 +21,9 @@ from pathlib import Path
 from typing import Callable
 
 from c4jax.agents.base import Agent
+from c4jax.games import DEFAULT as CONNECT_FOUR_ID
+from c4jax.games import GAMES
+from c4jax.games import make as make_game
 from c4jax.agents.baselines import NStepLookahead, RandomAgent
 from c4jax.agents.alphazero import agent_from_search_checkpoint, is_search_checkpoint
 from c4jax.agents.network import agent_from_checkpoint
@@ -52,11 +60,38 @@ def _shipped() -> list[str]:
     return sorted(p.name for p in root.iterdir() if (p / METADATA_FILE).is_file())
 
 
-def known_names() -> list[str]:
-    """Built-in agents and the trained agents shipped in :func:`checkpoints_dir` (``perfect`` only
-    when the ``solver`` extra is installed)."""
+def _shipped_for(game: str) -> list[str]:
+    """The agents shipped for ``game`` (not Connect Four) in ``checkpoints/<game>/``, as ``<game>/<name>``."""
+    root = checkpoints_dir() / game
+    if not root.is_dir():
+        return []
+    return sorted(f"{game}/{p.name}" for p in root.iterdir() if (p / METADATA_FILE).is_file())
+
+
+def known_names(game: str = CONNECT_FOUR_ID) -> list[str]:
+    """The agents of ``game`` (a :data:`c4jax.games.GAMES` id): for Connect Four the built-in agents
+    and the trained agents shipped in :func:`checkpoints_dir` (``perfect`` only when the ``solver``
+    extra is installed); for another game its ``<game>/<agent>`` names."""
+    if game != CONNECT_FOUR_ID:
+        if game not in GAMES:
+            raise ValueError(f"unknown game {game!r}; choose one of {sorted(GAMES)}")
+        return sorted([f"{game}/random", f"{game}/mcts1000"] + _shipped_for(game))
     builtin = {n for n in _REGISTRY if n != "perfect" or solver_available()}
     return sorted(builtin | {example for _, _, example in _PATTERNS} | set(_shipped()))
+
+
+def game_of(agent) -> str:
+    """The id of the game ``agent`` plays (Connect Four for agents without a ``game``)."""
+    return getattr(getattr(agent, "game", None), "id", CONNECT_FOUR_ID)
+
+
+def _split_game(name: str) -> tuple[str | None, str]:
+    """``("checkers", "mcts500:det")`` for ``"checkers/mcts500:det"``; ``(None, name)`` when ``name``
+    has no ``<game>/`` prefix of a known game (a path, or a Connect Four name)."""
+    head, sep, rest = name.strip().partition("/")
+    if sep and head.lower() in GAMES and rest and "/" not in rest and os.sep not in rest:
+        return head.lower(), rest
+    return None, name
 
 
 def load(name: str) -> Agent:
@@ -67,10 +102,16 @@ def load(name: str) -> Agent:
     anything else is read as the path of a checkpoint directory. Without a suffix an agent
     plays its default mode. An agent that plays with search (AlphaZero) takes
     ``@<simulations>`` before the suffix: ``alphazero@200``, ``runs/alphazero@0:sto`` (0: its
-    raw policy, sampled).
+    raw policy, sampled). ``<game>/<agent>`` names another game's agent (``checkers/mcts500``,
+    ``checkers/alphazero@0``; see the module docstring).
     """
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"agent name must be a non-empty string, got {name!r}")
+    game, rest = _split_game(name)
+    if game is not None and game != CONNECT_FOUR_ID:
+        return _load_for_game(game, rest, name)
+    if game == CONNECT_FOUR_ID:
+        name = rest
     base, sep, mode = name.strip().rpartition(":")
     if not sep:
         base, mode = mode, ""
@@ -104,6 +145,37 @@ def load(name: str) -> Agent:
     if is_path or Path(base).exists():
         return _from_checkpoint(base, mode_l, base, sims)
     raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(known_names())} "
+                     "(or give the path of a checkpoint directory)")
+
+
+def _load_for_game(game: str, rest: str, name: str) -> Agent:
+    """``<game>/<agent>[@N][:sto|:det]`` for a game other than Connect Four."""
+    base, sep, mode = rest.strip().rpartition(":")
+    if not sep:
+        base, mode = mode, ""
+    mode_l = mode.lower() if sep else None
+    if mode_l not in (None, "sto", "det"):
+        raise ValueError(f"agent {name!r}: the suffix must be ':sto' or ':det', got ':{mode}'")
+    stem, at, count = base.rpartition("@")
+    sims = None
+    if at:
+        if not (count.isascii() and count.isdigit()):
+            raise ValueError(f"agent {name!r}: '@' must be followed by a number of search simulations")
+        base, sims = stem, int(count)
+    low = base.lower()
+    played = make_game(game)
+    if low == "random" and sims is None:
+        return _random(mode_l).replace(game=played)
+    m = re.fullmatch(r"mcts(.*)", low)
+    if m and sims is None:
+        return _mcts(m, mode_l).replace(game=played)
+    shipped = checkpoints_dir() / game / low
+    if (shipped / METADATA_FILE).is_file():
+        agent = _from_checkpoint(shipped, mode_l, f"{game}/{low}", sims)
+        if game_of(agent) != game:
+            raise ValueError(f"agent {name!r}: the checkpoint {str(shipped)!r} plays {game_of(agent)}, not {game}")
+        return agent
+    raise ValueError(f"unknown {game} agent {name!r}; known {game} agents: {', '.join(known_names(game))} "
                      "(or give the path of a checkpoint directory)")
 
 

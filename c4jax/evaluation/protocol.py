@@ -304,7 +304,7 @@ def _play_many(agent_a, agent_b, states: env.EnvState, a_first: Array, keys: Arr
     return jax.vmap(play, in_axes=(0, 0 if b_batched else None, 0))(agent_a, agent_b, keys)
 
 
-def match_many(agent_a, agent_b, keys: Array, *, b_batched: bool = False) -> list[MatchResult]:
+def match_many(agent_a, agent_b, keys: Array, *, b_batched: bool = False, game=None) -> list[MatchResult]:
     """K protocol matches in one jitted, ``vmap``-ed call.
 
     ``agent_a`` is a *batched* agent: an agent pytree whose array leaves (a network's
@@ -312,7 +312,7 @@ def match_many(agent_a, agent_b, keys: Array, *, b_batched: bool = False) -> lis
     Match ``k`` plays ``agent_a`` with leaf slice ``k`` against ``agent_b`` (batched
     the same way when ``b_batched``, else shared) with ``keys[k]``; it is the match
     ``match(slice_k(agent_a), agent_b, keys[k])`` would play, up to floating-point
-    rounding of the batched network evaluation.
+    rounding of the batched network evaluation. ``game``: as :func:`match`'s.
     """
     keys = jnp.asarray(keys)
     if keys.ndim != 1:
@@ -322,11 +322,24 @@ def match_many(agent_a, agent_b, keys: Array, *, b_batched: bool = False) -> lis
         sizes |= {x.shape[0] for x in jax.tree.leaves(agent_b)}
     if sizes != {keys.shape[0]}:
         raise ValueError(f"match_many: agents' leading axes {sorted(sizes)} do not match {keys.shape[0]} keys")
+    name_a, name_b = agent_name(agent_a), agent_name(agent_b)
+    game = getattr(agent_a, "game", None) if game is None else game
+    if game is not None and game.id != CONNECT_FOUR.id:
+        out = to_host(_play_game_many(agent_a, agent_b, keys, game, b_batched))
+        a_first = np.arange(GAMES_PER_MATCH) < NUM_OPENINGS
+        no_openings = np.full((NUM_OPENINGS, 0), -1, np.int32)
+        return [_result({k: v[i] for k, v in out.items()}, a_first, no_openings, name_a, name_b, opening_index=False)
+                for i in range(keys.shape[0])]
     both, a_first, moves = _protocol_states()
     out = to_host(_play_many(agent_a, agent_b, both, jnp.asarray(a_first), keys, b_batched))
-    name_a, name_b = agent_name(agent_a), agent_name(agent_b)
     return [_result({k: v[i] for k, v in out.items()}, a_first, moves, name_a, name_b)
             for i in range(keys.shape[0])]
+
+
+@functools.partial(jax.jit, static_argnames=("game", "b_batched"))
+def _play_game_many(agent_a, agent_b, keys: Array, game, b_batched: bool) -> dict:
+    play = lambda a, b, k: _play_game(a, b, k, game)  # noqa: E731
+    return jax.vmap(play, in_axes=(0, 0 if b_batched else None, 0))(agent_a, agent_b, keys)
 
 
 def win_rate(agent, opponent, key: Array) -> float:

@@ -11,6 +11,8 @@ import importlib
 
 from c4jax.games.base import Game, check_game
 
+DEFAULT = "connect_four"  # the game of names without a game (agents.load("random"), --game's default)
+
 # id -> "module:attribute" of the game object (imported on first use)
 GAMES = {
     "connect_four": "c4jax.games.connect_four.game:GAME",
@@ -35,4 +37,4 @@ def from_pgx(name: str, **kwargs) -> Game:
     return pgx_adapter.PgxGame.make(name, **kwargs)
 
 
-__all__ = ["GAMES", "Game", "check_game", "from_pgx", "make"]
+__all__ = ["DEFAULT", "GAMES", "Game", "check_game", "from_pgx", "make"]

@@ -58,7 +58,7 @@ class CheckpointWriteError(CheckpointError, OSError):
     checkpoint that was in the directory before is left as it was."""
 
 
-GAME = "connect_four"  # the game every checkpoint of this package is of (metadata "game"; older ones: this)
+GAME = "connect_four"  # a checkpoint's game when its metadata names none (``save``'s default "game")
 
 
 def save(directory: str | os.PathLike, tree: Any, metadata: dict, *, keep_previous: bool = False) -> Path:
@@ -157,10 +157,10 @@ def _keep_previous(directory: Path) -> set[str]:
     """Make the committed checkpoint ``previous.json`` before it is replaced; the state directories
     to keep (none when there is no readable committed checkpoint: an older previous.json stays)."""
     try:
-        meta = read_metadata(directory)
+        meta = read_metadata(directory, game=None)
     except CheckpointError:
         try:
-            return {read_metadata(directory, PREVIOUS_FILE)["state_dir"]}
+            return {read_metadata(directory, PREVIOUS_FILE, game=None)["state_dir"]}
         except CheckpointError:
             return set()
     _write_json_atomic(directory / PREVIOUS_FILE, meta)
@@ -225,9 +225,11 @@ def _relative_commit_note(state_path: Path) -> None:
         note.write_text(f"Checkpoint commit was successful to {state_path.name}")
 
 
-def read_metadata(directory: str | os.PathLike, name: str = METADATA_FILE) -> dict:
+def read_metadata(directory: str | os.PathLike, name: str = METADATA_FILE, *, game: str | None = GAME) -> dict:
     """The metadata of a checkpoint (``name``: the file, ``previous.json`` for the one before);
-    ``CheckpointError`` naming the path if it is not one."""
+    ``CheckpointError`` naming the path if it is not one, or if it is of another game than
+    ``game`` (a game id, :data:`c4jax.games.GAMES`; ``None``: any game, as the agent loaders read
+    the game from the checkpoint)."""
     directory = Path(directory)
     if not directory.exists():
         raise CheckpointError(f"checkpoint {str(directory)!r} does not exist")
@@ -244,8 +246,8 @@ def read_metadata(directory: str | os.PathLike, name: str = METADATA_FILE) -> di
         raise CheckpointError(f"checkpoint {str(directory)!r}: unreadable {name}: {e}") from e
     if not isinstance(meta, dict) or not isinstance(meta.get("format_version"), int):
         raise CheckpointError(f"checkpoint {str(directory)!r}: {name} has no format_version")
-    if meta.get("game", GAME) != GAME:
-        raise CheckpointError(f"checkpoint {str(directory)!r} is of the game {meta['game']!r}, not {GAME!r}")
+    if game is not None and meta.get("game", GAME) != game:
+        raise CheckpointError(f"checkpoint {str(directory)!r} is of the game {meta['game']!r}, not {game!r}")
     if meta["format_version"] > FORMAT_VERSION:
         raise CheckpointError(
             f"checkpoint {str(directory)!r} has format version {meta['format_version']}; this c4jax "
@@ -282,7 +284,7 @@ def restore(directory: str | os.PathLike, like: Any, *, meta: dict | None = None
     missing, truncated or corrupted (checksum), or the structure does not match.
     """
     directory = Path(directory).absolute()
-    meta = read_metadata(directory) if meta is None else meta
+    meta = read_metadata(directory, game=None) if meta is None else meta
     abstract = jax.tree.map(lambda x: jax.ShapeDtypeStruct(np.shape(x), x.dtype), like)
     try:
         with _checkpointer() as ckptr:
@@ -317,7 +319,7 @@ def restore_latest(directory: str | os.PathLike, like: Any, *, check=None, warn=
         if name == PREVIOUS_FILE and not (directory / name).is_file():
             break
         try:
-            meta = read_metadata(directory, name)
+            meta = read_metadata(directory, name, game=None)
         except CheckpointError as e:
             errors.append(str(e))
             continue

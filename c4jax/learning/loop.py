@@ -42,7 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm.auto import tqdm
 
-from c4jax import agents, evaluation
+from c4jax import agents, evaluation, games
 from c4jax.io import checkpoint, devices, outdir, runlog, track
 from c4jax.io.tables import Table
 from c4jax.nets import cnet
@@ -51,6 +51,14 @@ from c4jax.learning.placement import ONE_DEVICE, SHARD_MODES, Placement, plan
 from c4jax.learning.train_state import TrainState, where_seeds
 
 LAST, BEST = "last", "best"
+
+
+class ConfigError(ValueError):
+    """Settings that do not fit together, found when the run starts (e.g. an algorithm and a
+    --game it cannot train on)."""
+
+
+CONNECT_FOUR_ID = games.DEFAULT
 YARDSTICK_SALT = 0x7A5D  # the yardstick's sampling key: the evaluation key folded with this
 
 
@@ -60,6 +68,9 @@ class LoopConfig:
 
     out: str = "runs/rl"
     """Run directory: metrics, plots, best/ (agent) and last/ (resumable state) checkpoints."""
+    game: str = games.DEFAULT
+    """The game to train on (connect_four or checkers). Evaluation opponents are that game's agents (other games
+    than Connect Four have no 1StepLA and no yardstick: evaluate against random and mcts<N>)."""
     seed: int = 0
     """Seed of initialisation, self-play and evaluation."""
     init_from: str = "checkpoints/supervised"
@@ -139,13 +150,39 @@ class LoopConfig:
         if self.total_updates < 1:
             raise ValueError(f"--total-updates must be >= 1, got {self.total_updates}")
         track.check_backends(self.track)
+        if self.game not in games.GAMES:
+            raise ValueError(f"--game must be one of {sorted(games.GAMES)}, got {self.game!r}")
         for name in self.eval_opponents:
-            agents.load(name)  # a clear error for an unknown name before any training
+            agents.load(self.agent_name(name))  # a clear error for an unknown name before any training
+        c4 = self.game == CONNECT_FOUR_ID
+        if not c4 and self.eval_yardstick:
+            raise ValueError(f"--eval-yardstick grades Connect Four moves; {self.game} has no yardstick "
+                             "(--no-eval-yardstick)")
         if self.select_by == "yardstick" and not self.eval_yardstick:
             raise ValueError("--select-by yardstick needs --eval-yardstick")
-        if self.select_by not in ("1steplA", "yardstick") and self.select_by not in self.eval_opponents:
-            raise ValueError(f"--select-by must be 1steplA, yardstick or one of --eval-opponents "
+        fixed = ("1steplA", "random", "yardstick") if c4 else ("random",)
+        if self.select_by not in fixed and self.select_by not in self.eval_opponents:
+            raise ValueError(f"--select-by must be {', '.join(fixed)} or one of --eval-opponents "
                              f"{list(self.eval_opponents)}, got {self.select_by!r}")
+
+    def agent_name(self, name: str) -> str:
+        """The ``agents.load`` name of the evaluation opponent ``name`` in this run's game
+        (``mcts200`` is ``checkers/mcts200`` in a Checkers run)."""
+        if self.game == CONNECT_FOUR_ID or name.lower().startswith(f"{self.game}/"):
+            return name
+        return f"{self.game}/{name}"
+
+    @property
+    def fixed_opponents(self) -> tuple[str, ...]:
+        """The opponents every evaluation plays besides the old network: Random and, for Connect
+        Four, 1StepLA (the thesis)."""
+        return ("random", "1steplA") if self.game == CONNECT_FOUR_ID else ("random",)
+
+    @property
+    def reference(self) -> str:
+        """The opponent that the progress bar and a --vmap-seeds summary report: 1StepLA (the thesis)
+        in Connect Four, the --select-by opponent in other games."""
+        return "1steplA" if self.game == CONNECT_FOUR_ID else self.select_by
 
     @property
     def selection_metric(self) -> str:
@@ -159,6 +196,7 @@ class Algorithm(Protocol):
     ``state.params`` and ``state.updates`` and swaps weights with ``state.replace(params=...)``."""
 
     name: str  # "dqn", "dueling_dqn", "reinforce", "ppo"
+    game: Any  # the game it trains on (c4jax.games.base.Game; LoopConfig.game names it)
     heads: str  # CNet heads
     output: str  # "q" or "policy"
     default_mode: str  # how the saved agent plays by default: "det" or "sto"
@@ -253,6 +291,7 @@ def _meta_common(algo: Algorithm, cfg: LoopConfig, width: int, algo_config: dict
     return {
         "name": algo.name,
         "algorithm": algo.name,
+        "game": algo.game.id,
         "network": {"width": width, "heads": algo.heads, **getattr(algo, "network_meta", {})},
         "agent": {"output": algo.output, "default_mode": algo.default_mode, "symmetric": True,
                   **getattr(algo, "agent_meta", {})},
@@ -328,7 +367,7 @@ class _SeedRun:
             "evaluations": loop["evals"],
             "wall_s": round(loop["wall_s"], 1),
             "final": self.log.rows[-1] if self.log.rows else {},
-            "best": checkpoint.read_metadata(self.out / BEST)["metrics"] if (self.out / BEST).exists() else {},
+            "best": checkpoint.read_metadata(self.out / BEST, game=None)["metrics"] if (self.out / BEST).exists() else {},
             "command": runlog.command_line(),
         }
         runlog.write_json(self.out / "summary.json", summary)
@@ -350,11 +389,13 @@ def _evaluated_agent(algo: Algorithm, cfg: LoopConfig, width: int) -> Callable[[
     return agent_of
 
 
-def _opponents(agent_of: Callable[[Any, str], NetworkAgent], old_params, extra: tuple[str, ...] = ()) -> dict:
-    """The evaluation matches' opponents by tag (design.md §7): Random, the old network, 1StepLA, then
-    the ``extra`` agents by name."""
-    fixed = {"random": agents.load("random"), "old": agent_of(old_params, "old"), "1steplA": agents.load("1steplA")}
-    return {**fixed, **{name: agents.load(name) for name in extra if name not in fixed}}
+def _opponents(agent_of: Callable[[Any, str], NetworkAgent], old_params, cfg: LoopConfig) -> dict:
+    """The evaluation matches' opponents by tag (design.md §7): Random, the old network, 1StepLA
+    (Connect Four), then ``cfg.eval_opponents`` by name, all of ``cfg.game``."""
+    random, *rest = cfg.fixed_opponents
+    fixed = {random: agents.load(cfg.agent_name(random)), "old": agent_of(old_params, "old"),
+             **{name: agents.load(cfg.agent_name(name)) for name in rest}}
+    return {**fixed, **{name: agents.load(cfg.agent_name(name)) for name in cfg.eval_opponents if name not in fixed}}
 
 
 def _eval_key(seed: int, evals: int) -> jax.Array:
@@ -389,7 +430,7 @@ def exit_on_error(fn: Callable[..., Any], *args, **kwargs) -> Any:
     instead of a traceback."""
     try:
         return fn(*args, **kwargs)
-    except (checkpoint.CheckpointError, devices.DeviceError, outdir.OutputError, track.TrackingError) as e:
+    except (checkpoint.CheckpointError, devices.DeviceError, outdir.OutputError, track.TrackingError, ConfigError) as e:
         message = str(e)
     except OSError as e:  # the disk filled, a file became unwritable
         message = f"{e.strerror}: {str(e.filename)!r}" if e.filename and e.strerror else str(e)
@@ -408,7 +449,7 @@ def check_resume_config(out: Path, config: dict) -> None:
     saved = None
     for name in (checkpoint.METADATA_FILE, checkpoint.PREVIOUS_FILE):
         try:
-            saved = checkpoint.read_metadata(out / LAST, name).get("config")
+            saved = checkpoint.read_metadata(out / LAST, name, game=None).get("config")
             break
         except checkpoint.CheckpointError:
             continue
@@ -472,12 +513,12 @@ def _mesh_chunk(algo: Algorithm, k_seeds: int, placement: Placement, shardings) 
     return lambda state: jitted(devices.put(state, shardings))
 
 
-def _matches(current, opponent, keys: jax.Array, b_batched: bool) -> list[evaluation.MatchResult]:
-    """One protocol match per seed (``evaluation.match_many``; one seed plays ``evaluation.match``
-    unbatched, for the reason given in :func:`_seed_chunk`)."""
+def _matches(current, opponent, keys: jax.Array, b_batched: bool, game) -> list[evaluation.MatchResult]:
+    """One protocol match of ``game`` per seed (``evaluation.match_many``; one seed plays
+    ``evaluation.match`` unbatched, for the reason given in :func:`_seed_chunk`)."""
     if keys.shape[0] == 1:
-        return [evaluation.match(_seed(current, 0), _seed(opponent, 0) if b_batched else opponent, keys[0])]
-    return evaluation.match_many(current, opponent, keys, b_batched=b_batched)
+        return [evaluation.match(_seed(current, 0), _seed(opponent, 0) if b_batched else opponent, keys[0], game=game)]
+    return evaluation.match_many(current, opponent, keys, b_batched=b_batched, game=game)
 
 
 def _spread(values: list[float]) -> dict:
@@ -521,6 +562,8 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
 def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, algo_config: dict,
          extra_panels: Callable[[], list] | None = None) -> dict:
     """:func:`run` on ``placement``'s devices."""
+    if algo.game.id != cfg.game:
+        raise ConfigError(f"{algo.name} trains on {algo.game.id} only; this run's --game is {cfg.game}")
     write = devices.is_main_process()
     k_seeds = cfg.vmap_seeds
     seeds = [cfg.seed + k for k in range(k_seeds)]
@@ -569,8 +612,8 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
         params, updates = state.params, updates_of(state)
         keys = jnp.stack([_eval_key(s, r.loop["evals"]) for s, r in zip(seeds, runs)])
         current = agent_of(params, algo.name)
-        results = {tag: _matches(current, opp, keys, b_batched=tag == "old")  # old: one per seed
-                   for tag, opp in _opponents(agent_of, old_params, cfg.eval_opponents).items()}
+        results = {tag: _matches(current, opp, keys, b_batched=tag == "old", game=algo.game)  # old: one per seed
+                   for tag, opp in _opponents(agent_of, old_params, cfg).items()}
         graded = [evaluation.optimal_move_rate(_seed(current, k), jax.random.fold_in(keys[k], YARDSTICK_SALT))
                   for k in range(k_seeds)] if cfg.eval_yardstick else [{}] * k_seeds
         wall = time.perf_counter() - t_start
@@ -592,8 +635,9 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
         metrics_meta = rows[0] if k_seeds == 1 else {"seeds": rows}
         save_state(out / LAST, state, old_params, counters, {**meta_all, "metrics": metrics_meta}, write)
         bar.update(int(updates.min()) - before)
-        wins = [row["eval/vs_1steplA"] for row in rows]
-        bar.set_postfix(vs1=f"{np.mean(wins):.2f}" + (f"±{np.std(wins):.2f}" if k_seeds > 1 else ""),
+        wins = [row[f"eval/vs_{cfg.reference}"] for row in rows]
+        label = "vs1" if cfg.reference == "1steplA" else f"vs_{cfg.reference}"
+        bar.set_postfix({label: f"{np.mean(wins):.2f}" + (f"±{np.std(wins):.2f}" if k_seeds > 1 else "")},
                         best=f"{np.mean([r.loop['best_win_rate'] for r in runs]):.2f}",
                         len=f"{np.mean([row.get('selfplay/length', 0) for row in rows]):.1f}")
     bar.close()
@@ -605,18 +649,23 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
         print(f"{algo.name}: best win rate vs {cfg.select_by} {c['best_win_rate']:.2f} at {c['best_updates']:,} "
               f"updates; {c['reverts']} reverts; {counters['wall_s']:.0f}s. Best agent: {out / BEST}")
         return per_seed[0]
-    return _summarize_seeds(algo.name, out, seeds, runs, per_seed, counters["wall_s"], cfg.select_by)
+    return _summarize_seeds(algo.name, out, seeds, runs, per_seed, counters["wall_s"], cfg.select_by, cfg.reference)
+
+
+def _label(name: str) -> str:
+    return "1StepLA" if name == "1steplA" else name
 
 
 def _summarize_seeds(name: str, out: Path, seeds: list[int], runs: list, per_seed: list[dict], wall_s: float,
-                     select_by: str = "1steplA") -> dict:
-    """``<out>/summary.json``, ``seeds.md`` and ``curves.png`` of a K-seed run."""
-    final = [s["final"].get("eval/vs_1steplA", float("nan")) for s in per_seed]
+                     select_by: str = "1steplA", reference: str = "1steplA") -> dict:
+    """``<out>/summary.json``, ``seeds.md`` and ``curves.png`` of a K-seed run: each seed's final
+    win rate against ``reference`` and its best by ``select_by``."""
+    final = [s["final"].get(f"eval/vs_{reference}", float("nan")) for s in per_seed]
     best = [s[f"best_vs_{select_by}"] for s in per_seed]
     summary = {
         "algorithm": name,
         "seeds": seeds,
-        "final_vs_1steplA": _spread(final),
+        f"final_vs_{reference}": _spread(final),
         f"best_vs_{select_by}": _spread(best),
         "final_vs_random": _spread([s["final"].get("eval/vs_random", float("nan")) for s in per_seed]),
         "reverts": [s["reverts"] for s in per_seed],
@@ -626,27 +675,29 @@ def _summarize_seeds(name: str, out: Path, seeds: list[int], runs: list, per_see
         "command": runlog.command_line(),
     }
     runlog.write_json(out / "summary.json", summary)
-    _write_seed_table(out, summary, per_seed, select_by)
-    merged = [{"step": row["step"], f"seed {r.seed}": row["eval/vs_1steplA"]}
-              for r in runs for row in r.log.rows if "eval/vs_1steplA" in row]
-    runlog.plot_panels(merged, [("win rate vs 1StepLA (protocol, 100 games)", [f"seed {s}" for s in seeds],
+    _write_seed_table(out, summary, per_seed, select_by, reference)
+    ref = f"eval/vs_{reference}"
+    merged = [{"step": row["step"], f"seed {r.seed}": row[ref]} for r in runs for row in r.log.rows if ref in row]
+    runlog.plot_panels(merged, [(f"win rate vs {_label(reference)} (protocol, 100 games)", [f"seed {s}" for s in seeds],
                                  "win rate")], out / "curves.png", xlabel="updates", smooth_window=5,
                        suptitle=f"{name}: {len(seeds)} seeds")
-    print(f"{name}, {len(seeds)} seeds {seeds}: final win rate vs 1StepLA {summary['final_vs_1steplA']['mean']:.3f} "
-          f"± {summary['final_vs_1steplA']['std']:.3f}, best vs {select_by} {summary[f'best_vs_{select_by}']['mean']:.3f} "
+    fin = summary[f"final_vs_{reference}"]
+    print(f"{name}, {len(seeds)} seeds {seeds}: final win rate vs {_label(reference)} {fin['mean']:.3f} "
+          f"± {fin['std']:.3f}, best vs {select_by} {summary[f'best_vs_{select_by}']['mean']:.3f} "
           f"± {summary[f'best_vs_{select_by}']['std']:.3f}; {wall_s:.0f}s. Runs: {out}/seed_*")
     return summary
 
 
-def _write_seed_table(out: Path, summary: dict, per_seed: list[dict], select_by: str = "1steplA") -> None:
+def _write_seed_table(out: Path, summary: dict, per_seed: list[dict], select_by: str = "1steplA",
+                      reference: str = "1steplA") -> None:
     nan, best = float("nan"), f"best_vs_{select_by}"
-    rows = [(s["seed"], s["final"].get("eval/vs_1steplA", nan), s[best], s["best_updates"],
+    rows = [(s["seed"], s["final"].get(f"eval/vs_{reference}", nan), s[best], s["best_updates"],
              s["final"].get("eval/vs_random", nan), s["reverts"]) for s in per_seed]
-    fin, bst = summary["final_vs_1steplA"], summary[best]
+    fin, bst = summary[f"final_vs_{reference}"], summary[best]
     rows.append(("mean ± sd", f"{fin['mean']:.3f} ± {fin['std']:.3f}", f"{bst['mean']:.3f} ± {bst['std']:.3f}", None,
                  summary["final_vs_random"]["mean"], None))
     table = Table(name="seeds", title="", rows=tuple(rows),
-                  header=("seed", "final vs 1StepLA", "best vs 1StepLA" if select_by == "1steplA" else f"best vs {select_by}",
+                  header=("seed", f"final vs {_label(reference)}", f"best vs {_label(select_by)}",
                           "at update", "final vs Random", "reverts"),
                   formats=("", ".3f", ".3f", ",", ".3f", ""))
     lines = [f"# {summary['algorithm']}: {len(per_seed)} seeds trained in one vmapped program", "",

@@ -42,6 +42,7 @@ from c4jax.nets.cnet import CNet
 from c4jax.agents.base import AgentBase
 from c4jax.agents.network import NetworkAgent
 from c4jax.games.connect_four.board import legal_mask, mirror_boards
+from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.agents.policy import masked_log_softmax, sample
 from c4jax.io.devices import shard_batch
 from c4jax.learning.optim import apply_gradients, make_optimizer
@@ -393,6 +394,7 @@ class OnPolicyAlgorithm:
     """What REINFORCE and PPO share as :class:`c4jax.learning.loop.Algorithm`s: a two-headed
     CNET playing by sampling its policy (``default_mode = "sto"``)."""
 
+    game = CONNECT_FOUR  # the thesis' boards and shaped reward
     heads = "two"
     output = "policy"
     default_mode = "sto"
