@@ -38,7 +38,8 @@ def scene(state: env.EnvState, last_move: int | None = None, caption: str | None
     board = first_player_board(np.asarray(env.observe(state)))
     if last_move is not None and not (isinstance(last_move, (int, np.integer)) and 0 <= last_move < env.COLS):
         raise ValueError(f"last_move must be a column 0..{env.COLS - 1}, got {last_move!r}")
-    shapes: list = [drawing.Text(_centre(0, c)[0], TOP - 9, str(c), size=15, cls="column-number") for c in range(env.COLS)]
+    shapes: list = [drawing.Text(_centre(0, c)[0], TOP - 9, str(c), size=15, cls="column-number")
+                    for c in range(env.COLS)]
     shapes.append(drawing.Rect(MARGIN, TOP, env.COLS * CELL, env.ROWS * CELL, PLATE, cls="plate"))
     for r in range(env.ROWS):
         for c in range(env.COLS):
