@@ -19,6 +19,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shlex
 import subprocess
 import sys
@@ -158,7 +159,7 @@ def _report(args: Args, out: Path, stages: list[dict], sources: dict[str, Path],
                   "[yardstick/](yardstick/yardstick.md).", ""]
     tour = out / "tournament" / "report.md"
     if tour.is_file():
-        body = tour.read_text().replace("](", "](tournament/")
+        body = re.sub(r"\]\((?![a-z][a-z0-9+.-]*:)", "](tournament/", tour.read_text())  # relative links only
         body = "\n".join("#" + line if line.startswith("#") else line for line in body.splitlines())
         lines += [body, ""]
     for name, src in sources.items():

@@ -11,7 +11,8 @@ for the diagonal of the game-length table only). Writes into ``--out``:
 - ``table_5_4_game_length.{md,csv}``: mean game length,
 - ``ratings.{md,csv}``: Bradley–Terry ratings (Elo scale) with 95% intervals,
 - ``heatmap.png`` (Table 5.2 as an annotated matrix), ``tournament.json`` (everything,
-  every game's moves included) and ``report.md`` (all of it, with the command line).
+  every game's moves included) and ``report.md`` (all of it, with the command line, and for
+  every match a link that opens its game from the empty board in the play UI).
 
 Usage::
 
@@ -41,6 +42,7 @@ from c4jax import agents, evaluation
 from c4jax.evaluation import ratings
 from c4jax.evaluation.tournament import default_agents
 from c4jax.io import devices, outdir
+from c4jax.play import links
 
 DEFAULT_OUT = Path("runs/tournament")
 
@@ -76,6 +78,8 @@ class Args:
     """split every match's 100 games over the first N devices (0 = all; N must divide 100 to split them)"""
     overwrite: bool = False
     """replace the tournament that --out holds (without it, a tournament refuses an --out that holds one)"""
+    play_url: str = links.DEFAULT_URL
+    """address of the play UI (python -m c4jax.play) in the report's links to example games"""
 
 
 def _short_label(agent, spec: str) -> str:
@@ -148,6 +152,29 @@ def plot_heatmap(t: evaluation.Tournament, path: Path) -> Path:
 
 def _section(table: evaluation.Table) -> str:
     return f"## {table.title}\n\n{table.to_markdown(title=False)}\n{table.note}\n"
+
+
+def example_games(t: evaluation.Tournament, url: str = links.DEFAULT_URL) -> str:
+    """The report's section of example games: for every match, its game from the empty board with
+    the first agent (A) moving first, as a link that opens it in the play UI (B as the opponent,
+    A's side as the viewer's; ← / → step through it)."""
+    rows = []
+    for m in t.matches:
+        game = next((g for g in m.games if g.opening == 0 and g.a_first), None)
+        if game is None:
+            continue
+        result = {1: f"`{m.agent_a}` won", 0: "draw", -1: f"`{m.agent_b}` won"}[game.outcome_a]
+        link = links.play_link(game.moves, m.agent_b, human_first=True, url=url)
+        rows.append(f"| `{m.agent_a}` | `{m.agent_b}` | {result} after {len(game.moves)} moves | [open]({link}) |")
+    if not rows:
+        return ""
+    return "\n".join([
+        "## Example games", "",
+        "One game of each match: the one from the empty board with the first agent moving first. The links open "
+        f"it in the play UI (`python -m c4jax.play`, at <{url}>) with the second agent as the opponent; ← / → "
+        "step through it. A server that does not offer that agent (`--agents`, `--agent PATH`) says so and "
+        "starts a new game instead.", "",
+        "| first agent | second agent | result | game |", "| --- | --- | --- | --- |", *rows, ""])
 
 
 def main(args: Args, command: str | None = None) -> dict:
@@ -226,8 +253,11 @@ def main(args: Args, command: str | None = None) -> dict:
         report += ["## Table 5.1: time to choose an action", "", "Not measured (`--no-timing`).", ""]
     report += [_section(t.table_5_2()), "![Table 5.2 heatmap](heatmap.png)", "", _section(t.table_5_3()),
                "## Ratings (Bradley–Terry, Elo scale)", "", rt.to_markdown(title=False), rt.description(), "",
-               _section(t.table_5_4()),
-               "Every game (openings, moves, outcomes) is in `tournament.json`; each table is also a CSV file."]
+               _section(t.table_5_4())]
+    examples = example_games(t, args.play_url)
+    if examples:
+        report.append(examples)
+    report.append("Every game (openings, moves, outcomes) is in `tournament.json`; each table is also a CSV file.")
     files["report.md"] = out / "report.md"
     files["report.md"].write_text("\n".join(report) + "\n")
     return {"files": {k: str(v) for k, v in files.items()}, "tournament": t, "ratings": rt, "timing": timing}

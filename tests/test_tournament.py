@@ -15,6 +15,7 @@ import pytest
 from c4jax import agents, evaluation
 from c4jax.evaluation import ratings
 from c4jax.evaluation import MatchResult, SeatRecord, Tournament
+from c4jax.play import links
 from scripts import run_script
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -316,12 +317,31 @@ def test_cli_end_to_end(tmp_path):
     assert all(float(r["ci_low"]) <= float(r["rating"]) <= float(r["ci_high"]) and int(r["games"]) == 200 for r in rated)
     d = json.loads((out / "tournament.json").read_text())
     assert d["command"].startswith("python experiments/tournament.py") and d["seed"] == 0
+    # every match links to its game from the empty board (the first agent first) in the play UI
+    examples = report.split("## Example games", 1)[1]
+    for m in d["matches"]:
+        game = m["games"][0]
+        assert game["opening"] == 0 and game["a_first"]
+        link = links.play_link(game["moves"], m["agent_b"], human_first=True)
+        assert f"| `{m['agent_a']}` | `{m['agent_b']}` |" in examples and f"[open]({link})" in examples
     assert [a["spec"] for a in d["agents"]] == ["random", "1steplA", "2steplA"]
     assert len(d["matches"]) == 3 and all(len(m["games"]) == 100 for m in d["matches"])
     assert d["ratings"]["anchor"] == "1steplA:det" and d["timing"]["batch"] == BATCH
     # Deterministic agents: the same first-player table as the round robin in this module.
     t = Tournament.from_dict(d)
     np.testing.assert_allclose(t.first_player_matrix()[1:, 1:], [[np.nan, 0.23], [0.79, np.nan]])
+
+
+def test_the_example_games_link_every_match_to_the_play_ui(tour):
+    section = _load_script().example_games(tour, url="http://example.org:8123/")
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    assert section.startswith("## Example games") and len(rows) == len(tour.matches) == 3
+    for m, row in zip(tour.matches, rows):
+        game = m.games[0]
+        result = {1: f"`{m.agent_a}` won", 0: "draw", -1: f"`{m.agent_b}` won"}[game.outcome_a]
+        link = f"http://example.org:8123/?agent={m.agent_b}&moves={','.join(map(str, game.moves))}&first=human"
+        assert row == f"| `{m.agent_a}` | `{m.agent_b}` | {result} after {len(game.moves)} moves | [open]({link}) |"
+    assert _load_script().example_games(Tournament(names=("a", "b"), matches=())) == ""
 
 
 def test_cli_unknown_agent_lists_known_names(tmp_path):

@@ -12,6 +12,9 @@ server holds at most ``max_connections`` connections (a thread each) at once: a 
 beyond them is answered 503 at once and closed (``experiments/bench_server.py`` measures
 the server under load).
 
+``GET /`` serves the page, whatever its query: ``/?agent=dqn&moves=3,3,4`` is a link that the
+page opens at that position (:mod:`c4jax.play.links`) by replaying it with ``/api/history``.
+
 API (all JSON; errors are ``{"error": "..."}`` with a 4xx status):
 
 ``GET /api/agents``
@@ -95,7 +98,7 @@ from c4jax.games.checkers import bitboard as ck_bb
 from c4jax.games.checkers import notation
 from c4jax.games.checkers.game import GAME as CHECKERS
 from c4jax.games.connect_four import env
-from c4jax.games.connect_four.board import LINE_CELLS
+from c4jax.games.connect_four.board import four_cells
 
 MAX_BODY = 8 * 1024  # bytes; a longer request body gets 413
 MAX_CONNECTIONS = 128  # connections served at once (a thread each); one more gets 503
@@ -478,12 +481,7 @@ def _agent_scores(entry: Entry, board: np.ndarray) -> tuple[list, list | None]:
 
 
 def _winning_cells(board: np.ndarray) -> list[list[int]]:
-    cells = set()
-    for w in LINE_CELLS:
-        vals = {int(board[r, c]) for r, c in w}
-        if len(vals) == 1 and 0 not in vals:
-            cells.update(w)
-    return [list(c) for c in sorted(cells)]
+    return [list(c) for c in four_cells(board)]
 
 
 def _position(rep: Replay, ply: int, human_first: bool, entry: Entry, known: tuple | None = None) -> dict:

@@ -185,10 +185,20 @@ def from_fen(fen: str, game: Checkers = GAME, jumper: int | None = None) -> env.
     return jax.device_get(state)
 
 
+def diagram_cell(number: int) -> tuple[int, int]:
+    """``(row, column)`` of PDN square ``number`` in the printed diagram (:func:`render`: square 1
+    at the top left, white's side at the bottom; the dark squares are those with an odd
+    ``row + column``)."""
+    if not 1 <= number <= 32:
+        raise ValueError(f"square {number} is not in 1..32")
+    row = (number - 1) // 4
+    return row, 2 * ((number - 1) % 4) + (1 if row % 2 == 0 else 0)
+
+
 def render(state: env.State, numbers: bool = False) -> str:
     """A text diagram, square 1 at the top left and white's side at the bottom: ``b``/``B``
     black's man/king, ``w``/``W`` white's, ``.`` an empty dark square (its PDN number with
-    ``numbers``), then who is to move (and which piece must jump on)."""
+    ``numbers``), then who is to move (and which piece must jump on): :func:`status_text`."""
     board = absolute_board(state)
     cell = {}
     for color in ("black", "white"):
@@ -208,6 +218,13 @@ def render(state: env.State, numbers: bool = False) -> str:
             text = cell.get(n, f"{n:>2}" if numbers else ".")
             out.append(f"{text:>2}" if numbers else text)
         lines.append(" ".join(out).rstrip())
+    return "\n".join(lines + [status_text(state)])
+
+
+def status_text(state: env.State) -> str:
+    """Who is to move (and which piece must jump on), or how the game ended: ``"black to move"``,
+    ``"white to move, 14 must jump on"``, ``"game over (white wins)"``, ``"game over (draw)"``,
+    ``"game over (truncated)"``."""
     player = _player(state)
     status = f"{PLAYER_NAMES[player]} to move"
     jumper = _bits(state.jumper)
@@ -217,4 +234,4 @@ def render(state: env.State, numbers: bool = False) -> str:
         rewards = np.asarray(state.rewards)
         result = "draw" if rewards[0] == rewards[1] else f"{PLAYER_NAMES[int(np.argmax(rewards))]} wins"
         status = f"game over ({'truncated' if bool(np.asarray(state.truncated)) else result})"
-    return "\n".join(lines + [status])
+    return status

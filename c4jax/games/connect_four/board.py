@@ -42,6 +42,24 @@ def mirror_boards(boards: Array) -> Array:
     return boards[..., ::-1]
 
 
+def first_player_board(board) -> np.ndarray:
+    """int8[6, 7]: a public board in fixed colours, ``1`` the first player's stones and ``-1`` the
+    second player's (the stone counts say who is to move: the first player when they are equal)."""
+    arr = np.asarray(board, np.int8)
+    first_to_move = (arr == 1).sum() == (arr == -1).sum()
+    return arr if first_to_move else -arr
+
+
+def four_cells(board) -> list[tuple[int, int]]:
+    """The ``(row, col)`` cells of every four in a row on a public board, sorted."""
+    flat = np.asarray(board).reshape(-1)
+    cells = set()
+    for line, line_cells in zip(LINES, LINE_CELLS):
+        if flat[line[0]] != 0 and (flat[line] == flat[line[0]]).all():
+            cells.update(line_cells)
+    return sorted(cells)
+
+
 def check_boards(boards, *, batched: bool, allow_finished: bool = True) -> np.ndarray:
     """Validate public boards and return them as ``np.int8``.
 

@@ -1,4 +1,4 @@
-"""Pure-functional Connect Four: ``init``, ``step``, ``observe``, ``from_board``.
+"""Pure-functional Connect Four: ``init``, ``step``, ``observe``, ``from_board``; ``render`` (text, host side).
 
 Every function works on one game and is ``jit``/``vmap``-compatible; batch with
 ``jax.vmap``. The public board (design.md §1) is ``int8[6, 7]``, row 0 on top, ``1`` =
@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from flax import struct
 from jax import Array
 
 from c4jax.games.base import random_legal_action  # noqa: F401  (env.random_legal_action: a random legal column)
 from c4jax.games.connect_four import bitboard as bb
 from c4jax.games.connect_four.bitboard import Bits
-from c4jax.games.connect_four.board import check_boards
+from c4jax.games.connect_four.board import check_boards, first_player_board, four_cells
 
 ROWS, COLS = bb.ROWS, bb.COLS
 NUM_ACTIONS = COLS
@@ -188,3 +189,38 @@ def random_initial_state(key: Array) -> EnvState:
     final, history = jax.lax.scan(_step, init(), jax.random.split(play_key, MAX_MOVES))
     index = jax.random.randint(pick_key, (), 0, final.num_moves)
     return jax.tree.map(lambda x: x[index], history)
+
+
+# --------------------------------------------------------------------------- host-side pictures
+
+STONES = ("X", "O")  # the first player's and the second player's stones in text
+
+
+def status_text(state: EnvState, names: tuple[str, str] = STONES) -> str:
+    """Who is to move, or how the game ended, for one (unbatched) state: ``"X to move"``,
+    ``"O wins"``, ``"draw"``, or ``"X wins (O played an illegal move)"`` (a disqualification
+    leaves no four on the board); ``names``: the first and the second player's names."""
+    state = jax.device_get(state)
+    if np.asarray(state.num_moves).shape != ():
+        raise ValueError(f"expected one state, got a batch of shape {np.asarray(state.num_moves).shape}")
+    if not bool(state.done):
+        return f"{names[int(state.num_moves) % 2]} to move"
+    winner = int(state.winner)
+    if winner == 0:
+        return "draw"
+    name, loser = (names[0], names[1]) if winner == 1 else (names[1], names[0])
+    if not four_cells(np.asarray(observe(state))):
+        return f"{name} wins ({loser} played an illegal move)"
+    return f"{name} wins"
+
+
+def render(state: EnvState) -> str:
+    """A text diagram of one (unbatched) state: the column numbers 0-6 on top, then the rows
+    from the top, ``X`` the first player's stones, ``O`` the second player's, ``.`` empty, and
+    the :func:`status_text` line under them."""
+    status = status_text(state)  # first: it refuses a batch of states
+    board = first_player_board(np.asarray(jax.device_get(observe(state))))
+    lines = [" ".join(str(c) for c in range(COLS))]
+    lines += [" ".join({1: STONES[0], -1: STONES[1]}.get(int(v), ".") for v in row) for row in board]
+    return "\n".join(lines + [status])
+

@@ -8,6 +8,8 @@
 // Two games: Connect Four (the default) and Checkers (the game menu, or ?game=checkers). Checkers
 // moves are the server's action indices (one step or one jump each); a multi-jump is several
 // moves by the same side in a row, so whose turn it is always comes from the server's position.
+//
+// A link opens a position: /?agent=dqn&moves=3,3,4 (see "links to a position" below).
 "use strict";
 
 const ROWS = 6, COLS = 7, CELL = 100, TOP = 90, SVG_NS = "http://www.w3.org/2000/svg";
@@ -23,7 +25,7 @@ const el = {
   c4Wrap: $("c4-wrap"), c4Help: $("c4-help"), ckWrap: $("ck-wrap"), ckHelp: $("ck-help"), ckBoard: $("ck-board"),
   ckSquares: $("ck-squares"), ckMarks: $("ck-marks"), ckPieces: $("ck-pieces"), ckTargets: $("ck-targets"),
   ckRecordWrap: $("ck-record-wrap"), ckRecord: $("ck-record"), discHuman: $("disc-human"),
-  discAgent: $("disc-agent"), youName: $("you-name"),
+  discAgent: $("disc-agent"), youName: $("you-name"), share: $("share"),
 };
 
 const state = {
@@ -45,6 +47,7 @@ const state = {
   record: [],          // the answer's record: [{number, side, by, text, plies}]
   squares: null,       // the PDN number of each cell of the human's view (the answer's squares)
   humanSide: "black",
+  notice: "",          // why the page's link could not be opened: shown in the status line until the next move
 };
 
 const isCheckers = () => state.gameId === "checkers";
@@ -133,8 +136,10 @@ function piece(r, c, who, falling) {
 
 // The status line and the history controls, the same for every game.
 function showStatus(text, pos, ply, live) {
-  el.status.textContent = text;
+  el.status.textContent = state.notice ? `${state.notice} ${text}` : text;
   el.status.dataset.status = pos.status;
+  el.status.dataset.notice = state.notice ? "true" : "false";
+  el.share.href = positionLink(ply);
   el.status.classList.toggle("history-view", !live);
   const total = state.positions.length - 1;
   el.ply.textContent = live ? `move ${total} (live)` : `move ${ply} / ${total}`;
@@ -288,6 +293,7 @@ async function newGame() {
   const first = el.first.value;
   state.humanFirst = first === "random" ? Math.random() < 0.5 : first === "human";
   state.moves = []; state.positions = []; state.view = null; state.busy = true; state.lastAgentMs = null;
+  state.notice = "";
   showError("");
   el.board.dataset.busy = "true";
   el.agentName.textContent = currentAgent().name;
@@ -313,6 +319,7 @@ async function play(c) {
   const game = state.game;
   const moves = state.moves.concat([c]);
   state.busy = true;
+  state.notice = "";
   showError("");
   // Show the human's piece at once (the server confirms it), falling.
   const optimistic = { ...pos, ply: pos.ply + 1, board: pos.board.map((row) => row.slice()), last_move: c,
@@ -542,6 +549,7 @@ async function ckPlay(m) {
   const moves = state.moves.concat([m.action]);
   state.busy = true;
   state.selected = null;
+  state.notice = "";
   showError("");
   // Move the piece at once (the server confirms it).
   const board = pos.board.map((row) => row.slice());
@@ -571,7 +579,7 @@ async function ckNewGame() {
   state.humanFirst = first === "random" ? Math.random() < 0.5 : first === "human";
   state.humanSide = state.humanFirst ? "black" : "white";
   state.moves = []; state.positions = []; state.record = []; state.view = null; state.busy = true;
-  state.lastAgentMs = null; state.selected = null;
+  state.lastAgentMs = null; state.selected = null; state.notice = "";
   showError("");
   el.ckBoard.dataset.busy = "true";
   el.agentName.textContent = currentAgent().name;
@@ -589,6 +597,101 @@ async function ckNewGame() {
     showError(e.message);
     el.ckBoard.dataset.busy = "false";
   }
+}
+
+// ------------------------------------------------------------------ links to a position
+//
+// /?agent=dqn&moves=3,3,4 opens the position after those moves against that agent (the menu's
+// names; an alias such as "dqn" works as in the API). moves: as /api/history takes them, Connect
+// Four columns 0-6 or Checkers action indices 0-255; first=human|agent: who moved first (default:
+// you take the side to move there); game=checkers: the game. A link that cannot be opened (an
+// unknown game or agent, a malformed move list, an illegal move) is said in the status line, and
+// a new game starts from the start position instead. c4jax/play/links.py writes these links.
+
+const LINK_KEYS = ["agent", "moves", "first"];
+
+// The link of the position shown (its first ``ply`` moves), with this game's agent and seats.
+function positionLink(ply) {
+  const q = new URLSearchParams();
+  if (isCheckers()) q.set("game", "checkers");
+  q.set("agent", currentAgent().name);
+  q.set("moves", state.moves.slice(0, ply).join(","));
+  q.set("first", state.humanFirst ? "human" : "agent");
+  return `?${q.toString().replace(/%2C/g, ",").replace(/%3A/g, ":")}`;
+}
+
+function linkMoves(text) {
+  if (text === null || text.trim() === "") return [];
+  const parts = text.split(",").map((x) => x.trim());
+  if (!parts.every((x) => /^[0-9]{1,3}$/.test(x)))
+    throw new Error(`moves=${text.slice(0, 60)} is not a comma-separated list of ` +
+                    (isCheckers() ? "Checkers action indices (0-255)" : "columns (0-6)"));
+  return parts.map(Number);
+}
+
+async function openLink(params) {
+  let problem = null;
+  const wanted = params.get("game");
+  if (wanted !== null && !switchGame(wanted))
+    problem = `this server plays no game '${wanted.slice(0, 40)}' (it plays ${state.games.map((g) => g.id).join(", ")})`;
+  else if (LINK_KEYS.some((k) => params.has(k))) {
+    const game = state.game;
+    try {
+      await showLink(params);
+      return;
+    } catch (e) {
+      if (state.game !== game + 1) return;  // a newer game took over meanwhile
+      problem = e.message;
+    }
+  }
+  await newGame();
+  if (problem === null) return;
+  state.notice = `This link cannot be opened: ${problem}. A new game instead:`;
+  if (state.positions.length) render();
+  else el.status.textContent = state.notice;
+  el.status.dataset.notice = "true";
+}
+
+// Open the position of a link's params; throws what is wrong with it.
+async function showLink(params) {
+  const game = ++state.game;
+  state.busy = true;
+  el.status.textContent = "Opening the link…";
+  const moves = linkMoves(params.get("moves"));
+  const first = params.get("first");
+  if (first !== null && first !== "human" && first !== "agent")
+    throw new Error(`first=${first.slice(0, 20)}: it must be 'human' or 'agent'`);
+  if (first !== null) el.first.value = first;  // kept, as the agent, when the moves cannot be shown
+  const extra = isCheckers() ? { game: "checkers" } : {};
+  // the agent first (its menu name: the link may use an alias), so that a bad move list falls back to it
+  const name = params.has("agent") ? params.get("agent") : el.agent.value;
+  const agent = (await api("/api/history", { ...extra, agent: name, moves: [], human_first: true })).agent;
+  el.agent.value = agent;
+  state.choice[state.gameId] = agent;
+  const body = (humanFirst) => ({ ...extra, agent, moves, human_first: humanFirst });
+  let humanFirst = first !== null ? first === "human" : (isCheckers() || moves.length % 2 === 0);
+  let answer = await api("/api/history", body(humanFirst));
+  if (first === null && answer.to_move === "agent") {  // Checkers: only the replay says whose turn it is
+    humanFirst = !humanFirst;
+    answer = await api("/api/history", body(humanFirst));
+  }
+  if (game !== state.game) return;
+  el.first.value = humanFirst ? "human" : "agent";
+  el.agentName.textContent = agent;
+  state.humanFirst = humanFirst;
+  state.humanSide = humanFirst ? "black" : "white";
+  state.moves = []; state.positions = []; state.record = []; state.view = null; state.lastAgentMs = null;
+  state.selected = null; state.notice = "";
+  showError("");
+  if (isCheckers()) await ckShow(answer, game);
+  else { accept(answer); state.busy = false; render(); }
+  if (answer.to_move !== "agent" || game !== state.game) return;
+  state.busy = true;  // the agent is to move there (the link says who moved first): it plays
+  render();
+  const reply = await api("/api/move", body(humanFirst));
+  if (game !== state.game) return;
+  if (isCheckers()) await ckShow(reply, game);
+  else { accept(reply); state.busy = false; render({ animate: reply.agent_move !== null }); }
 }
 
 // ------------------------------------------------------------------ start-up
@@ -627,13 +730,11 @@ async function init() {
     el.gameChoice.hidden = state.games.length < 2;
     el.game.addEventListener("change", () => { if (switchGame(el.game.value)) newGame(); });
     el.agent.addEventListener("change", () => { state.choice[state.gameId] = el.agent.value; });
-    const wanted = new URLSearchParams(location.search).get("game");
-    if (wanted && wanted !== state.gameId) switchGame(wanted);
   } catch (e) {
     showError(`cannot reach the server: ${e.message}`);
     return;
   }
-  await newGame();
+  await openLink(new URLSearchParams(location.search));
 }
 
 // The opponent menu: the agents of the game played, ``chosen`` selected.
