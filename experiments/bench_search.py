@@ -173,8 +173,8 @@ def main(argv: list[str] | None = None) -> dict:
         p.error(f"--simulations must be in 1..{search.MAX_SIMULATIONS}")
     if args.repeats < 1:
         p.error("--repeats must be >= 1")
-    if not 0 <= args.az_simulations <= alphazero.MAX_SIMULATIONS:
-        p.error(f"--az-simulations must be in 0..{alphazero.MAX_SIMULATIONS}")
+    if not 0 <= args.az_simulations <= search.MAX_SIMULATIONS:
+        p.error(f"--az-simulations must be in 0..{search.MAX_SIMULATIONS}")
 
     dev = jax.devices()[0]
     load = f", load average {os.getloadavg()[0]:.1f} at the start" if hasattr(os, "getloadavg") else ""

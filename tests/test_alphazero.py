@@ -137,6 +137,9 @@ def test_raw_policy_and_modes():
     assert sto.stochastic and sto.name.endswith(":sto")
     with pytest.raises(ValueError, match="simulations"):
         az.AlphaZeroAgent(params=PARAMS, num_simulations=-1)
+    az.AlphaZeroAgent(params=PARAMS, num_simulations=search.MAX_SIMULATIONS)  # the search's limit, as MCTS
+    with pytest.raises(ValueError, match=f"0..{search.MAX_SIMULATIONS} simulations"):
+        az.AlphaZeroAgent(params=PARAMS, num_simulations=search.MAX_SIMULATIONS + 1)
 
 
 @pytest.mark.parametrize("flags, message", [

@@ -37,7 +37,6 @@ from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.nets import tower as nets
 
 METHODS = ("gumbel", "puct")
-MAX_SIMULATIONS = 10_000
 DEFAULT_SIMULATIONS = 128  # how a search checkpoint without a saved setting plays
 
 
@@ -129,8 +128,9 @@ class AlphaZeroAgent(AgentBase):
 
     def __post_init__(self):
         n = self.num_simulations
-        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_SIMULATIONS:
-            raise ValueError(f"AlphaZero plays with 0 (the raw policy) .. {MAX_SIMULATIONS} simulations, got {n!r}")
+        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= mcts.MAX_SIMULATIONS:
+            raise ValueError(f"AlphaZero needs 0..{mcts.MAX_SIMULATIONS} simulations per move (0: the raw policy), "
+                             f"got {n!r}")
 
     @property
     def name(self) -> str:

@@ -81,7 +81,9 @@ from c4jax.games.connect_four.game import ConnectFour
 
 
 COLS = env.COLS
-MAX_SIMULATIONS = 50_000  # the tree holds batch * (N + 1) nodes; more does not fit a CPU's memory usefully
+# The most simulations per move of every search (pure MCTS and AlphaZero's network-guided one): the
+# tree holds batch * (N + 1) nodes; more does not fit a CPU's memory usefully.
+MAX_SIMULATIONS = 50_000
 SCORES_SEED = 0x5C0E  # root key of the searches behind ``scores`` (folded with the board)
 # Pure MCTS settings, from one 100-game protocol match each between 200-simulation searches
 # (sampled moves): PUCT with a uniform prior and c_1 = 3 scored 0.58 against mctx's default
