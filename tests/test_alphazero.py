@@ -1,4 +1,4 @@
-"""AlphaZero (c4jax.agents.alphazero, c4jax.learning.alphazero, experiments/alphazero.py).
+"""AlphaZero (c4jax.agents.network_search, c4jax.learning.alphazero, experiments/alphazero.py).
 
 Hand-made boards (an immediate win, a block), the environment model's rewards, discounts and
 values, self-play targets (outcomes for the player to move, mirrors), the loss, the agent's
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from c4jax import agents
-from c4jax.agents import alphazero as az
+from c4jax.agents import network_search as az
 from c4jax.agents import search
 from c4jax.agents.network import agent_from_checkpoint
 from c4jax.games.connect_four import env

@@ -25,8 +25,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from c4jax._version import __version__
-from c4jax.agents.alphazero import AlphaZeroAgent
 from c4jax.agents.network import NetworkAgent
+from c4jax.agents.network_search import AlphaZeroAgent
 from c4jax.io import atomic
 
 INSTALL_HINT = "pip install -e '.[onnx]'"

@@ -17,8 +17,8 @@ from typing import Callable
 
 from c4jax.agents.base import Agent
 from c4jax.agents.baselines import NStepLookahead, RandomAgent
-from c4jax.agents.alphazero import agent_from_search_checkpoint, is_search_checkpoint
 from c4jax.agents.network import agent_from_checkpoint
+from c4jax.agents.network_search import agent_from_search_checkpoint, is_search_checkpoint
 from c4jax.agents.search import MAX_SIMULATIONS, MCTSAgent
 from c4jax.agents.perfect import load_perfect, solver_available
 from c4jax.io.checkpoint import METADATA_FILE

@@ -1,4 +1,5 @@
-"""AlphaZero's network-guided search and the agent that plays with it (design.md §8).
+"""AlphaZero's network-guided search and the agent that plays with it (design.md §8); the trainer
+of its networks is :mod:`c4jax.learning.alphazero`.
 
 A two-headed CNET (policy logits, value) guides an mctx search whose model is the real
 jitted environment (:func:`c4jax.agents.search.recurrent_fn`, shared with pure MCTS), so
