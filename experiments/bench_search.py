@@ -16,7 +16,7 @@ searches one position at a time; one measured call searches every position once.
 Simulations/s = positions * simulations / time. The ratio is c4jax / OpenSpiel simulations/s.
 
 AlphaZero self-play: one self-play move of B games as ``experiments/alphazero.py`` makes it
-(``c4jax.agents.alphazero.search``: Gumbel MuZero guided by the two-headed CNET128, ``--az-simulations``
+(``c4jax.agents.network_search.search``: Gumbel MuZero guided by the two-headed CNET128, ``--az-simulations``
 per move, then ``env.step``), one jitted call per move of the whole batch; moves/s = B / time,
 simulations/s = B * simulations / time. The network is freshly initialised: the cost of a
 simulation does not depend on the weights.
@@ -49,7 +49,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax.agents import alphazero, search
+from c4jax.agents import network_search, search
 from c4jax.evaluation.protocol import openings
 from c4jax.games.connect_four import env
 from c4jax.nets import cnet
@@ -84,7 +84,7 @@ def alphazero_seconds(batch: int, simulations: int, repeats: int) -> float:
     params = cnet.init_params(jax.random.key(0), heads="two")
 
     def move(p, s, k):
-        out = alphazero.search(p, s, k, num_simulations=simulations)
+        out = network_search.search(p, s, k, num_simulations=simulations)
         return jax.vmap(env.step)(s, out.action)
 
     fn = jax.jit(move)
@@ -173,8 +173,8 @@ def main(argv: list[str] | None = None) -> dict:
         p.error(f"--simulations must be in 1..{search.MAX_SIMULATIONS}")
     if args.repeats < 1:
         p.error("--repeats must be >= 1")
-    if not 0 <= args.az_simulations <= alphazero.MAX_SIMULATIONS:
-        p.error(f"--az-simulations must be in 0..{alphazero.MAX_SIMULATIONS}")
+    if not 0 <= args.az_simulations <= search.MAX_SIMULATIONS:
+        p.error(f"--az-simulations must be in 0..{search.MAX_SIMULATIONS}")
 
     dev = jax.devices()[0]
     load = f", load average {os.getloadavg()[0]:.1f} at the start" if hasattr(os, "getloadavg") else ""

@@ -52,7 +52,9 @@ def thesis_rank(name: str) -> float | None:
     base = key.split(":")[0]
     return THESIS_RANKING.get(key, THESIS_RANKING.get(base) if base in ("dqn", "dueling_dqn", "1stepla", "2stepla") else None)
 
-PRESETS = {
+# The stages' run budgets of each --preset (the training presets of --training-preset, switch bundles
+# of the RL stages, are c4jax.learning.config.PRESETS).
+BUDGETS = {
     "thesis": {"supervised": [], "dqn": [], "dueling_dqn": [], "reinforce": [], "ppo": [], "tournament": []},
     "quick": {
         "supervised": ["--num-pairs", "20000", "--epochs", "3"],
@@ -183,7 +185,7 @@ def main(args: Args) -> Path:
     stages: list[dict] = []
     overwrite = ["--overwrite"] if args.overwrite else []
     progress = ([] if args.progress else ["--no-progress"]) + overwrite
-    budgets = PRESETS[args.preset]
+    budgets = BUDGETS[args.preset]
     if args.eval_only:
         shipped = agents.checkpoints_dir()
         sources = {"supervised": shipped / "supervised", **{a: shipped / a for a in RL}}

@@ -1,4 +1,4 @@
-"""AlphaZero (c4jax.agents.alphazero, c4jax.learning.alphazero, experiments/alphazero.py).
+"""AlphaZero (c4jax.agents.network_search, c4jax.learning.alphazero, experiments/alphazero.py).
 
 Hand-made boards (an immediate win, a block), the environment model's rewards, discounts and
 values, self-play targets (outcomes for the player to move, mirrors), the loss, the agent's
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from c4jax import agents
-from c4jax.agents import alphazero as az
+from c4jax.agents import network_search as az
 from c4jax.agents import search
 from c4jax.agents.network import agent_from_checkpoint
 from c4jax.games.connect_four import env
@@ -137,6 +137,9 @@ def test_raw_policy_and_modes():
     assert sto.stochastic and sto.name.endswith(":sto")
     with pytest.raises(ValueError, match="simulations"):
         az.AlphaZeroAgent(params=PARAMS, num_simulations=-1)
+    az.AlphaZeroAgent(params=PARAMS, num_simulations=search.MAX_SIMULATIONS)  # the search's limit, as MCTS
+    with pytest.raises(ValueError, match=f"0..{search.MAX_SIMULATIONS} simulations"):
+        az.AlphaZeroAgent(params=PARAMS, num_simulations=search.MAX_SIMULATIONS + 1)
 
 
 @pytest.mark.parametrize("flags, message", [

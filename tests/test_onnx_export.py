@@ -19,7 +19,7 @@ import pytest
 import c4jax
 from c4jax import agents
 from c4jax.agents import onnx_export
-from c4jax.agents.alphazero import AlphaZeroAgent
+from c4jax.agents.network_search import AlphaZeroAgent
 from c4jax.agents.network import NetworkAgent
 from c4jax.evaluation import random_boards
 from c4jax.io import checkpoint

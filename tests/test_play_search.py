@@ -13,7 +13,7 @@ import jax
 import numpy as np
 import pytest
 
-from c4jax.agents import alphazero
+from c4jax.agents import network_search
 from c4jax.io import checkpoint
 from c4jax.nets.cnet import init_params
 from c4jax.play import server as play_server
@@ -78,7 +78,7 @@ def test_default_menu_offers_mcts_and_a_shipped_search_checkpoint(monkeypatch, t
     labels = {e.name: e.scores_label for e in cat.entries.values()}
     assert "visit share" in labels["mcts200:det"] and "200-simulation" in labels["mcts200:det"]
     assert "searched value" in labels["mcts1000:sto"] and "AlphaZero" in labels["alphazero@6:det"]
-    other = alphazero.AlphaZeroAgent(params=init_params(jax.random.key(0), width=8, heads="two"), width=8)
+    other = network_search.AlphaZeroAgent(params=init_params(jax.random.key(0), width=8, heads="two"), width=8)
     assert play_server._kind(other)[0] == "search"  # any agent with search_stats
 
 

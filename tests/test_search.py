@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from c4jax import agents
-from c4jax.agents import alphazero, search
+from c4jax.agents import network_search, search
 from c4jax.agents.baselines import RandomAgent
 from c4jax.agents.policy import masked_logits
 from c4jax.evaluation import match
@@ -252,12 +252,12 @@ def test_root_visits_equal_the_number_of_simulations(rule):
         assert int((out.tree.parents[:, 1:] >= 0).sum()) == 5 * n  # one new node per simulation
 
 
-@pytest.mark.parametrize("method", alphazero.METHODS)
+@pytest.mark.parametrize("method", network_search.METHODS)
 def test_alphazero_root_visits_equal_the_number_of_simulations(method):
     """mctx's public policies on our model: every simulation reaches the tree (a changed mctx that
     dropped one would fail here)."""
     params = cnet.init_params(jax.random.key(0), width=8, heads="two")
-    out = jax.jit(lambda s, k: alphazero.search(params, s, k, num_simulations=8, width=8, method=method))(
+    out = jax.jit(lambda s, k: network_search.search(params, s, k, num_simulations=8, width=8, method=method))(
         states_of(WIN, BLOCK, ENDGAME), jax.random.key(1))
     assert out.search_tree.children_visits[:, 0].sum(-1).tolist() == [8] * 3
     assert out.search_tree.node_visits[:, 0].tolist() == [9] * 3
@@ -281,7 +281,7 @@ def test_typed_and_legacy_keys_give_the_same_searches():
     assert float(search.random_playout(GAME, s, jax.random.PRNGKey(5))) == float(
         search.random_playout(GAME, s, jax.random.key(5)))
     params = cnet.init_params(jax.random.key(0), width=8, heads="two")
-    az = alphazero.AlphaZeroAgent(params=params, width=8, num_simulations=4, deterministic=False)
+    az = network_search.AlphaZeroAgent(params=params, width=8, num_simulations=4, deterministic=False)
     np.testing.assert_array_equal(np.asarray(az.act(boards, jax.random.PRNGKey(1))),
                                   np.asarray(az.act(boards, jax.random.key(1))))
     with pytest.raises(TypeError, match="PRNG"):
@@ -313,7 +313,7 @@ def test_beats_random():
 @pytest.mark.slow
 def test_network_evaluator_guides_the_search():
     params = cnet.init_params(jax.random.key(0), width=16, heads="two")
-    evaluate = alphazero.evaluator(width=16)  # the AlphaZero network as run()'s evaluator
+    evaluate = network_search.evaluator(width=16)  # the AlphaZero network as run()'s evaluator
     states = states_of(WIN, np.zeros((6, 7), np.int8))
     logits, value = evaluate(params, keys(2), states)
     assert logits.shape == (2, 7) and value.shape == (2,)

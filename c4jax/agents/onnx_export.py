@@ -25,8 +25,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from c4jax._version import __version__
-from c4jax.agents.alphazero import AlphaZeroAgent
 from c4jax.agents.network import NetworkAgent
+from c4jax.agents.network_search import AlphaZeroAgent
+from c4jax.io import atomic
 
 INSTALL_HINT = "pip install -e '.[onnx]'"
 TOLERANCE = 1e-4  # largest |ONNX - JAX| allowed on finite scores
@@ -174,16 +175,9 @@ def to_model(agent: Any, *, opset: int = DEFAULT_OPSET):
 
 
 def save(model, path: str | Path) -> Path:
-    """Write ``model`` to ``path`` atomically (a temporary file renamed over it)."""
+    """Write ``model`` to ``path`` atomically (:func:`c4jax.io.atomic.write_atomic`)."""
     onnx = _require("onnx")
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        onnx.save_model(model, str(tmp))
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
+    return atomic.write_atomic(path, lambda f: onnx.save_model(model, f))
 
 
 def read_metadata(path: str | Path) -> dict[str, str]:

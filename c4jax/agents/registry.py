@@ -25,8 +25,8 @@ from c4jax.games import DEFAULT as CONNECT_FOUR_ID
 from c4jax.games import GAMES
 from c4jax.games import make as make_game
 from c4jax.agents.baselines import NStepLookahead, RandomAgent
-from c4jax.agents.alphazero import agent_from_search_checkpoint, is_search_checkpoint
 from c4jax.agents.network import agent_from_checkpoint
+from c4jax.agents.network_search import agent_from_search_checkpoint, is_search_checkpoint
 from c4jax.agents.search import MAX_SIMULATIONS, MCTSAgent
 from c4jax.agents.perfect import load_perfect, solver_available
 from c4jax.io.checkpoint import METADATA_FILE

@@ -5,7 +5,7 @@ The whole search is ours: :func:`run` grows B trees (one per root state) in fixe
 (:class:`Tree`), and each simulation walks down every tree to an unexpanded edge (selection),
 steps the game along it and evaluates the new node (expansion), then backs the value up the
 path (:func:`_backward`). mctx's public API is used only by AlphaZero's Gumbel and PUCT policies
-(:mod:`c4jax.agents.alphazero`), which share this module's model, :func:`recurrent_fn`.
+(:mod:`c4jax.agents.network_search`), which share this module's model, :func:`recurrent_fn`.
 
 One search is parameterised by a **game** (:class:`c4jax.games.base.Game`, Connect Four by
 default) and an **evaluator**: a function ``evaluate(params, keys[B], states[B]) ->
@@ -15,7 +15,7 @@ default) and an **evaluator**: a function ``evaluate(params, keys[B], states[B])
 - :class:`RolloutEvaluator` (pure MCTS; ``rollout_evaluator`` is Connect Four's): uniform prior
   over the legal actions, value = the result of ONE uniformly random playout to the end of the
   game (+1 / 0 / -1 for Connect Four, the sum of the player's rewards in general);
-- :func:`c4jax.agents.alphazero.evaluator` (AlphaZero on Connect Four): prior = the policy head's
+- :func:`c4jax.agents.network_search.evaluator` (AlphaZero on Connect Four): prior = the policy head's
   logits, value = the value head of ``CNet(heads="two")`` on the node's public board.
 
 The model
@@ -81,7 +81,9 @@ from c4jax.games.connect_four.game import ConnectFour
 
 
 COLS = env.COLS
-MAX_SIMULATIONS = 50_000  # the tree holds batch * (N + 1) nodes; more does not fit a CPU's memory usefully
+# The most simulations per move of every search (pure MCTS and AlphaZero's network-guided one): the
+# tree holds batch * (N + 1) nodes; more does not fit a CPU's memory usefully.
+MAX_SIMULATIONS = 50_000
 SCORES_SEED = 0x5C0E  # root key of the searches behind ``scores`` (folded with the board)
 # Pure MCTS settings, from one 100-game protocol match each between 200-simulation searches
 # (sampled moves): PUCT with a uniform prior and c_1 = 3 scored 0.58 against mctx's default
@@ -408,7 +410,7 @@ def recurrent_fn(evaluate: Evaluator, game=CONNECT_FOUR):
     :func:`c4jax.games.base.mover_reward`, discount :func:`c4jax.games.base.discount`, and
     ``evaluate`` scoring the new node. Embeddings are ``(states[B], key data[B])`` and
     ``rng_key`` is ignored (per-node keys, see the module docstring). :func:`run` and
-    AlphaZero's Gumbel and PUCT searches (:mod:`c4jax.agents.alphazero`) use it."""
+    AlphaZero's Gumbel and PUCT searches (:mod:`c4jax.agents.network_search`) use it."""
 
     def model(params, rng_key, action, embedding):
         del rng_key  # per-node keys instead (see the module docstring)
@@ -459,7 +461,7 @@ def run(evaluate: Evaluator, params, states, keys: Array, num_simulations: int, 
 
     Args:
       evaluate: the root and leaf evaluator (:class:`RolloutEvaluator` of the same game,
-        ``alphazero.evaluator`` for Connect Four).
+        ``network_search.evaluator`` for Connect Four).
       params: passed to ``evaluate`` (network parameters; ``None`` for pure MCTS).
       states: the roots, states [B] of ``game`` (finished states give all-zero visits).
       keys: PRNG keys [B], typed or legacy, one per root; the search of board b depends only on

@@ -31,7 +31,6 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -41,6 +40,7 @@ import numpy as np
 import orbax.checkpoint as ocp
 
 from c4jax._version import __version__
+from c4jax.io import atomic
 from c4jax.io.jsonutil import json_default
 
 FORMAT_VERSION = 1
@@ -107,8 +107,7 @@ def save(directory: str | os.PathLike, tree: Any, metadata: dict, *, keep_previo
         if p.name not in keep:
             shutil.rmtree(p, ignore_errors=True)
     for name in (METADATA_FILE, PREVIOUS_FILE):
-        for p in directory.glob(f".{name}.*"):
-            p.unlink(missing_ok=True)
+        atomic.remove_stale_temporaries(directory / name)
     return directory
 
 
@@ -168,33 +167,10 @@ def _keep_previous(directory: Path) -> set[str]:
 
 
 def _write_json_atomic(path: Path, obj: dict) -> None:
-    """Write ``obj`` to a temporary file beside ``path``, flush it to disk, then rename it over
-    ``path`` (readers see the old or the new file, never a part)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(json.dumps(obj, indent=2, default=json_default) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # some file systems cannot sync a directory
-        pass
-    finally:
-        os.close(fd)
+    """``obj`` as indented JSON in ``path``, written with :func:`atomic.write_atomic` (synced to
+    disk before the rename: readers see the old or the new file, never a part)."""
+    text = (json.dumps(obj, indent=2, default=json_default) + "\n").encode("utf-8")
+    atomic.write_atomic(path, lambda f: f.write(text))
 
 
 def _fsync_tree(root: Path) -> None:
@@ -204,7 +180,7 @@ def _fsync_tree(root: Path) -> None:
         for name in files:
             with open(os.path.join(dirpath, name), "rb") as f:
                 os.fsync(f.fileno())
-        _fsync_dir(Path(dirpath))
+        atomic.fsync_dir(dirpath)
 
 
 def tree_checksum(tree: Any) -> str:

@@ -2,27 +2,27 @@
 
 Metrics leave jitted code as data (``dict[str, Array]``); only this module writes
 files or draws. One row per logged step: ``{"step": int, "<namespace>/<name>": float, ...}``.
-Whole files (the rewritten log of a resumed run, CSV, plots, summaries) are written to a
-temporary file and renamed over the old one, so a process killed while writing one leaves the
-old file, never a part of it; appended rows are flushed one by one, and a torn last line (a kill
-during an append) is skipped when the log is read.
+Whole files (the rewritten log of a resumed run, CSV, plots, summaries) are written with
+:mod:`c4jax.io.atomic` (a temporary file, synced to disk and renamed over the old one), so a
+process killed while writing one leaves the old file, never a part of it; appended rows are
+flushed one by one, and a torn last line (a kill during an append) is skipped when the log is read.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
 import shlex
 import sys
-import tempfile
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 
+from c4jax.io import atomic
 from c4jax.io.track import Trackers
 
 METRICS_JSONL = "metrics.jsonl"
@@ -46,34 +46,9 @@ def command_line(argv: Sequence[str] | None = None) -> str:
     return shlex.join(["python"] + [display_path(a) if os.path.isabs(a) else a for a in argv])
 
 
-@contextmanager
-def atomic_path(path: str | os.PathLike):
-    """Yields a temporary path beside ``path`` (same suffix) to write; renamed over ``path`` when
-    the block ends without error, deleted otherwise."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
-    os.close(fd)
-    try:
-        yield Path(tmp)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    for stale in path.parent.glob(f".{path.stem}.*{path.suffix}"):  # left by a process killed while writing
-        stale.unlink(missing_ok=True)
-
-
-def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
-    """Replace the file ``path`` with ``text`` atomically (see :func:`atomic_path`)."""
-    with atomic_path(path) as tmp:
-        tmp.write_text(text)
-    return Path(path)
-
-
 def write_json(path: str | os.PathLike, obj) -> Path:
     """``obj`` as indented JSON in ``path``, atomically (summaries)."""
-    return write_text_atomic(path, json.dumps(obj, indent=2) + "\n")
+    return atomic.write_text_atomic(path, json.dumps(obj, indent=2) + "\n")
 
 
 def _scalar(v):
@@ -99,7 +74,7 @@ class RunLog:
         self.rows: list[dict] = rows
         if write:
             self.out_dir.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(self.path, "".join(json.dumps(r) + "\n" for r in rows))
+            atomic.write_text_atomic(self.path, "".join(json.dumps(r) + "\n" for r in rows))
         self.trackers = None
         if write and track:
             self.trackers = Trackers(track, self.out_dir, config=config, rows=rows, resume=resume, name=name,
@@ -124,12 +99,12 @@ class RunLog:
     def write_csv(self) -> Path:
         keys = sorted({k for r in self.rows for k in r} - {"step"})
         path = self.out_dir / METRICS_CSV
-        with atomic_path(path) as tmp, open(tmp, "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["step"] + keys)
-            for r in self.rows:
-                w.writerow([r["step"]] + [r.get(k, "") for k in keys])
-        return path
+        text = io.StringIO(newline="")
+        w = csv.writer(text)
+        w.writerow(["step"] + keys)
+        for r in self.rows:
+            w.writerow([r["step"]] + [r.get(k, "") for k in keys])
+        return atomic.write_text_atomic(path, text.getvalue())
 
 
 def read_metrics(path: str | os.PathLike) -> list[dict]:
@@ -205,7 +180,6 @@ def plot_panels(
         fig.suptitle(suptitle)
     fig.tight_layout()
     path = Path(path)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format=path.suffix.lstrip(".") or "png")
+    atomic.write_atomic(path, lambda f: fig.savefig(f, dpi=110, format=path.suffix.lstrip(".") or "png"))
     plt.close(fig)
     return path

@@ -28,6 +28,8 @@ import uuid
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from c4jax.io import atomic
+
 BACKENDS = ("tensorboard", "wandb")
 STEPS_PER_S = "time/steps_per_s"
 TB_DIR = "tb"
@@ -112,9 +114,7 @@ class WandB:
                               settings=wandb.Settings(silent=True, console="off"))
 
     def _save(self) -> None:
-        tmp = self.state_path.with_name(self.state_path.name + ".tmp")
-        tmp.write_text(json.dumps(self.state) + "\n")
-        os.replace(tmp, self.state_path)
+        atomic.write_text_atomic(self.state_path, json.dumps(self.state) + "\n")
 
     def log(self, step: int, row: Mapping) -> None:
         if step <= self.state["step"]:  # logged before the run was interrupted (the same values)

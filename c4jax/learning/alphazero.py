@@ -4,7 +4,7 @@
 Each *iteration*, on device:
 
 1. ``games`` self-play games in parallel, every move of every game chosen by a batched
-   search (:func:`c4jax.agents.alphazero.search`, the real environment as the model)
+   search (:func:`c4jax.agents.network_search.search`, the real environment as the model)
    guided by the current network; a ``lax.scan`` over the ``game.max_steps`` plies of all
    games (42 for Connect Four; finished games idle). The first ``temperature_moves`` plies of a game are sampled from the search
    policy; then Gumbel MuZero plays its own choice (through its Gumbel noise) and PUCT the
@@ -34,7 +34,7 @@ from flax import struct
 from jax import Array
 
 from c4jax.agents import arena
-from c4jax.agents.alphazero import METHODS, AlphaZeroAgent, evaluate, search
+from c4jax.agents.network_search import METHODS, AlphaZeroAgent, evaluate, search
 from c4jax.games import base as games
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.board import mirror_boards

@@ -24,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import os
 import re
 import time
 from pathlib import Path
@@ -36,6 +35,7 @@ import numpy as np
 from c4jax import agents
 from c4jax.agents import arena
 from c4jax.games.connect_four.board import COLS, ROWS, check_boards, mirror_boards
+from c4jax.io import atomic
 
 FORMAT_NAME = "c4jax.dataset"
 FORMAT_VERSION = 1
@@ -135,7 +135,7 @@ class Dataset:
         """Write a compressed ``.npz`` at exactly ``path`` (parents created); returns the path."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(path, lambda f: np.savez_compressed(
+        atomic.write_atomic(path, lambda f: np.savez_compressed(
             f,
             format=np.array(FORMAT_NAME),
             version=np.array(FORMAT_VERSION, np.int32),
@@ -190,28 +190,6 @@ class Dataset:
 
 class _NotADataset(Exception):
     pass
-
-
-def _write_atomic(path: Path, write) -> None:
-    """``write(f)`` into a temporary file beside ``path`` (``.<name>.<pid>.tmp``), flushed to disk
-    and renamed over ``path``: readers and a resumed run never see a half-written file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _remove_stale_temporaries(path)
-
-
-def _remove_stale_temporaries(path: Path) -> None:
-    """Delete the temporary files of ``path`` that a process killed while writing it left behind."""
-    for stale in path.parent.glob(f".{path.name}.*.tmp"):
-        stale.unlink(missing_ok=True)
 
 
 def _existing_file(path, what: str) -> Path:
@@ -340,7 +318,7 @@ class Progress:
     def save(self, path) -> Path:
         """Write an uncompressed ``.npz`` at ``path`` atomically (temporary file, flushed, renamed)."""
         path = Path(path)
-        _write_atomic(path, lambda f: np.savez(
+        atomic.write_atomic(path, lambda f: np.savez(
             f, format=np.array(FORMAT_NAME + ".progress"), boards=self.boards, actions=self.actions,
             groups=self.groups, key=self.key, meta=np.array(json.dumps({"info": self.info, "counts": self.counts}))))
         return path
@@ -499,7 +477,7 @@ def export_text(dataset: Dataset, path) -> Path:
     chars[:, CELLS] = dataset.actions.astype(np.uint8) + ord("0")
     chars[:, CELLS + 1] = ord(";")
     path.parent.mkdir(parents=True, exist_ok=True)
-    _write_atomic(path, lambda f: f.write(chars.tobytes()[:-1] if n else b""))
+    atomic.write_atomic(path, lambda f: f.write(chars.tobytes()[:-1] if n else b""))
     return path
 
 

@@ -43,7 +43,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from c4jax import agents, evaluation, games
-from c4jax.io import checkpoint, devices, outdir, runlog, track
+from c4jax.io import atomic, checkpoint, devices, outdir, runlog, track
 from c4jax.io.tables import Table
 from c4jax.nets import cnet
 from c4jax.agents.network import NetworkAgent
@@ -703,4 +703,4 @@ def _write_seed_table(out: Path, summary: dict, per_seed: list[dict], select_by:
     lines = [f"# {summary['algorithm']}: {len(per_seed)} seeds trained in one vmapped program", "",
              f"Command: `{summary['command']}`", "", table.to_markdown(title=False),
              f"Wall time {summary['wall_s'] / 60:.1f} min for all seeds together."]
-    runlog.write_text_atomic(out / "seeds.md", "\n".join(lines) + "\n")
+    atomic.write_text_atomic(out / "seeds.md", "\n".join(lines) + "\n")

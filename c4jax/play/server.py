@@ -89,9 +89,9 @@ import numpy as np
 
 from c4jax import agents
 from c4jax.agents import perfect
-from c4jax.agents.alphazero import AlphaZeroAgent
 from c4jax.agents.baselines import NStepLookahead, RandomAgent
 from c4jax.agents.network import NetworkAgent
+from c4jax.agents.network_search import AlphaZeroAgent
 from c4jax.agents.search import MCTSAgent
 from c4jax.games import base as games
 from c4jax.games.checkers import bitboard as ck_bb

@@ -1,4 +1,5 @@
-"""AlphaZero's network-guided search and the agent that plays with it (design.md §8).
+"""AlphaZero's network-guided search and the agent that plays with it (design.md §8); the trainer
+of its networks is :mod:`c4jax.learning.alphazero`.
 
 A two-headed CNET (policy logits, value) guides an mctx search whose model is the real
 jitted environment (:func:`c4jax.agents.search.recurrent_fn`, shared with pure MCTS), so
@@ -38,7 +39,6 @@ from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.nets import tower as nets
 
 METHODS = ("gumbel", "puct")
-MAX_SIMULATIONS = 10_000
 DEFAULT_SIMULATIONS = 128  # how a search checkpoint without a saved setting plays
 
 
@@ -130,8 +130,9 @@ class AlphaZeroAgent(AgentBase):
 
     def __post_init__(self):
         n = self.num_simulations
-        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_SIMULATIONS:
-            raise ValueError(f"AlphaZero plays with 0 (the raw policy) .. {MAX_SIMULATIONS} simulations, got {n!r}")
+        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= mcts.MAX_SIMULATIONS:
+            raise ValueError(f"AlphaZero needs 0..{mcts.MAX_SIMULATIONS} simulations per move (0: the raw policy), "
+                             f"got {n!r}")
 
     @property
     def name(self) -> str:
