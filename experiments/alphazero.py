@@ -32,7 +32,7 @@ import tyro
 
 from c4jax import games
 from c4jax.io import runlog
-from c4jax.learning import loop
+from c4jax.learning import config, loop
 from c4jax.learning.alphazero import AlphaZero, AlphaZeroConfig
 
 
@@ -64,27 +64,6 @@ def defaults(game: str) -> Config:
     return Config(run=run, az=az)
 
 
-def game_flag(argv: list[str]) -> str:
-    """The value of ``--game`` in ``argv`` (the default game when there is none), read before the flags
-    are parsed so that the other flags' defaults can be that game's."""
-    for i, arg in enumerate(argv):
-        if arg == "--game" and i + 1 < len(argv):
-            return argv[i + 1]
-        if arg.startswith("--game="):
-            return arg.split("=", 1)[1]
-    return loop.LoopConfig.game
-
-
-def plot_wall_clock(run_dir: Path) -> Path:
-    """``curves_wall.png``: every evaluation win rate against wall-clock minutes of the run."""
-    rows = runlog.read_metrics(run_dir / runlog.METRICS_JSONL)
-    for r in rows:
-        r["minutes"] = r.get("time/wall_s", 0.0) / 60
-    keys = sorted({k for r in rows for k in r if k.startswith("eval/vs_") and not k.endswith("_length")})
-    return runlog.plot_panels(rows, [("win rate (protocol, 100 games)", keys, "win rate")], run_dir / "curves_wall.png",
-                              x="minutes", xlabel="wall-clock minutes", suptitle="alphazero: strength against time")
-
-
 def trainer(cfg: Config) -> AlphaZero:
     """The trainer of ``cfg``; a setting that does not fit the game ends the script with one line."""
     try:
@@ -104,5 +83,5 @@ def main(cfg: Config) -> dict:
 
 
 if __name__ == "__main__":
-    loop.exit_on_error(main, tyro.cli(Config, default=defaults(game_flag(sys.argv[1:])),
-                                      config=(tyro.conf.OmitArgPrefixes,)))
+    game = config.preset_from_argv(sys.argv[1:], flag="--game", default=loop.LoopConfig.game)
+    loop.exit_on_error(main, tyro.cli(Config, default=defaults(game), config=(tyro.conf.OmitArgPrefixes,)))

@@ -206,11 +206,14 @@ def is_search_checkpoint(directory) -> bool:
 def agent_from_search_checkpoint(directory, mode: str | None = None, label: str | None = None,
                                  num_simulations: int | None = None) -> AlphaZeroAgent:
     """The AlphaZero agent of a checkpoint: its network with the saved number of simulations
-    (or ``num_simulations``; 0 = the raw policy), deterministic unless ``mode == "sto"``."""
+    (or ``num_simulations``; 0 = the raw policy), deterministic with ``mode == "det"``, sampled with
+    ``"sto"``, and as its metadata's ``default_mode`` says without a mode."""
     directory = resolve_checkpoint(directory)
     meta = checkpoint.read_metadata(directory, game=None)
     game = checkpoint_game(directory, meta)
     search = meta["agent"]["search"]
+    # without a suffix, the agent's own default: AlphaZero's search plays det, a policy network's raw policy sto
+    deterministic = (mode or meta["agent"].get("default_mode", "det")) != "sto"
     sims = int(search.get("simulations", DEFAULT_SIMULATIONS)) if num_simulations is None else num_simulations
     try:
         tower = nets.from_metadata(meta["network"])
@@ -219,11 +222,11 @@ def agent_from_search_checkpoint(directory, mode: str | None = None, label: str 
     if not tower:
         net = agent_from_checkpoint(directory, mode, label)
         return AlphaZeroAgent(params=net.params, label=net.label, width=net.width, num_simulations=sims,
-                              deterministic=mode != "sto")
+                              deterministic=deterministic)
     template = {"params": nets.init_params(jax.random.key(0), tower=tower, game=game)}
     params = checkpoint.restore(directory, template, meta=meta)["params"]
     return AlphaZeroAgent(params=params, label=label or meta.get("name", directory.name), tower=tower,
-                          num_simulations=sims, deterministic=mode != "sto", game=game)
+                          num_simulations=sims, deterministic=deterministic, game=game)
 
 
 def checkpoint_game(directory, meta: dict):

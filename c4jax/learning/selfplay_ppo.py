@@ -1,0 +1,260 @@
+"""PPO by self-play on any two-player zero-sum game of the protocol (:class:`c4jax.games.base.Game`).
+
+The thesis' PPO (:mod:`c4jax.learning.ppo`) plays Connect Four's CNET boards with design.md §2's
+shaped reward and mirror augmentation; this one needs only the game's own rewards (+1 win, 0
+draw, -1 loss), as seed 001 trains PPO on Checkers. It follows purejaxrl's layout: ``envs``
+games run side by side and each starts again as soon as it ends, so a collection is always
+``envs x steps`` plies, whatever the games' lengths; one jitted chunk is ``collects_per_eval``
+(collect, then PPO epochs over it).
+
+Self-play, one network for both players. Every ply is a row from the point of view of its
+player to move (``current_player``): the observation, the action sampled from the policy
+masked to the legal actions, its log-probability, the value ``V(s)`` (the value head through
+``tanh``, in [-1, 1]) and the mover's reward. The next row belongs to the opponent unless the
+same player moves again (a Checkers multi-jump), so the advantages are the negamax form of
+GAE(λ): with ``sign = +1`` when the same player moves next and ``-1`` otherwise,
+
+    δ_t = r_t + γ (1 - done_t) sign_t V(s_{t+1}) - V(s_t)
+    A_t = δ_t + γ λ (1 - done_t) sign_t A_{t+1}
+
+and the value target is ``A_t + V(s_t)``. A game cut by the game's own ply cap is a draw (the
+game's rules say so), not a truncated episode to bootstrap.
+
+The network is the residual tower (:mod:`c4jax.nets.tower`) of AlphaZero's agents, so the
+trained policy plays through :class:`c4jax.agents.network_search.AlphaZeroAgent`: its raw
+policy (``@0``, how it is saved) or, with ``@N``, N simulations of search guided by its
+policy and value heads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import struct
+from jax import Array
+
+from c4jax.agents.network_search import AlphaZeroAgent
+from c4jax.agents.policy import masked_logits
+from c4jax.games import base as games
+from c4jax.learning.optim import adam_l2, apply_gradients
+from c4jax.learning.train_state import TrainState
+from c4jax.nets import tower as towers
+
+
+@dataclass(frozen=True)
+class SelfPlayPPOConfig:
+    """PPO by self-play on a game's own rewards (:mod:`c4jax.learning.selfplay_ppo`)."""
+
+    envs: int = 64
+    """Games played side by side; each starts again as soon as it ends."""
+    steps: int = 64
+    """Plies of every game per collection: a collection is envs x steps rows."""
+    epochs: int = 4
+    """Passes over each collection."""
+    minibatch_size: int = 512
+    """Rows per optimiser step (a multiple that divides envs x steps)."""
+    clip: float = 0.2
+    """Ratio clip."""
+    value_weight: float = 0.5
+    """Weight of the value loss (squared error of tanh(value) to the GAE target)."""
+    entropy_weight: float = 0.01
+    """Weight of the entropy bonus (entropy over the legal actions)."""
+    gamma: float = 1.0
+    """Discount per ply (1: the game's result, undiscounted)."""
+    gae_lambda: float = 0.95
+    """GAE(λ) of the advantages."""
+    learning_rate: float = 3e-4
+    """Adam learning rate."""
+    weight_decay: float = 0.0
+    """L2 penalty added to the gradient."""
+    max_grad_norm: float = 0.5
+    """Gradients are clipped to this global norm."""
+    collects_per_eval: int = 50
+    """Collections (each followed by its PPO epochs) between evaluations (and checkpoints)."""
+    tower_blocks: int = 2
+    """Residual blocks of the network (:mod:`c4jax.nets.tower`)."""
+    tower_channels: int = 32
+    """Filters of every 3x3 convolution of the network."""
+
+    def __post_init__(self):
+        for name in ("envs", "steps", "epochs", "minibatch_size", "collects_per_eval", "tower_blocks",
+                     "tower_channels"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
+        if (self.envs * self.steps) % self.minibatch_size:
+            raise ValueError(f"--minibatch-size ({self.minibatch_size}) must divide a collection's rows "
+                             f"(--envs x --steps = {self.envs * self.steps})")
+        for name in ("gamma", "gae_lambda"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"--{name.replace('_', '-')} must be in [0, 1], got {getattr(self, name)}")
+        for name in ("clip", "value_weight", "entropy_weight", "learning_rate", "weight_decay", "max_grad_norm"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
+
+    @property
+    def tower(self) -> tuple[int, int]:
+        return (self.tower_blocks, self.tower_channels)
+
+    @property
+    def minibatches(self) -> int:
+        """Optimiser steps per epoch."""
+        return self.envs * self.steps // self.minibatch_size
+
+
+@struct.dataclass
+class Rows:
+    """One collection, time-major ``[T, E]``."""
+
+    obs: Array  # the observation of the player to move
+    legal: Array  # bool[..., A]: the legal actions
+    action: Array  # int32
+    logp: Array  # float32: log-probability of the action under the collecting policy
+    value: Array  # float32: V(s) of the collecting network, for the player to move
+    reward: Array  # float32: the mover's reward for the ply
+    done: Array  # bool: the ply ended the game
+    sign: Array  # float32: +1 when the same player moves next, -1 when the opponent does
+
+
+@struct.dataclass
+class SelfPlayPPOState(TrainState):
+    envs: Any  # game states [E], mid-game
+    plies: Array  # int32[E]: plies played in each running game
+
+
+def negamax_gae(rows: Rows, last_value: Array, gamma: float, lam: float) -> tuple[Array, Array]:
+    """``(advantages, targets)``, float32[T, E]: GAE(λ) with the sign flip of a zero-sum game
+    (module docstring). ``last_value``: V of the states after the last ply, for their player to move."""
+    def back(carry, row):
+        next_value, next_adv = carry
+        cont = gamma * (1.0 - row.done.astype(jnp.float32)) * row.sign
+        delta = row.reward + cont * next_value - row.value
+        adv = delta + lam * cont * next_adv
+        return (row.value, adv), adv
+
+    _, adv = jax.lax.scan(back, (last_value, jnp.zeros_like(last_value)), rows, reverse=True)
+    return adv, adv + rows.value
+
+
+class SelfPlayPPO:
+    """PPO by self-play on ``game`` as a :class:`c4jax.learning.loop.Algorithm`."""
+
+    name = "ppo"
+    heads = "two"
+    output = "policy"
+    default_mode = "sto"
+
+    def __init__(self, cfg: SelfPlayPPOConfig, game):
+        games.check_game(game)
+        self.cfg, self.game = cfg, game
+        self.net = towers.two_headed(128, cfg.tower, game)
+        self.tx = optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), adam_l2(cfg.learning_rate, cfg.weight_decay))
+        self.network_meta = {"tower": list(cfg.tower)}
+        self.agent_meta = {"search": {"simulations": 0}}  # the raw policy; name@N searches with it
+        self.chunk = jax.jit(self._chunk)
+
+    def fresh_params(self, key: Array):
+        return towers.init_params(key, tower=self.cfg.tower, game=self.game)
+
+    def agent_of(self, params, label: str, sampled: bool = True, symmetric: bool = False) -> AlphaZeroAgent:
+        """The network's raw policy over the legal actions, sampled (or greedy)."""
+        del symmetric
+        return AlphaZeroAgent(params=params, label=label, tower=self.cfg.tower, num_simulations=0,
+                              deterministic=not sampled, game=self.game)
+
+    def init(self, key: Array, params) -> SelfPlayPPOState:
+        env_key, key = jax.random.split(key)
+        envs = jax.vmap(self.game.init)(jax.random.split(env_key, self.cfg.envs))
+        return SelfPlayPPOState.create(params, self.tx, key, envs=envs, plies=jnp.zeros(self.cfg.envs, jnp.int32))
+
+    def _apply(self, params, obs: Array, legal: Array) -> tuple[Array, Array]:
+        """Masked logits and tanh value of observations [..., *obs] with legal masks [..., A]."""
+        lead = legal.shape[:-1]
+        flat = obs.reshape((-1,) + obs.shape[len(lead):])
+        logits, value = self.net.apply({"params": params}, flat)
+        logits = masked_logits(logits.reshape(lead + logits.shape[-1:]), legal)
+        return logits, jnp.tanh(value.reshape(lead))
+
+    def _collect(self, params, envs, plies: Array, key: Array):
+        game = self.game
+
+        def ply(carry, k):
+            envs, plies, finished, lengths = carry
+            act_key, reset_key = jax.random.split(k)
+            obs = jax.vmap(game.observe)(envs)
+            legal = envs.legal_action_mask
+            logits, value = self._apply(params, obs, legal)
+            action = jax.random.categorical(act_key, logits).astype(jnp.int32)
+            logp = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], axis=-1)[:, 0]
+            player = envs.current_player
+            after = jax.vmap(game.step)(envs, action)
+            reward = jnp.take_along_axis(after.rewards, player[:, None].astype(jnp.int32), axis=-1)[:, 0]
+            done = games.done(after)
+            sign = jnp.where(after.current_player == player, 1.0, -1.0)
+            fresh = jax.vmap(game.init)(jax.random.split(reset_key, done.shape[0]))
+            envs = jax.tree.map(lambda f, a: jnp.where(done.reshape((-1,) + (1,) * (a.ndim - 1)), f, a), fresh, after)
+            row = Rows(obs=obs, legal=legal, action=action, logp=logp, value=value, reward=reward.astype(jnp.float32),
+                       done=done, sign=sign)
+            carry = (envs, jnp.where(done, 0, plies + 1), finished + done.sum(),
+                     lengths + jnp.where(done, plies + 1, 0).sum())
+            return carry, row
+
+        start = (envs, plies, jnp.int32(0), jnp.int32(0))
+        (envs, plies, finished, lengths), rows = jax.lax.scan(ply, start, jax.random.split(key, self.cfg.steps))
+        _, last_value = self._apply(params, jax.vmap(game.observe)(envs), envs.legal_action_mask)
+        return rows, last_value, envs, plies, finished, lengths
+
+    def _loss(self, params, mb: Rows, adv: Array, target: Array):
+        cfg = self.cfg
+        logits, value = self._apply(params, mb.obs, mb.legal)
+        log_probs = jax.nn.log_softmax(logits)
+        logp = jnp.take_along_axis(log_probs, mb.action[:, None], axis=-1)[:, 0]
+        ratio = jnp.exp(logp - mb.logp)
+        norm = (adv - adv.mean()) / (adv.std() + 1e-8)
+        policy_loss = -jnp.minimum(ratio * norm, jnp.clip(ratio, 1 - cfg.clip, 1 + cfg.clip) * norm).mean()
+        value_loss = jnp.mean((value - target) ** 2)
+        probs = jnp.exp(log_probs)
+        entropy = -jnp.sum(jnp.where(mb.legal, probs * log_probs, 0.0), axis=-1).mean()
+        loss = policy_loss + cfg.value_weight * value_loss - cfg.entropy_weight * entropy
+        return loss, {"train/loss": loss, "train/policy_loss": policy_loss, "train/value_loss": value_loss,
+                      "train/entropy": entropy, "train/approx_kl": jnp.mean(mb.logp - logp),
+                      "train/clip_fraction": jnp.mean(jnp.abs(ratio - 1) > cfg.clip)}
+
+    def _collect_and_update(self, state: SelfPlayPPOState, _):
+        cfg = self.cfg
+        key, play_key, epoch_key = jax.random.split(state.key, 3)
+        rows, last_value, envs, plies, finished, lengths = self._collect(state.params, state.envs, state.plies, play_key)
+        adv, target = negamax_gae(rows, last_value, cfg.gamma, cfg.gae_lambda)
+        n = cfg.envs * cfg.steps
+        flat = jax.tree.map(lambda x: x.reshape((n,) + x.shape[2:]), (rows, adv, target))
+        grad = jax.grad(self._loss, has_aux=True)
+
+        def minibatch(carry, index):
+            params, opt_state = carry
+            mb, a, t = jax.tree.map(lambda x: x[index], flat)
+            grads, metrics = grad(params, mb, a, t)
+            return apply_gradients(self.tx, params, opt_state, grads), metrics
+
+        def epoch(carry, k):
+            order = jax.random.permutation(k, n).reshape(cfg.minibatches, cfg.minibatch_size)
+            return jax.lax.scan(minibatch, carry, order)
+
+        (params, opt_state), m = jax.lax.scan(epoch, (state.params, state.opt_state),
+                                              jax.random.split(epoch_key, cfg.epochs))
+        state = state.replace(params=params, opt_state=opt_state, key=key, envs=envs, plies=plies,
+                              updates=state.updates + cfg.epochs * cfg.minibatches, episodes=state.episodes + finished)
+        metrics = {k: v.mean() for k, v in m.items()}
+        metrics["selfplay/finished"] = finished.astype(jnp.float32)
+        metrics["selfplay/length_sum"] = lengths.astype(jnp.float32)
+        return state, metrics
+
+    def _chunk(self, state: SelfPlayPPOState):
+        state, m = jax.lax.scan(self._collect_and_update, state, None, length=self.cfg.collects_per_eval)
+        finished, length_sum = m.pop("selfplay/finished").sum(), m.pop("selfplay/length_sum").sum()
+        metrics = {k: v.mean() for k, v in m.items()}
+        metrics["selfplay/length"] = length_sum / jnp.maximum(finished, 1.0)
+        metrics["selfplay/episodes"] = state.episodes.astype(jnp.float32)
+        return state, metrics
