@@ -5,7 +5,8 @@
     python experiments/watch.py random mcts50 --game checkers --svg checkers.svg
 
 A and B are agent names as ``c4jax.agents.load`` takes them (``<agent>[:sto|:det]`` or a
-checkpoint directory). Connect Four takes every agent; Checkers only the agents without learned
+checkpoint directory). Connect Four takes every Connect Four agent; Checkers the agents trained
+on it (``checkers/alphazero``, a Checkers run's directory) and the agents without learned
 parameters, ``random`` and pure MCTS (``mcts<N>``), which switch games as the play UI's Checkers
 menu makes them (``c4jax.play.server.for_checkers``). The game is played from the start
 position by ``c4jax.agents.arena.rollout`` (one game, jitted), the agents sampling with keys
@@ -162,7 +163,7 @@ def load_for(spec: str, game) -> Any:
         if switched is not None:
             return switched
     fail(f"agent {spec!r} ({agent.name}) cannot play {GAME_NAMES.get(game.id, game.id)}: "
-         + ("only random and pure MCTS (mcts<N>) can"
+         + ("only random, pure MCTS (mcts<N>) and agents trained on Checkers can"
             if game.id == "checkers" else f"it plays {GAME_NAMES.get(plays, plays)}"))
 
 

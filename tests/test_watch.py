@@ -85,8 +85,8 @@ def test_checkers_every_position_svg_and_gif(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (("nobody", "random"), "cannot load agent 'nobody': unknown agent 'nobody'"),
     (("random", "1steplA:maybe"), "cannot load agent '1steplA:maybe'"),
-    (("random", "1steplA", "--game", "checkers"), "agent '1steplA' (1steplA:det) cannot play Checkers: only random "
-                                                  "and pure MCTS (mcts<N>) can"),
+    (("random", "1steplA", "--game", "checkers"), "agent '1steplA' (1steplA:det) cannot play Checkers: only random, "
+                                                  "pure MCTS (mcts<N>) and agents trained on Checkers can"),
     (("random", "random", "--seconds", "0"), "--seconds must be positive"),
 ])
 def test_bad_agents_are_one_line_errors(args, message, tmp_path):

@@ -157,6 +157,23 @@ class AlphaZeroAgent(AgentBase):
                      tower=self.tower, gumbel_scale=0.0 if self.deterministic else 1.0, game=self.game)
         return out.action.astype(jnp.int32)
 
+    def scores_states(self, states) -> Array:
+        """float32[B, A] for states of the agent's game: the improved policy of a search keyed by
+        ``jax.random.key(0)`` (as ``scores``), or the raw policy's probabilities with 0 simulations;
+        illegal actions ``-inf``. Jitted unless traced."""
+        if isinstance(states.legal_action_mask, jax.core.Tracer):
+            return self._scores_states(states)
+        return _jit_scores_states(self, states)
+
+    def _scores_states(self, states) -> Array:
+        if self.num_simulations == 0:
+            logits = evaluator(self.width, self.tower, self.game)(self.params, None, states)[0]
+            probs = jax.nn.softmax(logits, axis=-1)
+        else:
+            probs = search(self.params, states, jax.random.key(0), num_simulations=self.num_simulations,
+                           width=self.width, tower=self.tower, gumbel_scale=0.0, game=self.game).action_weights
+        return jnp.where(states.legal_action_mask, probs, ILLEGAL_SCORE)
+
     def _search(self, boards: Array, key: Array) -> mctx.PolicyOutput:
         states = jax.vmap(env.from_board)(boards)
         return search(self.params, states, key, num_simulations=self.num_simulations, width=self.width,
@@ -188,6 +205,11 @@ class AlphaZeroAgent(AgentBase):
         boards = boards if isinstance(boards, jax.core.Tracer) else check_boards(boards, batched=True,
                                                                                   allow_finished=False)
         return _jit_search_stats(self, boards)
+
+
+@jax.jit
+def _jit_scores_states(agent: AlphaZeroAgent, states) -> Array:
+    return agent._scores_states(states)
 
 
 @jax.jit

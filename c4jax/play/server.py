@@ -192,7 +192,9 @@ class Entry:
     @property
     def label(self) -> str:
         """The name in the warm-up's log: Checkers opponents are ``checkers/<name>``."""
-        return self.name if self.game == CONNECT_FOUR_ID else f"{self.game}/{self.name}"
+        if self.game == CONNECT_FOUR_ID or self.name.lower().startswith(f"{self.game}/"):
+            return self.name
+        return f"{self.game}/{self.name}"
 
     def compile(self) -> bool:
         """Compile the agent's request path (``scores`` or ``search_stats``, ``act``; batch of 1) once:
@@ -273,10 +275,12 @@ def _default_menu() -> list[str]:
 def for_checkers(agent) -> Any | None:
     """``agent`` made to play Checkers, or None when it cannot.
 
-    Only agents without learned parameters can switch games: uniform random and pure MCTS,
-    each as soon as its class has a ``game`` field and ``act_states`` (``RandomAgent`` has
-    both; ``MCTSAgent`` gets them when the search becomes game-generic). Networks trained on
-    Connect Four boards cannot play another board."""
+    Agents trained on Checkers (``checkers/alphazero``, a Checkers run's checkpoint) play it as
+    they are. Of the others, only agents without learned parameters can switch games: uniform
+    random and pure MCTS (their classes have a ``game`` field and ``act_states``). Networks
+    trained on Connect Four boards cannot play another board."""
+    if agents.game_of(agent) == CHECKERS_ID:
+        return agent if callable(getattr(agent, "act_states", None)) else None
     if not isinstance(agent, (RandomAgent, MCTSAgent)) or not callable(getattr(agent, "act_states", None)):
         return None
     if not dataclasses.is_dataclass(agent) or "game" not in {f.name for f in dataclasses.fields(agent)}:
@@ -290,7 +294,12 @@ def _checkers_kind(agent) -> tuple[str, str]:
         return "random", "probability of each legal move (uniform)"
     if callable(getattr(agent, "scores_states", None)):
         sims = getattr(agent, "num_simulations", None)
-        what = f"a {sims}-simulation pure MCTS (random playouts)" if sims else "its search"
+        if sims == 0:
+            return "search", "probability of each legal move under its trained policy"
+        if isinstance(agent, MCTSAgent):
+            what = f"a {sims}-simulation pure MCTS (random playouts)"
+        else:
+            what = f"its {sims}-simulation search" if sims else "its search"
         return "search", f"visit share of each legal move in {what}"
     return "other", "no scores: the agent shows none for Checkers"
 
@@ -340,6 +349,13 @@ class Catalogue:
         if checkers is None:
             for entry in self.entries.values():
                 self._add_checkers(entry.agent)
+            for name in agents.known_names(CHECKERS_ID):  # the agents trained on Checkers
+                if name.split("/", 1)[1] not in ("random", "mcts1000"):
+                    try:
+                        for agent in _variants(name):
+                            self._add_checkers(agent)
+                    except Exception as e:  # a damaged checkpoint: offer the others
+                        log(f"c4jax play: skipping agent {name!r}: {type(e).__name__}: {e}")
             for alias, key in self.aliases.items():  # "mcts200" -> its default mode, when offered
                 if key in self.checkers:
                     self.checkers_aliases.setdefault(alias, key)
@@ -348,8 +364,8 @@ class Catalogue:
                 variants = _variants(spec)
                 for agent in sorted(variants, key=lambda a: a.name):
                     if not self._add_checkers(agent):
-                        raise ValueError(f"agent {agent.name!r} cannot play Checkers: only random and pure MCTS "
-                                         "(mcts<N>, once MCTSAgent takes a game) can")
+                        raise ValueError(f"agent {agent.name!r} cannot play Checkers: only random, pure MCTS "
+                                         "(mcts<N>) and agents trained on Checkers (checkers/<name>) can")
                 if _mode_of(spec) is None:
                     self.checkers_aliases.setdefault(spec.strip().lower(), variants[0].name.lower())
         self.checkers_default = next((n for n in CHECKERS_DEFAULT if n in self.checkers),
