@@ -19,9 +19,12 @@ Usage::
     python experiments/tournament.py                                   # shipped agents + 1StepLA, 2StepLA
     python experiments/tournament.py --agents random 1steplA 2steplA supervised supervised:sto --out runs/t
     python experiments/tournament.py --agents 2steplA runs/ppo:sto runs/ppo:det --no-timing
+    python experiments/tournament.py --agents checkers/alphazero checkers/ppo checkers/mcts500 --out runs/ck_t
 
 Agent names: ``<agent>[:sto|:det]`` as in ``c4jax.agents.load`` (case insensitive), or a
 checkpoint directory. A stochastic agent listed as ``x:sto`` and ``x:det`` plays as two entries.
+Every agent must play the same game: ``checkers/<agent>`` names Checkers agents, whose matches are
+100 games from the start position (each agent first in 50); Table 5.1 is then not measured.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ import c4jax
 from c4jax import agents, evaluation
 from c4jax.evaluation import ratings
 from c4jax.evaluation.tournament import default_agents
+from c4jax.evaluation.tournament import game_of as tournament_game
 from c4jax.io import devices, outdir
 from c4jax.play import links
 
@@ -109,6 +113,10 @@ def load_agents(specs: tuple[str, ...]) -> tuple[list, list[str]]:
                          + f"\nknown agents: {', '.join(agents.known_names())} "
                            "(each with an optional :sto or :det suffix), or the path of a checkpoint directory")
     labels = [_short_label(a, s) for a, s in zip(loaded, specs)]
+    try:
+        tournament_game(loaded, list(specs))
+    except ValueError as e:
+        raise SystemExit(f"error: {e}; a tournament is of one game (checkers/<agent> names Checkers agents)") from None
     if len(set(labels)) != len(labels):
         full = [str(a.name) for a in loaded]
         labels = full if len(set(full)) == len(full) else labels
@@ -164,13 +172,14 @@ def example_games(t: evaluation.Tournament, url: str = links.DEFAULT_URL) -> str
         if game is None:
             continue
         result = {1: f"`{m.agent_a}` won", 0: "draw", -1: f"`{m.agent_b}` won"}[game.outcome_a]
-        link = links.play_link(game.moves, m.agent_b, human_first=True, url=url)
+        link = links.play_link(game.moves, m.agent_b, game=t.game, human_first=True, url=url)
         rows.append(f"| `{m.agent_a}` | `{m.agent_b}` | {result} after {len(game.moves)} moves | [open]({link}) |")
     if not rows:
         return ""
+    start = "the empty board" if t.game == "connect_four" else "the start position"
     return "\n".join([
         "## Example games", "",
-        "One game of each match: the one from the empty board with the first agent moving first. The links open "
+        f"One game of each match: the one from {start} with the first agent moving first. The links open "
         f"it in the play UI (`python -m c4jax.play`, at <{url}>) with the second agent as the opponent; ← / → "
         "step through it. A server that does not offer that agent (`--agents`, `--agent PATH`) says so and "
         "starts a new game instead.", "",
@@ -201,7 +210,8 @@ def main(args: Args, command: str | None = None) -> dict:
                                  prior=args.rating_prior)
 
     timing = None
-    if args.timing:
+    timed = args.timing and t.game == "connect_four"  # Table 5.1 times decisions on Connect Four boards
+    if timed:
         timing = evaluation.time_decisions(loaded, timing_key, batch=args.timing_batch, repeats=args.timing_repeats,
                                          batched_repeats=args.timing_batched_repeats, names=labels,
                                          progress=args.progress)
@@ -228,7 +238,9 @@ def main(args: Args, command: str | None = None) -> dict:
         "devices": n_devices,
         "play_seconds": round(play_s, 2),
         "protocol": (f"{evaluation.GAMES_PER_MATCH} games per match: the {evaluation.NUM_OPENINGS} openings (empty board "
-                     "+ the 49 pairs of first moves), each agent once as first player"),
+                     "+ the 49 pairs of first moves), each agent once as first player" if t.game == "connect_four" else
+                     f"{evaluation.GAMES_PER_MATCH} games of {t.game} per match from the start position, each agent "
+                     f"first in {evaluation.GAMES_PER_MATCH // 2} (their sampling makes the games differ)"),
     }
     files["tournament.json"] = t.save_json(out / "tournament.json", **info, ratings=rt.to_dict(),
                                            timing=timing.to_dict() if timing else None)
@@ -250,7 +262,8 @@ def main(args: Args, command: str | None = None) -> dict:
     if timing:
         report.append(_section(timing.table()))
     else:
-        report += ["## Table 5.1: time to choose an action", "", "Not measured (`--no-timing`).", ""]
+        why = "`--no-timing`" if not args.timing else "it times Connect Four boards"
+        report += ["## Table 5.1: time to choose an action", "", f"Not measured ({why}).", ""]
     report += [_section(t.table_5_2()), "![Table 5.2 heatmap](heatmap.png)", "", _section(t.table_5_3()),
                "## Ratings (Bradley–Terry, Elo scale)", "", rt.to_markdown(title=False), rt.description(), "",
                _section(t.table_5_4())]

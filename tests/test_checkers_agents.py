@@ -12,6 +12,7 @@ from c4jax.agents.network_search import AlphaZeroAgent
 from c4jax.io import checkpoint
 from c4jax.nets import tower as towers
 from c4jax.play import server
+from scripts import run_script
 
 CHECKERS = games.make("checkers")
 
@@ -88,3 +89,15 @@ def test_a_checkers_agent_plays_matches_and_the_ui_offers_it(shipped):
     with pytest.raises(ValueError, match="cannot play Checkers"):
         server.Catalogue(names=["random"], checkers=["1steplA"], log=lambda m: None)
     assert "checkers/tiny@2:det" in server.Catalogue(names=["random"], checkers=["checkers/tiny"]).checkers
+
+
+def test_a_checkers_tournament(shipped, tmp_path):
+    out = tmp_path / "t"
+    done = run_script("tournament.py", "--agents", "checkers/random", "checkers/tiny@0", "--out", out, "--no-progress")
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = (out / "report.md").read_text()
+    assert "100 games of checkers per match from the start position" in report
+    assert "Not measured (it times Connect Four boards)" in report and "?game=checkers&agent=" in report
+    assert evaluation.Tournament.load_json(out / "tournament.json").game == "checkers"
+    mixed = run_script("tournament.py", "--agents", "checkers/random", "random", "--out", tmp_path / "m")
+    assert mixed.returncode != 0 and "the agents play different games" in mixed.stderr

@@ -61,6 +61,7 @@ class Tournament:
     names: tuple[str, ...]
     matches: tuple[MatchResult, ...]
     self_matches: tuple[MatchResult, ...] = ()
+    game: str = registry.CONNECT_FOUR_ID  # the game every agent plays (c4jax.games.GAMES id)
 
     def __post_init__(self):
         object.__setattr__(self, "names", tuple(self.names))
@@ -196,7 +197,7 @@ class Tournament:
             header=("row (first) \\ column",) + self.names,
             rows=rows,
             formats=("",) + (".2f",) * self.n,
-            note=(f"{NUM_OPENINGS} games per cell (the {NUM_OPENINGS} openings, row agent first); "
+            note=(f"{NUM_OPENINGS} games per cell ({self._openings_text}, row agent first); "
                   "win rate = (wins + 0.5 draws) / games. The row agent's overall win rate against "
                   "the column agent is (T[row][col] + 1 - T[col][row]) / 2."),
         )
@@ -225,12 +226,24 @@ class Tournament:
             header=("agent",) + self.names,
             rows=rows,
             formats=("",) + (".1f",) * self.n,
-            note=(f"Stones on the final board (the two opening stones included), mean of the "
+            note=(f"{self._length_text}, mean of the "
                   f"{GAMES_PER_MATCH} games of each match, so the table is symmetric; {diag}."),
         )
 
     def tables(self) -> list[Table]:
         return [self.table_5_2(), self.table_5_3(), self.table_5_4()]
+
+    @property
+    def _connect_four(self) -> bool:
+        return self.game == registry.CONNECT_FOUR_ID
+
+    @property
+    def _openings_text(self) -> str:
+        return f"the {NUM_OPENINGS} openings" if self._connect_four else "from the start position"
+
+    @property
+    def _length_text(self) -> str:
+        return "Stones on the final board (the two opening stones included)" if self._connect_four else "Plies"
 
     def to_markdown(self) -> str:
         """Tables 5.2-5.4 as markdown."""
@@ -245,6 +258,7 @@ class Tournament:
     def to_dict(self, games: bool = True) -> dict:
         """Everything, JSON-ready: names, every match (with every game's moves), the tables."""
         return {
+            **({} if self._connect_four else {"game": self.game}),
             "names": list(self.names),
             "matches": [m.to_dict(games=games) for m in self.matches],
             "self_matches": [m.to_dict(games=games) for m in self.self_matches],
@@ -254,7 +268,8 @@ class Tournament:
     @classmethod
     def from_dict(cls, d: dict) -> Tournament:
         return cls(names=tuple(d["names"]), matches=tuple(match_from_dict(m) for m in d["matches"]),
-                   self_matches=tuple(match_from_dict(m) for m in d.get("self_matches", ())))
+                   self_matches=tuple(match_from_dict(m) for m in d.get("self_matches", ())),
+                   game=d.get("game", registry.CONNECT_FOUR_ID))
 
     def save_json(self, path: str | os.PathLike, **extra: Any) -> Path:
         """Write :meth:`to_dict` (plus ``extra`` top-level entries) to ``path``."""
@@ -291,6 +306,7 @@ def round_robin(agent_list: Sequence, key: Array, *, progress: bool = True, self
     loaded, labels = resolve_agents(agent_list, names)
     if len(loaded) < 2:
         raise ValueError(f"a tournament needs at least two agents, got {labels}")
+    game = game_of(loaded, labels)
     n = len(loaded)
     jobs = [(i, j) for i in range(n) for j in range(i + 1, n)]
     if self_play:
@@ -304,7 +320,15 @@ def round_robin(agent_list: Sequence, key: Array, *, progress: bool = True, self
             m = match(loaded[i], loaded[j], jax.random.fold_in(jax.random.fold_in(key, i), j))
             m = dataclasses.replace(m, agent_a=labels[i], agent_b=labels[j])
             (matches if i != j else self_matches).append(m)
-    return Tournament(names=tuple(labels), matches=tuple(matches), self_matches=tuple(self_matches))
+    return Tournament(names=tuple(labels), matches=tuple(matches), self_matches=tuple(self_matches), game=game)
+
+
+def game_of(loaded: Sequence, labels: Sequence[str]) -> str:
+    """The game that every agent of ``loaded`` plays; ``ValueError`` naming them when they differ."""
+    played = [registry.game_of(a) for a in loaded]
+    if len(set(played)) > 1:
+        raise ValueError("the agents play different games: " + ", ".join(f"{n} ({g})" for n, g in zip(labels, played)))
+    return played[0]
 
 
 REFERENCE_AGENTS = ("1steplA", "2steplA")
