@@ -29,8 +29,6 @@ import sys
 from dataclasses import dataclass, field
 from typing import Literal
 
-import tyro
-
 from c4jax import games
 from c4jax.learning import config, loop
 from c4jax.learning.ppo import PPO, PPOConfig
@@ -75,10 +73,7 @@ def main(cfg: Config | GameConfig) -> dict:
 def parse(argv: list[str]) -> Config | GameConfig:
     """The command line's config: :class:`Config` (the thesis' PPO) for Connect Four, :class:`GameConfig`
     for another ``--game``."""
-    game = config.preset_from_argv(argv, flag="--game", default=loop.LoopConfig.game)
-    if game == loop.LoopConfig.game:
-        return config.preset_cli(Config(), argv)
-    return tyro.cli(GameConfig, default=game_defaults(game), args=argv, config=(tyro.conf.OmitArgPrefixes,))
+    return config.game_cli(argv, lambda a: config.preset_cli(Config(), a), game_defaults)
 
 
 if __name__ == "__main__":

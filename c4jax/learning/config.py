@@ -82,6 +82,23 @@ def preset_from_argv(argv: Sequence[str], flag: str = "--preset", default: str =
 
 
 
+def game_cli(argv: Sequence[str], connect_four, other_defaults):
+    """Parse a trainer script's command line whose settings depend on ``--game``: Connect Four's
+    with ``connect_four(argv)``, another game's (tyro) over ``other_defaults(game)``, a frozen config
+    of configs. ``--game`` is read first so that the other flags' defaults (and ``--help``) are that
+    game's."""
+    import tyro
+
+    from c4jax import games
+
+    argv = list(argv)
+    game = preset_from_argv(argv, flag="--game", default=games.DEFAULT)
+    if game == games.DEFAULT:
+        return connect_four(argv)
+    default = other_defaults(game)
+    return tyro.cli(type(default), default=default, args=argv, config=(tyro.conf.OmitArgPrefixes,))
+
+
 def preset_cli(default, argv: Sequence[str] | None = None):
     """Parse a trainer script's command line (tyro) over ``default``, a frozen config of configs
     with a ``preset`` field: the preset that ``--preset`` names (``default.preset`` when the command
