@@ -2,11 +2,13 @@
 
     python experiments/ship_checkpoint.py runs/dqn dqn
     python experiments/ship_checkpoint.py runs/alphazero alphazero --simulations 256
+    python experiments/ship_checkpoint.py runs/checkers/ppo checkers/ppo   # -> checkpoints/checkers/ppo
 
 Copies ``RUN/best`` (the Orbax checkpoint and its metadata.json) plus the run's
 metrics.jsonl, metrics.csv, curves.png and summary.json, and records the run
 directory in the metadata. The resumable ``last/`` state (replay buffer,
-optimiser) is not shipped.
+optimiser) is not shipped. An agent of another game than Connect Four is shipped as
+``<game>/<name>`` (``checkpoints/<game>/<name>``), the name ``agents.load`` gives it.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ class Args:
     run: tyro.conf.Positional[str]
     """Training run directory (with best/ inside)."""
     name: tyro.conf.Positional[str]
-    """Agent name: the directory under checkpoints/ (e.g. dqn, dueling_dqn, ppo, reinforce)."""
+    """Agent name: the directory under checkpoints/ (e.g. dqn, dueling_dqn, ppo, reinforce; checkers/ppo for a
+    Checkers run)."""
     simulations: int = 0
     """For an agent that plays with search (AlphaZero): the simulations per move the shipped agent plays
     with by default (0 = keep the run's)."""
@@ -36,7 +39,13 @@ class Args:
 def main(args: Args) -> Path:
     run = Path(args.run)
     best = run / "best"
-    meta = checkpoint.read_metadata(best)  # a clear error if the run has no best agent
+    meta = checkpoint.read_metadata(best, game=None)  # a clear error if the run has no best agent
+    game = meta.get("game", checkpoint.GAME)
+    prefix, _, rest = args.name.partition("/")
+    if game != checkpoint.GAME and (prefix != game or not rest or "/" in rest):
+        raise SystemExit(f"error: {args.run!r} holds a {game} agent: ship it as {game}/<name>, e.g. {game}/{prefix}")
+    if game == checkpoint.GAME and "/" in args.name:
+        raise SystemExit(f"error: {args.run!r} holds a Connect Four agent: its name has no '/', got {args.name!r}")
     if args.simulations:
         if "search" not in meta.get("agent", {}):
             raise SystemExit(f"error: {args.run!r} holds an agent that does not search: --simulations does not apply")
@@ -44,7 +53,8 @@ def main(args: Args) -> Path:
             raise SystemExit("error: --simulations must be >= 0")
         meta["agent"]["search"]["simulations"] = args.simulations
     dest = agents.checkpoints_dir() / args.name
-    tmp = dest.with_name(f".{args.name}.shipping")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.shipping")
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(best, tmp)
     for f in ("metrics.jsonl", "metrics.csv", "curves.png", "curves_wall.png", "summary.json"):

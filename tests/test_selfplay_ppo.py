@@ -83,7 +83,7 @@ def test_ppo_learns_tic_tac_toe():
     assert result.win_rate >= 0.7, result.win_rate
 
 
-def test_ppo_script_trains_checkers_and_saves_an_agent_that_searches(tmp_path):
+def test_ppo_script_trains_checkers_and_saves_an_agent_that_searches(tmp_path, monkeypatch):
     out = tmp_path / "ck"
     args = ("--game", "checkers", "--out", out, "--envs", "4", "--steps", "8", "--minibatch-size", "16",
             "--epochs", "1", "--collects-per-eval", "1", "--total-updates", "4", "--eval-opponents",
@@ -93,5 +93,11 @@ def test_ppo_script_trains_checkers_and_saves_an_agent_that_searches(tmp_path):
     agent = agents.load(str(out))
     assert agents.game_of(agent) == "checkers" and agent.stochastic and agent.num_simulations == 0
     assert agents.load(f"{out}@4:det").num_simulations == 4
+    monkeypatch.setenv("C4JAX_CHECKPOINTS", str(tmp_path / "shipped"))
+    bad = run_script("ship_checkpoint.py", out, "ppo")
+    assert bad.returncode != 0 and "ship it as checkers/<name>" in bad.stderr
+    assert run_script("ship_checkpoint.py", out, "checkers/ppo").returncode == 0
+    assert (tmp_path / "shipped" / "checkers" / "ppo" / "metrics.jsonl").is_file()
+    assert agents.load("checkers/ppo").game is games.make("checkers") and "checkers/ppo" in agents.known_names("checkers")
     refused = run_script("dqn.py", "--game", "checkers", "--select-by", "random", "--out", tmp_path / "dqn")
     assert refused.returncode == 2 and "dqn trains on connect_four only" in refused.stderr
