@@ -28,7 +28,8 @@ def _boards() -> np.ndarray:
 
 
 def test_the_names_cover_every_kind_of_agent():
-    assert {"random", "1stepla", "4stepla", "mcts16", "supervised", "ppo", "dqn", "alphazero", "dqn@8:sto"} <= set(NAMES)
+    kinds = {"random", "1stepla", "4stepla", "mcts16", "supervised", "ppo", "dqn", "alphazero", "dqn@8:sto"}
+    assert kinds <= set(NAMES)
     assert ("perfect" in NAMES) == perfect.solver_available()
 
 

@@ -60,7 +60,8 @@ _search = jax.jit(lambda agent, states, keys: agent.search(states, keys))
 
 def test_names_load_network_agents_with_search():
     ppo, dqn, sup = (agents.load(n) for n in ("ppo@16", "dqn@16", "supervised@8:sto"))
-    for agent, n, label, output in ((ppo, 16, "ppo", "policy"), (dqn, 16, "dqn", "q"), (sup, 8, "supervised", "policy")):
+    expected = ((ppo, 16, "ppo", "policy"), (dqn, 16, "dqn", "q"), (sup, 8, "supervised", "policy"))
+    for agent, n, label, output in expected:
         assert isinstance(agent, guided.GuidedSearchAgent) and isinstance(agent.network, NetworkAgent)
         assert (agent.num_simulations, agent.network.label, agent.network.output) == (n, label, output)
     assert (ppo.name, dqn.name, sup.name) == ("ppo@16:det", "dqn@16:det", "supervised@8:sto")
