@@ -12,8 +12,10 @@ from c4jax import agents
 from c4jax.agents import perfect
 from c4jax.games.connect_four import env
 
-# known_names() lists one example of each pattern ("mcts1000"): a smaller search is the same agent
-NAMES = sorted({"mcts16" if n == "mcts1000" else n for n in agents.known_names()})
+# known_names() lists one example of each pattern ("mcts1000"): a smaller search is the same agent.
+# A trained network with '@N' searches guided by it (c4jax.agents.guided); one stands for all of them
+# (a Q network's prior, sampled visits: the key matters); tests/test_guided.py plays ppo@16.
+NAMES = sorted({"mcts16" if n == "mcts1000" else n for n in agents.known_names()} | {"dqn@8:sto"})
 
 
 def _boards() -> np.ndarray:
@@ -26,7 +28,8 @@ def _boards() -> np.ndarray:
 
 
 def test_the_names_cover_every_kind_of_agent():
-    assert {"random", "1stepla", "4stepla", "mcts16", "supervised", "ppo", "dqn", "alphazero"} <= set(NAMES)
+    kinds = {"random", "1stepla", "4stepla", "mcts16", "supervised", "ppo", "dqn", "alphazero", "dqn@8:sto"}
+    assert kinds <= set(NAMES)
     assert ("perfect" in NAMES) == perfect.solver_available()
 
 

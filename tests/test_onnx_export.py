@@ -19,6 +19,7 @@ import pytest
 import c4jax
 from c4jax import agents
 from c4jax.agents import onnx_export
+from c4jax.agents.guided import guided
 from c4jax.agents.network_search import AlphaZeroAgent
 from c4jax.agents.network import NetworkAgent
 from c4jax.evaluation import random_boards
@@ -105,6 +106,8 @@ def test_tiny_alphazero_network_exports_its_raw_policy():
     # An agent that searches exports the same graph: its network without the search.
     searching = AlphaZeroAgent(params=params, label="tinyaz", width=8, num_simulations=8)
     assert onnx_export.exportable(searching).num_simulations == 0
+    network = NetworkAgent(params=params, label="tiny", width=8, heads="two")
+    assert onnx_export.exportable(guided(network, 8)) is network  # "tiny@8" exports "tiny"
 
 
 def test_residual_tower_exports_its_raw_policy():

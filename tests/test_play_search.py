@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 
 from c4jax.agents import network_search
+from c4jax.agents.guided import guided
+from c4jax.agents.network import NetworkAgent
 from c4jax.io import checkpoint
 from c4jax.nets.cnet import init_params
 from c4jax.play import server as play_server
@@ -80,6 +82,9 @@ def test_default_menu_offers_mcts_and_a_shipped_search_checkpoint(monkeypatch, t
     assert "searched value" in labels["mcts1000:sto"] and "AlphaZero" in labels["alphazero@6:det"]
     other = network_search.AlphaZeroAgent(params=init_params(jax.random.key(0), width=8, heads="two"), width=8)
     assert play_server._kind(other)[0] == "search"  # any agent with search_stats
+    q_net = NetworkAgent(params=init_params(jax.random.key(0), width=8, heads="one"), width=8, output="q")
+    kind, label = play_server._kind(guided(q_net, 50))  # a network guiding pure MCTS ("dqn@50")
+    assert kind == "search" and "50-simulation search guided by the network's Q-values" in label
 
 
 def test_agents_endpoint_describes_the_search_kinds(served, az_dir):

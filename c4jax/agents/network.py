@@ -12,7 +12,7 @@ from flax import struct
 from jax import Array
 
 from c4jax.agents.base import AgentBase
-from c4jax.agents.policy import ILLEGAL_SCORE, greedy, masked_softmax, sample
+from c4jax.agents.policy import ILLEGAL_SCORE, greedy, masked_logits, masked_softmax, sample
 from c4jax.games.connect_four.board import legal_mask, mirror_boards
 from c4jax.io import checkpoint
 from c4jax.nets import cnet
@@ -70,6 +70,22 @@ class NetworkAgent(AgentBase):
 
     def _scores(self, boards: Array) -> Array:
         return jnp.where(legal_mask(boards), self._values(boards), ILLEGAL_SCORE)
+
+    def prior_logits(self, boards: Array, q_temperature: float) -> Array:
+        """float32[B, 7]: the network's move preferences as logits of a search prior
+        (:mod:`c4jax.agents.guided`), full columns at the dtype's minimum. A policy network gives
+        the log of its (mirror-averaged) probabilities; a Q network, which has no probabilities,
+        gives ``Q / q_temperature`` (so the prior is ``softmax(Q / q_temperature)``)."""
+        values = self._values(boards)
+        if self.output == "policy":
+            logits = jnp.log(jnp.maximum(values, jnp.finfo(values.dtype).tiny))
+        else:
+            logits = values / q_temperature
+        return masked_logits(logits, legal_mask(boards))
+
+    def prior_logits_states(self, states, q_temperature: float) -> Array:
+        """:meth:`prior_logits` of game states [B] (what a search evaluates): of their observations."""
+        return self.prior_logits(jax.vmap(self.game.observe)(states), q_temperature)
 
     def _act(self, boards: Array, key: Array) -> Array:
         values, legal = self._values(boards), legal_mask(boards)

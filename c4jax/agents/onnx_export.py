@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from c4jax._version import __version__
+from c4jax.agents.guided import GuidedSearchAgent
 from c4jax.agents.network import NetworkAgent
 from c4jax.agents.network_search import AlphaZeroAgent
 from c4jax.io import atomic
@@ -52,7 +53,8 @@ def _require(module: str):
 
 def exportable(agent: Any) -> NetworkAgent | AlphaZeroAgent:
     """The agent whose ``scores`` the ONNX graph computes: a network agent as it is, an
-    AlphaZero agent without its search (its raw policy, ``num_simulations = 0``).
+    AlphaZero agent without its search (its raw policy, ``num_simulations = 0``), the network that
+    guides a search at play time (``ppo@200`` exports ``ppo``).
 
     Raises ``ValueError`` for any other agent (baselines, pure MCTS, the perfect player).
     """
@@ -60,6 +62,8 @@ def exportable(agent: Any) -> NetworkAgent | AlphaZeroAgent:
         return agent
     if isinstance(agent, AlphaZeroAgent):
         return dataclasses.replace(agent, num_simulations=0)
+    if isinstance(agent, GuidedSearchAgent) and isinstance(agent.network, NetworkAgent):
+        return agent.network
     name = getattr(agent, "name", type(agent).__name__)
     raise ValueError(f"agent {name!r} is not a network agent: only trained networks (supervised, DQN, Dueling DQN, "
                      "REINFORCE, PPO, AlphaZero) can be exported to ONNX")

@@ -7,6 +7,15 @@ tie-break; ``:sto``: random tie-break), the trained agents shipped in
 ``perfect`` (the exact solver, needs the ``solver`` extra), or the path of any checkpoint
 directory (which plays the game it was trained on).
 
+``@<N>`` before the suffix plays a trained agent with N simulations of search per move:
+``ppo@200``, ``dqn@500:sto``, ``runs/x@64``. An AlphaZero-style search checkpoint searches with
+its own network (N replaces its saved number; ``alphazero@0`` plays its raw policy); any other
+network (``supervised``, ``reinforce``, ``ppo``, ``dqn``, ``dueling_dqn``, a checkpoint path)
+plays pure MCTS with its policy, or its softmaxed Q-values, as the prior
+(:mod:`c4jax.agents.guided`), and ``@0`` is the network itself. ``:det`` (the default for a
+search) plays the most visited move, ``:sto`` samples the root visits. N is 0 ..
+:data:`c4jax.agents.search.MAX_SIMULATIONS`; the built-in agents take no ``@``.
+
 Those are Connect Four's agents. ``<game>/<agent>`` names an agent of another game of
 :data:`c4jax.games.GAMES`: ``checkers/random``, ``checkers/mcts500`` and the agents shipped in
 ``checkpoints/<game>/`` (``checkers/alphazero``); the agents that only play Connect Four
@@ -25,6 +34,7 @@ from c4jax.games import DEFAULT as CONNECT_FOUR_ID
 from c4jax.games import GAMES
 from c4jax.games import make as make_game
 from c4jax.agents.baselines import NStepLookahead, RandomAgent
+from c4jax.agents.guided import guided
 from c4jax.agents.network import agent_from_checkpoint
 from c4jax.agents.network_search import agent_from_search_checkpoint, is_search_checkpoint
 from c4jax.agents.search import MAX_SIMULATIONS, MCTSAgent
@@ -100,9 +110,10 @@ def load(name: str) -> Agent:
     ``<agent>`` is a built-in (``random``, ``1steplA`` .. ``4steplA``, ``perfect``,
     ``mcts<N>``) or a trained agent shipped in ``checkpoints/`` (``supervised``, ...);
     anything else is read as the path of a checkpoint directory. Without a suffix an agent
-    plays its default mode. An agent that plays with search (AlphaZero) takes
-    ``@<simulations>`` before the suffix: ``alphazero@200``, ``runs/alphazero@0:sto`` (0: its
-    raw policy, sampled). ``<game>/<agent>`` names another game's agent (``checkers/mcts500``,
+    plays its default mode. A trained agent takes ``@<simulations>`` before the suffix:
+    ``alphazero@200``, ``runs/alphazero@0:sto`` (0: its raw policy, sampled), ``ppo@200``
+    (the network's prior guiding pure MCTS; ``ppo@0`` is the network alone; see the module
+    docstring). ``<game>/<agent>`` names another game's agent (``checkers/mcts500``,
     ``checkers/alphazero@0``; see the module docstring).
     """
     if not isinstance(name, str) or not name.strip():
@@ -127,17 +138,18 @@ def load(name: str) -> Agent:
     sims = None
     stem, at, count = base.rpartition("@")
     if at and not Path(base).exists():
-        if not (count.isascii() and count.isdigit()):
-            raise ValueError(f"agent {name!r}: '@' must be followed by a number of search simulations, as in "
-                             "'alphazero@200'")
-        base, sims = stem, int(count)
+        base, sims = stem, _simulations(name, count)
+        if base.lower() in _REGISTRY:
+            raise ValueError(f"agent {name!r}: '@<simulations>' is for trained agents (a shipped network or a "
+                             f"checkpoint), not for {base!r}")
     is_path = "/" in base or os.sep in base or base.startswith(".")
     if not is_path and not Path(base).exists():
         for pattern, make, _ in _PATTERNS:
             m = pattern.fullmatch(base.strip())
             if m:
                 if sims is not None:
-                    raise ValueError(f"agent {name!r}: '@<simulations>' is for trained search agents (AlphaZero)")
+                    raise ValueError(f"agent {name!r}: '@<simulations>' is for trained agents (a shipped network or "
+                                     "a checkpoint); pure MCTS takes its simulations in its name, as in 'mcts200'")
                 return make(m, mode_l)
     shipped = checkpoints_dir() / base.lower()
     if not is_path and (shipped / METADATA_FILE).is_file():
@@ -159,9 +171,7 @@ def _load_for_game(game: str, rest: str, name: str) -> Agent:
     stem, at, count = base.rpartition("@")
     sims = None
     if at:
-        if not (count.isascii() and count.isdigit()):
-            raise ValueError(f"agent {name!r}: '@' must be followed by a number of search simulations")
-        base, sims = stem, int(count)
+        base, sims = stem, _simulations(name, count)
     low = base.lower()
     played = make_game(game)
     if low == "random" and sims is None:
@@ -179,12 +189,25 @@ def _load_for_game(game: str, rest: str, name: str) -> Agent:
                      "(or give the path of a checkpoint directory)")
 
 
+def _simulations(name: str, count: str) -> int:
+    """The N of ``<agent>@N``: an integer in 0 .. MAX_SIMULATIONS, else a ``ValueError`` naming ``name``."""
+    if not (count.isascii() and count.isdigit()):
+        raise ValueError(f"agent {name!r}: '@' must be followed by a number of search simulations, as in "
+                         f"'ppo@200', got {'@' + count!r}")
+    if int(count) > MAX_SIMULATIONS:
+        raise ValueError(f"agent {name!r}: at most {MAX_SIMULATIONS} search simulations per move, got {int(count)}")
+    return int(count)
+
+
 def _from_checkpoint(directory, mode: str | None, label: str, sims: int | None) -> Agent:
+    """The agent of a checkpoint: an AlphaZero-style one with its search (``sims`` replacing its saved
+    number), any other network alone (``sims`` None or 0) or guiding ``sims`` simulations of pure MCTS."""
     if is_search_checkpoint(directory):
         return agent_from_search_checkpoint(directory, mode, label=label, num_simulations=sims)
-    if sims is not None:
-        raise ValueError(f"agent {label!r} does not search: it takes no '@{sims}'")
-    return agent_from_checkpoint(directory, mode, label=label)
+    if not sims:
+        return agent_from_checkpoint(directory, mode, label=label)
+    # The search's mode is its own (most visited or sampled visits): the network keeps its default.
+    return guided(agent_from_checkpoint(directory, None, label=label), sims, deterministic=mode != "sto")
 
 
 def _random(mode: str | None) -> RandomAgent:

@@ -16,7 +16,9 @@ default) and an **evaluator**: a function ``evaluate(params, keys[B], states[B])
   over the legal actions, value = the result of ONE uniformly random playout to the end of the
   game (+1 / 0 / -1 for Connect Four, the sum of the player's rewards in general);
 - :func:`c4jax.agents.network_search.evaluator` (AlphaZero on Connect Four): prior = the policy head's
-  logits, value = the value head of ``CNet(heads="two")`` on the node's public board.
+  logits, value = the value head of ``CNet(heads="two")`` on the node's public board;
+- :class:`c4jax.agents.guided.GuidedEvaluator` (any trained network at play time, ``ppo@200``):
+  prior = the network's policy (a Q network's ``softmax(Q / tau)``), value = one random playout.
 
 The model
 ---------

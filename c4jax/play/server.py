@@ -90,6 +90,7 @@ import numpy as np
 from c4jax import agents
 from c4jax.agents import perfect
 from c4jax.agents.baselines import NStepLookahead, RandomAgent
+from c4jax.agents.guided import GuidedSearchAgent
 from c4jax.agents.network import NetworkAgent
 from c4jax.agents.network_search import AlphaZeroAgent
 from c4jax.agents.search import MCTSAgent
@@ -229,6 +230,11 @@ def _kind(agent) -> tuple[str, str]:
             return "policy", "policy probability of each column (the raw network policy, no search)"
         return "search", (f"improved policy of each column after a {agent.num_simulations}-simulation "
                           f"AlphaZero search (Gumbel MuZero){_VALUE_LABEL} (network values backed up the tree)")
+    if isinstance(agent, GuidedSearchAgent):
+        prior = "Q-values" if getattr(agent.network, "output", "policy") == "q" else "policy"
+        return "search", (f"visit share of each column in a {agent.num_simulations}-simulation search guided by "
+                          f"the network's {prior} (random playouts){_VALUE_LABEL} (the mean result of the playouts "
+                          "through that move)")
     if callable(getattr(agent, "search_stats", None)):  # any other agent with search statistics
         return "search", f"the search's share of each column{_VALUE_LABEL}"
     if isinstance(agent, RandomAgent):
