@@ -64,6 +64,16 @@ def defaults(game: str) -> Config:
     return Config(run=run, az=az)
 
 
+def plot_wall_clock(run_dir: Path) -> Path:
+    """``curves_wall.png``: every evaluation win rate against wall-clock minutes of the run."""
+    rows = runlog.read_metrics(run_dir / runlog.METRICS_JSONL)
+    for r in rows:
+        r["minutes"] = r.get("time/wall_s", 0.0) / 60
+    keys = sorted({k for r in rows for k in r if k.startswith("eval/vs_") and not k.endswith("_length")})
+    return runlog.plot_panels(rows, [("win rate (protocol, 100 games)", keys, "win rate")], run_dir / "curves_wall.png",
+                              x="minutes", xlabel="wall-clock minutes", suptitle="alphazero: strength against time")
+
+
 def trainer(cfg: Config) -> AlphaZero:
     """The trainer of ``cfg``; a setting that does not fit the game ends the script with one line."""
     try:

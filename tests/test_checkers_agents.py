@@ -56,7 +56,9 @@ def test_a_shipped_checkers_agent_loads_with_its_game(shipped):
     raw = agents.load("checkers/tiny@0:sto")
     assert raw.num_simulations == 0 and raw.stochastic
     pol = agents.load("checkers/pol")  # a policy network: sampled by default, as its metadata says
-    assert pol.stochastic and pol.num_simulations == 0 and agents.load("checkers/pol@3").num_simulations == 3
+    assert pol.stochastic and pol.num_simulations == 0
+    searching = agents.load("checkers/pol@3")  # a search plays its most visited move unless :sto
+    assert searching.num_simulations == 3 and not searching.stochastic
     by_path = agents.load(str(shipped / "checkers" / "tiny"))  # a path: the game is the checkpoint's
     assert by_path.game is CHECKERS
     states = jax.vmap(CHECKERS.init)(jax.random.split(jax.random.key(0), 3))

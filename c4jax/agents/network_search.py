@@ -229,13 +229,16 @@ def agent_from_search_checkpoint(directory, mode: str | None = None, label: str 
                                  num_simulations: int | None = None) -> AlphaZeroAgent:
     """The AlphaZero agent of a checkpoint: its network with the saved number of simulations
     (or ``num_simulations``; 0 = the raw policy), deterministic with ``mode == "det"``, sampled with
-    ``"sto"``, and as its metadata's ``default_mode`` says without a mode."""
+    ``"sto"``; without a mode a search is deterministic and a raw policy plays its metadata's
+    ``default_mode``."""
     directory = resolve_checkpoint(directory)
     meta = checkpoint.read_metadata(directory, game=None)
     game = checkpoint_game(directory, meta)
     search = meta["agent"]["search"]
-    # without a suffix, the agent's own default: AlphaZero's search plays det, a policy network's raw policy sto
-    deterministic = (mode or meta["agent"].get("default_mode", "det")) != "sto"
+    # without a suffix: a search plays its most visited move (det), a raw policy the checkpoint's default mode
+    # (a PPO network samples; guided search of any network is det too, c4jax.agents.guided)
+    default = meta["agent"].get("default_mode", "det") if sims == 0 else "det"
+    deterministic = (mode or default) != "sto"
     sims = int(search.get("simulations", DEFAULT_SIMULATIONS)) if num_simulations is None else num_simulations
     try:
         tower = nets.from_metadata(meta["network"])
