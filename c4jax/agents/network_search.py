@@ -235,11 +235,11 @@ def agent_from_search_checkpoint(directory, mode: str | None = None, label: str 
     meta = checkpoint.read_metadata(directory, game=None)
     game = checkpoint_game(directory, meta)
     search = meta["agent"]["search"]
+    sims = int(search.get("simulations", DEFAULT_SIMULATIONS)) if num_simulations is None else num_simulations
     # without a suffix: a search plays its most visited move (det), a raw policy the checkpoint's default mode
     # (a PPO network samples; guided search of any network is det too, c4jax.agents.guided)
     default = meta["agent"].get("default_mode", "det") if sims == 0 else "det"
     deterministic = (mode or default) != "sto"
-    sims = int(search.get("simulations", DEFAULT_SIMULATIONS)) if num_simulations is None else num_simulations
     try:
         tower = nets.from_metadata(meta["network"])
     except (KeyError, TypeError, ValueError) as e:
