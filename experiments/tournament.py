@@ -23,8 +23,9 @@ Usage::
 
 Agent names: ``<agent>[:sto|:det]`` as in ``c4jax.agents.load`` (case insensitive), or a
 checkpoint directory. A stochastic agent listed as ``x:sto`` and ``x:det`` plays as two entries.
-Every agent must play the same game: ``checkers/<agent>`` names Checkers agents, whose matches are
-100 games from the start position (each agent first in 50); Table 5.1 is then not measured.
+Every agent must play the same game: ``checkers/<agent>`` names Checkers agents, whose matches play
+that game's 50 openings (the start position and its 49 two-ply openings) in both seats; Table 5.1
+is then not measured.
 """
 
 from __future__ import annotations
@@ -239,8 +240,8 @@ def main(args: Args, command: str | None = None) -> dict:
         "play_seconds": round(play_s, 2),
         "protocol": (f"{evaluation.GAMES_PER_MATCH} games per match: the {evaluation.NUM_OPENINGS} openings (empty board "
                      "+ the 49 pairs of first moves), each agent once as first player" if t.game == "connect_four" else
-                     f"{evaluation.GAMES_PER_MATCH} games of {t.game} per match from the start position, each agent "
-                     f"first in {evaluation.GAMES_PER_MATCH // 2} (their sampling makes the games differ)"),
+                     f"{evaluation.GAMES_PER_MATCH} games of {t.game} per match: the {evaluation.NUM_OPENINGS} openings "
+                     "(the start position + 49 two-ply openings), each agent once as first player"),
     }
     files["tournament.json"] = t.save_json(out / "tournament.json", **info, ratings=rt.to_dict(),
                                            timing=timing.to_dict() if timing else None)

@@ -83,6 +83,15 @@ def test_a_checkers_agent_plays_matches_and_the_ui_offers_it(shipped):
     result = evaluation.match(agents.load("checkers/tiny@0"), agents.load("checkers/random"), jax.random.key(0),
                               game=CHECKERS)
     assert len(result.games) == 100 and 0.0 <= result.win_rate <= 1.0
+    # the 50 openings: the start and all 7 x 7 pairs of first moves, each once per seat, replayable
+    moves, _ = evaluation.protocol.game_openings(CHECKERS)
+    assert len({tuple(m) for m in moves}) == 50 and sum(g.a_first for g in result.games) == 50
+    for g in result.games[::17]:
+        state = CHECKERS.init(jax.random.key(0))
+        for m in g.moves:
+            assert bool(state.legal_action_mask[m])
+            state = CHECKERS.step(state, m)
+        assert bool(state.terminated | state.truncated) and g.length == len(g.moves) - (2 if g.opening else 0)
     catalogue = server.Catalogue(names=["random"], log=lambda m: None)
     assert {"checkers/tiny@2:det", "checkers/tiny@2:sto", "checkers/pol@policy:sto", "checkers/pol@policy:det",
             "random"} <= set(catalogue.checkers)
@@ -98,7 +107,7 @@ def test_a_checkers_tournament(shipped, tmp_path):
     done = run_script("tournament.py", "--agents", "checkers/random", "checkers/tiny@0", "--out", out, "--no-progress")
     assert done.returncode == 0, done.stderr[-2000:]
     report = (out / "report.md").read_text()
-    assert "100 games of checkers per match from the start position" in report
+    assert "100 games of checkers per match: the 50 openings (the start position + 49 two-ply openings)" in report
     assert "Not measured (it times Connect Four boards)" in report and "?game=checkers&agent=" in report
     assert evaluation.Tournament.load_json(out / "tournament.json").game == "checkers"
     mixed = run_script("tournament.py", "--agents", "checkers/random", "random", "--out", tmp_path / "m")

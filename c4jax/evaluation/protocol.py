@@ -233,13 +233,11 @@ def _protocol_states() -> tuple[env.EnvState, Array, np.ndarray]:
     return both, a_first, moves
 
 
-def _result(out: dict, a_first: np.ndarray, moves: np.ndarray, name_a: str, name_b: str,
-            opening_index: bool = True) -> MatchResult:
-    """A MatchResult from the host copy of one match's ``_play`` output (``opening_index=False``:
-    every game from the start position, opening 0)."""
+def _result(out: dict, a_first: np.ndarray, moves: np.ndarray, name_a: str, name_b: str) -> MatchResult:
+    """A MatchResult from the host copy of one match's ``_play`` output."""
     games = []
     for i in range(GAMES_PER_MATCH):
-        opening = i % NUM_OPENINGS if opening_index else 0
+        opening = i % NUM_OPENINGS
         played = out["actions"][i][out["valid"][i]]
         games.append(Game(
             opening=opening,
@@ -257,21 +255,69 @@ def _result(out: dict, a_first: np.ndarray, moves: np.ndarray, name_a: str, name
                        b_first=seat(games[NUM_OPENINGS:]), games=tuple(games))
 
 
+@functools.lru_cache(maxsize=None)
+def game_openings(game) -> tuple[np.ndarray, np.ndarray]:
+    """The 50 openings of another game than Connect Four, as the thesis' protocol has them for
+    Connect Four: the start position (``game.init(key(0))``) and 49 positions after two plies,
+    every pair of first moves when the game has 49 (Checkers: 7 first moves, 7 replies to each),
+    else 49 spread evenly over the pairs in order (repeated when there are fewer). Returns
+    ``(moves int32[50, 2], a_to_move bool[50])``: the opening plies (``-1`` pads opening 0) and
+    whether the player to move after them is the one who moved first."""
+    start = game.init(jax.random.key(0))
+    pairs = []
+    for a1 in np.flatnonzero(np.asarray(start.legal_action_mask)):
+        after = game.step(start, jnp.int32(a1))
+        if bool(after.terminated) or bool(after.truncated):
+            continue
+        pairs += [(int(a1), int(a2)) for a2 in np.flatnonzero(np.asarray(after.legal_action_mask))]
+    if not pairs:
+        raise ValueError(f"{game.id} has no two-ply openings: a match needs them")
+    pick = np.linspace(0, len(pairs) - 1, NUM_OPENINGS - 1).round().astype(int) if len(pairs) != NUM_OPENINGS - 1 \
+        else np.arange(NUM_OPENINGS - 1)
+    moves = np.full((NUM_OPENINGS, 2), -1, np.int32)
+    moves[1:] = [pairs[i] for i in pick]
+    first = int(start.current_player)
+    same = [True]
+    for a1, a2 in moves[1:]:
+        state = game.step(game.step(start, jnp.int32(a1)), jnp.int32(a2))
+        same.append(int(state.current_player) == first)
+    moves.setflags(write=False)
+    return moves, np.asarray(same)
+
+
+def _game_states(game, moves: Array) -> tuple:
+    """The 100 start states of a match of ``game`` (the openings twice) from ``moves`` [50, 2]."""
+    start = game.init(jax.random.key(0))
+
+    def play(pair):
+        s1 = game.step(start, jnp.maximum(pair[0], 0))
+        s2 = game.step(s1, jnp.maximum(pair[1], 0))
+        return jax.tree.map(lambda o, x: jnp.where(pair[0] < 0, o, x), start, s2)
+
+    states = jax.vmap(play)(moves)
+    return jax.tree.map(lambda x: jnp.concatenate([x, x]), states)
+
+
 @functools.partial(jax.jit, static_argnames=("game",))
-def _play_game(agent_a, agent_b, key: Array, game) -> dict:
-    init_key, play_key = jax.random.split(key)
-    states = jax.vmap(game.init)(jax.random.split(init_key, GAMES_PER_MATCH))
-    a_first = jnp.arange(GAMES_PER_MATCH) < NUM_OPENINGS
-    traj = arena.rollout(agent_a, agent_b, states, a_first, play_key, game=game)
+def _play_game(agent_a, agent_b, key: Array, moves: Array, a_to_move: Array, game) -> dict:
+    states = _game_states(game, moves)
+    traj = arena.rollout(agent_a, agent_b, states, a_to_move, key, game=game)
     return {"actions": traj.actions, "valid": traj.valid, "outcome_a": traj.outcome_a, "length": traj.length}
 
 
-def _game_match(agent_a, agent_b, key: Array, game) -> MatchResult:
-    """100 games of ``game`` from its start position, A moving first in the first 50."""
-    out = to_host(_play_game(agent_a, agent_b, key, game))
+def _game_seats(game) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(moves [50, 2], a_first bool[100], a_to_move bool[100])`` of a match of ``game``: A holds the
+    first player's seat in games 0..49 and the second's in 50..99."""
+    moves, same = game_openings(game)
     a_first = np.arange(GAMES_PER_MATCH) < NUM_OPENINGS
-    no_openings = np.full((NUM_OPENINGS, 0), -1, np.int32)
-    return _result(out, a_first, no_openings, agent_name(agent_a), agent_name(agent_b), opening_index=False)
+    return moves, a_first, np.where(np.concatenate([same, same]), a_first, ~a_first)
+
+
+def _game_match(agent_a, agent_b, key: Array, game) -> MatchResult:
+    """The 100 games of a match of ``game`` (:func:`game_openings`, each once per seat)."""
+    moves, a_first, a_to_move = _game_seats(game)
+    out = to_host(_play_game(agent_a, agent_b, key, jnp.asarray(moves), jnp.asarray(a_to_move), game))
+    return _result(out, a_first, moves, agent_name(agent_a), agent_name(agent_b))
 
 
 def match(agent_a, agent_b, key: Array, *, game=None) -> MatchResult:
@@ -282,9 +328,8 @@ def match(agent_a, agent_b, key: Array, *, game=None) -> MatchResult:
         self-match.
       key: PRNG key for the agents' sampling (ignored by deterministic agents).
       game: the game (default: the agents' game, Connect Four). Connect Four plays the
-        thesis' protocol (below); any other game plays 100 games from its start position, A
-        moving first in games 0..49 and B in games 50..99 (the agents' sampling makes them
-        differ).
+        thesis' protocol (below); any other game the same protocol over its own 50 openings
+        (:func:`game_openings`: the start position and its two-ply openings).
 
     Returns:
       MatchResult from A's point of view; game ``i < 50`` is opening ``i`` with A first,
@@ -325,10 +370,10 @@ def match_many(agent_a, agent_b, keys: Array, *, b_batched: bool = False, game=N
     name_a, name_b = agent_name(agent_a), agent_name(agent_b)
     game = getattr(agent_a, "game", None) if game is None else game
     if game is not None and game.id != CONNECT_FOUR.id:
-        out = to_host(_play_game_many(agent_a, agent_b, keys, game, b_batched))
-        a_first = np.arange(GAMES_PER_MATCH) < NUM_OPENINGS
-        no_openings = np.full((NUM_OPENINGS, 0), -1, np.int32)
-        return [_result({k: v[i] for k, v in out.items()}, a_first, no_openings, name_a, name_b, opening_index=False)
+        moves, a_first, a_to_move = _game_seats(game)
+        out = to_host(_play_game_many(agent_a, agent_b, keys, jnp.asarray(moves), jnp.asarray(a_to_move), game,
+                                      b_batched))
+        return [_result({k: v[i] for k, v in out.items()}, a_first, moves, name_a, name_b)
                 for i in range(keys.shape[0])]
     both, a_first, moves = _protocol_states()
     out = to_host(_play_many(agent_a, agent_b, both, jnp.asarray(a_first), keys, b_batched))
@@ -337,8 +382,8 @@ def match_many(agent_a, agent_b, keys: Array, *, b_batched: bool = False, game=N
 
 
 @functools.partial(jax.jit, static_argnames=("game", "b_batched"))
-def _play_game_many(agent_a, agent_b, keys: Array, game, b_batched: bool) -> dict:
-    play = lambda a, b, k: _play_game(a, b, k, game)  # noqa: E731
+def _play_game_many(agent_a, agent_b, keys: Array, moves: Array, a_to_move: Array, game, b_batched: bool) -> dict:
+    play = lambda a, b, k: _play_game(a, b, k, moves, a_to_move, game)  # noqa: E731
     return jax.vmap(play, in_axes=(0, 0 if b_batched else None, 0))(agent_a, agent_b, keys)
 
 

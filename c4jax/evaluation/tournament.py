@@ -239,11 +239,12 @@ class Tournament:
 
     @property
     def _openings_text(self) -> str:
-        return f"the {NUM_OPENINGS} openings" if self._connect_four else "from the start position"
+        return f"the {NUM_OPENINGS} openings"
 
     @property
     def _length_text(self) -> str:
-        return "Stones on the final board (the two opening stones included)" if self._connect_four else "Plies"
+        return "Stones on the final board (the two opening stones included)" if self._connect_four else \
+            "Plies after the opening"
 
     def to_markdown(self) -> str:
         """Tables 5.2-5.4 as markdown."""
