@@ -92,7 +92,8 @@ def test_a_checkers_agent_plays_matches_and_the_ui_offers_it(shipped):
             assert bool(state.legal_action_mask[m])
             state = CHECKERS.step(state, m)
         assert bool(state.terminated | state.truncated) and g.length == len(g.moves) - (2 if g.opening else 0)
-    catalogue = server.Catalogue(names=["random"], log=lambda m: None)
+    assert not server.Catalogue(names=["random"], log=lambda m: None).checkers.keys() - {"random"}
+    catalogue = server.Catalogue(log=lambda m: None)  # the default menu offers the agents trained on Checkers
     assert {"checkers/tiny@2:det", "checkers/tiny@2:sto", "checkers/pol@policy:sto", "checkers/pol@policy:det",
             "random"} <= set(catalogue.checkers)
     entry = catalogue.checkers["checkers/pol@policy:sto"]

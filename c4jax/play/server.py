@@ -327,8 +327,9 @@ class Catalogue:
     ``entries`` are the Connect Four opponents (``names``: agent names, every agent
     :func:`c4jax.agents.load` knows by default; ``paths``: checkpoints). ``checkers`` are the
     Checkers opponents: by default every one of ``entries`` that can play Checkers
-    (:func:`for_checkers`: random, and pure MCTS once it is game-generic), or those of the
-    names given in ``checkers`` (loudly: a name that cannot play Checkers is an error).
+    (:func:`for_checkers`: random and pure MCTS) and, with the default menu, the agents shipped
+    for Checkers (``checkers/alphazero``), or those of the names given in ``checkers`` (loudly: a
+    name that cannot play Checkers is an error).
     Checkers is offered when it has at least one opponent.
     """
 
@@ -355,7 +356,8 @@ class Catalogue:
         if checkers is None:
             for entry in self.entries.values():
                 self._add_checkers(entry.agent)
-            for name in agents.known_names(CHECKERS_ID):  # the agents trained on Checkers
+            trained = agents.known_names(CHECKERS_ID) if names is None else []  # the default menu: Checkers' own
+            for name in trained:
                 if name.split("/", 1)[1] not in ("random", "mcts1000"):
                     try:
                         for agent in _variants(name):
