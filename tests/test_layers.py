@@ -91,6 +91,7 @@ CONNECT_FOUR_ONLY = {
     "c4jax.agents.reference": "the thesis' reference implementations of the baselines",
     "c4jax.agents.network": "CNET agents play Connect Four boards (mirror averaging, legal columns)",
     "c4jax.agents.search": "the board entry points rebuild Connect Four states from public boards",
+    "c4jax.agents.guided": "the thesis' networks it guides play Connect Four boards (its default game)",
     "c4jax.agents.network_search": "the board entry points and the CNET's board masking",
     "c4jax.agents.arena": "design.md §3 random Connect Four start positions",
     "c4jax.agents.external": "Python policies (agents.from_callable) are handed Connect Four boards",

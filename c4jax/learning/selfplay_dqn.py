@@ -35,12 +35,10 @@ import optax
 from flax import struct
 from jax import Array
 
-from c4jax.agents.network_search import AlphaZeroAgent
-from c4jax.games import base as games
 from c4jax.learning import buffer as rb
-from c4jax.learning.optim import adam_l2, apply_gradients
+from c4jax.learning.optim import apply_gradients
+from c4jax.learning.selfplay_envs import TowerSelfPlay, finished_games, play_ply
 from c4jax.learning.train_state import TrainState
-from c4jax.nets import tower as towers
 
 
 @dataclass(frozen=True)
@@ -128,42 +126,27 @@ class SelfPlayDQNState(TrainState):
     plies: Array  # int32[E]: plies played in each running game
 
 
-class SelfPlayDQN:
+class SelfPlayDQN(TowerSelfPlay):
     """DQN by self-play on ``game`` as a :class:`c4jax.learning.loop.Algorithm`."""
 
     name = "dqn"
-    heads = "two"
     output = "q"
-    default_mode = "det"
+    default_mode = "det"  # the evaluations and the saved agent play greedily on Q
 
     def __init__(self, cfg: SelfPlayDQNConfig, game):
-        games.check_game(game)
-        self.cfg, self.game = cfg, game
-        self.net = towers.two_headed(128, cfg.tower, game)
-        self.tx = optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), adam_l2(cfg.learning_rate, cfg.weight_decay))
-        self.network_meta = {"tower": list(cfg.tower)}
-        self.agent_meta = {"search": {"simulations": 0}}  # greedy on Q; name@N searches with it
-        self.chunk = jax.jit(self._chunk)
-
-    def fresh_params(self, key: Array):
-        return towers.init_params(key, tower=self.cfg.tower, game=self.game)
-
-    def agent_of(self, params, label: str, sampled: bool = False, symmetric: bool = False) -> AlphaZeroAgent:
-        """Greedy on Q over the legal actions (``sampled``: softmax(Q), not the thesis' setting)."""
-        del symmetric
-        return AlphaZeroAgent(params=params, label=label, tower=self.cfg.tower, num_simulations=0,
-                              deterministic=not sampled, game=self.game)
+        self.cfg = cfg
+        super().__init__(game, cfg.tower, cfg.learning_rate, cfg.weight_decay, cfg.max_grad_norm)
 
     def init(self, key: Array, params) -> SelfPlayDQNState:
         env_key, key = jax.random.split(key)
-        envs = jax.vmap(self.game.init)(jax.random.split(env_key, self.cfg.envs))
+        envs, plies = self.initial_games(env_key, self.cfg.envs)
         obs = self.game.observe(self.game.init(jax.random.key(0)))
         a = self.game.num_actions
         example = Transition(obs=jnp.zeros(obs.shape, obs.dtype), legal=jnp.zeros(a, jnp.bool_), action=jnp.int32(0), reward=jnp.float32(0),
                              done=jnp.bool_(False), sign=jnp.float32(0), next_obs=jnp.zeros(obs.shape, obs.dtype),
                              next_legal=jnp.zeros(a, jnp.bool_))
         return SelfPlayDQNState.create(params, self.tx, key, target=params, buffer=rb.init(example, self.cfg.buffer_size),
-                                       envs=envs, plies=jnp.zeros(self.cfg.envs, jnp.int32))
+                                       envs=envs, plies=plies)
 
     def _q(self, params, obs: Array) -> tuple[Array, Array]:
         """``(Q[..., A], V[...])``: tanh of the policy and value heads."""
@@ -188,18 +171,11 @@ class SelfPlayDQN:
             uniform = jax.random.categorical(random_key, jnp.where(legal, 0.0, -jnp.inf))
             explore = jax.random.uniform(explore_key, greedy.shape) < eps
             action = jnp.where(explore, uniform, greedy).astype(jnp.int32)
-            player = envs.current_player
-            after = jax.vmap(game.step)(envs, action)
-            reward = jnp.take_along_axis(after.rewards, player[:, None].astype(jnp.int32), axis=-1)[:, 0]
-            done = games.done(after)
-            row = Transition(obs=obs, legal=legal, action=action, reward=reward.astype(jnp.float32), done=done,
-                             sign=jnp.where(after.current_player == player, 1.0, -1.0),
-                             next_obs=jax.vmap(game.observe)(after), next_legal=after.legal_action_mask)
-            fresh = jax.vmap(game.init)(jax.random.split(reset_key, done.shape[0]))
-            envs = jax.tree.map(lambda f, a: jnp.where(done.reshape((-1,) + (1,) * (a.ndim - 1)), f, a), fresh, after)
-            carry = (envs, jnp.where(done, 0, plies + 1), finished + done.sum(),
-                     lengths + jnp.where(done, plies + 1, 0).sum())
-            return carry, row
+            ply_, envs, next_plies = play_ply(game, envs, action, plies, reset_key)
+            row = Transition(obs=obs, legal=legal, action=action, reward=ply_.reward, done=ply_.done, sign=ply_.sign,
+                             next_obs=jax.vmap(game.observe)(ply_.after), next_legal=ply_.after.legal_action_mask)
+            n, total = finished_games(ply_, plies)
+            return (envs, next_plies, finished + n, lengths + total), row
 
         start = (state.envs, state.plies, jnp.int32(0), jnp.int32(0))
         (envs, plies, finished, lengths), rows = jax.lax.scan(ply, start, jax.random.split(key, self.cfg.steps))

@@ -33,16 +33,13 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import optax
 from flax import struct
 from jax import Array
 
-from c4jax.agents.network_search import AlphaZeroAgent
 from c4jax.agents.policy import masked_logits
-from c4jax.games import base as games
-from c4jax.learning.optim import adam_l2, apply_gradients
+from c4jax.learning.optim import apply_gradients
+from c4jax.learning.selfplay_envs import TowerSelfPlay, finished_games, play_ply
 from c4jax.learning.train_state import TrainState
-from c4jax.nets import tower as towers
 
 
 @dataclass(frozen=True)
@@ -139,36 +136,21 @@ def negamax_gae(rows: Rows, last_value: Array, gamma: float, lam: float) -> tupl
     return adv, adv + rows.value
 
 
-class SelfPlayPPO:
+class SelfPlayPPO(TowerSelfPlay):
     """PPO by self-play on ``game`` as a :class:`c4jax.learning.loop.Algorithm`."""
 
     name = "ppo"
-    heads = "two"
     output = "policy"
-    default_mode = "sto"
+    default_mode = "sto"  # the evaluations and the saved agent sample the policy
 
     def __init__(self, cfg: SelfPlayPPOConfig, game):
-        games.check_game(game)
-        self.cfg, self.game = cfg, game
-        self.net = towers.two_headed(128, cfg.tower, game)
-        self.tx = optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), adam_l2(cfg.learning_rate, cfg.weight_decay))
-        self.network_meta = {"tower": list(cfg.tower)}
-        self.agent_meta = {"search": {"simulations": 0}}  # the raw policy; name@N searches with it
-        self.chunk = jax.jit(self._chunk)
-
-    def fresh_params(self, key: Array):
-        return towers.init_params(key, tower=self.cfg.tower, game=self.game)
-
-    def agent_of(self, params, label: str, sampled: bool = True, symmetric: bool = False) -> AlphaZeroAgent:
-        """The network's raw policy over the legal actions, sampled (or greedy)."""
-        del symmetric
-        return AlphaZeroAgent(params=params, label=label, tower=self.cfg.tower, num_simulations=0,
-                              deterministic=not sampled, game=self.game)
+        self.cfg = cfg
+        super().__init__(game, cfg.tower, cfg.learning_rate, cfg.weight_decay, cfg.max_grad_norm)
 
     def init(self, key: Array, params) -> SelfPlayPPOState:
         env_key, key = jax.random.split(key)
-        envs = jax.vmap(self.game.init)(jax.random.split(env_key, self.cfg.envs))
-        return SelfPlayPPOState.create(params, self.tx, key, envs=envs, plies=jnp.zeros(self.cfg.envs, jnp.int32))
+        envs, plies = self.initial_games(env_key, self.cfg.envs)
+        return SelfPlayPPOState.create(params, self.tx, key, envs=envs, plies=plies)
 
     def _apply(self, params, obs: Array, legal: Array) -> tuple[Array, Array]:
         """Masked logits and tanh value of observations [..., *obs] with legal masks [..., A]."""
@@ -189,18 +171,11 @@ class SelfPlayPPO:
             logits, value = self._apply(params, obs, legal)
             action = jax.random.categorical(act_key, logits).astype(jnp.int32)
             logp = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], axis=-1)[:, 0]
-            player = envs.current_player
-            after = jax.vmap(game.step)(envs, action)
-            reward = jnp.take_along_axis(after.rewards, player[:, None].astype(jnp.int32), axis=-1)[:, 0]
-            done = games.done(after)
-            sign = jnp.where(after.current_player == player, 1.0, -1.0)
-            fresh = jax.vmap(game.init)(jax.random.split(reset_key, done.shape[0]))
-            envs = jax.tree.map(lambda f, a: jnp.where(done.reshape((-1,) + (1,) * (a.ndim - 1)), f, a), fresh, after)
-            row = Rows(obs=obs, legal=legal, action=action, logp=logp, value=value, reward=reward.astype(jnp.float32),
-                       done=done, sign=sign)
-            carry = (envs, jnp.where(done, 0, plies + 1), finished + done.sum(),
-                     lengths + jnp.where(done, plies + 1, 0).sum())
-            return carry, row
+            ply_, envs, next_plies = play_ply(game, envs, action, plies, reset_key)
+            row = Rows(obs=obs, legal=legal, action=action, logp=logp, value=value, reward=ply_.reward,
+                       done=ply_.done, sign=ply_.sign)
+            n, total = finished_games(ply_, plies)
+            return (envs, next_plies, finished + n, lengths + total), row
 
         start = (envs, plies, jnp.int32(0), jnp.int32(0))
         (envs, plies, finished, lengths), rows = jax.lax.scan(ply, start, jax.random.split(key, self.cfg.steps))
