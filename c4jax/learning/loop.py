@@ -271,11 +271,14 @@ def save_state(directory: Path, state, old_params, loop: dict, meta: dict, write
         checkpoint.save(directory, tree, {**meta, "loop": loop}, keep_previous=True)
 
 
-def load_state(directory: Path, state_like, params_like, seeds: list[int] | None = None):
+def load_state(directory: Path, state_like, params_like, seeds: list[int] | None = None, game: str | None = None):
     """The training state, old network and loop counters saved in ``directory`` (the checkpoint
     before the latest one, with a warning, when the latest is damaged). ``seeds``: the seeds the
-    run trains, which the checkpoint must hold."""
+    run trains, which the checkpoint must hold; ``game``: the game it must be of."""
     def check(meta: dict) -> None:
+        saved_game = meta.get("game", checkpoint.GAME)
+        if game is not None and saved_game != game:
+            raise checkpoint.CheckpointError(f"checkpoint {str(directory)!r} is of the game {saved_game!r}, not {game!r}")
         if seeds is not None and meta.get("seeds") != seeds:
             raise checkpoint.CheckpointError(f"--resume: {str(directory)!r} holds seeds {meta.get('seeds')}, not {seeds}")
 
@@ -583,7 +586,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     counters = {"seeds": [_new_loop_counters() for _ in seeds], "wall_s": 0.0}
     old_params = state.params
     if cfg.resume:
-        state, old_params, counters = load_state(out / LAST, state, old_params, seeds)
+        state, old_params, counters = load_state(out / LAST, state, old_params, seeds, cfg.game)
     elif write:  # a new run: an older run's state must not become the fallback of this one's
         checkpoint.remove(out / LAST)
     chunk, state = make_chunk(algo, k_seeds, placement, state)  # a resumed run: onto any number of devices
