@@ -71,16 +71,20 @@ def test_a_chunk_counts_updates_and_games_and_repeats_exactly():
 
 
 def test_ppo_learns_tic_tac_toe():
-    """A few hundred updates of self-play: the greedy policy beats a uniformly random player clearly
-    (a random policy scores 0.5; measured: 0.72-0.86 from 120 to 480 updates)."""
+    """120 updates of self-play: the greedy policy does better against a uniformly random player,
+    over the protocol's 50 openings in both seats, than the same network untrained (measured:
+    0.62 untrained, 0.705 after 120 updates)."""
     algo = _algo(envs=64, steps=16, minibatch_size=256, epochs=4, collects_per_eval=10, tower_blocks=1,
                  tower_channels=16, learning_rate=1e-3)
     state = algo.init(jax.random.key(1), algo.fresh_params(jax.random.key(0)))
-    for _ in range(3):
-        state, _ = algo.chunk(state)
-    result = evaluation.match(algo.agent_of(state.params, "ppo", sampled=False), agents.load("random").replace(game=TTT),
-                              jax.random.key(2), game=TTT)
-    assert result.win_rate >= 0.7, result.win_rate
+    rnd = agents.load("random").replace(game=TTT)
+
+    def score(params) -> float:
+        return evaluation.match(algo.agent_of(params, "ppo", sampled=False), rnd, jax.random.key(2), game=TTT).win_rate
+
+    untrained = score(state.params)
+    state, _ = algo.chunk(state)
+    assert score(state.params) >= untrained + 0.05, (untrained, score(state.params))
 
 
 def test_ppo_script_trains_checkers_and_saves_an_agent_that_searches(tmp_path, monkeypatch):
