@@ -1,8 +1,9 @@
 """The host loop shared by every RL trainer (DQN, Dueling DQN, REINFORCE, PPO).
 
-An algorithm supplies a pytree training state and a jitted ``chunk`` that advances
-it to the next evaluation point (on device, no host round trips). Between chunks
-this loop does everything that is the same for all algorithms (design.md §7):
+An algorithm (:class:`c4jax.learning.algorithm.Algorithm`) supplies a pytree training state
+and a jitted ``chunk`` that advances it to the next evaluation point (on device, no host round
+trips). Between chunks this loop does everything that is the same for all algorithms
+(design.md §7):
 
 - tournament-protocol matches (100 games each) of the current network against
   Random, the "old network" and 1StepLA, played with the symmetric averaging of
@@ -35,7 +36,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal, Protocol
+from typing import Any, Callable, Literal
 
 import jax
 import jax.numpy as jnp
@@ -46,9 +47,10 @@ from c4jax import agents, evaluation, games
 from c4jax.io import atomic, checkpoint, devices, outdir, runlog, track
 from c4jax.io.tables import Table
 from c4jax.nets import cnet
-from c4jax.agents.network import NetworkAgent
+from c4jax.agents.base import Agent
+from c4jax.learning.algorithm import Algorithm
 from c4jax.learning.placement import ONE_DEVICE, SHARD_MODES, Placement, plan
-from c4jax.learning.train_state import TrainState, where_seeds
+from c4jax.learning.train_state import where_seeds
 
 LAST, BEST = "last", "best"
 
@@ -190,29 +192,6 @@ class LoopConfig:
         return "yardstick/keep" if self.select_by == "yardstick" else f"eval/vs_{self.select_by}"
 
 
-class Algorithm(Protocol):
-    """What an RL trainer provides to :func:`run`. Its training state is a
-    :class:`~c4jax.learning.train_state.TrainState` (or a subclass): the loop reads
-    ``state.params`` and ``state.updates`` and swaps weights with ``state.replace(params=...)``."""
-
-    name: str  # "dqn", "dueling_dqn", "reinforce", "ppo"
-    game: Any  # the game it trains on (c4jax.games.base.Game; LoopConfig.game names it)
-    heads: str  # CNet heads
-    output: str  # "q" or "policy"
-    default_mode: str  # how the saved agent plays by default: "det" or "sto"
-
-    def init(self, key: jax.Array, params: Any) -> TrainState: ...
-
-    def chunk(self, state: TrainState) -> tuple[TrainState, dict]: ...  # jitted: run to the next evaluation
-
-    # Optional: ``agent_of(params, label, sampled, symmetric) -> Agent``, how the evaluation matches and
-    # best/ play the network (default: a NetworkAgent), and ``agent_meta``, extra fields of the saved
-    # agent's description (e.g. AlphaZero's search settings).
-    # Several devices (c4jax.learning.placement): ``batch_fields``, the state fields whose leaves carry a
-    # batch axis (default: none, all replicated), and ``batch_sizes``, {flag: size} of every batch that a
-    # 'batch' split divides over the devices (default: none).
-
-
 def source_params(cfg: LoopConfig, width: int) -> dict | None:
     """The params of ``cfg.init_from`` (``None`` when training from scratch), restored once."""
     if not cfg.init_from:
@@ -241,7 +220,7 @@ def initial_state(algo: Algorithm, cfg: LoopConfig, width: int, seed: int, sourc
     """The fresh training state of ``seed``: its init key makes the params, its run key seeds
     self-play (the same for a single ``--seed`` run and that seed inside ``--vmap-seeds``)."""
     init_key, run_key = jax.random.split(jax.random.key(seed))
-    fresh = getattr(algo, "fresh_params", lambda key: None)(init_key)  # an algorithm's own network (not a CNET)
+    fresh = algo.fresh_params(init_key)  # an algorithm's own network (not a CNET)
     if fresh is not None:
         return algo.init(run_key, fresh)
     return algo.init(run_key, initial_params(cfg, algo.heads, width, init_key, source))
@@ -292,9 +271,8 @@ def _meta_common(algo: Algorithm, cfg: LoopConfig, width: int, algo_config: dict
         "name": algo.name,
         "algorithm": algo.name,
         "game": algo.game.id,
-        "network": {"width": width, "heads": algo.heads, **getattr(algo, "network_meta", {})},
-        "agent": {"output": algo.output, "default_mode": algo.default_mode, "symmetric": True,
-                  **getattr(algo, "agent_meta", {})},
+        "network": {"width": width, "heads": algo.heads, **algo.network_meta},
+        "agent": {"output": algo.output, "default_mode": algo.default_mode, "symmetric": True, **algo.agent_meta},
         "config": {**dataclasses.asdict(cfg), "seed": seed, **algo_config},
     }
 
@@ -374,22 +352,15 @@ class _SeedRun:
         return summary
 
 
-def _evaluated_agent(algo: Algorithm, cfg: LoopConfig, width: int) -> Callable[[Any, str], NetworkAgent]:
-    """``agent_of(params, label)``: the network as the evaluation matches play it (sampled for
-    policy networks unless ``cfg.eval_greedy``; symmetric averaging with ``cfg.eval_symmetric``)."""
+def _evaluated_agent(algo: Algorithm, cfg: LoopConfig, width: int) -> Callable[[Any, str], Agent]:
+    """``agent_of(params, label)``: the network as the evaluation matches play it (``algo.agent_of``:
+    sampled for policy networks unless ``cfg.eval_greedy``; symmetric averaging with ``cfg.eval_symmetric``)."""
     sampled = algo.default_mode == "sto" and not cfg.eval_greedy
-
-    if hasattr(algo, "agent_of"):
-        return lambda params, label: algo.agent_of(params, label, sampled=sampled, symmetric=cfg.eval_symmetric)
-
-    def agent_of(params, label: str) -> NetworkAgent:
-        return NetworkAgent(params=params, label=label, width=width, heads=algo.heads, output=algo.output,
-                            sampled=sampled, symmetric=cfg.eval_symmetric)
-
-    return agent_of
+    return lambda params, label: algo.agent_of(params, label, sampled=sampled, symmetric=cfg.eval_symmetric,
+                                               width=width)
 
 
-def _opponents(agent_of: Callable[[Any, str], NetworkAgent], old_params, cfg: LoopConfig) -> dict:
+def _opponents(agent_of: Callable[[Any, str], Agent], old_params, cfg: LoopConfig) -> dict:
     """The evaluation matches' opponents by tag (design.md §7): Random, the old network, 1StepLA
     (Connect Four), then ``cfg.eval_opponents`` by name, all of ``cfg.game``."""
     random, *rest = cfg.fixed_opponents
@@ -495,7 +466,7 @@ def make_chunk(algo: Algorithm, k_seeds: int, placement: Placement, state) -> tu
     Under several devices, call ``chunk`` inside ``placement.context()``."""
     if placement.mesh is None:
         return _seed_chunk(algo, k_seeds), state
-    shardings = placement.state_shardings(state, getattr(algo, "batch_fields", ()))
+    shardings = placement.state_shardings(state, algo.batch_fields)
     return _seed_chunk(algo, k_seeds, placement, shardings), devices.put(state, shardings)
 
 
@@ -573,7 +544,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     if cfg.resume:  # before anything is loaded: a resume with other settings is refused, naming them
         _check_resumable(out)
         check_resume_config(out, _meta_common(algo, cfg, width, algo_config, cfg.seed)["config"])
-    if cfg.init_from and getattr(algo, "network_meta", None):
+    if cfg.init_from and not algo.is_cnet:
         raise checkpoint.CheckpointError(f"--init-from starts a CNET from a checkpoint; this run's network is not "
                                          f"a CNET ({algo.network_meta})")
     source = source_params(cfg, width)
@@ -629,8 +600,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
         old_params = where_seeds(best, params, old_params)
         if revert.any():
             state = state.replace(params=where_seeds(revert, old_params, params))
-        if hasattr(algo, "sync_target"):  # DQN: optionally reset its target network too
-            state = algo.sync_target(state, best | revert)
+        state = algo.sync_target(state, best | revert)  # DQN: optionally reset its target network too
         counters["wall_s"] = wall
         metrics_meta = rows[0] if k_seeds == 1 else {"seeds": rows}
         save_state(out / LAST, state, old_params, counters, {**meta_all, "metrics": metrics_meta}, write)
