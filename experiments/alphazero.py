@@ -32,7 +32,7 @@ import tyro
 
 from c4jax import games
 from c4jax.io import runlog
-from c4jax.learning import config, loop
+from c4jax.learning import config, loop, rundir
 from c4jax.learning.alphazero import AlphaZero, AlphaZeroConfig
 
 
@@ -87,7 +87,7 @@ def main(cfg: Config) -> dict:
     algo = trainer(cfg)
     summary = loop.run(algo, cfg.run, width=cfg.az.width, algo_config=dataclasses.asdict(cfg.az))
     k = cfg.run.vmap_seeds
-    for d in [Path(cfg.run.out)] if k == 1 else [loop.seed_dir(cfg.run.out, cfg.run.seed + i) for i in range(k)]:
+    for d in [Path(cfg.run.out)] if k == 1 else [rundir.seed_dir(cfg.run.out, cfg.run.seed + i) for i in range(k)]:
         plot_wall_clock(d)
     return summary
 

@@ -115,7 +115,7 @@ def _bench(args, available: list) -> dict:
     import jax
     import numpy as np
 
-    from c4jax.learning import loop, placement
+    from c4jax.learning import loop, placement, stacked
 
     counts = sorted(set(args.devices))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -124,13 +124,13 @@ def _bench(args, available: list) -> dict:
         algo, width, init_from, settings = _algorithms(args.init_from)[name]
         cfg = loop.LoopConfig(out="unused", init_from=init_from)
         source = loop.source_params(cfg, width)
-        fresh = loop.stack_seeds([loop.initial_state(algo, cfg, width, s, source) for s in range(args.vmap_seeds)])
+        fresh = stacked.stack_seeds([loop.initial_state(algo, cfg, width, s, source) for s in range(args.vmap_seeds)])
         runs = {}
         t0 = time.perf_counter()
         for n in counts:
             where = placement.plan(algo, n, args.vmap_seeds, args.shard)
             with where.context():
-                chunk, state = loop.make_chunk(algo, args.vmap_seeds, where, fresh)
+                chunk, state = stacked.make_chunk(algo, args.vmap_seeds, where, fresh)
                 flops = _flops_per_device(chunk, state)
                 state, _ = chunk(state)
                 runs[n] = {"placement": where, "chunk": chunk, "state": jax.block_until_ready(state),

@@ -35,7 +35,7 @@ import time
 import jax
 import numpy as np
 
-from c4jax.learning import loop
+from c4jax.learning import loop, stacked
 from c4jax.learning.dqn import DQN, DQNConfig
 from c4jax.learning.ppo import PPO, PPOConfig
 from c4jax.learning.reinforce import Reinforce, ReinforceConfig
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> dict:
     cfg = loop.LoopConfig(out="unused", init_from=args.init_from)
     source = loop.source_params(cfg, width)
     singles = [loop.initial_state(algo, cfg, width, s, source) for s in range(args.seeds)]
-    stacked = loop.stack_seeds(singles)
+    stacked = stacked.stack_seeds(singles)
     vchunk = jax.jit(jax.vmap(algo.chunk))
 
     def run_sequential(states):

@@ -28,7 +28,7 @@ from scripts import run_script  # noqa: E402
 from c4jax import agents, evaluation  # noqa: E402
 from c4jax.evaluation import protocol  # noqa: E402
 from c4jax.io import devices  # noqa: E402
-from c4jax.learning import loop, onpolicy, placement  # noqa: E402
+from c4jax.learning import loop, onpolicy, placement, rundir, stacked  # noqa: E402
 from c4jax.learning.dqn import DQN, DQNConfig  # noqa: E402
 from c4jax.learning.ppo import PPO, PPOConfig  # noqa: E402
 from c4jax.nets import cnet  # noqa: E402
@@ -65,7 +65,7 @@ def _run(script: str, out: Path, *flags) -> list[dict]:
     proc = run_script(script, "--out", out, "--no-progress", *flags)
     if proc.returncode != 0:
         raise RuntimeError(f"{script} {' '.join(map(str, flags))} failed:\n{proc.stderr[-3000:]}")
-    return _rows(out if (out / "metrics.jsonl").is_file() else loop.seed_dir(out, 0))
+    return _rows(out if (out / "metrics.jsonl").is_file() else rundir.seed_dir(out, 0))
 
 
 def _spy_on_saved_state(record: dict):
@@ -133,7 +133,7 @@ def check_cheap(work: Path) -> dict:
 
     # a DQN state placed with a batch split: the replay storage over 4 devices, the rest replicated
     dqn = DQN(DQNConfig(buffer_size=2000, learning_starts=200, eval_every=200, episodes_per_iteration=8, updates_per_episode=25))
-    state = loop.stack_seeds([dqn.init(jax.random.key(0), _init_params("one"))])
+    state = stacked.stack_seeds([dqn.init(jax.random.key(0), _init_params("one"))])
     where = placement.plan(dqn, 4, 1)
     placed = devices.put(state, where.state_shardings(state, dqn.batch_fields))
     out["dqn_placed"] = {"buffer_board": _sharding(placed.buffer.items.board), "params": _sharding(placed.params["dense"]["kernel"]),
@@ -174,7 +174,7 @@ def check_ppo(work: Path) -> dict:
         seeds2 = _run("ppo.py", work / "seeds2", "--devices", "2", "--vmap-seeds", "2", *PPO_FLAGS)
     finally:
         loop.save_state = original
-    seed1 = [_rows(loop.seed_dir(work / d, 1)) for d in ("seeds1", "seeds2")]
+    seed1 = [_rows(rundir.seed_dir(work / d, 1)) for d in ("seeds1", "seeds2")]
     out["compare_seeds"], out["compare_seed_1"] = _compare(seeds1, seeds2), _compare(*seed1)
     out["seeds_rows"] = [[seeds1, seeds2], seed1]
     out["seeds_state"] = {k: v for k, v in record.items() if "dense" in k or k.endswith(".updates")}

@@ -26,7 +26,7 @@ import pytest
 
 import crash
 from c4jax.io import checkpoint, runlog
-from c4jax.learning import data, dqn, loop
+from c4jax.learning import data, dqn, loop, stacked
 from scripts import run_script
 
 DQN = ("--buffer-size", "2000", "--learning-starts", "200", "--eval-every", "200", "--no-progress")
@@ -278,7 +278,7 @@ def test_the_loop_resumes_from_the_checkpoint_before_a_damaged_one(tmp_path, cap
     """loop.load_state, what --resume calls, on a last/ whose newest checkpoint is truncated."""
     algo = dqn.DQN(dqn.DQNConfig(buffer_size=200, learning_starts=20))
     cfg = loop.LoopConfig(init_from="")
-    state = loop.stack_seeds([loop.initial_state(algo, cfg, 128, 0)])
+    state = stacked.stack_seeds([loop.initial_state(algo, cfg, 128, 0)])
     for evals in (1, 2):
         loop.save_state(tmp_path / "last", state.replace(updates=state.updates + evals), state.params,
                         {"evals": evals}, {"seeds": [0]})

@@ -14,7 +14,7 @@ from c4jax.learning import buffer as rb
 from c4jax.io import checkpoint
 from c4jax.games.connect_four import env
 from c4jax.agents import arena
-from c4jax.learning import loop
+from c4jax.learning import loop, stacked
 from c4jax.learning.dqn import DQN, DQNConfig, epsilon, transitions
 from c4jax.learning import rewards as rewards_lib
 from scripts import run_script
@@ -173,8 +173,8 @@ def test_resume_continues_exactly_where_the_run_stopped(tmp_path):
 def _template(out):
     algo = DQN(DQNConfig(buffer_size=2000, learning_starts=200, eval_every=200))
     params = loop.initial_params(loop.LoopConfig(), algo.heads, 128, jax.random.key(0))
-    state = loop.stack_seeds([algo.init(jax.random.key(0), params)])  # last/ holds K = 1 stacked seeds
-    return {"state": loop._keys_to_data(state), "old_params": loop.stack_seeds([params])}
+    state = stacked.stack_seeds([algo.init(jax.random.key(0), params)])  # last/ holds K = 1 stacked seeds
+    return {"state": loop._keys_to_data(state), "old_params": stacked.stack_seeds([params])}
 
 
 def test_eval_symmetric_picks_best_by_how_the_shipped_agent_plays(tmp_path):

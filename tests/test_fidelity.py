@@ -23,7 +23,7 @@ from c4jax.agents import arena
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.board import mirror_boards
 from c4jax.io import checkpoint
-from c4jax.learning import config, loop, losses, onpolicy
+from c4jax.learning import config, loop, losses, onpolicy, rundir, selection, stacked
 from c4jax.learning.dqn import DQN, DQNConfig, EpsilonGreedy, Transition, behaviour_epsilon, epsilon
 from c4jax.learning.ppo import PPO, PPOConfig
 from c4jax.learning.reinforce import ReinforceConfig
@@ -242,10 +242,11 @@ def test_target_reset_with_the_old_network_rule():
 
 
 def _decisions(tmp_path, wins, **rule):
-    run = loop._SeedRun(tmp_path, 0, {"name": "t"}, loop._new_loop_counters(), False, None)
+    run = rundir.SeedRun(tmp_path, 0, {"name": "t"}, selection.new_counters(), False, None,
+                         rule=selection.Rule(revert_drop=0.08, **rule))
     out = []
     for i, w in enumerate(wins):
-        out.append(run.record(i, {"eval/vs_1steplA": w}, {"w": jnp.zeros(1)}, 0.08, 0.0, **rule))
+        out.append(run.record(i, {"eval/vs_1steplA": w}, {"w": jnp.zeros(1)}, 0.0))
     return out, run.loop
 
 
@@ -490,8 +491,8 @@ def test_published_preset_resumes_exactly(tmp_path):
     assert meta["config"]["target_online"] and meta["config"]["reward_backprop"] == "segments"
     algo = DQN(DQNConfig(buffer_size=2000, learning_starts=200, eval_every=200))
     params = loop.initial_params(loop.LoopConfig(), algo.heads, 128, jax.random.key(0))
-    like = {"state": loop._keys_to_data(loop.stack_seeds([algo.init(jax.random.key(0), params)])),
-            "old_params": loop.stack_seeds([params])}
+    like = {"state": loop._keys_to_data(stacked.stack_seeds([algo.init(jax.random.key(0), params)])),
+            "old_params": stacked.stack_seeds([params])}
     a, b = checkpoint.restore(straight / "last", like), checkpoint.restore(resumed / "last", like)
     chex.assert_trees_all_equal(a, b)
     # the last evaluation (0.30 <= 0.5 - 0.08) reverts: the target network is reset to the restored weights

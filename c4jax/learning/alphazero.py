@@ -41,6 +41,7 @@ from c4jax.games.connect_four.board import mirror_boards
 from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.io.devices import shard_batch
 from c4jax.learning import buffer as rb
+from c4jax.learning.algorithm import Algorithm
 from c4jax.learning.optim import apply_gradients, make_optimizer
 from c4jax.learning.train_state import TrainState
 from c4jax.nets import tower as towers
@@ -214,8 +215,9 @@ def loss_fn(params, batch: Sample, *, width: int, value_weight: float,
     return policy_loss + value_weight * value_loss, {"train/policy_loss": policy_loss, "train/value_loss": value_loss}
 
 
-class AlphaZero:
-    """AlphaZero as a :class:`c4jax.learning.loop.Algorithm`."""
+class AlphaZero(Algorithm):
+    """AlphaZero as an :class:`~c4jax.learning.algorithm.Algorithm`: its network is a CNET or, with
+    ``tower``, a residual tower of its own, which it evaluates and saves searching with it."""
 
     name = "alphazero"
     heads = "two"
@@ -238,13 +240,15 @@ class AlphaZero:
             self.network_meta = {"tower": list(cfg.tower)}  # saved with the network's width and heads
 
     def fresh_params(self, key: Array):
-        """The network's initial parameters when it is not a CNET (:func:`c4jax.learning.loop.initial_state`
-        makes a CNET's, with ``--init-from``)."""
+        """The residual tower's initial parameters, or ``None`` for a CNET (which
+        :func:`c4jax.learning.loop.initial_state` makes, with ``--init-from``)."""
         return towers.init_params(key, tower=self.cfg.tower, game=self.game) if self.cfg.tower else None
 
-    def agent_of(self, params, label: str, sampled: bool = False, symmetric: bool = False) -> AlphaZeroAgent:
-        """The agent the evaluation matches play and ``best/`` saves: search with ``eval_simulations``."""
-        del symmetric  # the search plays the position as it is
+    def agent_of(self, params, label: str, sampled: bool = False, symmetric: bool = False, *,
+                 width: int | None = None) -> AlphaZeroAgent:
+        """The agent the evaluation matches play and ``best/`` saves: search with ``eval_simulations``
+        (the network of ``cfg.width``, which is the run's ``width``)."""
+        del symmetric, width  # the search plays the position as it is
         return AlphaZeroAgent(params=params, label=label, width=self.cfg.width, tower=self.cfg.tower,
                               num_simulations=self.cfg.eval_simulations, deterministic=not sampled, game=self.game)
 

@@ -35,6 +35,7 @@ from c4jax.nets.cnet import CNet
 from c4jax.agents.policy import epsilon_greedy
 from c4jax.games.connect_four.board import legal_mask, mirror_boards
 from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
+from c4jax.learning.algorithm import Algorithm
 from c4jax.learning.config import SelfPlayConfig
 from c4jax.learning.optim import apply_gradients, make_optimizer
 from c4jax.learning.train_state import TrainState, where_seeds
@@ -173,8 +174,8 @@ def transitions(traj: arena.Trajectory, n: float, variant: str = "per_player") -
     return both, valid
 
 
-class DQN:
-    """The :class:`c4jax.learning.loop.Algorithm` for DQN; ``name`` is 'dqn' or 'dueling_dqn'."""
+class DQN(Algorithm):
+    """The :class:`~c4jax.learning.algorithm.Algorithm` for DQN; ``name`` is 'dqn' or 'dueling_dqn'."""
 
     game = CONNECT_FOUR  # the thesis' boards and shaped reward
     output = "q"

@@ -1,19 +1,23 @@
-"""The host loop shared by every RL trainer (DQN, Dueling DQN, REINFORCE, PPO).
+"""The host loop shared by every RL trainer (DQN, Dueling DQN, REINFORCE, PPO, AlphaZero).
 
-An algorithm supplies a pytree training state and a jitted ``chunk`` that advances
-it to the next evaluation point (on device, no host round trips). Between chunks
-this loop does everything that is the same for all algorithms (design.md §7):
+An algorithm (:class:`c4jax.learning.algorithm.Algorithm`) supplies a pytree training state
+and a jitted ``chunk`` that advances it to the next evaluation point (on device, no host round
+trips). Between chunks this loop does everything that is the same for all algorithms
+(design.md §7), each job in its own module:
 
 - tournament-protocol matches (100 games each) of the current network against
   Random, the "old network" and 1StepLA, played with the symmetric averaging of
-  design.md §7 (the thesis uses it in every competition, never in self-play);
+  design.md §7 (the thesis uses it in every competition, never in self-play):
+  :mod:`c4jax.learning.evaluator`;
 - the old-network rule: a new best win rate against 1StepLA makes the current
   weights the old network (and the best checkpoint, ``<out>/best``); a drop of
-  more than ``revert_drop`` below the best puts the old weights back;
-- ``metrics.jsonl``/``metrics.csv``, a progress bar with ETA and the latest win
-  rates, and ``curves.png`` (smoothed loss, win rates, game length of the match
-  against the old network, the thesis' "self-play game length", and of the
-  training self-play);
+  more than ``revert_drop`` below the best puts the old weights back:
+  :mod:`c4jax.learning.selection`;
+- ``metrics.jsonl``/``metrics.csv``, ``curves.png`` (smoothed loss, win rates, game length of
+  the match against the old network, the thesis' "self-play game length", and of the training
+  self-play), ``summary.json`` and a K-seed run's ``seeds.md``: :mod:`c4jax.learning.rundir`;
+  a progress bar with ETA and the latest win rates;
+- K seeds stacked in one program (``--vmap-seeds``): :mod:`c4jax.learning.stacked`;
 - ``<out>/last``: the full training state (buffers, optimiser, PRNG key, old
   network, loop counters), saved after every evaluation, from which ``--resume``
   continues exactly where the run stopped;
@@ -35,22 +39,24 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal, Protocol
+from typing import Any, Callable, Literal
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from tqdm.auto import tqdm
 
-from c4jax import agents, evaluation, games
-from c4jax.io import atomic, checkpoint, devices, outdir, runlog, track
-from c4jax.io.tables import Table
+from c4jax import agents, games
+from c4jax.io import checkpoint, devices, outdir, track
 from c4jax.nets import cnet
-from c4jax.agents.network import NetworkAgent
-from c4jax.learning.placement import ONE_DEVICE, SHARD_MODES, Placement, plan
-from c4jax.learning.train_state import TrainState, where_seeds
+from c4jax.learning import selection
+from c4jax.learning.algorithm import Algorithm
+from c4jax.learning.evaluator import evaluate, evaluated_agent, metrics_row
+from c4jax.learning.placement import SHARD_MODES, Placement, plan
+from c4jax.learning.rundir import BEST, LAST, SeedRun, seed_dir, summarize_seeds
+from c4jax.learning.stacked import make_chunk, seed_slice, stack_seeds
+from c4jax.learning.train_state import where_seeds
 
-LAST, BEST = "last", "best"
 
 
 class ConfigError(ValueError):
@@ -59,7 +65,6 @@ class ConfigError(ValueError):
 
 
 CONNECT_FOUR_ID = games.DEFAULT
-YARDSTICK_SALT = 0x7A5D  # the yardstick's sampling key: the evaluation key folded with this
 
 
 @dataclass(frozen=True)
@@ -187,30 +192,13 @@ class LoopConfig:
     @property
     def selection_metric(self) -> str:
         """The logged metric that --select-by names."""
-        return "yardstick/keep" if self.select_by == "yardstick" else f"eval/vs_{self.select_by}"
+        return selection.score_metric(self.select_by)
 
-
-class Algorithm(Protocol):
-    """What an RL trainer provides to :func:`run`. Its training state is a
-    :class:`~c4jax.learning.train_state.TrainState` (or a subclass): the loop reads
-    ``state.params`` and ``state.updates`` and swaps weights with ``state.replace(params=...)``."""
-
-    name: str  # "dqn", "dueling_dqn", "reinforce", "ppo"
-    game: Any  # the game it trains on (c4jax.games.base.Game; LoopConfig.game names it)
-    heads: str  # CNet heads
-    output: str  # "q" or "policy"
-    default_mode: str  # how the saved agent plays by default: "det" or "sto"
-
-    def init(self, key: jax.Array, params: Any) -> TrainState: ...
-
-    def chunk(self, state: TrainState) -> tuple[TrainState, dict]: ...  # jitted: run to the next evaluation
-
-    # Optional: ``agent_of(params, label, sampled, symmetric) -> Agent``, how the evaluation matches and
-    # best/ play the network (default: a NetworkAgent), and ``agent_meta``, extra fields of the saved
-    # agent's description (e.g. AlphaZero's search settings).
-    # Several devices (c4jax.learning.placement): ``batch_fields``, the state fields whose leaves carry a
-    # batch axis (default: none, all replicated), and ``batch_sizes``, {flag: size} of every batch that a
-    # 'batch' split divides over the devices (default: none).
+    @property
+    def selection_rule(self) -> selection.Rule:
+        """The old-network rule's settings."""
+        return selection.Rule(revert_drop=self.revert_drop, old_best_start=self.old_best_start,
+                              revert_at_equal=self.revert_at_equal)
 
 
 def source_params(cfg: LoopConfig, width: int) -> dict | None:
@@ -241,7 +229,7 @@ def initial_state(algo: Algorithm, cfg: LoopConfig, width: int, seed: int, sourc
     """The fresh training state of ``seed``: its init key makes the params, its run key seeds
     self-play (the same for a single ``--seed`` run and that seed inside ``--vmap-seeds``)."""
     init_key, run_key = jax.random.split(jax.random.key(seed))
-    fresh = getattr(algo, "fresh_params", lambda key: None)(init_key)  # an algorithm's own network (not a CNET)
+    fresh = algo.fresh_params(init_key)  # an algorithm's own network (not a CNET)
     if fresh is not None:
         return algo.init(run_key, fresh)
     return algo.init(run_key, initial_params(cfg, algo.heads, width, init_key, source))
@@ -295,134 +283,15 @@ def _meta_common(algo: Algorithm, cfg: LoopConfig, width: int, algo_config: dict
         "name": algo.name,
         "algorithm": algo.name,
         "game": algo.game.id,
-        "network": {"width": width, "heads": algo.heads, **getattr(algo, "network_meta", {})},
-        "agent": {"output": algo.output, "default_mode": algo.default_mode, "symmetric": True,
-                  **getattr(algo, "agent_meta", {})},
+        "network": {"width": width, "heads": algo.heads, **algo.network_meta},
+        "agent": {"output": algo.output, "default_mode": algo.default_mode, "symmetric": True, **algo.agent_meta},
         "config": {**dataclasses.asdict(cfg), "seed": seed, **algo_config},
     }
-
-
-def _new_loop_counters() -> dict:
-    return {"evals": 0, "best_win_rate": -1.0, "best_updates": 0, "reverts": 0, "wall_s": 0.0}
-
-
-class _SeedRun:
-    """One seed's run directory: metrics log, best checkpoint and the old-network rule's bookkeeping."""
-
-    def __init__(self, out: Path, seed: int, meta: dict, counters: dict, resume: bool, after_step: int | None,
-                 write: bool = True, trackers: tuple[str, ...] = (), group: str | None = None):
-        self.out, self.seed, self.meta, self.loop, self.write = out, seed, meta, counters, write
-        self.log = runlog.RunLog(out, resume=resume, after_step=after_step, write=write, track=trackers,
-                                 config=meta.get("config"), name=out.resolve().name, group=group)
-
-    def record(self, updates: int, row: dict, params, revert_drop: float, wall_s: float,
-               old_best_start: float = -1.0, revert_at_equal: bool = False, select_by: str = "1steplA") -> str:
-        """Apply the old-network rule to this evaluation and log it: ``"best"`` (the current
-        weights become the old network), ``"revert"`` or ``"keep"``. best/ is the best evaluation
-        so far; the rule's own best starts at ``old_best_start`` (the same with the default)."""
-        win = row["yardstick/keep" if select_by == "yardstick" else f"eval/vs_{select_by}"]
-        if "old_best" not in self.loop:  # a state saved before the rule had its own best used best/'s
-            self.loop["old_best"] = self.loop["best_win_rate"] if self.loop["evals"] else old_best_start
-        rule_best = self.loop["old_best"]
-        self.loop["evals"] += 1
-        if win > self.loop["best_win_rate"]:
-            self.loop["best_win_rate"], self.loop["best_updates"] = win, updates
-            if self.write:
-                checkpoint.save(self.out / BEST, {"params": params}, {**self.meta, "metrics": {**row, "updates": updates}})
-        decision = "keep"
-        if win > rule_best:
-            self.loop["old_best"] = rule_best = win
-            decision = "best"
-        elif win < rule_best - revert_drop or (revert_at_equal and win <= rule_best - revert_drop):
-            self.loop["reverts"] += 1
-            decision = "revert"
-        row.update({f"eval/best_vs_{select_by}": self.loop["best_win_rate"], "eval/reverted": float(decision == "revert"),
-                    "time/wall_s": wall_s})
-        self.log.log(updates, row)
-        self.loop["wall_s"] = wall_s
-        return decision
-
-    def finish(self, algo_name: str, extra_panels: Callable[[], list] | None, select_by: str = "1steplA") -> dict:
-        self.log.close()
-        if not self.write:
-            return {}
-        self.log.write_csv()
-        panels = [
-            ("loss (smoothed)", [k for k in ("train/loss",) if any(k in r for r in self.log.rows)], "loss"),
-            ("win rate (protocol, 100 games)", ["eval/vs_1steplA", "eval/vs_random", "eval/vs_old"] + sorted(
-                {k for r in self.log.rows for k in r if k.startswith("eval/vs_") and not k.endswith("_length")}
-                - {"eval/vs_1steplA", "eval/vs_random", "eval/vs_old"}), "win rate"),
-            ("game length", ["eval/vs_old_length", "selfplay/length"], "moves"),
-        ] + (extra_panels() if extra_panels else [])
-        if any("yardstick/keep" in r for r in self.log.rows):
-            panels.append(("perfect-play yardstick (non-trivial positions)",
-                           ["yardstick/keep", "yardstick/exact", "yardstick/keep_opening", "yardstick/keep_middle",
-                            "yardstick/keep_end"], "share of moves"))
-        runlog.plot_panels(self.log.rows, panels, self.out / "curves.png", xlabel="updates",
-                           smooth_window=5, suptitle=f"{algo_name} (seed {self.seed})")
-        loop = self.loop
-        summary = {
-            "algorithm": algo_name,
-            "seed": self.seed,
-            f"best_vs_{select_by}": loop["best_win_rate"],
-            "best_updates": loop["best_updates"],
-            "reverts": loop["reverts"],
-            "evaluations": loop["evals"],
-            "wall_s": round(loop["wall_s"], 1),
-            "final": self.log.rows[-1] if self.log.rows else {},
-            "best": checkpoint.read_metadata(self.out / BEST, game=None)["metrics"] if (self.out / BEST).exists() else {},
-            "command": runlog.command_line(),
-        }
-        runlog.write_json(self.out / "summary.json", summary)
-        return summary
-
-
-def _evaluated_agent(algo: Algorithm, cfg: LoopConfig, width: int) -> Callable[[Any, str], NetworkAgent]:
-    """``agent_of(params, label)``: the network as the evaluation matches play it (sampled for
-    policy networks unless ``cfg.eval_greedy``; symmetric averaging with ``cfg.eval_symmetric``)."""
-    sampled = algo.default_mode == "sto" and not cfg.eval_greedy
-
-    if hasattr(algo, "agent_of"):
-        return lambda params, label: algo.agent_of(params, label, sampled=sampled, symmetric=cfg.eval_symmetric)
-
-    def agent_of(params, label: str) -> NetworkAgent:
-        return NetworkAgent(params=params, label=label, width=width, heads=algo.heads, output=algo.output,
-                            sampled=sampled, symmetric=cfg.eval_symmetric)
-
-    return agent_of
-
-
-def _opponents(agent_of: Callable[[Any, str], NetworkAgent], old_params, cfg: LoopConfig) -> dict:
-    """The evaluation matches' opponents by tag (design.md §7): Random, the old network, 1StepLA
-    (Connect Four), then ``cfg.eval_opponents`` by name, all of ``cfg.game``."""
-    random, *rest = cfg.fixed_opponents
-    fixed = {random: agents.load(cfg.agent_name(random)), "old": agent_of(old_params, "old"),
-             **{name: agents.load(cfg.agent_name(name)) for name in rest}}
-    return {**fixed, **{name: agents.load(cfg.agent_name(name)) for name in cfg.eval_opponents if name not in fixed}}
-
-
-def _eval_key(seed: int, evals: int) -> jax.Array:
-    """The key of a seed's evaluation number ``evals`` (the same in single and vmapped runs)."""
-    return jax.random.fold_in(jax.random.key(seed + 1), evals)
 
 
 def _check_resumable(out: Path) -> None:
     if not checkpoint.exists(out / LAST):
         raise checkpoint.CheckpointError(f"--resume: no checkpoint to resume in {str(out / LAST)!r}")
-
-
-def _host_metrics(metrics: dict, k: int | None = None) -> dict:
-    """Chunk metrics as floats (seed ``k`` of a batched run; means over any other axes)."""
-    host = devices.to_host(metrics)
-    return {name: float(np.mean(np.asarray(v) if k is None else np.asarray(v)[k])) for name, v in host.items()}
-
-
-def _eval_row(results: dict[str, evaluation.MatchResult]) -> dict:
-    row = {}
-    for tag, res in results.items():
-        row[f"eval/vs_{tag}"] = res.win_rate
-        row[f"eval/vs_{tag}_length"] = res.mean_length
-    return row
 
 
 def exit_on_error(fn: Callable[..., Any], *args, **kwargs) -> Any:
@@ -457,77 +326,6 @@ def check_resume_config(out: Path, config: dict) -> None:
         except checkpoint.CheckpointError:
             continue
     outdir.check_resume_config(saved, config, RESUME_MAY_CHANGE, str(out))
-
-
-def seed_dir(out: str | Path, seed: int) -> Path:
-    """The run directory of ``seed`` inside a ``--vmap-seeds`` run directory."""
-    return Path(out) / f"seed_{seed}"
-
-
-def stack_seeds(trees: list):
-    """One pytree with a leading seed axis from K pytrees of the same structure."""
-    return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
-
-
-def _seed(tree, k: int):
-    """Seed ``k``'s slice of a pytree stacked on a leading seed axis."""
-    return jax.tree.map(lambda x: x[k], tree)
-
-
-def _seed_chunk(algo: Algorithm, k_seeds: int, placement: Placement = ONE_DEVICE, shardings=None) -> Callable:
-    """``algo.chunk`` over K stacked seeds: ``jit(vmap(chunk))``. One seed runs unbatched: a
-    size-1 vmap lets XLA pick other kernels, whose last-bit differences would make a single
-    run differ from the same run made unbatched. On several devices: :func:`_mesh_chunk`."""
-    if placement.mesh is not None:
-        return _mesh_chunk(algo, k_seeds, placement, shardings)
-    if k_seeds > 1:
-        return jax.jit(jax.vmap(algo.chunk))
-    one = jax.jit(algo.chunk)
-
-    def chunk(state):
-        new, metrics = one(_seed(state, 0))
-        return stack_seeds([new]), stack_seeds([metrics])
-
-    return chunk
-
-
-def make_chunk(algo: Algorithm, k_seeds: int, placement: Placement, state) -> tuple[Callable, Any]:
-    """``(chunk, state)``: the function that advances a state stacked over ``k_seeds`` seeds to
-    the next evaluation, and ``state`` placed on ``placement``'s devices (host or
-    single-device arrays: a fresh state or a restored one, saved on any number of devices).
-    Under several devices, call ``chunk`` inside ``placement.context()``."""
-    if placement.mesh is None:
-        return _seed_chunk(algo, k_seeds), state
-    shardings = placement.state_shardings(state, getattr(algo, "batch_fields", ()))
-    return _seed_chunk(algo, k_seeds, placement, shardings), devices.put(state, shardings)
-
-
-def _mesh_chunk(algo: Algorithm, k_seeds: int, placement: Placement, shardings) -> Callable:
-    """The chunk on a mesh: one program whose stacked state goes in and comes out with
-    ``shardings`` (``Placement.state_shardings``) and whose metrics come out replicated; XLA
-    partitions everything in between. A ``seeds`` split vmaps with ``spmd_axis_name``."""
-    if k_seeds > 1:
-        fn = jax.vmap(algo.chunk, spmd_axis_name=devices.SEEDS if placement.mode == "seeds" else None)
-    else:
-        def fn(state):
-            new, metrics = algo.chunk(_seed(state, 0))
-            return stack_seeds([new]), stack_seeds([metrics])
-    jitted = jax.jit(fn, in_shardings=(shardings,), out_shardings=(shardings, devices.replicated(placement.mesh)))
-    return lambda state: jitted(devices.put(state, shardings))
-
-
-def _matches(current, opponent, keys: jax.Array, b_batched: bool, game) -> list[evaluation.MatchResult]:
-    """One protocol match of ``game`` per seed (``evaluation.match_many``; one seed plays
-    ``evaluation.match`` unbatched, for the reason given in :func:`_seed_chunk`)."""
-    if keys.shape[0] == 1:
-        return [evaluation.match(_seed(current, 0), _seed(opponent, 0) if b_batched else opponent, keys[0], game=game)]
-    return evaluation.match_many(current, opponent, keys, b_batched=b_batched, game=game)
-
-
-def _spread(values: list[float]) -> dict:
-    v = np.asarray(values, np.float64)
-    return {"mean": float(v.mean()), "std": float(v.std(ddof=1)) if len(v) > 1 else 0.0,
-            "min": float(v.min()), "max": float(v.max()), "values": [float(x) for x in v]}
 
 
 def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
@@ -576,14 +374,14 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     if cfg.resume:  # before anything is loaded: a resume with other settings is refused, naming them
         _check_resumable(out)
         check_resume_config(out, _meta_common(algo, cfg, width, algo_config, cfg.seed)["config"])
-    if cfg.init_from and getattr(algo, "network_meta", None):
+    if cfg.init_from and not algo.is_cnet:
         raise checkpoint.CheckpointError(f"--init-from starts a CNET from a checkpoint; this run's network is not "
                                          f"a CNET ({algo.network_meta})")
     source = source_params(cfg, width)
     state = stack_seeds([initial_state(algo, cfg, width, s, source) for s in seeds])
     metas = [_meta_common(algo, cfg, width, algo_config, s) for s in seeds]
     meta_all = {**metas[0], "seeds": seeds, "devices": {"count": placement.n, "split": placement.mode}}
-    counters = {"seeds": [_new_loop_counters() for _ in seeds], "wall_s": 0.0}
+    counters = {"seeds": [selection.new_counters() for _ in seeds], "wall_s": 0.0}
     old_params = state.params
     if cfg.resume:
         state, old_params, counters = load_state(out / LAST, state, old_params, seeds, cfg.game)
@@ -601,10 +399,10 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     dirs = [out] if k_seeds == 1 else [seed_dir(out, s) for s in seeds]
     # each seed keeps the rows up to its own checkpointed step (seeds of a vmapped run differ in updates)
     afters = [int(u) for u in updates_of(state)] if cfg.resume else [None] * k_seeds
-    runs = [_SeedRun(d, s, m, c, cfg.resume, a, write, cfg.track, out.resolve().name)
+    runs = [SeedRun(d, s, m, c, cfg.resume, a, write, cfg.track, out.resolve().name, cfg.selection_rule, cfg.select_by)
             for d, s, m, c, a in zip(dirs, seeds, metas, counters["seeds"], afters)]
 
-    agent_of = _evaluated_agent(algo, cfg, width)
+    agent_of = evaluated_agent(algo, cfg, width)
     desc = algo.name if k_seeds == 1 else f"{algo.name} x{k_seeds}"
     bar = tqdm(total=cfg.total_updates, initial=int(updates_of(state).min()), desc=desc, unit="upd",
                disable=not cfg.progress or not write, dynamic_ncols=True)
@@ -613,27 +411,21 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
         before = int(updates_of(state).min())
         state, metrics = chunk(state)
         params, updates = state.params, updates_of(state)
-        keys = jnp.stack([_eval_key(s, r.loop["evals"]) for s, r in zip(seeds, runs)])
-        current = agent_of(params, algo.name)
-        results = {tag: _matches(current, opp, keys, b_batched=tag == "old", game=algo.game)  # old: one per seed
-                   for tag, opp in _opponents(agent_of, old_params, cfg).items()}
-        graded = [evaluation.optimal_move_rate(_seed(current, k), jax.random.fold_in(keys[k], YARDSTICK_SALT))
-                  for k in range(k_seeds)] if cfg.eval_yardstick else [{}] * k_seeds
+        evaluated = evaluate(agent_of, algo.name, params, old_params, seeds, [r.loop["evals"] for r in runs], cfg,
+                             algo.game)
         wall = time.perf_counter() - t_start
         saved = params if placement.mesh is None else devices.to_host(params)  # best/: host copies on a mesh
         decisions, rows = [], []
         for k, r in enumerate(runs):
-            row = {**_host_metrics(metrics, k), **_eval_row({t: res[k] for t, res in results.items()}), **graded[k]}
-            decisions.append(r.record(int(updates[k]), row, _seed(saved, k), cfg.revert_drop, wall,
-                                      cfg.old_best_start, cfg.revert_at_equal, cfg.select_by))
+            row = metrics_row(metrics, k, evaluated[k])
+            decisions.append(r.record(int(updates[k]), row, seed_slice(saved, k), wall))
             rows.append(row)
-        best = np.array([d == "best" for d in decisions])
-        revert = np.array([d == "revert" for d in decisions])
+        best = np.array([d == selection.BEST for d in decisions])
+        revert = np.array([d == selection.REVERT for d in decisions])
         old_params = where_seeds(best, params, old_params)
         if revert.any():
             state = state.replace(params=where_seeds(revert, old_params, params))
-        if hasattr(algo, "sync_target"):  # DQN: optionally reset its target network too
-            state = algo.sync_target(state, best | revert)
+        state = algo.sync_target(state, best | revert)  # DQN: optionally reset its target network too
         counters["wall_s"] = wall
         metrics_meta = rows[0] if k_seeds == 1 else {"seeds": rows}
         save_state(out / LAST, state, old_params, counters, {**meta_all, "metrics": metrics_meta}, write)
@@ -644,7 +436,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
                         best=f"{np.mean([r.loop['best_win_rate'] for r in runs]):.2f}",
                         len=f"{np.mean([row.get('selfplay/length', 0) for row in rows]):.1f}")
     bar.close()
-    per_seed = [r.finish(algo.name, extra_panels, cfg.select_by) for r in runs]
+    per_seed = [r.finish(algo.name, extra_panels) for r in runs]
     if not write:  # another process of a multi-process run: process 0 reports
         return {}
     if k_seeds == 1:
@@ -652,58 +444,4 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
         print(f"{algo.name}: best win rate vs {cfg.select_by} {c['best_win_rate']:.2f} at {c['best_updates']:,} "
               f"updates; {c['reverts']} reverts; {counters['wall_s']:.0f}s. Best agent: {out / BEST}")
         return per_seed[0]
-    return _summarize_seeds(algo.name, out, seeds, runs, per_seed, counters["wall_s"], cfg.select_by, cfg.reference)
-
-
-def _label(name: str) -> str:
-    return "1StepLA" if name == "1steplA" else name
-
-
-def _summarize_seeds(name: str, out: Path, seeds: list[int], runs: list, per_seed: list[dict], wall_s: float,
-                     select_by: str = "1steplA", reference: str = "1steplA") -> dict:
-    """``<out>/summary.json``, ``seeds.md`` and ``curves.png`` of a K-seed run: each seed's final
-    win rate against ``reference`` and its best by ``select_by``."""
-    final = [s["final"].get(f"eval/vs_{reference}", float("nan")) for s in per_seed]
-    best = [s[f"best_vs_{select_by}"] for s in per_seed]
-    summary = {
-        "algorithm": name,
-        "seeds": seeds,
-        f"final_vs_{reference}": _spread(final),
-        f"best_vs_{select_by}": _spread(best),
-        "final_vs_random": _spread([s["final"].get("eval/vs_random", float("nan")) for s in per_seed]),
-        "reverts": [s["reverts"] for s in per_seed],
-        "evaluations": per_seed[0]["evaluations"],
-        "wall_s": round(wall_s, 1),
-        "runs": [str(r.out) for r in runs],
-        "command": runlog.command_line(),
-    }
-    runlog.write_json(out / "summary.json", summary)
-    _write_seed_table(out, summary, per_seed, select_by, reference)
-    ref = f"eval/vs_{reference}"
-    merged = [{"step": row["step"], f"seed {r.seed}": row[ref]} for r in runs for row in r.log.rows if ref in row]
-    runlog.plot_panels(merged, [(f"win rate vs {_label(reference)} (protocol, 100 games)", [f"seed {s}" for s in seeds],
-                                 "win rate")], out / "curves.png", xlabel="updates", smooth_window=5,
-                       suptitle=f"{name}: {len(seeds)} seeds")
-    fin = summary[f"final_vs_{reference}"]
-    print(f"{name}, {len(seeds)} seeds {seeds}: final win rate vs {_label(reference)} {fin['mean']:.3f} "
-          f"± {fin['std']:.3f}, best vs {select_by} {summary[f'best_vs_{select_by}']['mean']:.3f} "
-          f"± {summary[f'best_vs_{select_by}']['std']:.3f}; {wall_s:.0f}s. Runs: {out}/seed_*")
-    return summary
-
-
-def _write_seed_table(out: Path, summary: dict, per_seed: list[dict], select_by: str = "1steplA",
-                      reference: str = "1steplA") -> None:
-    nan, best = float("nan"), f"best_vs_{select_by}"
-    rows = [(s["seed"], s["final"].get(f"eval/vs_{reference}", nan), s[best], s["best_updates"],
-             s["final"].get("eval/vs_random", nan), s["reverts"]) for s in per_seed]
-    fin, bst = summary[f"final_vs_{reference}"], summary[best]
-    rows.append(("mean ± sd", f"{fin['mean']:.3f} ± {fin['std']:.3f}", f"{bst['mean']:.3f} ± {bst['std']:.3f}", None,
-                 summary["final_vs_random"]["mean"], None))
-    table = Table(name="seeds", title="", rows=tuple(rows),
-                  header=("seed", f"final vs {_label(reference)}", f"best vs {_label(select_by)}",
-                          "at update", "final vs Random", "reverts"),
-                  formats=("", ".3f", ".3f", ",", ".3f", ""))
-    lines = [f"# {summary['algorithm']}: {len(per_seed)} seeds trained in one vmapped program", "",
-             f"Command: `{summary['command']}`", "", table.to_markdown(title=False),
-             f"Wall time {summary['wall_s'] / 60:.1f} min for all seeds together."]
-    atomic.write_text_atomic(out / "seeds.md", "\n".join(lines) + "\n")
+    return summarize_seeds(algo.name, out, seeds, runs, per_seed, counters["wall_s"], cfg.select_by, cfg.reference)

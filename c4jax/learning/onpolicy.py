@@ -45,6 +45,7 @@ from c4jax.games.connect_four.board import legal_mask, mirror_boards
 from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.agents.policy import masked_log_softmax, sample
 from c4jax.io.devices import shard_batch
+from c4jax.learning.algorithm import Algorithm
 from c4jax.learning.optim import apply_gradients, make_optimizer
 from c4jax.learning.train_state import TrainState
 from c4jax.learning import rollouts
@@ -390,9 +391,9 @@ def reinforce_updates(params, opt_state, batch: Batch, *, tx: optax.GradientTran
 # --------------------------------------------------------------------------- the host-loop algorithm
 
 
-class OnPolicyAlgorithm:
-    """What REINFORCE and PPO share as :class:`c4jax.learning.loop.Algorithm`s: a two-headed
-    CNET playing by sampling its policy (``default_mode = "sto"``)."""
+class OnPolicyAlgorithm(Algorithm):
+    """What REINFORCE and PPO share as algorithms (:class:`~c4jax.learning.algorithm.Algorithm`): a
+    two-headed CNET playing by sampling its policy (``default_mode = "sto"``)."""
 
     game = CONNECT_FOUR  # the thesis' boards and shaped reward
     heads = "two"

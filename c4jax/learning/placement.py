@@ -29,6 +29,7 @@ import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from c4jax.io import devices
+from c4jax.learning.algorithm import Algorithm
 
 SHARD_MODES = ("auto", "batch", "seeds")
 
@@ -85,12 +86,12 @@ def _map_field(tree, path: list[str], fn):
     return tree.replace(**{head: fn(sub) if not rest else _map_field(sub, rest, fn)})
 
 
-def _fits(algo: Any, n: int, k_seeds: int) -> bool:
+def _fits(algo: Algorithm, n: int, k_seeds: int) -> bool:
     """Whether ``n`` devices can split the run: whole seeds each, or every batch size a multiple of n."""
-    return k_seeds % n == 0 or all(size % n == 0 for size in dict(getattr(algo, "batch_sizes", {})).values())
+    return k_seeds % n == 0 or all(size % n == 0 for size in algo.batch_sizes.values())
 
 
-def plan(algo: Any, n_devices: int = 0, k_seeds: int = 1, shard: str = "auto") -> Placement:
+def plan(algo: Algorithm, n_devices: int = 0, k_seeds: int = 1, shard: str = "auto") -> Placement:
     """The placement of a run of ``algo`` with K = ``k_seeds`` seeds on ``n_devices`` devices
     (0 = all, or the most of them that the run's batch sizes allow): see the module docstring. Clear errors for more devices than there are, a
     ``seeds`` split that N does not divide, and batch sizes (``algo.batch_sizes``) that are
@@ -108,5 +109,5 @@ def plan(algo: Any, n_devices: int = 0, k_seeds: int = 1, shard: str = "auto") -
         if k_seeds % n:
             raise devices.DeviceError(f"--shard seeds: --vmap-seeds {k_seeds} is not a multiple of --devices {n}")
         return Placement(devices.make_mesh(n, devices.SEEDS))
-    devices.check_divisible(dict(getattr(algo, "batch_sizes", {})), n)
+    devices.check_divisible(dict(algo.batch_sizes), n)
     return Placement(devices.make_mesh(n, devices.BATCH))

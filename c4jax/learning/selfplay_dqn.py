@@ -127,7 +127,7 @@ class SelfPlayDQNState(TrainState):
 
 
 class SelfPlayDQN(TowerSelfPlay):
-    """DQN by self-play on ``game`` as a :class:`c4jax.learning.loop.Algorithm`."""
+    """DQN by self-play on ``game`` as an :class:`~c4jax.learning.algorithm.Algorithm`."""
 
     name = "dqn"
     output = "q"

@@ -15,6 +15,7 @@ from jax import Array
 
 from c4jax.agents.network_search import AlphaZeroAgent
 from c4jax.games import base as games
+from c4jax.learning.algorithm import Algorithm
 from c4jax.learning.optim import adam_l2
 from c4jax.learning.train_state import TrainState
 from c4jax.nets import tower as towers
@@ -49,7 +50,7 @@ def finished_games(ply: Ply, plies_before: Array) -> tuple[Array, Array]:
     return ply.done.sum(), jnp.where(ply.done, plies_before + 1, 0).sum()
 
 
-class TowerSelfPlay:
+class TowerSelfPlay(Algorithm):
     """The loop-facing part of a self-play trainer on ``game`` with a residual ``tower``: its
     network, an Adam optimiser with gradient clipping, the agent the evaluations play (the raw
     network through :class:`AlphaZeroAgent`), and how checkpoints describe it."""
@@ -68,9 +69,11 @@ class TowerSelfPlay:
     def fresh_params(self, key: Array):
         return towers.init_params(key, tower=self.tower, game=self.game)
 
-    def agent_of(self, params, label: str, sampled: bool = False, symmetric: bool = False) -> AlphaZeroAgent:
-        """The raw network over the legal actions: sampled from its policy, or its best action."""
-        del symmetric
+    def agent_of(self, params, label: str, sampled: bool = False, symmetric: bool = False, *,
+                 width: int | None = None) -> AlphaZeroAgent:
+        """The raw network over the legal actions: sampled from its policy, or its best action (the
+        tower's own width; the run's ``width`` is unused)."""
+        del symmetric, width
         return AlphaZeroAgent(params=params, label=label, tower=self.tower, num_simulations=0,
                               deterministic=not sampled, game=self.game)
 

@@ -137,7 +137,7 @@ def negamax_gae(rows: Rows, last_value: Array, gamma: float, lam: float) -> tupl
 
 
 class SelfPlayPPO(TowerSelfPlay):
-    """PPO by self-play on ``game`` as a :class:`c4jax.learning.loop.Algorithm`."""
+    """PPO by self-play on ``game`` as an :class:`~c4jax.learning.algorithm.Algorithm`."""
 
     name = "ppo"
     output = "policy"

@@ -1,0 +1,84 @@
+"""What an RL trainer provides to the host loop (:func:`c4jax.learning.loop.run`).
+
+:class:`Algorithm` declares every attribute and hook the loop and the device placement
+(:mod:`c4jax.learning.placement`) read; DQN, REINFORCE, PPO and AlphaZero subclass it. The
+defaults are those of a trainer of a CNET (``c4jax.nets.cnet``) that the loop evaluates as a
+:class:`~c4jax.agents.network.NetworkAgent`, on one device or with its whole state replicated.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from jax import Array
+
+from c4jax.agents.base import Agent
+from c4jax.agents.network import NetworkAgent
+from c4jax.games.base import Game
+from c4jax.learning.train_state import TrainState
+
+
+class Algorithm:
+    """An RL trainer. Its training state is a :class:`~c4jax.learning.train_state.TrainState` (or a
+    subclass): the loop reads ``state.params`` and ``state.updates`` and swaps weights with
+    ``state.replace(params=...)``."""
+
+    name: str
+    """The run's and the saved agent's name: "dqn", "dueling_dqn", "reinforce", "ppo" or "alphazero"."""
+    game: Game
+    """The game it trains on (``LoopConfig.game`` names it)."""
+    heads: str
+    """The CNET heads ("one", "two", "dueling"), saved with the network."""
+    output: str
+    """What the network's first head is: "q" or "policy"."""
+    default_mode: str
+    """How the saved agent plays by default: "det" or "sto" (and whether evaluation samples)."""
+
+    batch_fields: tuple[str, ...] = ()
+    """Several devices, 'batch' split: the dotted state fields whose leaves carry a batch axis (a
+    replay buffer's storage); every other leaf is replicated."""
+    batch_sizes: Mapping[str, int] = MappingProxyType({})
+    """Several devices, 'batch' split: ``{flag: size}`` of every batch split over the devices, each of
+    which must be a multiple of their number."""
+    network_meta: Mapping[str, Any] = MappingProxyType({})
+    """Extra fields of the saved network's description. Empty for a CNET; an algorithm with a network of
+    its own describes it here (e.g. AlphaZero's residual tower), see :attr:`is_cnet`."""
+    agent_meta: Mapping[str, Any] = MappingProxyType({})
+    """Extra fields of the saved agent's description (e.g. AlphaZero's search settings)."""
+
+    def init(self, key: Array, params) -> TrainState:
+        """The fresh training state of one seed, from its network's initial ``params``."""
+        raise NotImplementedError
+
+    def chunk(self, state: TrainState) -> tuple[TrainState, dict]:
+        """Advance ``state`` to the next evaluation point on device, returning it and the chunk's
+        metrics (scalars). Jittable and vmappable: the loop calls it as ``jit(vmap(chunk))``. The
+        algorithms here set it per instance to ``jax.jit(self._chunk)``."""
+        raise NotImplementedError
+
+    @property
+    def is_cnet(self) -> bool:
+        """Whether the network is a CNET of ``heads``, the network that ``--init-from`` can start:
+        an algorithm with a network of its own names it in ``network_meta``."""
+        return not self.network_meta
+
+    def fresh_params(self, key: Array) -> Any | None:
+        """The initial parameters of a network of the algorithm's own, or ``None`` (the default): a
+        CNET, which the loop makes (:func:`c4jax.learning.loop.initial_state`, with ``--init-from``)."""
+        del key
+        return None
+
+    def agent_of(self, params, label: str, sampled: bool = False, symmetric: bool = False, *, width: int) -> Agent:
+        """The agent that the evaluation matches play and ``best/`` is chosen by: by default the CNET of
+        the run's ``width`` as a :class:`~c4jax.agents.network.NetworkAgent` (``sampled``: sampling
+        its policy; ``symmetric``: averaged with the mirrored board)."""
+        return NetworkAgent(params=params, label=label, width=width, heads=self.heads, output=self.output,
+                            sampled=sampled, symmetric=symmetric)
+
+    def sync_target(self, state: TrainState, reset) -> TrainState:
+        """After the loop's old-network rule, which took a new best or reverted where ``reset``
+        (bool[K], one per seed): ``state`` with anything that must follow the weights updated (DQN's
+        target network, optionally). By default ``state`` unchanged."""
+        del reset
+        return state

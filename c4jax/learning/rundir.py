@@ -1,0 +1,152 @@
+"""A training run's files. Per seed (``--out`` itself, or ``<out>/seed_<s>/`` of a ``--vmap-seeds``
+run): ``metrics.jsonl``/``metrics.csv`` (and the trackers), ``best/`` (the best evaluation's
+weights, which ``agents.load`` plays), ``curves.png`` and ``summary.json``. Of a K-seed run also
+``<out>/summary.json``, ``seeds.md`` and ``curves.png``: each seed's best and final win rate with
+their mean ± standard deviation. ``<out>/last`` (the resumable training state) is written by
+:mod:`c4jax.learning.loop`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from c4jax.io import atomic, checkpoint, runlog
+from c4jax.io.tables import Table
+from c4jax.learning import selection
+
+LAST, BEST = "last", "best"
+
+
+def seed_dir(out: str | Path, seed: int) -> Path:
+    """The run directory of ``seed`` inside a ``--vmap-seeds`` run directory."""
+    return Path(out) / f"seed_{seed}"
+
+
+class SeedRun:
+    """One seed's run directory: metrics log and best checkpoint, written as the old-network rule
+    (:func:`c4jax.learning.selection.select`) decides, and its counters (``loop``, which ``last/``
+    saves)."""
+
+    def __init__(self, out: Path, seed: int, meta: dict, counters: dict, resume: bool, after_step: int | None,
+                 write: bool = True, trackers: tuple[str, ...] = (), group: str | None = None,
+                 rule: selection.Rule = selection.Rule(), select_by: str = "1steplA"):
+        self.out, self.seed, self.meta, self.loop, self.write = out, seed, meta, counters, write
+        self.rule, self.select_by = rule, select_by
+        self.log = runlog.RunLog(out, resume=resume, after_step=after_step, write=write, track=trackers,
+                                 config=meta.get("config"), name=out.resolve().name, group=group)
+
+    def record(self, updates: int, row: dict, params, wall_s: float) -> str:
+        """Apply the old-network rule to this evaluation and log it: ``"best"`` (the current
+        weights become the old network), ``"revert"`` or ``"keep"``. best/ is the best evaluation
+        so far; the rule's own best starts at ``rule.old_best_start`` (the same with the default).
+        ``row`` gains the best score so far, whether the rule reverted, and ``wall_s``."""
+        outcome = selection.select(self.loop, row[selection.score_metric(self.select_by)], updates, self.rule)
+        self.loop.update(outcome.counters)  # in place: the loop saves this dict in last/
+        if outcome.new_best and self.write:
+            checkpoint.save(self.out / BEST, {"params": params}, {**self.meta, "metrics": {**row, "updates": updates}})
+        row.update({f"eval/best_vs_{self.select_by}": self.loop["best_win_rate"],
+                    "eval/reverted": float(outcome.decision == selection.REVERT), "time/wall_s": wall_s})
+        self.log.log(updates, row)
+        self.loop["wall_s"] = wall_s
+        return outcome.decision
+
+    def finish(self, algo_name: str, extra_panels: Callable[[], list] | None) -> dict:
+        """Close the log; write ``metrics.csv``, ``curves.png`` and ``summary.json`` (returned)."""
+        self.log.close()
+        if not self.write:
+            return {}
+        self.log.write_csv()
+        panels = [
+            ("loss (smoothed)", [k for k in ("train/loss",) if any(k in r for r in self.log.rows)], "loss"),
+            ("win rate (protocol, 100 games)", ["eval/vs_1steplA", "eval/vs_random", "eval/vs_old"] + sorted(
+                {k for r in self.log.rows for k in r if k.startswith("eval/vs_") and not k.endswith("_length")}
+                - {"eval/vs_1steplA", "eval/vs_random", "eval/vs_old"}), "win rate"),
+            ("game length", ["eval/vs_old_length", "selfplay/length"], "moves"),
+        ] + (extra_panels() if extra_panels else [])
+        if any("yardstick/keep" in r for r in self.log.rows):
+            panels.append(("perfect-play yardstick (non-trivial positions)",
+                           ["yardstick/keep", "yardstick/exact", "yardstick/keep_opening", "yardstick/keep_middle",
+                            "yardstick/keep_end"], "share of moves"))
+        runlog.plot_panels(self.log.rows, panels, self.out / "curves.png", xlabel="updates",
+                           smooth_window=5, suptitle=f"{algo_name} (seed {self.seed})")
+        loop, best = self.loop, self.out / BEST
+        summary = {
+            "algorithm": algo_name,
+            "seed": self.seed,
+            f"best_vs_{self.select_by}": loop["best_win_rate"],
+            "best_updates": loop["best_updates"],
+            "reverts": loop["reverts"],
+            "evaluations": loop["evals"],
+            "wall_s": round(loop["wall_s"], 1),
+            "final": self.log.rows[-1] if self.log.rows else {},
+            "best": checkpoint.read_metadata(best, game=None)["metrics"] if best.exists() else {},
+            "command": runlog.command_line(),
+        }
+        runlog.write_json(self.out / "summary.json", summary)
+        return summary
+
+
+# --- a K-seed run ---------------------------------------------------------------------------
+
+
+def _label(name: str) -> str:
+    return "1StepLA" if name == "1steplA" else name
+
+
+def _spread(values: list[float]) -> dict:
+    v = np.asarray(values, np.float64)
+    return {"mean": float(v.mean()), "std": float(v.std(ddof=1)) if len(v) > 1 else 0.0,
+            "min": float(v.min()), "max": float(v.max()), "values": [float(x) for x in v]}
+
+
+def summarize_seeds(name: str, out: Path, seeds: list[int], runs: list[SeedRun], per_seed: list[dict], wall_s: float,
+                    select_by: str = "1steplA", reference: str = "1steplA") -> dict:
+    """``<out>/summary.json``, ``seeds.md`` and ``curves.png`` of a K-seed run: each seed's final
+    win rate against ``reference`` and its best by ``select_by``."""
+    final = [s["final"].get(f"eval/vs_{reference}", float("nan")) for s in per_seed]
+    best = [s[f"best_vs_{select_by}"] for s in per_seed]
+    summary = {
+        "algorithm": name,
+        "seeds": seeds,
+        f"final_vs_{reference}": _spread(final),
+        f"best_vs_{select_by}": _spread(best),
+        "final_vs_random": _spread([s["final"].get("eval/vs_random", float("nan")) for s in per_seed]),
+        "reverts": [s["reverts"] for s in per_seed],
+        "evaluations": per_seed[0]["evaluations"],
+        "wall_s": round(wall_s, 1),
+        "runs": [str(r.out) for r in runs],
+        "command": runlog.command_line(),
+    }
+    runlog.write_json(out / "summary.json", summary)
+    _write_seed_table(out, summary, per_seed, select_by, reference)
+    ref = f"eval/vs_{reference}"
+    merged = [{"step": row["step"], f"seed {r.seed}": row[ref]} for r in runs for row in r.log.rows if ref in row]
+    runlog.plot_panels(merged, [(f"win rate vs {_label(reference)} (protocol, 100 games)", [f"seed {s}" for s in seeds],
+                                 "win rate")], out / "curves.png", xlabel="updates", smooth_window=5,
+                       suptitle=f"{name}: {len(seeds)} seeds")
+    fin = summary[f"final_vs_{reference}"]
+    print(f"{name}, {len(seeds)} seeds {seeds}: final win rate vs {_label(reference)} {fin['mean']:.3f} "
+          f"± {fin['std']:.3f}, best vs {select_by} {summary[f'best_vs_{select_by}']['mean']:.3f} "
+          f"± {summary[f'best_vs_{select_by}']['std']:.3f}; {wall_s:.0f}s. Runs: {out}/seed_*")
+    return summary
+
+
+def _write_seed_table(out: Path, summary: dict, per_seed: list[dict], select_by: str = "1steplA",
+                      reference: str = "1steplA") -> None:
+    nan, best = float("nan"), f"best_vs_{select_by}"
+    rows = [(s["seed"], s["final"].get(f"eval/vs_{reference}", nan), s[best], s["best_updates"],
+             s["final"].get("eval/vs_random", nan), s["reverts"]) for s in per_seed]
+    fin, bst = summary[f"final_vs_{reference}"], summary[best]
+    rows.append(("mean ± sd", f"{fin['mean']:.3f} ± {fin['std']:.3f}", f"{bst['mean']:.3f} ± {bst['std']:.3f}", None,
+                 summary["final_vs_random"]["mean"], None))
+    table = Table(name="seeds", title="", rows=tuple(rows),
+                  header=("seed", f"final vs {_label(reference)}", f"best vs {_label(select_by)}",
+                          "at update", "final vs Random", "reverts"),
+                  formats=("", ".3f", ".3f", ",", ".3f", ""))
+    lines = [f"# {summary['algorithm']}: {len(per_seed)} seeds trained in one vmapped program", "",
+             f"Command: `{summary['command']}`", "", table.to_markdown(title=False),
+             f"Wall time {summary['wall_s'] / 60:.1f} min for all seeds together."]
+    atomic.write_text_atomic(out / "seeds.md", "\n".join(lines) + "\n")

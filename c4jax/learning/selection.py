@@ -1,0 +1,75 @@
+"""The old-network rule and the choice of ``best/`` (design.md §7, §7a), as a pure function.
+
+After every evaluation, one seed's score (``--select-by``: its win rate against 1StepLA, another
+opponent, or the yardstick's keep rate) decides:
+
+- ``"best"``: the score beats the rule's best (before the first evaluation: ``old_best_start``),
+  so the current weights become the old network;
+- ``"revert"``: the score fell more than ``revert_drop`` below the rule's best (or exactly that far,
+  with ``revert_at_equal``), so the old network's weights are put back;
+- ``"keep"``: neither.
+
+Independently, a score above every earlier one makes the weights ``best/`` (with the default
+``old_best_start`` the two bests are the same). The counters are one seed's loop counters, saved
+in ``last/`` (:func:`new_counters`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+BEST, REVERT, KEEP = "best", "revert", "keep"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """The old-network rule's settings (``LoopConfig``'s flags of the same names)."""
+
+    revert_drop: float = 0.08
+    old_best_start: float = -1.0
+    revert_at_equal: bool = False
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one evaluation decided."""
+
+    decision: str
+    """``"best"``, ``"revert"`` or ``"keep"``."""
+    new_best: bool
+    """The score beats every earlier one: the weights become ``best/``."""
+    counters: dict
+    """The counters after this evaluation."""
+
+
+def new_counters() -> dict:
+    """A fresh seed's counters: evaluations so far, the best score and the updates it was reached
+    at, reverts, wall-clock seconds (the rule's own best, ``old_best``, is added at the first
+    evaluation)."""
+    return {"evals": 0, "best_win_rate": -1.0, "best_updates": 0, "reverts": 0, "wall_s": 0.0}
+
+
+def score_metric(select_by: str) -> str:
+    """The metric of an evaluation row that ``--select-by`` names."""
+    return "yardstick/keep" if select_by == "yardstick" else f"eval/vs_{select_by}"
+
+
+def select(counters: dict, score: float, updates: int, rule: Rule = Rule()) -> Outcome:
+    """The rule applied to the evaluation at ``updates`` whose score is ``score``; ``counters`` is
+    left as it is (the outcome holds the new ones, with the keys in the same order)."""
+    c = dict(counters)
+    if "old_best" not in c:  # counters saved before the rule had its own best used best/'s
+        c["old_best"] = c["best_win_rate"] if c["evals"] else rule.old_best_start
+    rule_best = c["old_best"]
+    c["evals"] += 1
+    new_best = score > c["best_win_rate"]
+    if new_best:
+        c["best_win_rate"], c["best_updates"] = score, updates
+    decision = KEEP
+    if score > rule_best:
+        c["old_best"] = score
+        decision = BEST
+    elif score < rule_best - rule.revert_drop or (rule.revert_at_equal and score <= rule_best - rule.revert_drop):
+        c["reverts"] += 1
+        decision = REVERT
+    return Outcome(decision=decision, new_best=new_best, counters=c)
