@@ -1,6 +1,6 @@
 """Training partly against a fixed opponent instead of pure self-play (Löhr et al., design.md §8).
 
-The thesis trains by self-play only. Seed 002 trains DQN against a fixed
+The thesis trains by self-play only. Löhr et al. train DQN against a fixed
 depth-limited minimax. ``OpponentConfig`` adds that as an option to every RL
 trainer: ``--opponent 2steplA:sto`` (any ``agents.load`` name) plays one side, at
 a random seat, of ``--opponent-frac`` of the training games; the other games stay

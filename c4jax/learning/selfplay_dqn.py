@@ -1,7 +1,7 @@
 """DQN by self-play on any two-player zero-sum game of the protocol (:class:`c4jax.games.base.Game`).
 
 The thesis' DQN (:mod:`c4jax.learning.dqn`) plays Connect Four's CNET boards with design.md §2's
-shaped reward; this one needs only the game's own rewards (+1 win, 0 draw, -1 loss), as seed 001
+shaped reward; this one needs only the game's own rewards (+1 win, 0 draw, -1 loss), as the MCTS thesis
 trains DQN on Checkers (its Q network has one output per action, illegal actions filtered).
 
 ``envs`` games run side by side, each starting again as soon as it ends; every iteration plays

@@ -2,7 +2,7 @@
 
 The thesis' PPO (:mod:`c4jax.learning.ppo`) plays Connect Four's CNET boards with design.md §2's
 shaped reward and mirror augmentation; this one needs only the game's own rewards (+1 win, 0
-draw, -1 loss), as seed 001 trains PPO on Checkers. It follows purejaxrl's layout: ``envs``
+draw, -1 loss), as the MCTS thesis trains PPO on Checkers. It follows purejaxrl's layout: ``envs``
 games run side by side and each starts again as soon as it ends, so a collection is always
 ``envs x steps`` plies, whatever the games' lengths; one jitted chunk is ``collects_per_eval``
 (collect, then PPO epochs over it).

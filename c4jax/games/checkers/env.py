@@ -314,7 +314,7 @@ def _planes(bits: Array) -> Array:
 
 
 def board(state: State) -> Array:
-    """int8[8, 8]: channel 0 of the observation (the seed-001 board of the player to move)."""
+    """int8[8, 8]: channel 0 of the observation (the MCTS thesis' board of the player to move)."""
     value = 1 + 2 * _planes(state.kings)
     return value * _planes(state.cur) - value * _planes(state.opp)
 
