@@ -15,7 +15,8 @@ from c4jax.games.connect_four import env
 # known_names() lists one example of each pattern ("mcts1000"): a smaller search is the same agent.
 # A trained network with '@N' searches guided by it (c4jax.agents.guided); one stands for all of them
 # (a Q network's prior, sampled visits: the key matters); tests/test_guided.py plays ppo@16.
-NAMES = sorted({"mcts16" if n == "mcts1000" else n for n in agents.known_names()} | {"dqn@8:sto"})
+SMALLER = {"mcts1000": "mcts16", "openspiel-mcts1000": "openspiel-mcts16"}
+NAMES = sorted({SMALLER.get(n, n) for n in agents.known_names()} | {"dqn@8:sto"})
 
 
 def _boards() -> np.ndarray:

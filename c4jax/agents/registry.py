@@ -4,8 +4,10 @@ Names follow ``<agent>[:sto|:det]`` everywhere (CLI, tournament, UI), case
 insensitive: ``random``, ``1steplA`` .. ``4steplA`` (``:det`` by default: centre
 tie-break; ``:sto``: random tie-break), the trained agents shipped in
 ``checkpoints/`` (``supervised``: greedy by default, ``supervised:sto`` samples),
-``perfect`` (the exact solver, needs the ``solver`` extra), or the path of any checkpoint
-directory (which plays the game it was trained on).
+``perfect`` (the exact solver, needs the ``solver`` extra), ``mcts<N>`` (pure MCTS with N
+simulations per move), ``openspiel-mcts<N>`` (OpenSpiel's C++ MCTS as an external reference,
+needs the ``bench-search`` extra), or the path of any checkpoint directory (which plays the game
+it was trained on).
 
 ``@<N>`` before the suffix plays a trained agent with N simulations of search per move:
 ``ppo@200``, ``dqn@500:sto``, ``runs/x@64``. An AlphaZero-style search checkpoint searches with
@@ -38,6 +40,7 @@ from c4jax.agents.guided import guided
 from c4jax.agents.network import agent_from_checkpoint
 from c4jax.agents.network_search import agent_from_search_checkpoint, is_search_checkpoint
 from c4jax.agents.search import MAX_SIMULATIONS, MCTSAgent
+from c4jax.agents.openspiel_mcts import openspiel_available, openspiel_mcts
 from c4jax.agents.perfect import load_perfect, solver_available
 from c4jax.io.checkpoint import METADATA_FILE
 
@@ -87,7 +90,8 @@ def known_names(game: str = CONNECT_FOUR_ID) -> list[str]:
             raise ValueError(f"unknown game {game!r}; choose one of {sorted(GAMES)}")
         return sorted([f"{game}/random", f"{game}/mcts1000"] + _shipped_for(game))
     builtin = {n for n in _REGISTRY if n != "perfect" or solver_available()}
-    return sorted(builtin | {example for _, _, example in _PATTERNS} | set(_shipped()))
+    examples = {example for _, _, example in _PATTERNS if not example.startswith("openspiel-") or openspiel_available()}
+    return sorted(builtin | examples | set(_shipped()))
 
 
 def game_of(agent) -> str:
@@ -108,7 +112,7 @@ def load(name: str) -> Agent:
     """Build an agent from ``<agent>[:sto|:det]`` (case insensitive) or ``<checkpoint dir>[:sto|:det]``.
 
     ``<agent>`` is a built-in (``random``, ``1steplA`` .. ``4steplA``, ``perfect``,
-    ``mcts<N>``) or a trained agent shipped in ``checkpoints/`` (``supervised``, ...);
+    ``mcts<N>``, ``openspiel-mcts<N>``) or a trained agent shipped in ``checkpoints/`` (``supervised``, ...);
     anything else is read as the path of a checkpoint directory. Without a suffix an agent
     plays its default mode. A trained agent takes ``@<simulations>`` before the suffix:
     ``alphazero@200``, ``runs/alphazero@0:sto`` (0: its raw policy, sampled), ``ppo@200``
@@ -231,3 +235,17 @@ def _mcts(m: re.Match, mode: str | None) -> MCTSAgent:
 
 
 register_pattern(r"mcts(.*)", _mcts, example="mcts1000")
+
+
+def _openspiel_mcts(m: re.Match, mode: str | None) -> Agent:
+    n = m.group(1)
+    if not (n.isascii() and n.isdigit()) or not 1 <= int(n) <= MAX_SIMULATIONS:
+        raise ValueError(f"agent 'openspiel-mcts{n}': the number of simulations must be an integer in "
+                         f"1..{MAX_SIMULATIONS}, as in 'openspiel-mcts1000'")
+    if mode == "det":
+        raise ValueError(f"agent 'openspiel-mcts{n}' has no deterministic mode (its rollouts are random; "
+                         "the key of the call seeds them)")
+    return openspiel_mcts(int(n))
+
+
+register_pattern(r"openspiel-mcts(.*)", _openspiel_mcts, example="openspiel-mcts1000")
