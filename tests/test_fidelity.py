@@ -20,13 +20,15 @@ from flax import struct
 
 from c4jax import agents
 from c4jax.agents import arena
+from c4jax.agents.policy import all_columns
 from c4jax.games.connect_four import env
-from c4jax.games.connect_four.board import mirror_boards
+from c4jax.games.connect_four.board import legal_mask, mirror_boards
 from c4jax.io import checkpoint
 from c4jax.learning import config, loop, losses, onpolicy, rundir, selection, stacked
-from c4jax.learning.dqn import DQN, DQNConfig, EpsilonGreedy, Transition, behaviour_epsilon, epsilon
+from c4jax.learning import dqn as dqn_lib
+from c4jax.learning.dqn import DQN, DQNConfig, EpsilonGreedy, Transition, epsilon, mirror_avg_q
 from c4jax.learning.ppo import PPO, PPOConfig
-from c4jax.learning.reinforce import ReinforceConfig
+from c4jax.learning.reinforce import Reinforce, ReinforceConfig
 from c4jax.learning import rollouts
 from c4jax.learning import rewards as rewards_lib
 
@@ -210,11 +212,12 @@ def test_epsilon_per_update():
     state = _Counts(episodes=jnp.int32(0), updates=jnp.int32(0))
     warm = state.replace(episodes=jnp.int32(1000), updates=jnp.int32(0))
     # the thesis: by episodes; the published code: by updates (0 during the warm-up: ε = 0.8)
-    assert float(behaviour_epsilon(DQNConfig(), warm)) == pytest.approx(0.05 + 0.75 * np.exp(-2.0))
-    assert float(behaviour_epsilon(DQNConfig(eps_per_update=True), warm)) == pytest.approx(0.8)
+    thesis, published = DQN(DQNConfig()), DQN(DQNConfig(eps_per_update=True))
+    assert float(thesis.behaviour_epsilon(warm)) == pytest.approx(0.05 + 0.75 * np.exp(-2.0))
+    assert float(published.behaviour_epsilon(warm)) == pytest.approx(0.8)
     later = state.replace(episodes=jnp.int32(10), updates=jnp.int32(500))
-    assert float(behaviour_epsilon(DQNConfig(eps_per_update=True), later)) == pytest.approx(0.05 + 0.75 * np.exp(-1.0))
-    assert float(behaviour_epsilon(DQNConfig(), later)) == pytest.approx(float(epsilon(DQNConfig(), jnp.float32(10))))
+    assert float(published.behaviour_epsilon(later)) == pytest.approx(0.05 + 0.75 * np.exp(-1.0))
+    assert float(thesis.behaviour_epsilon(later)) == pytest.approx(float(epsilon(DQNConfig(), jnp.float32(10))))
 
 
 def test_self_play_on_mirror_averaged_q_then_masked():
@@ -223,7 +226,7 @@ def test_self_play_on_mirror_averaged_q_then_masked():
     # Q = [6, 0.1, 0.2, ..., 0.6]: the legal argmax is column 6; mirror-averaged Q = [6.3, 0.3, ..., 0.3]:
     # column 0 is masked and the tie goes to the lowest legal column, 1.
     plain = EpsilonGreedy(params={"scale": 1.0}, epsilon=jnp.float32(0.0), net=_FakeQ())
-    avg = plain.replace(mirror_avg=True)
+    avg = plain.replace(q=mirror_avg_q)
     boards = jnp.asarray(board)[None]
     assert int(plain.act(boards, jax.random.key(0))[0]) == 6
     assert int(avg.act(boards, jax.random.key(0))[0]) == 1
@@ -292,9 +295,8 @@ def _params(seed=0):
 def test_collect_with_the_published_switches():
     params = _params()
     starts = arena.random_initial_states(jax.random.key(1), 6)
-    batch = onpolicy.collect_mixed(params, jax.random.key(2), starts, None, 0, td_advantage=True,
-                                   unmasked_log_probs=True, explore=0.1, mirror_avg=True,
-                                   backprop="segments", replace_draws=True)[0]
+    published = PPO(config.with_preset(PPOConfig(), "published")).strategies
+    batch = onpolicy.collect_mixed(params, jax.random.key(2), starts, None, 0, strategies=published)[0]
     valid = np.asarray(batch.valid)
     # value targets and advantages: one-step TD on the mirror-averaged value of the collecting network
     logits, v = onpolicy._apply(params, batch.boards, 128)
@@ -328,7 +330,7 @@ def test_behaviour_policy_explores_and_samples_the_mirror_averaged_logits():
     avg = 0.5 * (logits + mirrored[..., ::-1])
     probs = np.asarray(jax.nn.softmax(jnp.where(jnp.arange(7) == 0, -jnp.inf, avg[0])))
     for explore in (0.0, 0.5, 1.0):
-        agent = onpolicy._Behaviour(params=params, explore=explore, mirror_avg=True)
+        agent = onpolicy.exploring_policy(params, 128, explore=explore, mirror_avg=True)
         acts = np.asarray(jax.jit(agent.act)(boards, jax.random.key(1)))
         freq = np.bincount(acts, minlength=7) / len(acts)
         want = (1 - explore) * probs + explore * np.r_[0.0, np.full(6, 1 / 6)]
@@ -351,7 +353,7 @@ def test_ppo_loss_unmasked_entropy_and_log_probs():
     masked_entropy = float(-(pm * jnp.log(pm)).sum())
     w = jnp.ones(32)
     kw = dict(width=128, clip=0.2, c1=0.75, c2=0.04)
-    _, m_un = onpolicy._ppo_minibatch_loss(params, batch, w, unmasked=True, **kw)
+    _, m_un = onpolicy._ppo_minibatch_loss(params, batch, w, log_prob_columns=all_columns, **kw)
     _, m = onpolicy._ppo_minibatch_loss(params, batch, w, **kw)
     assert float(m_un["entropy"]) == pytest.approx(full_entropy, rel=1e-5)
     assert float(m["entropy"]) == pytest.approx(masked_entropy, rel=1e-5)
@@ -402,6 +404,26 @@ def test_presets_set_what_they_claim():
         assert config.with_preset(config.with_preset(cfg, "published"), "thesis") == cfg
     assert config.preset_from_argv(["--preset", "published"]) == "published"
     assert config.preset_from_argv(["--preset=published"]) == "published"
+
+
+def test_presets_choose_the_strategies():
+    assert PPO(PPOConfig()).strategies == Reinforce(ReinforceConfig()).strategies == onpolicy.THESIS
+    ppo = PPO(config.with_preset(PPOConfig(), "published")).strategies
+    assert ppo.behaviour.func is onpolicy.exploring_policy and ppo.behaviour.keywords == {"explore": 0.1, "mirror_avg": True}
+    assert (ppo.play, ppo.backprop, ppo.targets, ppo.log_prob_columns) == (
+        rollouts.mixed_rollout_no_draws, rewards_lib.backprop_segments, onpolicy.one_step_td_targets, all_columns)
+    rei = Reinforce(config.with_preset(ReinforceConfig(), "published")).strategies
+    assert rei == onpolicy.Strategies(play=rollouts.mixed_rollout_no_draws, backprop=rewards_lib.backprop_segments)
+    for preset, want in (("thesis", (dqn_lib.target_network, dqn_lib.q_values, legal_mask)),
+                         ("published", (dqn_lib.online_network, mirror_avg_q, all_columns))):
+        s = DQN(config.with_preset(DQNConfig(), preset)).strategies
+        assert s.td_target.func is dqn_lib.max_td_target
+        assert (s.td_target.keywords["net"], s.td_target.keywords["q"], s.td_target.keywords["legal"]) == want
+    s = DQN(config.with_preset(DQNConfig(), "published")).strategies
+    assert (s.behaviour_q, s.epsilon_clock, s.sync_target, s.play, s.backprop) == (
+        mirror_avg_q, dqn_lib.update_clock, dqn_lib.reset_target, rollouts.mixed_rollout_no_draws,
+        rewards_lib.backprop_segments)
+    assert DQN(DQNConfig(double=True)).strategies.td_target.func is dqn_lib.double_td_target
 
 
 def test_preset_flag_on_every_trainer_and_explicit_flags_override():

@@ -29,6 +29,12 @@ def masked_log_softmax(logits: Array, legal: Array) -> Array:
     return jax.nn.log_softmax(masked_logits(logits, legal), axis=-1)
 
 
+def all_columns(boards: Array) -> Array:
+    """bool[..., 7]: every column of ``boards[..., 6, 7]``, full ones included (in place of
+    ``legal_mask`` where a maximum or a softmax runs unmasked)."""
+    return jnp.ones(boards.shape[:-2] + boards.shape[-1:], bool)
+
+
 def greedy(values: Array, legal: Array) -> Array:
     """int32[...]: the best legal column (lowest index on ties)."""
     return jnp.argmax(masked_logits(values, legal), axis=-1).astype(jnp.int32)

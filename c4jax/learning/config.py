@@ -5,7 +5,9 @@ A *preset* names a set of field values: ``"thesis"`` is the thesis text (design.
 switch off: the config classes' defaults) and ``"published"`` turns on each difference of the
 published training code (design.md §7a). ``with_preset(cfg, name)`` applies a preset to any config dataclass
 (the fields it has); ``preset_from_argv`` reads ``--preset NAME`` from a command line so that a
-script can make the preset its defaults and let every explicit flag override them.
+script can make the preset its defaults and let every explicit flag override them. A trainer
+turns its flags into strategy functions once, when it is made (``onpolicy.Strategies``,
+``dqn.Strategies``).
 """
 
 from __future__ import annotations

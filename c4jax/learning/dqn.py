@@ -19,7 +19,8 @@ iterations up to the next multiple of ``eval_every`` updates.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
@@ -32,7 +33,7 @@ from c4jax.learning import losses
 from c4jax.agents import arena
 from c4jax.agents.base import AgentBase
 from c4jax.nets.cnet import CNet
-from c4jax.agents.policy import epsilon_greedy
+from c4jax.agents.policy import all_columns, epsilon_greedy
 from c4jax.games.connect_four.board import legal_mask, mirror_boards
 from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.learning.algorithm import Algorithm
@@ -117,12 +118,6 @@ def epsilon(cfg: DQNConfig, episodes: Array) -> Array:
     return cfg.eps_end + (cfg.eps_start - cfg.eps_end) * jnp.exp(-episodes / cfg.eps_decay)
 
 
-def behaviour_epsilon(cfg: DQNConfig, state) -> Array:
-    """The self-play ε of ``state``: by episodes (the thesis) or by updates (``eps_per_update``)."""
-    count = state.updates if cfg.eps_per_update else state.episodes
-    return epsilon(cfg, count.astype(jnp.float32))
-
-
 def mirror_average(q: Array, q_mirrored: Array) -> Array:
     """float32[..., 7]: ``q`` averaged with the mirrored board's ``q_mirrored``, mirrored back."""
     return 0.5 * (q + q_mirrored[..., ::-1])
@@ -143,28 +138,136 @@ class DQNState(TrainState):
     buffer: rb.Buffer  # replay buffer of Transitions
 
 
+# --- strategies: what the switches of design.md §7a choose, as functions --------------------------
+
+
+def q_values(apply, params, boards: Array) -> Array:
+    """float32[..., 7]: Q(s) of the network ``apply`` (the thesis)."""
+    return apply({"params": params}, boards)
+
+
+def mirror_avg_q(apply, params, boards: Array) -> Array:
+    """float32[..., 7]: Q(s) averaged with the mirrored board's, mirrored back (the published code)."""
+    return mirror_average(apply({"params": params}, boards), apply({"params": params}, mirror_boards(boards)))
+
+
+def target_network(params, target_params):
+    """The weights that value s' in the TD target: the target network's (the thesis)."""
+    del params
+    return target_params
+
+
+def online_network(params, target_params):
+    """The weights that value s' in the TD target: the online network's, not differentiated (the
+    published code; the target copy is still refreshed but never read)."""
+    del target_params
+    return jax.lax.stop_gradient(params)
+
+
+def max_td_target(apply, params, target_params, batch: Transition, gamma, *, net=target_network, q=q_values,
+                  legal=legal_mask) -> Array:
+    """float32[N]: ``y = r - gamma max_{a'} Q(s', a')`` (``y = r`` at the end), Q(s') = ``q`` of the
+    weights ``net`` chooses, the max over the columns ``legal(s')``."""
+    q_next = q(apply, net(params, target_params), batch.next_board)
+    return jax.vmap(losses.td_target, in_axes=(0, 0, 0, 0, None))(
+        batch.reward, batch.done, q_next, legal(batch.next_board), gamma)
+
+
+def double_td_target(apply, params, target_params, batch: Transition, gamma, *, net=target_network, q=q_values,
+                     legal=legal_mask) -> Array:
+    """float32[N]: Double DQN's ``y = r - gamma Q_net(s', argmax_{a'} Q_online(s', a'))``, both Q by ``q``,
+    the argmax over the columns ``legal(s')``."""
+    q_next_target = q(apply, net(params, target_params), batch.next_board)
+    legal_next = legal(batch.next_board)
+    q_next_online = q(apply, params, batch.next_board)
+    return jax.vmap(losses.double_td_target, in_axes=(0, 0, 0, 0, 0, None))(
+        batch.reward, batch.done, q_next_online, q_next_target, legal_next, gamma)
+
+
+def squared_error(q: Array, y: Array) -> Array:
+    return jnp.square(q - y)
+
+
+def episode_clock(state) -> Array:
+    """What ε decays with: the self-play games played (the thesis)."""
+    return state.episodes
+
+
+def update_clock(state) -> Array:
+    """What ε decays with: the updates done (the published code; 0 during the warm-up)."""
+    return state.updates
+
+
+def keep_target(state, reset):
+    """The old-network rule leaves the target network alone (the thesis)."""
+    del reset
+    return state
+
+
+def reset_target(state, reset):
+    """The target network becomes the current weights where ``reset`` (bool[K], one per seed: a new
+    best or a revert; the published code)."""
+    return state.replace(target_params=where_seeds(reset, state.params, state.target_params))
+
+
+@dataclass(frozen=True)
+class Strategies:
+    """How DQN plays, learns and follows the old-network rule, chosen once from a :class:`DQNConfig`
+    (:meth:`of`); the defaults are the thesis (design.md §7), the alternatives the published code
+    (design.md §7a) and the Double DQN article."""
+
+    behaviour_q: Callable = q_values
+    """``(apply, params, boards) -> Q`` that ε-greedy self-play acts on: ``q_values`` or ``mirror_avg_q``."""
+    epsilon_clock: Callable = episode_clock
+    """``state -> count`` that ε decays with: ``episode_clock`` or ``update_clock``."""
+    td_target: Callable = max_td_target
+    """``(apply, params, target_params, batch, gamma) -> y``: ``max_td_target`` or ``double_td_target``
+    with its ``net``, ``q`` and ``legal`` bound."""
+    error: Callable = squared_error
+    """``(q, y) -> loss`` per transition: ``squared_error`` or ``optax.huber_loss``."""
+    play: Callable = rollouts.mixed_rollout
+    """The games: ``rollouts.mixed_rollout`` or ``rollouts.mixed_rollout_no_draws`` (draws replaced)."""
+    backprop: Callable = rewards_lib.backprop_per_player
+    """``(traj, n) -> rewards [B, 42]``: a value of ``rewards_lib.BACKPROP``."""
+    sync_target: Callable = keep_target
+    """``(state, reset) -> state`` after the old-network rule: ``keep_target`` or ``reset_target``."""
+
+    @classmethod
+    def of(cls, cfg: DQNConfig) -> Strategies:
+        td_target = partial(double_td_target if cfg.double else max_td_target,
+                            net=online_network if cfg.target_online else target_network,
+                            q=mirror_avg_q if cfg.target_mirror_avg else q_values,
+                            legal=all_columns if cfg.target_unmasked else legal_mask)
+        return cls(
+            behaviour_q=mirror_avg_q if cfg.selfplay_mirror_avg else q_values,
+            epsilon_clock=update_clock if cfg.eps_per_update else episode_clock,
+            td_target=td_target,
+            error=optax.huber_loss if cfg.loss == "huber" else squared_error,
+            play=rollouts.mixed_rollout_no_draws if cfg.replace_draws else rollouts.mixed_rollout,
+            backprop=rewards_lib.BACKPROP[cfg.reward_backprop],
+            sync_target=reset_target if cfg.reset_target_on_old else keep_target,
+        )
+
+
 @struct.dataclass
 class EpsilonGreedy(AgentBase):
-    """The self-play behaviour policy (not for evaluation)."""
+    """The self-play behaviour policy (not for evaluation): ε-greedy on ``q`` (a ``Strategies.behaviour_q``)."""
 
     params: Any
     epsilon: Array  # float32[]
     net: CNet = struct.field(pytree_node=False)
     name: str = struct.field(pytree_node=False, default="eps-greedy")
     stochastic: bool = struct.field(pytree_node=False, default=True)
-    mirror_avg: bool = struct.field(pytree_node=False, default=False)
+    q: Callable = struct.field(pytree_node=False, default=q_values)
 
     def _act(self, boards, key):
-        q = self.net.apply({"params": self.params}, boards)
-        if self.mirror_avg:
-            q = mirror_average(q, self.net.apply({"params": self.params}, mirror_boards(boards)))
-        return epsilon_greedy(key, q, legal_mask(boards), self.epsilon)
+        return epsilon_greedy(key, self.q(self.net.apply, self.params, boards), legal_mask(boards), self.epsilon)
 
 
-def transitions(traj: arena.Trajectory, n: float, variant: str = "per_player") -> tuple[Transition, Array]:
+def transitions(traj: arena.Trajectory, n: float, backprop=rewards_lib.backprop_per_player) -> tuple[Transition, Array]:
     """Flat transitions [2·B·42] of the recorded games and their mirrors, with a valid mask
-    (``variant``: the reward back-propagation, ``rewards_lib.backprop_rewards``)."""
-    rewards = rewards_lib.backprop_rewards(traj, n, variant)
+    (``backprop``: the reward back-propagation, a value of ``rewards_lib.BACKPROP``)."""
+    rewards = backprop(traj, n)
     nxt = jnp.concatenate([traj.observations[:, 1:], jnp.zeros_like(traj.observations[:, :1])], axis=1)
     nxt = jnp.where(traj.done[..., None, None], 0, nxt)
     t = Transition(board=traj.observations, action=traj.actions, reward=rewards, next_board=nxt, done=traj.done)
@@ -184,6 +287,7 @@ class DQN(Algorithm):
 
     def __init__(self, cfg: DQNConfig, freeze_conv: bool = True):
         self.cfg = cfg
+        self.strategies = Strategies.of(cfg)
         self.batch_sizes = {"--episodes-per-iteration": cfg.episodes_per_iteration, "--batch-size": cfg.batch_size,
                             "--buffer-size": cfg.buffer_size}
         self.heads = "dueling" if cfg.dueling else "one"
@@ -199,38 +303,21 @@ class DQN(Algorithm):
                                buffer=rb.init(example, self.cfg.buffer_size))
 
     def sync_target(self, state: DQNState, reset) -> DQNState:
-        """After the host loop's old-network rule: with ``reset_target_on_old``, the target network
-        becomes the current weights where ``reset`` (bool[K], one per seed: a new best or a revert);
-        otherwise ``state`` unchanged."""
-        if not self.cfg.reset_target_on_old:
-            return state
-        return state.replace(target_params=where_seeds(reset, state.params, state.target_params))
+        """After the host loop's old-network rule: ``Strategies.sync_target`` (the target network
+        reset where ``reset``, with ``reset_target_on_old``; else ``state`` unchanged)."""
+        return self.strategies.sync_target(state, reset)
+
+    def behaviour_epsilon(self, state) -> Array:
+        """The self-play ε of ``state``: by episodes (the thesis) or by updates (``eps_per_update``)."""
+        return epsilon(self.cfg, self.strategies.epsilon_clock(state).astype(jnp.float32))
 
     # --- jitted pieces ------------------------------------------------------------------
 
     def loss(self, params, target_params, batch: Transition):
-        cfg, apply = self.cfg, self.net.apply
-        q = apply({"params": params}, batch.board)
+        q = self.net.apply({"params": params}, batch.board)
         q_sa = jnp.take_along_axis(q, batch.action[:, None], axis=-1)[:, 0]
-        if cfg.target_online:
-            target_params = jax.lax.stop_gradient(params)
-        q_next_target = apply({"params": target_params}, batch.next_board)
-        if cfg.target_mirror_avg:
-            q_next_target = mirror_average(q_next_target,
-                                           apply({"params": target_params}, mirror_boards(batch.next_board)))
-        legal_next = legal_mask(batch.next_board)
-        if cfg.target_unmasked:
-            legal_next = jnp.ones_like(legal_next)
-        if cfg.double:
-            q_next_online = apply({"params": params}, batch.next_board)
-            if cfg.target_mirror_avg:
-                q_next_online = mirror_average(q_next_online, apply({"params": params}, mirror_boards(batch.next_board)))
-            y = jax.vmap(losses.double_td_target, in_axes=(0, 0, 0, 0, 0, None))(
-                batch.reward, batch.done, q_next_online, q_next_target, legal_next, cfg.gamma)
-        else:
-            y = jax.vmap(losses.td_target, in_axes=(0, 0, 0, 0, None))(
-                batch.reward, batch.done, q_next_target, legal_next, cfg.gamma)
-        err = optax.huber_loss(q_sa, y) if cfg.loss == "huber" else jnp.square(q_sa - y)
+        y = self.strategies.td_target(self.net.apply, params, target_params, batch, self.cfg.gamma)
+        err = self.strategies.error(q_sa, y)
         return err.mean(), {"q": q_sa.mean(), "target": y.mean()}
 
     def _update(self, state: DQNState, _):
@@ -253,12 +340,10 @@ class DQN(Algorithm):
         key, start_key, play_key = jax.random.split(state.key, 3)
         games = cfg.episodes_per_iteration
         starts = arena.random_initial_states(start_key, games)
-        eps = behaviour_epsilon(cfg, state)
-        behaviour = EpsilonGreedy(params=state.params, epsilon=eps, net=self.net, mirror_avg=cfg.selfplay_mirror_avg)
-        n_vs = cfg.opponent_games(games)
-        play = rollouts.mixed_rollout_no_draws if cfg.replace_draws else rollouts.mixed_rollout
-        traj, _ = play(behaviour, cfg.opponent_agent, starts, n_vs, play_key)
-        items, valid = transitions(traj, cfg.reward_backprop_n, cfg.reward_backprop)
+        behaviour = EpsilonGreedy(params=state.params, epsilon=self.behaviour_epsilon(state), net=self.net,
+                                  q=self.strategies.behaviour_q)
+        traj, _ = self.strategies.play(behaviour, cfg.opponent_agent, starts, cfg.opponent_games(games), play_key)
+        items, valid = transitions(traj, cfg.reward_backprop_n, self.strategies.backprop)
         state = state.replace(buffer=rb.add(state.buffer, items, valid), key=key,
                                episodes=state.episodes + games)
         n_updates = cfg.updates_per_episode * games
@@ -299,7 +384,7 @@ class DQN(Algorithm):
             "train/q": acc["q"] / n,
             "train/target": acc["target"] / n,
             "selfplay/length": acc["length"] / jnp.maximum(acc["games"], 1.0),
-            "selfplay/epsilon": behaviour_epsilon(self.cfg, state),
+            "selfplay/epsilon": self.behaviour_epsilon(state),
             "selfplay/episodes": state.episodes.astype(jnp.float32),
             "buffer/size": state.buffer.size.astype(jnp.float32),
         }

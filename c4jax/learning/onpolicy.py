@@ -6,6 +6,8 @@
 - ``take_first``: PPO's fixed-size buffer (e.g. 2,000 transitions).
 - ``ppo_update``: epochs x shuffled minibatches of the buffer, as one ``lax.scan``.
 - ``reinforce_update`` / ``reinforce_updates``: one gradient step per episode (+ mirror).
+- ``Strategies``: the behaviour policy, games, reward back-propagation, value targets and
+  advantages, and log-prob columns of a collection, chosen once from a config (design.md §7a).
 
 Under a mesh with a batch axis (``--devices N``, ``c4jax.io.devices``) the self-play games,
 the PPO buffer and its minibatches are split over the devices (the gradients of a minibatch
@@ -26,8 +28,9 @@ keeps that order, so a PPO buffer holds whole episodes each followed by its mirr
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
@@ -43,9 +46,10 @@ from c4jax.agents.base import AgentBase
 from c4jax.agents.network import NetworkAgent
 from c4jax.games.connect_four.board import legal_mask, mirror_boards
 from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
-from c4jax.agents.policy import masked_log_softmax, sample
+from c4jax.agents.policy import all_columns, masked_log_softmax, sample
 from c4jax.io.devices import shard_batch
 from c4jax.learning.algorithm import Algorithm
+from c4jax.learning.config import SelfPlayConfig
 from c4jax.learning.optim import apply_gradients, make_optimizer
 from c4jax.learning.train_state import TrainState
 from c4jax.learning import rollouts
@@ -114,6 +118,20 @@ def collect(params, key: Array, states: env.EnvState, *, gamma: float | Array = 
                          backprop_n=backprop_n)[0]
 
 
+# --------------------------------------------------------------------------- strategies
+
+
+def _pair(x: Array, y: Array) -> Array:
+    """[B, 42, ...] x 2 -> [B, 2, 42, ...]: an episode and its mirror."""
+    return jnp.stack([x, y], axis=1)
+
+
+def sample_policy(params, width: int) -> AgentBase:
+    """Behaviour of the thesis: sample the masked policy."""
+    return NetworkAgent(params=params, label="collect", width=width, heads="two", output="policy",
+                        sampled=True, symmetric=False)
+
+
 @struct.dataclass
 class _Behaviour(AgentBase):
     """Self-play of the published PPO code (design.md §7a): with probability ``explore`` a uniform
@@ -138,6 +156,11 @@ class _Behaviour(AgentBase):
         return jnp.where(explore, uniform, sample(policy_key, logits, legal))
 
 
+def exploring_policy(params, width: int, *, explore: float, mirror_avg: bool) -> AgentBase:
+    """Behaviour of the published code (bind ``explore`` and ``mirror_avg`` with ``functools.partial``)."""
+    return _Behaviour(params=params, explore=explore, width=width, mirror_avg=mirror_avg)
+
+
 def _mirror_avg_value(params, boards: Array, width: int) -> Array:
     """float32[...]: V̄(s), the value averaged with the mirrored board's."""
     _, v = _apply(params, boards, width)
@@ -145,14 +168,76 @@ def _mirror_avg_value(params, boards: Array, width: int) -> Array:
     return 0.5 * (v + v_mirrored)
 
 
-@partial(jax.jit, static_argnames=("n_vs", "width", "backprop_n", "backprop", "replace_draws", "td_advantage",
-                                   "mirror_avg", "unmasked_log_probs", "explore"))
+def monte_carlo_targets(params, traj: arena.Trajectory, rewards: Array, values: Array, played: Array, *,
+                        gamma, gae_lambda, width: int) -> tuple[Array, Array]:
+    """Value targets and advantages of the thesis: ``(returns [B, 42], advantages [B, 2, 42])``, the
+    turn-based returns ``G_t = r_t - gamma G_{t+1}`` and the turn-based GAE(lambda) on the collecting
+    network's ``values`` [B, 2, 42] of each board, mirrored ones included (lambda 1: ``G - V``)."""
+    del params, width
+    returns = jax.vmap(losses.turn_based_returns, in_axes=(0, 0, None))(rewards, traj.valid, gamma)
+    advantages = jax.vmap(jax.vmap(losses.gae_turn_based, in_axes=(0, 0, 0, None, None)),
+                          in_axes=(0, 0, 0, None, None))(_pair(rewards, rewards), values, played, gamma, gae_lambda)
+    return returns, advantages
+
+
+def one_step_td_targets(params, traj: arena.Trajectory, rewards: Array, values: Array, played: Array, *,
+                        gamma, gae_lambda, width: int) -> tuple[Array, Array]:
+    """Value targets and advantages of the published code (design.md §7a): one-step TD on the
+    mirror-averaged value V̄ of the collecting network, ``returns = r - gamma (1 - done) V̄(s')`` and
+    ``advantages = returns - V̄(s)``; V̄ is mirror-symmetric, so a mirrored row has its original's."""
+    del values, played, gae_lambda
+    v_bar = _mirror_avg_value(params, traj.observations, width)  # [B, 42]: V̄(s_t)
+    returns, advantages = jax.vmap(losses.one_step_td, in_axes=(0, 0, 0, 0, None))(
+        rewards, v_bar, traj.valid, traj.done, gamma)
+    return returns, _pair(advantages, advantages)
+
+
+@dataclass(frozen=True)
+class Strategies:
+    """How REINFORCE and PPO collect their self-play, chosen once from a config's flags
+    (:meth:`of`); the defaults are the thesis (design.md §7), the alternatives the published
+    code (design.md §7a)."""
+
+    behaviour: Callable[..., AgentBase] = sample_policy
+    """``(params, width) -> agent`` playing the learner's moves: ``sample_policy`` or ``exploring_policy``."""
+    play: Callable = rollouts.mixed_rollout
+    """The games: ``rollouts.mixed_rollout`` or ``rollouts.mixed_rollout_no_draws`` (draws replaced)."""
+    backprop: Callable[[arena.Trajectory, float], Array] = rewards_lib.backprop_per_player
+    """``(traj, n) -> rewards [B, 42]``: a value of ``rewards_lib.BACKPROP``."""
+    targets: Callable = monte_carlo_targets
+    """Value targets and advantages: ``monte_carlo_targets`` or ``one_step_td_targets``."""
+    log_prob_columns: Callable[[Array], Array] = legal_mask
+    """``boards -> bool[..., 7]``: the columns of the stored and recomputed log-probs and of the entropy
+    (``legal_mask``, or ``all_columns``: unmasked)."""
+
+
+    @classmethod
+    def of(cls, cfg: SelfPlayConfig, *, explore: float = 0.0, mirror_avg: bool = False, td_advantage: bool = False,
+           unmasked_log_probs: bool = False) -> Strategies:
+        """The strategies of a config's switches (design.md §7a): ``cfg.reward_backprop`` and
+        ``cfg.replace_draws``, and PPO's own (off: the thesis)."""
+        behaviour = sample_policy
+        if explore != 0.0 or mirror_avg:
+            behaviour = partial(exploring_policy, explore=explore, mirror_avg=mirror_avg)
+        return cls(
+            behaviour=behaviour,
+            play=rollouts.mixed_rollout_no_draws if cfg.replace_draws else rollouts.mixed_rollout,
+            backprop=rewards_lib.BACKPROP[cfg.reward_backprop],
+            targets=one_step_td_targets if td_advantage else monte_carlo_targets,
+            log_prob_columns=all_columns if unmasked_log_probs else legal_mask,
+        )
+
+
+THESIS = Strategies()
+
+
+@partial(jax.jit, static_argnames=("n_vs", "width", "backprop_n", "strategies"))
 def collect_mixed(params, key: Array, states: env.EnvState, opponent, n_vs: int, *,
                   gamma: float | Array = 0.95, gae_lambda: float | Array = 1.0, width: int = 128,
-                  backprop_n: float = 3.0, backprop: str = "per_player", replace_draws: bool = False,
-                  explore: float = 0.0, td_advantage: bool = False, mirror_avg: bool = False,
-                  unmasked_log_probs: bool = False) -> tuple[Batch, Array]:
-    """``collect``, with the first ``n_vs`` games played against a fixed ``opponent`` agent.
+                  backprop_n: float = 3.0, strategies: Strategies = THESIS) -> tuple[Batch, Array]:
+    """``collect``, with the first ``n_vs`` games played against a fixed ``opponent`` agent, and the
+    self-play, reward back-propagation, value targets and advantages of ``strategies`` (default: the
+    thesis).
 
     In those games (``rollouts.mixed_rollout``: the learner's seat is random) only the
     learner's own moves are training rows (``valid``); the opponent's moves are part of
@@ -161,52 +246,24 @@ def collect_mixed(params, key: Array, states: env.EnvState, opponent, n_vs: int,
     on-policy samples, so they carry no loss. ``opponent=None`` or ``n_vs=0`` is
     ``collect``. Returns ``(batch, lengths)``: lengths (int32[B]) are the moves
     played in each game.
-
-    The published code's variants (design.md §7a), all off by default: ``backprop``
-    (``rewards_lib.backprop_rewards``), ``replace_draws`` (``rollouts.mixed_rollout_no_draws``);
-    ``explore`` > 0 or ``mirror_avg``: self-play with that probability of a uniform legal
-    move, else sampling the (mirror-averaged) logits; ``td_advantage``: value targets
-    ``returns = r - gamma (1 - done) V̄(s')`` and advantages ``returns - V̄(s)`` with the
-    mirror-averaged value V̄ of the collecting network; ``unmasked_log_probs``: ``old_logp``
-    over all 7 columns (unmasked) of the network's own (not mirror-averaged) logits.
     """
-    if explore == 0.0 and not mirror_avg:  # the thesis: sample the masked policy
-        agent = NetworkAgent(params=params, label="collect", width=width, heads="two", output="policy",
-                             sampled=True, symmetric=False)
-    else:
-        agent = _Behaviour(params=params, explore=explore, width=width, mirror_avg=mirror_avg)
-    play = rollouts.mixed_rollout_no_draws if replace_draws else rollouts.mixed_rollout
-    traj, learner_moves = play(agent, opponent, states, n_vs, key)
-    rewards = rewards_lib.backprop_rewards(traj, backprop_n, backprop)  # [B, 42]
-    if td_advantage:
-        v_bar = _mirror_avg_value(params, traj.observations, width)  # [B, 42]: V̄(s_t)
-        returns, td_adv = jax.vmap(losses.one_step_td, in_axes=(0, 0, 0, 0, None))(
-            rewards, v_bar, traj.valid, traj.done, gamma)
-    else:
-        returns = jax.vmap(losses.turn_based_returns, in_axes=(0, 0, None))(rewards, traj.valid, gamma)
-
-    def _pair(x: Array, y: Array) -> Array:  # [B, 42, ...] x 2 -> [B, 2, 42, ...]
-        return jnp.stack([x, y], axis=1)
-
+    agent = strategies.behaviour(params, width)
+    traj, learner_moves = strategies.play(agent, opponent, states, n_vs, key)
+    rewards = strategies.backprop(traj, backprop_n)  # [B, 42]
     played = _pair(traj.valid, traj.valid)
     valid = _pair(learner_moves, learner_moves)
     boards = _pair(traj.observations, mirror_boards(traj.observations))
     actions = _pair(traj.actions, jnp.where(traj.valid, env.COLS - 1 - traj.actions, 0))
     logits, values = _apply(params, boards, width)  # [B, 2, 42, 7], [B, 2, 42]
-    legal = jnp.ones_like(legal_mask(boards)) if unmasked_log_probs else legal_mask(boards)
-    log_probs = masked_log_softmax(logits, legal)
+    log_probs = masked_log_softmax(logits, strategies.log_prob_columns(boards))
     old_logp = jnp.take_along_axis(log_probs, actions[..., None], axis=-1)[..., 0]
-    rewards2 = _pair(rewards, rewards)
-    if td_advantage:  # V̄ is mirror-symmetric: a mirrored row has its original's target and advantage
-        advantages = _pair(td_adv, td_adv)
-    else:
-        advantages = jax.vmap(jax.vmap(losses.gae_turn_based, in_axes=(0, 0, 0, None, None)),
-                              in_axes=(0, 0, 0, None, None))(rewards2, values, played, gamma, gae_lambda)
+    returns, advantages = strategies.targets(params, traj, rewards, values, played, gamma=gamma,
+                                             gae_lambda=gae_lambda, width=width)
     flat = lambda x: x.reshape((-1,) + x.shape[3:])  # noqa: E731  [B, 2, 42, ...] -> [N, ...]
     return Batch(
         boards=flat(boards).astype(jnp.int8),
         actions=flat(actions).astype(jnp.int32),
-        rewards=flat(rewards2),
+        rewards=flat(_pair(rewards, rewards)),
         returns=flat(_pair(returns, returns)),
         old_logp=flat(jnp.where(valid, old_logp, 0.0)),
         old_value=flat(jnp.where(valid, values, 0.0)),
@@ -256,11 +313,10 @@ class _Carry:
     opt_state: optax.OptState
 
 
-def _ppo_minibatch_loss(params, mb: Batch, weights: Array, *, width, clip, c1, c2, unmasked=False):
+def _ppo_minibatch_loss(params, mb: Batch, weights: Array, *, width, clip, c1, c2, log_prob_columns=legal_mask):
     logits, values = _apply(params, mb.boards, width)
-    legal = jnp.ones_like(legal_mask(mb.boards)) if unmasked else legal_mask(mb.boards)
     total, aux = jax.vmap(partial(losses.ppo_loss, clip=clip, c1=c1, c2=c2))(
-        logits, legal, mb.actions, mb.old_logp, mb.advantages, values, mb.returns
+        logits, log_prob_columns(mb.boards), mb.actions, mb.old_logp, mb.advantages, values, mb.returns
     )
     metrics = {
         "loss": total,
@@ -274,10 +330,10 @@ def _ppo_minibatch_loss(params, mb: Batch, weights: Array, *, width, clip, c1, c
     return metrics["loss"], metrics
 
 
-@partial(jax.jit, static_argnames=("tx", "epochs", "minibatch_size", "clip", "c1", "c2", "width", "unmasked"))
+@partial(jax.jit, static_argnames=("tx", "epochs", "minibatch_size", "clip", "c1", "c2", "width", "log_prob_columns"))
 def ppo_update(params, opt_state, batch: Batch, key: Array, *, tx: optax.GradientTransformation,
                epochs: int = 5, minibatch_size: int = 32, clip: float = 0.2, c1: float = 0.75,
-               c2: float = 0.04, width: int = 128, unmasked: bool = False):
+               c2: float = 0.04, width: int = 128, log_prob_columns: Callable[[Array], Array] = legal_mask):
     """PPO epochs over a fixed-size buffer (e.g. ``take_first(collect(...), 2000)``).
 
     Each epoch shuffles the valid rows (invalid rows go last) and cuts the buffer into
@@ -287,8 +343,8 @@ def ppo_update(params, opt_state, batch: Batch, key: Array, *, tx: optax.Gradien
     Adam step, no weight decay). A frozen conv block is the optimiser's business:
     ``make_optimizer(..., frozen_conv=True)`` leaves it bit-identical.
 
-    ``unmasked``: the recomputed log-probs and the entropy run over all 7 columns, full ones
-    included (the published code, design.md §7a; pair it with ``collect(unmasked_log_probs=True)``).
+    ``log_prob_columns``: the columns of the recomputed log-probs and the entropy, those of the
+    ``Strategies`` that collected the buffer (``all_columns``: the published code, design.md §7a).
 
     Returns:
       ``(params, opt_state, metrics)``; metrics are means over the minibatches that
@@ -299,7 +355,7 @@ def ppo_update(params, opt_state, batch: Batch, key: Array, *, tx: optax.Gradien
     n = batch.size
     num_minibatches = -(-n // minibatch_size)
     pad = num_minibatches * minibatch_size - n
-    loss_fn = partial(_ppo_minibatch_loss, width=width, clip=clip, c1=c1, c2=c2, unmasked=unmasked)
+    loss_fn = partial(_ppo_minibatch_loss, width=width, clip=clip, c1=c1, c2=c2, log_prob_columns=log_prob_columns)
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
 
     def _minibatch_step(carry: _Carry, xs) -> tuple[_Carry, dict]:

@@ -95,6 +95,9 @@ class PPO(onpolicy.OnPolicyAlgorithm):
 
     def __init__(self, cfg: PPOConfig, freeze_conv: bool = True):
         self.cfg = cfg
+        self.strategies = onpolicy.Strategies.of(
+            cfg, explore=cfg.explore, mirror_avg=cfg.selfplay_mirror_avg, td_advantage=cfg.td_advantage,
+            unmasked_log_probs=cfg.unmasked_log_probs)
         self.batch_sizes = {"--games-per-collect (games per buffer)": cfg.games, "--buffer-size": cfg.buffer_size,
                             "--minibatch-size": cfg.minibatch_size}
         super().__init__(cfg.learning_rate, cfg.weight_decay, freeze_conv)
@@ -114,16 +117,13 @@ class PPO(onpolicy.OnPolicyAlgorithm):
         starts = arena.random_initial_states(start_key, cfg.games)
         batch, lengths = onpolicy.collect_mixed(
             state.params, play_key, starts, cfg.opponent_agent, cfg.opponent_games(cfg.games), gamma=cfg.gamma,
-            gae_lambda=cfg.gae_lambda, width=cfg.width, backprop_n=cfg.reward_backprop_n,
-            backprop=cfg.reward_backprop, replace_draws=cfg.replace_draws, explore=cfg.explore,
-            td_advantage=cfg.td_advantage, mirror_avg=cfg.selfplay_mirror_avg,
-            unmasked_log_probs=cfg.unmasked_log_probs)
+            gae_lambda=cfg.gae_lambda, width=cfg.width, backprop_n=cfg.reward_backprop_n, strategies=self.strategies)
         games_length = lengths.mean()
         buffer = onpolicy.take_first(batch, cfg.buffer_size)
         params, opt_state, m = onpolicy.ppo_update(
             state.params, state.opt_state, buffer, update_key, tx=self.tx, epochs=cfg.epochs,
             minibatch_size=cfg.minibatch_size, clip=cfg.clip, c1=cfg.c1, c2=cfg.c2, width=cfg.width,
-            unmasked=cfg.unmasked_log_probs)
+            log_prob_columns=self.strategies.log_prob_columns)
         new = state.replace(params=params, opt_state=opt_state, key=key, updates=state.updates + m["train/updates"],
                              episodes=state.episodes + cfg.games)
         metrics = {k: v for k, v in m.items() if k not in ("train/updates", "train/samples")}

@@ -48,6 +48,7 @@ class Reinforce(onpolicy.OnPolicyAlgorithm):
 
     def __init__(self, cfg: ReinforceConfig, freeze_conv: bool = True):
         self.cfg = cfg
+        self.strategies = onpolicy.Strategies.of(cfg)
         self.batch_sizes = {"--games-per-collect": cfg.games_per_collect}  # an update (one episode) is not split
         super().__init__(cfg.learning_rate, cfg.weight_decay, freeze_conv)
 
@@ -57,8 +58,7 @@ class Reinforce(onpolicy.OnPolicyAlgorithm):
         starts = arena.random_initial_states(start_key, cfg.games_per_collect)
         batch, lengths = onpolicy.collect_mixed(
             state.params, play_key, starts, cfg.opponent_agent, cfg.opponent_games(cfg.games_per_collect),
-            gamma=cfg.gamma, width=cfg.width, backprop_n=cfg.reward_backprop_n, backprop=cfg.reward_backprop,
-            replace_draws=cfg.replace_draws)
+            gamma=cfg.gamma, width=cfg.width, backprop_n=cfg.reward_backprop_n, strategies=self.strategies)
         params, opt_state, m = onpolicy.reinforce_updates(state.params, state.opt_state, batch, tx=self.tx,
                                                           c1=cfg.c1, width=cfg.width)
         new = state.replace(params=params, opt_state=opt_state, key=key,

@@ -20,7 +20,6 @@ from c4jax.games.connect_four import bitboard as bb
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.bitboard import Bits
 
-BACKPROP_VARIANTS = ("per_player", "segments")
 # design.md §2 reward values.
 REWARD_WIN = 1.0  # the move wins, or leaves the mover two or more immediate wins
 REWARD_LEAVES_WIN = -1.0  # after the move the opponent has an immediate win
@@ -70,22 +69,31 @@ def shaped_reward(before: env.EnvState, after: env.EnvState, action: Array) -> A
     return jax.vmap(_shaped_one)(before, after, action)
 
 
+def backprop_per_player(traj: Trajectory, n: float = 3.0) -> Array:
+    """float32[B, T]: design.md §2 back-propagation of a rollout's rewards, each player's own moves
+    numbered 1..T (:func:`backprop_episode`)."""
+    return jax.vmap(backprop_episode, in_axes=(0, 0, 0, None))(traj.rewards, traj.valid, traj.first_mover_outcome, n)
+
+
+def backprop_segments(traj: Trajectory, n: float = 3.0) -> Array:
+    """float32[B, T]: the published code's back-propagation of a rollout's rewards (design.md §7a):
+    absolute turn numbers, one segment per ±1 shaped reward (:func:`backprop_episode_segments`)."""
+    stones = jnp.sum(traj.observations[:, 0] != 0, axis=(-2, -1), dtype=jnp.int32)
+    return jax.vmap(backprop_episode_segments, in_axes=(0, 0, 0, None))(traj.rewards, traj.valid, stones, n)
+
+
+# --reward-backprop NAME: the back-propagation a trainer applies to its rollouts
+BACKPROP = {"per_player": backprop_per_player, "segments": backprop_segments}
+BACKPROP_VARIANTS = tuple(BACKPROP)
+
+
 def backprop_rewards(traj: Trajectory, n: float = 3.0, variant: str = "per_player") -> Array:
     """float32[B, T]: back-propagated rewards of every recorded move of a Connect Four rollout
-    (recorded with :func:`shaped_reward`).
-
-    ``variant``: ``"per_player"`` (design.md §2: each player's own moves numbered 1..T) or
-    ``"segments"`` (the published code, design.md §7a: absolute turn numbers, one segment per
-    ±1 shaped reward; :func:`backprop_episode_segments`).
-    """
-    if variant == "per_player":
-        return jax.vmap(backprop_episode, in_axes=(0, 0, 0, None))(
-            traj.rewards, traj.valid, traj.first_mover_outcome, n
-        )
-    if variant == "segments":
-        stones = jnp.sum(traj.observations[:, 0] != 0, axis=(-2, -1), dtype=jnp.int32)
-        return jax.vmap(backprop_episode_segments, in_axes=(0, 0, 0, None))(traj.rewards, traj.valid, stones, n)
-    raise ValueError(f"reward back-propagation must be one of {BACKPROP_VARIANTS}, got {variant!r}")
+    (recorded with :func:`shaped_reward`), by the ``variant`` of :data:`BACKPROP`:
+    ``"per_player"`` (design.md §2) or ``"segments"`` (the published code, design.md §7a)."""
+    if variant not in BACKPROP:
+        raise ValueError(f"reward back-propagation must be one of {BACKPROP_VARIANTS}, got {variant!r}")
+    return BACKPROP[variant](traj, n)
 
 
 def backprop_episode(rewards: Array, valid: Array, first_mover_outcome: Array, n: float = 3.0) -> Array:
