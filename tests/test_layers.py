@@ -85,6 +85,7 @@ def test_no_import_cycles():
 # game through the protocol or the registry (c4jax.games.make).
 CONNECT_FOUR_ONLY = {
     "c4jax": "re-exports the Connect Four environment as c4jax.env",
+    "c4jax.games.interop": "PettingZoo's and pgx's Connect Four observations as its boards",
     "c4jax.agents.base": "validation of public Connect Four boards at the agents' board entry points",
     "c4jax.agents.baselines": "N-step lookahead works on Connect Four bitboards (the thesis' baselines)",
     "c4jax.agents.perfect": "the perfect player (a Connect Four solver)",
