@@ -1,4 +1,4 @@
-"""The package is layered: games -> nets -> io -> agents -> evaluation -> learning -> play.
+"""The package is layered: games -> nets -> io -> agents -> evaluation -> learning -> play -> cli.
 
 Every module may import only modules of its own subpackage or of the subpackages before it, no
 module imports a private (``_name``) attribute of another module, and there is no import cycle
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "c4jax"
-LAYERS = ["_version", "games", "nets", "io", "agents", "evaluation", "learning", "play"]
+LAYERS = ["_version", "games", "nets", "io", "agents", "evaluation", "learning", "play", "cli"]
 
 
 def _module_name(path: Path) -> str:
@@ -107,6 +107,7 @@ CONNECT_FOUR_ONLY = {
     "c4jax.learning.rollouts": "the thesis' self-play batches (shaped reward, draws replaced)",
     "c4jax.learning.alphazero": "Connect Four's random starts and mirror augmentation",
     "c4jax.play.server": "the browser UI plays Connect Four",
+    "c4jax.cli.watch": "draws Connect Four games (text diagram, SVG)",
 }
 
 

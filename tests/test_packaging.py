@@ -1,4 +1,4 @@
-"""c4jax as a package: the wheel holds every shipped agent, and installed
+"""c4jax as a package: the wheel holds every shipped agent and the ``c4jax`` command, and installed
 (not editable) into a fresh virtual environment it loads and plays every shipped agent from a
 working directory outside the repository. The shipped agents are package data (c4jax/checkpoints,
 which the repository's checkpoints/ links to), found through importlib.resources; ``--init-from``
@@ -79,9 +79,10 @@ def test_the_wheel_lists_every_shipped_agent_and_the_c4jax_command(wheel):
         assert f"c4jax/checkpoints/{agent}/metadata.json" in names
         assert any(n.startswith(f"c4jax/checkpoints/{agent}/state-") and "/ocdbt.process_0/d/" in n for n in names)
     assert not any(n.startswith("c4jax/checkpoints") and n.endswith(".py") for n in names)
-    assert {"c4jax/games/interop.py", "c4jax/agents/pgx_baseline.py",
+    assert {"c4jax/cli/main.py", "c4jax/cli/ppo.py", "c4jax/cli/tournament.py", "c4jax/cli/watch.py",
+            "c4jax/games/interop.py", "c4jax/agents/pgx_baseline.py",
             "c4jax/evaluation/yardstick_positions.npz", "c4jax/play/static/index.html"} <= names
-    assert "c4jax-play = c4jax.play.__main__:main" in entry_points
+    assert "c4jax = c4jax.cli.main:main" in entry_points
     assert not any(n.startswith(("experiments/", "tests/", "checkpoints/")) for n in names)
 
 
@@ -167,3 +168,7 @@ def test_the_installed_wheel_plays_every_shipped_agent_outside_the_repository(wh
     assert sorted(result["played"]) == shipped_agents()
     assert all(p["legal"] for p in result["played"].values()), result["played"]
     assert {"conv", "dense", "head"} <= set(result["init_from"])
+    for argv, usage in ((["--help"], "usage: c4jax {train,"), (["train", "ppo", "--help"], "usage: c4jax train ppo ")):
+        proc = subprocess.run([str(venv / "bin" / "c4jax"), *argv], cwd=away, env=_clean_env(), capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == 0 and proc.stdout.startswith(usage), proc.stderr[-2000:]
