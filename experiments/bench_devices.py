@@ -46,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--chunks", type=int, default=3, help="timed chunks per device count after the warm-up (default 3)")
     p.add_argument("--vmap-seeds", type=int, default=1, help="K seeds per run (default 1)")
     p.add_argument("--shard", choices=("auto", "batch", "seeds"), default="auto", help="split of N > 1 devices")
-    p.add_argument("--init-from", default="checkpoints/supervised", help="start weights of PPO, DQN and REINFORCE")
+    p.add_argument("--init-from", default="supervised", help="start weights of PPO, DQN and REINFORCE")
     return p
 
 

@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--algo", choices=sorted(ALGOS), default="ppo")
     p.add_argument("--seeds", type=int, default=4, help="K: seeds trained (default 4)")
     p.add_argument("--chunks", type=int, default=3, help="timed chunks per mode after the warm-up (default 3)")
-    p.add_argument("--init-from", default="checkpoints/supervised",
+    p.add_argument("--init-from", default="supervised",
                    help="start weights, as the trainers' --init-from ('' = from scratch)")
     args = p.parse_args(argv)
     if args.seeds < 2:

@@ -1,77 +1,12 @@
-"""Vanilla DQN self-play training (design.md §7). Also Double DQN, soft targets, Huber.
+"""Vanilla DQN self-play training (design.md §7).
 
-    python experiments/dqn.py                         # the published code's training -> runs/dqn
-    python experiments/dqn.py --preset thesis         # the thesis text's (design.md §7)
-    python experiments/dqn.py --double --loss huber --tau 0.001 --out runs/ddqn
-    python experiments/dqn.py --out runs/dqn --resume # continue an interrupted run
-    python experiments/dqn.py --game checkers         # DQN on Checkers -> runs/checkers/dqn
+    python experiments/dqn.py --help
 
-The default preset is the published code's (design.md §7a): over 4 seeds it trained stronger
-agents than the thesis text's settings (docs/results/fidelity).
-
-Every hyperparameter is a flag (``--help``). Writes metrics.jsonl/csv, curves.png,
-summary.json, best/ (the agent with the best win rate vs 1StepLA; load it with
-``agents.load("runs/dqn")``) and last/ (the resumable training state) to --out.
-
-``--game checkers`` trains Double DQN by self-play on the game's own rewards
-(:mod:`c4jax.learning.selfplay_dqn`; its flags: ``--game checkers --help``), with a residual
-tower, evaluated against Random, the old network and pure MCTS (``--eval-opponents``, which
-also chooses best/). Its best/ plays greedily on Q; ``runs/checkers/dqn@500`` searches with it.
+The code is :mod:`c4jax.cli.dqn` (its docstring says what the command does and writes), so that the
+installed package has it too: ``c4jax train dqn`` runs the same, with the same flags.
 """
 
-from __future__ import annotations
-
-import dataclasses
-import sys
-from dataclasses import dataclass, field
-from typing import Literal
-
-from c4jax import games
-from c4jax.learning import config, loop
-from c4jax.learning.dqn import DQN, DQNConfig
-from c4jax.learning.selfplay_dqn import SelfPlayDQN, SelfPlayDQNConfig
-
-
-@dataclass(frozen=True)
-class Config:
-    """DQN self-play training."""
-
-    run: loop.LoopConfig = field(default_factory=lambda: config.with_preset(loop.LoopConfig(out="runs/dqn"), "published"))
-    dqn: DQNConfig = field(default_factory=lambda: config.with_preset(DQNConfig(), "published"))
-    preset: Literal["thesis", "published"] = "published"
-    """Training preset: 'thesis' (the thesis text, design.md §7) or 'published' (every difference of the
-    published training code turned on, design.md §7a; measured stronger for this trainer). It sets the
-    defaults; explicit flags override it."""
-
-
-@dataclass(frozen=True)
-class GameConfig:
-    """Double DQN by self-play on another game than Connect Four, with the game's own rewards."""
-
-    run: loop.LoopConfig
-    dqn: SelfPlayDQNConfig = field(default_factory=SelfPlayDQNConfig)
-
-
-def game_defaults(game: str) -> GameConfig:
-    """The default settings of a --game other than Connect Four (docs/results/checkers)."""
-    run = loop.LoopConfig(out=f"runs/{game}/dqn", game=game, init_from="", freeze_conv=False, total_updates=100_000,
-                          eval_opponents=("mcts100",), select_by="mcts100", revert_drop=1.0)
-    return GameConfig(run=run)
-
-
-def main(cfg: Config | GameConfig) -> dict:
-    if isinstance(cfg, GameConfig):
-        algo = SelfPlayDQN(cfg.dqn, games.make(cfg.run.game))
-        return loop.run(algo, cfg.run, width=128, algo_config=dataclasses.asdict(cfg.dqn))  # width: unused by a tower
-    algo = DQN(cfg.dqn, freeze_conv=cfg.run.freeze_conv)
-    return loop.run(algo, cfg.run, width=cfg.dqn.width, algo_config=dataclasses.asdict(cfg.dqn))
-
-
-def parse(argv: list[str]) -> Config | GameConfig:
-    """The command line's config: :class:`Config` (the thesis' DQN) for Connect Four, :class:`GameConfig`
-    for another ``--game``."""
-    return config.game_cli(argv, lambda a: config.preset_cli(Config(), a), game_defaults)
-
+from c4jax.cli import dqn
 
 if __name__ == "__main__":
-    loop.exit_on_error(main, parse(sys.argv[1:]))
+    dqn.cli()

@@ -1,102 +1,12 @@
 """Export a network agent's scores to ONNX and check the file against the JAX agent.
 
-    python experiments/export_onnx.py supervised --out supervised.onnx
+    python experiments/export_onnx.py --help
 
-AGENT is any network agent ``agents.load`` knows: a shipped one (supervised, dqn, dueling_dqn,
-ppo, reinforce), a run directory or a checkpoint path; an AlphaZero checkpoint exports its raw
-network's policy (what ``<az>@0`` scores, no search). The graph takes ``boards`` int8[B, 6, 7]
-(row 0 on top, 1 = player to move, -1 = opponent, 0 = empty; any B) and returns ``scores``
-float32[B, 7], the agent's ``scores`` (-inf on full columns); the agent's name and settings are in
-the model's metadata_props. The written file is then run with onnxruntime on ``--boards`` random
-positions (design.md §3) and compared with the agent: it passes when the largest |difference| on
-finite scores is at most 1e-4, the -inf entries are the same and every board's best column is the
-same; otherwise the file is removed and the exit code is 1. Needs the ``onnx`` extra
-(``pip install -e '.[onnx]'``).
+The code is :mod:`c4jax.cli.export_onnx` (its docstring says what the command does and writes), so that the
+installed package has it too: ``c4jax export-onnx`` runs the same, with the same flags.
 """
 
-from __future__ import annotations
-
-import dataclasses
-import sys
-from pathlib import Path
-from typing import Annotated
-
-import jax
-import tyro
-
-from c4jax import agents
-from c4jax.agents import onnx_export
-from c4jax.evaluation import random_boards
-from c4jax.io.runlog import display_path
-
-OPSETS = range(17, 24)
-
-
-@dataclasses.dataclass(frozen=True)
-class Args:
-    agent: Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="AGENT")]
-    """Network agent to export (a name as in agents.load, a run directory or a checkpoint path)."""
-    out: Path
-    """The .onnx file to write (its directory is created)."""
-    boards: int = 1000
-    """Random positions (design.md §3) the written file is checked on."""
-    seed: int = 0
-    """PRNG seed of the check positions."""
-    opset: int = onnx_export.DEFAULT_OPSET
-    """ONNX opset of the graph (17..23)."""
-
-
-def fail(message: str, code: int = 2) -> None:
-    print(f"error: {message}", file=sys.stderr)
-    raise SystemExit(code)
-
-
-def _writable(path: Path) -> None:
-    """Fail now (exit 2) if ``path`` cannot be written, before the export does any work."""
-    if path.is_dir():
-        fail(f"--out {str(path)!r} is a directory; give the path of an .onnx file")
-    existing = next(p for p in path.absolute().parents if p.exists())
-    if not existing.is_dir():
-        fail(f"cannot write --out {str(path)!r}: {str(existing)!r} is not a directory")
-    probe = path.with_name(f".{path.name}.probe")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        probe.open("wb").close()
-        probe.unlink()
-    except OSError as e:
-        fail(f"cannot write --out {str(path)!r}: {e.strerror or e}")
-
-
-def main(args: Args) -> dict:
-    if args.boards < 1:
-        fail(f"--boards must be positive, got {args.boards}")
-    if args.opset not in OPSETS:
-        fail(f"--opset must be in {OPSETS.start}..{OPSETS.stop - 1}, got {args.opset}")
-    try:
-        agent = onnx_export.exportable(agents.load(args.agent))
-    except (ValueError, OSError) as e:
-        fail(f"cannot export agent {args.agent!r}: {str(e).split('; known agents')[0]}")
-    out = Path(args.out)
-    _writable(out)
-    try:
-        model = onnx_export.to_model(agent, opset=args.opset)
-        onnx_export.save(model, out)
-    except onnx_export.OnnxUnavailable as e:
-        fail(str(e))
-    except OSError as e:
-        fail(f"cannot write --out {str(out)!r}: {e.strerror or e}")
-    size_kb = out.stat().st_size / 1024
-    print(f"wrote {display_path(out)} ({size_kb:.0f} KiB): {agent.name}, boards int8[B, 6, 7] -> scores float32[B, 7]")
-    result = onnx_export.check(agent, out, random_boards(jax.random.key(args.seed), args.boards))
-    print(f"onnxruntime vs JAX on {result.summary()}")
-    if not result.ok:
-        out.unlink(missing_ok=True)
-        fail(f"the ONNX graph does not reproduce {agent.name}'s scores ({result.summary()}); "
-             f"{display_path(out)} was removed", code=1)
-    print("check passed")
-    return {"path": str(out), "agent": agent.name, "metadata": onnx_export.metadata(agent),
-            "check": dataclasses.asdict(result)}
-
+from c4jax.cli import export_onnx
 
 if __name__ == "__main__":
-    main(tyro.cli(Args, description=__doc__.split("\n")[0]))
+    export_onnx.cli()

@@ -1,40 +1,12 @@
-"""REINFORCE-with-baseline self-play training (design.md §7; thesis defaults).
+"""REINFORCE-with-baseline self-play training (design.md §7).
 
-    python experiments/reinforce.py                    # thesis settings -> runs/reinforce
-    python experiments/reinforce.py --out runs/reinforce --resume
-    python experiments/reinforce.py --preset published # the published code's training (design.md §7a)
+    python experiments/reinforce.py --help
 
-One update per episode (+ mirror), evaluation every 100 episodes (Random, old network,
-1StepLA; 100 games each). Every hyperparameter is a flag (``--help``). Writes
-metrics.jsonl/csv, curves.png, summary.json, best/ (``agents.load("runs/reinforce")``:
-sampled play, ``:det`` greedy) and last/ (the resumable training state) to --out.
+The code is :mod:`c4jax.cli.reinforce` (its docstring says what the command does and writes), so that the
+installed package has it too: ``c4jax train reinforce`` runs the same, with the same flags.
 """
 
-from __future__ import annotations
-
-import dataclasses
-from dataclasses import dataclass, field
-from typing import Literal
-
-from c4jax.learning import config, loop
-from c4jax.learning.reinforce import Reinforce, ReinforceConfig
-
-
-@dataclass(frozen=True)
-class Config:
-    """REINFORCE-with-baseline self-play training."""
-
-    run: loop.LoopConfig = field(default_factory=lambda: loop.LoopConfig(out="runs/reinforce"))
-    reinforce: ReinforceConfig = field(default_factory=ReinforceConfig)
-    preset: Literal["thesis", "published"] = "thesis"
-    """Training preset: 'thesis' (the thesis text, design.md §7) or 'published' (every difference of the
-    published training code turned on, design.md §7a). It sets the defaults; explicit flags override it."""
-
-
-def main(cfg: Config) -> dict:
-    algo = Reinforce(cfg.reinforce, freeze_conv=cfg.run.freeze_conv)
-    return loop.run(algo, cfg.run, width=cfg.reinforce.width, algo_config=dataclasses.asdict(cfg.reinforce))
-
+from c4jax.cli import reinforce
 
 if __name__ == "__main__":
-    loop.exit_on_error(main, config.preset_cli(Config()))
+    reinforce.cli()

@@ -427,15 +427,11 @@ def test_presets_choose_the_strategies():
 
 
 def test_preset_flag_on_every_trainer_and_explicit_flags_override():
-    exp = str(Path(__file__).resolve().parent.parent / "experiments")
-    sys.path.insert(0, exp)
-    try:
-        import dqn as dqn_script
-        import dueling_dqn as dueling_script
-        import ppo as ppo_script
-        import reinforce as reinforce_script
-    finally:
-        sys.path.remove(exp)
+    from c4jax.cli import dqn as dqn_script
+    from c4jax.cli import dueling_dqn as dueling_script
+    from c4jax.cli import ppo as ppo_script
+    from c4jax.cli import reinforce as reinforce_script
+
     c = config.preset_cli(dqn_script.Config(), ["--preset", "published", "--eps-decay", "600", "--no-target-online"])
     assert c.preset == "published" and c.dqn.eps_decay == 600.0 and not c.dqn.target_online
     assert c.dqn.target_unmasked and c.run.old_best_start == 0.5

@@ -1,4 +1,4 @@
-"""The package is layered: games -> nets -> io -> agents -> evaluation -> learning -> play.
+"""The package is layered: games -> nets -> io -> agents -> evaluation -> learning -> play -> cli.
 
 Every module may import only modules of its own subpackage or of the subpackages before it, no
 module imports a private (``_name``) attribute of another module, and there is no import cycle
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "c4jax"
-LAYERS = ["_version", "games", "nets", "io", "agents", "evaluation", "learning", "play"]
+LAYERS = ["_version", "games", "nets", "io", "agents", "evaluation", "learning", "play", "cli"]
 
 
 def _module_name(path: Path) -> str:
@@ -85,6 +85,7 @@ def test_no_import_cycles():
 # game through the protocol or the registry (c4jax.games.make).
 CONNECT_FOUR_ONLY = {
     "c4jax": "re-exports the Connect Four environment as c4jax.env",
+    "c4jax.games.interop": "PettingZoo's and pgx's Connect Four observations as its boards",
     "c4jax.agents.base": "validation of public Connect Four boards at the agents' board entry points",
     "c4jax.agents.baselines": "N-step lookahead works on Connect Four bitboards (the thesis' baselines)",
     "c4jax.agents.perfect": "the perfect player (a Connect Four solver)",
@@ -106,6 +107,7 @@ CONNECT_FOUR_ONLY = {
     "c4jax.learning.rollouts": "the thesis' self-play batches (shaped reward, draws replaced)",
     "c4jax.learning.alphazero": "Connect Four's random starts and mirror augmentation",
     "c4jax.play.server": "the browser UI plays Connect Four",
+    "c4jax.cli.watch": "draws Connect Four games (text diagram, SVG)",
 }
 
 

@@ -2,10 +2,8 @@
 ``experiments/tournament.py`` CLI end to end."""
 
 import csv
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
 
 import jax
@@ -29,11 +27,10 @@ def tour() -> Tournament:
 
 
 def _load_script():
-    spec = importlib.util.spec_from_file_location("tournament_script", ROOT / "experiments" / "tournament.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(mod)
-    return mod
+    """The module that experiments/tournament.py and ``c4jax tournament`` run."""
+    from c4jax.cli import tournament
+
+    return tournament
 
 
 # --- accounting -------------------------------------------------------------------------------

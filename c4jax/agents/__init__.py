@@ -6,6 +6,6 @@
 
 from c4jax.agents.base import Agent, AgentBase
 from c4jax.agents.external import from_callable
-from c4jax.agents.registry import checkpoints_dir, game_of, known_names, load, register
+from c4jax.agents.registry import checkpoint_path, checkpoints_dir, game_of, known_names, load, register
 
-__all__ = ["Agent", "AgentBase", "checkpoints_dir", "from_callable", "game_of", "known_names", "load", "register"]
+__all__ = ["Agent", "AgentBase", "checkpoint_path", "checkpoints_dir", "from_callable", "game_of", "known_names", "load", "register"]

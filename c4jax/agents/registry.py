@@ -26,6 +26,7 @@ Those are Connect Four's agents. ``<game>/<agent>`` names an agent of another ga
 
 from __future__ import annotations
 
+import importlib.resources
 import os
 import re
 from pathlib import Path
@@ -51,8 +52,34 @@ _PATTERNS: list[tuple[re.Pattern, Callable[[re.Match, str | None], Agent], str]]
 
 
 def checkpoints_dir() -> Path:
-    """Where shipped agents live: ``$C4JAX_CHECKPOINTS`` or the repository's ``checkpoints/``."""
-    return Path(os.environ.get("C4JAX_CHECKPOINTS", Path(__file__).resolve().parents[2] / "checkpoints"))
+    """Where shipped agents live: ``$C4JAX_CHECKPOINTS``, else the package's own ``c4jax/checkpoints/``
+    (package data, so an installed wheel has them; the repository's ``checkpoints/`` links to it)."""
+    if "C4JAX_CHECKPOINTS" in os.environ:
+        return Path(os.environ["C4JAX_CHECKPOINTS"])
+    shipped = importlib.resources.files("c4jax") / "checkpoints"
+    if not isinstance(shipped, Path):  # a zipped install: Orbax reads directories of real files
+        raise RuntimeError(f"the shipped checkpoints are not on a file system ({shipped!r}); install c4jax "
+                           "unzipped or set C4JAX_CHECKPOINTS to a folder of checkpoints")
+    return shipped
+
+
+def checkpoint_path(name: str | os.PathLike) -> Path:
+    """The checkpoint directory that ``name`` means: a shipped agent's name (``supervised``,
+    ``checkers/alphazero``, case insensitive) is its folder in :func:`checkpoints_dir`, anything else is
+    read as a path (a checkpoint or run directory). A name that is neither comes back as that path,
+    for the reader to report as missing. ``--init-from`` resolves its value through this."""
+    text = os.fspath(name).strip()
+    game, rest = _split_game(text)
+    if game is not None:  # <game>/<agent>
+        root = checkpoints_dir() if game == CONNECT_FOUR_ID else checkpoints_dir() / game
+        folder = root / rest.lower()
+    elif "/" in text or os.sep in text or text.startswith("."):
+        return Path(text)
+    else:
+        folder = checkpoints_dir() / text.lower()
+    if text and (folder / METADATA_FILE).is_file():
+        return folder
+    return Path(text)
 
 
 def register(name: str, factory: Callable[[str | None], Agent]) -> None:

@@ -40,9 +40,12 @@ def display_path(path: str | os.PathLike) -> str:
 
 
 def command_line(argv: Sequence[str] | None = None) -> str:
-    """The command that runs this process (``python <script> <args>``), paths below the working
-    directory made relative, for the ``command`` field of summaries and reports."""
-    argv = sys.argv if argv is None else argv
+    """The command that runs this process (``python <script> <args>``, or ``c4jax <args>`` for an
+    installed command, by its name), paths below the working directory made relative, for the
+    ``command`` field of summaries and reports."""
+    argv = list(sys.argv if argv is None else argv)
+    if argv and not argv[0].endswith(".py") and os.path.basename(argv[0]) not in ("", "-c", "-m"):
+        return shlex.join([os.path.basename(argv[0])] + [display_path(a) if os.path.isabs(a) else a for a in argv[1:]])
     return shlex.join(["python"] + [display_path(a) if os.path.isabs(a) else a for a in argv])
 
 

@@ -84,11 +84,11 @@ def preset_from_argv(argv: Sequence[str], flag: str = "--preset", default: str =
 
 
 
-def game_cli(argv: Sequence[str], connect_four, other_defaults):
+def game_cli(argv: Sequence[str], connect_four, other_defaults, prog: str | None = None):
     """Parse a trainer script's command line whose settings depend on ``--game``: Connect Four's
     with ``connect_four(argv)``, another game's (tyro) over ``other_defaults(game)``, a frozen config
     of configs. ``--game`` is read first so that the other flags' defaults (and ``--help``) are that
-    game's."""
+    game's. ``prog``: the command named in the usage line (default: the script's file name)."""
     import tyro
 
     from c4jax import games
@@ -98,13 +98,14 @@ def game_cli(argv: Sequence[str], connect_four, other_defaults):
     if game == games.DEFAULT:
         return connect_four(argv)
     default = other_defaults(game)
-    return tyro.cli(type(default), default=default, args=argv, config=(tyro.conf.OmitArgPrefixes,))
+    return tyro.cli(type(default), default=default, args=argv, prog=prog, config=(tyro.conf.OmitArgPrefixes,))
 
 
-def preset_cli(default, argv: Sequence[str] | None = None):
+def preset_cli(default, argv: Sequence[str] | None = None, prog: str | None = None):
     """Parse a trainer script's command line (tyro) over ``default``, a frozen config of configs
     with a ``preset`` field: the preset that ``--preset`` names (``default.preset`` when the command
-    line names none) is applied to every sub-config first, so explicit flags override it."""
+    line names none) is applied to every sub-config first, so explicit flags override it. ``prog``: the
+    command named in the usage line (default: the script's file name)."""
     import sys
 
     import tyro
@@ -115,7 +116,7 @@ def preset_cli(default, argv: Sequence[str] | None = None):
         subs = {f.name: with_preset(getattr(default, f.name), name) for f in dataclasses.fields(default)
                 if dataclasses.is_dataclass(getattr(default, f.name))}
         default = dataclasses.replace(default, preset=name, **subs)
-    return tyro.cli(type(default), default=default, args=argv, config=(tyro.conf.OmitArgPrefixes,))
+    return tyro.cli(type(default), default=default, args=argv, prog=prog, config=(tyro.conf.OmitArgPrefixes,))
 
 @dataclass(frozen=True)
 class SelfPlayConfig(OpponentConfig):

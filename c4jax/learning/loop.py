@@ -78,8 +78,9 @@ class LoopConfig:
     than Connect Four have no 1StepLA and no yardstick: evaluate against random and mcts<N>)."""
     seed: int = 0
     """Seed of initialisation, self-play and evaluation."""
-    init_from: str = "checkpoints/supervised"
-    """Checkpoint whose conv/dense/head weights start the network ('' = from scratch)."""
+    init_from: str = "supervised"
+    """Checkpoint whose conv/dense/head weights start the network: a shipped agent's name (as agents.load takes
+    it) or a checkpoint path ('' = from scratch)."""
     freeze_conv: bool = True
     """Keep the convolutional block fixed (the thesis' transfer learning)."""
     total_updates: int = 100_000
@@ -205,12 +206,13 @@ def source_params(cfg: LoopConfig, width: int) -> dict | None:
     """The params of ``cfg.init_from`` (``None`` when training from scratch), restored once."""
     if not cfg.init_from:
         return None
-    meta = checkpoint.read_metadata(cfg.init_from)
+    source = agents.checkpoint_path(cfg.init_from)
+    meta = checkpoint.read_metadata(source)
     src_width, src_heads = meta["network"]["width"], meta["network"]["heads"]
     if src_width != width:
         raise checkpoint.CheckpointError(f"--init-from {cfg.init_from!r} has width {src_width}, this run uses {width}")
     like = {"params": cnet.init_params(jax.random.key(0), width=width, heads=src_heads)}
-    return checkpoint.restore(cfg.init_from, like)["params"]
+    return checkpoint.restore(source, like)["params"]
 
 
 def initial_params(cfg: LoopConfig, heads: str, width: int, key: jax.Array, source: dict | None = None):
@@ -325,6 +327,10 @@ def check_resume_config(out: Path, config: dict) -> None:
             break
         except checkpoint.CheckpointError:
             continue
+    if saved and saved.get("init_from") and config.get("init_from") and saved["init_from"] != config["init_from"]:
+        # one checkpoint named two ways (the shipped name, or a path to it) is the same setting
+        was, now = (agents.checkpoint_path(c["init_from"]).resolve() for c in (saved, config))
+        saved = {**saved, "init_from": config["init_from"]} if was == now else saved
     outdir.check_resume_config(saved, config, RESUME_MAY_CHANGE, str(out))
 
 

@@ -1,4 +1,4 @@
-"""``python -m c4jax.play`` / ``c4jax-play``: serve the play UI on http://127.0.0.1:PORT/."""
+"""``python -m c4jax.play`` / ``c4jax-play`` / ``c4jax play``: serve the play UI on http://127.0.0.1:PORT/."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import threading
 import webbrowser
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "c4jax-play") -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="c4jax-play",
+        prog=prog,
         description="Play Connect Four or Checkers in the browser against the c4jax agents "
                     "(a local web server on 127.0.0.1).",
     )
@@ -28,10 +28,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: list[str] | None = None, prog: str = "c4jax-play") -> int:
+    """Serve the UI until Ctrl-C; ``prog`` names the command in ``--help`` and in its error lines."""
+    args = build_parser(prog).parse_args(argv)
     if not 0 <= args.port <= 65535:
-        print(f"c4jax-play: --port must be in 0..65535, got {args.port}", file=sys.stderr)
+        print(f"{prog}: --port must be in 0..65535, got {args.port}", file=sys.stderr)
         return 2
     print("c4jax play: loading agents ...", flush=True)
     from c4jax.play import server
@@ -43,12 +44,12 @@ def main(argv: list[str] | None = None) -> int:
         catalogue = server.Catalogue(names, args.agent, log=lambda m: print(m, file=sys.stderr, flush=True),
                                      checkers=checkers)
     except Exception as e:  # an unknown agent name, an unreadable checkpoint
-        print(f"c4jax-play: cannot load the agents: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"{prog}: cannot load the agents: {type(e).__name__}: {e}", file=sys.stderr)
         return 2
     try:  # bind first, so that a busy port fails at once; connections wait in the backlog meanwhile
         httpd = server.make_server(catalogue, port=args.port, verbose=args.verbose)
     except OSError as e:
-        print(f"c4jax-play: cannot listen on 127.0.0.1:{args.port}: {e}", file=sys.stderr)
+        print(f"{prog}: cannot listen on 127.0.0.1:{args.port}: {e}", file=sys.stderr)
         return 2
     print(f"c4jax play: compiling {len(catalogue.entries) + len(catalogue.checkers)} agents (batch of 1) "
           "so that no move waits for jit ...",

@@ -1,0 +1,82 @@
+"""A shipped AlphaZero network as a pgx-style baseline model: ``logits, value = model(observation)``
+on pgx ``connect_four`` observations, as pgx's own ``pgx.make_baseline_model`` models are called.
+
+    from c4jax.agents.pgx_baseline import baseline
+
+    model = baseline("alphazero")                   # the shipped network (no search)
+    logits, value = model(state.observation)        # bool[B, 6, 7, 2] -> float32[B, 7], float32[B]
+    action = logits.argmax(-1)                      # the network's greedy move, always legal
+
+``logits`` are the policy head's logits with full columns at float32's minimum (finite, so a softmax
+or a categorical sample never picks them); ``value`` is the value head in [-1, 1] for the player to
+move (+1: it wins). The model is the raw network that ``agents.load("alphazero@0")`` plays: its argmax
+is that agent's deterministic move. It is pure JAX: any leading axes (one observation ``[6, 7, 2]``
+included), ``jax.jit`` / ``jax.vmap`` over it, or pass it through ``jit`` as an argument (it is a
+pytree of its parameters). pgx itself is never imported.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+from flax import struct
+from jax import Array
+
+from c4jax.agents.network_search import agent_from_search_checkpoint, evaluate, is_search_checkpoint
+from c4jax.agents.registry import checkpoint_path
+from c4jax.games.interop import board_from_pgx
+from c4jax.io import checkpoint
+
+
+@struct.dataclass
+class PgxBaseline:
+    """A two-headed network (CNET of ``width``, or the residual ``tower``) on pgx observations."""
+
+    params: Any
+    label: str = struct.field(pytree_node=False, default="alphazero")
+    width: int = struct.field(pytree_node=False, default=128)
+    tower: tuple[int, ...] = struct.field(pytree_node=False, default=())
+
+    # identity, not the parameters' values: jax.jit(model) keys its cache on the callable's hash
+    __hash__ = object.__hash__
+
+    def __eq__(self, other) -> bool:
+        return self is other
+
+    def __call__(self, observation) -> tuple[Array, Array]:
+        """``(logits float32[..., 7], value float32[...])`` of pgx observations ``bool[..., 6, 7, 2]``.
+        Jitted unless traced."""
+        if isinstance(observation, jax.core.Tracer):
+            return self.apply(observation)
+        return _jit_apply(self, observation)
+
+    def apply(self, observation) -> tuple[Array, Array]:
+        """:meth:`__call__` without its own ``jit`` (to be traced inside the caller's)."""
+        boards = board_from_pgx(observation)
+        lead = boards.shape[:-2]
+        logits, value = evaluate(self.params, boards.reshape((-1,) + boards.shape[-2:]), self.width, self.tower)
+        return logits.reshape(lead + logits.shape[-1:]), value.reshape(lead)
+
+
+@jax.jit
+def _jit_apply(model: PgxBaseline, observation) -> tuple[Array, Array]:
+    return model.apply(observation)
+
+
+def baseline(name: str = "alphazero") -> PgxBaseline:
+    """The pgx-style model of an AlphaZero-style Connect Four network: a shipped agent's name
+    (``alphazero``) or the path of such a checkpoint or run directory (``runs/alphazero``).
+    ``ValueError`` for a network without a value head (the thesis' networks) or of another game."""
+    directory = checkpoint_path(name)
+    try:
+        searched = is_search_checkpoint(directory)
+    except checkpoint.CheckpointError as e:
+        raise ValueError(f"baseline {name!r}: no shipped agent or checkpoint of that name ({e})") from e
+    if not searched:
+        raise ValueError(f"baseline {name!r}: not an AlphaZero-style network (policy and value heads); "
+                         "the shipped one is 'alphazero'")
+    agent = agent_from_search_checkpoint(directory, "det", label=str(name), num_simulations=0)
+    if agent.game.id != "connect_four":
+        raise ValueError(f"baseline {name!r}: a network of {agent.game.id}; pgx baselines here are Connect Four's")
+    return PgxBaseline(params=agent.params, label=agent.label, width=agent.width, tower=agent.tower)

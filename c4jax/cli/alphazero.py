@@ -1,0 +1,107 @@
+"""AlphaZero self-play training with mctx search (design.md §8).
+
+``c4jax train alphazero ARGS`` and ``python experiments/alphazero.py ARGS`` run this module
+(the same flags and ``--help``).
+
+    python experiments/alphazero.py                             # defaults -> runs/alphazero
+    python experiments/alphazero.py --method puct --out runs/az_puct
+    python experiments/alphazero.py --out runs/alphazero --resume  # continue an interrupted run
+    python experiments/alphazero.py --game checkers             # Checkers' defaults -> runs/checkers/alphazero
+
+Every move of every self-play game is chosen by a batched search whose model is the jitted
+environment, guided by a two-headed CNET that trains on (board, search policy, outcome) with
+mirrors, from a replay buffer. Evaluates every ``--iterations-per-eval`` iterations against
+Random, the old network, 1StepLA and ``--eval-opponents`` (default 2StepLA), playing with
+``--eval-simulations``, and grades it on the perfect-play yardstick (``--no-eval-yardstick``
+skips it); best/ is chosen by ``--select-by`` (default: the yardstick's optimal-move rate), and
+the old-network rule is off unless ``--revert-drop`` is below 1. Writes metrics.jsonl/csv,
+curves.png, curves_wall.png (win rates against wall-clock minutes), summary.json, best/ (``agents.load("runs/alphazero")`` plays it with search;
+``runs/alphazero@0`` its raw policy) and last/ (the resumable state) to --out.
+
+``--game checkers`` trains on Checkers with that game's defaults (:func:`defaults`): a residual
+tower instead of the CNET, evaluation against Random, the old network and pure MCTS
+(``--eval-opponents``, which also chooses best/: Checkers has no 1StepLA and no yardstick). Seed
+001's towers are ``--tower-blocks 2``, ``4`` or ``8`` with ``--tower-channels 256``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import tyro
+
+from c4jax import games
+from c4jax.io import runlog
+from c4jax.learning import config, loop, rundir
+from c4jax.learning.alphazero import AlphaZero, AlphaZeroConfig
+
+
+def _run_defaults() -> loop.LoopConfig:
+    # best/ by the yardstick (2,866 fixed positions: far less noisy than a 100-game match) and no
+    # old-network rule (revert_drop 1 never fires): reverting on noisy matches held a run back.
+    return loop.LoopConfig(out="runs/alphazero", init_from="", freeze_conv=False, total_updates=60_000, eval_yardstick=True,
+                           eval_opponents=("2steplA",), select_by="yardstick", revert_drop=1.0)
+
+
+@dataclass(frozen=True)
+class Config:
+    """AlphaZero self-play training (design.md §8)."""
+
+    run: loop.LoopConfig = field(default_factory=_run_defaults)
+    az: AlphaZeroConfig = field(default_factory=AlphaZeroConfig)
+
+
+def defaults(game: str) -> Config:
+    """The default settings for ``game``: Connect Four's are :class:`Config`'s; Checkers' suit a
+    2-core CPU (docs/results/checkers)."""
+    if game != "checkers":
+        return Config()
+    run = dataclasses.replace(_run_defaults(), out="runs/checkers/alphazero", game="checkers", total_updates=16_000,
+                              eval_yardstick=False, eval_opponents=("mcts100",), select_by="mcts100")
+    az = AlphaZeroConfig(games=32, num_simulations=16, max_considered=16, random_start_frac=0.0, temperature_moves=16,
+                         buffer_size=200_000, batch_size=128, updates_per_iteration=32, iterations_per_eval=50,
+                         eval_simulations=32, play_simulations=500, tower_blocks=2, tower_channels=32)
+    return Config(run=run, az=az)
+
+
+def plot_wall_clock(run_dir: Path) -> Path:
+    """``curves_wall.png``: every evaluation win rate against wall-clock minutes of the run."""
+    rows = runlog.read_metrics(run_dir / runlog.METRICS_JSONL)
+    for r in rows:
+        r["minutes"] = r.get("time/wall_s", 0.0) / 60
+    keys = sorted({k for r in rows for k in r if k.startswith("eval/vs_") and not k.endswith("_length")})
+    return runlog.plot_panels(rows, [("win rate (protocol, 100 games)", keys, "win rate")], run_dir / "curves_wall.png",
+                              x="minutes", xlabel="wall-clock minutes", suptitle="alphazero: strength against time")
+
+
+def trainer(cfg: Config) -> AlphaZero:
+    """The trainer of ``cfg``; a setting that does not fit the game ends the script with one line."""
+    try:
+        return AlphaZero(cfg.az, freeze_conv=cfg.run.freeze_conv, game=games.make(cfg.run.game))
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def main(cfg: Config) -> dict:
+    algo = trainer(cfg)
+    summary = loop.run(algo, cfg.run, width=cfg.az.width, algo_config=dataclasses.asdict(cfg.az))
+    k = cfg.run.vmap_seeds
+    for d in [Path(cfg.run.out)] if k == 1 else [rundir.seed_dir(cfg.run.out, cfg.run.seed + i) for i in range(k)]:
+        plot_wall_clock(d)
+    return summary
+
+
+
+def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
+    """Parse ``argv`` (default: this process' arguments; the defaults are those of its ``--game``) and
+    train; ``prog`` names the command in ``--help`` (``c4jax train alphazero``; default: the script's file
+    name)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    game = config.preset_from_argv(argv, flag="--game", default=loop.LoopConfig.game)
+    return loop.exit_on_error(main, tyro.cli(Config, default=defaults(game), args=argv, prog=prog,
+                                             config=(tyro.conf.OmitArgPrefixes,)))

@@ -1,0 +1,99 @@
+"""``c4jax``: one command for the lab's programs. Each subcommand hands the rest of its command line
+to the module that the script of the same name in ``experiments/`` runs, so the flags, defaults and
+``--help`` are that script's:
+
+    c4jax train ppo --preset thesis --out runs/ppo     # python experiments/ppo.py --preset thesis ...
+    c4jax train alphazero --game checkers
+    c4jax tournament --agents 1steplA 2steplA dqn ppo:sto
+    c4jax yardstick --agents 2steplA alphazero
+    c4jax watch dqn 2steplA --svg game.svg
+    c4jax export-onnx supervised --out supervised.onnx
+    c4jax play --open                                   # the browser UI (c4jax-play)
+
+An unknown subcommand or algorithm is one ``error:`` line and exit status 2.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Sequence
+
+from c4jax._version import __version__
+
+# algorithm -> (module, what it trains)
+TRAINERS: dict[str, tuple[str, str]] = {
+    "ppo": ("c4jax.cli.ppo", "PPO self-play (design.md §7)"),
+    "dqn": ("c4jax.cli.dqn", "Vanilla DQN self-play (design.md §7)"),
+    "dueling_dqn": ("c4jax.cli.dueling_dqn", "Dueling DQN self-play (design.md §7)"),
+    "reinforce": ("c4jax.cli.reinforce", "REINFORCE with baseline, self-play (design.md §7)"),
+    "alphazero": ("c4jax.cli.alphazero", "AlphaZero: self-play with search (design.md §8)"),
+    "supervised": ("c4jax.cli.supervised", "CNET128 imitating 1StepLA (design.md §6)"),
+}
+# subcommand -> (module, its entry point, what it does); "train" takes an algorithm of TRAINERS first
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "train": ("", "", "train an agent: c4jax train {" + ",".join(TRAINERS) + "} [ARGS]"),
+    "tournament": ("c4jax.cli.tournament", "cli", "round-robin tournament: tables, ratings, heatmap, report"),
+    "play": ("c4jax.play.__main__", "main", "play the agents in the browser (a local web server)"),
+    "yardstick": ("c4jax.cli.yardstick", "cli", "grade agents against perfect play"),
+    "export-onnx": ("c4jax.cli.export_onnx", "cli", "export a network agent to ONNX and check it"),
+    "watch": ("c4jax.cli.watch", "cli", "play one game between two agents: text, SVG, GIF"),
+}
+
+
+def usage() -> str:
+    """The text of ``c4jax --help``."""
+    width = max(map(len, COMMANDS))
+    lines = [f"usage: c4jax {{{','.join(COMMANDS)}}} [ARGS]", "",
+             "The c4jax lab's programs; `c4jax COMMAND --help` shows a command's flags.", "", "commands:"]
+    lines += [f"  {name:<{width}}  {text}" for name, (_, _, text) in COMMANDS.items()]
+    lines += ["", f"  --version{' ' * (width - 7)}print the version and exit"]
+    return "\n".join(lines)
+
+
+def train_usage() -> str:
+    """The text of ``c4jax train --help``."""
+    width = max(map(len, TRAINERS))
+    lines = [f"usage: c4jax train {{{','.join(TRAINERS)}}} [ARGS]", "",
+             "Train an agent; `c4jax train ALGORITHM --help` shows its flags.", "", "algorithms:"]
+    return "\n".join(lines + [f"  {name:<{width}}  {text}" for name, (_, text) in TRAINERS.items()])
+
+
+def _error(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``c4jax ARGV`` (default: this process' arguments); returns the exit status. A subcommand's
+    own exits (``--help``, a bad flag, a failed run) leave as ``SystemExit``, as from its script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        print(usage(), file=sys.stderr)
+        return 2
+    command, rest = argv[0], argv[1:]
+    if command in ("-h", "--help"):
+        print(usage())
+        return 0
+    if command == "--version":
+        print(f"c4jax {__version__}")
+        return 0
+    if command not in COMMANDS:
+        return _error(f"c4jax: unknown command {command!r}; choose one of: {', '.join(COMMANDS)} (c4jax --help)")
+    if command == "train":
+        if rest[:1] in (["-h"], ["--help"]):
+            print(train_usage())
+            return 0
+        if not rest or rest[0] not in TRAINERS:
+            got = f"unknown algorithm {rest[0]!r}" if rest else "no algorithm given"
+            return _error(f"c4jax train: {got}; choose one of: {', '.join(TRAINERS)}")
+        (module, _), entry, prog, rest = TRAINERS[rest[0]], "cli", f"c4jax train {rest[0]}", rest[1:]
+    else:
+        module, entry, _ = COMMANDS[command]
+        prog = f"c4jax {command}"
+    result = getattr(importlib.import_module(module), entry)(rest, prog=prog)
+    return result if isinstance(result, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

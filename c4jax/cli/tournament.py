@@ -1,0 +1,291 @@
+"""Round-robin tournament of the thesis (§5.1-5.2): Tables 5.1-5.4, ratings, heatmap, report.
+
+``c4jax tournament ARGS`` and ``python experiments/tournament.py ARGS`` run this module
+(the same flags and ``--help``).
+
+Every unordered pair of agents plays one protocol match (100 games: the 50 openings,
+each agent once as first player); nobody plays itself (``--self-play`` adds self matches
+for the diagonal of the game-length table only). Writes into ``--out``:
+
+- ``table_5_1_timing.{md,csv}``: seconds per decision at batch 1 and ``--timing-batch``,
+  and speed-ups over 1StepLA and 2StepLA (``--no-timing`` skips it),
+- ``table_5_2_first_player.{md,csv}``: win rate of the row agent when it plays first,
+- ``table_5_3_ranking.{md,csv}``: ranking by mean win rate,
+- ``table_5_4_game_length.{md,csv}``: mean game length,
+- ``ratings.{md,csv}``: Bradley–Terry ratings (Elo scale) with 95% intervals,
+- ``heatmap.png`` (Table 5.2 as an annotated matrix), ``tournament.json`` (everything,
+  every game's moves included) and ``report.md`` (all of it, with the command line, and for
+  every match a link that opens its game from the empty board in the play UI).
+
+Usage::
+
+    python experiments/tournament.py                                   # shipped agents + 1StepLA, 2StepLA
+    python experiments/tournament.py --agents random 1steplA 2steplA supervised supervised:sto --out runs/t
+    python experiments/tournament.py --agents 2steplA runs/ppo:sto runs/ppo:det --no-timing
+    python experiments/tournament.py --agents checkers/alphazero checkers/ppo checkers/mcts500 --out runs/ck_t
+
+Agent names: ``<agent>[:sto|:det]`` as in ``c4jax.agents.load`` (case insensitive), or a
+checkpoint directory. A stochastic agent listed as ``x:sto`` and ``x:det`` plays as two entries.
+Every agent must play the same game: ``checkers/<agent>`` names Checkers agents, whose matches play
+that game's 50 openings (the start position and its 49 two-ply openings) in both seats; Table 5.1
+is then not measured.
+"""
+
+from __future__ import annotations
+
+import datetime
+import shlex
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Sequence
+
+import jax
+import tyro
+
+import c4jax
+from c4jax import agents, evaluation
+from c4jax.evaluation import ratings
+from c4jax.evaluation.tournament import default_agents
+from c4jax.evaluation.tournament import game_of as tournament_game
+from c4jax.io import devices, outdir
+from c4jax.play import links
+
+DEFAULT_OUT = Path("runs/tournament")
+
+@dataclass
+class Args:
+    """Round-robin tournament (thesis §5.2): Tables 5.1-5.4, ratings, heatmap and report."""
+
+    agents: tuple[str, ...] = default_agents()
+    """agents: <agent>[:sto|:det] (random, 1steplA..4steplA, shipped trained agents) or checkpoint paths"""
+    out: Path = DEFAULT_OUT
+    """output directory"""
+    seed: int = 0
+    """seed of the stochastic agents' sampling and of the timing boards"""
+    timing: bool = True
+    """measure Table 5.1 (seconds per decision)"""
+    timing_batch: int = 4096
+    """batch size of the batched decision timing"""
+    timing_repeats: int = 101
+    """timed calls per agent at batch 1 (median reported)"""
+    timing_batched_repeats: int = 5
+    """timed calls per agent at --timing-batch (median reported)"""
+    self_play: bool = False
+    """also play every agent against itself (diagonal of Table 5.4 only)"""
+    ratings_ci: Literal["bootstrap", "fisher"] = "bootstrap"
+    """95% intervals of the ratings: bootstrap over games, or Fisher information"""
+    bootstrap_samples: int = 1000
+    """bootstrap resamples for the rating intervals"""
+    rating_prior: float = 1.0
+    """virtual drawn games per pair that met (keeps all-loss agents finite; 0: plain MLE)"""
+    progress: bool = True
+    """progress bars"""
+    devices: int = 0
+    """split every match's 100 games over the first N devices (0 = all; N must divide 100 to split them)"""
+    overwrite: bool = False
+    """replace the tournament that --out holds (without it, a tournament refuses an --out that holds one)"""
+    play_url: str = links.DEFAULT_URL
+    """address of the play UI (python -m c4jax.play) in the report's links to example games"""
+
+
+def _short_label(agent, spec: str) -> str:
+    """``agent.name``, with a checkpoint path shortened to its directory name."""
+    name = str(agent.name)
+    base, sep, mode = name.rpartition(":")
+    if not sep:
+        base, mode = name, ""
+    if "/" in base or "\\" in base:
+        base = Path(base.rstrip("/")).name
+        return f"{base}:{mode}" if mode else base
+    return name
+
+
+def load_agents(specs: tuple[str, ...]) -> tuple[list, list[str]]:
+    """Load every agent before any game; one clear error (with the known names) for all bad ones."""
+    if len(specs) < 2:
+        raise SystemExit(f"error: a tournament needs at least two agents, got {list(specs)}")
+    loaded, errors = [], []
+    for spec in specs:
+        try:
+            loaded.append(agents.load(spec))
+        except (ValueError, OSError) as e:  # unknown name, bad suffix, not a checkpoint
+            errors.append(f"  {spec!r}: {str(e).split('; known agents')[0]}")
+    if errors:
+        raise SystemExit("error: cannot load agent(s):\n" + "\n".join(errors)
+                         + f"\nknown agents: {', '.join(agents.known_names())} "
+                           "(each with an optional :sto or :det suffix), or the path of a checkpoint directory")
+    labels = [_short_label(a, s) for a, s in zip(loaded, specs)]
+    try:
+        tournament_game(loaded, list(specs))
+    except ValueError as e:
+        raise SystemExit(f"error: {e}; a tournament is of one game (checkers/<agent> names Checkers agents)") from None
+    if len(set(labels)) != len(labels):
+        full = [str(a.name) for a in loaded]
+        labels = full if len(set(full)) == len(full) else labels
+    dup = sorted({x for x in labels if labels.count(x) > 1})
+    if dup:
+        raise SystemExit(f"error: agent(s) listed twice: {', '.join(dup)} (e.g. '1steplA' and '1steplA:det' "
+                         "are the same player)")
+    return loaded, labels
+
+
+def plot_heatmap(t: evaluation.Tournament, path: Path) -> Path:
+    """Table 5.2 as an annotated matrix: win rate of the row agent playing first."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    m = t.first_player_matrix()
+    n = t.n
+    size = max(4.0, 0.9 * n + 2.0)
+    fig, ax = plt.subplots(figsize=(size + 1.2, size))
+    cmap = matplotlib.colormaps["RdYlGn"].with_extremes(bad="#d9d9d9")
+    im = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, vmin=0.0, vmax=1.0)
+    for i in range(n):
+        for j in range(n):
+            text = "–" if np.isnan(m[i, j]) else f"{m[i, j]:.2f}"
+            ax.text(j, i, text, ha="center", va="center", fontsize=9,
+                    color="white" if not np.isnan(m[i, j]) and (m[i, j] < 0.12 or m[i, j] > 0.88) else "black")
+    ax.set_xticks(range(n), t.names, rotation=45, ha="right")
+    ax.set_yticks(range(n), t.names)
+    ax.set_xlabel("column agent (plays second)")
+    ax.set_ylabel("row agent (plays first)")
+    ax.set_title("Win rate of the row agent when it plays first (Table 5.2)")
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="win rate")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def _section(table: evaluation.Table) -> str:
+    return f"## {table.title}\n\n{table.to_markdown(title=False)}\n{table.note}\n"
+
+
+def example_games(t: evaluation.Tournament, url: str = links.DEFAULT_URL) -> str:
+    """The report's section of example games: for every match, its game from the empty board with
+    the first agent (A) moving first, as a link that opens it in the play UI (B as the opponent,
+    A's side as the viewer's; ← / → step through it)."""
+    rows = []
+    for m in t.matches:
+        game = next((g for g in m.games if g.opening == 0 and g.a_first), None)
+        if game is None:
+            continue
+        result = {1: f"`{m.agent_a}` won", 0: "draw", -1: f"`{m.agent_b}` won"}[game.outcome_a]
+        link = links.play_link(game.moves, m.agent_b, game=t.game, human_first=True, url=url)
+        rows.append(f"| `{m.agent_a}` | `{m.agent_b}` | {result} after {len(game.moves)} moves | [open]({link}) |")
+    if not rows:
+        return ""
+    start = "the empty board" if t.game == "connect_four" else "the start position"
+    return "\n".join([
+        "## Example games", "",
+        f"One game of each match: the one from {start} with the first agent moving first. The links open "
+        f"it in the play UI (`python -m c4jax.play`, at <{url}>) with the second agent as the opponent; ← / → "
+        "step through it. A server that does not offer that agent (`--agents`, `--agent PATH`) says so and "
+        "starts a new game instead.", "",
+        "| first agent | second agent | result | game |", "| --- | --- | --- | --- |", *rows, ""])
+
+
+def main(args: Args, command: str | None = None) -> dict:
+    """Run the tournament and write every output; returns a summary (paths, tables, ratings)."""
+    command = command or "python experiments/tournament.py " + shlex.join(sys.argv[1:])
+    try:
+        n_devices = len(devices.select(args.devices))
+    except devices.DeviceError as e:
+        raise SystemExit(f"error: {e}") from None
+    loaded, labels = load_agents(tuple(args.agents))  # fails before any game
+    try:
+        out = outdir.claim(args.out, outdir.TOURNAMENT, overwrite=args.overwrite)
+    except outdir.OutputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    key = jax.random.key(args.seed)
+    match_key, timing_key = jax.random.split(key)
+    started = time.perf_counter()
+
+    t = evaluation.round_robin(loaded, match_key, progress=args.progress, self_play=args.self_play, names=labels,
+                               devices=args.devices)
+    play_s = time.perf_counter() - started
+    rt = ratings.from_tournament(t, ci=args.ratings_ci, samples=args.bootstrap_samples, seed=args.seed,
+                                 prior=args.rating_prior)
+
+    timing = None
+    timed = args.timing and t.game == "connect_four"  # Table 5.1 times decisions on Connect Four boards
+    if timed:
+        timing = evaluation.time_decisions(loaded, timing_key, batch=args.timing_batch, repeats=args.timing_repeats,
+                                         batched_repeats=args.timing_batched_repeats, names=labels,
+                                         progress=args.progress)
+
+    tables = ([timing.table()] if timing else []) + t.tables()
+    files = {}
+    for table in tables:
+        files[table.name + ".md"] = out / f"{table.name}.md"
+        files[table.name + ".md"].write_text(table.to_markdown())
+        files[table.name + ".csv"] = table.to_csv(out / f"{table.name}.csv")
+    files["ratings.md"] = out / "ratings.md"
+    files["ratings.md"].write_text(rt.to_markdown())
+    files["ratings.csv"] = rt.to_csv(out / "ratings.csv")
+    files["heatmap.png"] = plot_heatmap(t, out / "heatmap.png")
+
+    info = {
+        "command": command,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "seed": args.seed,
+        "agents": [{"spec": s, "name": n} for s, n in zip(args.agents, labels)],
+        "c4jax_version": c4jax.__version__,
+        "jax_version": jax.__version__,
+        "device": evaluation.device_description(),
+        "devices": n_devices,
+        "play_seconds": round(play_s, 2),
+        "protocol": (f"{evaluation.GAMES_PER_MATCH} games per match: the {evaluation.NUM_OPENINGS} openings (empty board "
+                     "+ the 49 pairs of first moves), each agent once as first player" if t.game == "connect_four" else
+                     f"{evaluation.GAMES_PER_MATCH} games of {t.game} per match: the {evaluation.NUM_OPENINGS} openings "
+                     "(the start position + 49 two-ply openings), each agent once as first player"),
+    }
+    files["tournament.json"] = t.save_json(out / "tournament.json", **info, ratings=rt.to_dict(),
+                                           timing=timing.to_dict() if timing else None)
+
+    report = [
+        "# Tournament report",
+        "",
+        "```bash",
+        command,
+        "```",
+        "",
+        f"- Agents ({t.n}): " + ", ".join(f"`{n}`" + (f" (`{s}`)" if s != n else "") for s, n in zip(args.agents, labels)),
+        f"- Protocol: {info['protocol']}; {len(t.matches)} matches, {sum(len(m.games) for m in t.matches)} games "
+        f"(each unordered pair once, nobody against itself{'; plus self matches for Table 5.4' if t.self_matches else ''}).",
+        f"- Seed {args.seed}; c4jax {c4jax.__version__}, jax {jax.__version__}, {info['device']}; "
+        f"{info['created']}; games played in {play_s:.1f} s.",
+        "",
+    ]
+    if timing:
+        report.append(_section(timing.table()))
+    else:
+        why = "`--no-timing`" if not args.timing else "it times Connect Four boards"
+        report += ["## Table 5.1: time to choose an action", "", f"Not measured ({why}).", ""]
+    report += [_section(t.table_5_2()), "![Table 5.2 heatmap](heatmap.png)", "", _section(t.table_5_3()),
+               "## Ratings (Bradley–Terry, Elo scale)", "", rt.to_markdown(title=False), rt.description(), "",
+               _section(t.table_5_4())]
+    examples = example_games(t, args.play_url)
+    if examples:
+        report.append(examples)
+    report.append("Every game (openings, moves, outcomes) is in `tournament.json`; each table is also a CSV file.")
+    files["report.md"] = out / "report.md"
+    files["report.md"].write_text("\n".join(report) + "\n")
+    return {"files": {k: str(v) for k, v in files.items()}, "tournament": t, "ratings": rt, "timing": timing}
+
+
+def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
+    """Parse ``argv`` (default: this process' arguments) and play the tournament; ``prog`` names the
+    command in ``--help`` and in the report (default: ``python experiments/tournament.py``)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = tyro.cli(Args, args=argv, prog=prog, description=__doc__.split("\n")[0])
+    command = (prog or "python experiments/tournament.py") + " " + shlex.join(argv)
+    summary = main(args, command)
+    print(f"wrote {len(summary['files'])} files to {args.out}/ (report: {summary['files']['report.md']})")
+    return summary
