@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import json
 import tomllib
 
 import pytest
@@ -28,6 +29,7 @@ SCRIPTS = {  # c4jax command -> the experiments/ script that runs the same modul
     ("yardstick",): "yardstick.py",
     ("export-onnx",): "export_onnx.py",
     ("watch",): "watch.py",
+    ("match",): "match.py",
 }
 
 
@@ -94,6 +96,17 @@ def test_every_experiments_script_of_a_subcommand_is_a_thin_wrapper_of_the_same_
         assert len(text.splitlines()) < 20, f"{script} holds code that the installed package would lack"
 
 
+def test_a_match_through_the_command(tmp_path):
+    code, out, err = run("match", "1steplA", "random", "--keys", "2", "--json", tmp_path / "m.json")
+    assert code == 0, err
+    assert "key 0: win rate" in out and "key 1: win rate" in out and "mean win rate of A: " in out
+    saved = json.loads((tmp_path / "m.json").read_text())
+    assert len(saved["matches"]) == 2 and saved["mean"] == sum(saved["win_rates"]) / 2 > 0.8
+    assert run("match", "1steplA", "nobody")[0] == 2
+    assert run("match", "1steplA", "random", "--keys", "0")[0] == 2
+    assert run("match", "checkers/random", "random")[0] == 2  # different games
+
+
 def test_a_real_run_through_the_command(tmp_path):
     code, out, err = run("watch", "random", "1steplA", "--seed", "2", "--svg", tmp_path / "g.svg")
     assert code == 0, err
@@ -114,7 +127,7 @@ def test_an_unknown_command_is_one_error_line_and_exit_2(argv, message):
 
 def test_top_level_help_version_and_no_command():
     code, out, _ = run("--help")
-    assert code == 0 and out.startswith("usage: c4jax {train,tournament,play,yardstick,export-onnx,watch}")
+    assert code == 0 and out.startswith("usage: c4jax {train,tournament,play,yardstick,export-onnx,watch,match}")
     assert all(f"\n  {name} " in out for name in c4jax_main.COMMANDS)
     code, out, _ = run("train", "--help")
     assert code == 0 and all(f"\n  {name} " in out for name in c4jax_main.TRAINERS)

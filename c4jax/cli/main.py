@@ -7,6 +7,7 @@ to the module that the script of the same name in ``experiments/`` runs, so the 
     c4jax tournament --agents 1steplA 2steplA dqn ppo:sto
     c4jax yardstick --agents 2steplA alphazero
     c4jax watch dqn 2steplA --svg game.svg
+    c4jax match mcts1000:det openspiel-mcts1000 --keys 5
     c4jax export-onnx supervised --out supervised.onnx
     c4jax play --open                                   # the browser UI (c4jax-play)
 
@@ -38,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "yardstick": ("c4jax.cli.yardstick", "cli", "grade agents against perfect play"),
     "export-onnx": ("c4jax.cli.export_onnx", "cli", "export a network agent to ONNX and check it"),
     "watch": ("c4jax.cli.watch", "cli", "play one game between two agents: text, SVG, GIF"),
+    "match": ("c4jax.cli.match", "cli", "protocol matches between two agents: win rate per key and mean"),
 }
 
 
