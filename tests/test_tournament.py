@@ -357,3 +357,23 @@ def test_cli_default_agents_are_the_thesis_lineup():
     defaults = mod.default_agents()
     assert defaults[:2] == ("1steplA", "2steplA") and "random" not in defaults
     assert {"supervised:sto", "supervised:det"} <= set(defaults)
+
+
+def test_the_timing_budget_sizes_an_expensive_agents_batch():
+    from c4jax.evaluation import timing
+
+    assert timing._batch_within(1.0, 1e-5, 4096) == 4096  # cheap: the full batch
+    assert timing._batch_within(1.0, 0.01, 4096) == 64  # 64 * 10 ms fits 1 s, 128 does not
+    assert timing._batch_within(1.0, 0.5, 4096) == 16  # never below 16
+    assert timing._batch_within(1.0, 0.01, 32) == 32
+    # mcts200 at batch 1 takes milliseconds: with a 0.05 s budget it is timed on fewer than 256 boards,
+    # 1StepLA (microseconds) on all 256, and the table says which batch each had
+    tm = evaluation.time_decisions(["mcts200:det"], jax.random.key(0), batch=256, repeats=3, batched_repeats=1,
+                                 python_lookahead=(), budget_s=0.05)
+    sizes = {e.agent: e.batch for e in tm.entries}
+    assert sizes["1steplA:det"] == 256 and 16 <= sizes["mcts200:det"] < 256
+    table = tm.table()
+    assert "batch" in table.header and "s/decision (batched)" in table.header
+    assert all(len(row) == len(table.header) for row in table.rows)
+    with pytest.raises(ValueError, match="budget_s"):
+        evaluation.time_decisions(["random"], jax.random.key(0), budget_s=-1)

@@ -72,6 +72,12 @@ class Args:
     """timed calls per agent at batch 1 (median reported)"""
     timing_batched_repeats: int = 5
     """timed calls per agent at --timing-batch (median reported)"""
+    timing_budget: float = 1.0
+    """seconds one batched timing call may take: an agent whose --timing-batch decisions would take longer
+    (a search) is timed at a smaller power-of-two batch, shown in the table (0: every agent at --timing-batch)"""
+    per_match: bool = False
+    """play one jitted match after another instead of all of them in one program (Connect Four on one
+    device); stochastic agents then sample with other keys"""
     self_play: bool = False
     """also play every agent against itself (diagonal of Table 5.4 only)"""
     ratings_ci: Literal["bootstrap", "fisher"] = "bootstrap"
@@ -197,6 +203,9 @@ def main(args: Args, command: str | None = None) -> dict:
         n_devices = len(devices.select(args.devices))
     except devices.DeviceError as e:
         raise SystemExit(f"error: {e}") from None
+    if args.timing_budget < 0:
+        print(f"error: --timing-budget must be >= 0 seconds, got {args.timing_budget}", file=sys.stderr)
+        raise SystemExit(2)
     loaded, labels = load_agents(tuple(args.agents))  # fails before any game
     try:
         out = outdir.claim(args.out, outdir.TOURNAMENT, overwrite=args.overwrite)
@@ -208,7 +217,7 @@ def main(args: Args, command: str | None = None) -> dict:
     started = time.perf_counter()
 
     t = evaluation.round_robin(loaded, match_key, progress=args.progress, self_play=args.self_play, names=labels,
-                               devices=args.devices)
+                               per_match=args.per_match, devices=args.devices)
     play_s = time.perf_counter() - started
     rt = ratings.from_tournament(t, ci=args.ratings_ci, samples=args.bootstrap_samples, seed=args.seed,
                                  prior=args.rating_prior)
@@ -218,7 +227,7 @@ def main(args: Args, command: str | None = None) -> dict:
     if timed:
         timing = evaluation.time_decisions(loaded, timing_key, batch=args.timing_batch, repeats=args.timing_repeats,
                                          batched_repeats=args.timing_batched_repeats, names=labels,
-                                         progress=args.progress)
+                                         budget_s=args.timing_budget, progress=args.progress)
 
     tables = ([timing.table()] if timing else []) + t.tables()
     files = {}

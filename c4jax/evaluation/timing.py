@@ -78,6 +78,7 @@ class Timing:
     added: tuple[str, ...] = ()  # references timed although not in the agent list
     device: str = ""
     python_references: tuple[str, ...] = ()  # labels of plain-Python lookahead entries (c4jax.agents.reference)
+    budget_s: float = 0.0  # the batched call's time budget that sized expensive agents' batches (0: none)
 
     def entry(self, agent: str) -> DecisionTime:
         for e in self.entries:
@@ -90,18 +91,26 @@ class Timing:
         a, r = self.entry(agent), self.entry(reference)
         return r.batched_s / a.batched_s if batched else r.single_s / a.single_s
 
+    @property
+    def one_batch(self) -> bool:
+        """Every jitted agent was timed at the same batch size (``batch``)."""
+        return all(e.batch == self.batch for e in self.entries if e.agent not in self.python_references)
+
     def table(self) -> Table:
         refs = self.references
-        header = ("agent", "s/decision (batch 1)", f"s/decision (batch {self.batch})",
-                  f"decisions/s (batch {self.batch})")
+        big = f"batch {self.batch}" if self.one_batch else "batched"
+        header = ("agent", "s/decision (batch 1)", f"s/decision ({big})", f"decisions/s ({big})")
+        if not self.one_batch:
+            header += ("batch",)
         header += tuple(f"{r} time / agent time (batch 1)" for r in refs)
-        header += tuple(f"{r} time / agent time (batch {self.batch})" for r in refs)
+        header += tuple(f"{r} time / agent time ({big})" for r in refs)
         py = self.python_references
         header += tuple(f"{r} time / agent time (batch 1)" for r in py)
         rows = []
         for e in self.entries:
             label = e.agent + (" (reference)" if e.agent in self.added else "")
             rows.append((label, e.single_s, e.batched_s, 1.0 / e.batched_s)
+                        + (() if self.one_batch else (e.batch,))
                         + tuple(self.speedup(e.agent, r) for r in refs)
                         + tuple(self.speedup(e.agent, r, batched=True) for r in refs)
                         + tuple(self.speedup(e.agent, r) for r in py))
@@ -117,17 +126,22 @@ class Timing:
             title="Table 5.1: time to choose an action",
             header=header,
             rows=tuple(rows),
-            formats=("", ".2e", ".2e", ",.0f") + (".3g",) * (2 * len(refs) + len(py)),
+            formats=("", ".2e", ".2e", ",.0f") + (() if self.one_batch else ("d",)) + (".3g",) * (2 * len(refs) + len(py)),
             note=(f"One jitted `act` call as a caller makes it (dispatch included), compile excluded, median of "
                   f"{len(self.entries[0].single) if self.entries else 0} calls at batch 1 and "
                   f"{len(self.entries[0].batched) if self.entries else 0} at batch {self.batch} (agents "
-                  "interleaved), on design.md §3 random non-terminal boards" + (f", {self.device}" if self.device else "")
+                  "interleaved), on design.md §3 random non-terminal boards"
+                  + ("" if self.one_batch else
+                     f"; an agent whose call on {self.batch} boards would take more than {self.budget_s:g} s is "
+                     "timed at the largest power-of-two batch that fits (its 'batch' column), estimated from its "
+                     "batch-1 time") + (f", {self.device}" if self.device else "")
                   + ". 'X time / agent time' > 1: the agent decides faster than X (thesis, batch 1 on a laptop: "
                   "trained agents ≈20× faster than 1StepLA and ≈70× faster than 2StepLA)." + py_note),
         )
 
     def to_dict(self) -> dict:
-        return {"batch": self.batch, "references": list(self.references), "added": list(self.added),
+        return {"batch": self.batch, "budget_s": self.budget_s, "references": list(self.references),
+                "added": list(self.added),
                 "python_references": list(self.python_references),
                 "device": self.device, "entries": [e.to_dict() for e in self.entries],
                 "table": self.table().to_dict()}
@@ -136,7 +150,7 @@ class Timing:
 def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repeats: int = 101,
                    batched_repeats: int = 5, names: Sequence[str] | None = None,
                    references: Sequence[str] = REFERENCES, python_lookahead: Sequence[int] = (1, 2),
-                   python_boards: int = 32, progress: bool = False) -> Timing:
+                   python_boards: int = 32, budget_s: float = 0.0, progress: bool = False) -> Timing:
     """Measure Table 5.1: seconds per decision at batch 1 and at ``batch``.
 
     Every agent's ``act`` runs jitted (agent as an argument) on design.md §3 random
@@ -151,7 +165,15 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
     the thesis' kind of baseline) timed as extra rows ``"<N>steplA (plain Python)"``:
     ``repeats`` single-board calls (interleaved with the others) and one loop over
     ``python_boards`` boards as its "batched" time per decision.
+
+    ``budget_s`` > 0 sizes the batched calls to the agent's cost: an agent whose batch-1
+    decision time (median of 3 calls after the warm-up) times ``batch`` exceeds it is timed
+    at the largest power of two ``b`` with ``b`` times that time within the budget (at least
+    16), so that an expensive search is not asked thousands of decisions per timed call; its
+    entry records its batch. 0 times every agent at ``batch``.
     """
+    if budget_s < 0:
+        raise ValueError(f"budget_s must be >= 0, got {budget_s}")
 
     loaded, labels = resolve_agents(agent_list, names)
     ref_labels, added = [], []
@@ -166,11 +188,22 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
     board_key, act_key = jax.random.split(key)
     boards = random_boards(board_key, max(batch, 16))
     singles = [jax.block_until_ready(boards[k : k + 1]) for k in range(16)]
-    big = jax.block_until_ready(boards[:batch])
-    for a in loaded:  # compile and warm up both shapes
-        for b in (singles[0], big):
-            _decide(a, b, act_key).block_until_ready()
-            _decide(a, b, act_key).block_until_ready()
+    sizes = []
+    for a in loaded:  # compile and warm up both shapes; size the batch to the agent's cost
+        _decide(a, singles[0], act_key).block_until_ready()
+        _decide(a, singles[0], act_key).block_until_ready()
+        size = batch
+        if budget_s > 0:
+            probe = []
+            for k in range(3):
+                t0 = time.perf_counter()
+                _decide(a, singles[k + 1], act_key).block_until_ready()
+                probe.append(time.perf_counter() - t0)
+            size = _batch_within(budget_s, statistics.median(probe), batch)
+        sizes.append(size)
+        _decide(a, boards[:size], act_key).block_until_ready()
+        _decide(a, boards[:size], act_key).block_until_ready()
+    bigs = [jax.block_until_ready(boards[:size]) for size in sizes]
     np_singles = [np.asarray(b[0]) for b in singles]
     py_single: list[list[float]] = [[] for _ in python_lookahead]
     single: list[list[float]] = [[] for _ in loaded]
@@ -191,7 +224,7 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
         for _ in range(batched_repeats):
             for k, a in enumerate(loaded):
                 t0 = time.perf_counter()
-                _decide(a, big, act_key).block_until_ready()
+                _decide(a, bigs[k], act_key).block_until_ready()
                 batched[k].append(time.perf_counter() - t0)
             bar.update()
     py_entries = []
@@ -203,11 +236,22 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
         py_entries.append(DecisionTime(agent=f"{n}steplA (plain Python)", batch=len(np_boards), single=tuple(s_times),
                                        batched=(time.perf_counter() - t0,)))
     return Timing(
-        entries=tuple(DecisionTime(agent=l, batch=batch, single=tuple(s), batched=tuple(b))
-                      for l, s, b in zip(labels, single, batched)) + tuple(py_entries),
+        entries=tuple(DecisionTime(agent=l, batch=size, single=tuple(s), batched=tuple(b))
+                      for l, size, s, b in zip(labels, sizes, single, batched)) + tuple(py_entries),
         batch=batch, references=tuple(ref_labels), added=tuple(added),
-        device=device_description(), python_references=tuple(e.agent for e in py_entries),
+        device=device_description(), python_references=tuple(e.agent for e in py_entries), budget_s=budget_s,
     )
+
+
+def _batch_within(budget_s: float, single_s: float, batch: int, smallest: int = 16) -> int:
+    """``batch`` if ``batch * single_s`` fits ``budget_s``, else the largest power of two that does
+    (at least ``smallest``, at most ``batch``)."""
+    if batch * single_s <= budget_s:
+        return batch
+    size = smallest
+    while size * 2 * single_s <= budget_s and size * 2 < batch:
+        size *= 2
+    return min(size, batch)
 
 
 def device_description() -> str:

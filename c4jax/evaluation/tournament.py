@@ -18,6 +18,7 @@ from tqdm.auto import tqdm
 
 from c4jax import agents
 from c4jax.agents import registry
+from c4jax.evaluation import lockstep
 from c4jax.io import checkpoint, devices as devs
 from c4jax.evaluation.protocol import (
     GAMES_PER_MATCH,
@@ -285,21 +286,26 @@ class Tournament:
 
 
 def round_robin(agent_list: Sequence, key: Array, *, progress: bool = True, self_play: bool = False,
-                names: Sequence[str] | None = None, devices: int = 1) -> Tournament:
+                names: Sequence[str] | None = None, devices: int = 1, per_match: bool = False) -> Tournament:
     """Play one protocol :func:`match` (100 games, both seats) between every unordered pair.
 
     Args:
       agent_list: agents, or names for ``agents.load`` (``"2steplA"``, ``"supervised:sto"``,
         a checkpoint path, ...). All are loaded before the first game, so an unknown name
         fails fast. A stochastic agent listed as ``x:sto`` and ``x:det`` plays as two entries.
-      key: PRNG key; match (i, j) uses ``fold_in(fold_in(key, i), j)``, so a tournament is
-        reproducible for a given agent order.
+      key: PRNG key; a tournament is reproducible for a given agent order. Played per match,
+        match (i, j) uses ``fold_in(fold_in(key, i), j)``.
       progress: a tqdm bar over matches.
       self_play: also play every agent against itself; those games only fill the diagonal
         of the game-length table (Table 5.4).
       names: labels for the entries (default: each agent's ``name``; must be unique).
       devices: split the 100 games of every match over the first N devices (0 = all; when N
         divides 100, else they run whole on each); the same games as on one device.
+      per_match: play one jitted match after another (each with its own key, below) instead of
+        all of a Connect Four tournament's matches in one program
+        (:mod:`c4jax.evaluation.lockstep`, the default on one device: each agent compiled once,
+        each decision made once; deterministic agents play the same games either way,
+        stochastic ones sample with other keys).
 
     Returns:
       Tournament with the matches ``(i, j)``, ``i < j``, agent ``i`` as A.
@@ -314,6 +320,13 @@ def round_robin(agent_list: Sequence, key: Array, *, progress: bool = True, self
         jobs += [(i, i) for i in range(n)]
     matches, self_matches = [], []
     n_devices = len(devs.select(devices))
+    if n_devices == 1 and game == registry.CONNECT_FOUR_ID and not per_match:
+        with tqdm(total=len(jobs), desc="tournament (all matches in one program)", unit="match",
+                  disable=not progress, dynamic_ncols=True) as bar:
+            for (i, j), m in zip(jobs, lockstep.play_pairs(loaded, jobs, key, labels)):
+                (matches if i != j else self_matches).append(m)
+            bar.update(len(jobs))
+        return Tournament(names=tuple(labels), matches=tuple(matches), self_matches=tuple(self_matches), game=game)
     mesh = contextlib.nullcontext() if n_devices == 1 else jax.set_mesh(devs.make_mesh(n_devices))
     with mesh, tqdm(jobs, desc="tournament", unit="match", disable=not progress, dynamic_ncols=True) as bar:
         for i, j in bar:

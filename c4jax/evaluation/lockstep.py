@@ -1,0 +1,125 @@
+"""Every match of a Connect Four round robin in one jitted program (design.md §9).
+
+:func:`c4jax.evaluation.protocol.match` plays one match per jitted call: a tournament of n agents
+compiles n(n-1)/2 programs, and each move of a match asks both agents for all 100 games although
+only one of them is to move in each. Here all the games of all the pairs are one batch, played
+ply by ply in one ``lax.while_loop``: at each ply every agent decides only in the games where it is
+to move, in one call on all of them (a search agent's searches are batched across its matches).
+So the program holds each agent once, and each decision is made once.
+
+This needs the player to move to alternate ply by ply from the same seat in every game, as in
+Connect Four's protocol: every opening (the empty board or two moves) leaves the first player to
+move, so at ply ``t`` of the match the first player moves when ``t`` is even. Agent ``k``'s games at
+even plies and at odd plies are then fixed index sets of the same size, chosen by the ply's parity.
+
+The matches are the protocol's (the 50 openings, each once per seat; A first in games 0-49), and
+each agent plays its own policy, so deterministic agents play the same games as in per-match
+calls. Stochastic agents sample with other keys (agent ``k`` at ply ``t`` uses
+``fold_in(fold_in(key, t), k)``), so their games differ from per-match calls with the same seed,
+and are the same for the same seed and agent list.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+from jax import Array
+
+from c4jax.evaluation import protocol
+from c4jax.games import base as games
+from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
+
+GAMES = protocol.GAMES_PER_MATCH
+
+
+def seat_indices(n_agents: int, pairs: Sequence[tuple[int, int]]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """For each agent, the games (``p * 100 + i`` for game ``i`` of pair ``p``) where it is to move
+    at even plies and at odd plies; the two sets have the same size. A pair ``(k, k)`` is a
+    self-match: agent ``k`` moves in all its games at every ply."""
+    a_first = np.arange(GAMES) < protocol.NUM_OPENINGS
+    even: list[list[np.ndarray]] = [[] for _ in range(n_agents)]
+    odd: list[list[np.ndarray]] = [[] for _ in range(n_agents)]
+    for p, (i, j) in enumerate(pairs):
+        games_p = p * GAMES + np.arange(GAMES)
+        if i == j:
+            even[i].append(games_p)
+            odd[i].append(games_p)
+            continue
+        even[i].append(games_p[a_first])  # A is the first player there: it moves at even plies
+        odd[i].append(games_p[~a_first])
+        even[j].append(games_p[~a_first])
+        odd[j].append(games_p[a_first])
+    cat = lambda parts: np.sort(np.concatenate(parts)).astype(np.int32) if parts else np.zeros(0, np.int32)  # noqa: E731
+    return [cat(e) for e in even], [cat(o) for o in odd]
+
+
+@struct.dataclass
+class _Carry:
+    t: Array
+    state: object
+    returns: Array  # float32[G, 2]
+    actions: Array  # int32[T, G]
+    valid: Array  # bool[T, G]
+
+
+@functools.partial(jax.jit, static_argnames=("pairs",))
+def _play(agent_list: tuple, key: Array, pairs: tuple[tuple[int, int], ...]) -> dict:
+    game = CONNECT_FOUR
+    both, a_first, _ = protocol._protocol_states()
+    n_pairs = len(pairs)
+    n_games = n_pairs * GAMES
+    states = jax.tree.map(lambda x: jnp.tile(x, (n_pairs,) + (1,) * (x.ndim - 1)), both)
+    a_first_all = jnp.tile(jnp.asarray(a_first), n_pairs)
+    a_player = jnp.where(a_first_all, states.current_player, 1 - states.current_player)
+    even, odd = seat_indices(len(agent_list), pairs)
+    players = [k for k in range(len(agent_list)) if len(even[k])]
+    steps = game.max_steps
+
+    def cond(c: _Carry) -> Array:
+        return (c.t < steps) & ~jnp.all(games.done(c.state))
+
+    def body(c: _Carry) -> _Carry:
+        live = ~games.done(c.state)
+        ply_key = jax.random.fold_in(key, c.t)
+        action = jnp.zeros((n_games,), jnp.int32)
+        for k in players:
+            idx = jnp.where(c.t % 2 == 0, jnp.asarray(even[k]), jnp.asarray(odd[k]))
+            mine = jax.tree.map(lambda x: x[idx], c.state)
+            chosen = agent_list[k].act_states(mine, jax.random.fold_in(ply_key, k))
+            action = action.at[idx].set(chosen.astype(jnp.int32))
+        new = jax.vmap(game.step)(c.state, action)
+        returns = c.returns + jnp.where(live[:, None], new.rewards, 0.0)
+        return _Carry(t=c.t + 1, state=new, returns=returns,
+                      actions=c.actions.at[c.t].set(jnp.where(live, action, 0)),
+                      valid=c.valid.at[c.t].set(live))
+
+    start = _Carry(t=jnp.int32(0), state=states, returns=jnp.zeros((n_games, 2), jnp.float32),
+                   actions=jnp.zeros((steps, n_games), jnp.int32), valid=jnp.zeros((steps, n_games), jnp.bool_))
+    out = jax.lax.while_loop(cond, body, start)
+    outcome_a = jnp.take_along_axis(out.returns, a_player[:, None], axis=-1)[:, 0]
+    return {"actions": out.actions.T, "valid": out.valid.T, "outcome_a": outcome_a, "length": out.state.num_moves}
+
+
+def play_pairs(agent_list: Sequence, pairs: Sequence[tuple[int, int]], key: Array,
+               labels: Sequence[str] | None = None) -> list[protocol.MatchResult]:
+    """The protocol match of every pair ``(i, j)`` of ``agent_list`` (agent ``i`` as A), all in one
+    jitted call (module docstring); ``labels`` name the agents in the results (default: their names)."""
+    pairs = tuple((int(i), int(j)) for i, j in pairs)
+    if not pairs:
+        return []
+    for i, j in pairs:
+        if not (0 <= i < len(agent_list) and 0 <= j < len(agent_list)):
+            raise ValueError(f"pair {(i, j)} names an agent outside the {len(agent_list)} given")
+    labels = list(labels) if labels is not None else [protocol.agent_name(a) for a in agent_list]
+    out = jax.device_get(_play(tuple(agent_list), key, pairs))
+    _, a_first, moves = protocol._protocol_states()
+    results = []
+    for p, (i, j) in enumerate(pairs):
+        part = {k: v[p * GAMES:(p + 1) * GAMES] for k, v in out.items()}
+        results.append(protocol._result(part, a_first, moves, labels[i], labels[j]))
+    return results

@@ -1,0 +1,55 @@
+"""c4jax.evaluation.lockstep: all of a round robin's matches in one program play the games that
+one-match-per-call plays (deterministic agents), with each agent asked only where it is to move."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+from c4jax import agents, evaluation
+from c4jax.evaluation import lockstep, protocol
+
+
+def test_the_seat_indices_give_every_game_one_mover_per_ply():
+    pairs = [(0, 1), (0, 2), (1, 2), (1, 1)]
+    even, odd = lockstep.seat_indices(3, pairs)
+    for k in range(3):
+        assert len(even[k]) == len(odd[k])
+        assert not set(even[k]) & set(odd[k]) or k == 1  # agent 1's self-match: both parities
+    for ply_sets in (even, odd):
+        games = np.concatenate(ply_sets)
+        np.testing.assert_array_equal(np.sort(games), np.arange(len(pairs) * protocol.GAMES_PER_MATCH))
+    # in pair 0 A (agent 0) is the first player in games 0..49, so it moves at even plies there
+    assert set(range(50)) <= set(even[0]) and set(range(50, 100)) <= set(odd[0])
+
+
+def test_deterministic_agents_play_the_per_match_games():
+    names = ["1steplA", "2steplA", "dqn", "ppo:det"]
+    loaded = [agents.load(n) for n in names]
+    pairs = [(0, 1), (2, 0), (1, 3), (2, 3), (3, 3)]
+    key = jax.random.key(5)
+    results = lockstep.play_pairs(loaded, pairs, key, labels=names)
+    for (i, j), r in zip(pairs, results):
+        m = protocol.match(loaded[i], loaded[j], key)
+        assert (r.agent_a, r.agent_b) == (names[i], names[j])
+        assert [g.moves for g in r.games] == [g.moves for g in m.games]
+        assert [(g.outcome_a, g.length, g.a_first, g.opening) for g in r.games] == \
+               [(g.outcome_a, g.length, g.a_first, g.opening) for g in m.games]
+
+
+def test_stochastic_agents_are_reproducible_and_a_tournament_is_filled_either_way():
+    names = ["random", "1steplA", "supervised:sto"]
+    one = evaluation.round_robin(names, jax.random.key(1), progress=False)
+    again = evaluation.round_robin(names, jax.random.key(1), progress=False)
+    per_match = evaluation.round_robin(names, jax.random.key(1), progress=False, per_match=True)
+    assert one.to_dict() == again.to_dict()
+    assert [(m.agent_a, m.agent_b) for m in one.matches] == [(m.agent_a, m.agent_b) for m in per_match.matches]
+    assert all(m.total.games == 100 for m in one.matches)
+    # 1StepLA beats random in both, by the same wide margin (random samples other moves)
+    assert one.result("1steplA:det", "random").win_rate > 0.9 and per_match.result("1steplA:det", "random").win_rate > 0.9
+
+
+def test_bad_pairs_are_refused():
+    with pytest.raises(ValueError, match="outside"):
+        lockstep.play_pairs([agents.load("random")], [(0, 1)], jax.random.key(0))
