@@ -96,6 +96,8 @@ CONNECT_FOUR_ONLY = {
     "c4jax.agents.network_search": "the board entry points and the CNET's board masking",
     "c4jax.agents.arena": "design.md §3 random Connect Four start positions",
     "c4jax.agents.external": "Python policies (agents.from_callable) are handed Connect Four boards",
+    "c4jax.agents.openspiel_mcts": "OpenSpiel's connect_four rebuilt from a Connect Four board",
+    "c4jax.evaluation.lockstep": "one-program round robins need Connect Four's strictly alternating protocol",
     "c4jax.nets.tower": "the CNET input planes of Connect Four boards",
     "c4jax.evaluation.protocol": "the thesis' 49 two-move openings",
     "c4jax.evaluation.timing": "Table 5.1's random Connect Four positions",
