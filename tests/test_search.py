@@ -9,6 +9,8 @@ rule, a protocol match against Random, the network evaluator, and the ``mcts<N>`
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import mctx
@@ -331,7 +333,8 @@ def test_puct_is_mctx_muzero_action_selection():
     tie-break key, at every node of a tree grown with a tie-free random prior."""
     states, ks = states_of(BLOCK, ENDGAME, np.zeros((6, 7), np.int8)), keys(3, seed=6)
     tree = search.run(_random_evaluator, None, states, ks, 40, rule="puct", pb_c_init=1.7).tree
-    as_mctx = mctx.Tree(**{f: getattr(tree, f) for f in tree.__dataclass_fields__}, extra_data=None)
+    fields = [f.name for f in dataclasses.fields(mctx.Tree) if f.name != "extra_data"]  # ours adds ``proven``
+    as_mctx = mctx.Tree(**{f: getattr(tree, f) for f in fields}, extra_data=None)
     select = search._selection("puct", 1.7, search.PB_C_BASE)
 
     def both(t, node, depth):
