@@ -128,6 +128,20 @@ def test_root_visits_and_a_peaked_prior():
     np.testing.assert_array_equal(first, again)  # ':det' plays the most visited column: the same key, the same move
 
 
+def test_solve_proves_and_plays_a_win_under_a_prior_against_it():
+    """x wins at column 3; the prior prefers column 0. With proven values the search plays the win
+    (all visit shares on it) once the winning edge is expanded; N = 16 with a uniform prior."""
+    board = np.zeros((6, 7), np.int8)
+    board[5, :3], board[4, :2], board[5, 6] = 1, -1, -1
+    states = jax.vmap(env.from_board)(jnp.asarray(board)[None])
+    agent = guided.guided(FixedPrior(jnp.zeros(7).at[0].set(1.0)), N, solve=True)
+    out = _search(agent, states, jax.random.split(jax.random.key(0), 1))
+    assert float(out.proven[0, 3]) == 1.0 and float(out.tree.proven[0, 0]) == 1.0
+    assert search.best_column(out, states.legal_action_mask).tolist() == [3]
+    assert np.isclose(float(out.visit_probs[0, 3]), 1.0)
+    assert float(jnp.abs(_search(agent.replace(solve=False), states, jax.random.split(jax.random.key(0), 1)).proven).sum()) == 0
+
+
 def test_guided_agent_checks_its_network_and_simulations():
     with pytest.raises(TypeError, match="cannot guide a search"):
         guided.GuidedSearchAgent(network=agents.load("random"), num_simulations=8)

@@ -9,6 +9,8 @@ rule, a protocol match against Random, the network evaluator, and the ``mcts<N>`
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import mctx
@@ -152,6 +154,112 @@ def test_finished_board_gives_zero_visits():
     assert int(out.visit_counts.sum()) == 0 and float(out.visit_probs.sum()) == 0.0
 
 
+# --------------------------------------------------------------------------- proven values (solve)
+
+# x to move, every move loses: o's open three on the bottom row threatens columns 0 and 4.
+LOST = parse([
+    ".......",
+    ".......",
+    ".......",
+    ".......",
+    "......x",
+    ".ooo.xx",
+])
+# x to move wins in three plies: column 1 or 4 makes an open three (two threats, o blocks one).
+MATE_IN_TWO = parse([
+    ".......",
+    ".......",
+    ".......",
+    ".......",
+    "..oo...",
+    "..xx...",
+])
+
+_run_solve = jax.jit(search.run, static_argnums=(0, 4), static_argnames=("rule", "solve"))
+
+
+def solved(states, ks, n, solve=True, rule="uct"):
+    return _run_solve(search.rollout_evaluator, None, states, ks, n, rule=rule, solve=solve)
+
+
+def test_solver_proves_and_plays_a_win_in_one_at_eight_simulations():
+    """N = 8 tries each column about once: the winning column is not more visited than the
+    others, so plain MCTS's most visited column is often another one; the proven win is played."""
+    states = states_of(*[WIN] * 5)
+    ks = keys(5)
+    on, off = solved(states, ks, 8), solved(states, ks, 8, solve=False)
+    legal = states.legal_action_mask
+    assert search.best_column(on, legal).tolist() == [3] * 5
+    assert search.best_column(off, legal).tolist() != [3] * 5
+    assert on.proven[:, 3].tolist() == [1.0] * 5 and on.root_value.tolist() == [1.0] * 5
+    np.testing.assert_allclose(np.asarray(on.visit_probs[:, 3]), 1.0)
+    assert on.qvalues[:, 3].tolist() == [1.0] * 5
+    assert float(jnp.abs(off.proven).sum()) == 0.0  # no proven values without solve
+    assert float(jnp.abs(off.tree.proven).sum()) == 0.0
+    agent = agents.load("mcts8solve:det")
+    assert agent.solve
+    for seed in range(5):
+        assert int(agent.act(WIN[None], jax.random.key(seed))[0]) == 3
+    sampled = agents.load("mcts8solve:sto")  # sampling from the visit shares: only the proven win
+    for seed in range(5):
+        assert int(sampled.act(WIN[None], jax.random.key(seed))[0]) == 3
+    assert np.isclose(np.asarray(agent.scores(WIN[None]))[0, 3], 1.0)
+
+
+def test_solver_proves_a_lost_root():
+    """Against two open threats every move loses: each child is a proven win for o (its winning
+    reply is a finished edge), so the root is a proven loss; a move and visit shares still come."""
+    states = states_of(LOST, LOST)
+    out = solved(states, keys(2, seed=1), 200)
+    assert out.tree.proven[:, 0].tolist() == [-1.0, -1.0] and out.root_value.tolist() == [-1.0, -1.0]
+    assert (np.asarray(out.proven) == -1.0).all() and (np.asarray(out.qvalues) == -1.0).all()
+    assert out.visit_counts.sum(-1).tolist() == [200, 200]
+    np.testing.assert_allclose(np.asarray(out.visit_probs.sum(-1)), 1.0, rtol=1e-6)
+    assert (np.asarray(out.visit_probs) > 0).all()  # every move is as lost: all keep their shares
+    best = np.asarray(search.best_column(out, states.legal_action_mask))
+    assert ((best >= 0) & (best < 7)).all()
+
+
+@pytest.mark.parametrize("rule", ["uct", "puct"])
+def test_solver_finds_the_win_in_three_plies(rule):
+    """Columns 1 and 4 win by force: the root is proven won through an o node whose every reply
+    is proven lost; the move and all the visit shares go to a proven win."""
+    ks = keys(4)
+    states = states_of(*[MATE_IN_TWO] * 4)
+    out = solved(states, ks, 600, rule=rule)
+    assert out.tree.proven[:, 0].tolist() == [1.0] * 4
+    best = np.asarray(search.best_column(out, states.legal_action_mask))
+    assert set(best.tolist()) <= {1, 4}
+    for i, b in enumerate(best):
+        assert float(out.proven[i, b]) == 1.0 and np.isclose(float(out.visit_probs[i, b]), 1.0)
+        assert set(np.flatnonzero(np.asarray(out.proven[i]) > 0).tolist()) <= {1, 4}
+
+
+def test_solver_never_plays_a_proven_loss():
+    """BLOCK: every column but 3 lets o win at once; those proven lost get no visit share and are
+    never sampled, the block keeps the most visits."""
+    states = states_of(*[BLOCK] * 4)
+    out = solved(states, keys(4, seed=2), 200)
+    proven = np.asarray(out.proven)
+    assert (proven[:, 3] == 0).all() and (proven < 0).any()
+    assert (np.asarray(out.visit_probs)[proven < 0] == 0).all()
+    for k in range(5):
+        picks = search.select_action(out, keys(4, seed=10 + k), states.legal_action_mask)
+        assert not (proven[np.arange(4), np.asarray(picks)] < 0).any()
+    assert search.best_column(out, states.legal_action_mask).tolist() == [3] * 4
+
+
+def test_solver_batch_equals_each_board_alone():
+    boards = [WIN, BLOCK, LOST, MATE_IN_TWO, ENDGAME, np.zeros((6, 7), np.int8)]
+    ks = keys(len(boards), seed=4)
+    batched = solved(states_of(*boards), ks, 300)
+    for i, b in enumerate(boards):
+        alone = solved(states_of(b), ks[i:i + 1], 300)
+        for field in ("visit_counts", "proven", "visit_probs", "qvalues", "root_value"):
+            np.testing.assert_array_equal(np.asarray(getattr(alone, field)[0]), np.asarray(getattr(batched, field)[i]))
+        np.testing.assert_array_equal(np.asarray(alone.tree.proven[0]), np.asarray(batched.tree.proven[i]))
+
+
 # --------------------------------------------------------------------------- batching, seeds, jit
 
 
@@ -225,7 +333,8 @@ def test_puct_is_mctx_muzero_action_selection():
     tie-break key, at every node of a tree grown with a tie-free random prior."""
     states, ks = states_of(BLOCK, ENDGAME, np.zeros((6, 7), np.int8)), keys(3, seed=6)
     tree = search.run(_random_evaluator, None, states, ks, 40, rule="puct", pb_c_init=1.7).tree
-    as_mctx = mctx.Tree(**{f: getattr(tree, f) for f in tree.__dataclass_fields__}, extra_data=None)
+    fields = [f.name for f in dataclasses.fields(mctx.Tree) if f.name != "extra_data"]  # ours adds ``proven``
+    as_mctx = mctx.Tree(**{f: getattr(tree, f) for f in fields}, extra_data=None)
     select = search._selection("puct", 1.7, search.PB_C_BASE)
 
     def both(t, node, depth):
@@ -239,13 +348,14 @@ def test_puct_is_mctx_muzero_action_selection():
         np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
 
 
+@pytest.mark.parametrize("solve", [False, True])
 @pytest.mark.parametrize("rule", ["uct", "puct"])
-def test_root_visits_equal_the_number_of_simulations(rule):
+def test_root_visits_equal_the_number_of_simulations(rule, solve):
     finished = env.step(env.from_board(WIN), 3)
     states = jax.tree.map(lambda a, b: jnp.concatenate([a, b[None]]), states_of(WIN, BLOCK, ENDGAME, DRAW), finished)
-    run = jax.jit(search.run, static_argnums=(0, 4), static_argnames=("rule",))
-    for n in (1, 9):
-        out = run(search.rollout_evaluator, None, states, keys(5), n, rule=rule)
+    run = jax.jit(search.run, static_argnums=(0, 4), static_argnames=("rule", "solve"))
+    for n in (1, 9, 40):
+        out = run(search.rollout_evaluator, None, states, keys(5), n, rule=rule, solve=solve)
         assert out.visit_counts.sum(-1).tolist() == [n, n, n, n, 0]  # a finished root: no legal action
         assert out.tree.children_visits[:, 0].sum(-1).tolist() == [n] * 5  # ... but every simulation passes
         assert out.tree.node_visits[:, 0].tolist() == [n + 1] * 5  # the root's own evaluation + n
@@ -349,6 +459,11 @@ def test_registry_names():
         assert (agent.num_simulations, agent.deterministic) == (n, det)
         assert agent.name == f"mcts{n}:{'det' if det else 'sto'}" and agent.stochastic == (not det)
     assert "mcts1000" in agents.known_names()
+    for name, solve in (("mcts50solve", True), ("mcts50NoSolve:det", False), ("mcts50", search.SOLVE)):
+        agent = agents.load(name)
+        assert agent.solve == solve and agent.num_simulations == 50
+        assert agents.load(agent.name).solve == solve  # the name gives the agent back
+    assert agents.load("checkers/mcts20solve").solve
 
 
 @pytest.mark.parametrize("name", ["mcts0", "mcts99999999", "mctsx", "mcts", "mcts-5", "mcts1.5", "mcts²"])

@@ -247,6 +247,26 @@ def test_pure_mcts_finds_the_minimax_moves(rule):
 
 
 @pytest.mark.parametrize("rule", ["uct", "puct"])
+def test_the_solver_proves_the_exact_values_with_bonus_moves(rule):
+    """With proven values, every Nim root of 4..10 stones is proven at its exact minimax value
+    within 400 simulations, through bonus moves (discount +1: the child's proven value keeps its
+    sign) and ordinary ones (-1); every proven root edge has its exact Q, and the move is a win."""
+    piles = (4, 5, 6, 7, 8, 9, 10)
+    states = stack(*(NIM.state(p) for p in piles))
+    out = jax.jit(search.run, static_argnums=(0, 4), static_argnames=("game", "rule", "solve"))(
+        search.RolloutEvaluator(NIM), None, states, jax.random.split(jax.random.key(2), len(piles)), 400,
+        game=NIM, rule=rule, solve=True)
+    best = np.asarray(search.best_action(out, states.legal_action_mask))
+    for i, p in enumerate(piles):
+        assert float(out.tree.proven[i, 0]) == nim_value(p) == float(out.root_value[i]), p
+        for a in np.flatnonzero(np.asarray(out.proven[i])):
+            assert float(out.proven[i, a]) == nim_q(p, a), (p, a)
+        if nim_value(p) == 1:
+            assert nim_q(p, int(best[i])) == 1, p
+    assert out.visit_counts.sum(-1).tolist() == [400] * len(piles)
+
+
+@pytest.mark.parametrize("rule", ["uct", "puct"])
 def test_the_search_builds_mctx_public_search_tree(rule):
     """Our tree, walk, expansion and backup against ``mctx.search`` (public API) with the same
     model and the same selection rule: the same trees, array for array, on Nim (bonus moves)."""

@@ -19,6 +19,8 @@ against mcts200, ppo@200 scored 0.855 / 0.905 / 0.90 with c_1 = 1.25 / 3 / 6). M
 the most visited action (``:det``, the default, as AlphaZero's) or one sampled from the root
 visits (``:sto``); ``scores``: the root visit shares of a search keyed by the position (the
 other search agents' rule). ``@0`` is no search: the registry gives the network agent itself.
+``solve=True`` backs up proven wins and losses in the search (MCTS-Solver, see
+:mod:`c4jax.agents.search`); it is off by default, not measured for guided search.
 
 Any network agent plugs in through one method, ``prior_logits_states(states, q_temperature) ->
 float32[B, A]`` on states of its ``game``; :class:`c4jax.agents.network.NetworkAgent` (Connect
@@ -81,6 +83,7 @@ class GuidedSearchAgent(mcts._SearchAgent):
     q_temperature: float = struct.field(pytree_node=False, default=Q_TEMPERATURE)
     pb_c_init: float = struct.field(pytree_node=False, default=mcts.PB_C_INIT)
     game: Any = struct.field(pytree_node=False, default=CONNECT_FOUR)
+    solve: bool = struct.field(pytree_node=False, default=False)  # proven values (MCTS-Solver)
 
     def __post_init__(self):
         self._check_simulations()
@@ -102,11 +105,12 @@ class GuidedSearchAgent(mcts._SearchAgent):
     def search(self, states, keys: Array) -> mcts.SearchOutput:
         """The agent's search from states [B] of its game with root keys [B] (typed or legacy)."""
         return mcts.run(GuidedEvaluator(self.game, self.q_temperature), self.network, states, keys,
-                        self.num_simulations, game=self.game, rule="puct", pb_c_init=self.pb_c_init)
+                        self.num_simulations, game=self.game, rule="puct", pb_c_init=self.pb_c_init,
+                        solve=self.solve)
 
 
 def guided(network, num_simulations: int, deterministic: bool = True, **settings) -> GuidedSearchAgent:
     """``network`` searching ``num_simulations`` per move on the game it plays (``settings``:
-    ``q_temperature``, ``pb_c_init``)."""
+    ``q_temperature``, ``pb_c_init``, ``solve``)."""
     return GuidedSearchAgent(network=network, num_simulations=num_simulations, deterministic=deterministic,
                              game=getattr(network, "game", CONNECT_FOUR), **settings)

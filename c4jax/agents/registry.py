@@ -5,7 +5,7 @@ insensitive: ``random``, ``1steplA`` .. ``4steplA`` (``:det`` by default: centre
 tie-break; ``:sto``: random tie-break), the trained agents shipped in
 ``checkpoints/`` (``supervised``: greedy by default, ``supervised:sto`` samples),
 ``perfect`` (the exact solver, needs the ``solver`` extra), ``mcts<N>`` (pure MCTS with N
-simulations per move), ``openspiel-mcts<N>`` (OpenSpiel's C++ MCTS as an external reference,
+simulations per move, proven values on; ``mcts<N>nosolve`` without them), ``openspiel-mcts<N>`` (OpenSpiel's C++ MCTS as an external reference,
 needs the ``bench-search`` extra), or the path of any checkpoint directory (which plays the game
 it was trained on).
 
@@ -40,7 +40,7 @@ from c4jax.agents.baselines import NStepLookahead, RandomAgent
 from c4jax.agents.guided import guided
 from c4jax.agents.network import agent_from_checkpoint
 from c4jax.agents.network_search import agent_from_search_checkpoint, is_search_checkpoint
-from c4jax.agents.search import MAX_SIMULATIONS, MCTSAgent
+from c4jax.agents.search import MAX_SIMULATIONS, SOLVE, MCTSAgent
 from c4jax.agents.openspiel_mcts import openspiel_available, openspiel_mcts
 from c4jax.agents.perfect import load_perfect, solver_available
 from c4jax.io.checkpoint import METADATA_FILE
@@ -254,11 +254,15 @@ register("perfect", load_perfect)
 
 
 def _mcts(m: re.Match, mode: str | None) -> MCTSAgent:
-    n = m.group(1)
+    """``mcts<N>``, ``mcts<N>solve`` (proven values on) or ``mcts<N>nosolve`` (off)."""
+    rest = m.group(1).lower()
+    flag = re.search(r"(no)?solve$", rest)
+    n = rest[:flag.start()] if flag else rest
     if not (n.isascii() and n.isdigit()) or not 1 <= int(n) <= MAX_SIMULATIONS:
-        raise ValueError(f"agent 'mcts{n}': the number of simulations must be an integer in "
-                         f"1..{MAX_SIMULATIONS}, as in 'mcts1000'")
-    return MCTSAgent(num_simulations=int(n), deterministic=mode == "det")
+        raise ValueError(f"agent 'mcts{rest}': the number of simulations must be an integer in "
+                         f"1..{MAX_SIMULATIONS}, as in 'mcts1000' (or 'mcts1000solve' / 'mcts1000nosolve')")
+    solve = SOLVE if flag is None else flag.group(1) is None
+    return MCTSAgent(num_simulations=int(n), deterministic=mode == "det", solve=solve)
 
 
 register_pattern(r"mcts(.*)", _mcts, example="mcts1000")

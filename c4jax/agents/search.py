@@ -42,6 +42,22 @@ a uniform prior, UCT with c = 0.4 was the strongest setting measured on Connect 
 simulations has N + 1 nodes (node i + 1 is created by simulation i), so no depth cap is needed.
 No Dirichlet noise at play time (``dirichlet_fraction`` > 0 adds it at the root, for self-play).
 
+Proven values (``solve=True``, MCTS-Solver, Winands, Björnsson and Saito 2008)
+------------------------------------------------------------------------------
+Each node also carries a proven value (``Tree.proven``) for its player to move: +1 a proven
+win, -1 a proven loss, 0 not proven (draws are never proven: a move that ends the game in a draw
+has the exact Q 0 anyway). An edge's proven value for the mover (:func:`edge_proven`) is the
+sign of its reward when its step ends the game, else ``discount * proven`` of its child (the
+game's rewards come with its final step only, as in Connect Four and Checkers, so an unfinished
+step adds nothing). A node is a proven win when one of its legal edges is proven +1, a proven
+loss when all of them are expanded and proven -1; :func:`_backward` recomputes this for every
+node on the path, bottom-up, and from a proven node upwards backs up its exact value instead of
+the playout's. Selection plays a proven-winning edge, and a proven-losing one only when every
+legal edge is lost; the root's outputs do the same (:func:`solved_counts`): its visit shares and
+its most visited action are taken over the proven wins when there are any, else over the edges
+not proven lost when there are any, and its Q-values are the exact values of its proven edges.
+With ``solve=False`` (the default of :func:`run`) ``proven`` stays 0 and the search is the plain one.
+
 Randomness is per board and per node
 ------------------------------------
 Every node's key is ``fold_in(parent_key, 1 + action)`` from the root key of its board;
@@ -57,7 +73,8 @@ counts (``:sto``, the default) or take the most visited one (``:det``; ties: hig
 lower action). ``scores`` / ``scores_states`` are the root visit shares, from a search whose
 root key is derived from the position itself (:func:`board_keys`: for Connect Four a
 ``fold_in`` of its four bitboard words into ``SCORES_SEED``), so a position always gets the same
-scores. ``agents.load("mcts<N>")`` builds the Connect Four agent with N simulations per move.
+scores. ``agents.load("mcts<N>")`` builds the Connect Four agent with N simulations per move,
+proven values on (``SOLVE``); ``mcts<N>nosolve`` is the same search without them.
 """
 
 from __future__ import annotations
@@ -95,6 +112,7 @@ SCORES_SEED = 0x5C0E  # root key of the searches behind ``scores`` (folded with 
 PB_C_INIT = 3.0  # PUCT c_1 for a uniform prior
 PB_C_BASE = 19652.0  # PUCT c_2
 UCT_C = 0.4  # UCT's c (Q in [-1, 1]): MCTSAgent's default rule
+SOLVE = True  # MCTSAgent's default: proven values (MCTS-Solver), 0.60 against the same search without them
 _NOISE_SALT = 2**16  # fold_in offset of the tie-break keys (children use 1 + action)
 _STEP_SALT = _NOISE_SALT - 3  # fold_in of a node's key: the key of the game step into it
 ROOT = 0  # index of the root node in every tree
@@ -212,6 +230,7 @@ class Tree:
     children_values: Array  # float32[B, N, A]: node_values of each child
     embeddings: Any  # (game states [B, N], key data [B, N, ...]): each node's state and key
     root_invalid_actions: Array  # bool[B, A]: actions the root may not take
+    proven: Array  # float32[B, N]: +1 proven win, -1 proven loss, 0 not proven (player to move)
 
     def qvalues(self, index) -> Array:
         """Q of each action of node ``index`` (int32[B] for B trees, or a scalar on one tree):
@@ -247,7 +266,34 @@ def _new_tree(prior_logits: Array, value: Array, embedding, num_simulations: int
         children_values=jnp.zeros(edges, value.dtype),
         embeddings=jax.tree.map(per_node, embedding),
         root_invalid_actions=invalid,
+        proven=jnp.zeros((batch, nodes), value.dtype),
     )
+
+
+def edge_proven(tree: Tree, node_index) -> Array:
+    """float32[A] (one tree) or [B, A] (``node_index`` int32[B]): each edge's proven value for
+    the mover of node ``node_index``: the sign of its reward when its step ends the game
+    (discount 0), else ``discount * proven`` of its child; 0 for an edge without a child."""
+    if tree.node_values.ndim == 1:
+        child, reward, disc = (tree.children_index[node_index], tree.children_rewards[node_index],
+                               tree.children_discounts[node_index])
+        child_proven = tree.proven[jnp.maximum(child, 0)]
+    else:
+        rows = jnp.arange(tree.node_values.shape[0])
+        child, reward, disc = (tree.children_index[rows, node_index], tree.children_rewards[rows, node_index],
+                               tree.children_discounts[rows, node_index])
+        child_proven = jnp.take_along_axis(tree.proven, jnp.maximum(child, 0), axis=-1)
+    exact = jnp.where(disc == 0.0, jnp.sign(reward), disc * child_proven)
+    return jnp.where((child == UNVISITED) | (exact == 0.0), 0.0, exact)  # one zero, +0.0
+
+
+def _node_proven(edges: Array, legal: Array) -> Array:
+    """float32[...]: a node's proven value from its edges' (``edge_proven``, [..., A]) and its
+    legal actions: +1 when a legal edge is proven won, -1 when it has legal actions and all are
+    proven lost, else 0."""
+    win = jnp.any(legal & (edges > 0.0), axis=-1)
+    loss = jnp.any(legal, axis=-1) & jnp.all(~legal | (edges < 0.0), axis=-1)
+    return jnp.where(win, 1.0, jnp.where(loss, -1.0, 0.0)).astype(edges.dtype)
 
 
 # --------------------------------------------------------------------------- selection
@@ -277,13 +323,31 @@ def puct_scores(tree: Tree, node_index, c_init: float = PB_C_INIT, c_base: float
     return value + explore
 
 
-def _selection(rule: str, c: float, pb_c_base: float):
+_PROVEN_WIN_SCORE = 2e9  # above every other score, an unvisited UCT edge's 1e9 included
+# Subtracted from a proven-losing edge's score: below every score of an edge not proven lost (UCT
+# and PUCT scores of visited edges stay within a few units), while the lost edges keep their own
+# order (float32 resolves 1e-4 at 1e3), so a proven-lost root spreads its visits as before.
+_PROVEN_LOSS_OFFSET = 1e3
+
+
+def _solved_scores(tree: Tree, node_index, score: Array, solve: bool) -> Array:
+    """``score`` with proven-winning edges first and proven-losing ones last (``solve``)."""
+    if not solve:
+        return score
+    proven = edge_proven(tree, node_index)
+    return jnp.where(proven > 0.0, _PROVEN_WIN_SCORE, jnp.where(proven < 0.0, score - _PROVEN_LOSS_OFFSET, score))
+
+
+def _selection(rule: str, c: float, pb_c_base: float, solve: bool = False):
     """``select(tree, node_index, depth) -> action`` on one tree: PUCT or UCT, with tie-break
-    noise keyed by the node (module docstring); the root (depth 0) skips its invalid actions."""
+    noise keyed by the node (module docstring); the root (depth 0) skips its invalid actions.
+    With ``solve``, a proven-winning edge is always selected and a proven-losing one only when
+    every legal edge is proven lost."""
 
     def puct(tree: Tree, node_index, depth):
         score = puct_scores(tree, node_index, c, pb_c_base)
         score = score + 1e-7 * jax.random.uniform(_node_key(tree, node_index), score.shape)
+        score = _solved_scores(tree, node_index, score, solve)
         invalid = tree.root_invalid_actions * (depth == 0)
         return jnp.argmax(jnp.where(invalid, -jnp.inf, score)).astype(jnp.int32)
 
@@ -294,6 +358,7 @@ def _selection(rule: str, c: float, pb_c_base: float):
         explore = c * jnp.sqrt(jnp.log(jnp.maximum(tree.node_visits[node_index], 1)) / jnp.maximum(visits, 1))
         noise = 1e-6 * jax.random.uniform(_node_key(tree, node_index), visits.shape)
         score = jnp.where(visits == 0, 1e9, tree.qvalues(node_index) + explore) + noise
+        score = _solved_scores(tree, node_index, score, solve)
         invalid = (prior <= 0.0) | (tree.root_invalid_actions * (depth == 0) > 0)
         return jnp.argmax(jnp.where(invalid, -jnp.inf, score)).astype(jnp.int32)
 
@@ -351,12 +416,14 @@ def _expand(tree: Tree, params, model, parent: Array, action: Array, index: Arra
     )
 
 
-def _backward(tree: Tree, leaf_index: Array) -> Tree:
+def _backward(tree: Tree, leaf_index: Array, solve: bool = False) -> Tree:
     """Back the value of each new leaf up its path, for the whole batch at once.
 
     At every step up, the value becomes ``reward + discount * value`` of the edge just climbed,
     the parent's value becomes the running mean of its backed-up values (its visits + 1), and
-    the edge gets the child's value and one more visit. The loop runs over the batch with one
+    the edge gets the child's value and one more visit. With ``solve``, the value leaving a
+    proven node is its proven value, and the parent's proven value is recomputed from its
+    edges (module docstring). The loop runs over the batch with one
     stop condition (any path not yet at the root) and masked scatters, instead of a ``vmap``-ed
     loop, which would select between the old and the new tree at every step up the path.
     """
@@ -366,6 +433,9 @@ def _backward(tree: Tree, leaf_index: Array) -> Tree:
     def body(carry):
         tree, value, index = carry
         active = index != ROOT
+        if solve:  # from a proven node up, the exact result replaces the playouts' mean
+            proven_here = tree.proven[rows, index]
+            value = jnp.where(proven_here != 0.0, proven_here, value)
         parent = jnp.where(active, tree.parents[rows, index], 0)
         action = jnp.where(active, tree.action_from_parent[rows, index], 0)
         count = tree.node_visits[rows, parent]
@@ -382,6 +452,11 @@ def _backward(tree: Tree, leaf_index: Array) -> Tree:
             children_visits=tree.children_visits.at[rows, parent, action].set(
                 jnp.where(active, old[2] + 1, old[2])),
         )
+        if solve:
+            legal = tree.embeddings[0].legal_action_mask[rows, parent]
+            proven = _node_proven(edge_proven(tree, parent), legal)
+            tree = tree.replace(proven=tree.proven.at[rows, parent].set(
+                jnp.where(active, proven, tree.proven[rows, parent])))
         return tree, value, jnp.where(active, parent, index)
 
     leaf_index = leaf_index.astype(jnp.int32)
@@ -390,7 +465,7 @@ def _backward(tree: Tree, leaf_index: Array) -> Tree:
     return tree
 
 
-def _search(params, tree: Tree, model, select, num_simulations: int) -> Tree:
+def _search(params, tree: Tree, model, select, num_simulations: int, solve: bool = False) -> Tree:
     """``num_simulations`` rounds of select, expand and back up; simulation i creates node i + 1."""
     batch = tree.node_values.shape[0]
 
@@ -398,7 +473,7 @@ def _search(params, tree: Tree, model, select, num_simulations: int) -> Tree:
         parent, action = _simulate(tree, select)
         index = jnp.full((batch,), sim + 1, jnp.int32)
         tree = _expand(tree, params, model, parent, action, index)
-        return _backward(tree, index)
+        return _backward(tree, index, solve)
 
     return jax.lax.fori_loop(0, num_simulations, body, tree)
 
@@ -442,8 +517,9 @@ class SearchOutput:
     visit_counts: Array  # int32[B, A]: root visits of each action (0 for illegal ones)
     visit_probs: Array  # float32[B, A]: visit_counts / their sum (all 0 for a finished state)
     qvalues: Array  # float32[B, A]: reward + discount * child value, for the player to move (0 if unvisited)
-    root_value: Array  # float32[B]: the root's mean backed-up value, for the player to move
+    root_value: Array  # float32[B]: the root's mean backed-up value (its proven value if proven), for the player to move
     tree: Tree  # the whole tree (embeddings: (states, key data))
+    proven: Array  # float32[B, A]: the root edges' proven values (edge_proven; all 0 without solve)
 
 
 def _dirichlet_logits(keys: Array, logits: Array, legal: Array, fraction: float, alpha: float) -> Array:
@@ -458,7 +534,7 @@ def _dirichlet_logits(keys: Array, logits: Array, legal: Array, fraction: float,
 
 def run(evaluate: Evaluator, params, states, keys: Array, num_simulations: int, *, game=CONNECT_FOUR,
         rule: str = "puct", pb_c_init: float = PB_C_INIT, pb_c_base: float = PB_C_BASE, uct_c: float = UCT_C,
-        dirichlet_fraction: float = 0.0, dirichlet_alpha: float = 0.3) -> SearchOutput:
+        dirichlet_fraction: float = 0.0, dirichlet_alpha: float = 0.3, solve: bool = False) -> SearchOutput:
     """``num_simulations`` MCTS simulations from each of B states of ``game`` (pure; jit it).
 
     Args:
@@ -474,6 +550,7 @@ def run(evaluate: Evaluator, params, states, keys: Array, num_simulations: int, 
       rule: ``"puct"`` (MuZero's rule, the prior matters) or ``"uct"`` (prior only masks).
       pb_c_init, pb_c_base: PUCT constants; uct_c: the UCT constant (Q in [-1, 1]).
       dirichlet_fraction, dirichlet_alpha: root noise (0: none, the play-time setting).
+      solve: back up proven wins and losses (MCTS-Solver, module docstring; static).
     """
     if rule not in ("puct", "uct"):
         raise ValueError(f"rule must be 'puct' or 'uct', got {rule!r}")
@@ -489,21 +566,49 @@ def run(evaluate: Evaluator, params, states, keys: Array, num_simulations: int, 
         logits = _dirichlet_logits(noise_keys, logits, legal, dirichlet_fraction, dirichlet_alpha)
     tree = _new_tree(masked_logits(logits, legal), jnp.where(games.done(states), 0.0, value).astype(jnp.float32),
                      (states, jax.random.key_data(keys)), int(num_simulations), ~legal)
-    select = _selection(rule, pb_c_init if rule == "puct" else uct_c, pb_c_base)
-    tree = _search(params, tree, recurrent_fn(evaluate, game), select, int(num_simulations))
+    solve = bool(solve)
+    select = _selection(rule, pb_c_init if rule == "puct" else uct_c, pb_c_base, solve)
+    tree = _search(params, tree, recurrent_fn(evaluate, game), select, int(num_simulations), solve)
     counts = jnp.where(legal, tree.children_visits[:, ROOT], 0)
-    total = counts.sum(-1, keepdims=True)
-    probs = jnp.where(total > 0, counts / jnp.maximum(total, 1), 0.0).astype(jnp.float32)
-    qvalues = tree.qvalues(jnp.full(legal.shape[:1], ROOT, jnp.int32))
+    roots = jnp.full(legal.shape[:1], ROOT, jnp.int32)
+    proven = jnp.where(legal, edge_proven(tree, roots), 0.0) if solve else jnp.zeros(legal.shape, jnp.float32)
+    shares = solved_counts(counts, proven, legal)
+    total = shares.sum(-1, keepdims=True)
+    probs = jnp.where(total > 0, shares / jnp.maximum(total, 1), 0.0).astype(jnp.float32)
+    qvalues = jnp.where(proven != 0.0, proven, tree.qvalues(roots))
+    root_value = jnp.where(tree.proven[:, ROOT] != 0.0, tree.proven[:, ROOT], tree.node_values[:, ROOT])
     return SearchOutput(visit_counts=counts.astype(jnp.int32), visit_probs=probs,
-                        qvalues=jnp.where(counts > 0, qvalues, 0.0), root_value=tree.node_values[:, ROOT], tree=tree)
+                        qvalues=jnp.where(counts > 0, qvalues, 0.0), root_value=root_value, tree=tree,
+                        proven=proven)
+
+
+def _solved_candidates(proven: Array, legal: Array) -> Array:
+    """bool[B, A]: the root actions a move may take: the proven wins if any, else the legal
+    actions not proven lost if any, else every legal action."""
+    win = legal & (proven > 0.0)
+    alive = legal & ~(proven < 0.0)
+    return jnp.where(win.any(-1, keepdims=True), win, jnp.where(alive.any(-1, keepdims=True), alive, legal))
+
+
+def solved_counts(counts: Array, proven: Array, legal: Array) -> Array:
+    """int32[B, A]: the root visit counts that the visit shares are taken from: the counts of
+    the actions a move may take (:func:`_solved_candidates`), 0 elsewhere; when those were never
+    visited (a proven loss found before the other actions were tried), 1 for each of them. With
+    no proven edge, the legal counts themselves."""
+    take = _solved_candidates(proven, legal)
+    kept = jnp.where(take, counts, 0).astype(jnp.int32)
+    unvisited = (take & (counts.sum(-1, keepdims=True) > 0)).astype(jnp.int32)
+    return jnp.where(kept.sum(-1, keepdims=True) > 0, kept, unvisited)
 
 
 def best_column(out: SearchOutput, legal: Array) -> Array:
-    """int32[B]: the most visited legal action; ties: the higher Q, then the lower action."""
-    counts = jnp.where(legal, out.visit_counts, -1)
+    """int32[B]: the most visited legal action; ties: the higher Q, then the lower action. A
+    proven win is taken, and a proven loss only when every legal action is proven lost (the
+    most visited among the proven wins, else among the actions not proven lost)."""
+    take = _solved_candidates(out.proven, legal)
+    counts = jnp.where(take, out.visit_counts, -1)
     top = counts == counts.max(-1, keepdims=True)
-    return jnp.argmax(jnp.where(top & legal, out.qvalues, -jnp.inf), axis=-1).astype(jnp.int32)
+    return jnp.argmax(jnp.where(top & take, out.qvalues, -jnp.inf), axis=-1).astype(jnp.int32)
 
 
 best_action = best_column  # the name for games whose actions are not columns
@@ -538,13 +643,15 @@ def board_keys(states, seed: int = SCORES_SEED, game=CONNECT_FOUR) -> Array:
 
 def select_action(out: SearchOutput, keys: Array, legal: Array, temperature: float = 1.0) -> Array:
     """int32[B]: an action from the root visits: sampled with ``visits ** (1 / temperature)``
-    (key ``fold_in(keys[b], ...)``; typed or legacy keys), or :func:`best_column` for
-    ``temperature == 0`` and for finished states (no visits)."""
+    over the actions of the visit shares (``visit_probs`` > 0: with proven values, the proven
+    wins, else the actions not proven lost; key ``fold_in(keys[b], ...)``; typed or legacy
+    keys), or :func:`best_column` for ``temperature == 0`` and for finished states (no visits)."""
     best = best_column(out, legal)
     if temperature == 0:
         return best
     pick_keys = _fold(typed_keys(keys), jnp.uint32(_NOISE_SALT - 2))
-    logits = jnp.where(out.visit_counts > 0, jnp.log(jnp.maximum(out.visit_counts, 1).astype(jnp.float32)), -jnp.inf)
+    weight = jnp.where(out.visit_probs > 0, jnp.maximum(out.visit_counts, 1), 0)
+    logits = jnp.where(weight > 0, jnp.log(weight.astype(jnp.float32)), -jnp.inf)
     logits = jnp.where(legal.any(-1, keepdims=True), logits / temperature, 0.0)
     sampled = jax.vmap(jax.random.categorical)(pick_keys, logits)
     return jnp.where(out.visit_counts.sum(-1) > 0, sampled, best).astype(jnp.int32)
@@ -639,7 +746,8 @@ def _jit_search_stats(agent: _SearchAgent, boards: Array) -> tuple[Array, Array]
 @struct.dataclass
 class MCTSAgent(_SearchAgent):
     """Pure MCTS (uniform prior, random-playout values, UCT with c = ``UCT_C`` by default)
-    with ``num_simulations`` per move, on ``game`` (Connect Four by default).
+    with ``num_simulations`` per move, on ``game`` (Connect Four by default); ``solve`` backs up
+    proven wins and losses (MCTS-Solver, module docstring; on by default, ``SOLVE``).
 
     ``act``: a column sampled from the root visit counts (``deterministic=False``,
     ``:sto``) or the most visited one (``:det``). ``scores``: the root visit shares,
@@ -654,6 +762,7 @@ class MCTSAgent(_SearchAgent):
     pb_c_init: float = struct.field(pytree_node=False, default=PB_C_INIT)
     uct_c: float = struct.field(pytree_node=False, default=UCT_C)
     game: Any = struct.field(pytree_node=False, default=CONNECT_FOUR)
+    solve: bool = struct.field(pytree_node=False, default=SOLVE)
 
     def __post_init__(self):
         self._check_simulations()
@@ -661,9 +770,11 @@ class MCTSAgent(_SearchAgent):
 
     @property
     def name(self) -> str:
-        return f"mcts{self.num_simulations}:{'det' if self.deterministic else 'sto'}"
+        """``mcts<N>:<mode>``, with ``solve`` / ``nosolve`` after N when ``solve`` is not the default."""
+        flag = "" if self.solve == SOLVE else ("solve" if self.solve else "nosolve")
+        return f"mcts{self.num_simulations}{flag}:{'det' if self.deterministic else 'sto'}"
 
     def search(self, states, keys: Array) -> SearchOutput:
         """The agent's search from states [B] of its game with root keys [B] (typed or legacy)."""
         return run(RolloutEvaluator(self.game), None, states, keys, self.num_simulations, game=self.game,
-                   rule=self.rule, pb_c_init=self.pb_c_init, uct_c=self.uct_c)
+                   rule=self.rule, pb_c_init=self.pb_c_init, uct_c=self.uct_c, solve=self.solve)
