@@ -134,7 +134,8 @@ def _run(script, out, *extra):
     return proc
 
 
-@pytest.mark.parametrize("script, name", [("dqn.py", "dqn"), ("dueling_dqn.py", "dueling_dqn")])
+@pytest.mark.parametrize("script, name", [("dqn.py", "dqn"),
+                                          pytest.param("dueling_dqn.py", "dueling_dqn", marks=pytest.mark.slow)])
 def test_script_end_to_end(tmp_path, script, name):
     out = tmp_path / name
     _run(script, out)

@@ -103,6 +103,7 @@ def test_random_agent_on_connect_four_acts_as_before():
     chex.assert_trees_all_equal(jax.jit(rand.act_states)(states, key), rand.act(boards, key))
 
 
+@pytest.mark.slow  # a training run of minutes; test_match_on_a_pgx_game keeps the adapter in the default run
 def test_alphazero_learns_tic_tac_toe_from_pgx():
     """The generic core end to end on a pgx game: a few AlphaZero iterations (search with the game
     as the model, self-play by current_player, the residual tower) beat Random >= 0.9, and the raw

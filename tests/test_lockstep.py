@@ -25,9 +25,9 @@ def test_the_seat_indices_give_every_game_one_mover_per_ply():
 
 
 def test_deterministic_agents_play_the_per_match_games():
-    names = ["1steplA", "2steplA", "dqn", "ppo:det"]
+    names = ["1steplA", "2steplA", "dqn"]
     loaded = [agents.load(n) for n in names]
-    pairs = [(0, 1), (2, 0), (1, 3), (2, 3), (3, 3)]
+    pairs = [(0, 1), (2, 0), (2, 2)]
     key = jax.random.key(5)
     results = lockstep.play_pairs(loaded, pairs, key, labels=names)
     for (i, j), r in zip(pairs, results):
@@ -39,7 +39,7 @@ def test_deterministic_agents_play_the_per_match_games():
 
 
 def test_stochastic_agents_are_reproducible_and_a_tournament_is_filled_either_way():
-    names = ["random", "1steplA", "supervised:sto"]
+    names = ["random", "1steplA"]
     one = evaluation.round_robin(names, jax.random.key(1), progress=False)
     again = evaluation.round_robin(names, jax.random.key(1), progress=False)
     per_match = evaluation.round_robin(names, jax.random.key(1), progress=False, per_match=True)

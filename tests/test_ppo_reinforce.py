@@ -150,6 +150,7 @@ def test_vmap_seeds_trains_two_different_finite_seeds(tmp_path, script, name, fl
         assert (out / f).is_file(), f
 
 
+@pytest.mark.slow  # four script runs; test_vmap_seeds_trains_two_different_finite_seeds keeps --vmap-seeds in the default run
 def test_vmap_seeds_match_single_seed_runs_and_resume_exactly(tmp_path):
     """Seed s of a vmapped run is the run ``--seed s`` would make (up to batched rounding), and a
     vmapped run stopped after its first evaluation and resumed ends where a straight one does."""
