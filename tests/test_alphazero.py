@@ -7,6 +7,7 @@ names and modes, config errors, and a tiny end-to-end run that resumes exactly.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import chex
@@ -257,3 +258,58 @@ def test_script_rejects_bad_flags(tmp_path):
     proc = run_script("alphazero.py", "--out", tmp_path / "x", "--tower-blocks", "2", "--init-from",
                       ROOT / "checkpoints" / "supervised", "--no-progress")
     assert proc.returncode != 0 and "--init-from" in proc.stderr and not (tmp_path / "x" / "last").exists()
+
+
+def _selfplay(cfg, key=5, games=3):
+    return jax.jit(azl.selfplay, static_argnums=3)(PARAMS, jax.random.key(key),
+                                                   jax.vmap(lambda _: env.init())(jnp.arange(games)), cfg)
+
+
+def test_playout_cap_trains_the_policy_only_on_full_searches():
+    cfg = azl.AlphaZeroConfig(num_simulations=8, cheap_simulations=2, full_search_frac=0.5)
+    samples, valid, final, _ = _selfplay(cfg)
+    valid, pol, z = np.asarray(valid), np.asarray(samples.policy), np.asarray(samples.value)
+    sums = pol.sum(-1)[valid]
+    full = np.isclose(sums, 1.0, atol=1e-5)
+    assert (full | (sums == 0)).all()  # a policy target from a full search, or none
+    assert full.any() and (~full).any()
+    # one draw per ply: every game live at a ply has the same kind of search
+    ply_full = np.isclose(pol.sum(-1), 1.0, atol=1e-5)
+    for t in range(42):
+        live = valid[:, t]
+        assert len(set(ply_full[live, t])) <= 1
+    assert set(np.unique(np.abs(z[valid]))) <= {0.0, 1.0}  # the value target is still the outcome
+    # no policy target at all: the policy loss is 0, not NaN
+    none, _, _, _ = _selfplay(dataclasses.replace(cfg, full_search_frac=0.0))
+    assert not np.asarray(none.policy).any()
+    rows = jax.tree.map(lambda x: x[0, :4], none)
+    loss, aux = azl.loss_fn(PARAMS, rows, width=128, value_weight=1.0, policy_rows=True)
+    assert float(aux["train/policy_loss"]) == 0.0 and np.isfinite(float(loss))
+
+
+def test_rows_without_a_policy_target_do_not_dilute_the_policy_loss():
+    boards = jnp.asarray(np.stack([WIN, BLOCK]))
+    target = jnp.eye(7)[jnp.array([3, 0])]
+    both = azl.Sample(board=boards, policy=target.at[1].set(0.0), value=jnp.zeros(2))
+    first = jax.tree.map(lambda x: x[:1], both)
+    l_both = azl.loss_fn(PARAMS, both, width=128, value_weight=0.0, policy_rows=True)[1]["train/policy_loss"]
+    l_first = azl.loss_fn(PARAMS, first, width=128, value_weight=0.0)[1]["train/policy_loss"]
+    assert float(l_both) == pytest.approx(float(l_first), rel=1e-6)
+
+
+def test_value_target_mixes_the_outcome_with_the_searched_root_value():
+    cfg = azl.AlphaZeroConfig(num_simulations=8)
+    z_only, valid, _, _ = _selfplay(cfg)
+    q_only, _, _, _ = _selfplay(dataclasses.replace(cfg, value_q_weight=1.0))  # same keys, same games
+    half, _, _, _ = _selfplay(dataclasses.replace(cfg, value_q_weight=0.5))
+    valid = np.asarray(valid)
+    z, q, h = (np.asarray(s.value)[valid] for s in (z_only, q_only, half))
+    np.testing.assert_array_equal(np.asarray(q_only.board), np.asarray(z_only.board))
+    assert (np.abs(q) <= 1.0).all() and not np.array_equal(q, z)
+    np.testing.assert_allclose(h, 0.5 * z + 0.5 * q, atol=1e-6)
+
+
+@pytest.mark.parametrize("flag, value", [("full_search_frac", 1.5), ("value_q_weight", -0.1), ("cheap_simulations", 0)])
+def test_lever_settings_out_of_range_are_refused(flag, value):
+    with pytest.raises(ValueError, match=flag.replace("_", "-")):
+        azl.AlphaZeroConfig(**{flag: value})

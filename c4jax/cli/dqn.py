@@ -24,12 +24,12 @@ also chooses best/). Its best/ plays greedily on Q; ``runs/checkers/dqn@500`` se
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
 from c4jax import games
+from c4jax.cli import selfplay_game
 from c4jax.learning import config, loop
 from c4jax.learning.dqn import DQN, DQNConfig
 from c4jax.learning.selfplay_dqn import SelfPlayDQN, SelfPlayDQNConfig
@@ -57,23 +57,20 @@ class GameConfig:
 
 def game_defaults(game: str) -> GameConfig:
     """The default settings of a --game other than Connect Four (docs/results/checkers)."""
-    run = loop.LoopConfig(out=f"runs/{game}/dqn", game=game, init_from="", freeze_conv=False, total_updates=100_000,
-                          eval_opponents=("mcts100",), select_by="mcts100", revert_drop=1.0)
-    return GameConfig(run=run)
+    return GameConfig(run=selfplay_game.loop_config(game, "dqn", total_updates=100_000))
 
 
 def main(cfg: Config | GameConfig) -> dict:
     if isinstance(cfg, GameConfig):
-        algo = SelfPlayDQN(cfg.dqn, games.make(cfg.run.game))
-        return loop.run(algo, cfg.run, width=128, algo_config=dataclasses.asdict(cfg.dqn))  # width: unused by a tower
-    algo = DQN(cfg.dqn, freeze_conv=cfg.run.freeze_conv)
-    return loop.run(algo, cfg.run, width=cfg.dqn.width, algo_config=dataclasses.asdict(cfg.dqn))
+        return selfplay_game.train(SelfPlayDQN(cfg.dqn, games.make(cfg.run.game)), cfg.run, cfg.dqn)
+    return selfplay_game.train(DQN(cfg.dqn, freeze_conv=cfg.run.freeze_conv), cfg.run, cfg.dqn,
+                               width=cfg.dqn.width)
 
 
 def parse(argv: Sequence[str], prog: str | None = None) -> Config | GameConfig:
     """The command line's config: :class:`Config` (the thesis' DQN) for Connect Four, :class:`GameConfig`
     for another ``--game``."""
-    return config.game_cli(argv, lambda a: config.preset_cli(Config(), a, prog=prog), game_defaults, prog=prog)
+    return selfplay_game.parse(argv, Config(), game_defaults, prog=prog)
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:

@@ -14,6 +14,10 @@ Each *iteration*, on device:
    row (observation, search policy, outcome z for the player to move: +1 win, 0 draw, −1
    loss; the player to move is the state's ``current_player``, so a player who moves twice
    in a row gets its own outcome twice) in a replay buffer (:mod:`c4jax.learning.buffer`).
+   Two options change the targets: ``value_q_weight`` mixes the search's root value into z,
+   and playout cap randomisation (``full_search_frac`` < 1, KataGo) searches a random share of
+   the plies with ``num_simulations`` and the rest with ``cheap_simulations``, whose rows train
+   the value head only (their policy target is all zero).
 3. ``updates_per_iteration`` Adam steps on minibatches drawn from the buffer, minimising
    the cross-entropy to the search policy plus ``value_weight`` × the squared error of
    ``tanh(value)`` to z.
@@ -100,6 +104,14 @@ class AlphaZeroConfig:
     in docs/results/alphazero."""
     tower_channels: int = 64
     """Filters of every 3x3 convolution of the residual tower (with --tower-blocks)."""
+    full_search_frac: float = 1.0
+    """Playout cap randomisation (KataGo, Wu 2019): the share of self-play plies searched with
+    --num-simulations, whose search policies are policy targets; the other plies search with
+    --cheap-simulations and train the value head only. One draw per ply for all games of the batch. 1 = off."""
+    cheap_simulations: int = 8
+    """Simulations of the cheap searches of playout cap randomisation (with --full-search-frac < 1)."""
+    value_q_weight: float = 0.0
+    """Value target: (1 - w) x the game's outcome z + w x the search's root value at that ply (0: z alone)."""
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -113,8 +125,11 @@ class AlphaZeroConfig:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
         if self.max_considered < 1:
             raise ValueError(f"--max-considered must be >= 1, got {self.max_considered}")
-        if not 0.0 <= self.random_start_frac <= 1.0:
-            raise ValueError(f"--random-start-frac must be in [0, 1], got {self.random_start_frac}")
+        for name in ("random_start_frac", "full_search_frac", "value_q_weight"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"--{name.replace('_', '-')} must be in [0, 1], got {getattr(self, name)}")
+        if self.cheap_simulations < 1:
+            raise ValueError(f"--cheap-simulations must be >= 1, got {self.cheap_simulations}")
 
     def check_game(self, game) -> None:
         """The settings that depend on the game: ``ValueError`` when they do not fit ``game``."""
@@ -134,6 +149,11 @@ class AlphaZeroConfig:
     def tower(self) -> tuple[int, ...]:
         """``(blocks, channels)`` of the residual tower, ``()`` for the CNET."""
         return (self.tower_blocks, self.tower_channels) if self.tower_blocks else ()
+
+    @property
+    def playout_cap(self) -> bool:
+        """Whether playout cap randomisation is on (some plies search cheaply and train no policy)."""
+        return self.full_search_frac < 1.0
 
     @property
     def eval_every(self) -> int:
@@ -167,31 +187,48 @@ def selfplay(params, key: Array, states, cfg: AlphaZeroConfig, game=CONNECT_FOUR
     keys = jax.random.split(key, plies)
     obs = jax.vmap(game.observe)(states)
     record = (jnp.zeros((plies,) + obs.shape, obs.dtype), jnp.zeros((plies, batch, game.num_actions), jnp.float32),
-              jnp.zeros((plies, batch), jnp.bool_), jnp.zeros((plies, batch), states.current_player.dtype))
+              jnp.zeros((plies, batch), jnp.bool_), jnp.zeros((plies, batch), states.current_player.dtype),
+              jnp.zeros((plies, batch), jnp.float32))
 
     def _cond(carry):
         ply, state, _, _ = carry
         return (ply < plies) & ~jnp.all(games.done(state))
 
+    def _search(state, key, num_simulations):
+        out = search(params, state, key, num_simulations=num_simulations, width=cfg.width,
+                     tower=cfg.tower, method=cfg.method, max_considered=cfg.max_considered,
+                     dirichlet_alpha=cfg.dirichlet_alpha, dirichlet_fraction=cfg.dirichlet_fraction, game=game)
+        tree = out.search_tree
+        return out.action, out.action_weights, tree.node_values[:, tree.ROOT_INDEX]
+
     def _step(carry):
         ply, state, returns, record = carry
         search_key, pick_key = jax.random.split(keys[ply])
-        out = search(params, state, search_key, num_simulations=cfg.num_simulations, width=cfg.width,
-                     tower=cfg.tower, method=cfg.method, max_considered=cfg.max_considered,
-                     dirichlet_alpha=cfg.dirichlet_alpha, dirichlet_fraction=cfg.dirichlet_fraction, game=game)
-        sampled = jax.random.categorical(pick_key, jnp.log(jnp.maximum(out.action_weights, 1e-30)))
-        action = jnp.where(ply < cfg.temperature_moves, sampled, out.action)
+        if cfg.playout_cap:  # one draw per ply: a full search (policy target) or a cheap one (none)
+            full = jax.random.uniform(jax.random.fold_in(keys[ply], 1)) < cfg.full_search_frac
+            action, weights, root_value = jax.lax.cond(
+                full, lambda: _search(state, search_key, cfg.num_simulations),
+                lambda: _search(state, search_key, cfg.cheap_simulations))
+            target = jnp.where(full, weights, 0.0)
+        else:
+            action, weights, root_value = _search(state, search_key, cfg.num_simulations)
+            target = weights
+        sampled = jax.random.categorical(pick_key, jnp.log(jnp.maximum(weights, 1e-30)))
+        action = jnp.where(ply < cfg.temperature_moves, sampled, action)
         live = ~games.done(state)
-        row = (jax.vmap(game.observe)(state), out.action_weights, live, state.current_player)
+        row = (jax.vmap(game.observe)(state), target, live, state.current_player, root_value)
         record = jax.tree.map(lambda r, x: r.at[ply].set(x), record, row)
         new = jax.vmap(game.step)(state, action.astype(jnp.int32))
         return ply + 1, new, returns + jnp.where(live[:, None], new.rewards, 0.0), record
 
     start = (jnp.int32(0), states, jnp.zeros((batch, 2), jnp.float32), record)
-    _, final, returns, (boards, policies, valid, player) = jax.lax.while_loop(_cond, _step, start)
+    _, final, returns, (boards, policies, valid, player, root_values) = jax.lax.while_loop(_cond, _step, start)
     # z: the outcome of the player to move at each ply
     z = jnp.take_along_axis(returns[None, :, :], player[..., None].astype(jnp.int32), axis=-1)[..., 0]
-    samples = Sample(board=boards, policy=policies, value=z.astype(jnp.float32))
+    value = z.astype(jnp.float32)
+    if cfg.value_q_weight > 0:  # the search's root value (for the same player) mixed in
+        value = (1.0 - cfg.value_q_weight) * value + cfg.value_q_weight * root_values
+    samples = Sample(board=boards, policy=policies, value=value)
     swap = lambda x: jnp.swapaxes(x, 0, 1)  # noqa: E731  [T, B, ...] -> [B, T, ...]
     return jax.tree.map(swap, samples), swap(valid), final, returns
 
@@ -205,12 +242,18 @@ def with_mirrors(samples: Sample, valid: Array) -> tuple[Sample, Array]:
 
 
 def loss_fn(params, batch: Sample, *, width: int, value_weight: float,
-            tower: tuple[int, ...] = (), game=CONNECT_FOUR) -> tuple[Array, dict]:
+            tower: tuple[int, ...] = (), game=CONNECT_FOUR, policy_rows: bool = False) -> tuple[Array, dict]:
     """Cross-entropy to the search policy + ``value_weight`` × (tanh(value) − z)². Connect Four's
     logits are masked to the legal columns of the board; other games' are not (the policy
-    target is 0 on illegal actions)."""
+    target is 0 on illegal actions). ``policy_rows``: the cross-entropy is the mean over the rows
+    that have a policy target (playout cap randomisation stores an all-zero policy for the others)."""
     logits, value = evaluate(params, batch.board, width, tower, game=game)
-    policy_loss = -jnp.sum(batch.policy * jax.nn.log_softmax(logits, axis=-1), axis=-1).mean()
+    cross_entropy = -jnp.sum(batch.policy * jax.nn.log_softmax(logits, axis=-1), axis=-1)
+    if policy_rows:
+        has_target = batch.policy.sum(axis=-1) > 0
+        policy_loss = cross_entropy.sum() / jnp.maximum(has_target.sum(), 1)
+    else:
+        policy_loss = cross_entropy.mean()
     value_loss = jnp.mean((value - batch.value) ** 2)
     return policy_loss + value_weight * value_loss, {"train/policy_loss": policy_loss, "train/value_loss": value_loss}
 
@@ -273,7 +316,8 @@ class AlphaZero(Algorithm):
         cfg = self.cfg
         batch = rb.sample(state.buffer, key, cfg.batch_size)
         (loss, aux), grads = jax.value_and_grad(loss_fn, has_aux=True)(
-            state.params, batch, width=cfg.width, value_weight=cfg.value_weight, tower=cfg.tower, game=self.game)
+            state.params, batch, width=cfg.width, value_weight=cfg.value_weight, tower=cfg.tower, game=self.game,
+            policy_rows=cfg.playout_cap)
         params, opt_state = apply_gradients(self.tx, state.params, state.opt_state, grads)
         return state.replace(params=params, opt_state=opt_state, updates=state.updates + 1), {"train/loss": loss, **aux}
 
