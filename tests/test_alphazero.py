@@ -313,3 +313,31 @@ def test_value_target_mixes_the_outcome_with_the_searched_root_value():
 def test_lever_settings_out_of_range_are_refused(flag, value):
     with pytest.raises(ValueError, match=flag.replace("_", "-")):
         azl.AlphaZeroConfig(**{flag: value})
+
+
+def test_ema_follows_every_adam_step_and_is_what_the_loop_plays():
+    algo = azl.AlphaZero(dataclasses.replace(TINY, ema_decay=0.5))
+    p0 = cnet.init_params(jax.random.key(1), heads="two", width=8)
+    state = algo.init(jax.random.key(2), p0)
+    after, _ = jax.jit(algo._update)(state, jax.random.key(3))
+    chex.assert_trees_all_close(after.ema, jax.tree.map(lambda a, b: 0.5 * a + 0.5 * b, p0, after.params), rtol=1e-6)
+    assert algo.playing_params(after) is after.ema
+    plain = azl.AlphaZero(TINY)
+    state = plain.init(jax.random.key(2), p0)
+    assert state.ema is None and plain.playing_params(state) is state.params
+
+
+@pytest.mark.slow
+def test_ema_run_resumes_exactly_and_refuses_the_old_network_rule(tmp_path, capsys):
+    from c4jax.cli import alphazero as script
+
+    flags = (*TINY_FLAGS, "--ema-decay", "0.9")
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    script.cli(["--out", str(straight), "--total-updates", "4", *flags])
+    script.cli(["--out", str(resumed), "--total-updates", "2", *flags])
+    script.cli(["--out", str(resumed), "--total-updates", "4", "--resume", *flags])
+    assert _last_metrics(straight) == _last_metrics(resumed)
+    assert isinstance(agents.load(str(straight)), az.AlphaZeroAgent)  # best/ holds a plain network
+    with pytest.raises(SystemExit) as e:
+        script.cli(["--out", str(tmp_path / "bad"), "--total-updates", "4", *flags, "--revert-drop", "0.1"])
+    assert e.value.code == 2 and "--ema-decay needs the old-network rule off" in capsys.readouterr().err

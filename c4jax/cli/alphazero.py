@@ -81,6 +81,9 @@ def plot_wall_clock(run_dir: Path) -> Path:
 def trainer(cfg: Config) -> AlphaZero:
     """The trainer of ``cfg``; a setting that does not fit the game ends the script with one line."""
     try:
+        if cfg.az.ema_decay > 0 and cfg.run.revert_drop < 1:
+            raise ValueError("--ema-decay needs the old-network rule off (--revert-drop 1): a revert would put "
+                             "the averaged weights back into training")
         return AlphaZero(cfg.az, freeze_conv=cfg.run.freeze_conv, game=games.make(cfg.run.game))
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)

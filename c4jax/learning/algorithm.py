@@ -76,6 +76,11 @@ class Algorithm:
         return NetworkAgent(params=params, label=label, width=width, heads=self.heads, output=self.output,
                             sampled=sampled, symmetric=symmetric)
 
+    def playing_params(self, state: TrainState):
+        """The weights the loop evaluates, keeps as the old network and saves as ``best/``: by default
+        the trained ``state.params`` (AlphaZero with ``ema_decay``: their moving average)."""
+        return state.params
+
     def sync_target(self, state: TrainState, reset) -> TrainState:
         """After the loop's old-network rule, which took a new best or reverted where ``reset``
         (bool[K], one per seed): ``state`` with anything that must follow the weights updated (DQN's

@@ -110,6 +110,10 @@ class AlphaZeroConfig:
     --cheap-simulations and train the value head only. One draw per ply for all games of the batch. 1 = off."""
     cheap_simulations: int = 8
     """Simulations of the cheap searches of playout cap randomisation (with --full-search-frac < 1)."""
+    ema_decay: float = 0.0
+    """Evaluate and save an exponential moving average of the weights, updated after every Adam step
+    with this decay (e.g. 0.999); self-play keeps the trained weights. 0 = off. Needs the old-network
+    rule off (--revert-drop 1, the default)."""
     value_q_weight: float = 0.0
     """Value target: (1 - w) x the game's outcome z + w x the search's root value at that ply (0: z alone)."""
 
@@ -125,6 +129,8 @@ class AlphaZeroConfig:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
         if self.max_considered < 1:
             raise ValueError(f"--max-considered must be >= 1, got {self.max_considered}")
+        if not 0.0 <= self.ema_decay < 1.0:
+            raise ValueError(f"--ema-decay must be in [0, 1), got {self.ema_decay}")
         for name in ("random_start_frac", "full_search_frac", "value_q_weight"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"--{name.replace('_', '-')} must be in [0, 1], got {getattr(self, name)}")
@@ -171,6 +177,7 @@ class Sample:
 @struct.dataclass
 class AlphaZeroState(TrainState):
     buffer: rb.Buffer  # replay buffer of Samples
+    ema: Any = None  # the moving average of params (``ema_decay`` > 0), else None
 
 
 def selfplay(params, key: Array, states, cfg: AlphaZeroConfig, game=CONNECT_FOUR) -> tuple[Sample, Array, Any, Array]:
@@ -299,7 +306,12 @@ class AlphaZero(Algorithm):
         obs = self.game.observe(self.game.init(jax.random.key(0)))
         example = Sample(board=jnp.zeros(obs.shape, obs.dtype), policy=jnp.zeros(self.game.num_actions, jnp.float32),
                          value=jnp.float32(0))
-        return AlphaZeroState.create(params, self.tx, key, buffer=rb.init(example, self.cfg.buffer_size))
+        ema = params if self.cfg.ema_decay > 0 else None
+        return AlphaZeroState.create(params, self.tx, key, buffer=rb.init(example, self.cfg.buffer_size), ema=ema)
+
+    def playing_params(self, state: AlphaZeroState):
+        """The moving average of the weights with ``ema_decay``, else the trained weights."""
+        return state.params if state.ema is None else state.ema
 
     def _starts(self, key: Array):
         cfg = self.cfg
@@ -319,7 +331,11 @@ class AlphaZero(Algorithm):
             state.params, batch, width=cfg.width, value_weight=cfg.value_weight, tower=cfg.tower, game=self.game,
             policy_rows=cfg.playout_cap)
         params, opt_state = apply_gradients(self.tx, state.params, state.opt_state, grads)
-        return state.replace(params=params, opt_state=opt_state, updates=state.updates + 1), {"train/loss": loss, **aux}
+        state = state.replace(params=params, opt_state=opt_state, updates=state.updates + 1)
+        if state.ema is not None:
+            d = cfg.ema_decay
+            state = state.replace(ema=jax.tree.map(lambda e, p: d * e + (1.0 - d) * p, state.ema, params))
+        return state, {"train/loss": loss, **aux}
 
     def _iteration(self, state: AlphaZeroState, _):
         cfg = self.cfg

@@ -388,7 +388,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     metas = [_meta_common(algo, cfg, width, algo_config, s) for s in seeds]
     meta_all = {**metas[0], "seeds": seeds, "devices": {"count": placement.n, "split": placement.mode}}
     counters = {"seeds": [selection.new_counters() for _ in seeds], "wall_s": 0.0}
-    old_params = state.params
+    old_params = algo.playing_params(state)
     if cfg.resume:
         state, old_params, counters = load_state(out / LAST, state, old_params, seeds, cfg.game)
     elif write:  # a new run: an older run's state must not become the fallback of this one's
@@ -416,7 +416,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     while updates_of(state).min() < cfg.total_updates:
         before = int(updates_of(state).min())
         state, metrics = chunk(state)
-        params, updates = state.params, updates_of(state)
+        params, updates = algo.playing_params(state), updates_of(state)
         evaluated = evaluate(agent_of, algo.name, params, old_params, seeds, [r.loop["evals"] for r in runs], cfg,
                              algo.game)
         wall = time.perf_counter() - t_start
@@ -430,7 +430,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
         revert = np.array([d == selection.REVERT for d in decisions])
         old_params = where_seeds(best, params, old_params)
         if revert.any():
-            state = state.replace(params=where_seeds(revert, old_params, params))
+            state = state.replace(params=where_seeds(revert, old_params, state.params))
         state = algo.sync_target(state, best | revert)  # DQN: optionally reset its target network too
         counters["wall_s"] = wall
         metrics_meta = rows[0] if k_seeds == 1 else {"seeds": rows}
