@@ -466,7 +466,28 @@ def test_registry_names():
     assert agents.load("checkers/mcts20solve").solve
 
 
-@pytest.mark.parametrize("name", ["mcts0", "mcts99999999", "mctsx", "mcts", "mcts-5", "mcts1.5", "mcts²"])
+def test_the_uct_constant_is_the_games_unless_named():
+    assert agents.load("mcts50").c == search.GAME_UCT_C["connect_four"] == 1.0
+    assert agents.load("checkers/mcts50").c == search.UCT_C  # a game without a measured constant of its own
+    for name, c, solve in (("mcts50-c0.4:det", 0.4, True), ("mcts50nosolve-c.25", 0.25, False),
+                           ("checkers/mcts50-c1", 1.0, True), ("mcts50-c1", 1.0, True)):
+        agent = agents.load(name)
+        assert (agent.c, agent.solve) == (c, solve)
+        if agent.game.id == "connect_four":  # the name gives the agent back (a Checkers name has no prefix)
+            again = agents.load(agent.name)
+            assert (again.c, again.solve, again.name) == (agent.c, agent.solve, agent.name)
+    assert agents.load("mcts50-c1").name == "mcts50:sto"  # Connect Four's own constant is not named
+    assert agents.load("mcts50-c0.4").name == "mcts50-c0.4:sto"
+    # the constant reaches the search: another constant, another search
+    states, k = states_of(WIN, BLOCK), keys(2)
+    visits = [np.asarray(agents.load(n).search(states, k).visit_counts) for n in ("mcts64:det", "mcts64-c0.1:det")]
+    assert not np.array_equal(*visits)
+    with pytest.raises(ValueError, match="UCT constant"):
+        search.MCTSAgent(num_simulations=8, uct_c=0.0)
+
+
+@pytest.mark.parametrize("name", ["mcts0", "mcts99999999", "mctsx", "mcts", "mcts-5", "mcts1.5", "mcts²",
+                                  "mcts10-c0", "mcts10-c", "mcts10c1", "mcts10-c-1", "mcts10-cx"])
 def test_registry_rejects_bad_simulation_counts(name):
     with pytest.raises(ValueError, match="number of simulations"):
         agents.load(name)

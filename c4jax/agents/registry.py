@@ -5,7 +5,8 @@ insensitive: ``random``, ``1steplA`` .. ``4steplA`` (``:det`` by default: centre
 tie-break; ``:sto``: random tie-break), the trained agents shipped in
 ``checkpoints/`` (``supervised``: greedy by default, ``supervised:sto`` samples),
 ``perfect`` (the exact solver, needs the ``solver`` extra), ``mcts<N>`` (pure MCTS with N
-simulations per move, proven values on; ``mcts<N>nosolve`` without them), ``openspiel-mcts<N>`` (OpenSpiel's C++ MCTS as an external reference,
+simulations per move, proven values on; ``mcts<N>nosolve`` without them; ``-c<C>`` after either sets
+the UCT constant), ``openspiel-mcts<N>`` (OpenSpiel's C++ MCTS as an external reference,
 needs the ``bench-search`` extra), or the path of any checkpoint directory (which plays the game
 it was trained on).
 
@@ -254,15 +255,19 @@ register("perfect", load_perfect)
 
 
 def _mcts(m: re.Match, mode: str | None) -> MCTSAgent:
-    """``mcts<N>``, ``mcts<N>solve`` (proven values on) or ``mcts<N>nosolve`` (off)."""
+    """``mcts<N>``, ``mcts<N>solve`` (proven values on) or ``mcts<N>nosolve`` (off), each optionally
+    followed by ``-c<C>``, the UCT constant (default: the game's, ``search.default_uct_c``)."""
     rest = m.group(1).lower()
-    flag = re.search(r"(no)?solve$", rest)
-    n = rest[:flag.start()] if flag else rest
-    if not (n.isascii() and n.isdigit()) or not 1 <= int(n) <= MAX_SIMULATIONS:
+    parsed = re.fullmatch(r"(\d+)((?:no)?solve)?(?:-c(\d+(?:\.\d*)?|\.\d+))?", rest, flags=re.ASCII)
+    if parsed is None or not 1 <= int(parsed.group(1)) <= MAX_SIMULATIONS or (
+            parsed.group(3) is not None and float(parsed.group(3)) <= 0):
         raise ValueError(f"agent 'mcts{rest}': the number of simulations must be an integer in "
-                         f"1..{MAX_SIMULATIONS}, as in 'mcts1000' (or 'mcts1000solve' / 'mcts1000nosolve')")
-    solve = SOLVE if flag is None else flag.group(1) is None
-    return MCTSAgent(num_simulations=int(n), deterministic=mode == "det", solve=solve)
+                         f"1..{MAX_SIMULATIONS}, as in 'mcts1000' (or 'mcts1000solve' / 'mcts1000nosolve'), "
+                         f"optionally followed by a positive UCT constant, as in 'mcts1000-c0.4'")
+    n, flag, c = parsed.groups()
+    solve = SOLVE if flag is None else flag == "solve"
+    return MCTSAgent(num_simulations=int(n), deterministic=mode == "det", solve=solve,
+                     uct_c=None if c is None else float(c))
 
 
 register_pattern(r"mcts(.*)", _mcts, example="mcts1000")

@@ -36,9 +36,9 @@ result of the move into it. Illegal actions get the prior logit ``finfo(float32)
 Selection (``rule``): ``"puct"`` is the MuZero PUCT rule (the rule of ``mctx.muzero_policy``:
 ``Q`` normalised to [0, 1] by the parent's value and its children's Q, plus ``c(N) * P *
 sqrt(N) / (1 + n)``), the rule for a network prior; ``"uct"`` tries every legal action once,
-then maximises ``Q + c * sqrt(ln N / n)``, the rule of pure MCTS (``MCTSAgent``'s default: with
-a uniform prior, UCT with c = 0.4 was the strongest setting measured on Connect Four, see
-``UCT_C``). A simulation descends until it picks an edge that has no node yet; the tree of N
+then maximises ``Q + c * sqrt(ln N / n)``, the rule of pure MCTS (``MCTSAgent``'s default, with
+c = 1.0 on Connect Four, the best constant measured against OpenSpiel's MCTS, and 0.4 on other
+games: ``default_uct_c``). A simulation descends until it picks an edge that has no node yet; the tree of N
 simulations has N + 1 nodes (node i + 1 is created by simulation i), so no depth cap is needed.
 No Dirichlet noise at play time (``dirichlet_fraction`` > 0 adds it at the root, for self-play).
 
@@ -108,11 +108,21 @@ SCORES_SEED = 0x5C0E  # root key of the searches behind ``scores`` (folded with 
 # (sampled moves): PUCT with a uniform prior and c_1 = 3 scored 0.58 against mctx's default
 # c_1 = 1.25, while c_1 = 2 / 4.5 / 8 scored 0.46 / 0.385 / 0.30 against c_1 = 3; UCT with
 # c = 0.7 scored 0.655 against PUCT c_1 = 3; against UCT c = 0.7, c = 0.4 scored 0.57 and
-# c = 1.0 0.43; c = 0.25 scored 0.46 against c = 0.4.
+# c = 1.0 0.43; c = 0.25 scored 0.46 against c = 0.4. Against OpenSpiel's MCTSBot, the reference
+# outside the project, a larger c plays better on Connect Four (deterministic moves, proven values
+# on; 100-game matches, docs/results/openspiel_mcts.md): at 200 simulations c = 0.4 / 0.7 / 1.0 /
+# 1.4 / 2.0 / 3.0 scored 0.408 / 0.517 / 0.527 / 0.505 / 0.533 / 0.470 over 3 keys, at 1000
+# simulations c = 0.4 / 1.0 / 2.0 scored 0.323 / 0.524 / 0.476 over 5 keys.
 PB_C_INIT = 3.0  # PUCT c_1 for a uniform prior
 PB_C_BASE = 19652.0  # PUCT c_2
-UCT_C = 0.4  # UCT's c (Q in [-1, 1]): MCTSAgent's default rule
+UCT_C = 0.4  # UCT's c (Q in [-1, 1]) of pure MCTS on a game without a measured one of its own
+GAME_UCT_C = {CONNECT_FOUR.id: 1.0}  # the games' own c, measured against OpenSpiel (above)
 SOLVE = True  # MCTSAgent's default: proven values (MCTS-Solver), 0.60 against the same search without them
+
+
+def default_uct_c(game) -> float:
+    """Pure MCTS's UCT constant on ``game``: its measured one (``GAME_UCT_C``), else ``UCT_C``."""
+    return GAME_UCT_C.get(game.id, UCT_C)
 _NOISE_SALT = 2**16  # fold_in offset of the tie-break keys (children use 1 + action)
 _STEP_SALT = _NOISE_SALT - 3  # fold_in of a node's key: the key of the game step into it
 ROOT = 0  # index of the root node in every tree
@@ -745,9 +755,10 @@ def _jit_search_stats(agent: _SearchAgent, boards: Array) -> tuple[Array, Array]
 
 @struct.dataclass
 class MCTSAgent(_SearchAgent):
-    """Pure MCTS (uniform prior, random-playout values, UCT with c = ``UCT_C`` by default)
-    with ``num_simulations`` per move, on ``game`` (Connect Four by default); ``solve`` backs up
-    proven wins and losses (MCTS-Solver, module docstring; on by default, ``SOLVE``).
+    """Pure MCTS (uniform prior, random-playout values, UCT with c = ``uct_c``, by default the
+    game's :func:`default_uct_c`: 1.0 for Connect Four) with ``num_simulations`` per move, on
+    ``game`` (Connect Four by default); ``solve`` backs up proven wins and losses (MCTS-Solver,
+    module docstring; on by default, ``SOLVE``).
 
     ``act``: a column sampled from the root visit counts (``deterministic=False``,
     ``:sto``) or the most visited one (``:det``). ``scores``: the root visit shares,
@@ -760,21 +771,30 @@ class MCTSAgent(_SearchAgent):
     deterministic: bool = struct.field(pytree_node=False, default=False)
     rule: str = struct.field(pytree_node=False, default="uct")
     pb_c_init: float = struct.field(pytree_node=False, default=PB_C_INIT)
-    uct_c: float = struct.field(pytree_node=False, default=UCT_C)
+    uct_c: float | None = struct.field(pytree_node=False, default=None)  # None: default_uct_c(game)
     game: Any = struct.field(pytree_node=False, default=CONNECT_FOUR)
     solve: bool = struct.field(pytree_node=False, default=SOLVE)
 
     def __post_init__(self):
         self._check_simulations()
         games.check_game(self.game)
+        if self.uct_c is not None and not (isinstance(self.uct_c, (int, float)) and 0 < self.uct_c < float("inf")):
+            raise ValueError(f"pure MCTS needs a positive UCT constant c, got {self.uct_c!r}")
+
+    @property
+    def c(self) -> float:
+        """The UCT constant the search uses."""
+        return default_uct_c(self.game) if self.uct_c is None else float(self.uct_c)
 
     @property
     def name(self) -> str:
-        """``mcts<N>:<mode>``, with ``solve`` / ``nosolve`` after N when ``solve`` is not the default."""
+        """``mcts<N>:<mode>``, with ``solve`` / ``nosolve`` after N when ``solve`` is not the default
+        and ``-c<C>`` when the UCT constant is not the game's default (as ``agents.load`` reads it)."""
         flag = "" if self.solve == SOLVE else ("solve" if self.solve else "nosolve")
-        return f"mcts{self.num_simulations}{flag}:{'det' if self.deterministic else 'sto'}"
+        c = "" if self.c == default_uct_c(self.game) else f"-c{self.c:g}"
+        return f"mcts{self.num_simulations}{flag}{c}:{'det' if self.deterministic else 'sto'}"
 
     def search(self, states, keys: Array) -> SearchOutput:
         """The agent's search from states [B] of its game with root keys [B] (typed or legacy)."""
         return run(RolloutEvaluator(self.game), None, states, keys, self.num_simulations, game=self.game,
-                   rule=self.rule, pb_c_init=self.pb_c_init, uct_c=self.uct_c, solve=self.solve)
+                   rule=self.rule, pb_c_init=self.pb_c_init, uct_c=self.c, solve=self.solve)
