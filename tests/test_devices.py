@@ -37,7 +37,7 @@ EXACT = ("eval/", "selfplay/episodes", "buffer/", "step")  # discrete: must be e
 
 
 def _driver(tmp_path: Path, *checks: str, timeout: int = 1800) -> dict:
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
+    env = {**os.environ, "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=4".strip()}
     result = tmp_path / "result.json"
     proc = subprocess.run([sys.executable, str(ROOT / "tests" / "devices_driver.py"), str(result), str(tmp_path),
                            *checks], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
@@ -167,7 +167,7 @@ def test_two_processes_on_localhost_train_like_one_device(tmp_path):
              "--no-progress")
     one = run_script("ppo.py", "--out", tmp_path / "one", "--devices", "1", *flags)
     assert one.returncode == 0, one.stderr[-3000:]
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
+    env = {**os.environ, "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=2".strip()}
     address = f"127.0.0.1:{_free_port()}"
     procs = [subprocess.Popen([sys.executable, "experiments/ppo.py", "--out", str(tmp_path / f"two{i}"),
                                "--coordinator-address", address, "--num-processes", "2", "--process-id", str(i), *flags],

@@ -354,7 +354,7 @@ def test_root_visits_equal_the_number_of_simulations(rule, solve):
     finished = env.step(env.from_board(WIN), 3)
     states = jax.tree.map(lambda a, b: jnp.concatenate([a, b[None]]), states_of(WIN, BLOCK, ENDGAME, DRAW), finished)
     run = jax.jit(search.run, static_argnums=(0, 4), static_argnames=("rule", "solve"))
-    for n in (1, 9, 40):
+    for n in (1, 40):  # one simulation, and enough to reach depth > 1
         out = run(search.rollout_evaluator, None, states, keys(5), n, rule=rule, solve=solve)
         assert out.visit_counts.sum(-1).tolist() == [n, n, n, n, 0]  # a finished root: no legal action
         assert out.tree.children_visits[:, 0].sum(-1).tolist() == [n] * 5  # ... but every simulation passes
@@ -479,8 +479,9 @@ def test_the_uct_constant_is_the_games_unless_named():
     assert agents.load("mcts50-c1").name == "mcts50:sto"  # Connect Four's own constant is not named
     assert agents.load("mcts50-c0.4").name == "mcts50-c0.4:sto"
     # the constant reaches the search: another constant, another search
-    states, k = states_of(WIN, BLOCK), keys(2)
-    visits = [np.asarray(agents.load(n).search(states, k).visit_counts) for n in ("mcts64:det", "mcts64-c0.1:det")]
+    empty = np.zeros((6, 7), np.int8)
+    states, k = states_of(empty, empty), keys(2)
+    visits = [np.asarray(agents.load(n).search(states, k).visit_counts) for n in ("mcts24:det", "mcts24-c0.1:det")]
     assert not np.array_equal(*visits)
     with pytest.raises(ValueError, match="UCT constant"):
         search.MCTSAgent(num_simulations=8, uct_c=0.0)
