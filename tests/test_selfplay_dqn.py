@@ -25,19 +25,30 @@ def test_config_is_checked():
         SelfPlayDQNConfig(tau=2.0)
 
 
-def test_dqn_learns_tic_tac_toe_and_a_chunk_repeats_exactly():
-    """Self-play Double DQN: the greedy policy beats a uniformly random player clearly after a few
-    hundred updates (a random policy scores 0.5; measured: 0.82-0.89 from 400 to 1,600 updates)."""
-    algo = SelfPlayDQN(SelfPlayDQNConfig(**SMALL), TTT)
+def test_a_chunk_counts_its_transitions_and_updates_and_repeats_exactly():
+    cfg = SelfPlayDQNConfig(**{**SMALL, "envs": 8, "learning_starts": 64, "iterations_per_eval": 4,
+                               "buffer_size": 512})
+    algo = SelfPlayDQN(cfg, TTT)
     state = algo.init(jax.random.key(1), algo.fresh_params(jax.random.key(0)))
     first, m = algo.chunk(state)
     again, m_again = algo.chunk(state)
     for x, y in zip(jax.tree.leaves((first.params, first.buffer)), jax.tree.leaves((again.params, again.buffer))):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
     assert {k: float(v) for k, v in m.items()} == {k: float(v) for k, v in m_again.items()}
+    # 4 iterations of 8 x 4 plies: learning starts once 64 transitions are in (iteration 2)
+    assert int(first.buffer.size) == 4 * 32 and int(first.updates) == (4 - 1) * 4
+    assert 5 <= float(m["selfplay/length"]) <= 9 and float(m["selfplay/epsilon"]) < 1.0
+
+
+@pytest.mark.slow  # a minute of training; the chunk's bookkeeping above stays in the default run
+def test_dqn_learns_tic_tac_toe():
+    """Self-play Double DQN: the greedy policy beats a uniformly random player clearly after a few
+    hundred updates (a random policy scores 0.5; measured: 0.82-0.89 from 400 to 1,600 updates)."""
+    algo = SelfPlayDQN(SelfPlayDQNConfig(**SMALL), TTT)
+    state = algo.init(jax.random.key(1), algo.fresh_params(jax.random.key(0)))
+    first, m = algo.chunk(state)
     # 50 iterations of 32 x 4 plies: learning starts once 500 transitions are in (iteration 4)
     assert int(first.buffer.size) == 50 * 128 and int(first.updates) == (50 - 3) * 4
-    assert 5 <= float(m["selfplay/length"]) <= 9 and float(m["selfplay/epsilon"]) < 1.0
     state, _ = algo.chunk(first)
     result = evaluation.match(algo.agent_of(state.params, "dqn"), agents.load("random").replace(game=TTT),
                               jax.random.key(2), game=TTT)
