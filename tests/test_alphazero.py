@@ -82,7 +82,7 @@ def test_the_winning_column_has_the_best_searched_value():
 def test_selfplay_targets_are_outcomes_for_the_player_to_move():
     samples, valid, final, returns = jax.jit(azl.selfplay, static_argnums=3)(PARAMS, jax.random.key(3),
                                                                      jax.vmap(lambda _: env.init())(jnp.arange(3)),
-                                                                     azl.AlphaZeroConfig(num_simulations=4))
+                                                                     azl.AlphaZeroConfig(num_simulations=4, value_q_weight=0.0))
     chex.assert_shape(samples.board, (3, 42, 6, 7))
     chex.assert_shape(samples.policy, (3, 42, 7))
     valid, z, boards = np.asarray(valid), np.asarray(samples.value), np.asarray(samples.board)
@@ -266,7 +266,7 @@ def _selfplay(cfg, key=5, games=3):
 
 
 def test_playout_cap_trains_the_policy_only_on_full_searches():
-    cfg = azl.AlphaZeroConfig(num_simulations=8, cheap_simulations=2, full_search_frac=0.5)
+    cfg = azl.AlphaZeroConfig(num_simulations=8, cheap_simulations=2, full_search_frac=0.5, value_q_weight=0.0)
     samples, valid, final, _ = _selfplay(cfg)
     valid, pol, z = np.asarray(valid), np.asarray(samples.policy), np.asarray(samples.value)
     sums = pol.sum(-1)[valid]
@@ -298,7 +298,7 @@ def test_rows_without_a_policy_target_do_not_dilute_the_policy_loss():
 
 
 def test_value_target_mixes_the_outcome_with_the_searched_root_value():
-    cfg = azl.AlphaZeroConfig(num_simulations=8)
+    cfg = azl.AlphaZeroConfig(num_simulations=8, value_q_weight=0.0)
     z_only, valid, _, _ = _selfplay(cfg)
     q_only, _, _, _ = _selfplay(dataclasses.replace(cfg, value_q_weight=1.0))  # same keys, same games
     half, _, _, _ = _selfplay(dataclasses.replace(cfg, value_q_weight=0.5))

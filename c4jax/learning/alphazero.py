@@ -14,7 +14,8 @@ Each *iteration*, on device:
    row (observation, search policy, outcome z for the player to move: +1 win, 0 draw, −1
    loss; the player to move is the state's ``current_player``, so a player who moves twice
    in a row gets its own outcome twice) in a replay buffer (:mod:`c4jax.learning.buffer`).
-   Two options change the targets: ``value_q_weight`` mixes the search's root value into z,
+   Two options change the targets: ``value_q_weight`` mixes the search's root value into z
+   (by default half and half),
    and playout cap randomisation (``full_search_frac`` < 1, KataGo) searches a random share of
    the plies with ``num_simulations`` and the rest with ``cheap_simulations``, whose rows train
    the value head only (their policy target is all zero).
@@ -114,8 +115,9 @@ class AlphaZeroConfig:
     """Evaluate and save an exponential moving average of the weights, updated after every Adam step
     with this decay (e.g. 0.999); self-play keeps the trained weights. 0 = off. Needs the old-network
     rule off (--revert-drop 1, the default)."""
-    value_q_weight: float = 0.0
-    """Value target: (1 - w) x the game's outcome z + w x the search's root value at that ply (0: z alone)."""
+    value_q_weight: float = 0.5
+    """Value target: (1 - w) x the game's outcome z + w x the search's root value at that ply (0: z alone). 0.5
+    reached 0.911 optimal moves in 20 minutes on one core against z alone's 0.872 (docs/results/alphazero)."""
 
     def __post_init__(self):
         if self.method not in METHODS:
