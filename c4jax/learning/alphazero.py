@@ -117,7 +117,7 @@ class AlphaZeroConfig:
     rule off (--revert-drop 1, the default)."""
     value_q_weight: float = 0.5
     """Value target: (1 - w) x the game's outcome z + w x the search's root value at that ply (0: z alone). 0.5
-    reached 0.911 optimal moves in 20 minutes on one core against z alone's 0.872 (docs/results/alphazero)."""
+    reached 0.911 optimal moves within 20 minutes on one core, z alone 0.874 (docs/results/alphazero)."""
 
     def __post_init__(self):
         if self.method not in METHODS:
