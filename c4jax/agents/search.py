@@ -118,15 +118,16 @@ PB_C_BASE = 19652.0  # PUCT c_2
 UCT_C = 0.4  # UCT's c (Q in [-1, 1]) of pure MCTS on a game without a measured one of its own
 GAME_UCT_C = {CONNECT_FOUR.id: 1.0}  # the games' own c, measured against OpenSpiel (above)
 SOLVE = True  # MCTSAgent's default: proven values (MCTS-Solver), 0.60 against the same search without them
+_NOISE_SALT = 2**16  # fold_in offset of the tie-break keys (children use 1 + action)
+_STEP_SALT = _NOISE_SALT - 3  # fold_in of a node's key: the key of the game step into it
+ROOT = 0  # index of the root node in every tree
+UNVISITED = -1  # children_index of an edge without a node; parents / action_from_parent of the root
 
 
 def default_uct_c(game) -> float:
     """Pure MCTS's UCT constant on ``game``: its measured one (``GAME_UCT_C``), else ``UCT_C``."""
     return GAME_UCT_C.get(game.id, UCT_C)
-_NOISE_SALT = 2**16  # fold_in offset of the tie-break keys (children use 1 + action)
-_STEP_SALT = _NOISE_SALT - 3  # fold_in of a node's key: the key of the game step into it
-ROOT = 0  # index of the root node in every tree
-UNVISITED = -1  # children_index of an edge without a node; parents / action_from_parent of the root
+
 
 # evaluate(params, keys[B], states[B]) -> (prior_logits float32[B, A], value float32[B])
 Evaluator = Callable[[Any, Array, Any], tuple[Array, Array]]
