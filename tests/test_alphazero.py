@@ -309,10 +309,34 @@ def test_value_target_mixes_the_outcome_with_the_searched_root_value():
     np.testing.assert_allclose(h, 0.5 * z + 0.5 * q, atol=1e-6)
 
 
-@pytest.mark.parametrize("flag, value", [("full_search_frac", 1.5), ("value_q_weight", -0.1), ("cheap_simulations", 0)])
+@pytest.mark.parametrize("flag, value", [("full_search_frac", 1.5), ("value_q_weight", -0.1), ("cheap_simulations", 0),
+                                         ("lr_decay_updates", -1), ("lr_final_frac", 1.5)])
 def test_lever_settings_out_of_range_are_refused(flag, value):
     with pytest.raises(ValueError, match=flag.replace("_", "-")):
         azl.AlphaZeroConfig(**{flag: value})
+
+
+def test_learning_rate_schedule_decays_over_the_adam_steps_and_then_holds():
+    assert azl.AlphaZeroConfig().learning_rate_schedule == 1e-3  # off by default: a constant
+    sched = azl.AlphaZeroConfig(lr_decay_updates=100, lr_final_frac=0.1).learning_rate_schedule
+    lrs = [float(sched(n)) for n in (0, 50, 100, 1000)]
+    assert lrs[0] == pytest.approx(1e-3) and lrs[1] == pytest.approx(0.55e-3, rel=1e-5)
+    assert lrs[2] == pytest.approx(1e-4) and lrs[3] == pytest.approx(1e-4)
+    # the step count lives in the optimiser state: a decayed schedule's second Adam step moves the weights less
+    p0 = cnet.init_params(jax.random.key(1), heads="two", width=8)
+
+    def moved(cfg):
+        algo = azl.AlphaZero(cfg)
+        state = algo.init(jax.random.key(2), p0)
+        step = jax.jit(algo._update)
+        first, _ = step(state, jax.random.key(3))
+        after, _ = step(first, jax.random.key(4))
+        after = jax.tree.map(lambda a, b: a - b, after.params, first.params)  # the second step's move
+        return sum(float(jnp.abs(a).sum()) for a in jax.tree.leaves(after))
+
+    fast = moved(dataclasses.replace(TINY, lr_decay_updates=1, lr_final_frac=1.0))  # a schedule that stays at 1e-3
+    slow = moved(dataclasses.replace(TINY, lr_decay_updates=1, lr_final_frac=0.01))
+    assert fast == pytest.approx(moved(TINY), rel=1e-5) and slow < 0.7 * fast
 
 
 def test_ema_follows_every_adam_step_and_is_what_the_loop_plays():

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax
+import optax
 import jax.numpy as jnp
 from flax import struct
 from jax import Array
@@ -116,8 +117,13 @@ class AlphaZeroConfig:
     with this decay (e.g. 0.999); self-play keeps the trained weights. 0 = off. Needs the old-network
     rule off (--revert-drop 1, the default)."""
     value_q_weight: float = 0.5
-    """Value target: (1 - w) x the game's outcome z + w x the search's root value at that ply (0: z alone). 0.5
-    reached 0.911 optimal moves within 20 minutes on one core, z alone 0.874 (docs/results/alphazero)."""
+    """Value target: (1 - w) x the game's outcome z + w x the search's root value at that ply (0: z alone;
+    docs/results/alphazero compares them)."""
+    lr_decay_updates: int = 0
+    """Cosine-decay the learning rate from --learning-rate to --lr-final-frac times it over this many
+    updates, then hold it there (0 = a constant learning rate)."""
+    lr_final_frac: float = 0.1
+    """The learning rate at the end of --lr-decay-updates, as a share of --learning-rate."""
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -136,6 +142,10 @@ class AlphaZeroConfig:
         for name in ("random_start_frac", "full_search_frac", "value_q_weight"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"--{name.replace('_', '-')} must be in [0, 1], got {getattr(self, name)}")
+        if self.lr_decay_updates < 0:
+            raise ValueError(f"--lr-decay-updates must be >= 0, got {self.lr_decay_updates}")
+        if not 0.0 <= self.lr_final_frac <= 1.0:
+            raise ValueError(f"--lr-final-frac must be in [0, 1], got {self.lr_final_frac}")
         if self.cheap_simulations < 1:
             raise ValueError(f"--cheap-simulations must be >= 1, got {self.cheap_simulations}")
 
@@ -157,6 +167,13 @@ class AlphaZeroConfig:
     def tower(self) -> tuple[int, ...]:
         """``(blocks, channels)`` of the residual tower, ``()`` for the CNET."""
         return (self.tower_blocks, self.tower_channels) if self.tower_blocks else ()
+
+    @property
+    def learning_rate_schedule(self) -> float | optax.Schedule:
+        """The learning rate, or with --lr-decay-updates its cosine schedule over the Adam steps."""
+        if not self.lr_decay_updates:
+            return self.learning_rate
+        return optax.cosine_decay_schedule(self.learning_rate, self.lr_decay_updates, alpha=self.lr_final_frac)
 
     @property
     def playout_cap(self) -> bool:
@@ -283,7 +300,7 @@ class AlphaZero(Algorithm):
         cfg.check_game(game)
         self.cfg, self.game = cfg, game
         self.batch_sizes = {"--games": cfg.games, "--batch-size": cfg.batch_size, "--buffer-size": cfg.buffer_size}
-        self.tx = make_optimizer(cfg.learning_rate, cfg.weight_decay, freeze_conv)
+        self.tx = make_optimizer(cfg.learning_rate_schedule, cfg.weight_decay, freeze_conv)
         self.chunk = jax.jit(self._chunk)
         self.agent_meta = {"search": {"simulations": cfg.play_simulations}}
         if cfg.tower:

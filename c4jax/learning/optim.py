@@ -9,9 +9,10 @@ from typing import Any
 FROZEN_SUBTREE = "conv"  # design.md §5: the conv block stays frozen in the RL stage
 
 
-def adam_l2(learning_rate: float, weight_decay: float) -> optax.GradientTransformation:
+def adam_l2(learning_rate: float | optax.Schedule, weight_decay: float) -> optax.GradientTransformation:
     """Adam with L2 weight decay added to the gradient before the moments, as PyTorch's
-    ``Adam(weight_decay=...)`` does (not decoupled AdamW)."""
+    ``Adam(weight_decay=...)`` does (not decoupled AdamW). ``learning_rate`` may be a schedule of the
+    step count (kept in the optimiser's state)."""
     return optax.chain(optax.add_decayed_weights(weight_decay), optax.adam(learning_rate))
 
 
@@ -20,7 +21,7 @@ def _labels(params) -> dict:
             for name, sub in params.items()}
 
 
-def make_optimizer(learning_rate: float, weight_decay: float, frozen_conv: bool = True) -> optax.GradientTransformation:
+def make_optimizer(learning_rate: float | optax.Schedule, weight_decay: float, frozen_conv: bool = True) -> optax.GradientTransformation:
     """:func:`adam_l2` on every parameter outside ``conv``.
 
     With ``frozen_conv`` every leaf under ``params["conv"]`` gets a zero update (no weight
