@@ -86,11 +86,12 @@ def test_a_checkers_agent_plays_matches_and_the_ui_offers_it(shipped):
     # the 50 openings: the start and all 7 x 7 pairs of first moves, each once per seat, replayable
     moves, _ = evaluation.protocol.game_openings(CHECKERS)
     assert len({tuple(m) for m in moves}) == 50 and sum(g.a_first for g in result.games) == 50
+    step = jax.jit(CHECKERS.step)
     for g in result.games[::17]:
         state = CHECKERS.init(jax.random.key(0))
         for m in g.moves:
             assert bool(state.legal_action_mask[m])
-            state = CHECKERS.step(state, m)
+            state = step(state, m)
         assert bool(state.terminated | state.truncated) and g.length == len(g.moves) - (2 if g.opening else 0)
     assert not server.Catalogue(names=["random"], log=lambda m: None).checkers.keys() - {"random"}
     catalogue = server.Catalogue(log=lambda m: None)  # the default menu offers the agents trained on Checkers

@@ -264,9 +264,10 @@ def game_openings(game) -> tuple[np.ndarray, np.ndarray]:
     ``(moves int32[50, 2], a_to_move bool[50])``: the opening plies (``-1`` pads opening 0) and
     whether the player to move after them is the one who moved first."""
     start = game.init(jax.random.key(0))
+    step = jax.jit(game.step)  # one compiled step: a game's step run op by op costs seconds per call
     pairs = []
     for a1 in np.flatnonzero(np.asarray(start.legal_action_mask)):
-        after = game.step(start, jnp.int32(a1))
+        after = step(start, jnp.int32(a1))
         if bool(after.terminated) or bool(after.truncated):
             continue
         pairs += [(int(a1), int(a2)) for a2 in np.flatnonzero(np.asarray(after.legal_action_mask))]
@@ -279,7 +280,7 @@ def game_openings(game) -> tuple[np.ndarray, np.ndarray]:
     first = int(start.current_player)
     same = [True]
     for a1, a2 in moves[1:]:
-        state = game.step(game.step(start, jnp.int32(a1)), jnp.int32(a2))
+        state = step(step(start, jnp.int32(a1)), jnp.int32(a2))
         same.append(int(state.current_player) == first)
     moves.setflags(write=False)
     return moves, np.asarray(same)
