@@ -9,7 +9,7 @@ defaults are those of a trainer of a CNET (``c4jax.nets.cnet``) that the loop ev
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Hashable, Mapping
 
 from jax import Array
 
@@ -46,6 +46,12 @@ class Algorithm:
     its own describes it here (e.g. AlphaZero's residual tower), see :attr:`is_cnet`."""
     agent_meta: Mapping[str, Any] = MappingProxyType({})
     """Extra fields of the saved agent's description (e.g. AlphaZero's search settings)."""
+    compile_key: Hashable | None = None
+    """Everything the chunk's program depends on besides the state (the class and its settings):
+    algorithms with equal keys trace the same program, so a process compiles it once for all of
+    them (a run resumed in the same process, a sweep over seeds one run at a time). ``None``: the
+    chunk is compiled anew for each algorithm (e.g. one that plays a loaded opponent, whose weights
+    the program holds as constants)."""
 
     def init(self, key: Array, params) -> TrainState:
         """The fresh training state of one seed, from its network's initial ``params``."""

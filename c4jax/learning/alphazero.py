@@ -302,6 +302,7 @@ class AlphaZero(Algorithm):
         self.batch_sizes = {"--games": cfg.games, "--batch-size": cfg.batch_size, "--buffer-size": cfg.buffer_size}
         self.tx = make_optimizer(cfg.learning_rate_schedule, cfg.weight_decay, freeze_conv)
         self.chunk = jax.jit(self._chunk)
+        self.compile_key = (type(self), cfg, freeze_conv, game)
         self.agent_meta = {"search": {"simulations": cfg.play_simulations}}
         if cfg.tower:
             if freeze_conv:

@@ -295,6 +295,7 @@ class DQN(Algorithm):
         self.net = CNet(width=cfg.width, heads=self.heads)
         self.tx = make_optimizer(cfg.learning_rate, cfg.weight_decay, freeze_conv)
         self.chunk = jax.jit(self._chunk)
+        self.compile_key = None if cfg.opponent_agent is not None else (type(self), cfg, freeze_conv)
 
     def init(self, key: Array, params) -> DQNState:
         example = Transition(board=jnp.zeros((6, 7), jnp.int8), action=jnp.int32(0), reward=jnp.float32(0),

@@ -459,6 +459,8 @@ class OnPolicyAlgorithm(Algorithm):
     def __init__(self, learning_rate: float, weight_decay: float, freeze_conv: bool):
         self.tx = make_optimizer(learning_rate, weight_decay, freeze_conv)
         self.chunk = jax.jit(self._chunk)
+        cfg = self.cfg  # set by the subclass: the settings its chunk reads
+        self.compile_key = None if cfg.opponent_agent is not None else (type(self), cfg, freeze_conv)
 
     def init(self, key: Array, params) -> TrainState:
         return TrainState.create(params, self.tx, key)

@@ -65,6 +65,7 @@ class TowerSelfPlay(Algorithm):
         self.network_meta = {"tower": list(self.tower)}
         self.agent_meta = {"search": {"simulations": 0}}  # the raw network; name@N searches with it
         self.chunk = jax.jit(self._chunk)
+        self.compile_key = (type(self), self.cfg, game)  # the subclass sets cfg, all its settings, first
 
     def fresh_params(self, key: Array):
         return towers.init_params(key, tower=self.tower, game=self.game)

@@ -4,6 +4,7 @@ that advances all of them at once (``--vmap-seeds``), on one device or a mesh of
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any, Callable
 
 import jax
@@ -35,12 +36,31 @@ def make_chunk(algo: Algorithm, k_seeds: int, placement: Placement, state) -> tu
     return _seed_chunk(algo, k_seeds, placement, shardings), devices.put(state, shardings)
 
 
+_CHUNKS: OrderedDict = OrderedDict()  # (compile_key, K) -> the jitted chunk of one device, the latest few
+_CHUNKS_KEPT = 4
+
+
 def _seed_chunk(algo: Algorithm, k_seeds: int, placement: Placement = ONE_DEVICE, shardings=None) -> Callable:
     """``algo.chunk`` over K stacked seeds: ``jit(vmap(chunk))``. One seed runs unbatched: a
     size-1 vmap lets XLA pick other kernels, whose last-bit differences would make a single
-    run differ from the same run made unbatched. On several devices: :func:`_mesh_chunk`."""
+    run differ from the same run made unbatched. On several devices: :func:`_mesh_chunk`.
+    On one device an algorithm with a ``compile_key`` gets the compiled chunk of the last equal
+    algorithm of this process, if any."""
     if placement.mesh is not None:
         return _mesh_chunk(algo, k_seeds, placement, shardings)
+    key = None if algo.compile_key is None else (algo.compile_key, k_seeds)
+    if key is not None and key in _CHUNKS:
+        _CHUNKS.move_to_end(key)
+        return _CHUNKS[key]
+    chunk = _one_device_chunk(algo, k_seeds)
+    if key is not None:
+        _CHUNKS[key] = chunk
+        while len(_CHUNKS) > _CHUNKS_KEPT:
+            _CHUNKS.popitem(last=False)
+    return chunk
+
+
+def _one_device_chunk(algo: Algorithm, k_seeds: int) -> Callable:
     if k_seeds > 1:
         return jax.jit(jax.vmap(algo.chunk))
     one = jax.jit(algo.chunk)
