@@ -40,7 +40,7 @@ def az_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def served(az_dir):
-    cat = play_server.Catalogue(["random", "mcts50"], paths=[str(az_dir), f"{az_dir}@0"])
+    cat = play_server.Catalogue(["random", "mcts50"], paths=[str(az_dir), f"{az_dir}@0"], checkers=[])
     with serving(cat) as port:
         yield cat, port
 
@@ -158,7 +158,7 @@ def test_other_agents_have_no_values(served):
 
 def test_search_agents_compile_in_the_background(served):
     cat, _ = served  # the programs of these agents are compiled by now: this checks the bookkeeping
-    fresh = play_server.Catalogue(["random", "mcts50"])
+    fresh = play_server.Catalogue(["random", "mcts50"], checkers=[])  # Connect Four's menu only
     logged: list[str] = []
     fresh.warm_up(log=logged.append, workers=1)
     assert fresh.get("random").ready and fresh.background is not None
@@ -166,7 +166,7 @@ def test_search_agents_compile_in_the_background(served):
     assert fresh.get(MCTS).ready and fresh.get("mcts50:sto").ready
     assert any("in the background" in line for line in logged), logged
     assert fresh.get(MCTS).compile() is False  # once only
-    now = play_server.Catalogue(["random"])
+    now = play_server.Catalogue(["random"], checkers=[])
     now.warm_up(log=logged.append, search="now")
     assert now.background is None and now.get("random").ready
     with pytest.raises(ValueError, match="'now' or 'background'"):
