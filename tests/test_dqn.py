@@ -182,7 +182,7 @@ def test_eval_symmetric_picks_best_by_how_the_shipped_agent_plays(tmp_path):
     # With --eval-symmetric (the default) the evaluation matches play the agent exactly as agents.load does (greedy,
     # symmetric averaging), so the loaded best agent re-scores its recorded best win rate to the game.
     out = tmp_path / "sym"
-    _run("dueling_dqn.py", out)
+    _run("dqn.py", out)  # the end-to-end run's settings: its compiled chunk is reused
     best = checkpoint.read_metadata(out / "best")["metrics"]["eval/vs_1steplA"]
     agent = agents.load(str(out / "best"))
     assert agent.symmetric
