@@ -27,6 +27,9 @@ from c4jax.games.connect_four.game import GAME
 from c4jax.nets import cnet
 from scripts import run_script
 
+# Variants of a test whose default-run case already exercises the same code path with another
+# rule or setting; each compiles a search of its own, so they run with `pytest -m slow`.
+SLOW_VARIANT = pytest.mark.slow
 
 def parse(rows: list[str]) -> np.ndarray:
     """'x' = player to move (1), 'o' = opponent (-1), '.' = empty; row 0 on top."""
@@ -220,7 +223,7 @@ def test_solver_proves_a_lost_root():
     assert ((best >= 0) & (best < 7)).all()
 
 
-@pytest.mark.parametrize("rule", ["uct", "puct"])
+@pytest.mark.parametrize("rule", ["uct", pytest.param("puct", marks=SLOW_VARIANT)])
 def test_solver_finds_the_win_in_three_plies(rule):
     """Columns 1 and 4 win by force: the root is proven won through an o node whose every reply
     is proven lost; the move and all the visit shares go to a proven win."""
@@ -305,7 +308,7 @@ def _random_evaluator(params, ks, states):
     return logits, jax.vmap(lambda k: jax.random.uniform(jax.random.fold_in(k, 1), (), minval=-1, maxval=1))(ks)
 
 
-@pytest.mark.parametrize("rule", ["uct", "puct"])
+@pytest.mark.parametrize("rule", ["uct", pytest.param("puct", marks=SLOW_VARIANT)])
 def test_the_search_builds_mctx_public_search_tree(rule):
     """The search (tree, walk, expansion, batched backup) builds exactly the tree of mctx's public
     ``mctx.search`` given the same model and selection rule."""
@@ -348,8 +351,9 @@ def test_puct_is_mctx_muzero_action_selection():
         np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
 
 
-@pytest.mark.parametrize("solve", [False, True])
-@pytest.mark.parametrize("rule", ["uct", "puct"])
+@pytest.mark.parametrize("rule, solve", [("uct", True), pytest.param("uct", False, marks=SLOW_VARIANT),
+                                         pytest.param("puct", True, marks=SLOW_VARIANT),
+                                         pytest.param("puct", False, marks=SLOW_VARIANT)])
 def test_root_visits_equal_the_number_of_simulations(rule, solve):
     finished = env.step(env.from_board(WIN), 3)
     states = jax.tree.map(lambda a, b: jnp.concatenate([a, b[None]]), states_of(WIN, BLOCK, ENDGAME, DRAW), finished)
@@ -362,7 +366,8 @@ def test_root_visits_equal_the_number_of_simulations(rule, solve):
         assert int((out.tree.parents[:, 1:] >= 0).sum()) == 5 * n  # one new node per simulation
 
 
-@pytest.mark.parametrize("method", network_search.METHODS)
+@pytest.mark.parametrize("method", [m if m == "gumbel" else pytest.param(m, marks=SLOW_VARIANT)
+                                    for m in network_search.METHODS])
 def test_alphazero_root_visits_equal_the_number_of_simulations(method):
     """mctx's public policies on our model: every simulation reaches the tree (a changed mctx that
     dropped one would fail here)."""
