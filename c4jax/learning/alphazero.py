@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax
-import optax
 import jax.numpy as jnp
+import optax
 from flax import struct
 from jax import Array
 
