@@ -17,6 +17,9 @@ from c4jax.games.connect_four import env
 # (a Q network's prior, sampled visits: the key matters); tests/test_guided.py plays ppo@16.
 SMALLER = {"mcts1000": "mcts16", "openspiel-mcts1000": "openspiel-mcts16"}
 NAMES = sorted({SMALLER.get(n, n) for n in agents.known_names()} | {"dqn@8:sto"})
+# The searches' own test (tests/test_search.py, typed and legacy keys) covers these two in the default
+# run; each compiles searches of its own, so here they run with `pytest -m slow`.
+SEARCHES = {"mcts16", "alphazero"}
 
 
 def _boards() -> np.ndarray:
@@ -34,7 +37,7 @@ def test_the_names_cover_every_kind_of_agent():
     assert ("perfect" in NAMES) == perfect.solver_available()
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SEARCHES else n for n in NAMES])
 def test_every_agent_acts_with_typed_and_legacy_keys(name):
     """The agent as ``agents.load(name)`` gives it (its default mode): the same moves from a typed key
     and from the legacy key with the same data, on concrete boards and inside a jitted function."""

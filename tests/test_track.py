@@ -70,7 +70,7 @@ def test_tensorboard_gets_every_row_the_config_and_steps_per_second_once_per_ste
     assert max(Counter(steps).values()) == 1
 
 
-@pytest.mark.slow  # the single-seed TensorBoard and W&B tests keep tracking in the default run
+@pytest.mark.slow  # the single-seed TensorBoard test keeps tracking in the default run
 def test_vmap_seeds_write_one_tensorboard_stream_per_seed(tmp_path):
     out = tmp_path / "run"
     proc = run_script("ppo.py", "--out", out, "--total-updates", "20", "--vmap-seeds", "2", "--track", "tensorboard",
@@ -115,6 +115,7 @@ def _wandb_records(path: Path):
             yield rec
 
 
+@pytest.mark.slow  # two training runs with W&B's service; the TensorBoard test keeps tracking in the default run
 def test_wandb_offline_gets_config_group_and_resumes_the_same_run(tmp_path, monkeypatch):
     pytest.importorskip("wandb")
     monkeypatch.setenv("WANDB_MODE", "offline")
