@@ -26,6 +26,7 @@ import tyro
 
 from c4jax import agents
 from c4jax.evaluation import protocol
+from c4jax.io import interrupt
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,5 +93,6 @@ def main(args: Args) -> dict:
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     """Parse ``argv`` (default: this process' arguments) and run; ``prog`` names the command in ``--help``
     (``c4jax match``; default: the script's file name)."""
-    return main(tyro.cli(Args, args=sys.argv[1:] if argv is None else argv, prog=prog,
-                         description=__doc__.split("\n")[0]))
+    args = tyro.cli(Args, args=sys.argv[1:] if argv is None else argv, prog=prog, description=__doc__.split("\n")[0])
+    with interrupt.guard():
+        return main(args)

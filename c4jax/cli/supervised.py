@@ -34,7 +34,7 @@ import tyro
 from tqdm.auto import tqdm
 
 from c4jax import agents, evaluation
-from c4jax.io import checkpoint, outdir, runlog, track
+from c4jax.io import checkpoint, interrupt, outdir, runlog, track
 from c4jax.learning import data, loop
 from c4jax.nets import cnet
 from c4jax.agents.network import NetworkAgent
@@ -202,6 +202,7 @@ def main(cfg: Config) -> dict:
         sv.save_progress(out / LAST, state, best_params, {
             "epoch": epoch, "best": best, "rng": rng.bit_generator.state, "rows": len(ds),
             "train_s": time.perf_counter() - t_train, "config": dataclasses.asdict(cfg)})
+        interrupt.set_note(f"{out / LAST} holds epoch {epoch}; the same command with --resume continues the run")
     bar.close()
     timings["train_s"] = round(time.perf_counter() - t_train, 2)
 

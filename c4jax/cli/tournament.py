@@ -49,7 +49,7 @@ from c4jax import agents, evaluation
 from c4jax.evaluation import ratings
 from c4jax.evaluation.tournament import default_agents
 from c4jax.evaluation.tournament import game_of as tournament_game
-from c4jax.io import devices, outdir
+from c4jax.io import devices, interrupt, outdir
 from c4jax.play import links
 
 DEFAULT_OUT = Path("runs/tournament")
@@ -295,6 +295,7 @@ def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = tyro.cli(Args, args=argv, prog=prog, description=__doc__.split("\n")[0])
     command = (prog or "python experiments/tournament.py") + " " + shlex.join(argv)
-    summary = main(args, command)
+    with interrupt.guard():
+        summary = main(args, command)
     print(f"wrote {len(summary['files'])} files to {args.out}/ (report: {summary['files']['report.md']})")
     return summary

@@ -32,7 +32,7 @@ import tyro
 import c4jax
 from c4jax import agents
 from c4jax.evaluation import yardstick
-from c4jax.io import outdir
+from c4jax.io import interrupt, outdir
 from c4jax.io.runlog import command_line, display_path
 from c4jax.io.tables import Table
 
@@ -154,5 +154,6 @@ def main(args: Args, command: str | None = None) -> dict:
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     """Parse ``argv`` (default: this process' arguments) and run; ``prog`` names the command in ``--help``
     (``c4jax yardstick``; default: the script's file name)."""
-    return main(tyro.cli(Args, args=sys.argv[1:] if argv is None else argv, prog=prog,
-                         description=__doc__.split("\n")[0]))
+    args = tyro.cli(Args, args=sys.argv[1:] if argv is None else argv, prog=prog, description=__doc__.split("\n")[0])
+    with interrupt.guard():
+        return main(args)

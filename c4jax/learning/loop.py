@@ -47,7 +47,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from c4jax import agents, games
-from c4jax.io import checkpoint, devices, outdir, track
+from c4jax.io import checkpoint, devices, interrupt, outdir, track
 from c4jax.nets import cnet
 from c4jax.learning import selection
 from c4jax.learning.algorithm import Algorithm
@@ -301,9 +301,11 @@ def exit_on_error(fn: Callable[..., Any], *args, **kwargs) -> Any:
     (``--resume``, ``--init-from``), an ``--out`` that holds a run or cannot be written, a file
     that cannot be written (a full disk), devices that cannot hold the run (``--devices``) or a
     tracker that is not installed end the script with one ``error: ...`` line and exit status 2
-    instead of a traceback."""
+    instead of a traceback. Ctrl-C ends it at once with one ``interrupted: ...`` line naming the
+    checkpoint that ``--resume`` continues from (:func:`c4jax.io.interrupt.guard`)."""
     try:
-        return fn(*args, **kwargs)
+        with interrupt.guard():
+            return fn(*args, **kwargs)
     except (checkpoint.CheckpointError, devices.DeviceError, outdir.OutputError, track.TrackingError, ConfigError) as e:
         message = str(e)
     except OSError as e:  # the disk filled, a file became unwritable
@@ -400,6 +402,9 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     after = int(updates_of(state).min()) if cfg.resume else None
     if cfg.resume and write:
         print(f"resumed {out} at {after:,} updates ({counters['seeds'][0]['evals']} evaluations)")
+    interrupt.set_note(f"{out / LAST} holds {after:,} updates; the same command with --resume continues the run"
+                       if cfg.resume else f"nothing saved yet (the first checkpoint, {out / LAST}, is written at "
+                       f"the first evaluation)")
     if placement.mesh is not None and write:
         print(f"{algo.name}: {placement.describe()}" + (f", {jax.process_count()} processes" if jax.process_count() > 1 else ""))
     dirs = [out] if k_seeds == 1 else [seed_dir(out, s) for s in seeds]
@@ -435,6 +440,8 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
         counters["wall_s"] = wall
         metrics_meta = rows[0] if k_seeds == 1 else {"seeds": rows}
         save_state(out / LAST, state, old_params, counters, {**meta_all, "metrics": metrics_meta}, write)
+        interrupt.set_note(f"{out / LAST} holds {int(updates.min()):,} updates; the same command with --resume "
+                           f"continues the run")
         bar.update(int(updates.min()) - before)
         wins = [row[f"eval/vs_{cfg.reference}"] for row in rows]
         label = "vs1" if cfg.reference == "1steplA" else f"vs_{cfg.reference}"
