@@ -47,6 +47,7 @@ from c4jax.games.connect_four.board import mirror_boards
 from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.io.devices import shard_batch
 from c4jax.learning import buffer as rb
+from c4jax.learning import dedup
 from c4jax.learning.algorithm import Algorithm
 from c4jax.learning.optim import apply_gradients, make_optimizer
 from c4jax.learning.train_state import TrainState
@@ -124,6 +125,10 @@ class AlphaZeroConfig:
     updates, then hold it there (0 = a constant learning rate)."""
     lr_final_frac: float = 0.1
     """The learning rate at the end of --lr-decay-updates, as a share of --learning-rate."""
+    merge_repeats: bool = False
+    """Store each distinct position of an iteration's self-play once, with the mean value and policy
+    targets of its copies (:mod:`c4jax.learning.dedup`), instead of one row per copy (the games' shared
+    first plies and, on Connect Four, the mirror images repeat positions)."""
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -366,6 +371,9 @@ class AlphaZero(Algorithm):
         else:
             rows = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), samples)
             row_valid = valid.reshape(-1)
+        copies = row_valid.sum(dtype=jnp.float32)
+        if cfg.merge_repeats:
+            rows, row_valid = dedup.merge_repeats(rows, row_valid)
         state = state.replace(buffer=rb.add(state.buffer, rows, row_valid), key=key,
                               episodes=state.episodes + cfg.games)
         state, m = jax.lax.scan(self._update, state, jax.random.split(update_key, cfg.updates_per_iteration))
@@ -376,6 +384,8 @@ class AlphaZero(Algorithm):
             "selfplay/first_player_wins": (returns[:, 0] > 0).mean(dtype=jnp.float32),  # player 0
             "selfplay/draws": (returns[:, 0] == 0).mean(dtype=jnp.float32),
         })
+        if cfg.merge_repeats:  # the share of the iteration's rows that were distinct positions
+            metrics["selfplay/distinct_share"] = row_valid.sum(dtype=jnp.float32) / jnp.maximum(copies, 1.0)
         return state, metrics
 
     def _chunk(self, state: AlphaZeroState):
