@@ -310,7 +310,7 @@ def test_value_target_mixes_the_outcome_with_the_searched_root_value():
 
 
 @pytest.mark.parametrize("flag, value", [("full_search_frac", 1.5), ("value_q_weight", -0.1), ("cheap_simulations", 0),
-                                         ("lr_decay_updates", -1), ("lr_final_frac", 1.5)])
+                                         ("lr_decay_updates", -1), ("lr_final_frac", 1.5), ("reply_weight", -0.5)])
 def test_lever_settings_out_of_range_are_refused(flag, value):
     with pytest.raises(ValueError, match=flag.replace("_", "-")):
         azl.AlphaZeroConfig(**{flag: value})
@@ -365,3 +365,83 @@ def test_ema_run_resumes_exactly_and_refuses_the_old_network_rule(tmp_path, caps
     with pytest.raises(SystemExit) as e:
         script.cli(["--out", str(tmp_path / "bad"), "--total-updates", "4", *flags, "--revert-drop", "0.1"])
     assert e.value.code == 2 and "--ema-decay needs the old-network rule off" in capsys.readouterr().err
+
+
+def test_reply_target_is_the_next_ply_of_the_other_player():
+    # three plies of three games (ply-major): alternating players; a second move by the same player
+    # (a Checkers multi-jump) at ply 1; a game that ends after ply 1
+    policy = jnp.asarray(np.random.default_rng(0).dirichlet(np.ones(4), (3, 3)), jnp.float32)  # [T, B, A]
+    player = jnp.array([[0, 0, 0], [1, 0, 1], [0, 1, 0]])
+    live = jnp.array([[True, True, True], [True, True, True], [True, True, False]])
+    reply = np.asarray(azl.reply_targets(policy, live, player))
+    np.testing.assert_array_equal(reply[0, 0], policy[1, 0])
+    np.testing.assert_array_equal(reply[1, 0], policy[2, 0])
+    np.testing.assert_array_equal(reply[0, 1], 0.0)  # the same player moves again
+    np.testing.assert_array_equal(reply[1, 1], policy[2, 1])
+    np.testing.assert_array_equal(reply[1, 2], 0.0)  # the game is over
+    np.testing.assert_array_equal(reply[2], 0.0)  # the last ply
+
+
+def test_selfplay_reply_targets_and_their_mirrors():
+    cfg = dataclasses.replace(TINY, num_simulations=2, reply_weight=0.5)
+    params = cnet.init_params(jax.random.key(1), width=8, heads="two")
+    samples, valid, final, _ = jax.jit(azl.selfplay, static_argnums=3)(
+        params, jax.random.key(3), jax.vmap(lambda _: env.init())(jnp.arange(2)), cfg)
+    assert isinstance(samples, azl.ReplySample)
+    pol, reply = np.asarray(samples.policy), np.asarray(samples.reply)
+    for g in range(2):
+        n = int(final.num_moves[g])
+        np.testing.assert_array_equal(reply[g, :n - 1], pol[g, 1:n])  # Connect Four alternates
+        assert not reply[g, n - 1:].any()
+    rows, _ = azl.with_mirrors(samples, valid)
+    half = rows.reply.shape[0] // 2
+    np.testing.assert_array_equal(rows.reply[half:], rows.reply[:half, ::-1])
+
+
+def test_reply_loss_is_the_mean_over_rows_with_a_target():
+    boards = jnp.asarray(np.stack([WIN, BLOCK]))
+    params = tower.init_params(jax.random.key(4), width=8, reply_head=True)
+    target = jnp.eye(7)[jnp.array([3, 0])]
+    both = azl.ReplySample(board=boards, policy=target, value=jnp.zeros(2), reply=target.at[1].set(0.0))
+    first = jax.tree.map(lambda x: x[:1], both)
+    loss_of = jax.jit(lambda p, batch, w: azl.loss_fn(p, batch, width=8, value_weight=1.0, reply_weight=w),
+                      static_argnums=2)
+    loss, aux = loss_of(params, both, 0.5)
+    plain, _ = loss_of(tower.without_reply_head(params), both, 0.0)
+    assert float(aux["train/reply_loss"]) == pytest.approx(float(loss_of(params, first, 0.5)[1]["train/reply_loss"]),
+                                                           rel=1e-6)
+    assert float(loss) == pytest.approx(float(plain) + 0.5 * float(aux["train/reply_loss"]), rel=1e-6)
+    grads = jax.grad(lambda p: loss_of(p, both, 0.5)[0])(params)
+    assert np.abs(np.asarray(grads[tower.REPLY]["kernel"])).sum() > 0
+
+
+def test_default_network_has_no_reply_head_and_best_drops_it(tmp_path):
+    p0 = cnet.init_params(jax.random.key(1), heads="two", width=8)
+    assert tower.REPLY not in azl.AlphaZero(TINY).init(jax.random.key(2), p0).params
+    assert tower.REPLY not in azl.AlphaZero(dataclasses.replace(TINY, tower_blocks=1, tower_channels=8)).fresh_params(
+        jax.random.key(0))
+    algo = azl.AlphaZero(dataclasses.replace(TINY, reply_weight=0.5))
+    state = algo.init(jax.random.key(2), p0)
+    assert set(state.params) == set(p0) | {tower.REPLY} and isinstance(state.buffer.items, azl.ReplySample)
+    assert algo.agent_of(state.params, "x").params.keys() == p0.keys()
+    # best/ holds what saved_params gives: an ordinary two-headed network that agents.load plays
+    meta = {"name": "reply", "algorithm": "alphazero", "network": {"width": 8, "heads": "two"},
+            "agent": {"output": "policy", "default_mode": "det", "symmetric": True, "search": {"simulations": 4}}}
+    checkpoint.save(tmp_path / "ck", {"params": algo.saved_params(state.params)}, meta)
+    agent = agents.load(f"{tmp_path / 'ck'}@0")  # its raw policy (the search compiles slowly)
+    assert agent.params.keys() == p0.keys() and int(agent.act(WIN[None], jax.random.key(0))[0]) in range(7)
+
+
+@pytest.mark.slow
+def test_script_trains_a_reply_head_and_best_plays_without_it(tmp_path):
+    run = tmp_path / "reply"
+    proc = run_script("alphazero.py", "--out", run, "--total-updates", "2", *TINY_FLAGS, "--reply-weight", "0.5")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    row = json.loads((run / "metrics.jsonl").read_text().splitlines()[-1])
+    assert np.isfinite(row["train/reply_loss"]) and row["train/reply_loss"] > 0
+    agent = agents.load(str(run))
+    assert isinstance(agent, az.AlphaZeroAgent) and tower.REPLY not in agent.params
+    board = BLOCK.copy()
+    board[:4, 0] = [1, -1, 1, -1]  # column 0 full
+    move = int(agent.act(board[None], jax.random.key(0))[0])
+    assert 1 <= move <= 6

@@ -147,3 +147,22 @@ def test_tower_from_metadata(network, expected):
 def test_tower_from_metadata_rejects_malformed(bad):
     with pytest.raises(ValueError, match="blocks, channels"):
         tower.from_metadata({"tower": bad})
+
+
+@pytest.mark.parametrize("net", [(), (1, 8)], ids=["cnet", "tower"])
+def test_reply_head_is_one_more_subtree_and_output(net):
+    boards = jnp.asarray(np.random.default_rng(1).integers(-1, 2, (5, 6, 7)), jnp.int8)
+    plain = tower.init_params(jax.random.key(0), width=8, tower=net)
+    params = tower.init_params(jax.random.key(0), width=8, tower=net, reply_head=True)
+    assert set(params) - set(plain) == {tower.REPLY} and tower.REPLY not in plain
+    assert tower.without_reply_head(params).keys() == plain.keys() and tower.without_reply_head(plain) is plain
+    logits, value, reply = tower.two_headed(8, net, reply_head=True).apply({"params": params}, boards)
+    assert reply.shape == logits.shape == (5, 7) and value.shape == (5,)
+    # the other heads are those of the network without it (the same parameters, the same outputs)
+    np.testing.assert_array_equal(tower.two_headed(8, net).apply({"params": tower.without_reply_head(params)},
+                                                                 boards)[0], logits)
+
+
+def test_reply_head_needs_two_heads():
+    with pytest.raises(ValueError, match="reply head"):
+        cnet.CNet(width=8, heads="one", reply_head=True).init(jax.random.key(0), jnp.zeros((1, 6, 7), jnp.int8))

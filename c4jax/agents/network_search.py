@@ -43,16 +43,19 @@ DEFAULT_SIMULATIONS = 128  # how a search checkpoint without a saved setting pla
 
 
 def evaluate(params, boards: Array, width: int = 128, tower: tuple[int, ...] = (),
-             game=CONNECT_FOUR) -> tuple[Array, Array]:
+             game=CONNECT_FOUR, reply_head: bool = False) -> tuple[Array, ...]:
     """The network (:func:`c4jax.nets.tower.two_headed`: CNET of ``width``, or the residual ``tower``
     ``(blocks, channels)``) on observations of ``game``: policy logits ``float32[B, A]`` and the
     value ``float32[B]`` in [−1, 1]. Connect Four's logits are masked to the board's legal columns
     (illegal ones at the dtype's minimum); other games' observations do not tell the legal
-    actions, so their logits come unmasked (:func:`evaluator` masks them with the states')."""
-    logits, value = nets.two_headed(width, tower, game).apply({"params": params}, boards)
+    actions, so their logits come unmasked (:func:`evaluator` masks them with the states').
+    ``reply_head``: the network of ``params`` has AlphaZero's reply head, whose logits
+    ``float32[B, A]`` (unmasked) come third."""
+    out = nets.two_headed(width, tower, game, reply_head).apply({"params": params}, boards)
+    logits, value = out[:2]
     if game.id == CONNECT_FOUR.id:
         logits = masked_logits(logits, boards[:, 0, :] == 0)
-    return logits, jnp.tanh(value)
+    return (logits, jnp.tanh(value), *out[2:])
 
 
 def evaluator(width: int = 128, tower: tuple[int, ...] = (), game=CONNECT_FOUR) -> mcts.Evaluator:

@@ -87,6 +87,12 @@ class Algorithm:
         the trained ``state.params`` (AlphaZero with ``ema_decay``: their moving average)."""
         return state.params
 
+    def saved_params(self, params):
+        """The weights that ``best/`` saves, from :meth:`playing_params`' ``params`` (stacked per seed
+        with ``--vmap-seeds``): by default the same; AlphaZero drops its reply head, which only trains,
+        so that ``best/`` holds the network an agent plays."""
+        return params
+
     def sync_target(self, state: TrainState, reset) -> TrainState:
         """After the loop's old-network rule, which took a new best or reverted where ``reset``
         (bool[K], one per seed): ``state`` with anything that must follow the weights updated (DQN's

@@ -21,7 +21,10 @@ Each *iteration*, on device:
    the value head only (their policy target is all zero).
 3. ``updates_per_iteration`` Adam steps on minibatches drawn from the buffer, minimising
    the cross-entropy to the search policy plus ``value_weight`` × the squared error of
-   ``tanh(value)`` to z.
+   ``tanh(value)`` to z. With ``reply_weight`` > 0 (KataGo) the network has a third head,
+   trained with that weight on the opponent's reply: the search policy of the next ply of the
+   same game, where the other player moves (rows without one train the other heads only);
+   the evaluations and ``best/`` play the network without it.
 
 A chunk is ``iterations_per_eval`` iterations (a ``lax.scan``); the host loop
 (:mod:`c4jax.learning.loop`) evaluates, keeps the best network and checkpoints between
@@ -40,7 +43,8 @@ from flax import struct
 from jax import Array
 
 from c4jax.agents import arena
-from c4jax.agents.network_search import METHODS, AlphaZeroAgent, evaluate, search
+from c4jax.agents import search as mcts
+from c4jax.agents.network_search import METHODS, AlphaZeroAgent, evaluate, evaluator, search
 from c4jax.games import base as games
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.board import mirror_boards
@@ -94,6 +98,12 @@ class AlphaZeroConfig:
     """L2 penalty added to the gradient."""
     value_weight: float = 1.0
     """Weight of the value loss."""
+    reply_weight: float = 0.0
+    """Opponent reply prediction (KataGo, Wu 2019): the network trains a third head on the move the
+    opponent makes in reply (the search policy of the game's next ply, where the other player moves),
+    with this weight × its cross-entropy averaged over the rows that have such a target; an auxiliary
+    target that shapes the shared features. The evaluations and best/ play the network without that
+    head. 0 = off."""
     eval_simulations: int = 32
     """Simulations per move of the evaluation matches (and of --eval-yardstick)."""
     play_simulations: int = 256
@@ -125,6 +135,12 @@ class AlphaZeroConfig:
     updates, then hold it there (0 = a constant learning rate)."""
     lr_final_frac: float = 0.1
     """The learning rate at the end of --lr-decay-updates, as a share of --learning-rate."""
+    solve: bool = False
+    """Self-play searches with proven values (MCTS-Solver): the project's own PUCT search
+    (:func:`c4jax.agents.search.run`, with the root's Dirichlet noise) backs up the wins and losses it
+    proves inside the tree as exact values, so it stops spending simulations on decided lines, and a
+    proven root's value (the search part of the value target) is exact. Needs --method puct; the
+    evaluations and the saved agent search as before."""
     merge_repeats: bool = False
     """Store each distinct position of an iteration's self-play once, with the mean value and policy
     targets of its copies (:mod:`c4jax.learning.dedup`), instead of one row per copy (the games' shared
@@ -142,6 +158,9 @@ class AlphaZeroConfig:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
         if self.max_considered < 1:
             raise ValueError(f"--max-considered must be >= 1, got {self.max_considered}")
+        if self.solve and self.method != "puct":
+            raise ValueError(f"--solve searches self-play with PUCT and proven values: it needs --method puct, "
+                             f"got --method {self.method}")
         if not 0.0 <= self.ema_decay < 1.0:
             raise ValueError(f"--ema-decay must be in [0, 1), got {self.ema_decay}")
         for name in ("random_start_frac", "full_search_frac", "value_q_weight"):
@@ -153,6 +172,8 @@ class AlphaZeroConfig:
             raise ValueError(f"--lr-final-frac must be in [0, 1], got {self.lr_final_frac}")
         if self.cheap_simulations < 1:
             raise ValueError(f"--cheap-simulations must be >= 1, got {self.cheap_simulations}")
+        if self.reply_weight < 0:
+            raise ValueError(f"--reply-weight must be >= 0, got {self.reply_weight}")
 
     def check_game(self, game) -> None:
         """The settings that depend on the game: ``ValueError`` when they do not fit ``game``."""
@@ -181,6 +202,11 @@ class AlphaZeroConfig:
         return optax.cosine_decay_schedule(self.learning_rate, self.lr_decay_updates, alpha=self.lr_final_frac)
 
     @property
+    def reply_head(self) -> bool:
+        """Whether the network trains a reply head (``reply_weight`` > 0)."""
+        return self.reply_weight > 0
+
+    @property
     def playout_cap(self) -> bool:
         """Whether playout cap randomisation is on (some plies search cheaply and train no policy)."""
         return self.full_search_frac < 1.0
@@ -199,6 +225,24 @@ class Sample:
 
 
 @struct.dataclass
+class ReplySample(Sample):
+    """A :class:`Sample` with the reply head's target (``reply_weight`` > 0)."""
+
+    reply: Array  # float32[num_actions]: the opponent's search policy at the next ply (all 0: none)
+
+
+def reply_targets(policy: Array, live: Array, player: Array) -> Array:
+    """The reply targets ``float32[T, ...]`` of ply-major records (T plies first): ``policy[T, ..., A]``
+    (the policy targets), ``live`` bool[T, ...] and ``player[T, ...]`` (the player to move). At each
+    ply, the next ply's policy target where that ply is live and its player is the other one (the
+    opponent's reply); all zero at the last ply, where the game ends, and where the same player
+    moves again (a Checkers multi-jump)."""
+    following = lambda x: jnp.concatenate([x[1:], jnp.zeros_like(x[:1])])  # noqa: E731  ply t -> t + 1
+    has_reply = following(live) & (following(player) != player)
+    return jnp.where(has_reply[..., None], following(policy), 0.0)
+
+
+@struct.dataclass
 class AlphaZeroState(TrainState):
     buffer: rb.Buffer  # replay buffer of Samples
     ema: Any = None  # the moving average of params (``ema_decay`` > 0), else None
@@ -207,12 +251,15 @@ class AlphaZeroState(TrainState):
 def selfplay(params, key: Array, states, cfg: AlphaZeroConfig, game=CONNECT_FOUR) -> tuple[Sample, Array, Any, Array]:
     """Play the games of ``states`` ([B] states of ``game``) to the end with search.
 
-    Returns the samples ``Sample[B, T]`` (ply-major per game, T = ``game.max_steps``), ``valid``
+    Returns the samples ``Sample[B, T]`` (ply-major per game, T = ``game.max_steps``; a
+    :class:`ReplySample` with ``reply_weight``), ``valid``
     bool[B, T] (a move was made at that ply), the final states and each player's total reward
     float32[B, 2] (a game still running after T plies counts as a draw). The plies are a
     ``lax.while_loop`` that stops once every game is over: a game of Checkers lasts far fewer
     plies than its cap of 512, and the searches of the idle plies would cost as much as real ones.
+    ``params`` may hold the reply head (``reply_weight``), which the searches do not use.
     """
+    params = towers.without_reply_head(params)
     plies = game.max_steps
     batch = states.terminated.shape[0]
     keys = jax.random.split(key, plies)
@@ -226,6 +273,12 @@ def selfplay(params, key: Array, states, cfg: AlphaZeroConfig, game=CONNECT_FOUR
         return (ply < plies) & ~jnp.all(games.done(state))
 
     def _search(state, key, num_simulations):
+        if cfg.solve:  # the project's own PUCT search, backing up proven wins and losses
+            keys = jax.random.split(mcts.typed_keys(key), state.terminated.shape[0])
+            out = mcts.run(evaluator(cfg.width, cfg.tower, game), params, state, keys, num_simulations, game=game,
+                           rule="puct", dirichlet_fraction=cfg.dirichlet_fraction,
+                           dirichlet_alpha=cfg.dirichlet_alpha, solve=True)
+            return mcts.best_column(out, state.legal_action_mask), out.visit_probs, out.root_value
         out = search(params, state, key, num_simulations=num_simulations, width=cfg.width,
                      tower=cfg.tower, method=cfg.method, max_considered=cfg.max_considered,
                      dirichlet_alpha=cfg.dirichlet_alpha, dirichlet_fraction=cfg.dirichlet_fraction, game=game)
@@ -260,25 +313,43 @@ def selfplay(params, key: Array, states, cfg: AlphaZeroConfig, game=CONNECT_FOUR
     if cfg.value_q_weight > 0:  # the search's root value (for the same player) mixed in
         value = (1.0 - cfg.value_q_weight) * value + cfg.value_q_weight * root_values
     samples = Sample(board=boards, policy=policies, value=value)
+    if cfg.reply_head:
+        samples = ReplySample(board=boards, policy=policies, value=value,
+                              reply=reply_targets(policies, valid, player))
     swap = lambda x: jnp.swapaxes(x, 0, 1)  # noqa: E731  [T, B, ...] -> [B, T, ...]
     return jax.tree.map(swap, samples), swap(valid), final, returns
 
 
 def with_mirrors(samples: Sample, valid: Array) -> tuple[Sample, Array]:
-    """Flat rows ``[2N]``: the samples, then their mirror images (boards and policies flipped)."""
+    """Flat rows ``[2N]``: the samples, then their mirror images (boards, policies and reply targets
+    flipped)."""
     flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), samples)
     mirrored = flat.replace(board=mirror_boards(flat.board), policy=flat.policy[:, ::-1])
+    if isinstance(flat, ReplySample):
+        mirrored = mirrored.replace(reply=flat.reply[:, ::-1])
     both = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), flat, mirrored)
     return both, jnp.concatenate([valid.reshape(-1), valid.reshape(-1)])
 
 
+def target_rows_cross_entropy(logits: Array, target: Array) -> Array:
+    """The cross-entropy of ``logits`` to ``target`` (both [N, A]), the mean over the rows whose target
+    is not all zero (0 when none is)."""
+    cross_entropy = -jnp.sum(target * jax.nn.log_softmax(logits, axis=-1), axis=-1)
+    return cross_entropy.sum() / jnp.maximum((target.sum(axis=-1) > 0).sum(), 1)
+
+
 def loss_fn(params, batch: Sample, *, width: int, value_weight: float,
-            tower: tuple[int, ...] = (), game=CONNECT_FOUR, policy_rows: bool = False) -> tuple[Array, dict]:
+            tower: tuple[int, ...] = (), game=CONNECT_FOUR, policy_rows: bool = False,
+            reply_weight: float = 0.0) -> tuple[Array, dict]:
     """Cross-entropy to the search policy + ``value_weight`` × (tanh(value) − z)². Connect Four's
     logits are masked to the legal columns of the board; other games' are not (the policy
     target is 0 on illegal actions). ``policy_rows``: the cross-entropy is the mean over the rows
-    that have a policy target (playout cap randomisation stores an all-zero policy for the others)."""
-    logits, value = evaluate(params, batch.board, width, tower, game=game)
+    that have a policy target (playout cap randomisation stores an all-zero policy for the others).
+    ``reply_weight`` > 0 (``batch`` a :class:`ReplySample`, ``params`` with the reply head): plus
+    ``reply_weight`` × the reply head's cross-entropy to the reply target, the mean over the rows
+    that have one."""
+    outputs = evaluate(params, batch.board, width, tower, game=game, reply_head=reply_weight > 0)
+    logits, value = outputs[:2]
     cross_entropy = -jnp.sum(batch.policy * jax.nn.log_softmax(logits, axis=-1), axis=-1)
     if policy_rows:
         has_target = batch.policy.sum(axis=-1) > 0
@@ -286,7 +357,12 @@ def loss_fn(params, batch: Sample, *, width: int, value_weight: float,
     else:
         policy_loss = cross_entropy.mean()
     value_loss = jnp.mean((value - batch.value) ** 2)
-    return policy_loss + value_weight * value_loss, {"train/policy_loss": policy_loss, "train/value_loss": value_loss}
+    loss, metrics = policy_loss + value_weight * value_loss, {"train/policy_loss": policy_loss,
+                                                              "train/value_loss": value_loss}
+    if reply_weight > 0:
+        reply_loss = target_rows_cross_entropy(outputs[2], batch.reply)
+        loss, metrics = loss + reply_weight * reply_loss, {**metrics, "train/reply_loss": reply_loss}
+    return loss, metrics
 
 
 class AlphaZero(Algorithm):
@@ -324,19 +400,35 @@ class AlphaZero(Algorithm):
         """The agent the evaluation matches play and ``best/`` saves: search with ``eval_simulations``
         (the network of ``cfg.width``, which is the run's ``width``)."""
         del symmetric, width  # the search plays the position as it is
-        return AlphaZeroAgent(params=params, label=label, width=self.cfg.width, tower=self.cfg.tower,
-                              num_simulations=self.cfg.eval_simulations, deterministic=not sampled, game=self.game)
+        return AlphaZeroAgent(params=towers.without_reply_head(params), label=label, width=self.cfg.width,
+                              tower=self.cfg.tower, num_simulations=self.cfg.eval_simulations,
+                              deterministic=not sampled, game=self.game)
 
     def init(self, key: Array, params) -> AlphaZeroState:
+        """The training state from the two-headed network's ``params``; with ``reply_weight`` the
+        network gains a fresh reply head (initialised from ``key``) and the buffer the reply targets."""
         obs = self.game.observe(self.game.init(jax.random.key(0)))
         example = Sample(board=jnp.zeros(obs.shape, obs.dtype), policy=jnp.zeros(self.game.num_actions, jnp.float32),
                          value=jnp.float32(0))
+        if self.cfg.reply_head:
+            example = ReplySample(board=example.board, policy=example.policy, value=example.value,
+                                  reply=example.policy)
+            params = self._with_reply_head(params, jax.random.fold_in(key, 1))
         ema = params if self.cfg.ema_decay > 0 else None
         return AlphaZeroState.create(params, self.tx, key, buffer=rb.init(example, self.cfg.buffer_size), ema=ema)
+
+    def _with_reply_head(self, params, key: Array):
+        """``params`` with a freshly initialised reply head."""
+        fresh = towers.init_params(key, self.cfg.width, self.cfg.tower, self.game, reply_head=True)
+        return {**params, towers.REPLY: fresh[towers.REPLY]}
 
     def playing_params(self, state: AlphaZeroState):
         """The moving average of the weights with ``ema_decay``, else the trained weights."""
         return state.params if state.ema is None else state.ema
+
+    def saved_params(self, params):
+        """``params`` without the reply head (``reply_weight``): ``best/`` is a two-headed network."""
+        return towers.without_reply_head(params)
 
     def _starts(self, key: Array):
         cfg = self.cfg
@@ -354,7 +446,7 @@ class AlphaZero(Algorithm):
         batch = rb.sample(state.buffer, key, cfg.batch_size)
         (loss, aux), grads = jax.value_and_grad(loss_fn, has_aux=True)(
             state.params, batch, width=cfg.width, value_weight=cfg.value_weight, tower=cfg.tower, game=self.game,
-            policy_rows=cfg.playout_cap)
+            policy_rows=cfg.playout_cap, reply_weight=cfg.reply_weight)
         params, opt_state = apply_gradients(self.tx, state.params, state.opt_state, grads)
         state = state.replace(params=params, opt_state=opt_state, updates=state.updates + 1)
         if state.ema is not None:

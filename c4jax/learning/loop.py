@@ -426,6 +426,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
                              algo.game)
         wall = time.perf_counter() - t_start
         saved = params if placement.mesh is None else devices.to_host(params)  # best/: host copies on a mesh
+        saved = algo.saved_params(saved)
         decisions, rows = [], []
         for k, r in enumerate(runs):
             row = metrics_row(metrics, k, evaluated[k])

@@ -6,6 +6,10 @@
 - ``heads="two"``: ``(float32[B, 7], float32[B])`` (policy logits / advantages and a value),
 - ``heads="dueling"``: ``float32[B, 7]`` Q = V + A - mean(A) from the two heads.
 
+``heads="two"`` with ``reply_head=True`` also returns reply logits ``float32[B, 7]`` (a ``reply``
+Dense layer on the features the policy head takes: AlphaZero's auxiliary prediction of the
+opponent's next move); without it the parameters have no ``reply`` subtree.
+
 Parameter names are stable because checkpoints, conv freezing (every leaf under
 ``conv``) and the supervised -> RL transfer (one head -> two heads: same ``conv``,
 ``dense`` and ``head`` subtrees, a fresh ``value`` subtree) rely on them.
@@ -92,11 +96,14 @@ class CNet(nn.Module):
 
     width: int = 128
     heads: str = "one"
+    reply_head: bool = False
 
     @nn.compact
     def __call__(self, boards: Array):
         if self.heads not in HEADS:
             raise ValueError(f"heads must be one of {HEADS}, got {self.heads!r}")
+        if self.reply_head and self.heads != "two":
+            raise ValueError(f"a reply head needs heads='two', got {self.heads!r}")
         x = ConvBlock(self.width, name="conv")(preprocess(boards))
         x = nn.relu(nn.Dense(self.width, name="dense")(x))
         main = MLPHead(self.width, 7, name="head")(x)
@@ -104,7 +111,7 @@ class CNet(nn.Module):
             return main
         value = MLPHead(self.width, 1, name="value")(x)[..., 0]
         if self.heads == "two":
-            return main, value
+            return (main, value, nn.Dense(7, name="reply")(x)) if self.reply_head else (main, value)
         return value[..., None] + main - main.mean(axis=-1, keepdims=True)
 
 

@@ -11,7 +11,9 @@ float32[B])`` (policy logits, value), like ``CNet(heads="two")``, and any other 
   the second convolution of each block starts at zero, so every block starts as the identity
   (the tower trains without normalisation layers);
 - policy head: 1x1 conv to 2 planes -> ReLU -> Dense(7); value head: 1x1 conv to 1 plane ->
-  ReLU -> Dense(64) -> ReLU -> Dense(1).
+  ReLU -> Dense(64) -> ReLU -> Dense(1);
+- with ``reply_head``, a third output: reply logits, a ``reply`` Dense(7) on the policy head's
+  planes (AlphaZero's auxiliary prediction of the opponent's next move).
 
 All convolutions keep the board size ("same" padding with zeros) and run as im2col matmuls
 (:class:`c4jax.nets.cnet.ValidConv` on the padded input), which is what is fast on a CPU.
@@ -72,15 +74,16 @@ class Tower(nn.Module):
     """Residual tower: ``blocks`` blocks of ``channels`` 3x3 filters, policy and value heads.
 
     ``num_actions`` policy logits; ``encoding`` says how observations become input planes
-    (:func:`encode`; Connect Four by default)."""
+    (:func:`encode`; Connect Four by default); ``reply_head``: also ``num_actions`` reply logits."""
 
     blocks: int = 4
     channels: int = 64
     num_actions: int = 7
     encoding: str = "connect_four"
+    reply_head: bool = False
 
     @nn.compact
-    def __call__(self, boards: Array) -> tuple[Array, Array]:
+    def __call__(self, boards: Array) -> tuple[Array, ...]:
         x = nn.relu(SameConv3(self.channels, name="stem")(encode(boards, self.encoding)))
         for i in range(self.blocks):
             y = nn.relu(SameConv3(self.channels, name=f"block{i}_a")(x))
@@ -91,25 +94,41 @@ class Tower(nn.Module):
         logits = nn.Dense(self.num_actions, name="policy")(p)
         v = nn.relu(nn.Dense(1, name="value_conv")(x)).reshape(lead + (-1,))
         v = nn.relu(nn.Dense(64, name="value_hidden")(v))
-        return logits, nn.Dense(1, name="value")(v)[..., 0]
+        value = nn.Dense(1, name="value")(v)[..., 0]
+        if self.reply_head:
+            return logits, value, nn.Dense(self.num_actions, name="reply")(p)
+        return logits, value
 
 
-def two_headed(width: int = 128, tower: tuple[int, ...] = (), game=CONNECT_FOUR) -> nn.Module:
+def two_headed(width: int = 128, tower: tuple[int, ...] = (), game=CONNECT_FOUR,
+               reply_head: bool = False) -> nn.Module:
     """The two-headed network of an AlphaZero agent for ``game`` (Connect Four by default):
     ``Tower(*tower)`` (``(blocks, channels)``), or ``CNet(width, heads="two")`` when ``tower`` is
-    empty (Connect Four only: other games need a tower)."""
+    empty (Connect Four only: other games need a tower). ``reply_head``: with the reply head that
+    AlphaZero trains (a third output), which the playing network has not."""
     if tower:
         blocks, channels = tower
-        return Tower(blocks=blocks, channels=channels, num_actions=game.num_actions, encoding=encoding_for(game))
+        return Tower(blocks=blocks, channels=channels, num_actions=game.num_actions, encoding=encoding_for(game),
+                     reply_head=reply_head)
     if game.id != CONNECT_FOUR.id:
         raise ValueError(f"the CNET plays Connect Four's boards; {game.id} needs the residual tower (--tower-blocks)")
-    return CNet(width=width, heads="two")
+    return CNet(width=width, heads="two", reply_head=reply_head)
 
 
-def init_params(key: Array, width: int = 128, tower: tuple[int, ...] = (), game=CONNECT_FOUR):
-    """Fresh parameters of :func:`two_headed` ``(width, tower, game)``."""
-    net = two_headed(width, tower, game)
+def init_params(key: Array, width: int = 128, tower: tuple[int, ...] = (), game=CONNECT_FOUR,
+                reply_head: bool = False):
+    """Fresh parameters of :func:`two_headed` ``(width, tower, game, reply_head)``."""
+    net = two_headed(width, tower, game, reply_head)
     return net.init(key, jnp.zeros((1,) + tuple(game.observation_shape), jnp.int8))["params"]
+
+
+REPLY = "reply"  # the reply head's parameter subtree
+
+
+def without_reply_head(params):
+    """``params`` without the reply head's subtree (``params`` itself when it has none): the
+    two-headed network that plays."""
+    return {k: v for k, v in params.items() if k != REPLY} if REPLY in params else params
 
 
 def from_metadata(network: dict) -> tuple[int, ...]:
