@@ -269,7 +269,9 @@ def test_the_solver_proves_the_exact_values_with_bonus_moves(rule):
 @pytest.mark.parametrize("rule", ["uct", "puct"])
 def test_the_search_builds_mctx_public_search_tree(rule):
     """Our tree, walk, expansion and backup against ``mctx.search`` (public API) with the same
-    model and the same selection rule: the same trees, array for array, on Nim (bonus moves)."""
+    model and the same selection rule: the same trees on Nim (bonus moves), every node, edge,
+    visit count, reward and discount exactly, the backed-up mean values to float rounding (the two
+    programs are compiled apart, and XLA may round their running means differently)."""
     piles = (6, 7, 10)
     states = stack(*(NIM.state(p) for p in piles))
     keys = jax.random.split(jax.random.key(3), len(piles))
@@ -286,10 +288,13 @@ def test_the_search_builds_mctx_public_search_tree(rule):
         root_action_selection_fn=lambda k, t, i: select(t, i, 0),
         interior_action_selection_fn=lambda k, t, i, d: select(t, i, d),
         num_simulations=40, invalid_actions=~legal))(root)
-    for field in ("node_visits", "raw_values", "node_values", "parents", "action_from_parent", "children_index",
+    for field in ("node_visits", "raw_values", "parents", "action_from_parent", "children_index",
                   "children_prior_logits", "children_visits", "children_rewards", "children_discounts",
-                  "children_values", "root_invalid_actions"):
+                  "root_invalid_actions"):
         np.testing.assert_array_equal(np.asarray(getattr(ours, field)), np.asarray(getattr(theirs, field)), field)
+    for field in ("node_values", "children_values"):  # running means: XLA may round them differently
+        np.testing.assert_allclose(np.asarray(getattr(ours, field)), np.asarray(getattr(theirs, field)),
+                                   rtol=0, atol=1e-6, err_msg=field)
     jax.tree.map(np.testing.assert_array_equal, ours.embeddings, theirs.embeddings)
     assert (np.asarray(ours.children_discounts) == 1.0).any()  # bonus moves were searched
 
