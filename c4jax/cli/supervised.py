@@ -202,7 +202,7 @@ def main(cfg: Config) -> dict:
         sv.save_progress(out / LAST, state, best_params, {
             "epoch": epoch, "best": best, "rng": rng.bit_generator.state, "rows": len(ds),
             "train_s": time.perf_counter() - t_train, "config": dataclasses.asdict(cfg)})
-        interrupt.set_note(f"{out / LAST} holds epoch {epoch}; the same command with --resume continues the run")
+        interrupt.set_note(interrupt.resume_note(out / LAST, f"epoch {epoch}"))
     bar.close()
     timings["train_s"] = round(time.perf_counter() - t_train, 2)
 

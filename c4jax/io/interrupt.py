@@ -38,6 +38,11 @@ def set_note(text: str) -> None:
     _note = text
 
 
+def resume_note(checkpoint, holds: str) -> str:
+    """The note of a resumable run: ``checkpoint`` (its last/) holds ``holds`` (e.g. "2,000 updates")."""
+    return f"{checkpoint} holds {holds}; the same command with --resume continues the run"
+
+
 def message() -> str:
     """The line printed on Ctrl-C."""
     return "interrupted" + (f": {_note}" if _note else "")

@@ -463,9 +463,10 @@ class AlphaZero(Algorithm):
         else:
             rows = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), samples)
             row_valid = valid.reshape(-1)
-        copies = row_valid.sum(dtype=jnp.float32)
         if cfg.merge_repeats:
+            copies = row_valid.sum(dtype=jnp.float32)
             rows, row_valid = dedup.merge_repeats(rows, row_valid)
+            distinct_share = row_valid.sum(dtype=jnp.float32) / jnp.maximum(copies, 1.0)
         state = state.replace(buffer=rb.add(state.buffer, rows, row_valid), key=key,
                               episodes=state.episodes + cfg.games)
         state, m = jax.lax.scan(self._update, state, jax.random.split(update_key, cfg.updates_per_iteration))
@@ -477,7 +478,7 @@ class AlphaZero(Algorithm):
             "selfplay/draws": (returns[:, 0] == 0).mean(dtype=jnp.float32),
         })
         if cfg.merge_repeats:  # the share of the iteration's rows that were distinct positions
-            metrics["selfplay/distinct_share"] = row_valid.sum(dtype=jnp.float32) / jnp.maximum(copies, 1.0)
+            metrics["selfplay/distinct_share"] = distinct_share
         return state, metrics
 
     def _chunk(self, state: AlphaZeroState):

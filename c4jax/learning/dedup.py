@@ -10,7 +10,8 @@ iteration once, with a less noisy target, instead of many copies that outweigh t
 
 Shapes stay fixed (jittable): the rows are sorted by a 64-bit hash of their observation, the runs
 of equal hashes are summed with ``segment_sum`` and every row but the first of a run is marked
-invalid. Two distinct observations share a hash with a probability of about 2^-64 per pair.
+invalid. Two distinct observations share both hash words with a probability of about 2^-64 per
+pair (for the random cell weights).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ import jax
 import jax.numpy as jnp
 from jax import Array
 
-# Two odd 32-bit multipliers per hash word; each observation cell gets its own pair of weights.
+# One seed per 32-bit hash word: it draws that word's random odd weight for each observation cell
+# and is the word's final multiplier.
 _SEEDS = (0x9E3779B1, 0x85EBCA77)
 
 

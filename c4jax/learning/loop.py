@@ -402,9 +402,8 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     after = int(updates_of(state).min()) if cfg.resume else None
     if cfg.resume and write:
         print(f"resumed {out} at {after:,} updates ({counters['seeds'][0]['evals']} evaluations)")
-    interrupt.set_note(f"{out / LAST} holds {after:,} updates; the same command with --resume continues the run"
-                       if cfg.resume else f"nothing saved yet (the first checkpoint, {out / LAST}, is written at "
-                       f"the first evaluation)")
+    interrupt.set_note(interrupt.resume_note(out / LAST, f"{after:,} updates") if cfg.resume else
+                       f"nothing saved yet (the first checkpoint, {out / LAST}, is written at the first evaluation)")
     if placement.mesh is not None and write:
         print(f"{algo.name}: {placement.describe()}" + (f", {jax.process_count()} processes" if jax.process_count() > 1 else ""))
     dirs = [out] if k_seeds == 1 else [seed_dir(out, s) for s in seeds]
@@ -441,8 +440,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
         counters["wall_s"] = wall
         metrics_meta = rows[0] if k_seeds == 1 else {"seeds": rows}
         save_state(out / LAST, state, old_params, counters, {**meta_all, "metrics": metrics_meta}, write)
-        interrupt.set_note(f"{out / LAST} holds {int(updates.min()):,} updates; the same command with --resume "
-                           f"continues the run")
+        interrupt.set_note(interrupt.resume_note(out / LAST, f"{int(updates.min()):,} updates"))
         bar.update(int(updates.min()) - before)
         wins = [row[f"eval/vs_{cfg.reference}"] for row in rows]
         label = "vs1" if cfg.reference == "1steplA" else f"vs_{cfg.reference}"
