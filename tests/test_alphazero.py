@@ -143,6 +143,31 @@ def test_raw_policy_and_modes():
         az.AlphaZeroAgent(params=PARAMS, num_simulations=search.MAX_SIMULATIONS + 1)
 
 
+def test_solving_agent_proves_the_win_and_blocks_the_loss():
+    """``solve``: PUCT with proven values. With an untrained network the win is proven once its
+    edge is expanded: the move and all of the visit shares go to it, in either mode, from boards
+    and from states alike. The block is found by the values (not proven: PUCT with a flat prior
+    widens too slowly to refute each other column within 256 simulations)."""
+    agent = az.AlphaZeroAgent(params=PARAMS, num_simulations=64, solve=True)
+    assert agent.name == "alphazero@64solve:det" and not agent.stochastic
+    assert int(agent.act(WIN[None], jax.random.key(0))[0]) == 3
+    assert int(agent.act_states(states_of(WIN), jax.random.key(0))[0]) == 3
+    scores = np.asarray(agent.scores(WIN[None]))[0]
+    assert scores[3] == 1.0 and (scores[[0, 1, 2, 4, 5, 6]] == 0.0).all()
+    shares, values = agent.search_stats(WIN[None])
+    np.testing.assert_array_equal(np.asarray(shares), scores[None])
+    assert float(values[0, 3]) == 1.0 and (np.asarray(values)[0, [0, 1, 2, 4, 5, 6]] < 1.0).all()
+    sto = agent.replace(deterministic=False)
+    assert sto.name == "alphazero@64solve:sto"
+    moves = sto.act(np.repeat(WIN[None], 8, axis=0), jax.random.key(1))
+    assert np.asarray(moves).tolist() == [3] * 8  # sampling the shares of the proven move only
+    block = agent.replace(num_simulations=256)
+    assert int(block.act(BLOCK[None], jax.random.key(0))[0]) == 3
+    assert int(np.argmax(np.asarray(block.scores(BLOCK[None]))[0])) == 3
+    with pytest.raises(ValueError, match="solve"):
+        az.AlphaZeroAgent(params=PARAMS, num_simulations=0, solve=True)
+
+
 @pytest.mark.parametrize("flags, message", [
     ({"method": "alphabeta"}, "--method"),
     ({"games": 0}, "--games"),

@@ -70,6 +70,15 @@ def test_names_load_network_agents_with_search():
     assert agents.load(f"{agents.checkpoints_dir() / 'reinforce'}@4").name.endswith("reinforce@4:det")
     az = agents.load("alphazero@8")  # a search checkpoint keeps its own search
     assert isinstance(az, AlphaZeroAgent) and az.num_simulations == 8
+    assert not az.solve and not ppo.solve
+    # '@<N>solve': proven values in the search, the network's own (AlphaZero) or a guided one
+    az_solve, ppo_solve = agents.load("alphazero@8solve"), agents.load("ppo@16SOLVE:sto")
+    assert isinstance(az_solve, AlphaZeroAgent) and (az_solve.num_simulations, az_solve.solve) == (8, True)
+    assert az_solve.name == "alphazero@8solve:det"
+    assert isinstance(ppo_solve, guided.GuidedSearchAgent) and ppo_solve.solve
+    assert ppo_solve.name == "ppo@16solve:sto"
+    checkers = agents.load("checkers/alphazero@4solve")
+    assert checkers.solve and checkers.game.id == "checkers" and checkers.name == "checkers/alphazero@4solve:det"
 
 
 def test_at_zero_is_the_raw_network():
@@ -85,6 +94,11 @@ def test_at_zero_is_the_raw_network():
     ("ppo@x", "number of search simulations"),
     ("ppo@-1", "number of search simulations"),
     ("ppo@", "number of search simulations"),
+    ("ppo@solve", "number of search simulations"),
+    ("ppo@8solves", "number of search simulations"),
+    ("alphazero@0solve", "need a search"),
+    ("checkers/alphazero@0solve", "need a search"),
+    ("random@16solve", "trained agents"),
     (f"ppo@{search.MAX_SIMULATIONS + 1}", f"at most {search.MAX_SIMULATIONS}"),
     (f"alphazero@{search.MAX_SIMULATIONS + 1}", f"at most {search.MAX_SIMULATIONS}"),
     ("random@16", "trained agents"),

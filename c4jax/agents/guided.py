@@ -19,8 +19,8 @@ against mcts200, ppo@200 scored 0.855 / 0.905 / 0.90 with c_1 = 1.25 / 3 / 6). M
 the most visited action (``:det``, the default, as AlphaZero's) or one sampled from the root
 visits (``:sto``); ``scores``: the root visit shares of a search keyed by the position (the
 other search agents' rule). ``@0`` is no search: the registry gives the network agent itself.
-``solve=True`` backs up proven wins and losses in the search (MCTS-Solver, see
-:mod:`c4jax.agents.search`); it is off by default, not measured for guided search.
+``solve=True`` (``ppo@200solve``) backs up proven wins and losses in the search (MCTS-Solver, see
+:mod:`c4jax.agents.search`); it is off by default.
 
 Any network agent plugs in through one method, ``prior_logits_states(states, q_temperature) ->
 float32[B, A]`` on states of its ``game``; :class:`c4jax.agents.network.NetworkAgent` (Connect
@@ -100,7 +100,8 @@ class GuidedSearchAgent(mcts._SearchAgent):
     @property
     def name(self) -> str:
         label = getattr(self.network, "label", type(self.network).__name__)
-        return f"{label}@{self.num_simulations}:{'det' if self.deterministic else 'sto'}"
+        solve = "solve" if self.solve else ""
+        return f"{label}@{self.num_simulations}{solve}:{'det' if self.deterministic else 'sto'}"
 
     def search(self, states, keys: Array) -> mcts.SearchOutput:
         """The agent's search from states [B] of its game with root keys [B] (typed or legacy)."""

@@ -14,6 +14,11 @@ in the reward of the edge into it).
 Two search policies (``method``): Gumbel MuZero (``"gumbel"``: a policy improvement with
 few simulations; ``gumbel_scale = 0`` makes it deterministic) and PUCT with Dirichlet
 noise at the root (``"puct"``, classic AlphaZero).
+
+At play time, ``AlphaZeroAgent(solve=True)`` (``agents.load("alphazero@256solve")``) searches
+instead with the project's own PUCT search backing up proven wins and losses
+(:func:`c4jax.agents.search.run` with ``solve=True``, MCTS-Solver) and no root noise: a proven
+win is always taken, a proven loss only when every move loses (:func:`c4jax.agents.search.best_action`).
 """
 
 from __future__ import annotations
@@ -40,6 +45,10 @@ from c4jax.nets import tower as nets
 
 METHODS = ("gumbel", "puct")
 DEFAULT_SIMULATIONS = 128  # how a search checkpoint without a saved setting plays
+# PUCT's c_1 in the solving search: the project's constant for search at play time (search.PB_C_INIT).
+# The shipped network with 256 simulations kept 0.922 / 0.928 / 0.931 of the yardstick's positions
+# with c_1 = 0.5 / 1.25 (mctx's muzero_policy default) / 3 (docs/results/alphazero).
+SOLVE_PB_C_INIT = mcts.PB_C_INIT
 
 
 def evaluate(params, boards: Array, width: int = 128, tower: tuple[int, ...] = (),
@@ -121,6 +130,10 @@ class AlphaZeroAgent(AgentBase):
     ``scores``: the improved policy after the search (the visit shares of PUCT), the raw
     policy's probabilities when ``num_simulations = 0``; full columns ``-inf``. ``act``:
     deterministic (``:det``, no Gumbel noise) or sampled through the search's Gumbel noise.
+
+    ``solve``: search with PUCT and proven values instead (module docstring; ``@<N>solve`` in a
+    name): ``act`` plays the most visited move among the proven wins, else among the moves not
+    proven lost (``:det``), or samples those visit shares (``:sto``); ``scores`` are the shares.
     """
 
     params: Any
@@ -130,17 +143,34 @@ class AlphaZeroAgent(AgentBase):
     num_simulations: int = struct.field(pytree_node=False, default=DEFAULT_SIMULATIONS)
     deterministic: bool = struct.field(pytree_node=False, default=True)
     game: Any = struct.field(pytree_node=False, default=CONNECT_FOUR)
+    solve: bool = struct.field(pytree_node=False, default=False)
 
     def __post_init__(self):
         n = self.num_simulations
         if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= mcts.MAX_SIMULATIONS:
             raise ValueError(f"AlphaZero needs 0..{mcts.MAX_SIMULATIONS} simulations per move (0: the raw policy), "
                              f"got {n!r}")
+        if self.solve and n == 0:
+            raise ValueError("proven values (solve) need a search: AlphaZero with solve needs >= 1 simulation per move")
 
     @property
     def name(self) -> str:
-        sims = f"@{self.num_simulations}" if self.num_simulations else "@policy"
+        sims = (f"@{self.num_simulations}" + ("solve" if self.solve else "")) if self.num_simulations else "@policy"
         return f"{self.label}{sims}:{'det' if self.deterministic else 'sto'}"
+
+    def _solving_search(self, states, key: Array) -> mcts.SearchOutput:
+        """The PUCT search with proven values from states [B] of the agent's game (one key per root)."""
+        keys = jax.random.split(mcts.typed_keys(key), states.legal_action_mask.shape[0])
+        return mcts.run(evaluator(self.width, self.tower, self.game), self.params, states, keys,
+                        self.num_simulations, game=self.game, rule="puct", pb_c_init=SOLVE_PB_C_INIT, solve=True)
+
+    def _solving_move(self, states, key: Array) -> Array:
+        search_key, pick_key = jax.random.split(mcts.typed_keys(key))
+        out = self._solving_search(states, search_key)
+        if self.deterministic:
+            return mcts.best_action(out, states.legal_action_mask)
+        logits = jnp.where(out.visit_probs > 0, jnp.log(jnp.maximum(out.visit_probs, 1e-30)), -jnp.inf)
+        return jax.random.categorical(pick_key, logits, axis=-1).astype(jnp.int32)
 
     @property
     def stochastic(self) -> bool:
@@ -149,6 +179,8 @@ class AlphaZeroAgent(AgentBase):
     def act_states(self, states, key: Array) -> Array:
         """A move for each state of the agent's game: the search from the state itself (or the raw
         policy over its legal actions)."""
+        if self.solve:
+            return self._solving_move(states, key)
         if self.game.id == CONNECT_FOUR.id:
             return self._act(jax.vmap(env.observe)(states), key)
         if self.num_simulations == 0:
@@ -172,6 +204,8 @@ class AlphaZeroAgent(AgentBase):
         if self.num_simulations == 0:
             logits = evaluator(self.width, self.tower, self.game)(self.params, None, states)[0]
             probs = jax.nn.softmax(logits, axis=-1)
+        elif self.solve:
+            probs = self._solving_search(states, jax.random.key(0)).visit_probs
         else:
             probs = search(self.params, states, jax.random.key(0), num_simulations=self.num_simulations,
                            width=self.width, tower=self.tower, gumbel_scale=0.0, game=self.game).action_weights
@@ -186,6 +220,8 @@ class AlphaZeroAgent(AgentBase):
         legal = boards[:, 0, :] == 0
         if self.num_simulations == 0:
             probs = jax.nn.softmax(evaluate(self.params, boards, self.width, self.tower)[0], axis=-1)
+        elif self.solve:
+            probs = self._solving_search(jax.vmap(env.from_board)(boards), jax.random.key(0)).visit_probs
         else:
             probs = self._search(boards, jax.random.key(0)).action_weights
         return jnp.where(legal, probs, ILLEGAL_SCORE)
@@ -196,6 +232,8 @@ class AlphaZeroAgent(AgentBase):
             if self.deterministic:
                 return jnp.argmax(logits, axis=-1).astype(jnp.int32)
             return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
+        if self.solve:
+            return self._solving_move(jax.vmap(env.from_board)(boards), key)
         return self._search(boards, key).action.astype(jnp.int32)
 
     def search_stats(self, boards) -> tuple[Array, Array]:
@@ -218,6 +256,9 @@ def _jit_scores_states(agent: AlphaZeroAgent, states) -> Array:
 @jax.jit
 def _jit_search_stats(agent: AlphaZeroAgent, boards: Array) -> tuple[Array, Array]:
     legal = boards[:, 0, :] == 0
+    if agent.solve:
+        out = agent._solving_search(jax.vmap(env.from_board)(boards), jax.random.key(0))
+        return jnp.where(legal, out.visit_probs, ILLEGAL_SCORE), jnp.where(legal, out.qvalues, jnp.nan)
     out = agent._search(boards, jax.random.key(0))
     return jnp.where(legal, out.action_weights, ILLEGAL_SCORE), jnp.where(legal, root_values(out), jnp.nan)
 
@@ -229,11 +270,11 @@ def is_search_checkpoint(directory) -> bool:
 
 
 def agent_from_search_checkpoint(directory, mode: str | None = None, label: str | None = None,
-                                 num_simulations: int | None = None) -> AlphaZeroAgent:
+                                 num_simulations: int | None = None, solve: bool = False) -> AlphaZeroAgent:
     """The AlphaZero agent of a checkpoint: its network with the saved number of simulations
     (or ``num_simulations``; 0 = the raw policy), deterministic with ``mode == "det"``, sampled with
     ``"sto"``; without a mode a search is deterministic and a raw policy plays its metadata's
-    ``default_mode``."""
+    ``default_mode``. ``solve``: the search backs up proven values (:class:`AlphaZeroAgent`)."""
     directory = resolve_checkpoint(directory)
     meta = checkpoint.read_metadata(directory, game=None)
     game = checkpoint_game(directory, meta)
@@ -250,11 +291,11 @@ def agent_from_search_checkpoint(directory, mode: str | None = None, label: str 
     if not tower:
         net = agent_from_checkpoint(directory, mode, label)
         return AlphaZeroAgent(params=net.params, label=net.label, width=net.width, num_simulations=sims,
-                              deterministic=deterministic)
+                              deterministic=deterministic, solve=solve)
     template = {"params": nets.init_params(jax.random.key(0), tower=tower, game=game)}
     params = checkpoint.restore(directory, template, meta=meta)["params"]
     return AlphaZeroAgent(params=params, label=label or meta.get("name", directory.name), tower=tower,
-                          num_simulations=sims, deterministic=deterministic, game=game)
+                          num_simulations=sims, deterministic=deterministic, game=game, solve=solve)
 
 
 def checkpoint_game(directory, meta: dict):

@@ -17,7 +17,10 @@ network (``supervised``, ``reinforce``, ``ppo``, ``dqn``, ``dueling_dqn``, a che
 plays pure MCTS with its policy, or its softmaxed Q-values, as the prior
 (:mod:`c4jax.agents.guided`), and ``@0`` is the network itself. ``:det`` (the default for a
 search) plays the most visited move, ``:sto`` samples the root visits. N is 0 ..
-:data:`c4jax.agents.search.MAX_SIMULATIONS`; the built-in agents take no ``@``.
+:data:`c4jax.agents.search.MAX_SIMULATIONS`; the built-in agents take no ``@``. ``@<N>solve``
+(N >= 1) searches with proven wins and losses backed up (MCTS-Solver): ``alphazero@256solve``
+plays PUCT with its network and proven values (:class:`c4jax.agents.network_search.AlphaZeroAgent`),
+``ppo@200solve`` the guided search with them.
 
 Those are Connect Four's agents. ``<game>/<agent>`` names an agent of another game of
 :data:`c4jax.games.GAMES`: ``checkers/random``, ``checkers/mcts500`` and the agents shipped in
@@ -167,10 +170,10 @@ def load(name: str) -> Agent:
     factory = _REGISTRY.get(base.lower())
     if factory is not None:
         return factory(mode_l)
-    sims = None
+    sims, solve = None, False
     stem, at, count = base.rpartition("@")
     if at and not Path(base).exists():
-        base, sims = stem, _simulations(name, count)
+        base, (sims, solve) = stem, _simulations(name, count)
         if base.lower() in _REGISTRY:
             raise ValueError(f"agent {name!r}: '@<simulations>' is for trained agents (a shipped network or a "
                              f"checkpoint), not for {base!r}")
@@ -185,9 +188,9 @@ def load(name: str) -> Agent:
                 return make(m, mode_l)
     shipped = checkpoints_dir() / base.lower()
     if not is_path and (shipped / METADATA_FILE).is_file():
-        return _from_checkpoint(shipped, mode_l, base.lower(), sims)
+        return _from_checkpoint(shipped, mode_l, base.lower(), sims, solve)
     if is_path or Path(base).exists():
-        return _from_checkpoint(base, mode_l, base, sims)
+        return _from_checkpoint(base, mode_l, base, sims, solve)
     raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(known_names())} "
                      "(or give the path of a checkpoint directory)")
 
@@ -201,9 +204,9 @@ def _load_for_game(game: str, rest: str, name: str) -> Agent:
     if mode_l not in (None, "sto", "det"):
         raise ValueError(f"agent {name!r}: the suffix must be ':sto' or ':det', got ':{mode}'")
     stem, at, count = base.rpartition("@")
-    sims = None
+    sims, solve = None, False
     if at:
-        base, sims = stem, _simulations(name, count)
+        base, (sims, solve) = stem, _simulations(name, count)
     low = base.lower()
     played = make_game(game)
     if low == "random" and sims is None:
@@ -213,7 +216,7 @@ def _load_for_game(game: str, rest: str, name: str) -> Agent:
         return _mcts(m, mode_l).replace(game=played)
     shipped = checkpoints_dir() / game / low
     if (shipped / METADATA_FILE).is_file():
-        agent = _from_checkpoint(shipped, mode_l, f"{game}/{low}", sims)
+        agent = _from_checkpoint(shipped, mode_l, f"{game}/{low}", sims, solve)
         if game_of(agent) != game:
             raise ValueError(f"agent {name!r}: the checkpoint {str(shipped)!r} plays {game_of(agent)}, not {game}")
         return agent
@@ -221,25 +224,32 @@ def _load_for_game(game: str, rest: str, name: str) -> Agent:
                      "(or give the path of a checkpoint directory)")
 
 
-def _simulations(name: str, count: str) -> int:
-    """The N of ``<agent>@N``: an integer in 0 .. MAX_SIMULATIONS, else a ``ValueError`` naming ``name``."""
-    if not (count.isascii() and count.isdigit()):
+def _simulations(name: str, count: str) -> tuple[int, bool]:
+    """``(N, solve)`` of ``<agent>@N`` or ``<agent>@Nsolve``: N an integer in 0 .. MAX_SIMULATIONS (>= 1
+    with ``solve``), else a ``ValueError`` naming ``name``."""
+    digits = count[:-len("solve")] if count.lower().endswith("solve") else count
+    solve = digits != count
+    if not (digits.isascii() and digits.isdigit()):
         raise ValueError(f"agent {name!r}: '@' must be followed by a number of search simulations, as in "
-                         f"'ppo@200', got {'@' + count!r}")
-    if int(count) > MAX_SIMULATIONS:
-        raise ValueError(f"agent {name!r}: at most {MAX_SIMULATIONS} search simulations per move, got {int(count)}")
-    return int(count)
+                         f"'ppo@200' (or 'alphazero@200solve' for proven values), got {'@' + count!r}")
+    if int(digits) > MAX_SIMULATIONS:
+        raise ValueError(f"agent {name!r}: at most {MAX_SIMULATIONS} search simulations per move, got {int(digits)}")
+    if solve and int(digits) == 0:
+        raise ValueError(f"agent {name!r}: proven values need a search: '@<N>solve' with N >= 1")
+    return int(digits), solve
 
 
-def _from_checkpoint(directory, mode: str | None, label: str, sims: int | None) -> Agent:
+def _from_checkpoint(directory, mode: str | None, label: str, sims: int | None, solve: bool = False) -> Agent:
     """The agent of a checkpoint: an AlphaZero-style one with its search (``sims`` replacing its saved
-    number), any other network alone (``sims`` None or 0) or guiding ``sims`` simulations of pure MCTS."""
+    number), any other network alone (``sims`` None or 0) or guiding ``sims`` simulations of pure MCTS;
+    ``solve``: the search backs up proven values."""
     if is_search_checkpoint(directory):
-        return agent_from_search_checkpoint(directory, mode, label=label, num_simulations=sims)
+        return agent_from_search_checkpoint(directory, mode, label=label, num_simulations=sims, solve=solve)
     if not sims:
         return agent_from_checkpoint(directory, mode, label=label)
     # The search's mode is its own (most visited or sampled visits): the network keeps its default.
-    return guided(agent_from_checkpoint(directory, None, label=label), sims, deterministic=mode != "sto")
+    return guided(agent_from_checkpoint(directory, None, label=label), sims, deterministic=mode != "sto",
+                  solve=solve)
 
 
 def _random(mode: str | None) -> RandomAgent:
