@@ -64,7 +64,7 @@ class Args:
 def _metadata(run: Path) -> dict:
     for d in (run / "last", run / "best", run):
         try:
-            return checkpoint.read_metadata(d)
+            return checkpoint.read_metadata(d, game=None)
         except checkpoint.CheckpointError:
             continue
     raise checkpoint.CheckpointError(f"{str(run)!r} has no checkpoint metadata (not a c4jax run directory)")

@@ -13,9 +13,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "experiments"))
 import summarize  # noqa: E402
 
 
-def _fake_run(path: Path, lr: float, curve: list[float], seconds_per_eval: float = 60.0):
+def _fake_run(path: Path, lr: float, curve: list[float], seconds_per_eval: float = 60.0, game: str = "connect_four"):
     checkpoint.save(path / "last", {"w": np.zeros(2, np.float32)},
-                    {"algorithm": "ppo", "config": {"learning_rate": lr, "seed": 0, "out": str(path)}})
+                    {"algorithm": "ppo", "game": game, "config": {"learning_rate": lr, "seed": 0, "out": str(path)}})
     with open(path / "metrics.jsonl", "w") as f:
         for i, v in enumerate(curve):
             f.write(json.dumps({"step": (i + 1) * 100, "eval/vs_1steplA": v, "train/loss": 1.0 / (i + 1),
@@ -34,6 +34,13 @@ def test_summarize_lists_config_differences_and_sorts_by_best(tmp_path):
     md = (tmp_path / "sum" / "summary.md").read_text()
     assert "config/learning_rate" in md and md.count("\n") == 4
     assert (tmp_path / "sum" / "summary.csv").is_file() and (tmp_path / "sum" / "curves.png").is_file()
+
+
+def test_summarize_reads_runs_of_another_game(tmp_path):
+    _fake_run(tmp_path / "checkers", 1e-4, [0.2, 0.4], game="checkers")
+    rows = summarize.summarize(summarize.Args(runs=(str(tmp_path / "checkers"),), out=str(tmp_path / "sum"),
+                                              metric="eval/vs_1steplA"))
+    assert len(rows) == 1 and rows[0]["best/eval/vs_1steplA"] == 0.4
 
 
 def test_until_minutes_compares_runs_at_equal_wall_clock_time(tmp_path):
