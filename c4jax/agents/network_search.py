@@ -239,8 +239,9 @@ class AlphaZeroAgent(AgentBase):
     def search_stats(self, boards) -> tuple[Array, Array]:
         """``(shares, values)``, float32[B, 7] each, of the search behind ``scores`` (so
         ``shares == scores(boards)``): the improved policy (full columns ``-inf``) and
-        :func:`root_values` (full columns NaN). ``ValueError`` with 0 simulations (no search).
-        Jitted; validated as ``scores``."""
+        :func:`root_values` (full columns NaN; with ``solve``, the search's Q-values: a proven
+        column's exact value, 0 for a column never visited). ``ValueError`` with 0 simulations (no
+        search). Jitted; validated as ``scores``."""
         if self.num_simulations == 0:
             raise ValueError(f"{self.name} plays its raw policy: it has no search statistics")
         boards = boards if isinstance(boards, jax.core.Tracer) else check_boards(boards, batched=True,
