@@ -158,19 +158,19 @@ class AlphaZeroAgent(AgentBase):
         sims = (f"@{self.num_simulations}" + ("solve" if self.solve else "")) if self.num_simulations else "@policy"
         return f"{self.label}{sims}:{'det' if self.deterministic else 'sto'}"
 
-    def _solving_search(self, states, key: Array) -> mcts.SearchOutput:
-        """The PUCT search with proven values from states [B] of the agent's game (one key per root)."""
-        keys = jax.random.split(mcts.typed_keys(key), states.legal_action_mask.shape[0])
+    def _solving_search(self, states, keys: Array) -> mcts.SearchOutput:
+        """The PUCT search with proven values from states [B] of the agent's game, root keys [B]
+        (the network ignores them: the search is a function of the states)."""
         return mcts.run(evaluator(self.width, self.tower, self.game), self.params, states, keys,
                         self.num_simulations, game=self.game, rule="puct", pb_c_init=SOLVE_PB_C_INIT, solve=True)
 
     def _solving_move(self, states, key: Array) -> Array:
-        search_key, pick_key = jax.random.split(mcts.typed_keys(key))
-        out = self._solving_search(states, search_key)
-        if self.deterministic:
-            return mcts.best_action(out, states.legal_action_mask)
-        logits = jnp.where(out.visit_probs > 0, jnp.log(jnp.maximum(out.visit_probs, 1e-30)), -jnp.inf)
-        return jax.random.categorical(pick_key, logits, axis=-1).astype(jnp.int32)
+        keys = jax.random.split(mcts.typed_keys(key), states.legal_action_mask.shape[0])
+        out = self._solving_search(states, keys)
+        return mcts.select_action(out, keys, states.legal_action_mask, 0.0 if self.deterministic else 1.0)
+
+    def _solving_shares(self, states) -> Array:
+        return self._solving_search(states, mcts.board_keys(states, game=self.game)).visit_probs
 
     @property
     def stochastic(self) -> bool:
@@ -205,7 +205,7 @@ class AlphaZeroAgent(AgentBase):
             logits = evaluator(self.width, self.tower, self.game)(self.params, None, states)[0]
             probs = jax.nn.softmax(logits, axis=-1)
         elif self.solve:
-            probs = self._solving_search(states, jax.random.key(0)).visit_probs
+            probs = self._solving_shares(states)
         else:
             probs = search(self.params, states, jax.random.key(0), num_simulations=self.num_simulations,
                            width=self.width, tower=self.tower, gumbel_scale=0.0, game=self.game).action_weights
@@ -221,7 +221,7 @@ class AlphaZeroAgent(AgentBase):
         if self.num_simulations == 0:
             probs = jax.nn.softmax(evaluate(self.params, boards, self.width, self.tower)[0], axis=-1)
         elif self.solve:
-            probs = self._solving_search(jax.vmap(env.from_board)(boards), jax.random.key(0)).visit_probs
+            probs = self._solving_shares(jax.vmap(env.from_board)(boards))
         else:
             probs = self._search(boards, jax.random.key(0)).action_weights
         return jnp.where(legal, probs, ILLEGAL_SCORE)
@@ -258,7 +258,8 @@ def _jit_scores_states(agent: AlphaZeroAgent, states) -> Array:
 def _jit_search_stats(agent: AlphaZeroAgent, boards: Array) -> tuple[Array, Array]:
     legal = boards[:, 0, :] == 0
     if agent.solve:
-        out = agent._solving_search(jax.vmap(env.from_board)(boards), jax.random.key(0))
+        states = jax.vmap(env.from_board)(boards)
+        out = agent._solving_search(states, mcts.board_keys(states))
         return jnp.where(legal, out.visit_probs, ILLEGAL_SCORE), jnp.where(legal, out.qvalues, jnp.nan)
     out = agent._search(boards, jax.random.key(0))
     return jnp.where(legal, out.action_weights, ILLEGAL_SCORE), jnp.where(legal, root_values(out), jnp.nan)
