@@ -1,7 +1,7 @@
 """Copy a training run's best agent into checkpoints/NAME so that ``agents.load(NAME)`` finds it.
 
     python experiments/ship_checkpoint.py runs/dqn dqn
-    python experiments/ship_checkpoint.py runs/alphazero alphazero --simulations 256
+    python experiments/ship_checkpoint.py runs/alphazero alphazero --simulations 256 --solve True
     python experiments/ship_checkpoint.py runs/checkers/ppo checkers/ppo   # -> checkpoints/checkers/ppo
 
 Copies ``RUN/best`` (the Orbax checkpoint and its metadata.json) plus the run's
@@ -34,6 +34,9 @@ class Args:
     simulations: int = 0
     """For an agent that plays with search (AlphaZero): the simulations per move the shipped agent plays
     with by default (0 = keep the run's)."""
+    solve: bool | None = None
+    """For an agent that plays with search (AlphaZero): whether the shipped agent searches with proven
+    values by default (``agent.search.solve`` of its metadata; None = keep the run's)."""
 
 
 def main(args: Args) -> Path:
@@ -52,6 +55,10 @@ def main(args: Args) -> Path:
         if args.simulations < 0:
             raise SystemExit("error: --simulations must be >= 0")
         meta["agent"]["search"]["simulations"] = args.simulations
+    if args.solve is not None:
+        if "search" not in meta.get("agent", {}):
+            raise SystemExit(f"error: {args.run!r} holds an agent that does not search: --solve does not apply")
+        meta["agent"]["search"]["solve"] = args.solve
     dest = agents.checkpoints_dir() / args.name
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(f".{dest.name}.shipping")

@@ -251,6 +251,41 @@ def test_tower_checkpoint_loads_as_a_search_agent_and_not_as_a_cnet(tmp_path):
         agents.load(str(tmp_path / "bad"))
 
 
+def test_a_checkpoint_says_whether_its_search_proves_values(tmp_path):
+    """``agent.search.solve`` in the metadata is the default of ``name`` and ``name@N``; ``@Nsolve`` and
+    ``@Nnosolve`` override it, the raw policy has none, and every name loads its agent back."""
+    meta = {"name": "proofs", "algorithm": "alphazero", "network": {"width": 128, "heads": "two"},
+            "agent": {"output": "policy", "default_mode": "det", "symmetric": True,
+                      "search": {"simulations": 8, "solve": True}}}
+    checkpoint.save(tmp_path / "ck", {"params": PARAMS}, meta)
+    ck = str(tmp_path / "ck")
+    expected = {"": (8, True, "@8solve"), "@4": (4, True, "@4solve"), "@4nosolve": (4, False, "@4nosolve"),
+                "@4solve": (4, True, "@4solve"), "@0": (0, False, "@policy")}
+    for suffix, (sims, solve, shown) in expected.items():
+        agent = agents.load(ck + suffix)
+        assert (agent.num_simulations, agent.solve, agent.name) == (sims, solve, f"{ck}{shown}:det")
+        if sims:
+            again = agents.load(agent.name)
+            assert (again.num_simulations, again.solve) == (sims, solve)
+    meta["agent"]["search"] = {"simulations": 8}  # a checkpoint that says nothing: no proofs
+    checkpoint.save(tmp_path / "plain", {"params": PARAMS}, meta)
+    plain = str(tmp_path / "plain")
+    assert [(a.solve, a.name) for a in map(agents.load, [plain, plain + "@4solve", plain + "@4nosolve"])] == [
+        (False, f"{plain}@8:det"), (True, f"{plain}@4solve:det"), (False, f"{plain}@4:det")]
+    meta["agent"]["search"] = {"simulations": 8, "solve": "yes"}
+    checkpoint.save(tmp_path / "bad", {"params": PARAMS}, meta)
+    with pytest.raises(checkpoint.CheckpointError, match="solve must be true or false"):
+        agents.load(str(tmp_path / "bad"))
+
+
+def test_the_shipped_agent_searches_with_proven_values_and_new_runs_save_theirs():
+    assert (agents.load("alphazero").solve, agents.load("alphazero@0").solve) == (True, False)
+    assert agents.load("alphazero@64nosolve").name == "alphazero@64nosolve:det"
+    assert not agents.load("checkers/alphazero").solve
+    assert azl.AlphaZero(azl.AlphaZeroConfig()).agent_meta == {"search": {"simulations": 256, "solve": True}}
+    assert azl.AlphaZero(azl.AlphaZeroConfig(play_solve=False)).agent_meta["search"]["solve"] is False
+
+
 def test_tower_config():
     cfg = azl.AlphaZeroConfig(tower_blocks=2, tower_channels=16)
     assert cfg.tower == (2, 16) and azl.AlphaZeroConfig().tower == ()

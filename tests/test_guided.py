@@ -68,9 +68,9 @@ def test_names_load_network_agents_with_search():
     assert not ppo.stochastic and sup.stochastic  # a search plays its most visited move by default
     assert agents.load("DUELING_DQN@4:sto").name == "dueling_dqn@4:sto"  # a Q network samples the visits
     assert agents.load(f"{agents.checkpoints_dir() / 'reinforce'}@4").name.endswith("reinforce@4:det")
-    az = agents.load("alphazero@8")  # a search checkpoint keeps its own search
+    az = agents.load("alphazero@8")  # a search checkpoint keeps its own search (the shipped one: proven values)
     assert isinstance(az, AlphaZeroAgent) and az.num_simulations == 8
-    assert not az.solve and not ppo.solve
+    assert az.solve and not ppo.solve and not agents.load("alphazero@8nosolve").solve
     # '@<N>solve': proven values in the search, the network's own (AlphaZero) or a guided one
     az_solve, ppo_solve = agents.load("alphazero@8solve"), agents.load("ppo@16SOLVE:sto")
     assert isinstance(az_solve, AlphaZeroAgent) and (az_solve.num_simulations, az_solve.solve) == (8, True)
@@ -97,6 +97,9 @@ def test_at_zero_is_the_raw_network():
     ("ppo@solve", "number of search simulations"),
     ("ppo@8solves", "number of search simulations"),
     ("alphazero@0solve", "need a search"),
+    ("alphazero@0nosolve", "need a search"),
+    ("ppo@8nosolves", "number of search simulations"),
+    ("ppo@nosolve", "number of search simulations"),
     ("checkers/alphazero@0solve", "need a search"),
     ("random@16solve", "trained agents"),
     (f"ppo@{search.MAX_SIMULATIONS + 1}", f"at most {search.MAX_SIMULATIONS}"),

@@ -134,6 +134,8 @@ class AlphaZeroAgent(AgentBase):
     ``solve``: search with PUCT and proven values instead (module docstring; ``@<N>solve`` in a
     name): ``act`` plays the most visited move among the proven wins, else among the moves not
     proven lost (``:det``), or samples those visit shares (``:sto``); ``scores`` are the shares.
+    ``saved_solve``: the checkpoint's own setting (``agent.search.solve``), so that the name loads this
+    agent back: ``@<N>solve`` or ``@<N>nosolve`` where the two differ or proofs are on.
     """
 
     params: Any
@@ -144,6 +146,7 @@ class AlphaZeroAgent(AgentBase):
     deterministic: bool = struct.field(pytree_node=False, default=True)
     game: Any = struct.field(pytree_node=False, default=CONNECT_FOUR)
     solve: bool = struct.field(pytree_node=False, default=False)
+    saved_solve: bool = struct.field(pytree_node=False, default=False)
 
     def __post_init__(self):
         n = self.num_simulations
@@ -155,7 +158,8 @@ class AlphaZeroAgent(AgentBase):
 
     @property
     def name(self) -> str:
-        sims = (f"@{self.num_simulations}" + ("solve" if self.solve else "")) if self.num_simulations else "@policy"
+        proofs = "solve" if self.solve else "nosolve" if self.saved_solve else ""
+        sims = f"@{self.num_simulations}{proofs}" if self.num_simulations else "@policy"
         return f"{self.label}{sims}:{'det' if self.deterministic else 'sto'}"
 
     def _solving_search(self, states, keys: Array) -> mcts.SearchOutput:
@@ -272,16 +276,22 @@ def is_search_checkpoint(directory) -> bool:
 
 
 def agent_from_search_checkpoint(directory, mode: str | None = None, label: str | None = None,
-                                 num_simulations: int | None = None, solve: bool = False) -> AlphaZeroAgent:
+                                 num_simulations: int | None = None, solve: bool | None = None) -> AlphaZeroAgent:
     """The AlphaZero agent of a checkpoint: its network with the saved number of simulations
     (or ``num_simulations``; 0 = the raw policy), deterministic with ``mode == "det"``, sampled with
     ``"sto"``; without a mode a search is deterministic and a raw policy plays its metadata's
-    ``default_mode``. ``solve``: the search backs up proven values (:class:`AlphaZeroAgent`)."""
+    ``default_mode``. ``solve``: the search backs up proven values (:class:`AlphaZeroAgent`); ``None``
+    = as the metadata's ``agent.search.solve`` says (off when it says nothing), never for the raw policy."""
     directory = resolve_checkpoint(directory)
     meta = checkpoint.read_metadata(directory, game=None)
     game = checkpoint_game(directory, meta)
     search = meta["agent"]["search"]
     sims = int(search.get("simulations", DEFAULT_SIMULATIONS)) if num_simulations is None else num_simulations
+    saved = search.get("solve", False)
+    if not isinstance(saved, bool):
+        raise checkpoint.CheckpointError(f"checkpoint {str(directory)!r}: agent.search.solve must be true or "
+                                         f"false, got {saved!r}")
+    solve = (saved if solve is None else solve) and sims > 0
     # without a suffix: a search plays its most visited move (det), a raw policy the checkpoint's default mode
     # (a PPO network samples; guided search of any network is det too, c4jax.agents.guided)
     default = meta["agent"].get("default_mode", "det") if sims == 0 else "det"
@@ -293,11 +303,12 @@ def agent_from_search_checkpoint(directory, mode: str | None = None, label: str 
     if not tower:
         net = agent_from_checkpoint(directory, mode, label)
         return AlphaZeroAgent(params=net.params, label=net.label, width=net.width, num_simulations=sims,
-                              deterministic=deterministic, solve=solve)
+                              deterministic=deterministic, solve=solve, saved_solve=saved)
     template = {"params": nets.init_params(jax.random.key(0), tower=tower, game=game)}
     params = checkpoint.restore(directory, template, meta=meta)["params"]
     return AlphaZeroAgent(params=params, label=label or meta.get("name", directory.name), tower=tower,
-                          num_simulations=sims, deterministic=deterministic, game=game, solve=solve)
+                          num_simulations=sims, deterministic=deterministic, game=game, solve=solve,
+                          saved_solve=saved)
 
 
 def checkpoint_game(directory, meta: dict):

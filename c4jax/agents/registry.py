@@ -20,7 +20,9 @@ search) plays the most visited move, ``:sto`` samples the root visits. N is 0 ..
 :data:`c4jax.agents.search.MAX_SIMULATIONS`; the built-in agents take no ``@``. ``@<N>solve``
 (N >= 1) searches with proven wins and losses backed up (MCTS-Solver): ``alphazero@256solve``
 plays PUCT with its network and proven values (:class:`c4jax.agents.network_search.AlphaZeroAgent`),
-``ppo@200solve`` the guided search with them.
+``ppo@200solve`` the guided search with them; ``@<N>nosolve`` searches without them. Without
+either, a search checkpoint searches as its metadata says (the shipped ``alphazero`` with proven
+values) and a guided search without them.
 
 Those are Connect Four's agents. ``<game>/<agent>`` names an agent of another game of
 :data:`c4jax.games.GAMES`: ``checkers/random``, ``checkers/mcts500`` and the agents shipped in
@@ -170,7 +172,7 @@ def load(name: str) -> Agent:
     factory = _REGISTRY.get(base.lower())
     if factory is not None:
         return factory(mode_l)
-    sims, solve = None, False
+    sims, solve = None, None
     stem, at, count = base.rpartition("@")
     if at and not Path(base).exists():
         base, (sims, solve) = stem, _simulations(name, count)
@@ -204,7 +206,7 @@ def _load_for_game(game: str, rest: str, name: str) -> Agent:
     if mode_l not in (None, "sto", "det"):
         raise ValueError(f"agent {name!r}: the suffix must be ':sto' or ':det', got ':{mode}'")
     stem, at, count = base.rpartition("@")
-    sims, solve = None, False
+    sims, solve = None, None
     if at:
         base, (sims, solve) = stem, _simulations(name, count)
     low = base.lower()
@@ -224,32 +226,35 @@ def _load_for_game(game: str, rest: str, name: str) -> Agent:
                      "(or give the path of a checkpoint directory)")
 
 
-def _simulations(name: str, count: str) -> tuple[int, bool]:
-    """``(N, solve)`` of ``<agent>@N`` or ``<agent>@Nsolve``: N an integer in 0 .. MAX_SIMULATIONS (>= 1
-    with ``solve``), else a ``ValueError`` naming ``name``."""
-    digits = count[:-len("solve")] if count.lower().endswith("solve") else count
-    solve = digits != count
+def _simulations(name: str, count: str) -> tuple[int, bool | None]:
+    """``(N, solve)`` of ``<agent>@N`` (solve ``None``: the agent's default), ``<agent>@Nsolve`` (``True``)
+    or ``<agent>@Nnosolve`` (``False``): N an integer in 0 .. MAX_SIMULATIONS (>= 1 with either suffix),
+    else a ``ValueError`` naming ``name``."""
+    m = re.fullmatch(r"([^a-z]*)((?:no)?solve)?", count.lower(), flags=re.ASCII)
+    digits, flag = (m.group(1), m.group(2)) if m else (count, None)
     if not (digits.isascii() and digits.isdigit()):
         raise ValueError(f"agent {name!r}: '@' must be followed by a number of search simulations, as in "
-                         f"'ppo@200' (or 'alphazero@200solve' for proven values), got {'@' + count!r}")
+                         f"'ppo@200' (or 'alphazero@200solve' / 'alphazero@200nosolve' to turn proven values on / "
+                         f"off), got {'@' + count!r}")
     if int(digits) > MAX_SIMULATIONS:
         raise ValueError(f"agent {name!r}: at most {MAX_SIMULATIONS} search simulations per move, got {int(digits)}")
-    if solve and int(digits) == 0:
-        raise ValueError(f"agent {name!r}: proven values need a search: '@<N>solve' with N >= 1")
-    return int(digits), solve
+    if flag and int(digits) == 0:
+        raise ValueError(f"agent {name!r}: proven values need a search: '@<N>{flag}' with N >= 1")
+    return int(digits), None if flag is None else flag == "solve"
 
 
-def _from_checkpoint(directory, mode: str | None, label: str, sims: int | None, solve: bool = False) -> Agent:
+def _from_checkpoint(directory, mode: str | None, label: str, sims: int | None, solve: bool | None = None) -> Agent:
     """The agent of a checkpoint: an AlphaZero-style one with its search (``sims`` replacing its saved
     number), any other network alone (``sims`` None or 0) or guiding ``sims`` simulations of pure MCTS;
-    ``solve``: the search backs up proven values."""
+    ``solve``: the search backs up proven values (``None``: as the checkpoint's metadata says; a guided
+    search without them)."""
     if is_search_checkpoint(directory):
         return agent_from_search_checkpoint(directory, mode, label=label, num_simulations=sims, solve=solve)
     if not sims:
         return agent_from_checkpoint(directory, mode, label=label)
     # The search's mode is its own (most visited or sampled visits): the network keeps its default.
     return guided(agent_from_checkpoint(directory, None, label=label), sims, deterministic=mode != "sto",
-                  solve=solve)
+                  solve=bool(solve))
 
 
 def _random(mode: str | None) -> RandomAgent:

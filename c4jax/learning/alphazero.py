@@ -109,6 +109,11 @@ class AlphaZeroConfig:
     play_simulations: int = 256
     """Simulations per move of the saved agent, how ``agents.load`` plays it (``name@N`` overrides; 256 played
     stronger than 128: docs/results/alphazero)."""
+    play_solve: bool = True
+    """The saved agent searches with proven values (MCTS-Solver: the project's PUCT search, which backs
+    up the wins and losses it proves inside the tree; it won more against OpenSpiel's MCTS than Gumbel
+    MuZero without them: docs/results/alphazero); ``name@<N>nosolve`` / ``name@<N>solve`` override it.
+    Off: the saved agent searches as the evaluations do (--method)."""
     width: int = 128
     """CNET width (filters and dense units) of the two-headed network."""
     tower_blocks: int = 0
@@ -384,7 +389,7 @@ class AlphaZero(Algorithm):
         self.tx = make_optimizer(cfg.learning_rate_schedule, cfg.weight_decay, freeze_conv)
         self.chunk = jax.jit(self._chunk)
         self.compile_key = (type(self), cfg, freeze_conv, game)
-        self.agent_meta = {"search": {"simulations": cfg.play_simulations}}
+        self.agent_meta = {"search": {"simulations": cfg.play_simulations, "solve": cfg.play_solve}}
         if cfg.tower:
             if freeze_conv:
                 raise ValueError("--freeze-conv freezes a CNET's convolutions: the residual tower has none")

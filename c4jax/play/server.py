@@ -228,6 +228,10 @@ def _kind(agent) -> tuple[str, str]:
     if isinstance(agent, AlphaZeroAgent):
         if agent.num_simulations == 0:
             return "policy", "policy probability of each column (the raw network policy, no search)"
+        if agent.solve:
+            return "search", (f"visit share of each column in a {agent.num_simulations}-simulation AlphaZero "
+                              f"search (PUCT with proven values){_VALUE_LABEL} (network values backed up the tree; "
+                              "+1 / -1 where a win or a loss is proven, 0 where never visited)")
         return "search", (f"improved policy of each column after a {agent.num_simulations}-simulation "
                           f"AlphaZero search (Gumbel MuZero){_VALUE_LABEL} (network values backed up the tree)")
     if isinstance(agent, GuidedSearchAgent):
