@@ -299,10 +299,12 @@ def _game_states(game, moves: Array) -> tuple:
     return jax.tree.map(lambda x: jnp.concatenate([x, x]), states)
 
 
-@functools.partial(jax.jit, static_argnames=("game",))
-def _play_game(agent_a, agent_b, key: Array, moves: Array, a_to_move: Array, game) -> dict:
+@functools.partial(jax.jit, static_argnames=("game", "compact"))
+def _play_game(agent_a, agent_b, key: Array, moves: Array, a_to_move: Array, game, compact: bool = True) -> dict:
+    """One match of ``game``; ``compact``: each agent is asked only where it is to move
+    (``arena.rollout``'s ``compact``: a match of searches several times faster; off under ``vmap``)."""
     states = _game_states(game, moves)
-    traj = arena.rollout(agent_a, agent_b, states, a_to_move, key, game=game)
+    traj = arena.rollout(agent_a, agent_b, states, a_to_move, key, game=game, compact=compact)
     return {"actions": traj.actions, "valid": traj.valid, "outcome_a": traj.outcome_a, "length": traj.length}
 
 
@@ -358,7 +360,9 @@ def match_many(agent_a, agent_b, keys: Array, *, b_batched: bool = False, game=N
     Match ``k`` plays ``agent_a`` with leaf slice ``k`` against ``agent_b`` (batched
     the same way when ``b_batched``, else shared) with ``keys[k]``; it is the match
     ``match(slice_k(agent_a), agent_b, keys[k])`` would play, up to floating-point
-    rounding of the batched network evaluation. ``game``: as :func:`match`'s.
+    rounding of the batched network evaluation; for another game than Connect Four, stochastic
+    agents sample with other keys than there (:func:`match` asks each agent only where it is to
+    move, which a ``vmap`` cannot). ``game``: as :func:`match`'s.
     """
     keys = jnp.asarray(keys)
     if keys.ndim != 1:
@@ -384,7 +388,7 @@ def match_many(agent_a, agent_b, keys: Array, *, b_batched: bool = False, game=N
 
 @functools.partial(jax.jit, static_argnames=("game", "b_batched"))
 def _play_game_many(agent_a, agent_b, keys: Array, moves: Array, a_to_move: Array, game, b_batched: bool) -> dict:
-    play = lambda a, b, k: _play_game(a, b, k, moves, a_to_move, game)  # noqa: E731
+    play = lambda a, b, k: _play_game(a, b, k, moves, a_to_move, game, compact=False)  # noqa: E731
     return jax.vmap(play, in_axes=(0, 0 if b_batched else None, 0))(agent_a, agent_b, keys)
 
 

@@ -1,0 +1,87 @@
+"""The compacting rollout (``arena.rollout(compact=True)``, which a match of another game than Connect
+Four plays): each agent is asked only about the games where it is to move, in a batch of one of a
+few sizes, and deterministic agents play the very games of the full-batch rollout."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from c4jax import agents, games
+from c4jax.agents import arena
+from c4jax.evaluation import protocol
+
+CHECKERS = games.make("checkers")
+
+
+def test_the_capacities_cover_every_count():
+    assert arena.compact_capacities(100) == (4, 12, 30, 60, 100)
+    assert arena.compact_capacities(1) == (1,)
+    assert arena.compact_capacities(7) == (1, 3, 5, 7)
+    for batch in (1, 2, 7, 50, 100, 333):
+        caps = arena.compact_capacities(batch)
+        assert caps[-1] == batch and list(caps) == sorted(set(caps)) and caps[0] >= 1
+
+
+@jax.jit
+def _random_states(key):
+    """20 Checkers positions after up to 9 random moves each (a finished game keeps its last position)."""
+    states = jax.vmap(CHECKERS.init)(jax.random.split(key, 20))
+
+    def ply(s, k):
+        legal = s.legal_action_mask
+        new = jax.vmap(CHECKERS.step)(s, jax.random.categorical(k, jnp.where(legal, 0.0, -jnp.inf)).astype(jnp.int32))
+        over = games.base.done(new)
+        return jax.tree.map(lambda n, o: jnp.where(over.reshape((-1,) + (1,) * (n.ndim - 1)), o, n), new, s), None
+
+    return jax.lax.scan(ply, states, jax.random.split(key, 9))[0]
+
+
+def test_an_agent_is_asked_only_where_it_moves():
+    """``_decide`` answers in the chosen games (the full-batch agent's answer, for a deterministic one)
+    and 0 elsewhere, whatever the number of chosen games (every capacity, none chosen, all chosen)."""
+    net, rand = agents.load("checkers/alphazero@0"), agents.load("checkers/random")
+    decide = jax.jit(arena._decide, static_argnames=("capacities",))
+    for count in (0, 1, 3, 5, 13, 20):
+        states = _random_states(jax.random.key(count))
+        mover = np.zeros(20, bool)
+        mover[np.random.default_rng(count).choice(20, count, replace=False)] = True
+        full = np.asarray(net.act_states(states, jax.random.key(0)))
+        got = np.asarray(decide(net, states, jnp.asarray(mover), jax.random.key(0),
+                                capacities=arena.compact_capacities(20)))
+        np.testing.assert_array_equal(got[mover], full[mover])
+        assert (got[~mover] == 0).all()
+        moves = np.asarray(decide(rand, states, jnp.asarray(mover), jax.random.key(3), capacities=(4, 20)))
+        legal = np.asarray(states.legal_action_mask)
+        assert legal[np.flatnonzero(mover), moves[mover]].all() and (moves[~mover] == 0).all()
+
+
+def test_deterministic_agents_play_the_same_checkers_match_compacted_or_not():
+    """Multi-jumps make a player move several times in a row, so who is asked changes game by game."""
+    a, b = agents.load("checkers/alphazero@0"), agents.load("checkers/dqn")
+    moves, _, a_to_move = protocol._game_seats(CHECKERS)
+    play = lambda compact: jax.tree.map(np.asarray, protocol._play_game(  # noqa: E731
+        a, b, jax.random.key(0), jnp.asarray(moves), jnp.asarray(a_to_move), CHECKERS, compact=compact))
+    full, compact = play(False), play(True)
+    for k in full:
+        np.testing.assert_array_equal(full[k], compact[k], err_msg=k)
+    assert full["length"].max() > full["length"].min()  # games of different lengths: some end while others go on
+
+
+def test_deterministic_agents_play_the_same_connect_four_games_compacted_or_not():
+    a, b = agents.load("1steplA"), agents.load("2steplA")
+    states = arena.random_initial_states(jax.random.key(3), 24)
+    first = jnp.arange(24) % 3 == 0
+    full = jax.jit(arena.rollout)(a, b, states, first, jax.random.key(0))
+    compact = jax.jit(arena.rollout, static_argnames=("compact",))(a, b, states, first, jax.random.key(0), compact=True)
+    for k in ("actions", "valid", "by_a", "outcome_a", "rewards"):
+        np.testing.assert_array_equal(np.asarray(getattr(full, k)), np.asarray(getattr(compact, k)), err_msg=k)
+
+
+def test_a_compacted_match_of_a_sampling_agent_is_reproducible():
+    a, b = agents.load("checkers/random"), agents.load("checkers/alphazero@0")
+    first = protocol.match(a, b, jax.random.key(7))
+    assert first.games == protocol.match(a, b, jax.random.key(7)).games
+    assert first.games != protocol.match(a, b, jax.random.key(8)).games
