@@ -72,19 +72,21 @@ def test_a_chunk_counts_updates_and_games_and_repeats_exactly():
 
 def test_ppo_learns_tic_tac_toe():
     """120 updates of self-play: the greedy policy does better against a uniformly random player,
-    over the protocol's 50 openings in both seats, than the same network untrained (measured:
-    0.62 untrained, 0.705 after 120 updates)."""
+    over the protocol's 50 openings in both seats and four match keys, than the same network
+    untrained (measured: 0.621 untrained, 0.684 after 120 updates; per key 0.58-0.69 and 0.645-0.72)."""
     algo = _algo(envs=64, steps=16, minibatch_size=256, epochs=4, collects_per_eval=10, tower_blocks=1,
                  tower_channels=16, learning_rate=1e-3)
     state = algo.init(jax.random.key(1), algo.fresh_params(jax.random.key(0)))
     rnd = agents.load("random").replace(game=TTT)
 
     def score(params) -> float:
-        return evaluation.match(algo.agent_of(params, "ppo", sampled=False), rnd, jax.random.key(2), game=TTT).win_rate
+        agent = algo.agent_of(params, "ppo", sampled=False)
+        return float(np.mean([evaluation.match(agent, rnd, jax.random.key(k), game=TTT).win_rate for k in range(2, 6)]))
 
     untrained = score(state.params)
     state, _ = algo.chunk(state)
-    assert score(state.params) >= untrained + 0.05, (untrained, score(state.params))
+    trained = score(state.params)
+    assert trained >= untrained + 0.04, (untrained, trained)
 
 
 def test_ppo_script_trains_checkers_and_saves_an_agent_that_searches(tmp_path, monkeypatch):
