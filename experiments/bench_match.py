@@ -87,6 +87,10 @@ def main(argv: list[str] | None = None) -> dict:
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(
+            f"# A {game.id} match: each agent asked only where it moves, against every game asked\n\n"
+            "One 100-game protocol match per mode, compiled ahead (compile time excluded: "
+            f"{result['compile_s_full']:.0f} s for every game, {result['compile_s_compact']:.0f} s for the "
+            "compacted program, which holds each agent's search once per batch size).\n\n"
             "| A | B | every game, both agents (s) | only where each moves (s) | ratio | same games | mean / longest game (plies) |\n"
             "| --- | --- | ---: | ---: | ---: | --- | ---: |\n"
             f"| {result['a']} | {result['b']} | {result['full_s']:.1f} | {result['compact_s']:.1f} | "
