@@ -18,6 +18,7 @@ def test_bad_flags_exit_2(argv):
     assert e.value.code == 2
 
 
+@pytest.mark.slow  # two Checkers matches and their compiles; tests/test_compact.py checks the same games in the suite
 def test_a_match_of_deterministic_networks_in_both_modes(tmp_path, capsys):
     res = bench_match.main(["checkers/alphazero@0", "checkers/dqn", "--out", str(tmp_path / "b.md")])
     assert res["same_games"] and res["full_s"] > 0 and res["compact_s"] > 0
