@@ -72,7 +72,7 @@ def _decide(agent, states, mover: Array, key: Array, capacities: tuple[int, ...]
     """int32[B]: ``agent``'s actions in the games where ``mover`` [B] is true (0 elsewhere), asking it
     only about those: they are gathered into the smallest of ``capacities`` that holds them (the
     empty slots repeat one of them; their actions are dropped), so its cost follows the number of
-    games it moves in, not B."""
+    games it moves in, not B; with none, it is not asked."""
     batch = mover.shape[0]
     first = jnp.argmax(mover)
 
@@ -84,9 +84,12 @@ def _decide(agent, states, mover: Array, key: Array, capacities: tuple[int, ...]
             return jnp.zeros(batch, jnp.int32).at[slots].set(acts, mode="drop")
         return branch
 
+    def nobody(_):  # no game of this agent's to move: it is not asked at all
+        return jnp.zeros(batch, jnp.int32)
+
     count = mover.sum()
-    which = jnp.searchsorted(jnp.asarray(capacities), count)  # the first capacity >= count
-    return jax.lax.switch(jnp.minimum(which, len(capacities) - 1), [ask(c) for c in capacities], None)
+    which = jnp.minimum(jnp.searchsorted(jnp.asarray(capacities), count), len(capacities) - 1)  # first cap >= count
+    return jax.lax.switch(jnp.where(count == 0, 0, which + 1), [nobody] + [ask(c) for c in capacities], None)
 
 
 def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=CONNECT_FOUR,
