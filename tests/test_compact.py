@@ -34,7 +34,7 @@ def _random_states(key):
         legal = s.legal_action_mask
         new = jax.vmap(CHECKERS.step)(s, jax.random.categorical(k, jnp.where(legal, 0.0, -jnp.inf)).astype(jnp.int32))
         over = games.base.done(new)
-        return jax.tree.map(lambda n, o: jnp.where(over.reshape((-1,) + (1,) * (n.ndim - 1)), o, n), new, s), None
+        return jax.tree.map(lambda n, o: jnp.where(arena.broadcast_mask(over, n), o, n), new, s), None
 
     return jax.lax.scan(ply, states, jax.random.split(key, 9))[0]
 
