@@ -20,6 +20,7 @@ from c4jax import agents
 from c4jax.agents import network_search as az
 from c4jax.agents import search
 from c4jax.agents.network import agent_from_checkpoint
+from c4jax.cli import alphazero as az_cli
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.board import mirror_boards
 from c4jax.io import checkpoint
@@ -281,7 +282,9 @@ def test_a_checkpoint_says_whether_its_search_proves_values(tmp_path):
 def test_the_shipped_agent_searches_with_proven_values_and_new_runs_save_theirs():
     assert (agents.load("alphazero").solve, agents.load("alphazero@0").solve) == (True, False)
     assert agents.load("alphazero@64nosolve").name == "alphazero@64nosolve:det"
-    assert not agents.load("checkers/alphazero").solve
+    assert agents.load("checkers/alphazero").solve and agents.load("checkers/ppo@8").solve
+    assert agents.load("checkers/alphazero@8nosolve").name == "checkers/alphazero@8nosolve:det"
+    assert az_cli.defaults("checkers").az.play_solve
     assert azl.AlphaZero(azl.AlphaZeroConfig()).agent_meta == {"search": {"simulations": 256, "solve": True}}
     assert azl.AlphaZero(azl.AlphaZeroConfig(play_solve=False)).agent_meta["search"]["solve"] is False
 

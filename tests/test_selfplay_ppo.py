@@ -56,6 +56,10 @@ def _algo(**kw) -> SelfPlayPPO:
     return SelfPlayPPO(SelfPlayPPOConfig(**{**cfg, **kw}), TTT)
 
 
+def test_a_run_saves_the_raw_network_whose_searches_back_up_proven_values():
+    assert _algo().agent_meta == {"search": {"simulations": 0, "solve": True}}
+
+
 def test_a_chunk_counts_updates_and_games_and_repeats_exactly():
     algo = _algo()
     state = algo.init(jax.random.key(1), algo.fresh_params(jax.random.key(0)))

@@ -63,7 +63,9 @@ class TowerSelfPlay(Algorithm):
         self.net = towers.two_headed(128, self.tower, game)
         self.tx = optax.chain(optax.clip_by_global_norm(max_grad_norm), adam_l2(learning_rate, weight_decay))
         self.network_meta = {"tower": list(self.tower)}
-        self.agent_meta = {"search": {"simulations": 0}}  # the raw network; name@N searches with it
+        # the raw network; name@N searches with it, with proven values (the project's PUCT search, whose
+        # cost grows about linearly in N where mctx's grows like N squared: docs/results/checkers)
+        self.agent_meta = {"search": {"simulations": 0, "solve": True}}
         self.chunk = jax.jit(self._chunk)
         self.compile_key = (type(self), self.cfg, game)  # the subclass sets cfg, all its settings, first
 

@@ -23,7 +23,8 @@ def build_parser(prog: str = "c4jax-play") -> argparse.ArgumentParser:
                         "(e.g. 'random,1steplA,supervised'; the default mode and the other one are both offered)")
     p.add_argument("--checkers-agents", metavar="NAMES",
                    help="comma-separated agents to offer for Checkers (default: those of the Connect Four menu "
-                        "that can play it: random, and pure MCTS once it is game-generic)")
+                        "that can play it, random and pure MCTS, and the agents shipped for Checkers: "
+                        "checkers/alphazero, checkers/ppo, checkers/dqn)")
     p.add_argument("--verbose", action="store_true", help="log every request")
     return p
 

@@ -1,0 +1,42 @@
+"""experiments/bench_network_search.py: flags are checked, and a tiny run times both searches of a
+Checkers network and writes its table."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "experiments"))
+import bench_network_search  # noqa: E402
+
+
+@pytest.mark.parametrize("argv", [["--batch", "0"], ["--repeats", "0"], ["--simulations", "0"],
+                                  ["--agent", "checkers/alphazero@5"], ["--agent", "checkers/nosuchagent"],
+                                  ["--agent", "checkers/mcts50"]])
+def test_bad_flags_exit_2(argv):
+    with pytest.raises(SystemExit) as e:
+        bench_network_search.main(argv)
+    assert e.value.code == 2
+
+
+def test_positions_are_the_openings_cycled():
+    from c4jax import agents
+    game = agents.load("checkers/random").game
+    states = bench_network_search.positions(game, 52)
+    assert states.legal_action_mask.shape == (52, game.num_actions)
+    assert (states.cur[50:] == states.cur[:2]).all() and (states.cur[1] != states.cur[0])
+
+
+def test_a_tiny_run_times_both_searches(tmp_path, capsys):
+    from c4jax import agents
+    rows = bench_network_search.main(["--simulations", "2", "--batch", "2", "--repeats", "1",
+                                      "--out", str(tmp_path / "b.md")])
+    (row,) = rows
+    assert row["simulations"] == 2 and row["gumbel"] > 0 and row["solve"] > 0
+    assert row["ratio"] == pytest.approx(row["gumbel"] / row["solve"])
+    out = capsys.readouterr().out
+    for flag in ("nosolve", "solve"):  # each search's agent, named as it loads
+        assert f"{agents.load('checkers/alphazero@2' + flag).name}: " in out
+    table = (tmp_path / "b.md").read_text()
+    assert "Made by `python experiments/bench_network_search.py --simulations 2" in table
+    assert "| 2 |" in table and str(tmp_path) not in table
