@@ -1,5 +1,5 @@
 """Benchmark: how the cost of a network-guided search grows with its simulations, for mctx's Gumbel
-MuZero policy (``name@N``) and for c4jax's own PUCT search with proven values (``name@Nsolve``).
+MuZero policy (``name@<N>nosolve``) and for c4jax's own PUCT search with proven values (``name@<N>solve``).
 
 What is measured
 ----------------
