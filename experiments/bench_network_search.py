@@ -43,6 +43,7 @@ import numpy as np
 from c4jax import agents
 from c4jax.evaluation import protocol
 from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
+from c4jax.io import runlog
 
 MODES = {"gumbel": "nosolve", "solve": "solve"}
 
@@ -72,9 +73,8 @@ def _shown(argv: list[str]) -> list[str]:
     shown = list(argv)
     for i, flag in enumerate(shown[:-1]):
         if flag == "--out":
-            path = Path(shown[i + 1]).resolve()
-            cwd = Path.cwd().resolve()
-            shown[i + 1] = str(path.relative_to(cwd)) if path.is_relative_to(cwd) else path.name
+            path = runlog.display_path(shown[i + 1])
+            shown[i + 1] = Path(path).name if Path(path).is_absolute() else path
     return shown
 
 
