@@ -464,7 +464,9 @@ def _backward(tree: Tree, leaf_index: Array, solve: bool = False) -> Tree:
                 jnp.where(active, old[2] + 1, old[2])),
         )
         if solve:
-            legal = tree.embeddings[0].legal_action_mask[rows, parent]
+            # The parents' states first, then their masks: a game may store the mask packed
+            # (Checkers), and unpacking every node's would cost the whole tree per step up.
+            legal = jax.tree.map(lambda x: x[rows, parent], tree.embeddings[0]).legal_action_mask
             proven = _node_proven(edge_proven(tree, parent), legal)
             tree = tree.replace(proven=tree.proven.at[rows, parent].set(
                 jnp.where(active, proven, tree.proven[rows, parent])))
