@@ -12,6 +12,10 @@ simulations of ``--simulations``, for
 - ``solve``: ``<agent>@<N>solve``, :func:`c4jax.agents.search.run` with PUCT and proven values
   (MCTS-Solver), the same network scoring every node.
 
+and, at each number of ``--mcts-simulations``, the game's pure MCTS with proven values
+(``checkers/mcts<N>``, ``mcts<N>`` for Connect Four: UCT, one random playout per node), the opponent
+of the protocol matches, so that a match's cost can be read against its simulations.
+
 Each program is compiled and called once first (excluded), then ``--repeats`` timed calls; the
 fastest counts. Figures: seconds per call, and milliseconds per simulation (per call / N) so that
 a cost linear in N shows as a flat column. Ratio = gumbel / solve at the same N.
@@ -24,8 +28,9 @@ with one loop instead. With Checkers' 256 actions the tree is large, and the dif
 whether a 500-simulation agent can play a 100-game match on a CPU in minutes or in hours.
 
 Usage: ``python experiments/bench_network_search.py [--agent checkers/alphazero] [--simulations 50
-100 200 500] [--batch 8] [--repeats 2] [--out FILE.md]``. No target is set by an issue; the
-figures back docs/results/checkers' account of why its agents search with proven values.
+100 200 500] [--mcts-simulations 500 1000 2000] [--batch 8] [--repeats 2] [--out FILE.md]``. No
+target is set; the figures back docs/results/checkers' account of why its agents search with
+proven values, and of what its matches against pure MCTS cost.
 """
 
 from __future__ import annotations
@@ -54,6 +59,11 @@ def positions(game, batch: int):
     states = protocol._game_states(game, jnp.asarray(moves))
     index = np.arange(batch) % moves.shape[0]
     return jax.tree.map(lambda x: x[index], states)
+
+
+def mcts_name(game, simulations) -> str:
+    """The name of ``game``'s pure MCTS with ``simulations`` per move (proven values, as matches play it)."""
+    return f"mcts{simulations}" if game.id == CONNECT_FOUR.id else f"{game.id}/mcts{simulations}"
 
 
 def seconds_per_call(agent, states, repeats: int) -> float:
@@ -85,12 +95,15 @@ def main(argv: list[str] | None = None) -> list[dict]:
                    help="a two-headed network agent, without @N (default checkers/alphazero)")
     p.add_argument("--simulations", type=int, nargs="+", default=[50, 100, 200, 500],
                    help="simulations per move to time (default 50 100 200 500)")
+    p.add_argument("--mcts-simulations", type=int, nargs="*", default=[500, 1000, 2000],
+                   help="simulations per move to time for the game's pure MCTS with proven values, the matches' "
+                        "opponent (default 500 1000 2000; none: no such table)")
     p.add_argument("--batch", type=int, default=8, help="positions searched at once (default 8)")
     p.add_argument("--repeats", type=int, default=2, help="timed calls per setting; the fastest counts (default 2)")
     p.add_argument("--out", type=Path, default=None, help="also write the result as a Markdown table here")
     args = p.parse_args(argv)
-    if args.batch < 1 or args.repeats < 1 or min(args.simulations) < 1:
-        p.error("--batch, --repeats and every --simulations must be >= 1")
+    if args.batch < 1 or args.repeats < 1 or min(args.simulations + args.mcts_simulations) < 1:
+        p.error("--batch, --repeats and every --simulations and --mcts-simulations must be >= 1")
     if "@" in args.agent:
         p.error(f"--agent takes a name without @N (the benchmark sets the search), got {args.agent!r}")
     try:
@@ -100,6 +113,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     except (ValueError, OSError) as e:
         p.error(str(e))
     game = getattr(base, "game", CONNECT_FOUR)
+    pure = {n: agents.load(mcts_name(game, n)) for n in args.mcts_simulations}
     states = positions(game, args.batch)
     rows = []
     for n in args.simulations:
@@ -109,6 +123,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
             print(f"{found[n, mode].name}: {row[mode]:.3f} s per call of {args.batch} positions", flush=True)
         row["ratio"] = row["gumbel"] / row["solve"]
         rows.append(row)
+    mcts_rows = []
+    for n in args.mcts_simulations:
+        mcts_rows.append({"simulations": n, "mcts": seconds_per_call(pure[n], states, args.repeats)})
+        print(f"{pure[n].name}: {mcts_rows[-1]['mcts']:.3f} s per call of {args.batch} positions", flush=True)
     machine = f"{platform.machine()}, {len(jax.devices())} {jax.default_backend()} device(s), jax {jax.__version__}"
     lines = [
         f"`{args.agent}` ({game.id}), one move of {args.batch} positions (the protocol openings) per call, "
@@ -118,13 +136,20 @@ def main(argv: list[str] | None = None) -> list[dict]:
         *[f"| {r['simulations']} | {r['gumbel']:.3f} | {1e3 * r['gumbel'] / r['simulations']:.2f} | "
           f"{r['solve']:.3f} | {1e3 * r['solve'] / r['simulations']:.2f} | {r['ratio']:.1f}x |" for r in rows],
     ]
+    if mcts_rows:
+        lines += [
+            "", f"Pure MCTS with proven values, `{mcts_name(game, '<N>')}` (UCT, one random playout per node), "
+            "on the same positions:", "",
+            "| simulations | pure MCTS s | ms / simulation |", "| ---: | ---: | ---: |",
+            *[f"| {r['simulations']} | {r['mcts']:.3f} | {1e3 * r['mcts'] / r['simulations']:.2f} |" for r in mcts_rows],
+        ]
     text = "\n".join(lines)
     print(text)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         command = "python experiments/bench_network_search.py " + " ".join(_shown(argv if argv is not None else sys.argv[1:]))
         args.out.write_text(f"# Network search cost against simulations\n\nMade by `{command.strip()}`.\n\n{text}\n")
-    return rows
+    return {"network": rows, "mcts": mcts_rows}
 
 
 if __name__ == "__main__":
