@@ -151,6 +151,24 @@ def test_random_playout_values():
     assert set(np.unique(np.asarray(vals)).tolist()) <= {-1.0, 0.0, 1.0}
 
 
+@pytest.mark.parametrize("actions", [7, 32, 33, 100, 256])
+def test_pick_legal_is_the_kth_legal_action(actions):
+    """The playouts' pick (one level up to 32 actions, two levels above) against numpy's k-th set
+    index, on random masks of every density, a single legal action at either end, and all legal."""
+    rng = np.random.default_rng(actions)
+    density = rng.uniform(0.0, 1.0, (2000, 1))
+    masks = rng.uniform(size=(2000, actions)) < density
+    masks[:, rng.integers(actions)] = True
+    masks[0], masks[1], masks[2] = False, False, True
+    masks[0, 0], masks[1, -1] = True, True
+    bits = rng.integers(0, 2**32, size=2000, dtype=np.uint32)
+    bits[3], bits[4] = 0, 2**32 - 1
+    got = np.asarray(jax.jit(jax.vmap(search._pick_legal))(jnp.asarray(bits), jnp.asarray(masks)))
+    for x, mask, action in zip(bits, masks, got):
+        legal = np.flatnonzero(mask)
+        assert action == legal[((int(x) >> 16) * len(legal)) >> 16]
+
+
 def test_finished_board_gives_zero_visits():
     finished = env.step(env.from_board(WIN), 3)
     out = pure(jax.tree.map(lambda x: x[None], finished), keys(1), 10)
