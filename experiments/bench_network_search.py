@@ -88,7 +88,7 @@ def _shown(argv: list[str]) -> list[str]:
     return shown
 
 
-def main(argv: list[str] | None = None) -> list[dict]:
+def main(argv: list[str] | None = None) -> dict[str, list[dict]]:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--agent", default="checkers/alphazero",
