@@ -18,6 +18,7 @@ XLA's ``serialize``), and each process keeps its own compiled programs in memory
 """
 
 import atexit
+import gc
 import os
 import shutil
 import subprocess
@@ -50,5 +51,41 @@ if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 import jax  # noqa: E402  (after the environment above, which JAX reads when it is imported)
+import pytest  # noqa: E402
 
 jax.config.update("jax_enable_compilation_cache", False)  # this process: see the docstring
+
+
+def _memory_maps() -> int | None:
+    """How many memory mappings this process holds (Linux), or None where that is not known."""
+    try:
+        with open("/proc/self/maps") as maps:
+            return sum(1 for _ in maps)
+    except OSError:
+        return None
+
+
+def _map_budget() -> int | None:
+    try:
+        with open("/proc/sys/vm/max_map_count") as limit:
+            return int(limit.read()) // 2
+    except (OSError, ValueError):
+        return None
+
+
+_MAP_BUDGET = _map_budget()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _drop_compiled_programs_when_mappings_run_short():
+    """Every program XLA compiles for the CPU holds a few memory mappings for as long as JAX
+    caches it, and a process may hold at most ``vm.max_map_count`` of them (65,530 by default).
+    The whole suite in one process (``-n 0`` or ``-n 1``) compiles enough programs to reach that
+    limit, and XLA then crashes in the next compilation (a segmentation fault, not an error).
+    After a test file, once the process holds more than half the limit, JAX's caches are
+    cleared: the later files compile what they need again, and a process's test results do not
+    depend on what it compiled before."""
+    yield
+    if _MAP_BUDGET is not None and (_memory_maps() or 0) > _MAP_BUDGET:
+        jax.clear_caches()
+        gc.collect()
