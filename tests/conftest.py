@@ -80,11 +80,10 @@ _MAP_BUDGET = _map_budget()
 def _drop_compiled_programs_when_mappings_run_short():
     """Every program XLA compiles for the CPU holds a few memory mappings for as long as JAX
     caches it, and a process may hold at most ``vm.max_map_count`` of them (65,530 by default).
-    The whole suite in one process (``-n 0`` or ``-n 1``) compiles enough programs to reach that
+    The whole suite in one process (``-n 1``, or ``-n 0``) compiles enough programs to reach that
     limit, and XLA then crashes in the next compilation (a segmentation fault, not an error).
     After a test file, once the process holds more than half the limit, JAX's caches are
-    cleared: the later files compile what they need again, and a process's test results do not
-    depend on what it compiled before."""
+    cleared; the later files compile what they need again."""
     yield
     if _MAP_BUDGET is not None and (_memory_maps() or 0) > _MAP_BUDGET:
         jax.clear_caches()
