@@ -98,7 +98,6 @@ CONNECT_FOUR_ONLY = {
     "c4jax.agents.external": "Python policies (agents.from_callable) are handed Connect Four boards",
     "c4jax.agents.openspiel_mcts": "OpenSpiel's connect_four rebuilt from a Connect Four board",
     "c4jax.evaluation.lockstep": "one-program round robins need Connect Four's strictly alternating protocol",
-    "c4jax.nets.tower": "the CNET input planes of Connect Four boards",
     "c4jax.evaluation.protocol": "the thesis' 49 two-move openings",
     "c4jax.evaluation.timing": "Table 5.1's random Connect Four positions",
     "c4jax.evaluation.yardstick": "the perfect-play yardstick of solved Connect Four positions",
@@ -107,7 +106,6 @@ CONNECT_FOUR_ONLY = {
     "c4jax.learning.onpolicy": "the thesis' REINFORCE / PPO on CNET boards (shaped reward, mirrors)",
     "c4jax.learning.rewards": "design.md §2's shaped reward and its back-propagation",
     "c4jax.learning.rollouts": "the thesis' self-play batches (shaped reward, draws replaced)",
-    "c4jax.learning.alphazero": "Connect Four's random starts and mirror augmentation",
     "c4jax.play.server": "the browser UI plays Connect Four",
     "c4jax.cli.watch": "draws Connect Four games (text diagram, SVG)",
 }

@@ -17,7 +17,7 @@ import mctx
 import numpy as np
 import pytest
 
-from c4jax import agents
+from c4jax import agents, games
 from c4jax.agents import network_search, search
 from c4jax.agents.baselines import RandomAgent
 from c4jax.agents.policy import masked_logits
@@ -490,7 +490,7 @@ def test_registry_names():
 
 
 def test_the_uct_constant_is_the_games_unless_named():
-    assert agents.load("mcts50").c == search.GAME_UCT_C["connect_four"] == 1.0
+    assert agents.load("mcts50").c == games.kit_of("connect_four").uct_c == 1.0
     assert agents.load("checkers/mcts50").c == search.UCT_C  # a game without a measured constant of its own
     for name, c, solve in (("mcts50-c0.4:det", 0.4, True), ("mcts50nosolve-c.25", 0.25, False),
                            ("checkers/mcts50-c1", 1.0, True), ("mcts50-c1", 1.0, True)):

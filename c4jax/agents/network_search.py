@@ -63,15 +63,17 @@ def evaluate(params, boards: Array, width: int = 128, tower: tuple[int, ...] = (
              game=CONNECT_FOUR, reply_head: bool = False) -> tuple[Array, ...]:
     """The network (:func:`c4jax.nets.tower.two_headed`: CNET of ``width``, or the residual ``tower``
     ``(blocks, channels)``) on observations of ``game``: policy logits ``float32[B, A]`` and the
-    value ``float32[B]`` in [−1, 1]. Connect Four's logits are masked to the board's legal columns
-    (illegal ones at the dtype's minimum); other games' observations do not tell the legal
-    actions, so their logits come unmasked (:func:`evaluator` masks them with the states').
+    value ``float32[B]`` in [−1, 1]. Where the observations tell the legal actions (the kit's
+    ``observation_legal``: Connect Four's boards), the logits are masked to them
+    (illegal ones at the dtype's minimum); elsewhere they come unmasked (:func:`evaluator` masks
+    them with the states').
     ``reply_head``: the network of ``params`` has AlphaZero's reply head, whose logits
     ``float32[B, A]`` (unmasked) come third."""
     out = nets.two_headed(width, tower, game, reply_head).apply({"params": params}, boards)
     logits, value = out[:2]
-    if game.id == CONNECT_FOUR.id:
-        logits = masked_logits(logits, boards[:, 0, :] == 0)
+    legal = games.kit_of(game).observation_legal
+    if legal is not None:
+        logits = masked_logits(logits, legal(boards))
     return (logits, jnp.tanh(value), *out[2:])
 
 
@@ -82,7 +84,7 @@ def evaluator(width: int = 128, tower: tuple[int, ...] = (), game=CONNECT_FOUR) 
     def evaluate_states(params, keys: Array, states) -> tuple[Array, Array]:
         del keys
         logits, value = evaluate(params, jax.vmap(game.observe)(states), width, tower, game)
-        if game.id != CONNECT_FOUR.id:
+        if games.kit_of(game).observation_legal is None:  # the observations did not mask them
             logits = masked_logits(logits, states.legal_action_mask)
         return logits, value
 

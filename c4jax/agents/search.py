@@ -92,6 +92,7 @@ from jax import Array
 
 from c4jax.agents.base import AgentBase
 from c4jax.agents.policy import ILLEGAL_SCORE, masked_logits
+from c4jax import games as game_registry
 from c4jax.games import base as games
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.board import check_boards, legal_mask
@@ -115,8 +116,7 @@ SCORES_SEED = 0x5C0E  # root key of the searches behind ``scores`` (folded with 
 # simulations c = 0.4 / 1.0 / 2.0 scored 0.323 / 0.524 / 0.476 over 5 keys.
 PB_C_INIT = 3.0  # PUCT c_1 for a uniform prior
 PB_C_BASE = 19652.0  # PUCT c_2
-UCT_C = 0.4  # UCT's c (Q in [-1, 1]) of pure MCTS on a game without a measured one of its own
-GAME_UCT_C = {CONNECT_FOUR.id: 1.0}  # the games' own c, measured against OpenSpiel (above)
+UCT_C = 0.4  # UCT's c (Q in [-1, 1]) of pure MCTS on a game whose kit has no measured one (GameKit.uct_c)
 SOLVE = True  # MCTSAgent's default: proven values (MCTS-Solver), 0.60 against the same search without them
 _NOISE_SALT = 2**16  # fold_in offset of the tie-break keys (children use 1 + action)
 _STEP_SALT = _NOISE_SALT - 3  # fold_in of a node's key: the key of the game step into it
@@ -125,8 +125,9 @@ UNVISITED = -1  # children_index of an edge without a node; parents / action_fro
 
 
 def default_uct_c(game) -> float:
-    """Pure MCTS's UCT constant on ``game``: its measured one (``GAME_UCT_C``), else ``UCT_C``."""
-    return GAME_UCT_C.get(game.id, UCT_C)
+    """Pure MCTS's UCT constant on ``game``: the one its kit measured (``GameKit.uct_c``), else ``UCT_C``."""
+    measured = game_registry.kit_of(game).uct_c
+    return UCT_C if measured is None else measured
 
 
 # evaluate(params, keys[B], states[B]) -> (prior_logits float32[B, A], value float32[B])

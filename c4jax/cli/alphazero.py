@@ -56,19 +56,11 @@ class Config:
 
 
 def defaults(game: str) -> Config:
-    """The default settings for ``game``: Connect Four's are :class:`Config`'s; Checkers' suit a
-    2-core CPU (docs/results/checkers)."""
-    if game != "checkers":
-        return Config()
-    run = dataclasses.replace(_run_defaults(), out="runs/checkers/alphazero", game="checkers", total_updates=16_000,
-                              eval_yardstick=False, eval_opponents=("mcts100",), select_by="mcts100")
-    az = AlphaZeroConfig(games=32, num_simulations=16, max_considered=16, random_start_frac=0.0, temperature_moves=16,
-                         buffer_size=200_000, batch_size=128, updates_per_iteration=32, iterations_per_eval=50,
-                         eval_simulations=32, play_simulations=500, tower_blocks=2, tower_channels=32,
-                         value_q_weight=0.0)  # the outcome alone: the mixed target was measured on Connect Four only
-    # play_solve stays on: the saved agent searches with proven values, 0.955 against checkers/mcts500 at 500
-    # simulations, and at a cost about linear in the simulations (docs/results/checkers)
-    return Config(run=run, az=az)
+    """The default settings for ``game``: :class:`Config`'s, with the flags that its kit sets for
+    AlphaZero (``GameKit.defaults``) and its ``--game``."""
+    own = games.kit_of(game).defaults_of("alphazero")
+    run = dataclasses.replace(_run_defaults(), game=game, **own.get("run", {}))
+    return Config(run=run, az=dataclasses.replace(AlphaZeroConfig(), **own.get("az", {})))
 
 
 def plot_wall_clock(run_dir: Path) -> Path:
@@ -109,5 +101,10 @@ def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     name)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     game = config.preset_from_argv(argv, flag="--game", default=loop.LoopConfig.game)
-    return loop.exit_on_error(main, tyro.cli(Config, default=defaults(game), args=argv, prog=prog,
+    try:
+        default = defaults(game)
+    except ValueError as e:  # an unknown --game
+        print(f"error: --game: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    return loop.exit_on_error(main, tyro.cli(Config, default=default, args=argv, prog=prog,
                                              config=(tyro.conf.OmitArgPrefixes,)))

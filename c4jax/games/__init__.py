@@ -1,23 +1,35 @@
-"""The games: the protocol every game implements (``base``), and each game in its own subpackage.
+"""The games: the protocol every game implements (``base``), the game kit (``kit``: the rules and
+everything else that is one game's), and each game in its own subpackage.
 
-``make(name)`` returns a game object by its id; ``from_pgx(name)`` wraps a pgx environment
-(``pip install 'c4jax[pgx]'``). Every trainer, search, match and tournament takes a game object
-(:class:`c4jax.games.base.Game`); see docs/guide.md, "Adding a game".
+``make(name)`` returns a game object by its id and ``kit_of(name_or_game)`` its kit;
+``from_pgx(name)`` wraps a pgx environment (``pip install 'c4jax[pgx]'``). Every trainer,
+search, match and tournament takes a game object (:class:`c4jax.games.base.Game`) and asks its
+kit what is particular to it; see docs/guide.md, "Adding a game".
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 
 from c4jax.games.base import Game, check_game
+from c4jax.games.kit import GameKit, Symmetry, plain
 
 DEFAULT = "connect_four"  # the game of names without a game (agents.load("random"), --game's default)
 
-# id -> "module:attribute" of the game object (imported on first use)
+# id -> "module:attribute" of the game's kit (imported on first use): one line per game
 GAMES = {
-    "connect_four": "c4jax.games.connect_four.game:GAME",
-    "checkers": "c4jax.games.checkers.game:GAME",
+    "connect_four": "c4jax.games.connect_four.kit:KIT",
+    "checkers": "c4jax.games.checkers.kit:KIT",
 }
+
+
+@functools.lru_cache(maxsize=None)
+def _registered(name: str) -> GameKit:
+    module, attr = GAMES[name].split(":")
+    registered = getattr(importlib.import_module(module), attr)
+    check_game(registered.game)
+    return registered
 
 
 def make(name: str) -> Game:
@@ -26,8 +38,19 @@ def make(name: str) -> Game:
         return from_pgx(name[len("pgx:"):])
     if name not in GAMES:
         raise ValueError(f"unknown game {name!r}; choose one of {sorted(GAMES)} or pgx:<env id>")
-    module, attr = GAMES[name].split(":")
-    return check_game(getattr(importlib.import_module(module), attr))
+    return _registered(name).game
+
+
+def kit_of(game: str | Game) -> GameKit:
+    """The kit of ``game`` (a game object or a :data:`GAMES` id): the registered kit of a registered
+    game, else a kit with the game's rules alone (:func:`c4jax.games.kit.plain`)."""
+    if isinstance(game, str):
+        if game.startswith("pgx:") or game not in GAMES:
+            return plain(make(game))
+        return _registered(game)
+    if game.id in GAMES and _registered(game.id).game == game:
+        return _registered(game.id)
+    return plain(game)
 
 
 def from_pgx(name: str, **kwargs) -> Game:
@@ -37,4 +60,4 @@ def from_pgx(name: str, **kwargs) -> Game:
     return pgx_adapter.PgxGame.make(name, **kwargs)
 
 
-__all__ = ["DEFAULT", "GAMES", "Game", "check_game", "from_pgx", "make"]
+__all__ = ["DEFAULT", "GAMES", "Game", "GameKit", "Symmetry", "check_game", "from_pgx", "kit_of", "make"]

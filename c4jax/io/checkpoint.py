@@ -39,6 +39,7 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 
+from c4jax import games
 from c4jax._version import __version__
 from c4jax.io import atomic
 from c4jax.io.jsonutil import json_default
@@ -58,7 +59,7 @@ class CheckpointWriteError(CheckpointError, OSError):
     checkpoint that was in the directory before is left as it was."""
 
 
-GAME = "connect_four"  # a checkpoint's game when its metadata names none (``save``'s default "game")
+GAME = games.DEFAULT  # a checkpoint's game when its metadata names none (``save``'s default "game")
 
 
 def save(directory: str | os.PathLike, tree: Any, metadata: dict, *, keep_previous: bool = False) -> Path:

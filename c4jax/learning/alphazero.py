@@ -8,9 +8,10 @@ Each *iteration*, on device:
    guided by the current network; a ``lax.scan`` over the ``game.max_steps`` plies of all
    games (42 for Connect Four; finished games idle). The first ``temperature_moves`` plies of a game are sampled from the search
    policy; then Gumbel MuZero plays its own choice (through its Gumbel noise) and PUCT the
-   most visited column. ``random_start_frac`` of the games start from design.md §3 random
-   positions (Connect Four only).
-2. Every position of a finished game (and, for Connect Four, its mirror) becomes a training
+   most visited column. ``random_start_frac`` of the games start from random positions (on a
+   game whose kit has them: Connect Four's of design.md §3).
+2. Every position of a finished game (and its images under the kit's symmetries: Connect
+   Four's mirror) becomes a training
    row (observation, search policy, outcome z for the player to move: +1 win, 0 draw, −1
    loss; the player to move is the state's ``current_player``, so a player who moves twice
    in a row gets its own outcome twice) in a replay buffer (:mod:`c4jax.learning.buffer`).
@@ -45,10 +46,8 @@ from jax import Array
 from c4jax.agents import arena
 from c4jax.agents import search as mcts
 from c4jax.agents.network_search import METHODS, AlphaZeroAgent, evaluate, evaluator, search
+from c4jax.games import DEFAULT, Symmetry, kit_of, make
 from c4jax.games import base as games
-from c4jax.games.connect_four import env
-from c4jax.games.connect_four.board import mirror_boards
-from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.io.devices import shard_batch
 from c4jax.learning import buffer as rb
 from c4jax.learning import dedup
@@ -57,7 +56,7 @@ from c4jax.learning.optim import apply_gradients, make_optimizer
 from c4jax.learning.train_state import TrainState
 from c4jax.nets import tower as towers
 
-PLIES = env.MAX_MOVES  # 42, Connect Four's longest game
+DEFAULT_GAME = make(DEFAULT)  # the game of a trainer made without one
 
 
 @dataclass(frozen=True)
@@ -184,15 +183,16 @@ class AlphaZeroConfig:
         """The settings that depend on the game: ``ValueError`` when they do not fit ``game``."""
         if self.max_considered > game.num_actions:
             raise ValueError(f"--max-considered must be in 1..{game.num_actions}, got {self.max_considered}")
-        is_c4 = game.id == CONNECT_FOUR.id
-        if not is_c4 and self.random_start_frac > 0:
-            raise ValueError(f"--random-start-frac draws Connect Four's random positions; use 0 for {game.id}")
-        if not is_c4 and not self.tower:
-            raise ValueError(f"the CNET plays Connect Four's boards; {game.id} needs --tower-blocks >= 1")
-        rows = (2 if is_c4 else 1) * self.games * game.max_steps
+        kit = kit_of(game)
+        if kit.random_start is None and self.random_start_frac > 0:
+            raise ValueError(f"--random-start-frac draws random start positions; {game.id} has none: use 0")
+        if not kit.cnet and not self.tower:
+            raise ValueError(f"the CNET does not read {game.id}'s observations: it needs --tower-blocks >= 1")
+        copies = 1 + len(kit.symmetries)  # each position and its symmetric images
+        rows = copies * self.games * game.max_steps
         if rows > self.buffer_size:
             raise ValueError(f"--buffer-size ({self.buffer_size}) must hold one iteration's positions "
-                             f"({'2 x ' if is_c4 else ''}games x {game.max_steps} = {rows})")
+                             f"({f'{copies} x ' if copies > 1 else ''}games x {game.max_steps} = {rows})")
 
     @property
     def tower(self) -> tuple[int, ...]:
@@ -253,7 +253,7 @@ class AlphaZeroState(TrainState):
     ema: Any = None  # the moving average of params (``ema_decay`` > 0), else None
 
 
-def selfplay(params, key: Array, states, cfg: AlphaZeroConfig, game=CONNECT_FOUR) -> tuple[Sample, Array, Any, Array]:
+def selfplay(params, key: Array, states, cfg: AlphaZeroConfig, game=DEFAULT_GAME) -> tuple[Sample, Array, Any, Array]:
     """Play the games of ``states`` ([B] states of ``game``) to the end with search.
 
     Returns the samples ``Sample[B, T]`` (ply-major per game, T = ``game.max_steps``; a
@@ -325,15 +325,20 @@ def selfplay(params, key: Array, states, cfg: AlphaZeroConfig, game=CONNECT_FOUR
     return jax.tree.map(swap, samples), swap(valid), final, returns
 
 
-def with_mirrors(samples: Sample, valid: Array) -> tuple[Sample, Array]:
-    """Flat rows ``[2N]``: the samples, then their mirror images (boards, policies and reply targets
-    flipped)."""
+def with_symmetries(samples: Sample, valid: Array, symmetries: tuple[Symmetry, ...]) -> tuple[Sample, Array]:
+    """Flat rows ``[(1 + S) N]``: the samples ``[B, T]``, then their images under each of the S
+    ``symmetries`` (a game kit's: boards, policies and reply targets mapped)."""
     flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), samples)
-    mirrored = flat.replace(board=mirror_boards(flat.board), policy=flat.policy[:, ::-1])
-    if isinstance(flat, ReplySample):
-        mirrored = mirrored.replace(reply=flat.reply[:, ::-1])
-    both = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), flat, mirrored)
-    return both, jnp.concatenate([valid.reshape(-1), valid.reshape(-1)])
+    if not symmetries:
+        return flat, valid.reshape(-1)
+    images = []
+    for sym in symmetries:
+        image = flat.replace(board=sym.observation(flat.board), policy=sym.policy(flat.policy))
+        if isinstance(flat, ReplySample):
+            image = image.replace(reply=sym.policy(flat.reply))
+        images.append(image)
+    rows = jax.tree.map(lambda *xs: jnp.concatenate(xs), flat, *images)
+    return rows, jnp.concatenate([valid.reshape(-1)] * (1 + len(symmetries)))
 
 
 def target_rows_cross_entropy(logits: Array, target: Array) -> Array:
@@ -344,11 +349,11 @@ def target_rows_cross_entropy(logits: Array, target: Array) -> Array:
 
 
 def loss_fn(params, batch: Sample, *, width: int, value_weight: float,
-            tower: tuple[int, ...] = (), game=CONNECT_FOUR, policy_rows: bool = False,
+            tower: tuple[int, ...] = (), game=DEFAULT_GAME, policy_rows: bool = False,
             reply_weight: float = 0.0) -> tuple[Array, dict]:
-    """Cross-entropy to the search policy + ``value_weight`` × (tanh(value) − z)². Connect Four's
-    logits are masked to the legal columns of the board; other games' are not (the policy
-    target is 0 on illegal actions). ``policy_rows``: the cross-entropy is the mean over the rows
+    """Cross-entropy to the search policy + ``value_weight`` × (tanh(value) − z)². The logits
+    are masked to the legal actions where the observations tell them (the kit's
+    ``observation_legal``), else not (the policy target is 0 on illegal actions). ``policy_rows``: the cross-entropy is the mean over the rows
     that have a policy target (playout cap randomisation stores an all-zero policy for the others).
     ``reply_weight`` > 0 (``batch`` a :class:`ReplySample`, ``params`` with the reply head): plus
     ``reply_weight`` × the reply head's cross-entropy to the reply target, the mean over the rows
@@ -381,7 +386,7 @@ class AlphaZero(Algorithm):
 
     batch_fields = tuple(f"buffer.{f}" for f in rb.BATCH_FIELDS)  # the replay storage, split over devices
 
-    def __init__(self, cfg: AlphaZeroConfig, freeze_conv: bool = False, game=CONNECT_FOUR):
+    def __init__(self, cfg: AlphaZeroConfig, freeze_conv: bool = False, game=DEFAULT_GAME):
         games.check_game(game)
         cfg.check_game(game)
         self.cfg, self.game = cfg, game
@@ -437,11 +442,12 @@ class AlphaZero(Algorithm):
 
     def _starts(self, key: Array):
         cfg = self.cfg
-        if self.game.id != CONNECT_FOUR.id:  # the game's own start positions (pgx: who moves first is drawn)
+        random_start = kit_of(self.game).random_start
+        if random_start is None:  # the game's own start positions (pgx: who moves first is drawn)
             return shard_batch(jax.vmap(self.game.init)(jax.random.split(key, cfg.games)))
         pick_key, start_key = jax.random.split(key)
-        random = arena.random_initial_states(start_key, cfg.games)
-        empty = arena.initial_states(cfg.games)
+        random = jax.vmap(random_start)(jax.random.split(start_key, cfg.games))
+        empty = arena.initial_states(cfg.games, self.game)
         use_random = jax.random.uniform(pick_key, (cfg.games,)) < cfg.random_start_frac
         return shard_batch(jax.tree.map(lambda r, e: jnp.where(use_random.reshape((-1,) + (1,) * (r.ndim - 1)), r, e),
                                         random, empty))
@@ -463,11 +469,7 @@ class AlphaZero(Algorithm):
         cfg = self.cfg
         key, start_key, play_key, update_key = jax.random.split(state.key, 4)
         samples, valid, _, returns = selfplay(state.params, play_key, self._starts(start_key), cfg, self.game)
-        if self.game.id == CONNECT_FOUR.id:
-            rows, row_valid = with_mirrors(samples, valid)
-        else:
-            rows = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), samples)
-            row_valid = valid.reshape(-1)
+        rows, row_valid = with_symmetries(samples, valid, kit_of(self.game).symmetries)
         if cfg.merge_repeats:
             copies = row_valid.sum(dtype=jnp.float32)
             rows, row_valid = dedup.merge_repeats(rows, row_valid)

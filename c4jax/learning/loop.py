@@ -64,9 +64,6 @@ class ConfigError(ValueError):
     --game it cannot train on)."""
 
 
-CONNECT_FOUR_ID = games.DEFAULT
-
-
 @dataclass(frozen=True)
 class LoopConfig:
     """Settings shared by every RL experiment."""
@@ -160,13 +157,13 @@ class LoopConfig:
             raise ValueError(f"--game must be one of {sorted(games.GAMES)}, got {self.game!r}")
         for name in self.eval_opponents:
             agents.load(self.agent_name(name))  # a clear error for an unknown name before any training
-        c4 = self.game == CONNECT_FOUR_ID
-        if not c4 and self.eval_yardstick:
-            raise ValueError(f"--eval-yardstick grades Connect Four moves; {self.game} has no yardstick "
+        kit = games.kit_of(self.game)
+        if not kit.yardstick and self.eval_yardstick:
+            raise ValueError(f"--eval-yardstick grades moves against solved positions; {self.game} has no yardstick "
                              "(--no-eval-yardstick)")
         if self.select_by == "yardstick" and not self.eval_yardstick:
             raise ValueError("--select-by yardstick needs --eval-yardstick")
-        fixed = ("1steplA", "random", "yardstick") if c4 else ("random",)
+        fixed = tuple(sorted(kit.reference_agents)) + (("yardstick",) if kit.yardstick else ())
         if self.select_by not in fixed and self.select_by not in self.eval_opponents:
             raise ValueError(f"--select-by must be {', '.join(fixed)} or one of --eval-opponents "
                              f"{list(self.eval_opponents)}, got {self.select_by!r}")
@@ -174,21 +171,22 @@ class LoopConfig:
     def agent_name(self, name: str) -> str:
         """The ``agents.load`` name of the evaluation opponent ``name`` in this run's game
         (``mcts200`` is ``checkers/mcts200`` in a Checkers run)."""
-        if self.game == CONNECT_FOUR_ID or name.lower().startswith(f"{self.game}/"):
+        if self.game == games.DEFAULT or name.lower().startswith(f"{self.game}/"):
             return name
         return f"{self.game}/{name}"
 
     @property
     def fixed_opponents(self) -> tuple[str, ...]:
-        """The opponents every evaluation plays besides the old network: Random and, for Connect
-        Four, 1StepLA (the thesis)."""
-        return ("random", "1steplA") if self.game == CONNECT_FOUR_ID else ("random",)
+        """The opponents every evaluation plays besides the old network: the game kit's reference
+        agents (Random and, for Connect Four, 1StepLA: the thesis)."""
+        return games.kit_of(self.game).reference_agents
 
     @property
     def reference(self) -> str:
-        """The opponent that the progress bar and a --vmap-seeds summary report: 1StepLA (the thesis)
-        in Connect Four, the --select-by opponent in other games."""
-        return "1steplA" if self.game == CONNECT_FOUR_ID else self.select_by
+        """The opponent that the progress bar and a --vmap-seeds summary report: the game kit's
+        reference (1StepLA in Connect Four: the thesis), else the --select-by opponent."""
+        reference = games.kit_of(self.game).reference
+        return self.select_by if reference is None else reference
 
     @property
     def selection_metric(self) -> str:

@@ -5,8 +5,8 @@
 float32[B])`` (policy logits, value), like ``CNet(heads="two")``, and any other game's
 ``[B, H, W(, C)]`` observations to ``num_actions`` logits and a value:
 
-- the input planes (:func:`encode`: the CNET planes of :func:`c4jax.nets.cnet.preprocess` for
-  Connect Four), a 3x3 convolution to ``channels``;
+- the input planes (:func:`encode`, in the encoding the game's kit names: the CNET planes of
+  :func:`c4jax.nets.cnet.preprocess` for Connect Four), a 3x3 convolution to ``channels``;
 - ``blocks`` residual blocks: 3x3 conv -> ReLU -> 3x3 conv, added to the block's input, ReLU;
   the second convolution of each block starts at zero, so every block starts as the identity
   (the tower trains without normalisation layers);
@@ -25,7 +25,7 @@ import flax.linen as nn
 import jax.numpy as jnp
 from jax import Array
 
-from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
+from c4jax import games
 from c4jax.nets.cnet import CNet, ValidConv, preprocess
 
 
@@ -41,14 +41,14 @@ class SameConv3(nn.Module):
         return ValidConv(self.features, (3, 3), kernel_init=self.kernel_init, name="conv")(x)
 
 
-ENCODINGS = ("connect_four", "hw", "hwc")
+ENCODINGS = ("cnet_planes", "hw", "hwc")
 
 
 def encode(observations: Array, encoding: str) -> Array:
-    """float32[..., H, W, C]: the network input of ``observations``: Connect Four boards through the
-    CNET planes (``"connect_four"``), other games' observations as they are (``"hwc"``: already
-    ``[H, W, C]``; ``"hw"``: one plane ``[H, W]``)."""
-    if encoding == "connect_four":
+    """float32[..., H, W, C]: the network input of ``observations``: boards of ``1`` / ``-1`` / ``0``
+    through the CNET planes (``"cnet_planes"``, :func:`c4jax.nets.cnet.preprocess`), other
+    observations as they are (``"hwc"``: already ``[H, W, C]``; ``"hw"``: one plane ``[H, W]``)."""
+    if encoding == "cnet_planes":
         return preprocess(observations)
     x = jnp.asarray(observations).astype(jnp.float32)
     if encoding == "hw":
@@ -59,9 +59,12 @@ def encode(observations: Array, encoding: str) -> Array:
 
 
 def encoding_for(game) -> str:
-    """The :func:`encode` mode of ``game``'s observations."""
-    if game.id == CONNECT_FOUR.id:
-        return "connect_four"
+    """The :func:`encode` mode of ``game``'s observations: the one its kit names, else by their rank."""
+    named = games.kit_of(game).encoding
+    if named is not None:
+        if named not in ENCODINGS:
+            raise ValueError(f"{game.id}'s kit names the encoding {named!r}; choose one of {ENCODINGS}")
+        return named
     if len(game.observation_shape) == 2:
         return "hw"
     if len(game.observation_shape) == 3:
@@ -74,12 +77,12 @@ class Tower(nn.Module):
     """Residual tower: ``blocks`` blocks of ``channels`` 3x3 filters, policy and value heads.
 
     ``num_actions`` policy logits; ``encoding`` says how observations become input planes
-    (:func:`encode`; Connect Four by default); ``reply_head``: also ``num_actions`` reply logits."""
+    (:func:`encode`; the CNET planes by default); ``reply_head``: also ``num_actions`` reply logits."""
 
     blocks: int = 4
     channels: int = 64
     num_actions: int = 7
-    encoding: str = "connect_four"
+    encoding: str = "cnet_planes"
     reply_head: bool = False
 
     @nn.compact
@@ -100,24 +103,27 @@ class Tower(nn.Module):
         return logits, value
 
 
-def two_headed(width: int = 128, tower: tuple[int, ...] = (), game=CONNECT_FOUR,
+def two_headed(width: int = 128, tower: tuple[int, ...] = (), game=None,
                reply_head: bool = False) -> nn.Module:
-    """The two-headed network of an AlphaZero agent for ``game`` (Connect Four by default):
-    ``Tower(*tower)`` (``(blocks, channels)``), or ``CNet(width, heads="two")`` when ``tower`` is
-    empty (Connect Four only: other games need a tower). ``reply_head``: with the reply head that
-    AlphaZero trains (a third output), which the playing network has not."""
+    """The two-headed network of an AlphaZero agent for ``game`` (``None``: the default game,
+    :data:`c4jax.games.DEFAULT`): ``Tower(*tower)`` (``(blocks, channels)``), or
+    ``CNet(width, heads="two")`` when ``tower`` is empty (only on a game whose kit says the CNET reads
+    its observations). ``reply_head``: with the reply head that AlphaZero trains (a third output),
+    which the playing network has not."""
+    game = games.make(games.DEFAULT) if game is None else game
     if tower:
         blocks, channels = tower
         return Tower(blocks=blocks, channels=channels, num_actions=game.num_actions, encoding=encoding_for(game),
                      reply_head=reply_head)
-    if game.id != CONNECT_FOUR.id:
-        raise ValueError(f"the CNET plays Connect Four's boards; {game.id} needs the residual tower (--tower-blocks)")
+    if not games.kit_of(game).cnet:
+        raise ValueError(f"the CNET does not read {game.id}'s observations: it needs the residual tower (--tower-blocks)")
     return CNet(width=width, heads="two", reply_head=reply_head)
 
 
-def init_params(key: Array, width: int = 128, tower: tuple[int, ...] = (), game=CONNECT_FOUR,
+def init_params(key: Array, width: int = 128, tower: tuple[int, ...] = (), game=None,
                 reply_head: bool = False):
     """Fresh parameters of :func:`two_headed` ``(width, tower, game, reply_head)``."""
+    game = games.make(games.DEFAULT) if game is None else game
     net = two_headed(width, tower, game, reply_head)
     return net.init(key, jnp.zeros((1,) + tuple(game.observation_shape), jnp.int8))["params"]
 

@@ -1,0 +1,29 @@
+"""Connect Four's kit (:class:`c4jax.games.kit.GameKit`): the rules of design.md §1 and what
+else is Connect Four's: the CNET's input planes, the legal columns read from a board, the
+left-right mirror, design.md §3's random start positions, the measured UCT constant of pure
+MCTS, the perfect-play yardstick and the thesis' reference opponent 1StepLA.
+
+The algorithms' own defaults are Connect Four's (the thesis'), so ``defaults`` is empty."""
+
+from __future__ import annotations
+
+from c4jax.games.connect_four import env
+from c4jax.games.connect_four.board import legal_mask, mirror_boards
+from c4jax.games.connect_four.game import GAME
+from c4jax.games.kit import GameKit, Symmetry
+
+MIRROR = Symmetry(name="mirror", observation=mirror_boards, actions=tuple(range(env.COLS - 1, -1, -1)))
+
+KIT = GameKit(
+    game=GAME,
+    title="Connect Four",
+    encoding="cnet_planes",  # design.md §5: own and opponent stones, playable cells marked
+    cnet=True,
+    observation_legal=legal_mask,  # a board's legal columns: those with an empty top cell
+    symmetries=(MIRROR,),
+    random_start=env.random_initial_state,  # design.md §3
+    uct_c=1.0,  # measured against OpenSpiel's MCTSBot (docs/results/openspiel_mcts.md)
+    yardstick=True,
+    reference_agents=("random", "1steplA"),
+    reference="1steplA",  # the thesis' yardstick of training progress
+)

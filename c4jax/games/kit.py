@@ -1,0 +1,92 @@
+"""A game kit: the rules of one game and everything else that belongs to that game.
+
+Code outside ``c4jax.games`` never asks which game it plays; it asks the game's kit
+(:func:`c4jax.games.kit_of`). A kit holds the rules (``game``, the :class:`~c4jax.games.base.Game`
+protocol) and the game's answers to what trainers, searches, matches and the UI need to know:
+
+- ``title``: the game's name for people ("Connect Four");
+- ``encoding``: how a network reads the observations (a name from :mod:`c4jax.nets.tower`;
+  ``None``: the observations as they are, ``[H, W]`` as one plane, ``[H, W, C]`` as C planes);
+- ``cnet``: whether the thesis' CNET (:mod:`c4jax.nets.cnet`) reads the observations;
+- ``observation_legal``: the legal actions read from observations alone, where they tell them
+  (``None``: only the state tells them);
+- ``symmetries``: transformations that map a position to an equivalent one (each with its action
+  permutation), used to augment training data;
+- ``random_start``: ``key -> State``, a random start position for training, where the game has one;
+- ``uct_c``: the UCT constant of pure MCTS measured for this game (``None``: the search's default);
+- ``yardstick``: whether a perfect-play yardstick of solved positions exists for the game;
+- ``reference_agents``: the ``agents.load`` names every evaluation plays besides the old network;
+- ``reference``: the one of them whose win rate progress bars and seed summaries report (``None``:
+  the opponent that selects the best network, ``--select-by``);
+- ``defaults``: per algorithm, the flags that differ from the algorithm's own defaults on this game
+  (``{"alphazero": {"run": {...}, "az": {...}}}``, one mapping per config section).
+
+Every field but ``game`` and ``title`` has a default, so a game made for c4jax (or wrapped from
+pgx) plugs in with ``GameKit(game=..., title=...)``: docs/guide.md, "Adding a game".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
+
+import jax.numpy as jnp
+import numpy as np
+from jax import Array
+
+from c4jax.games.base import Game
+
+
+@dataclass(frozen=True)
+class Symmetry:
+    """A map of positions to equivalent positions: ``observation`` maps observations
+    ``[..., *observation_shape]``, and ``actions[a]`` is the action in the image that plays what
+    action ``a`` plays in the original."""
+
+    name: str
+    observation: Callable[[Array], Array]
+    actions: tuple[int, ...]
+
+    def policy(self, policy: Array) -> Array:
+        """``policy[..., A]`` over the original's actions as the same distribution over the image's."""
+        source = np.argsort(np.asarray(self.actions))  # the original action behind each image action
+        if np.array_equal(source, np.arange(len(source))[::-1]):
+            return policy[..., ::-1]
+        return jnp.take(policy, jnp.asarray(source), axis=-1)
+
+    def action(self, action: Array) -> Array:
+        """The image's action of ``action`` (int32[...])."""
+        return jnp.asarray(self.actions, jnp.int32)[action]
+
+
+@dataclass(frozen=True)
+class GameKit:
+    """One game's rules and everything else that is the game's (see the module docstring)."""
+
+    game: Game
+    title: str
+    encoding: str | None = None
+    cnet: bool = False
+    observation_legal: Callable[[Array], Array] | None = None
+    symmetries: tuple[Symmetry, ...] = ()
+    random_start: Callable[[Array], Any] | None = None
+    uct_c: float | None = None
+    yardstick: bool = False
+    reference_agents: tuple[str, ...] = ("random",)
+    reference: str | None = None
+    defaults: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=lambda: MappingProxyType({}),
+                                                                     compare=False)
+
+    @property
+    def id(self) -> str:
+        return self.game.id
+
+    def defaults_of(self, algorithm: str) -> Mapping[str, Mapping[str, Any]]:
+        """The flags of ``algorithm`` that differ on this game, per config section (empty if none)."""
+        return self.defaults.get(algorithm, MappingProxyType({}))
+
+
+def plain(game: Game) -> GameKit:
+    """The kit of a game that brings nothing but its rules (a pgx game, a test's game)."""
+    return GameKit(game=game, title=game.id)
