@@ -128,3 +128,59 @@ def test_only_the_connect_four_stages_import_connect_four():
     stale = [m for m in CONNECT_FOUR_ONLY if m in MODULES
              and not any(i.startswith("c4jax.games.connect_four") for i, _ in _imports(MODULES[m]))]
     assert not stale, f"no longer Connect-Four-only: {stale}"
+
+
+# The modules outside c4jax.games that still name a particular game (import its package, or
+# spell its id), each with what it names it for. A module leaves this list when it asks the
+# game's kit (c4jax.games.kit_of) instead; the list only shrinks (a stale entry fails).
+NAMES_A_GAME = {
+    "c4jax": "re-exports the Connect Four environment as c4jax.env",
+    "c4jax.games.interop": "PettingZoo's and pgx's Connect Four observations as its boards",
+    "c4jax.agents.base": "the [B, 6, 7] board API of the agents",
+    "c4jax.agents.baselines": "N-step lookahead on Connect Four bitboards (the thesis' baselines)",
+    "c4jax.agents.perfect": "the perfect player (a Connect Four solver)",
+    "c4jax.agents.reference": "the thesis' reference implementations of the baselines",
+    "c4jax.agents.network": "CNET agents play Connect Four boards",
+    "c4jax.agents.search": "the board entry points rebuild Connect Four states from boards",
+    "c4jax.agents.guided": "the thesis' networks it guides play Connect Four boards",
+    "c4jax.agents.network_search": "the board entry points",
+    "c4jax.agents.arena": "design.md §3 random Connect Four start positions",
+    "c4jax.agents.external": "Python policies are handed Connect Four boards",
+    "c4jax.agents.openspiel_mcts": "OpenSpiel's connect_four rebuilt from a board",
+    "c4jax.agents.pgx_baseline": "pgx's Connect Four baseline",
+    "c4jax.evaluation.lockstep": "one-program round robins of Connect Four",
+    "c4jax.evaluation.protocol": "the thesis' 49 two-move openings",
+    "c4jax.evaluation.timing": "Table 5.1's random Connect Four positions",
+    "c4jax.evaluation.yardstick": "the perfect-play yardstick of solved Connect Four positions",
+    "c4jax.learning.data": "the thesis' supervised dataset",
+    "c4jax.learning.dqn": "the thesis' DQN (shaped reward, mirrors)",
+    "c4jax.learning.onpolicy": "the thesis' REINFORCE / PPO (shaped reward, mirrors)",
+    "c4jax.learning.rewards": "design.md §2's shaped reward",
+    "c4jax.learning.rollouts": "the thesis' self-play batches",
+    "c4jax.play.links": "deep links of the two games' pages",
+    "c4jax.play.server": "the browser UI's two games",
+    "c4jax.cli.watch": "draws the two games",
+    "c4jax.cli.tournament": "the thesis' tournament texts",
+}
+
+
+def _names_a_game(path: Path) -> list[str]:
+    """How the module names a particular game: imports of a game's package and string constants
+    that are a game's id (or an agent name under it, "checkers/...")."""
+    game_ids = [p.name for p in (ROOT / "games").iterdir() if p.is_dir() and (p / "__init__.py").exists()]
+    found = [i for i, _ in _imports(path) if any(i.startswith(f"c4jax.games.{g}") for g in game_ids)]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value in game_ids or any(node.value.startswith(f"{g}/") for g in game_ids):
+                found.append(repr(node.value))
+    return found
+
+
+def test_no_module_outside_games_names_a_game():
+    outside = {m: p for m, p in MODULES.items() if not m.startswith("c4jax.games.") and m != "c4jax.games"}
+    for module, path in sorted(outside.items()):
+        named = _names_a_game(path)
+        if named:
+            assert module in NAMES_A_GAME, f"{module} names a game ({named[0]}): ask its kit (c4jax.games.kit_of)"
+    stale = [m for m in NAMES_A_GAME if m not in MODULES or not _names_a_game(MODULES[m])]
+    assert not stale, f"no longer naming a game: {stale}"
