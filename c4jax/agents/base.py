@@ -1,10 +1,14 @@
 """The Agent protocol every player implements, and the jitted entry points they share.
 
-An agent plays the ``1`` stones of public boards (design.md §1): ``int8[B, 6, 7]``,
-row 0 on top. Every agent is a ``flax.struct`` dataclass: its arrays (network
-parameters) are pytree leaves and its settings are static, so an agent can be
-passed as an argument to a jitted function (never closed over), and ``scores``
-and ``act`` are jittable and batched.
+An agent plays one game (``agent.game``, a :class:`c4jax.games.base.Game`) and answers for a
+batch of that game's states: ``scores_states(states)`` ``float32[B, num_actions]`` (illegal
+actions ``-inf``) and ``act_states(states, key)`` ``int32[B]``. Connect Four agents also take
+public boards (design.md §1: ``int8[B, 6, 7]``, row 0 on top, the ``1`` stones to move), the
+observations of its states: ``scores(boards)`` and ``act(boards, key)``, the board API of the
+thesis' code and the README's quickstart. Every agent is a ``flax.struct`` dataclass: its
+arrays (network parameters) are pytree leaves and its settings are static, so an agent can be
+passed as an argument to a jitted function (never closed over), and every entry point is
+jittable and batched.
 
 ``c4jax.agents.registry.load(name)`` builds any agent from its name.
 """
@@ -14,8 +18,10 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 import jax
+import jax.numpy as jnp
 from jax import Array
 
+from c4jax.agents.policy import ILLEGAL_SCORE
 from c4jax.games.connect_four.board import check_boards
 from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 
@@ -25,11 +31,18 @@ class Agent(Protocol):
     name: str  # e.g. "1steplA:det"
     stochastic: bool  # act() samples (depends on the key)
 
+    def scores_states(self, states) -> Array:
+        """float32[B, num_actions]: what the agent thinks of each action of states [B] of its game
+        (illegal: -inf)."""
+
+    def act_states(self, states, key: Array) -> Array:
+        """int32[B]: a legal action for each of the states [B] of its game."""
+
     def scores(self, boards: Array) -> Array:
-        """float32[B, 7]: what the agent thinks of each column (illegal: -inf)."""
+        """float32[B, 7]: what the agent thinks of each column of Connect Four boards (illegal: -inf)."""
 
     def act(self, boards: Array, key: Array) -> Array:
-        """int32[B]: a legal column for each board."""
+        """int32[B]: a legal column for each Connect Four board."""
 
 
 def _is_traced(x) -> bool:
@@ -52,6 +65,23 @@ def _jit_scores(agent, boards):
 @jax.jit
 def _jit_act(agent, boards, key):
     return agent._act(boards, key)
+
+
+@jax.jit
+def _jit_scores_states(agent, states):
+    return agent._scores_states(states)
+
+
+def check_states(game, states) -> None:
+    """``ValueError`` unless ``states`` is a batch [B] of ``game``'s states (the fields of the game
+    protocol, with a legal-action mask of ``game.num_actions`` actions)."""
+    mask = getattr(states, "legal_action_mask", None)
+    if mask is None or not hasattr(states, "current_player"):
+        raise ValueError(f"expected a batch of {game.id} states (with legal_action_mask and current_player), "
+                         f"got {type(states).__name__}")
+    if mask.ndim != 2 or mask.shape[-1] != game.num_actions:
+        raise ValueError(f"expected a batch [B] of {game.id} states: legal_action_mask of shape "
+                         f"(B, {game.num_actions}), got {tuple(mask.shape)}")
 
 
 class AgentBase:
@@ -84,6 +114,20 @@ class AgentBase:
         By default the agent plays the observation of each state (``_act``); agents that
         need the whole state (search) override it."""
         return self._act(jax.vmap(self.game.observe)(states), key)
+
+    def scores_states(self, states) -> Array:
+        """float32[B, num_actions]: the agent's scores of each action of states [B] of its game,
+        illegal actions ``-inf``. Jitted when called with concrete states (checked to be a batch of
+        the agent's game), inlined inside a user's ``jit``."""
+        if _is_traced(getattr(states, "legal_action_mask", None)):
+            return self._scores_states(states)
+        check_states(self.game, states)
+        return _jit_scores_states(self, states)
+
+    def _scores_states(self, states) -> Array:
+        """By default the scores of each state's observation (``_scores``), masked to its legal actions."""
+        scores = self._scores(jax.vmap(self.game.observe)(states))
+        return jnp.where(states.legal_action_mask, scores, ILLEGAL_SCORE)
 
     def _scores(self, boards: Array) -> Array:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -91,10 +91,16 @@ class RandomAgent(AgentBase):
         legal = states.legal_action_mask
         return jax.random.categorical(key, jnp.where(legal, 0.0, -jnp.inf)).astype(jnp.int32)
 
-    def _scores(self, boards: Array) -> Array:
-        legal = boards[:, 0, :] == 0
+    def _scores_states(self, states) -> Array:
+        return self._uniform(states.legal_action_mask)
+
+    @staticmethod
+    def _uniform(legal: Array) -> Array:
         p = 1.0 / jnp.maximum(legal.sum(-1, keepdims=True), 1)
         return jnp.where(legal, p, ILLEGAL_SCORE).astype(jnp.float32)
+
+    def _scores(self, boards: Array) -> Array:
+        return self._uniform(boards[:, 0, :] == 0)
 
     def _act(self, boards: Array, key: Array) -> Array:
         legal = boards[:, 0, :] == 0
