@@ -41,26 +41,36 @@ from c4jax.learning.alphazero import AlphaZero, AlphaZeroConfig
 
 
 def _run_defaults() -> loop.LoopConfig:
-    # best/ by the yardstick (2,866 fixed positions: far less noisy than a 100-game match) and no
-    # old-network rule (revert_drop 1 never fires): reverting on noisy matches held a run back.
-    return loop.LoopConfig(out="runs/alphazero", init_from="", freeze_conv=False, total_updates=60_000, eval_yardstick=True,
-                           eval_opponents=("2steplA",), select_by="yardstick", revert_drop=1.0)
+    # from scratch and no old-network rule (revert_drop 1 never fires): reverting on noisy matches held
+    # a run back; best/ by pure MCTS with 100 simulations unless the game's kit says otherwise
+    return loop.LoopConfig(out="runs/alphazero", init_from="", freeze_conv=False, total_updates=60_000,
+                           eval_opponents=("mcts100",), select_by="mcts100", revert_drop=1.0)
 
 
 @dataclass(frozen=True)
 class Config:
     """AlphaZero self-play training (design.md §8)."""
 
-    run: loop.LoopConfig = field(default_factory=_run_defaults)
-    az: AlphaZeroConfig = field(default_factory=AlphaZeroConfig)
+    run: loop.LoopConfig = field(default_factory=lambda: defaults(games.DEFAULT).run)
+    az: AlphaZeroConfig = field(default_factory=lambda: defaults(games.DEFAULT).az)
 
 
 def defaults(game: str) -> Config:
-    """The default settings for ``game``: :class:`Config`'s, with the flags that its kit sets for
-    AlphaZero (``GameKit.defaults``) and its ``--game``."""
-    own = games.kit_of(game).defaults_of("alphazero")
-    run = dataclasses.replace(_run_defaults(), game=game, **own.get("run", {}))
-    return Config(run=run, az=dataclasses.replace(AlphaZeroConfig(), **own.get("az", {})))
+    """The default settings for ``game``: :class:`Config`'s, fitted to what the game's kit has (a
+    residual tower where the CNET does not read its observations, random starts only where it has
+    them, at most all of its actions considered), then the flags that its kit sets for AlphaZero
+    (``GameKit.defaults``); runs go to ``runs/<game>/alphazero`` (``runs/alphazero`` for the default
+    game)."""
+    kit = games.kit_of(game)
+    fitted = AlphaZeroConfig()
+    fitted = dataclasses.replace(
+        fitted, max_considered=min(fitted.max_considered, kit.game.num_actions),
+        random_start_frac=fitted.random_start_frac if kit.random_start is not None else 0.0,
+        **({} if kit.cnet else {"tower_blocks": 2, "tower_channels": 32}))
+    own = kit.defaults_of("alphazero")
+    out = "runs/alphazero" if game == games.DEFAULT else f"runs/{game}/alphazero"
+    run = dataclasses.replace(_run_defaults(), out=out, game=game, **own.get("run", {}))
+    return Config(run=run, az=dataclasses.replace(fitted, **own.get("az", {})))
 
 
 def plot_wall_clock(run_dir: Path) -> Path:

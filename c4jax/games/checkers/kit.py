@@ -13,8 +13,7 @@ from c4jax.games.checkers.game import GAME
 from c4jax.games.kit import GameKit
 
 ALPHAZERO = MappingProxyType({
-    "run": MappingProxyType(dict(out="runs/checkers/alphazero", total_updates=16_000, eval_yardstick=False,
-                                 eval_opponents=("mcts100",), select_by="mcts100")),
+    "run": MappingProxyType(dict(total_updates=16_000)),
     # the outcome alone as the value target (value_q_weight 0); the saved agent searches with proven
     # values (play_solve) at 500 simulations
     "az": MappingProxyType(dict(games=32, num_simulations=16, max_considered=16, random_start_frac=0.0,

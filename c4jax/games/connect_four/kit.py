@@ -3,9 +3,13 @@ else is Connect Four's: the CNET's input planes, the legal columns read from a b
 left-right mirror, design.md §3's random start positions, the measured UCT constant of pure
 MCTS, the perfect-play yardstick and the thesis' reference opponent 1StepLA.
 
-The algorithms' own defaults are Connect Four's (the thesis'), so ``defaults`` is empty."""
+The algorithms' own defaults are Connect Four's (the thesis'); AlphaZero's evaluations here also
+grade the network on the yardstick, which chooses ``best/`` (2,866 fixed positions: far less noisy
+than a 100-game match), and play 2StepLA."""
 
 from __future__ import annotations
+
+from types import MappingProxyType
 
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.board import legal_mask, mirror_boards
@@ -26,4 +30,6 @@ KIT = GameKit(
     yardstick=True,
     reference_agents=("random", "1steplA"),
     reference="1steplA",  # the thesis' yardstick of training progress
+    defaults=MappingProxyType({"alphazero": MappingProxyType({"run": MappingProxyType(dict(
+        eval_yardstick=True, eval_opponents=("2steplA",), select_by="yardstick"))})}),
 )
