@@ -32,8 +32,8 @@ This module does not import pytest: call it from a test, a notebook or a script.
 from __future__ import annotations
 
 import functools
+import operator
 from dataclasses import dataclass
-from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -132,7 +132,7 @@ def check_attributes(game) -> str:
         if not _is_int(value) or value <= 0:
             _fail(name, f"{attr} must be an int > 0", f"got {value!r}")
     if not _is_int(game.num_players) or game.num_players != 2:
-        _fail(name, "num_players must be 2 (two-player games only)", f"got {game.num_players!r}")
+        _fail(name, "num_players must be 2: two-player games only", f"got {game.num_players!r}")
     shape = game.observation_shape
     if not isinstance(shape, tuple) or not all(_is_int(d) and d >= 0 for d in shape):
         _fail(name, "observation_shape must be a tuple of ints >= 0", f"got {shape!r}")
@@ -142,9 +142,9 @@ def check_attributes(game) -> str:
     try:
         hash(game)
     except TypeError as e:
-        _fail(name, "the game object must be hashable (it is a static argument of jit)", str(e))
-    if not game == game:
-        _fail(name, "the game object must equal itself (it is a static argument of jit)")
+        _fail(name, "the game object must be hashable: it is a static argument of jit", str(e))
+    if not operator.eq(game, game):
+        _fail(name, "the game object must equal itself: it is a static argument of jit")
     return name
 
 
@@ -222,21 +222,25 @@ def _check_observation(name: str, game, obs, batch: tuple[int, ...], dtype, wher
 # --------------------------------------------------------------------------- init
 
 
+def _check_start(name: str, fields: dict, where: str) -> None:
+    """Start positions (``fields`` of one state or a batch): not finished, a legal action, zero rewards."""
+    if (fields["terminated"] | fields["truncated"]).any():
+        _fail(name, "init(key) must not be finished: terminated and truncated False", where)
+    if not fields["legal_action_mask"].any(-1).all():
+        _fail(name, "init(key) must have a legal action", where)
+    if fields["rewards"].any():
+        _fail(name, "init(key) must have zero rewards", f"{where}: got {fields['rewards'].tolist()}")
+
+
 def check_init(game, *, seed: int = 0):
     """Check ``init(key)`` and ``observe`` of it; returns the observation's dtype."""
     name = check_attributes(game)
     key = jax.random.key(seed)
     state = _call(name, "init(key)", game.init, key)
-    fields = _check_fields(name, game, _fields_of(name, state), (), "init(key)")
-    if not fields["legal_action_mask"].any():
-        _fail(name, "init(key) must have a legal action")
-    if fields["rewards"].any():
-        _fail(name, "init(key) must have zero rewards", f"got {fields['rewards'].tolist()}")
-    if fields["terminated"] or fields["truncated"]:
-        _fail(name, "init(key) must not be finished (terminated / truncated False)")
+    _check_start(name, _check_fields(name, game, _fields_of(name, state), (), "init(key)"), "init(key)")
     diff = _difference(state, _call(name, "init(key)", game.init, key))
     if diff:
-        _fail(name, "init must be deterministic (the same key, the same state)", diff)
+        _fail(name, "init must be deterministic: the same key gives the same state", diff)
     obs = _call(name, "observe(state)", game.observe, state)
     _check_observation(name, game, obs, (), None, "observe(init(key))")
     dtype = jnp.asarray(obs).dtype
@@ -268,26 +272,26 @@ def _compare_single(name: str, game, states, actions, keys, after, obs, rows, t:
     for i in rows:
         state, action, key = _item(states, i), jnp.asarray(actions[i]), keys[i]
         alone = _call(name, "jit(step)", _step_one, game, state, action, key)
-        diff = _difference(_item(after, i), alone)
-        if diff:
-            _fail(name, "vmap(step) must equal step on each state", f"game {i}, step {t}: {diff}")
         if eager:
             unjitted = _call(name, "step(state, action, key)", game.step, state, action, key)
+            diff = _difference(unjitted, game.step(state, action, key))
+            if diff:
+                _fail(name, "step must be deterministic: the same state, action and key give the same state",
+                      f"game {i}, step {t}: {diff}")
             diff = _difference(alone, unjitted)
             if diff:
                 _fail(name, "jit(step) must equal step", f"game {i}, step {t}: {diff}")
-            diff = _difference(unjitted, game.step(state, action, key))
-            if diff:
-                _fail(name, "step must be deterministic (the same state, action and key, the same state)",
-                      f"game {i}, step {t}: {diff}")
             diff = _difference(obs[i], _call(name, "observe(state)", game.observe, unjitted))
             if diff:
                 _fail(name, "jit(vmap(observe)) must equal observe on each state", f"game {i}, step {t}: {diff}")
+        diff = _difference(_item(after, i), alone)
+        if diff:
+            _fail(name, "vmap(step) must equal step on each state", f"game {i}, step {t}: {diff}")
 
 
-def _check_step(name: str, game, before: dict, after: dict, illegal: np.ndarray, t: int) -> None:
+def _check_step(name: str, game, before: dict, after: dict, illegal: np.ndarray, t: int, what: str = "") -> None:
     """The rules of one batched step, ``before`` / ``after`` the fields of the states; ``illegal``:
-    bool[B], the action played was not legal."""
+    bool[B], the action played was not legal; ``what``: said after the step in messages."""
     done_before = before["terminated"] | before["truncated"]
     done_after = after["terminated"] | after["truncated"]
     mask = after["legal_action_mask"]
@@ -295,11 +299,11 @@ def _check_step(name: str, game, before: dict, after: dict, illegal: np.ndarray,
 
     def first(bad):
         i = int(np.flatnonzero(bad)[0])
-        return i, f"game {i}, step {t}"
+        return i, f"game {i}, step {t}{what}"
 
     if (bad := done_before & ~done_after).any():
         i, where = first(bad)
-        _fail(name, "finished states must be absorbing (stepping one returns a finished state)", where)
+        _fail(name, "finished states must be absorbing: stepping one returns a finished state", where)
     if (bad := done_after & mask.any(-1)).any():
         i, where = first(bad)
         _fail(name, "the legal mask must be all False once the game is over", f"{where}: {mask[i].sum()} legal")
@@ -324,7 +328,7 @@ def _check_illegal(name: str, game, states, fields: dict, rng, keys, t: int) -> 
     if not rows.any():
         return 0
     actions = _random_actions(rng, ~mask)
-    after, new, _, mover = _step_batch(game, states, jnp.asarray(actions), keys)
+    _, new, _, mover = _call(name, "jit(vmap(step))", _step_batch, game, states, jnp.asarray(actions), keys)
     new = _check_fields(name, game, new, rows.shape, f"after an illegal action at step {t}")
     mover = _host(mover)
     ended = new["terminated"] | new["truncated"]
@@ -333,7 +337,7 @@ def _check_illegal(name: str, game, states, fields: dict, rng, keys, t: int) -> 
         _fail(name, "an illegal action must end the game with -1 for its mover",
               f"game {i}, step {t}: action {actions[i]}, finished {bool(ended[i])}, mover's reward {mover[i]}, "
               f"rewards {new['rewards'][i].tolist()}")
-    _check_step(name, game, fields, new, rows, t)
+    _check_step(name, game, fields, new, rows, t, ", the batch playing illegal actions")
     return int(rows.sum())
 
 
@@ -347,6 +351,7 @@ def check_play(game, *, games: int = 16, seed: int = 0, obs_dtype=None) -> Summa
     states, fields, obs = _call(name, "jit(vmap(init))", _init_batch, game, jax.random.split(root, games))
     batch = (games,)
     fields = _check_fields(name, game, fields, batch, "jit(vmap(init))")
+    _check_start(name, fields, "jit(vmap(init))")
     obs_dtype = obs.dtype if obs_dtype is None else obs_dtype
     _check_observation(name, game, obs, batch, obs_dtype, "jit(vmap(observe(init)))")
     step_keys = jax.random.split(jax.random.fold_in(root, 1), (game.max_steps + 1, games))
@@ -366,7 +371,7 @@ def check_play(game, *, games: int = 16, seed: int = 0, obs_dtype=None) -> Summa
         after, new, obs, _ = _call(name, "jit(vmap(step))", _step_batch, game, states, jnp.asarray(actions), keys)
         diff = _structure_difference(states, after)
         if diff:
-            _fail(name, "step must return a state of the same structure, shapes and dtypes (a lax.scan carry)",
+            _fail(name, "step must return a state of the same structure, shapes and dtypes: lax.scan carries it",
                   f"step {t}: {diff}")
         new = _check_fields(name, game, new, batch, f"step {t}")
         _check_observation(name, game, obs, batch, obs_dtype, f"step {t}")
