@@ -54,7 +54,10 @@ def tic_tac_toe(tmp_path_factory):
             del sys.modules[name]
 
 
-def test_the_guide_s_game_registers_and_has_its_kit(tic_tac_toe):
+def test_the_guide_s_game_registers_and_passes_the_conformance_suite(tic_tac_toe):
+    from c4jax.games import testing
+
+    assert testing.check(tic_tac_toe).games == 16
     kit = games.kit_of("tic_tac_toe")
     assert kit.game == tic_tac_toe and kit.title == "Tic-tac-toe" and games.kit_of(tic_tac_toe) is kit
     assert tic_tac_toe.num_actions == 9 and tic_tac_toe.observation_shape == (3, 3, 2)

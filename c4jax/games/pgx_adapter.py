@@ -28,6 +28,12 @@ KNOWN_MAX_STEPS = {
 }
 
 
+def _no_moves_when_done(state):
+    """``state`` with no legal action once the game is over (pgx leaves them all legal there; the
+    protocol, :mod:`c4jax.games.base`, has none)."""
+    return state.replace(legal_action_mask=state.legal_action_mask & ~(state.terminated | state.truncated))
+
+
 @dataclass(frozen=True, eq=False)
 class PgxGame:
     """A pgx environment behind the game protocol (identity-hashed: one object per environment)."""
@@ -74,10 +80,10 @@ class PgxGame:
     def init(self, key: Array | None = None):
         if key is None:
             raise ValueError(f"{self.id}: init needs a PRNG key (pgx draws who moves first)")
-        return self.env.init(key)
+        return _no_moves_when_done(self.env.init(key))
 
     def step(self, state, action: Array, key: Array | None = None):
-        return self.env.step(state, action, key)
+        return _no_moves_when_done(self.env.step(state, action, key))
 
     def observe(self, state) -> Array:
         return state.observation
