@@ -35,7 +35,7 @@ from typing import Sequence
 import tyro
 
 from c4jax import games
-from c4jax.io import runlog
+from c4jax.io import cliargs, runlog
 from c4jax.learning import config, loop, rundir
 from c4jax.learning.alphazero import AlphaZero, AlphaZeroConfig
 
@@ -89,8 +89,7 @@ def trainer(cfg: Config) -> AlphaZero:
                              "the averaged weights back into training")
         return AlphaZero(cfg.az, freeze_conv=cfg.run.freeze_conv, game=games.make(cfg.run.game))
     except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        raise SystemExit(2) from None
+        cliargs.fail(str(e))
 
 
 def main(cfg: Config) -> dict:
@@ -102,12 +101,11 @@ def main(cfg: Config) -> dict:
     return summary
 
 
-
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     """Parse ``argv`` (default: this process' arguments; the defaults are those of its ``--game``) and
     train; ``prog`` names the command in ``--help`` (``c4jax train alphazero``; default: the script's file
     name)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     game = config.preset_from_argv(argv, flag="--game", default=loop.LoopConfig.game)
-    return loop.exit_on_error(main, tyro.cli(Config, default=defaults(game), args=argv, prog=prog,
-                                             config=(tyro.conf.OmitArgPrefixes,)))
+    cfg = cliargs.parse(Config, argv, prog, default=defaults(game), config=(tyro.conf.OmitArgPrefixes,))
+    return loop.exit_on_error(main, cfg)
