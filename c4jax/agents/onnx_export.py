@@ -34,13 +34,13 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
+from c4jax import games
 from c4jax._version import __version__
 from c4jax.agents.guided import GuidedSearchAgent
 from c4jax.agents.network import NetworkAgent
 from c4jax.agents.network_search import AlphaZeroAgent, evaluate
 from c4jax.agents.policy import ILLEGAL_SCORE, masked_logits
 from c4jax.games import base as game_base
-from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.io import atomic
 
 INSTALL_HINT = "pip install -e '.[onnx]'"
@@ -97,7 +97,7 @@ class Tensor:
 
 def game_of(agent: Any):
     """The game an agent plays (its ``game``; Connect Four for the agents that have none)."""
-    return getattr(agent, "game", CONNECT_FOUR)
+    return getattr(agent, "game", None) or games.make(games.DEFAULT)
 
 
 def signature(agent: Any) -> tuple[tuple[Tensor, ...], Tensor]:
@@ -105,7 +105,7 @@ def signature(agent: Any) -> tuple[tuple[Tensor, ...], Tensor]:
     game = game_of(exportable(agent))
     scores = Tensor(OUTPUT_NAME, "float32", (game.num_actions,))
     observation = jax.eval_shape(lambda: game.observe(game.init()))
-    if game.id == CONNECT_FOUR.id:  # the board tells the legal columns
+    if game.id == games.DEFAULT:  # the board tells the legal columns
         return (Tensor(INPUT_NAME, str(observation.dtype), tuple(game.observation_shape)),), scores
     return (Tensor(OBSERVATIONS_NAME, str(observation.dtype), tuple(game.observation_shape)),
             Tensor(LEGAL_NAME, "bool", (game.num_actions,))), scores
@@ -136,7 +136,7 @@ def metadata(agent: NetworkAgent | AlphaZeroAgent) -> dict[str, str]:
     out = "probabilities" if settings["output"] == "policy" else "Q-values"
     game = game_of(agent)
     (first, *more), scores = signature(agent)
-    if game.id == CONNECT_FOUR.id:
+    if game.id == games.DEFAULT:
         io = {"input": (f"{first.name}: {first.dtype}{_dims(first)}, row 0 on top, 1 = player to move, -1 = opponent, "
                         "0 = empty; legal unfinished positions"),
               "output_description": (f"{scores.name}: {scores.dtype}{_dims(scores)}, the agent's {out} per column, "
@@ -240,7 +240,7 @@ def to_model(agent: Any, *, opset: int = DEFAULT_OPSET):
     batch = jax.export.symbolic_shape("B")[0]
     inputs, output = signature(agent)
     specs = [jax.ShapeDtypeStruct((batch, *t.shape), jnp.dtype(t.dtype)) for t in inputs]
-    if game_of(agent).id == CONNECT_FOUR.id:
+    if game_of(agent).id == games.DEFAULT:
         def fn(boards):
             return agent._scores(boards)
         what = f"scores of {inputs[0].dtype}[{', '.join(['B', *map(str, inputs[0].shape)])}] boards"
@@ -296,7 +296,7 @@ def feeds(agent: Any, positions) -> dict[str, np.ndarray]:
     ``int8[B, 6, 7]``, another game's batch of states (:func:`random_positions`)."""
     inputs, _ = signature(agent)
     game = game_of(exportable(agent))
-    if game.id == CONNECT_FOUR.id:
+    if game.id == games.DEFAULT:
         return {inputs[0].name: np.asarray(positions, inputs[0].dtype)}
     observations = jax.jit(jax.vmap(game.observe))(positions)
     return {inputs[0].name: np.asarray(observations, inputs[0].dtype),
@@ -306,7 +306,7 @@ def feeds(agent: Any, positions) -> dict[str, np.ndarray]:
 def reference_scores(agent: Any, positions) -> np.ndarray:
     """What the graph must reproduce on ``positions`` (as :func:`feeds` takes them): the JAX agent's scores."""
     agent = exportable(agent)
-    if game_of(agent).id == CONNECT_FOUR.id:
+    if game_of(agent).id == games.DEFAULT:
         return np.asarray(agent.scores(positions))
     return np.asarray(agent.scores_states(positions))
 
