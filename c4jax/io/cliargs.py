@@ -64,25 +64,27 @@ def _empty_sequence_says_none(info: PrimitiveTypeInfo) -> PrimitiveConstructorSp
 # --- one-line errors ------------------------------------------------------------------------------
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_RULE = re.compile(r"^─+$")
 
 
 def _box(text: str) -> tuple[str, list[list[str]]]:
-    """tyro's error box as (title, sections of rows), the rows without the frame and its padding."""
-    title, sections = "", [[]]
-    for raw in _ANSI.sub("", text).splitlines():
-        line = raw.strip()
-        if line.startswith("╭"):
-            title = line.strip("╭╮─ ")
-        elif line.startswith("╰") or not line:
-            continue
+    """tyro's error box as (title, sections of rows), the rows without the frame and its padding. tyro
+    draws it with box-drawing characters when stdout is UTF-8, else as a title over a line of dashes."""
+    lines = [line for line in (_ANSI.sub("", raw).rstrip() for raw in text.splitlines()) if line.strip()]
+    if lines and lines[0].lstrip().startswith("╭"):
+        title, rule = lines[0].strip().strip("╭╮─ "), "─"
+        rows = [line.strip().removeprefix("│").removesuffix("│").rstrip().removeprefix(" ")
+                for line in lines[1:] if not line.strip().startswith("╰")]
+    elif len(lines) > 1 and set(lines[1].strip()) == {"-"}:
+        title, rule = lines[0].strip(), "-"
+        rows = [line.removeprefix("  ") for line in lines[2:]]
+    else:
+        return "", []
+    sections: list[list[str]] = [[]]
+    for row in rows:
+        if set(row.strip()) == {rule}:
+            sections.append([])
         else:
-            row = line.removeprefix("│").removesuffix("│").rstrip()
-            row = row.removeprefix(" ")
-            if _RULE.match(row.strip()):
-                sections.append([])
-            else:
-                sections[-1].append(row)
+            sections[-1].append(row)
     return title, [s for s in sections if s]
 
 
