@@ -73,8 +73,8 @@ def test_a_mistake_is_one_error_line_and_exit_2(command, args, tmp_path):
     ("train ppo --game nosuchgame",
      "error: --game must be one of ['checkers', 'connect_four'], got 'nosuchgame' (see c4jax train ppo --help)"),
     ("train reinforce --game checkers",
-     "error: --game checkers: c4jax train reinforce trains on connect_four only; c4jax train ppo, dqn and alphazero "
-     "train on checkers"),
+     "error: --game checkers: reinforce trains on connect_four only; c4jax train ppo, dqn and alphazero train on "
+     "checkers"),
     ("match random random --keys x", "error: --keys: invalid literal for int() with base 10: 'x' (see c4jax match --help)"),
     ("match random", "error: missing B (see c4jax match --help)"),
     ("watch random random --game chess",

@@ -29,7 +29,7 @@ def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     """Parse ``argv`` (default: this process' arguments) over :data:`DEFAULT` and train; ``prog`` names the
     command in ``--help`` (``c4jax train dueling_dqn``; default: the script's file name)."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    selfplay_game.connect_four_only(argv, prog, OTHER_GAMES)
+    selfplay_game.connect_four_only(argv, "dueling_dqn", OTHER_GAMES)
     with cliargs.one_line_errors(argv, prog):
         cfg = config.preset_cli(DEFAULT, argv, prog=prog)
     return loop.exit_on_error(main, cfg)

@@ -51,7 +51,7 @@ def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     """Parse ``argv`` (default: this process' arguments) and train; ``prog`` names the command in
     ``--help`` (``c4jax train reinforce``; default: the script's file name)."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    selfplay_game.connect_four_only(argv, prog, OTHER_GAMES)
+    selfplay_game.connect_four_only(argv, "reinforce", OTHER_GAMES)
     with cliargs.one_line_errors(argv, prog):
         cfg = config.preset_cli(Config(), argv, prog=prog)
     return loop.exit_on_error(main, cfg)

@@ -33,13 +33,13 @@ def parse(argv: Sequence[str], connect_four_default: Any, game_defaults: Callabl
                                prog=prog)
 
 
-def connect_four_only(argv: Sequence[str], prog: str | None, others: str) -> None:
-    """Refuse (one ``error:`` line, exit 2) a known ``--game`` other than Connect Four for a trainer of
-    Connect Four only, naming the commands that train ``others`` games; an unknown one is left to the parser."""
+def connect_four_only(argv: Sequence[str], trainer: str, others: str) -> None:
+    """Refuse (one ``error:`` line, exit 2) a known ``--game`` other than Connect Four for ``trainer``, which
+    trains Connect Four only, naming the commands (``others``) that train the other games; an unknown game
+    is left to the parser."""
     game = config.preset_from_argv(argv, flag="--game", default=games.DEFAULT)
     if game != games.DEFAULT and game in games.GAMES and not {"-h", "--help"} & set(argv):
-        cliargs.fail(f"--game {game}: {prog or 'this trainer'} trains on {games.DEFAULT} only; {others} "
-                     f"train on {game}")
+        cliargs.fail(f"--game {game}: {trainer} trains on {games.DEFAULT} only; {others} train on {game}")
 
 
 def train(algo: Algorithm, run: loop.LoopConfig, algo_config: Any, width: int = 128) -> dict:
