@@ -159,11 +159,11 @@ def one_line_errors(argv: Sequence[str], prog: str | None = None) -> Iterator[No
         with _wide_terminal(not asks_help), HELP_REGISTRY, contextlib.redirect_stderr(captured):
             yield
     except SystemExit as e:
-        if e.code not in (0, None) and captured.getvalue().strip():
-            message = condense(captured.getvalue())
-        else:
-            sys.stderr.write(captured.getvalue())
+        text = captured.getvalue()
+        if e.code in (0, None) or not text.strip() or text.startswith("error: "):  # help, or already one line
+            sys.stderr.write(text)
             raise
+        message = condense(text)
     except ValueError as e:
         message = str(e)
     else:
