@@ -70,7 +70,11 @@ def test_help_is_the_scripts_help(command):
 def test_play_help_is_c4jax_plays():
     code, out, _ = run("play", "--help")
     assert code == 0 and out.startswith("usage: c4jax play ")
-    assert _after_usage(out) == _after_usage(play_main.build_parser().format_help())
+    own = io.StringIO()
+    with contextlib.redirect_stdout(own), pytest.raises(SystemExit):
+        play_main.main(["--help"])
+    assert own.getvalue().startswith("usage: c4jax-play ")
+    assert _after_usage(out) == _after_usage(own.getvalue()) and "--checkers-agents NAMES" in out
 
 
 @pytest.mark.parametrize("command", sorted(SCRIPTS) + [("play",)], ids=" ".join)

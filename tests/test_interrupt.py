@@ -1,5 +1,6 @@
-"""Ctrl-C ends a script at once with one line (c4jax/io/interrupt.py), even while the main thread
-waits inside a jitted computation, and an interrupted training run resumes from its last checkpoint."""
+"""Ctrl-C and SIGTERM end a script at once with one line (c4jax/io/interrupt.py), even while the main
+thread waits inside a jitted computation or the interpreter is exiting, and an interrupted training run
+resumes from its last checkpoint."""
 
 from __future__ import annotations
 
@@ -30,6 +31,18 @@ def test_guard_routes_sigint_to_the_watcher_and_restores_the_handler():
     assert interrupt.message() == "interrupted"  # the note does not outlive the block
 
 
+def test_guard_routes_sigterm_too_and_restores_both_handlers():
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    called = threading.Event()
+    with interrupt.guard(on_interrupt=called.set):
+        interrupt.set_note("runs/x/last holds 5 updates")
+        assert interrupt.message(signal.SIGTERM) == "terminated: runs/x/last holds 5 updates"
+        os.kill(os.getpid(), signal.SIGTERM)  # would end this process without the guard
+        assert called.wait(5), "the watcher did not see SIGTERM"
+    assert {s: signal.getsignal(s) for s in before} == before
+    assert interrupt.EXIT_STATUSES == {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
 def test_guard_outside_the_main_thread_is_a_no_op():
     seen = []
 
@@ -43,14 +56,14 @@ def test_guard_outside_the_main_thread_is_a_no_op():
     assert seen == [signal.getsignal(signal.SIGINT)]
 
 
-def _interrupt_when(proc: subprocess.Popen, ready, timeout_s: float = 300.0) -> float:
-    """Send SIGINT to ``proc`` once ``ready()`` holds; the seconds it then took to exit."""
+def _interrupt_when(proc: subprocess.Popen, ready, timeout_s: float = 300.0, signum=signal.SIGINT) -> float:
+    """Send ``signum`` to ``proc`` once ``ready()`` holds; the seconds it then took to exit."""
     deadline = time.monotonic() + timeout_s
     while not ready():
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "the process never became ready"
         time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     t0 = time.monotonic()
     try:
         proc.wait(timeout=30)
@@ -60,8 +73,10 @@ def _interrupt_when(proc: subprocess.Popen, ready, timeout_s: float = 300.0) -> 
     return time.monotonic() - t0
 
 
-def test_ctrl_c_during_a_long_jitted_computation_exits_at_once(tmp_path):
-    # Python's own handling would wait for the computation (about a minute) and print a traceback.
+@pytest.mark.parametrize("signum, word", [(signal.SIGINT, "interrupted"), (signal.SIGTERM, "terminated")])
+def test_a_signal_during_a_long_jitted_computation_exits_at_once(signum, word):
+    # Python's own handling of Ctrl-C would wait for the computation (about a minute) and print a
+    # traceback; SIGTERM would end the process without a word.
     script = textwrap.dedent("""
         import sys, jax, jax.numpy as jnp
         from c4jax.io import interrupt
@@ -83,12 +98,39 @@ def test_ctrl_c_during_a_long_jitted_computation_exits_at_once(tmp_path):
     first = []
     reader = threading.Thread(target=lambda: first.append(proc.stdout.readline()), daemon=True)
     reader.start()
-    seconds = _interrupt_when(proc, lambda: bool(first))
+    seconds = _interrupt_when(proc, lambda: bool(first), signum=signum)
     err = proc.stderr.read()
     assert first == ["ready\n"]
-    assert proc.returncode == interrupt.EXIT_STATUS
+    assert proc.returncode == 128 + signum
     assert seconds < 10
-    assert err.strip().splitlines() == ["interrupted: the note"]
+    assert err.strip().splitlines() == [f"{word}: the note"]
+
+
+def test_ctrl_c_while_the_interpreter_exits_is_no_traceback():
+    # An atexit callback that waits (as libraries' callbacks wait on their threads and devices),
+    # registered before the guard's: Python would report a KeyboardInterrupt from it and exit 0.
+    script = textwrap.dedent("""
+        import atexit, time
+        from c4jax.io import interrupt
+
+        def slow_exit():
+            print("exiting", flush=True)
+            time.sleep(60)
+
+        atexit.register(slow_exit)
+        with interrupt.guard():
+            pass
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    first = []
+    reader = threading.Thread(target=lambda: first.append(proc.stdout.readline()), daemon=True)
+    reader.start()
+    seconds = _interrupt_when(proc, lambda: bool(first))
+    err = proc.stderr.read()
+    assert first == ["exiting\n"]
+    assert proc.returncode == interrupt.EXIT_STATUS and seconds < 10
+    assert err.strip().splitlines() == ["interrupted"]
 
 
 DQN = ("--buffer-size", "2000", "--learning-starts", "200", "--eval-every", "200", "--total-updates", "1000",

@@ -1,8 +1,8 @@
 """ONNX export of network agents (c4jax.agents.onnx_export, experiments/export_onnx.py): every shipped
-network agent and a tiny AlphaZero network reproduce the JAX agent's scores under onnxruntime (max
-|Δ| <= 1e-4 on finite entries, the same -inf entries, the same argmax), at any batch size, with the
-agent's settings in the metadata; the comparison itself fails on hand-made mismatches; bad input
-exits 2 with one line."""
+network agent, of Connect Four and of Checkers, a Checkers run directory and tiny networks reproduce the
+JAX agent's scores under onnxruntime (max |Δ| <= 1e-4 on finite entries, the same -inf entries, the same
+argmax), at any batch size, with inputs and output shaped by the agent's game and its settings in the
+metadata; the comparison itself fails on hand-made mismatches; bad input exits 2 with one line."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from onnx import numpy_helper
 import pytest
 
 import c4jax
-from c4jax import agents
+from c4jax import agents, games
 from c4jax.agents import onnx_export
 from c4jax.agents.guided import guided
 from c4jax.agents.network_search import AlphaZeroAgent
@@ -110,6 +110,15 @@ def test_tiny_alphazero_network_exports_its_raw_policy():
     assert onnx_export.exportable(guided(network, 8)) is network  # "tiny@8" exports "tiny"
 
 
+def test_a_searching_agent_with_proven_values_exports_its_network():
+    params = cnet.init_params(jax.random.key(4), width=8, heads="two")
+    solving = AlphaZeroAgent(params=params, label="tinyaz", width=8, num_simulations=8, solve=True)
+    raw = onnx_export.exportable(solving)
+    assert (raw.num_simulations, raw.solve) == (0, False)
+    boards = np.asarray(random_boards(jax.random.key(3), 37))
+    _assert_matches(raw.scores(boards), onnx_export.onnx_scores(onnx_export.to_model(solving), boards))
+
+
 def test_residual_tower_exports_its_raw_policy():
     params = tower.init_params(jax.random.key(5), tower=(1, 8))
     agent = AlphaZeroAgent(params=params, label="tinytower", tower=(1, 8), num_simulations=0)
@@ -133,6 +142,76 @@ def test_alphazero_checkpoint_through_the_script(tmp_path):
     raw = agents.load(f"{ckpt}@0")
     boards = np.asarray(random_boards(jax.random.key(6), 37))
     _assert_matches(raw.scores(boards), onnx_export.onnx_scores(path, boards))
+
+
+CHECKERS = games.make("checkers")
+
+
+def _check_checkers_graph_io(model):
+    (obs, legal), (out,) = model.graph.input, model.graph.output
+    dims = lambda t: [d.dim_value for d in t.type.tensor_type.shape.dim[1:]]  # noqa: E731
+    assert obs.name == "observations" and obs.type.tensor_type.elem_type == onnx.TensorProto.INT8
+    assert dims(obs) == list(CHECKERS.observation_shape) == [8, 8, 2]
+    assert legal.name == "legal_action_mask" and legal.type.tensor_type.elem_type == onnx.TensorProto.BOOL
+    assert dims(legal) == [CHECKERS.num_actions] == [256]
+    assert out.name == "scores" and dims(out) == [256] and out.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
+    assert all(t.type.tensor_type.shape.dim[0].dim_param for t in (obs, legal, out))  # dynamic batch
+
+
+def _tiny_checkers_agent(seed: int = 7) -> AlphaZeroAgent:
+    params = tower.init_params(jax.random.key(seed), tower=(1, 8), game=CHECKERS)
+    return AlphaZeroAgent(params=params, label="tinyck", tower=(1, 8), num_simulations=0, game=CHECKERS)
+
+
+def test_random_checkers_positions_are_legal_unfinished_and_varied():
+    states = onnx_export.random_positions(CHECKERS, jax.random.key(0), 64)
+    assert not np.asarray(states.terminated | states.truncated).any()
+    assert np.asarray(states.legal_action_mask).any(axis=-1).all()
+    observations = np.asarray(jax.vmap(CHECKERS.observe)(states))
+    assert len({o.tobytes() for o in observations}) > 32  # not 64 copies of the start position
+
+
+def test_tiny_checkers_tower_exports_on_the_games_inputs():
+    agent = _tiny_checkers_agent()
+    model = onnx_export.to_model(agent)
+    _check_checkers_graph_io(model)
+    meta = {p.key: p.value for p in model.metadata_props}
+    assert meta["game"] == "checkers" and meta["tower"] == "1x8" and "legal_action_mask: bool[B, 256]" in meta["input"]
+    assert onnx_export.describe(agent) == ("observations int8[B, 8, 8, 2], legal_action_mask bool[B, 256] -> "
+                                           "scores float32[B, 256]")
+    for batch in (1, 37):
+        states = onnx_export.random_positions(CHECKERS, jax.random.key(batch), batch)
+        got = onnx_export.onnx_scores(model, onnx_export.feeds(agent, states))
+        assert got.shape == (batch, 256)
+        _assert_matches(agent.scores_states(states), got)
+        np.testing.assert_array_equal(~np.isneginf(got), np.asarray(states.legal_action_mask))
+    assert onnx_export.check(agent, model, onnx_export.random_positions(CHECKERS, jax.random.key(9), 200)).ok
+
+
+def test_a_checkers_run_directory_through_the_script(tmp_path):
+    agent = _tiny_checkers_agent(8)
+    checkpoint.save(tmp_path / "run" / "best", {"params": agent.params}, {
+        "name": "tinyck", "algorithm": "ppo", "game": "checkers", "network": {"width": 8, "heads": "two", "tower": [1, 8]},
+        "agent": {"output": "policy", "default_mode": "sto", "symmetric": False, "search": {"simulations": 0}}})
+    path = tmp_path / "ck.onnx"
+    r = run_script("export_onnx.py", tmp_path / "run", "--out", path, "--boards", 100)
+    assert r.returncode == 0, r.stderr
+    assert "check passed" in r.stdout and "100 boards" in r.stdout and "-> scores float32[B, 256]" in r.stdout
+    _check_checkers_graph_io(onnx.load(str(path)))
+    loaded = agents.load(str(tmp_path / "run"))
+    states = onnx_export.random_positions(CHECKERS, jax.random.key(5), 37)
+    _assert_matches(loaded.scores_states(states), onnx_export.onnx_scores(path, onnx_export.feeds(loaded, states)))
+
+
+@pytest.mark.parametrize("name", ["checkers/alphazero", "checkers/ppo", "checkers/dqn"])
+def test_shipped_checkers_agent_exports_its_network(name, tmp_path):
+    path = tmp_path / "ck.onnx"
+    r = run_script("export_onnx.py", name, "--out", path, "--boards", 100)
+    assert r.returncode == 0, r.stderr
+    assert "check passed" in r.stdout and "0 -inf mismatches" in r.stdout
+    _check_checkers_graph_io(onnx.load(str(path)))
+    meta = onnx_export.read_metadata(path)
+    assert meta["game"] == "checkers" and meta["agent"].startswith(f"{name}@policy") and meta["tower"] == "2x32"
 
 
 def test_compare_fails_on_each_kind_of_mismatch():
@@ -178,6 +257,9 @@ def test_script_fails_with_exit_1_when_the_graph_differs(tmp_path, monkeypatch):
     (["1steplA", "--out", "{tmp}/a.onnx"], "not a network agent"),
     (["mcts100", "--out", "{tmp}/a.onnx"], "not a network agent"),
     (["random", "--out", "{tmp}/a.onnx"], "not a network agent"),
+    (["checkers/mcts100", "--out", "{tmp}/a.onnx"], "not a network agent"),
+    (["checkers/nosuch", "--out", "{tmp}/a.onnx"], "unknown checkers agent"),
+    (["{tmp}/missing_run", "--out", "{tmp}/a.onnx"], "does not exist"),
     (["dqn:foo", "--out", "{tmp}/a.onnx"], "suffix"),
     (["dqn", "--out", "{tmp}/file.txt/a.onnx"], "is not a directory"),
     (["dqn", "--out", "{tmp}"], "is a directory"),

@@ -1,12 +1,21 @@
-"""ONNX export of a network agent's ``scores`` (design.md §8), checked against the JAX agent.
+"""ONNX export of a network agent's scores (design.md §8), checked against the JAX agent.
 
-The exported graph maps public boards ``int8[B, 6, 7]`` (row 0 on top, 1 = the player to
-move, -1 = the opponent, 0 = empty; ``B`` dynamic) to ``float32[B, 7]``: exactly what the
-agent's ``scores(boards)`` returns, i.e. probabilities for policy agents, Q-values for DQN
-agents, the mirror averaging of design.md §7 when the agent uses it, and ``-inf`` on full
-columns. An AlphaZero agent exports its raw network's policy (what ``agents.load("<az>@0")``
-scores); the search is not part of the graph. Like ``scores``, the graph assumes legal,
-unfinished positions and does not check them.
+The exported graph takes a batch (``B`` dynamic) of the agent's game's positions and returns
+``scores`` ``float32[B, num_actions]``; its inputs and output (:func:`signature`) follow the game's
+``observation_shape`` and ``num_actions``:
+
+- Connect Four: public boards ``boards`` ``int8[B, 6, 7]`` (row 0 on top, 1 = the player to move,
+  -1 = the opponent, 0 = empty) -> ``float32[B, 7]``: exactly what the agent's ``scores(boards)``
+  returns, i.e. probabilities for policy agents, Q-values for DQN agents, the mirror averaging of
+  design.md §7 when the agent uses it, and ``-inf`` on full columns.
+- A game whose observation does not tell the legal actions (Checkers): ``observations``
+  (``game.observe`` of each position, e.g. ``int8[B, 8, 8, 2]``) and ``legal_action_mask``
+  ``bool[B, num_actions]`` -> the policy's probabilities over the legal actions, ``-inf`` on the
+  others: what the agent's ``scores_states`` returns without search.
+
+An AlphaZero agent (every network of a game other than Connect Four plays as one) exports its raw
+network's policy (what ``agents.load("<az>@0")`` scores); the search is not part of the graph. Like
+``scores``, the graph assumes legal, unfinished positions and does not check them.
 
 The conversion is jax2onnx tracing the agent's own jitted ``_scores`` (no second copy of the
 network); onnxruntime runs the check. Both come with the ``onnx`` extra and are imported only
@@ -23,17 +32,22 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import Array
 
+from c4jax import games
 from c4jax._version import __version__
 from c4jax.agents.guided import GuidedSearchAgent
 from c4jax.agents.network import NetworkAgent
-from c4jax.agents.network_search import AlphaZeroAgent
+from c4jax.agents.network_search import AlphaZeroAgent, evaluate
+from c4jax.agents.policy import ILLEGAL_SCORE, masked_logits
+from c4jax.games import base as game_base
 from c4jax.io import atomic
 
 INSTALL_HINT = "pip install -e '.[onnx]'"
 TOLERANCE = 1e-4  # largest |ONNX - JAX| allowed on finite scores
 DEFAULT_OPSET = 21
-INPUT_NAME, OUTPUT_NAME = "boards", "scores"
+INPUT_NAME, OUTPUT_NAME = "boards", "scores"  # Connect Four's input; every game's output
+OBSERVATIONS_NAME, LEGAL_NAME = "observations", "legal_action_mask"  # the inputs of the other games' graphs
 
 
 class OnnxUnavailable(ImportError):
@@ -61,12 +75,46 @@ def exportable(agent: Any) -> NetworkAgent | AlphaZeroAgent:
     if isinstance(agent, NetworkAgent):
         return agent
     if isinstance(agent, AlphaZeroAgent):
-        return dataclasses.replace(agent, num_simulations=0)
+        return dataclasses.replace(agent, num_simulations=0, solve=False)
     if isinstance(agent, GuidedSearchAgent) and isinstance(agent.network, NetworkAgent):
         return agent.network
     name = getattr(agent, "name", type(agent).__name__)
     raise ValueError(f"agent {name!r} is not a network agent: only trained networks (supervised, DQN, Dueling DQN, "
                      "REINFORCE, PPO, AlphaZero) can be exported to ONNX")
+
+
+@dataclasses.dataclass(frozen=True)
+class Tensor:
+    """One input or output of the graph: its name, element type and shape after the batch axis."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+
+    def describe(self) -> str:
+        return f"{self.name} {self.dtype}[{', '.join(['B', *map(str, self.shape)])}]"
+
+
+def game_of(agent: Any):
+    """The game an agent plays (its ``game``; Connect Four for the agents that have none)."""
+    return getattr(agent, "game", None) or games.make(games.DEFAULT)
+
+
+def signature(agent: Any) -> tuple[tuple[Tensor, ...], Tensor]:
+    """The graph's inputs and output for ``exportable(agent)`` (module docstring), from its game."""
+    game = game_of(exportable(agent))
+    scores = Tensor(OUTPUT_NAME, "float32", (game.num_actions,))
+    observation = jax.eval_shape(lambda: game.observe(game.init()))
+    if game.id == games.DEFAULT:  # the board tells the legal columns
+        return (Tensor(INPUT_NAME, str(observation.dtype), tuple(game.observation_shape)),), scores
+    return (Tensor(OBSERVATIONS_NAME, str(observation.dtype), tuple(game.observation_shape)),
+            Tensor(LEGAL_NAME, "bool", (game.num_actions,))), scores
+
+
+def describe(agent: Any) -> str:
+    """The graph's signature in words: ``boards int8[B, 6, 7] -> scores float32[B, 7]``."""
+    inputs, output = signature(agent)
+    return f"{', '.join(t.describe() for t in inputs)} -> {output.describe()}"
 
 
 def metadata(agent: NetworkAgent | AlphaZeroAgent) -> dict[str, str]:
@@ -86,6 +134,20 @@ def metadata(agent: NetworkAgent | AlphaZeroAgent) -> dict[str, str]:
     else:
         raise ValueError(f"not an exportable agent: {agent!r}")
     out = "probabilities" if settings["output"] == "policy" else "Q-values"
+    game = game_of(agent)
+    (first, *more), scores = signature(agent)
+    if game.id == games.DEFAULT:
+        io = {"input": (f"{first.name}: {first.dtype}{_dims(first)}, row 0 on top, 1 = player to move, -1 = opponent, "
+                        "0 = empty; legal unfinished positions"),
+              "output_description": (f"{scores.name}: {scores.dtype}{_dims(scores)}, the agent's {out} per column, "
+                                     "-inf on full columns")}
+    else:
+        io = {"game": game.id,
+              "input": (f"{first.name}: {first.dtype}{_dims(first)}, the {game.id} observation of the player to move "
+                        f"(c4jax.games.make({game.id!r}).observe); {more[0].name}: {more[0].dtype}{_dims(more[0])}, "
+                        "the actions legal there; legal unfinished positions"),
+              "output_description": (f"{scores.name}: {scores.dtype}{_dims(scores)}, the agent's {out} per action, "
+                                     "-inf on illegal actions")}
     return {
         "agent": agent.name,
         "label": agent.label,
@@ -93,10 +155,12 @@ def metadata(agent: NetworkAgent | AlphaZeroAgent) -> dict[str, str]:
         "width": str(agent.width),
         **({"tower": "x".join(map(str, agent.tower))} if getattr(agent, "tower", ()) else {}),
         "c4jax_version": __version__,
-        "input": (f"{INPUT_NAME}: int8[B, 6, 7], row 0 on top, 1 = player to move, -1 = opponent, 0 = empty; "
-                  "legal unfinished positions"),
-        "output_description": f"{OUTPUT_NAME}: float32[B, 7], the agent's {out} per column, -inf on full columns",
+        **io,
     }
+
+
+def _dims(t: Tensor) -> str:
+    return "[" + ", ".join(["B", *map(str, t.shape)]) + "]"
 
 
 def _load_plugins() -> None:
@@ -156,9 +220,17 @@ def _dedupe_initializers(model) -> None:
     graph.value_info.extend(kept_info)
 
 
+def _game_scores(agent: AlphaZeroAgent, observations: Array, legal: Array) -> Array:
+    """float32[B, A]: the raw policy's probabilities over the legal actions, ``-inf`` elsewhere; what
+    ``agent.scores_states`` returns with no search, from the positions' observations and legal actions."""
+    logits = evaluate(agent.params, observations, agent.width, agent.tower, agent.game)[0]
+    return jnp.where(legal, jax.nn.softmax(masked_logits(logits, legal), axis=-1), ILLEGAL_SCORE)
+
+
 def to_model(agent: Any, *, opset: int = DEFAULT_OPSET):
-    """The ``onnx.ModelProto`` of ``exportable(agent).scores``: input ``boards`` int8[B, 6, 7],
-    output ``scores`` float32[B, 7], the :func:`metadata` in ``metadata_props``."""
+    """The ``onnx.ModelProto`` of ``exportable(agent)``'s scores, with the inputs and output of
+    :func:`signature` (Connect Four: ``boards`` int8[B, 6, 7] -> ``scores`` float32[B, 7]) and the
+    :func:`metadata` in ``metadata_props``."""
     agent = exportable(agent)
     jax2onnx = _require("jax2onnx")
     onnx = _require("onnx")
@@ -166,11 +238,20 @@ def to_model(agent: Any, *, opset: int = DEFAULT_OPSET):
     logging.getLogger("onnx_ir.serde").setLevel(logging.ERROR)
     _load_plugins()
     batch = jax.export.symbolic_shape("B")[0]
-    spec = jax.ShapeDtypeStruct((batch, 6, 7), jnp.int8)
-    model = jax2onnx.to_onnx(lambda boards: agent._scores(boards), inputs=[spec], model_name=agent.label,
-                             opset=opset, input_names=[INPUT_NAME], output_names=[OUTPUT_NAME])
+    inputs, output = signature(agent)
+    specs = [jax.ShapeDtypeStruct((batch, *t.shape), jnp.dtype(t.dtype)) for t in inputs]
+    if game_of(agent).id == games.DEFAULT:
+        def fn(boards):
+            return agent._scores(boards)
+        what = f"scores of {inputs[0].dtype}[{', '.join(['B', *map(str, inputs[0].shape)])}] boards"
+    else:
+        def fn(observations, legal_action_mask):
+            return _game_scores(agent, observations, legal_action_mask)
+        what = f"{game_of(agent).id} scores of {', '.join(t.describe() for t in inputs)}"
+    model = jax2onnx.to_onnx(fn, inputs=specs, model_name=agent.label, opset=opset,
+                             input_names=[t.name for t in inputs], output_names=[output.name])
     _dedupe_initializers(model)
-    model.doc_string = f"c4jax {agent.name}: scores of int8[B, 6, 7] boards -> float32[B, 7]"
+    model.doc_string = f"c4jax {agent.name}: {what} -> {output.dtype}{_dims(output)}"
     model.producer_name = "c4jax"
     model.producer_version = __version__
     onnx.helper.set_model_props(model, metadata(agent))
@@ -190,12 +271,55 @@ def read_metadata(path: str | Path) -> dict[str, str]:
     return {p.key: p.value for p in onnx.load(str(path)).metadata_props}
 
 
-def onnx_scores(model_or_path, boards) -> np.ndarray:
-    """Run the exported graph with onnxruntime on CPU: ``float32[B, 7]`` for ``int8[B, 6, 7]`` boards."""
+def random_positions(game, key: Array, n: int, max_plies: int = 80):
+    """``n`` random legal, unfinished positions of ``game`` (a batch of its states): from the start,
+    each plays a uniformly drawn number (below ``max_plies``) of random legal moves, skipping any
+    move that would end the game."""
+
+    def one(k: Array):
+        k_plies, k_moves = jax.random.split(k)
+        plies = jax.random.randint(k_plies, (), 0, max_plies)
+
+        def ply(i, state):
+            action = game_base.random_legal_action(jax.random.fold_in(k_moves, i), state.legal_action_mask)
+            after = game.step(state, action)
+            keep = (i < plies) & ~game_base.done(after)
+            return jax.tree.map(lambda a, b: jnp.where(keep, a, b), after, state)
+
+        return jax.lax.fori_loop(0, max_plies, ply, game.init())
+
+    return jax.jit(jax.vmap(one))(jax.random.split(key, n))
+
+
+def feeds(agent: Any, positions) -> dict[str, np.ndarray]:
+    """The graph's inputs for ``positions`` of the agent's game: Connect Four's public boards
+    ``int8[B, 6, 7]``, another game's batch of states (:func:`random_positions`)."""
+    inputs, _ = signature(agent)
+    game = game_of(exportable(agent))
+    if game.id == games.DEFAULT:
+        return {inputs[0].name: np.asarray(positions, inputs[0].dtype)}
+    observations = jax.jit(jax.vmap(game.observe))(positions)
+    return {inputs[0].name: np.asarray(observations, inputs[0].dtype),
+            inputs[1].name: np.asarray(positions.legal_action_mask, bool)}
+
+
+def reference_scores(agent: Any, positions) -> np.ndarray:
+    """What the graph must reproduce on ``positions`` (as :func:`feeds` takes them): the JAX agent's scores."""
+    agent = exportable(agent)
+    if game_of(agent).id == games.DEFAULT:
+        return np.asarray(agent.scores(positions))
+    return np.asarray(agent.scores_states(positions))
+
+
+def onnx_scores(model_or_path, inputs) -> np.ndarray:
+    """Run the exported graph with onnxruntime on CPU: ``float32[B, A]`` for its inputs (a dict of
+    :func:`feeds`), or for Connect Four's ``int8[B, 6, 7]`` boards given as one array."""
     ort = _require("onnxruntime")
     src = str(model_or_path) if isinstance(model_or_path, (str, Path)) else model_or_path.SerializeToString()
     session = ort.InferenceSession(src, providers=["CPUExecutionProvider"])
-    return session.run([OUTPUT_NAME], {INPUT_NAME: np.asarray(boards, np.int8)})[0]
+    if not isinstance(inputs, dict):
+        inputs = {INPUT_NAME: np.asarray(inputs, np.int8)}
+    return session.run([OUTPUT_NAME], inputs)[0]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -225,10 +349,10 @@ class Comparison:
 
 
 def compare(reference, got, tolerance: float = TOLERANCE) -> Comparison:
-    """Compare ``got`` (ONNX) with ``reference`` (the JAX agent's ``scores``), both ``[B, 7]``."""
+    """Compare ``got`` (ONNX) with ``reference`` (the JAX agent's scores), both ``[B, num_actions]``."""
     ref, out = np.asarray(reference, np.float32), np.asarray(got, np.float32)
     if ref.shape != out.shape or ref.ndim != 2:
-        raise ValueError(f"score shapes differ or are not [B, 7]: JAX {ref.shape}, ONNX {out.shape}")
+        raise ValueError(f"score shapes differ or are not [B, A]: JAX {ref.shape}, ONNX {out.shape}")
     ref_inf, out_inf = np.isneginf(ref), np.isneginf(out)
     finite = np.isfinite(ref) & np.isfinite(out)
     odd = np.isnan(ref) | np.isposinf(ref) | np.isnan(out) | np.isposinf(out)
@@ -243,7 +367,7 @@ def compare(reference, got, tolerance: float = TOLERANCE) -> Comparison:
     )
 
 
-def check(agent: Any, model_or_path, boards) -> Comparison:
-    """Compare the ONNX graph with ``exportable(agent).scores`` on ``boards`` (legal, unfinished)."""
-    reference = np.asarray(exportable(agent).scores(boards))
-    return compare(reference, onnx_scores(model_or_path, boards))
+def check(agent: Any, model_or_path, positions) -> Comparison:
+    """Compare the ONNX graph with the JAX agent (:func:`reference_scores`) on legal, unfinished
+    ``positions`` of its game (as :func:`feeds` takes them)."""
+    return compare(reference_scores(agent, positions), onnx_scores(model_or_path, feeds(agent, positions)))

@@ -35,7 +35,7 @@ from typing import Sequence
 import tyro
 
 from c4jax import games
-from c4jax.io import runlog
+from c4jax.io import cliargs, runlog
 from c4jax.learning import config, loop, rundir
 from c4jax.learning.alphazero import AlphaZero, AlphaZeroConfig
 
@@ -91,8 +91,7 @@ def trainer(cfg: Config) -> AlphaZero:
                              "the averaged weights back into training")
         return AlphaZero(cfg.az, freeze_conv=cfg.run.freeze_conv, game=games.make(cfg.run.game))
     except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        raise SystemExit(2) from None
+        cliargs.fail(str(e))
 
 
 def main(cfg: Config) -> dict:
@@ -104,7 +103,6 @@ def main(cfg: Config) -> dict:
     return summary
 
 
-
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     """Parse ``argv`` (default: this process' arguments; the defaults are those of its ``--game``) and
     train; ``prog`` names the command in ``--help`` (``c4jax train alphazero``; default: the script's file
@@ -113,8 +111,7 @@ def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     game = config.preset_from_argv(argv, flag="--game", default=loop.LoopConfig.game)
     try:
         default = defaults(game)
-    except ValueError as e:  # an unknown --game
-        print(f"error: --game: {e}", file=sys.stderr)
-        raise SystemExit(2) from None
-    return loop.exit_on_error(main, tyro.cli(Config, default=default, args=argv, prog=prog,
-                                             config=(tyro.conf.OmitArgPrefixes,)))
+    except ValueError:  # an unknown --game: the parser's check of --game names it
+        default = defaults(games.DEFAULT)
+    cfg = cliargs.parse(Config, argv, prog, default=default, config=(tyro.conf.OmitArgPrefixes,))
+    return loop.exit_on_error(main, cfg)

@@ -41,10 +41,12 @@ class Config:
 
     run: loop.LoopConfig = field(default_factory=lambda: config.with_preset(loop.LoopConfig(out="runs/dqn"), "published"))
     dqn: DQNConfig = field(default_factory=lambda: config.with_preset(DQNConfig(), "published"))
+    """DQN hyperparameters. Their defaults are those of --preset (above); explicit flags override them.
+    With --opponent, the opponent's moves are stored and learned from too (Q-learning is off-policy)."""
     preset: Literal["thesis", "published"] = "published"
     """Training preset: 'thesis' (the thesis text, design.md §7) or 'published' (every difference of the
-    published training code turned on, design.md §7a; measured stronger for this trainer). It sets the
-    defaults; explicit flags override it."""
+    published training code turned on, design.md §7a; measured stronger for DQN, no stronger for Dueling DQN,
+    docs/results/fidelity). It sets the defaults; explicit flags override it."""
 
 
 @dataclass(frozen=True)

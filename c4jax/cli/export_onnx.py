@@ -5,16 +5,25 @@
 
     python experiments/export_onnx.py supervised --out supervised.onnx
 
-AGENT is any network agent ``agents.load`` knows: a shipped one (supervised, dqn, dueling_dqn,
-ppo, reinforce), a run directory or a checkpoint path; an AlphaZero checkpoint exports its raw
-network's policy (what ``<az>@0`` scores, no search). The graph takes ``boards`` int8[B, 6, 7]
-(row 0 on top, 1 = player to move, -1 = opponent, 0 = empty; any B) and returns ``scores``
-float32[B, 7], the agent's ``scores`` (-inf on full columns); the agent's name and settings are in
-the model's metadata_props. The written file is then run with onnxruntime on ``--boards`` random
-positions (design.md §3) and compared with the agent: it passes when the largest |difference| on
-finite scores is at most 1e-4, the -inf entries are the same and every board's best column is the
-same; otherwise the file is removed and the exit code is 1. Needs the ``onnx`` extra
-(``pip install -e '.[onnx]'``).
+    python experiments/export_onnx.py checkers/alphazero --out checkers_alphazero.onnx
+
+AGENT is any network agent ``agents.load`` knows, of any game: a shipped one (supervised, dqn,
+dueling_dqn, ppo, reinforce, alphazero; checkers/alphazero, checkers/ppo, checkers/dqn), a run
+directory or a checkpoint path; an AlphaZero checkpoint, and every network of a game other than
+Connect Four, exports its raw network's policy (what ``<agent>@0`` scores, no search). The graph's
+inputs and output follow the agent's game (``c4jax.agents.onnx_export.signature``; any batch B):
+
+- Connect Four: ``boards`` int8[B, 6, 7] (row 0 on top, 1 = player to move, -1 = opponent,
+  0 = empty) -> ``scores`` float32[B, 7], the agent's ``scores`` (-inf on full columns);
+- Checkers: ``observations`` int8[B, 8, 8, 2] (the game's ``observe``) and ``legal_action_mask``
+  bool[B, 256] -> ``scores`` float32[B, 256], the policy's probabilities (-inf on illegal actions).
+
+The agent's name, game and settings are in the model's metadata_props. The written file is then
+run with onnxruntime on ``--boards`` random positions of the game (Connect Four: design.md §3;
+another game: random legal moves from its start) and compared with the agent: it passes when the
+largest |difference| on finite scores is at most 1e-4, the -inf entries are the same and every
+position's best action is the same; otherwise the file is removed and the exit code is 1. Needs
+the ``onnx`` extra (``pip install -e '.[onnx]'``).
 """
 
 from __future__ import annotations
@@ -27,9 +36,11 @@ from typing import Annotated, Sequence
 import jax
 import tyro
 
-from c4jax import agents
+from c4jax import agents, games
 from c4jax.agents import onnx_export
 from c4jax.evaluation import random_boards
+from c4jax.io import cliargs, interrupt
+from c4jax.io.cliargs import fail
 from c4jax.io.runlog import display_path
 
 OPSETS = range(17, 24)
@@ -42,16 +53,11 @@ class Args:
     out: Path
     """The .onnx file to write (its directory is created)."""
     boards: int = 1000
-    """Random positions (design.md §3) the written file is checked on."""
+    """Random positions of the agent's game (Connect Four: design.md §3) the written file is checked on."""
     seed: int = 0
     """PRNG seed of the check positions."""
     opset: int = onnx_export.DEFAULT_OPSET
     """ONNX opset of the graph (17..23)."""
-
-
-def fail(message: str, code: int = 2) -> None:
-    print(f"error: {message}", file=sys.stderr)
-    raise SystemExit(code)
 
 
 def _writable(path: Path) -> None:
@@ -77,7 +83,7 @@ def main(args: Args) -> dict:
         fail(f"--opset must be in {OPSETS.start}..{OPSETS.stop - 1}, got {args.opset}")
     try:
         agent = onnx_export.exportable(agents.load(args.agent))
-    except (ValueError, OSError) as e:
+    except (ValueError, ImportError, OSError) as e:
         fail(f"cannot export agent {args.agent!r}: {str(e).split('; known agents')[0]}")
     out = Path(args.out)
     _writable(out)
@@ -89,8 +95,12 @@ def main(args: Args) -> dict:
     except OSError as e:
         fail(f"cannot write --out {str(out)!r}: {e.strerror or e}")
     size_kb = out.stat().st_size / 1024
-    print(f"wrote {display_path(out)} ({size_kb:.0f} KiB): {agent.name}, boards int8[B, 6, 7] -> scores float32[B, 7]")
-    result = onnx_export.check(agent, out, random_boards(jax.random.key(args.seed), args.boards))
+    game = onnx_export.game_of(agent)
+    print(f"wrote {display_path(out)} ({size_kb:.0f} KiB): {agent.name} ({game.id}), {onnx_export.describe(agent)}")
+    key = jax.random.key(args.seed)
+    positions = (random_boards(key, args.boards) if game.id == games.DEFAULT
+                 else onnx_export.random_positions(game, key, args.boards))
+    result = onnx_export.check(agent, out, positions)
     print(f"onnxruntime vs JAX on {result.summary()}")
     if not result.ok:
         out.unlink(missing_ok=True)
@@ -104,5 +114,6 @@ def main(args: Args) -> dict:
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     """Parse ``argv`` (default: this process' arguments) and run; ``prog`` names the command in ``--help``
     (``c4jax export-onnx``; default: the script's file name)."""
-    return main(tyro.cli(Args, args=sys.argv[1:] if argv is None else argv, prog=prog,
-                         description=__doc__.split("\n")[0]))
+    args = cliargs.parse(Args, sys.argv[1:] if argv is None else argv, prog, description=__doc__.split("\n")[0])
+    with interrupt.guard():
+        return main(args)

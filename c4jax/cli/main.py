@@ -11,7 +11,8 @@ to the module that the script of the same name in ``experiments/`` runs, so the 
     c4jax export-onnx supervised --out supervised.onnx
     c4jax play --open                                   # the browser UI (c4jax-play)
 
-An unknown subcommand or algorithm is one ``error:`` line and exit status 2.
+An unknown subcommand or algorithm, like every user mistake a subcommand finds, is one ``error:`` line
+and exit status 2; Ctrl-C is one ``interrupted`` line and exit status 130 (c4jax.io.interrupt).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import sys
 from typing import Sequence
 
 from c4jax._version import __version__
+from c4jax.io import interrupt
 
 # algorithm -> (module, what it trains)
 TRAINERS: dict[str, tuple[str, str]] = {
@@ -68,8 +70,16 @@ def _error(message: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``c4jax ARGV`` (default: this process' arguments); returns the exit status. A subcommand's
-    own exits (``--help``, a bad flag, a failed run) leave as ``SystemExit``, as from its script."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    own exits (``--help``, a bad flag, a failed run) leave as ``SystemExit``, as from its script; Ctrl-C
+    outside a subcommand's guarded work (while modules load, say) returns 130 after one line."""
+    try:
+        return _dispatch(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt:
+        print("\n" + interrupt.message(), file=sys.stderr, flush=True)
+        return interrupt.EXIT_STATUS
+
+
+def _dispatch(argv: list[str]) -> int:
     if not argv:
         print(usage(), file=sys.stderr)
         return 2

@@ -18,7 +18,6 @@ import json
 import statistics
 import sys
 import time
-from pathlib import Path
 from typing import Annotated, Sequence
 
 import jax
@@ -26,7 +25,8 @@ import tyro
 
 from c4jax import agents
 from c4jax.evaluation import protocol
-from c4jax.io import interrupt
+from c4jax.io import cliargs, interrupt
+from c4jax.io.cliargs import fail
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,13 +39,8 @@ class Args:
     """Matches to play, one per key split from --seed."""
     seed: int = 0
     """Seed of the match keys (the agents' sampling)."""
-    json: Path | None = None
+    json: cliargs.OptionalPath = None
     """Write every match's record to this JSON file (its directory is created)."""
-
-
-def fail(message: str) -> None:
-    print(f"error: {message}", file=sys.stderr)
-    raise SystemExit(2)
 
 
 def main(args: Args) -> dict:
@@ -59,6 +54,8 @@ def main(args: Args) -> dict:
     if game_a != game_b:
         fail(f"{args.agent_a!r} plays {game_a} and {args.agent_b!r} plays {game_b}")
     if args.json is not None:
+        if args.json.is_dir():
+            fail(f"--json {str(args.json)!r} is a directory; give the path of a file")
         try:
             args.json.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -93,6 +90,6 @@ def main(args: Args) -> dict:
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     """Parse ``argv`` (default: this process' arguments) and run; ``prog`` names the command in ``--help``
     (``c4jax match``; default: the script's file name)."""
-    args = tyro.cli(Args, args=sys.argv[1:] if argv is None else argv, prog=prog, description=__doc__.split("\n")[0])
+    args = cliargs.parse(Args, sys.argv[1:] if argv is None else argv, prog, description=__doc__.split("\n")[0])
     with interrupt.guard():
         return main(args)

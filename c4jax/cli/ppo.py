@@ -44,6 +44,8 @@ class Config:
 
     run: loop.LoopConfig = field(default_factory=lambda: config.with_preset(loop.LoopConfig(out="runs/ppo"), "published"))
     ppo: PPOConfig = field(default_factory=lambda: config.with_preset(PPOConfig(), "published"))
+    """PPO hyperparameters. Their defaults are those of --preset (above); explicit flags override them.
+    With --opponent, only the learner's own moves are training rows; the opponent's moves shape their returns."""
     preset: Literal["thesis", "published"] = "published"
     """Training preset: 'thesis' (the thesis text, design.md §7) or 'published' (every difference of the
     published training code turned on, design.md §7a; measured stronger for this trainer). It sets the

@@ -7,6 +7,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Sequence
 
+from c4jax import games
+from c4jax.io import cliargs
 from c4jax.learning import config, loop
 from c4jax.learning.algorithm import Algorithm
 
@@ -23,9 +25,21 @@ def loop_config(game: str, trainer: str, total_updates: int) -> loop.LoopConfig:
 def parse(argv: Sequence[str], connect_four_default: Any, game_defaults: Callable[[str], Any],
           prog: str | None = None) -> Any:
     """The command line's config: ``connect_four_default`` with its ``--preset`` for Connect Four,
-    ``game_defaults(game)`` for another ``--game``."""
-    return config.game_cli(argv, lambda a: config.preset_cli(connect_four_default, a, prog=prog), game_defaults,
-                           prog=prog)
+    ``game_defaults(game)`` for another ``--game``. A command line it cannot take (an unknown ``--game``
+    included) is one ``error:`` line and exit status 2 (:func:`c4jax.io.cliargs.one_line_errors`)."""
+    argv = list(argv)
+    with cliargs.one_line_errors(argv, prog):
+        return config.game_cli(argv, lambda a: config.preset_cli(connect_four_default, a, prog=prog), game_defaults,
+                               prog=prog)
+
+
+def connect_four_only(argv: Sequence[str], trainer: str, others: str) -> None:
+    """Refuse (one ``error:`` line, exit 2) a known ``--game`` other than Connect Four for ``trainer``, which
+    trains Connect Four only, naming the commands (``others``) that train the other games; an unknown game
+    is left to the parser."""
+    game = config.preset_from_argv(argv, flag="--game", default=games.DEFAULT)
+    if game != games.DEFAULT and game in games.GAMES and not {"-h", "--help"} & set(argv):
+        cliargs.fail(f"--game {game}: {trainer} trains on {games.DEFAULT} only; {others} train on {game}")
 
 
 def train(algo: Algorithm, run: loop.LoopConfig, algo_config: Any, width: int = 128) -> dict:

@@ -24,17 +24,17 @@ import dataclasses
 import json
 import sys
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Sequence
 
 import jax
 import numpy as np
-import tyro
 from tqdm.auto import tqdm
 
 from c4jax import agents, evaluation
-from c4jax.io import checkpoint, interrupt, outdir, runlog, track
+from c4jax.io import checkpoint, cliargs, interrupt, outdir, runlog, track
 from c4jax.learning import data, loop
 from c4jax.nets import cnet
 from c4jax.agents.network import NetworkAgent
@@ -90,6 +90,17 @@ class Config:
     (the track extra)."""
 
     def __post_init__(self):
+        for flag, value in (("--num-pairs", self.num_pairs), ("--width", self.width), ("--batch-size", self.batch_size),
+                            ("--epochs", self.epochs), ("--chunk-steps", self.chunk_steps)):
+            if value < 1:
+                raise ValueError(f"{flag} must be at least 1, got {value}")
+        if not self.learning_rate > 0:
+            raise ValueError(f"--learning-rate must be positive, got {self.learning_rate}")
+        if not self.weight_decay >= 0:
+            raise ValueError(f"--weight-decay must be >= 0, got {self.weight_decay}")
+        if not (0 <= self.val_fraction and 0 <= self.test_fraction and self.val_fraction + self.test_fraction < 1):
+            raise ValueError("--val-fraction and --test-fraction must be >= 0 and leave rows to train on (sum below "
+                             f"1), got {self.val_fraction} and {self.test_fraction}")
         track.check_backends(self.track)
 
 
@@ -100,7 +111,10 @@ RESUME_MAY_CHANGE = frozenset({"out", "resume", "overwrite", "progress", "epochs
 def load_or_make_dataset(cfg: Config) -> tuple[data.Dataset, dict]:
     path = Path(cfg.dataset)
     if path.exists():
-        return data.Dataset.load_npz(path), {"dataset_path": str(path), "generated": False}
+        try:
+            return data.Dataset.load_npz(path), {"dataset_path": str(path), "generated": False}
+        except (ValueError, KeyError, zipfile.BadZipFile) as e:  # ValueError names the file
+            raise loop.ConfigError(str(e) if isinstance(e, ValueError) else f"--dataset {str(path)!r}: {e}") from None
     t0 = time.perf_counter()
     ds = data.generate(cfg.num_pairs, seed=cfg.data_seed, progress=cfg.progress)
     seconds = time.perf_counter() - t0
@@ -264,4 +278,4 @@ def main(cfg: Config) -> dict:
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     """Parse ``argv`` (default: this process' arguments) and train; ``prog`` names the command in
     ``--help`` (``c4jax train supervised``; default: the script's file name)."""
-    return loop.exit_on_error(main, tyro.cli(Config, args=sys.argv[1:] if argv is None else argv, prog=prog))
+    return loop.exit_on_error(main, cliargs.parse(Config, sys.argv[1:] if argv is None else argv, prog))

@@ -42,14 +42,14 @@ from pathlib import Path
 from typing import Literal, Sequence
 
 import jax
-import tyro
 
 import c4jax
 from c4jax import agents, evaluation
 from c4jax.evaluation import ratings
 from c4jax.evaluation.tournament import default_agents
 from c4jax.evaluation.tournament import game_of as tournament_game
-from c4jax.io import devices, interrupt, outdir
+from c4jax.io import cliargs, devices, interrupt, outdir
+from c4jax.io.cliargs import fail
 from c4jax.play import links
 
 DEFAULT_OUT = Path("runs/tournament")
@@ -109,31 +109,30 @@ def _short_label(agent, spec: str) -> str:
 
 
 def load_agents(specs: tuple[str, ...]) -> tuple[list, list[str]]:
-    """Load every agent before any game; one clear error (with the known names) for all bad ones."""
+    """Load every agent before any game; one error line (with the known names) for all bad ones."""
     if len(specs) < 2:
-        raise SystemExit(f"error: a tournament needs at least two agents, got {list(specs)}")
+        fail(f"a tournament needs at least two agents, got {list(specs)}")
     loaded, errors = [], []
     for spec in specs:
         try:
             loaded.append(agents.load(spec))
         except (ValueError, OSError) as e:  # unknown name, bad suffix, not a checkpoint
-            errors.append(f"  {spec!r}: {str(e).split('; known agents')[0]}")
+            errors.append(f"{spec!r} ({str(e).split('; known agents')[0]})")
     if errors:
-        raise SystemExit("error: cannot load agent(s):\n" + "\n".join(errors)
-                         + f"\nknown agents: {', '.join(agents.known_names())} "
-                           "(each with an optional :sto or :det suffix), or the path of a checkpoint directory")
+        fail(f"cannot load agent{'s' if len(errors) > 1 else ''} {'; '.join(errors)}; known agents: "
+             f"{', '.join(agents.known_names())} (each with an optional :sto or :det suffix), or the path of a "
+             "checkpoint directory")
     labels = [_short_label(a, s) for a, s in zip(loaded, specs)]
     try:
         tournament_game(loaded, list(specs))
     except ValueError as e:
-        raise SystemExit(f"error: {e}; a tournament is of one game (checkers/<agent> names Checkers agents)") from None
+        fail(f"{e}; a tournament is of one game (checkers/<agent> names Checkers agents)")
     if len(set(labels)) != len(labels):
         full = [str(a.name) for a in loaded]
         labels = full if len(set(full)) == len(full) else labels
     dup = sorted({x for x in labels if labels.count(x) > 1})
     if dup:
-        raise SystemExit(f"error: agent(s) listed twice: {', '.join(dup)} (e.g. '1steplA' and '1steplA:det' "
-                         "are the same player)")
+        fail(f"agent(s) listed twice: {', '.join(dup)} (e.g. '1steplA' and '1steplA:det' are the same player)")
     return loaded, labels
 
 
@@ -202,16 +201,21 @@ def main(args: Args, command: str | None = None) -> dict:
     try:
         n_devices = len(devices.select(args.devices))
     except devices.DeviceError as e:
-        raise SystemExit(f"error: {e}") from None
-    if args.timing_budget < 0:
-        print(f"error: --timing-budget must be >= 0 seconds, got {args.timing_budget}", file=sys.stderr)
-        raise SystemExit(2)
+        fail(str(e))
+    counts = [("--timing-batch", args.timing_batch), ("--timing-repeats", args.timing_repeats),
+              ("--timing-batched-repeats", args.timing_batched_repeats)] if args.timing else []
+    counts += [("--bootstrap-samples", args.bootstrap_samples)] if args.ratings_ci == "bootstrap" else []
+    for flag, value in counts:
+        if value < 1:
+            fail(f"{flag} must be at least 1, got {value}")
+    for flag, value in (("--timing-budget", args.timing_budget), ("--rating-prior", args.rating_prior)):
+        if not value >= 0:
+            fail(f"{flag} must be >= 0, got {value}")
     loaded, labels = load_agents(tuple(args.agents))  # fails before any game
     try:
         out = outdir.claim(args.out, outdir.TOURNAMENT, overwrite=args.overwrite)
     except outdir.OutputError as e:
-        print(f"error: {e}", file=sys.stderr)
-        raise SystemExit(2) from None
+        fail(str(e))
     key = jax.random.key(args.seed)
     match_key, timing_key = jax.random.split(key)
     started = time.perf_counter()
@@ -293,7 +297,7 @@ def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     """Parse ``argv`` (default: this process' arguments) and play the tournament; ``prog`` names the
     command in ``--help`` and in the report (default: ``python experiments/tournament.py``)."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = tyro.cli(Args, args=argv, prog=prog, description=__doc__.split("\n")[0])
+    args = cliargs.parse(Args, argv, prog, description=__doc__.split("\n")[0])
     command = (prog or "python experiments/tournament.py") + " " + shlex.join(argv)
     with interrupt.guard():
         summary = main(args, command)

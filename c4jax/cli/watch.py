@@ -38,6 +38,8 @@ import tyro
 from c4jax import agents, games
 from c4jax.agents import arena
 from c4jax.games import drawing
+from c4jax.io import cliargs, interrupt
+from c4jax.io.cliargs import fail
 from c4jax.play import links
 
 GAME_NAMES = {"connect_four": "Connect Four", "checkers": "Checkers"}
@@ -50,26 +52,21 @@ class Args:
     agent_b: Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="B")]
     """Agent B (the opponent in the printed play-UI link)."""
     game: Literal["connect_four", "checkers"] = "connect_four"
-    """The game; Checkers takes random and pure MCTS (mcts<N>) only."""
+    """The game; Checkers takes random, pure MCTS (mcts<N>) and the agents trained on Checkers."""
     first: Literal["a", "b"] = "a"
     """Which agent moves first."""
     seed: int = 0
     """Seed of the agents' sampling (deterministic agents play the same game for every seed)."""
     every: bool = False
     """Print every position, not only the final one."""
-    svg: Path | None = None
+    svg: cliargs.OptionalPath = None
     """Write the game as an animated SVG to this file (its directory is created)."""
-    gif: Path | None = None
+    gif: cliargs.OptionalPath = None
     """Write the game as an animated GIF to this file (its directory is created)."""
     seconds: float = 0.8
     """Seconds per position in the animations (the final one stays four times as long)."""
     url: str = links.DEFAULT_URL
     """Address of the play UI for the printed link."""
-
-
-def fail(message: str) -> None:
-    print(f"error: {message}", file=sys.stderr)
-    raise SystemExit(2)
 
 
 # --------------------------------------------------------------------------- the two games
@@ -274,5 +271,6 @@ def main(args: Args) -> dict:
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     """Parse ``argv`` (default: this process' arguments) and run; ``prog`` names the command in ``--help``
     (``c4jax watch``; default: the script's file name)."""
-    return main(tyro.cli(Args, args=sys.argv[1:] if argv is None else argv, prog=prog,
-                         description=__doc__.split("\n")[0]))
+    args = cliargs.parse(Args, sys.argv[1:] if argv is None else argv, prog, description=__doc__.split("\n")[0])
+    with interrupt.guard():
+        return main(args)

@@ -27,12 +27,12 @@ from pathlib import Path
 from typing import Sequence
 
 import jax
-import tyro
 
 import c4jax
 from c4jax import agents
 from c4jax.evaluation import yardstick
-from c4jax.io import interrupt, outdir
+from c4jax.io import cliargs, interrupt, outdir
+from c4jax.io.cliargs import fail
 from c4jax.io.runlog import command_line, display_path
 from c4jax.io.tables import Table
 
@@ -51,11 +51,6 @@ class Args:
     """Boards per agent call."""
     overwrite: bool = False
     """Replace the grading that --out holds (without it, a grading refuses an --out that holds one)."""
-
-
-def fail(message: str) -> None:
-    print(f"error: {message}", file=sys.stderr)
-    raise SystemExit(2)
 
 
 def table(rows: list[dict], pos: yardstick.Positions) -> Table:
@@ -154,6 +149,6 @@ def main(args: Args, command: str | None = None) -> dict:
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     """Parse ``argv`` (default: this process' arguments) and run; ``prog`` names the command in ``--help``
     (``c4jax yardstick``; default: the script's file name)."""
-    args = tyro.cli(Args, args=sys.argv[1:] if argv is None else argv, prog=prog, description=__doc__.split("\n")[0])
+    args = cliargs.parse(Args, sys.argv[1:] if argv is None else argv, prog, description=__doc__.split("\n")[0])
     with interrupt.guard():
         return main(args)

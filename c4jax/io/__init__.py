@@ -1,3 +1,4 @@
-"""Files and devices: atomic file writes (``atomic``), Orbax checkpoints with metadata (``checkpoint``),
-run logs and plots (``runlog``), tables, JSON, and the device mesh and multi-process start-up
-(``devices``)."""
+"""Files, devices and the process: atomic file writes (``atomic``), Orbax checkpoints with metadata
+(``checkpoint``), run logs and plots (``runlog``), tables, JSON, the device mesh and multi-process
+start-up (``devices``), Ctrl-C and SIGTERM (``interrupt``) and command lines whose errors are one line
+(``cliargs``)."""

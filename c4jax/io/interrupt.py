@@ -1,15 +1,22 @@
-"""Ctrl-C in a long-running script: one line and an exit at once.
+"""Ctrl-C or SIGTERM in a long-running script: one line and an exit at once.
 
 A jitted program that is running (a chunk of training, an evaluation match, a search) does not
 return to Python until it ends, which on Checkers takes minutes. Python's own handling of Ctrl-C
 waits for it, then prints a ``KeyboardInterrupt`` traceback from wherever the program was, and the
-interpreter's exit can wait again on the computations that were queued behind it.
+interpreter's exit can wait again on the computations that were queued behind it. SIGTERM (what
+``kill``, ``timeout`` and a container's stop send) ends the process silently.
 
-:func:`guard` routes SIGINT to a watcher thread instead (``signal.set_wakeup_fd``: the signal's
-number is written to a socket, which a thread reads while the main thread waits inside XLA). The
-watcher prints ``interrupted`` and the note the script last set with :func:`set_note` (for a
-training run: which checkpoint holds how many updates, and that ``--resume`` continues it), and
-ends the process at once with status 130, the shell's status for Ctrl-C.
+:func:`guard` routes SIGINT and SIGTERM to a watcher thread instead (``signal.set_wakeup_fd``: the
+signal's number is written to a socket, which a thread reads while the main thread waits inside
+XLA). The watcher prints ``interrupted`` (SIGINT) or ``terminated`` (SIGTERM) and the note the
+script last set with :func:`set_note` (for a training run: which checkpoint holds how many updates,
+and that ``--resume`` continues it), and ends the process at once with the shell's status for the
+signal: 130 for Ctrl-C, 143 for SIGTERM.
+
+Leaving the block also arms the same watcher for the interpreter's exit (an ``atexit`` callback that
+runs before those registered earlier, the libraries' own included): Ctrl-C or SIGTERM while the
+process finishes ends it at once with the signal's status, instead of a ``KeyboardInterrupt``
+reported from another ``atexit`` callback and exit status 0.
 
 Ending the process there loses nothing that was written: every file the package replaces is
 written to a temporary file and renamed (``io/atomic.py``), a checkpoint is committed by its
@@ -19,6 +26,7 @@ metadata file last (``io/checkpoint.py``), and a metrics log is read past a torn
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
@@ -27,13 +35,16 @@ import sys
 import threading
 from typing import Callable, Iterator
 
-EXIT_STATUS = 130  # 128 + SIGINT, what a shell reports for a process ended by Ctrl-C
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+EXIT_STATUS = 128 + signal.SIGINT  # 130, what a shell reports for a process ended by Ctrl-C
+EXIT_STATUSES = {signum: 128 + signum for signum in SIGNALS}  # SIGTERM: 143
+WORDS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 
 _note = ""
 
 
 def set_note(text: str) -> None:
-    """What the line printed on Ctrl-C says after ``interrupted:`` (``""``: nothing)."""
+    """What the line printed on Ctrl-C or SIGTERM says after ``interrupted:`` (``""``: nothing)."""
     global _note
     _note = text
 
@@ -43,61 +54,89 @@ def resume_note(checkpoint, holds: str) -> str:
     return f"{checkpoint} holds {holds}; the same command with --resume continues the run"
 
 
-def message() -> str:
-    """The line printed on Ctrl-C."""
-    return "interrupted" + (f": {_note}" if _note else "")
+def message(signum: int = signal.SIGINT) -> str:
+    """The line printed on ``signum`` (Ctrl-C: ``interrupted``, SIGTERM: ``terminated``) and the note."""
+    return WORDS[signum] + (f": {_note}" if _note else "")
 
 
-def _exit_now() -> None:
-    print("\n" + message(), file=sys.stderr, flush=True)
+def _exit_now(signum: int = signal.SIGINT) -> None:
+    print("\n" + message(signum), file=sys.stderr, flush=True)
     with contextlib.suppress(Exception):
         sys.stdout.flush()
-    os._exit(EXIT_STATUS)
+    os._exit(EXIT_STATUSES[signum])
+
+
+class _Watcher:
+    """SIGINT and SIGTERM routed to a thread that calls ``act(signum)``; :meth:`close` puts the previous
+    handlers and wakeup file descriptor back."""
+
+    def __init__(self, act: Callable[[int], None]):
+        self.reader, self.writer = socket.socketpair()
+        self.writer.setblocking(False)
+        self.old_fd = signal.set_wakeup_fd(self.writer.fileno(), warn_on_full_buffer=False)
+        self.old_handlers = {}
+        try:
+            for signum in SIGNALS:  # the watcher acts on them
+                self.old_handlers[signum] = signal.signal(signum, lambda signum, frame: None)
+        except BaseException:
+            self._restore()
+            raise
+        self.thread = threading.Thread(target=self._watch, args=(act,), name="c4jax-interrupt", daemon=True)
+        self.thread.start()
+
+    def _watch(self, act: Callable[[int], None]) -> None:
+        while True:
+            try:
+                data = self.reader.recv(64)
+            except OSError:
+                return
+            if not data:  # closed by close()
+                return
+            for signum in SIGNALS:
+                if signum in data:
+                    act(signum)
+                    break
+
+    def _restore(self) -> None:
+        for signum, handler in self.old_handlers.items():
+            signal.signal(signum, handler)
+        signal.set_wakeup_fd(self.old_fd)
+        self.writer.close()
+
+    def close(self) -> None:
+        self._restore()
+        self.thread.join(timeout=5)
+        self.reader.close()
+
+
+def _arm_at_exit() -> None:
+    """The atexit callback: from here on to the end of the process, SIGINT and SIGTERM exit at once."""
+    if threading.current_thread() is threading.main_thread():
+        set_note("")
+        _Watcher(_exit_now)
 
 
 @contextlib.contextmanager
 def guard(on_interrupt: Callable[[], None] | None = None) -> Iterator[None]:
-    """Within the block, Ctrl-C (SIGINT) calls ``on_interrupt`` from a watcher thread, by default
-    printing :func:`message` and ending the process with status :data:`EXIT_STATUS`, without
-    waiting for the computation the main thread is in. The note starts empty in each block.
+    """Within the block, Ctrl-C (SIGINT) and SIGTERM call ``on_interrupt`` from a watcher thread, by
+    default printing :func:`message` and ending the process with the signal's status
+    (:data:`EXIT_STATUSES`), without waiting for the computation the main thread is in. The note starts
+    empty in each block.
 
-    Outside the main thread (where signal handlers cannot be set) the block runs unguarded. On
-    leaving the block the previous SIGINT handler and wakeup file descriptor are restored."""
+    Outside the main thread (where signal handlers cannot be set) the block runs unguarded. On leaving
+    the block the previous handlers and wakeup file descriptor are restored, and the interpreter's exit
+    is guarded from then on (module docstring)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    on_interrupt = on_interrupt or _exit_now
     set_note("")
-    reader, writer = socket.socketpair()
-    writer.setblocking(False)
-    old_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
-    try:
-        old_handler = signal.signal(signal.SIGINT, lambda signum, frame: None)  # the watcher acts on it
-    except BaseException:
-        signal.set_wakeup_fd(old_fd)
-        reader.close()
-        writer.close()
-        raise
-
-    def watch() -> None:
-        while True:
-            try:
-                data = reader.recv(64)
-            except OSError:
-                return
-            if not data:  # the block ended and closed the writer
-                return
-            if signal.SIGINT in data:
-                on_interrupt()
-
-    watcher = threading.Thread(target=watch, name="c4jax-interrupt", daemon=True)
-    watcher.start()
+    watcher = _Watcher(_exit_now if on_interrupt is None else lambda signum: on_interrupt())
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, old_handler)
-        signal.set_wakeup_fd(old_fd)
-        writer.close()
-        watcher.join(timeout=5)
-        reader.close()
+        watcher.close()
         set_note("")
+        # atexit runs its callbacks last registered first: registered again, this one runs before every
+        # callback registered so far (the libraries' ones that wait on their threads and devices)
+        atexit.unregister(_arm_at_exit)
+        atexit.register(_arm_at_exit)

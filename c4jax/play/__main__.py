@@ -2,56 +2,62 @@
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import sys
 import threading
 import webbrowser
+from typing import Annotated
+
+import tyro
+
+from c4jax.io import cliargs
+from c4jax.io.cliargs import fail
+
+DESCRIPTION = "Play Connect Four or Checkers in the browser against the c4jax agents (a local web server on 127.0.0.1)."
 
 
-def build_parser(prog: str = "c4jax-play") -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog=prog,
-        description="Play Connect Four or Checkers in the browser against the c4jax agents "
-                    "(a local web server on 127.0.0.1).",
-    )
-    p.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000; 0 picks a free one)")
-    p.add_argument("--open", action="store_true", help="open the page in a web browser")
-    p.add_argument("--agent", action="append", default=[], metavar="PATH[:sto|:det]",
-                   help="also offer the agent of this checkpoint directory (repeatable)")
-    p.add_argument("--agents", metavar="NAMES",
-                   help="comma-separated agent names to offer instead of every known agent "
-                        "(e.g. 'random,1steplA,supervised'; the default mode and the other one are both offered)")
-    p.add_argument("--checkers-agents", metavar="NAMES",
-                   help="comma-separated agents to offer for Checkers (default: those of the Connect Four menu "
-                        "that can play it, random and pure MCTS, and the agents shipped for Checkers: "
-                        "checkers/alphazero, checkers/ppo, checkers/dqn)")
-    p.add_argument("--verbose", action="store_true", help="log every request")
-    return p
+@dataclasses.dataclass(frozen=True)
+class Args:
+    port: int = 8000
+    """Port to listen on (0 picks a free one)."""
+    open: bool = False
+    """Open the page in a web browser."""
+    agent: Annotated[tuple[str, ...], tyro.conf.UseAppendAction, tyro.conf.arg(metavar="PATH[:sto|:det]")] = ()
+    """Also offer the agent of this checkpoint directory."""
+    agents: Annotated[str | None, tyro.conf.arg(metavar="NAMES", help_behavior_hint="(default: every known agent)")] \
+        = None
+    """Comma-separated agent names to offer instead of every known agent, e.g. 'random,1steplA,supervised'.
+    The default mode and the other one are both offered."""
+    checkers_agents: Annotated[str | None, tyro.conf.arg(
+        metavar="NAMES", help_behavior_hint="(default: those of the Connect Four menu that can play Checkers, random "
+                                            "and pure MCTS, and checkers/alphazero, checkers/ppo, checkers/dqn)")] = None
+    """Comma-separated agents to offer for Checkers."""
+    verbose: bool = False
+    """Log every request."""
+
+
+def _names(text: str | None) -> list[str] | None:
+    return [n.strip() for n in text.split(",") if n.strip()] if text is not None else None
 
 
 def main(argv: list[str] | None = None, prog: str = "c4jax-play") -> int:
     """Serve the UI until Ctrl-C; ``prog`` names the command in ``--help`` and in its error lines."""
-    args = build_parser(prog).parse_args(argv)
+    args = cliargs.parse(Args, sys.argv[1:] if argv is None else argv, prog, description=DESCRIPTION)
     if not 0 <= args.port <= 65535:
-        print(f"{prog}: --port must be in 0..65535, got {args.port}", file=sys.stderr)
-        return 2
+        fail(f"--port must be in 0..65535, got {args.port}")
     print("c4jax play: loading agents ...", flush=True)
     from c4jax.play import server
 
-    names = [n.strip() for n in args.agents.split(",") if n.strip()] if args.agents is not None else None
-    checkers = ([n.strip() for n in args.checkers_agents.split(",") if n.strip()]
-                if args.checkers_agents is not None else None)
     try:
-        catalogue = server.Catalogue(names, args.agent, log=lambda m: print(m, file=sys.stderr, flush=True),
-                                     checkers=checkers)
+        catalogue = server.Catalogue(_names(args.agents), list(args.agent),
+                                     log=lambda m: print(m, file=sys.stderr, flush=True),
+                                     checkers=_names(args.checkers_agents))
     except Exception as e:  # an unknown agent name, an unreadable checkpoint
-        print(f"{prog}: cannot load the agents: {type(e).__name__}: {e}", file=sys.stderr)
-        return 2
+        fail(f"cannot load the agents: {e if isinstance(e, (ValueError, OSError)) else f'{type(e).__name__}: {e}'}")
     try:  # bind first, so that a busy port fails at once; connections wait in the backlog meanwhile
         httpd = server.make_server(catalogue, port=args.port, verbose=args.verbose)
     except OSError as e:
-        print(f"{prog}: cannot listen on 127.0.0.1:{args.port}: {e}", file=sys.stderr)
-        return 2
+        fail(f"cannot listen on 127.0.0.1:{args.port}: {e.strerror or e}")
     print(f"c4jax play: compiling {len(catalogue.entries) + len(catalogue.checkers)} agents (batch of 1) "
           "so that no move waits for jit ...",
           flush=True)
