@@ -11,7 +11,7 @@ and ``act`` are jittable and batched.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import jax
 from jax import Array
@@ -30,6 +30,26 @@ class Agent(Protocol):
 
     def act(self, boards: Array, key: Array) -> Array:
         """int32[B]: a legal column for each board."""
+
+
+class ScoreInfo(NamedTuple):
+    """What an agent's scores are, for the play UI's legend (``AgentBase.describe_scores``).
+
+    ``kind``: ``"random"``, ``"lookahead"``, ``"perfect"``, ``"q"``, ``"policy"``, ``"search"``
+    (the page writes a search's shares as percentages) or ``"other"``; ``label``: a score in
+    words; ``values``: ``search_stats`` of the game's observations also gives each action's
+    searched value.
+    """
+
+    kind: str
+    label: str
+    values: bool = False
+
+
+def searched_value_label(action: str, how: str) -> str:
+    """The legend's words for a search's values (``how``: where the values come from)."""
+    return (f"; under it, the searched value of the {action}: the root Q-value of that search, from -1 (a loss) "
+            f"to +1 (a win) for the player to move ({how})")
 
 
 def _is_traced(x) -> bool:
@@ -84,6 +104,20 @@ class AgentBase:
         By default the agent plays the observation of each state (``_act``); agents that
         need the whole state (search) override it."""
         return self._act(jax.vmap(self.game.observe)(states), key)
+
+    def scores_states(self, states) -> Array:
+        """float32[B, A]: ``scores`` of the observations of game states ``states`` ([B]) of the
+        agent's game (illegal actions ``-inf``); jitted and validated as ``scores`` when called
+        with concrete states, pure inside a user's ``jit``."""
+        boards = jax.vmap(self.game.observe)(states)
+        if _is_traced(boards):
+            return self._scores(boards)
+        return self.scores(boards)
+
+    def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
+        """What the agent's scores are (:class:`ScoreInfo`), in the words of its game: ``action``
+        names one action (``"column"``), ``actions`` the legal ones (``"free columns"``)."""
+        return ScoreInfo("other", f"the agent's score for each {action}")
 
     def _scores(self, boards: Array) -> Array:  # pragma: no cover - abstract
         raise NotImplementedError

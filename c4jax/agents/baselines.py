@@ -23,7 +23,7 @@ from flax import struct
 from jax import Array
 
 from c4jax.games.connect_four import bitboard as bb
-from c4jax.agents.base import AgentBase
+from c4jax.agents.base import AgentBase, ScoreInfo
 from c4jax.agents.policy import ILLEGAL_SCORE
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.bitboard import Bits
@@ -86,10 +86,20 @@ class RandomAgent(AgentBase):
     name: str = struct.field(pytree_node=False, default="random")
     stochastic: bool = struct.field(pytree_node=False, default=True)
     game: object = struct.field(pytree_node=False, default=CONNECT_FOUR)
+    plays_any_game = True  # no learned parameters: agents.for_game switches its game
 
     def act_states(self, states, key: Array) -> Array:
         legal = states.legal_action_mask
         return jax.random.categorical(key, jnp.where(legal, 0.0, -jnp.inf)).astype(jnp.int32)
+
+    def scores_states(self, states) -> Array:
+        """float32[B, A]: the uniform probability of each legal action of ``states``, illegal ``-inf``."""
+        legal = states.legal_action_mask
+        p = 1.0 / jnp.maximum(legal.sum(-1, keepdims=True), 1)
+        return jnp.where(legal, p, ILLEGAL_SCORE).astype(jnp.float32)
+
+    def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
+        return ScoreInfo("random", f"probability of each {action} (uniform over the {actions})")
 
     def _scores(self, boards: Array) -> Array:
         legal = boards[:, 0, :] == 0
@@ -125,6 +135,10 @@ class NStepLookahead(AgentBase):
     @property
     def stochastic(self) -> bool:
         return not self.deterministic
+
+    def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
+        return ScoreInfo("lookahead", f"depth-{self.n} minimax score of each {action} minus the current board's "
+                                      "heuristic score (higher is better for the agent; 1e10 = a four)")
 
     def _root(self, boards: Array):
         state = jax.vmap(env.from_board)(boards)

@@ -7,6 +7,12 @@ import sys
 import threading
 import webbrowser
 
+from c4jax import games
+
+
+def _flag(game: str) -> str:
+    return f"--{game.replace('_', '-')}-agents"
+
 
 def build_parser(prog: str = "c4jax-play") -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
@@ -21,10 +27,12 @@ def build_parser(prog: str = "c4jax-play") -> argparse.ArgumentParser:
     p.add_argument("--agents", metavar="NAMES",
                    help="comma-separated agent names to offer instead of every known agent "
                         "(e.g. 'random,1steplA,supervised'; the default mode and the other one are both offered)")
-    p.add_argument("--checkers-agents", metavar="NAMES",
-                   help="comma-separated agents to offer for Checkers (default: those of the Connect Four menu "
-                        "that can play it, random and pure MCTS, and the agents shipped for Checkers: "
-                        "checkers/alphazero, checkers/ppo, checkers/dqn)")
+    for game in games.VIEWS:
+        if game != games.DEFAULT:
+            p.add_argument(_flag(game), metavar="NAMES", dest=f"agents_for_{game}",
+                           help=f"comma-separated agents to offer for {game} (default: those of the {games.DEFAULT} "
+                                f"menu that can play it, random and pure MCTS, and the agents shipped for it: "
+                                f"{game}/<name>)")
     p.add_argument("--verbose", action="store_true", help="log every request")
     return p
 
@@ -35,31 +43,30 @@ def main(argv: list[str] | None = None, prog: str = "c4jax-play") -> int:
     if not 0 <= args.port <= 65535:
         print(f"{prog}: --port must be in 0..65535, got {args.port}", file=sys.stderr)
         return 2
-    print("c4jax play: loading agents ...", flush=True)
     from c4jax.play import server
 
     names = [n.strip() for n in args.agents.split(",") if n.strip()] if args.agents is not None else None
-    checkers = ([n.strip() for n in args.checkers_agents.split(",") if n.strip()]
-                if args.checkers_agents is not None else None)
+    game_agents = {game: [n.strip() for n in value.split(",") if n.strip()]
+                   for game in games.VIEWS if (value := getattr(args, f"agents_for_{game}", None)) is not None}
+    err = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     try:
-        catalogue = server.Catalogue(names, args.agent, log=lambda m: print(m, file=sys.stderr, flush=True),
-                                     checkers=checkers)
+        catalogue = server.Catalogue(names, args.agent, log=err, game_agents=game_agents, load=False)
+        if names is not None or args.agent or game_agents:  # asked for by name: load now, a bad one is exit 2
+            print("c4jax play: loading agents ...", flush=True)
+            catalogue.load()
     except Exception as e:  # an unknown agent name, an unreadable checkpoint
         print(f"{prog}: cannot load the agents: {type(e).__name__}: {e}", file=sys.stderr)
         return 2
-    try:  # bind first, so that a busy port fails at once; connections wait in the backlog meanwhile
+    try:  # bind first, so that a busy port fails at once
         httpd = server.make_server(catalogue, port=args.port, verbose=args.verbose)
     except OSError as e:
         print(f"{prog}: cannot listen on 127.0.0.1:{args.port}: {e}", file=sys.stderr)
         return 2
-    print(f"c4jax play: compiling {len(catalogue.entries) + len(catalogue.checkers)} agents (batch of 1) "
-          "so that no move waits for jit ...",
-          flush=True)
-    seconds = catalogue.warm_up(log=lambda m: print(m, flush=True))
-    print(f"c4jax play: ready in {seconds:.1f} s", flush=True)
     host, port = httpd.server_address[:2]
     url = f"http://{host}:{port}/"
     print(f"c4jax play: serving on {url}  (Ctrl-C to stop)", flush=True)
+    # the page answers at once; agents still loading or compiling are listed on it as warming up
+    catalogue.start(log=lambda m: print(m, flush=True))
     if args.open:
         threading.Timer(0.2, webbrowser.open, args=(url,)).start()
     try:
