@@ -242,11 +242,14 @@ class ServerProcess:
             raise RuntimeError("the play server did not start:\n" + "".join(self.lines))
 
     def _pump(self, started: queue.Queue) -> None:
+        port = None
         for line in self.proc.stdout:
             self.lines.append(line)
             m = re.search(r"serving on http://127\.0\.0\.1:(\d+)/", line)
             if m:
-                started.put(int(m.group(1)))
+                port = int(m.group(1))
+            if port is not None and line.startswith("c4jax play: ready in"):  # every agent compiled
+                started.put(port)
         started.put(None)
 
     @property

@@ -93,15 +93,19 @@ def test_a_checkers_agent_plays_matches_and_the_ui_offers_it(shipped):
             assert bool(state.legal_action_mask[m])
             state = step(state, m)
         assert bool(state.terminated | state.truncated) and g.length == len(g.moves) - (2 if g.opening else 0)
-    assert not server.Catalogue(names=["random"], log=lambda m: None).checkers.keys() - {"random"}
+    assert not server.Catalogue(names=["random"], log=lambda m: None).menu("checkers").entries.keys() - {"checkers/random"}
     catalogue = server.Catalogue(log=lambda m: None)  # the default menu offers the agents trained on Checkers
+    checkers = catalogue.menu("checkers").entries
     assert {"checkers/tiny@2:det", "checkers/tiny@2:sto", "checkers/pol@policy:sto", "checkers/pol@policy:det",
-            "random"} <= set(catalogue.checkers)
-    entry = catalogue.checkers["checkers/pol@policy:sto"]
-    assert entry.kind == "search" and "trained policy" in entry.scores_label
+            "checkers/random"} <= set(checkers)
+    entry = checkers["checkers/pol@policy:sto"]
+    assert entry.kind == "policy" and "trained policy" in entry.scores_label
+    for name in checkers:  # every name on the menu is one agents.load takes, for the same agent
+        assert agents.canonical_name(agents.load(name)).lower() == name
     with pytest.raises(ValueError, match="cannot play Checkers"):
-        server.Catalogue(names=["random"], checkers=["1steplA"], log=lambda m: None)
-    assert "checkers/tiny@2:det" in server.Catalogue(names=["random"], checkers=["checkers/tiny"]).checkers
+        server.Catalogue(names=["random"], game_agents={"checkers": ["1steplA"]}, log=lambda m: None)
+    assert "checkers/tiny@2:det" in server.Catalogue(names=["random"], game_agents={"checkers": ["checkers/tiny"]}) \
+        .menu("checkers").entries
 
 
 def test_a_checkers_tournament(shipped, tmp_path):

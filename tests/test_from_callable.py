@@ -11,7 +11,7 @@ from c4jax import agents, evaluation
 from c4jax.agents import registry
 from c4jax.evaluation import yardstick
 from c4jax.games.connect_four import env
-from c4jax.play import server
+from c4jax.play import answers, server
 
 CENTRE = -np.abs(np.arange(7) - 3).astype(np.float32)  # 3, then 2 and 4, then 1 and 5, ...
 
@@ -92,6 +92,6 @@ def test_a_registered_python_policy_plays_in_the_ui(monkeypatch):
     monkeypatch.setitem(registry._REGISTRY, "centre", lambda mode: agents.from_callable(centre_scores, name="centre"))
     assert "centre" in agents.known_names()
     catalogue = server.Catalogue(["centre"])
-    view = server.game_view(catalogue.get("centre"), [0], human_first=True, play=True)
+    view = answers.game_answer(catalogue.get("centre"), [0], human_first=True, play=True)
     assert view["agent_move"] == 3 and view["moves"] == [0, 3]
     assert view["scores"] is not None

@@ -106,8 +106,6 @@ CONNECT_FOUR_ONLY = {
     "c4jax.learning.onpolicy": "the thesis' REINFORCE / PPO on CNET boards (shaped reward, mirrors)",
     "c4jax.learning.rewards": "design.md §2's shaped reward and its back-propagation",
     "c4jax.learning.rollouts": "the thesis' self-play batches (shaped reward, draws replaced)",
-    "c4jax.play.server": "the browser UI plays Connect Four",
-    "c4jax.cli.watch": "draws Connect Four games (text diagram, SVG)",
 }
 
 

@@ -15,9 +15,11 @@ import jax
 import numpy as np
 import pytest
 
+from c4jax import agents
 from c4jax.agents.baselines import NStepLookahead, RandomAgent
 from c4jax.games.checkers import env as ck_env
 from c4jax.games.checkers import notation
+from c4jax.games.checkers import view as ck_view
 from c4jax.games.checkers.game import GAME, Checkers
 from c4jax.play import server as play_server
 from playserver import request, serving
@@ -88,21 +90,30 @@ def test_the_agents_endpoint_offers_checkers_with_its_own_menu(port):
     assert list(games) == ["connect_four", "checkers"]
     assert games["connect_four"]["agents"] == info["agents"] and games["connect_four"]["max_moves"] == 42
     ck = games["checkers"]
-    assert ck["name"] == "Checkers" and ck["default"] == "random" and ck["max_moves"] == GAME.max_steps
-    assert [a["name"] for a in ck["agents"]] == ["random"]  # 1StepLA reads Connect Four boards only
+    assert ck["name"] == "Checkers" and ck["default"] == "checkers/random" and ck["max_moves"] == GAME.max_steps
+    assert [a["name"] for a in ck["agents"]] == ["checkers/random"]  # 1StepLA reads Connect Four boards only
     assert ck["agents"][0]["kind"] == "random" and "legal move" in ck["agents"][0]["scores_label"]
 
 
 def test_only_agents_without_learned_parameters_switch_games():
-    assert play_server.for_checkers(RandomAgent()).game == GAME
-    assert play_server.for_checkers(NStepLookahead(n=1)) is None
-    assert not play_server.Catalogue(["1steplA"]).checkers  # no opponent: Checkers is not offered
+    assert agents.for_game(RandomAgent(), GAME).game == GAME
+    assert agents.for_game(NStepLookahead(n=1), GAME) is None
+    assert not play_server.Catalogue(["1steplA"]).menu("checkers").entries  # no opponent: Checkers is not offered
     with pytest.raises(ValueError, match="cannot play Checkers"):
-        play_server.Catalogue(["random"], checkers=["2steplA"])
-    cat = play_server.Catalogue(["1steplA"], checkers=["random"])
+        play_server.Catalogue(["random"], game_agents={"checkers": ["2steplA"]})
+    cat = play_server.Catalogue(["1steplA"], game_agents={"checkers": ["random"]})
     assert cat.games() == ["connect_four", "checkers"] and cat.get("RANDOM", "checkers").game == "checkers"
     with pytest.raises(play_server.RequestError, match="not served here"):
         play_server.Catalogue(["1steplA"]).get("random", "checkers")
+
+
+def test_the_menu_names_are_those_agents_load_takes_and_the_old_ones_still_play(port):
+    status, info = request(port, "GET", "/api/agents")
+    ck = next(g for g in info["games"] if g["id"] == "checkers")
+    for a in ck["agents"]:
+        assert agents.canonical_name(agents.load(a["name"])) == a["name"]
+    for name in ("checkers/random", "random", "Checkers/Random"):
+        assert post(port, [], False, agent=name)["agent"] == "checkers/random", name
 
 
 # --------------------------------------------------------------------------- whole games
@@ -234,17 +245,17 @@ def test_the_fifty_move_rule_and_the_cap_are_told_apart():
     a = notation.pdn_to_action(kings, "4-8")
     quiet = jax.device_get(_step(kings.replace(quiet=np.int32(99)), a))
     assert bool(quiet.terminated) and int(quiet.quiet) == 100
-    assert play_server._outcome(quiet, 0) == ("draw", "fifty_moves")
+    assert ck_view.outcome(quiet, 0) == ("draw", "fifty_moves")
     short = Checkers(rules=ck_env.Rules(max_steps=2))
     s = short.init()
     for _ in range(2):
         s = short.step(s, int(np.flatnonzero(np.asarray(s.legal_action_mask))[0]))
-    assert bool(s.truncated) and play_server._outcome(jax.device_get(s), 1) == ("draw", "cap")
+    assert bool(s.truncated) and ck_view.outcome(jax.device_get(s), 1) == ("draw", "cap")
     won = notation.from_fen("W:W18:B14")  # white to move must take 18x9 and black has nothing left
     after = jax.device_get(_step(won, notation.pdn_to_action(won, "18x9")))
     assert bool(after.terminated)
-    assert play_server._outcome(after, 1) == ("human_won", None)
-    assert play_server._outcome(after, 0) == ("agent_won", None)
+    assert ck_view.outcome(after, 1) == ("human_won", None)
+    assert ck_view.outcome(after, 0) == ("agent_won", None)
 
 
 # --------------------------------------------------------------------------- bad requests
@@ -263,8 +274,9 @@ BAD = [
                                  "legal moves: 12-16, 11-16, 11-15, 10-15, 10-14, 9-14, 9-13"),
     ({"moves": [0]}, "illegal move at ply 0: action 0 (off the board) is not legal for black"),
     ({"moves": "human"}, "'moves' must be a list"),
-    ({"agent": "1steplA"}, "unknown agent '1steplA'; known Checkers agents: random"),
-    ({"agent": 7}, "'agent' must be a non-empty string; known Checkers agents: random"),
+    ({"agent": "1steplA"}, "unknown agent '1steplA'; known Checkers agents: checkers/random"),
+    ({"agent": 7}, "'agent' must be a non-empty string; known Checkers agents: checkers/random"),
+    ({"agent": "checkers/mcts200"}, "unknown agent 'checkers/mcts200'; known Checkers agents: checkers/random"),
     ({"human_first": None}, "'human_first' must be true or false"),
     ({"game": "chess"}, "unknown game \"chess\"; games: connect_four, checkers"),
     ({"game": 3}, "unknown game 3"),

@@ -21,7 +21,7 @@ import bench_server  # noqa: E402
 
 @pytest.fixture(scope="module")
 def catalogue():
-    cat = play_server.Catalogue(["dqn", "2steplA:det"], checkers=[])  # one mode each, no Checkers: less to compile
+    cat = play_server.Catalogue(["dqn", "2steplA:det"], game_agents={"checkers": []})  # one mode each, no Checkers: less to compile
     cat.warm_up(log=lambda m: None)
     return cat
 

@@ -14,10 +14,12 @@ import numpy as np
 import pytest
 
 from c4jax.agents import network_search
+from c4jax.games.viewbase import number_json
 from c4jax.agents.guided import guided
 from c4jax.agents.network import NetworkAgent
 from c4jax.io import checkpoint
 from c4jax.nets.cnet import init_params
+from c4jax.play import catalogue as play_catalogue
 from c4jax.play import server as play_server
 from playserver import request, serving
 
@@ -40,7 +42,7 @@ def az_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def served(az_dir):
-    cat = play_server.Catalogue(["random", "mcts50"], paths=[str(az_dir), f"{az_dir}@0"], checkers=[])
+    cat = play_server.Catalogue(["random", "mcts50"], paths=[str(az_dir), f"{az_dir}@0"], game_agents={"checkers": []})
     with serving(cat) as port:
         yield cat, port
 
@@ -69,7 +71,7 @@ def check_search_position(pos: dict) -> None:
 def test_default_menu_offers_mcts_and_a_shipped_search_checkpoint(monkeypatch, tmp_path):
     save_tiny_alphazero(tmp_path / "alphazero", simulations=6)
     monkeypatch.setenv("C4JAX_CHECKPOINTS", str(tmp_path))
-    menu = play_server._default_menu()
+    menu = play_catalogue.default_menu()
     assert {"mcts200", "mcts1000", "alphazero"} <= set(menu) and len(menu) == len(set(menu))
     cat = play_server.Catalogue(None)  # loads (no compile): every name of the default menu
     kinds = {e.name: e.kind for e in cat.entries.values()}
@@ -81,9 +83,9 @@ def test_default_menu_offers_mcts_and_a_shipped_search_checkpoint(monkeypatch, t
     assert "visit share" in labels["mcts200:det"] and "200-simulation" in labels["mcts200:det"]
     assert "searched value" in labels["mcts1000:sto"] and "AlphaZero" in labels["alphazero@6:det"]
     other = network_search.AlphaZeroAgent(params=init_params(jax.random.key(0), width=8, heads="two"), width=8)
-    assert play_server._kind(other)[0] == "search"  # any agent with search_stats
+    assert other.describe_scores().kind == "search" and other.describe_scores().values  # a search with values
     q_net = NetworkAgent(params=init_params(jax.random.key(0), width=8, heads="one"), width=8, output="q")
-    kind, label = play_server._kind(guided(q_net, 50))  # a network guiding pure MCTS ("dqn@50")
+    kind, label, _ = guided(q_net, 50).describe_scores()  # a network guiding pure MCTS ("dqn@50")
     assert kind == "search" and "50-simulation search guided by the network's Q-values" in label
 
 
@@ -106,8 +108,8 @@ def test_history_values_are_the_search_stats_and_null_for_full_columns(served):
         check_search_position(pos)
         board = np.asarray(pos["board"]) * (1 if pos["to_move"] == "human" else -1)  # player-to-move view
         shares, values = (np.asarray(x)[0] for x in agent.search_stats(board[None].astype(np.int8)))
-        assert pos["scores"] == play_server._scores_json(shares) == play_server._scores_json(agent.scores(board[None])[0])
-        assert pos["values"] == play_server._scores_json(values)
+        assert pos["scores"] == number_json(shares) == number_json(agent.scores(board[None])[0])
+        assert pos["values"] == number_json(values)
     assert view["positions"][6]["values"][3] is None and view["positions"][5]["values"][3] is not None
 
 
@@ -144,7 +146,7 @@ def test_alphazero_checkpoint_shows_its_values_and_its_raw_policy_none(served, a
         check_search_position(pos)
     first = view["positions"][0]
     shares, values = cat.get(name).agent.search_stats(np.zeros((1, 6, 7), np.int8))
-    assert first["scores"] == play_server._scores_json(shares[0]) and first["values"] == play_server._scores_json(values[0])
+    assert first["scores"] == number_json(shares[0]) and first["values"] == number_json(values[0])
     raw = post(port, f"{az_dir}@policy:det", [], human_first=False)
     assert all(p["values"] is None for p in raw["positions"]) and raw["values"] is None
     assert abs(sum(raw["positions"][0]["scores"]) - 1.0) < 1e-5
@@ -158,7 +160,7 @@ def test_other_agents_have_no_values(served):
 
 def test_search_agents_compile_in_the_background(served):
     cat, _ = served  # the programs of these agents are compiled by now: this checks the bookkeeping
-    fresh = play_server.Catalogue(["random", "mcts50"], checkers=[])  # Connect Four's menu only
+    fresh = play_server.Catalogue(["random", "mcts50"], game_agents={"checkers": []})  # Connect Four's menu only
     logged: list[str] = []
     fresh.warm_up(log=logged.append, workers=1)
     assert fresh.get("random").ready and fresh.background is not None
@@ -166,7 +168,7 @@ def test_search_agents_compile_in_the_background(served):
     assert fresh.get(MCTS).ready and fresh.get("mcts50:sto").ready
     assert any("in the background" in line for line in logged), logged
     assert fresh.get(MCTS).compile() is False  # once only
-    now = play_server.Catalogue(["random"], checkers=[])
+    now = play_server.Catalogue(["random"], game_agents={"checkers": []})
     now.warm_up(log=logged.append, search="now")
     assert now.background is None and now.get("random").ready
     with pytest.raises(ValueError, match="'now' or 'background'"):

@@ -58,7 +58,7 @@ def test_checkers_every_position_svg_and_gif(tmp_path):
     assert p.stdout.startswith("Checkers: B random (black, first) vs A random (white), seed 5")
     link = urlsplit(field(p.stdout, "play it"))
     query = parse_qs(link.query)
-    assert query["game"] == ["checkers"] and query["agent"] == ["random"] and query["first"] == ["agent"]
+    assert query["game"] == ["checkers"] and query["agent"] == ["checkers/random"] and query["first"] == ["agent"]
     actions = [int(a) for a in query["moves"][0].split(",")]
     # the actions replay to the printed positions, and the PDN record names them (a multi-jump as one move)
     step = jax.jit(CHECKERS.step)

@@ -15,7 +15,7 @@ jittable and batched.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import jax
 import jax.numpy as jnp
@@ -43,6 +43,26 @@ class Agent(Protocol):
 
     def act(self, boards: Array, key: Array) -> Array:
         """int32[B]: a legal column for each Connect Four board."""
+
+
+class ScoreInfo(NamedTuple):
+    """What an agent's scores are, for the play UI's legend (``AgentBase.describe_scores``).
+
+    ``kind``: ``"random"``, ``"lookahead"``, ``"perfect"``, ``"q"``, ``"policy"``, ``"search"``
+    (the page writes a search's shares as percentages) or ``"other"``; ``label``: a score in
+    words; ``values``: ``search_stats`` of the game's observations also gives each action's
+    searched value.
+    """
+
+    kind: str
+    label: str
+    values: bool = False
+
+
+def searched_value_label(action: str, how: str) -> str:
+    """The legend's words for a search's values (``how``: where the values come from)."""
+    return (f"; under it, the searched value of the {action}: the root Q-value of that search, from -1 (a loss) "
+            f"to +1 (a win) for the player to move ({how})")
 
 
 def _is_traced(x) -> bool:
@@ -128,6 +148,11 @@ class AgentBase:
         """By default the scores of each state's observation (``_scores``), masked to its legal actions."""
         scores = self._scores(jax.vmap(self.game.observe)(states))
         return jnp.where(states.legal_action_mask, scores, ILLEGAL_SCORE)
+
+    def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
+        """What the agent's scores are (:class:`ScoreInfo`), in the words of its game: ``action``
+        names one action (``"column"``), ``actions`` the legal ones (``"free columns"``)."""
+        return ScoreInfo("other", f"the agent's score for each {action}")
 
     def _scores(self, boards: Array) -> Array:  # pragma: no cover - abstract
         raise NotImplementedError

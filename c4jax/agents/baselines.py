@@ -23,7 +23,7 @@ from flax import struct
 from jax import Array
 
 from c4jax.games.connect_four import bitboard as bb
-from c4jax.agents.base import AgentBase
+from c4jax.agents.base import AgentBase, ScoreInfo
 from c4jax.agents.policy import ILLEGAL_SCORE
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.bitboard import Bits
@@ -86,6 +86,7 @@ class RandomAgent(AgentBase):
     name: str = struct.field(pytree_node=False, default="random")
     stochastic: bool = struct.field(pytree_node=False, default=True)
     game: object = struct.field(pytree_node=False, default=CONNECT_FOUR)
+    plays_any_game = True  # no learned parameters: agents.for_game switches its game
 
     def act_states(self, states, key: Array) -> Array:
         legal = states.legal_action_mask
@@ -93,6 +94,9 @@ class RandomAgent(AgentBase):
 
     def _scores_states(self, states) -> Array:
         return self._uniform(states.legal_action_mask)
+
+    def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
+        return ScoreInfo("random", f"probability of each {action} (uniform over the {actions})")
 
     @staticmethod
     def _uniform(legal: Array) -> Array:
@@ -131,6 +135,10 @@ class NStepLookahead(AgentBase):
     @property
     def stochastic(self) -> bool:
         return not self.deterministic
+
+    def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
+        return ScoreInfo("lookahead", f"depth-{self.n} minimax score of each {action} minus the current board's "
+                                      "heuristic score (higher is better for the agent; 1e10 = a four)")
 
     def _root(self, boards: Array):
         state = jax.vmap(env.from_board)(boards)

@@ -38,6 +38,7 @@ from flax import struct
 from jax import Array
 
 from c4jax.agents import search as mcts
+from c4jax.agents.base import ScoreInfo, searched_value_label
 from c4jax.games import base as games
 from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 
@@ -102,6 +103,13 @@ class GuidedSearchAgent(mcts._SearchAgent):
         label = getattr(self.network, "label", type(self.network).__name__)
         solve = "solve" if self.solve else ""
         return f"{label}@{self.num_simulations}{solve}:{'det' if self.deterministic else 'sto'}"
+
+    def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
+        prior = "Q-values" if getattr(self.network, "output", "policy") == "q" else "policy"
+        values = self.has_values()
+        how = searched_value_label(action, "the mean result of the playouts through that move") if values else ""
+        return ScoreInfo("search", f"visit share of each {action} in a {self.num_simulations}-simulation search "
+                                   f"guided by the network's {prior} (random playouts){how}", values)
 
     def search(self, states, keys: Array) -> mcts.SearchOutput:
         """The agent's search from states [B] of its game with root keys [B] (typed or legacy)."""

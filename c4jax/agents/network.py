@@ -11,7 +11,7 @@ import jax.numpy as jnp
 from flax import struct
 from jax import Array
 
-from c4jax.agents.base import AgentBase
+from c4jax.agents.base import AgentBase, ScoreInfo
 from c4jax.agents.policy import ILLEGAL_SCORE, greedy, masked_logits, masked_softmax, sample
 from c4jax.games.connect_four.board import legal_mask, mirror_boards
 from c4jax.io import checkpoint
@@ -53,6 +53,11 @@ class NetworkAgent(AgentBase):
     @property
     def stochastic(self) -> bool:
         return self.sampled
+
+    def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
+        if self.output == "q":
+            return ScoreInfo("q", f"Q-value of each {action} (the network's expected return)")
+        return ScoreInfo("policy", f"policy probability of each {action}")
 
     def _values(self, boards: Array) -> Array:
         """float32[B, 7]: probabilities (policy) or Q-values, symmetric-averaged if asked."""

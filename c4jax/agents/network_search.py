@@ -40,7 +40,7 @@ from flax import struct
 from jax import Array
 
 from c4jax.agents import search as mcts
-from c4jax.agents.base import AgentBase
+from c4jax.agents.base import AgentBase, ScoreInfo, searched_value_label
 from c4jax.agents.network import agent_from_checkpoint, resolve_checkpoint
 from c4jax.io import checkpoint
 from c4jax.agents.policy import ILLEGAL_SCORE, masked_logits
@@ -189,6 +189,22 @@ class AlphaZeroAgent(AgentBase):
     @property
     def stochastic(self) -> bool:
         return not self.deterministic
+
+    def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
+        """Its raw policy's probabilities, or its search's shares; with the searched values where
+        ``search_stats`` takes its game's observations (Connect Four boards)."""
+        n = self.num_simulations
+        if n == 0:
+            return ScoreInfo("policy", f"policy probability of each {action} (its raw trained policy, no search)")
+        values = self.game.id == CONNECT_FOUR.id
+        if self.solve:
+            how = ("network values backed up the tree; +1 / -1 where a win or a loss is proven, 0 where never "
+                   "visited")
+            what = f"visit share of each {action} in a {n}-simulation AlphaZero search (PUCT with proven values)"
+        else:
+            how = "network values backed up the tree"
+            what = f"improved policy of each {action} after a {n}-simulation AlphaZero search (Gumbel MuZero)"
+        return ScoreInfo("search", what + (searched_value_label(action, how) if values else ""), values)
 
     def act_states(self, states, key: Array) -> Array:
         """A move for each state of the agent's game: the search from the state itself (or the raw

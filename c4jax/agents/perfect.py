@@ -36,7 +36,7 @@ import numpy as np
 from flax import struct
 from jax import Array
 
-from c4jax.agents.base import AgentBase
+from c4jax.agents.base import AgentBase, ScoreInfo
 from c4jax.agents.policy import ILLEGAL_SCORE
 from c4jax.games.connect_four.board import COLS, LINES, ROWS, check_boards
 
@@ -166,6 +166,10 @@ class PerfectAgent(AgentBase):
 
     name: str = struct.field(pytree_node=False, default="perfect")
     stochastic: bool = struct.field(pytree_node=False, default=False)
+
+    def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
+        return ScoreInfo("perfect", f"exact solver score of each {action}: > 0 a win (higher: sooner), 0 a draw, "
+                                    "< 0 a loss (lower: sooner)")
 
     def _scores(self, boards: Array) -> Array:
         s = _callback_scores(boards)

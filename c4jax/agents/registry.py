@@ -20,7 +20,8 @@ search) plays the most visited move, ``:sto`` samples the root visits. N is 0 ..
 :data:`c4jax.agents.search.MAX_SIMULATIONS`; the built-in agents take no ``@``. ``@<N>solve``
 (N >= 1) searches with proven wins and losses backed up (MCTS-Solver): ``alphazero@256solve``
 plays PUCT with its network and proven values (:class:`c4jax.agents.network_search.AlphaZeroAgent`),
-``ppo@200solve`` the guided search with them; ``@<N>nosolve`` searches without them. Without
+``ppo@200solve`` the guided search with them; ``@<N>nosolve`` searches without them. ``@policy``
+is ``@0`` (how a search agent without simulations is named). Without
 either, a search checkpoint searches as its metadata says (the shipped ``alphazero`` with proven
 values) and a guided search without them.
 
@@ -132,6 +133,31 @@ def game_of(agent) -> str:
     return getattr(getattr(agent, "game", None), "id", CONNECT_FOUR_ID)
 
 
+def canonical_name(agent) -> str:
+    """The one name of ``agent`` that :func:`load` builds it from and that the play UI lists:
+    its ``name``, with ``<game>/`` in front for an agent of another game than Connect Four whose
+    name has no game (``checkers/random``, ``checkers/mcts200:det``). A checkpoint path's agent
+    keeps its name (the path says the game)."""
+    name, game = agent.name, game_of(agent)
+    if game == CONNECT_FOUR_ID or "/" in name or os.sep in name:
+        return name
+    return f"{game}/{name}"
+
+
+def for_game(agent, game):
+    """``agent`` as a player of ``game`` (a game object), or None when it cannot play it: an agent
+    of that game with ``act_states`` plays it as it is; an agent that declares ``plays_any_game``
+    (no learned parameters: uniform random, pure MCTS) switches games. Networks trained on one
+    board cannot play another."""
+    if not callable(getattr(agent, "act_states", None)):
+        return None
+    if game_of(agent) == game.id:
+        return agent
+    if getattr(agent, "plays_any_game", False):
+        return agent.replace(game=game)
+    return None
+
+
 def _split_game(name: str) -> tuple[str | None, str]:
     """``("checkers", "mcts500:det")`` for ``"checkers/mcts500:det"``; ``(None, name)`` when ``name``
     has no ``<game>/`` prefix of a known game (a path, or a Connect Four name)."""
@@ -230,6 +256,8 @@ def _simulations(name: str, count: str) -> tuple[int, bool | None]:
     """``(N, solve)`` of ``<agent>@N`` (solve ``None``: the agent's default), ``<agent>@Nsolve`` (``True``)
     or ``<agent>@Nnosolve`` (``False``): N an integer in 0 .. MAX_SIMULATIONS (>= 1 with either suffix),
     else a ``ValueError`` naming ``name``."""
+    if count.lower() == "policy":  # "@policy": the raw policy, as a search agent with 0 simulations is named
+        return 0, None
     m = re.fullmatch(r"([^a-z]*)((?:no)?solve)?", count.lower(), flags=re.ASCII)
     digits, flag = (m.group(1), m.group(2)) if m else (count, None)
     if not (digits.isascii() and digits.isdigit()):

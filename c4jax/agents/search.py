@@ -90,7 +90,7 @@ import numpy as np
 from flax import struct
 from jax import Array
 
-from c4jax.agents.base import AgentBase
+from c4jax.agents.base import AgentBase, ScoreInfo, searched_value_label
 from c4jax.agents.policy import ILLEGAL_SCORE, masked_logits
 from c4jax import games as game_registry
 from c4jax.games import base as games
@@ -707,6 +707,15 @@ class _SearchAgent(AgentBase):
     def stochastic(self) -> bool:
         return not self.deterministic
 
+    def has_values(self) -> bool:
+        """Whether ``search_stats`` can give the searched values: it takes Connect Four boards."""
+        return isinstance(self.game, ConnectFour)
+
+    def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
+        values = self.has_values()
+        return ScoreInfo("search", f"the search's share of each {action}"
+                                   + (searched_value_label(action, "its root Q-values") if values else ""), values)
+
     def _connect_four_states(self, boards: Array):
         if not isinstance(self.game, ConnectFour):
             raise TypeError(f"{self.name} plays {self.game.id}: boards are Connect Four's; "
@@ -813,6 +822,14 @@ class MCTSAgent(_SearchAgent):
         flag = "" if self.solve == SOLVE else ("solve" if self.solve else "nosolve")
         c = "" if self.c == default_uct_c(self.game) else f"-c{self.c:g}"
         return f"mcts{self.num_simulations}{flag}{c}:{'det' if self.deterministic else 'sto'}"
+
+    plays_any_game = True  # no learned parameters: agents.for_game switches its game
+
+    def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
+        values = self.has_values()
+        how = searched_value_label(action, "the mean result of the playouts through that move") if values else ""
+        return ScoreInfo("search", f"visit share of each {action} in a {self.num_simulations}-simulation pure MCTS "
+                                   f"(random playouts){how}", values)
 
     def search(self, states, keys: Array) -> SearchOutput:
         """The agent's search from states [B] of its game with root keys [B] (typed or legacy)."""

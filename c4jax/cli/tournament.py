@@ -44,7 +44,7 @@ from typing import Literal, Sequence
 import jax
 
 import c4jax
-from c4jax import agents, evaluation
+from c4jax import agents, evaluation, games
 from c4jax.evaluation import ratings
 from c4jax.evaluation.tournament import default_agents
 from c4jax.evaluation.tournament import game_of as tournament_game
@@ -174,7 +174,9 @@ def _section(table: evaluation.Table) -> str:
 def example_games(t: evaluation.Tournament, url: str = links.DEFAULT_URL) -> str:
     """The report's section of example games: for every match, its game from the empty board with
     the first agent (A) moving first, as a link that opens it in the play UI (B as the opponent,
-    A's side as the viewer's; ← / → step through it)."""
+    A's side as the viewer's; ← / → step through it). Empty for a game that the play UI has no page for."""
+    if t.game not in games.with_views():
+        return ""
     rows = []
     for m in t.matches:
         game = next((g for g in m.games if g.opening == 0 and g.a_first), None)
@@ -185,7 +187,7 @@ def example_games(t: evaluation.Tournament, url: str = links.DEFAULT_URL) -> str
         rows.append(f"| `{m.agent_a}` | `{m.agent_b}` | {result} after {len(game.moves)} moves | [open]({link}) |")
     if not rows:
         return ""
-    start = "the empty board" if t.game == "connect_four" else "the start position"
+    start = "the start position"
     return "\n".join([
         "## Example games", "",
         f"One game of each match: the one from {start} with the first agent moving first. The links open "

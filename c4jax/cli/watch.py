@@ -10,8 +10,9 @@
 A and B are agent names as ``c4jax.agents.load`` takes them (``<agent>[:sto|:det]`` or a
 checkpoint directory). Connect Four takes every Connect Four agent; Checkers the agents trained
 on it (``checkers/alphazero``, a Checkers run's directory) and the agents without learned
-parameters, ``random`` and pure MCTS (``mcts<N>``), which switch games as the play UI's Checkers
-menu makes them (``c4jax.play.server.for_checkers``). The game is played from the start
+parameters, ``random`` and pure MCTS (``mcts<N>``), which switch games as the play UI's menus
+make them (``c4jax.agents.for_game``). What is shown of a game comes from its view
+(``c4jax.games.view``). The game is played from the start
 position by ``c4jax.agents.arena.rollout`` (one game, jitted), the agents sampling with keys
 from ``--seed``. Printed: the final position (every position with ``--every``), the move list in
 the game's notation (Connect Four: the columns 0-6, X the first player; Checkers: PDN, a
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal, Sequence
 
@@ -38,11 +38,12 @@ import tyro
 from c4jax import agents, games
 from c4jax.agents import arena
 from c4jax.games import drawing
+from c4jax.games.viewbase import movetext
 from c4jax.io import cliargs, interrupt
 from c4jax.io.cliargs import fail
 from c4jax.play import links
 
-GAME_NAMES = {"connect_four": "Connect Four", "checkers": "Checkers"}
+GameId = Literal[tuple(games.with_views())]  # the games with a view: connect_four, checkers
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,8 +52,8 @@ class Args:
     """Agent A (a name as in agents.load, or a checkpoint directory)."""
     agent_b: Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="B")]
     """Agent B (the opponent in the printed play-UI link)."""
-    game: Literal["connect_four", "checkers"] = "connect_four"
-    """The game; Checkers takes random, pure MCTS (mcts<N>) and the agents trained on Checkers."""
+    game: GameId = games.DEFAULT
+    """The game (one that the play UI has a page for); its own agents, random and pure MCTS (mcts<N>) play it."""
     first: Literal["a", "b"] = "a"
     """Which agent moves first."""
     seed: int = 0
@@ -69,80 +70,6 @@ class Args:
     """Address of the play UI for the printed link."""
 
 
-# --------------------------------------------------------------------------- the two games
-
-@dataclass(frozen=True)
-class Move:
-    """One move of the record: ``text`` in the game's notation, made by ``player`` (0 moves
-    first), over the plies ``first..last`` (several for a Checkers multi-jump)."""
-
-    number: int  # the move number of the record (one per pair of moves, as PDN counts)
-    player: int
-    text: str
-    first: int
-    last: int
-
-
-@dataclass(frozen=True)
-class GameView:
-    """How the watch command shows one game."""
-
-    game: Any
-    sides: tuple[str, str]  # the players' names in the text, first player first
-    render: Callable  # state -> text diagram
-    scene: Callable  # (state, last_move, caption) -> drawing.Scene
-    ply_name: Callable  # (state before, action) -> the ply in the game's notation
-    record: Callable  # (states, actions) -> list[Move]
-    numbered: bool  # the move list numbers the moves (PDN) or lists them bare (Connect Four's columns)
-    wrap: int  # characters per line of the move list under the picture
-
-
-def _connect_four_record(states, actions) -> list[Move]:
-    return [Move(ply // 2 + 1, ply % 2, str(a), ply, ply) for ply, a in enumerate(actions)]
-
-
-def _checkers_record(states, actions) -> list[Move]:
-    from c4jax.games.checkers import notation
-
-    moves: list[Move] = []
-    number = 0
-    for ply, action in enumerate(actions):
-        player = int(states[ply].current_player)
-        name = notation.action_to_pdn(states[ply], action)
-        if moves and moves[-1].player == player and moves[-1].last == ply - 1 and "x" in moves[-1].text \
-                and int(states[ply - 1].current_player) == player:  # the same multi-jump goes on
-            last = moves[-1]
-            moves[-1] = dataclasses.replace(last, text=last.text + name[name.index("x"):], last=ply)
-            continue
-        number += player == 0
-        moves.append(Move(max(number, 1), player, name, ply, ply))
-    return moves
-
-
-def game_view(game_id: str) -> GameView:
-    if game_id == "checkers":
-        from c4jax.games.checkers import notation, svg
-
-        return GameView(games.make("checkers"), notation.PLAYER_NAMES, notation.render, svg.scene,
-                        lambda state, a: notation.action_to_pdn(state, a), _checkers_record, numbered=True, wrap=54)
-    from c4jax.games.connect_four import env, svg
-
-    sides = tuple(f"{stone}, {colour}" for stone, colour in zip(env.STONES, svg.COLOUR_NAMES))
-    return GameView(games.make("connect_four"), sides, env.render, svg.scene, lambda state, a: str(int(a)),
-                    _connect_four_record, numbered=False, wrap=56)
-
-
-def movetext(record: list[Move], numbered: bool = True) -> str:
-    """The record as one line: numbered as PDN writes moves, ``1. 11-15 23-19 2. 8-11 ...`` (a
-    game that a second player's move opens starts with ``1. ...``), or the bare moves."""
-    if not numbered:
-        return " ".join(m.text for m in record)
-    out = []
-    for k, move in enumerate(record):
-        if move.player == 0 or k == 0:
-            out.append(f"{move.number}." if move.player == 0 else f"{move.number}. ...")
-        out.append(move.text)
-    return " ".join(out)
 
 
 # --------------------------------------------------------------------------- playing
@@ -153,18 +80,12 @@ def load_for(spec: str, game) -> Any:
         agent = agents.load(spec)
     except (ValueError, OSError) as e:
         fail(f"cannot load agent {spec!r}: {' '.join(str(e).split())}")
-    plays = getattr(getattr(agent, "game", None), "id", "connect_four")
-    if plays == game.id:
-        return agent
-    if game.id == "checkers":
-        from c4jax.play.server import for_checkers  # how the play UI makes Checkers opponents
-
-        switched = for_checkers(agent)
-        if switched is not None:
-            return switched
-    fail(f"agent {spec!r} ({agent.name}) cannot play {GAME_NAMES.get(game.id, game.id)}: "
-         + ("only random, pure MCTS (mcts<N>) and agents trained on Checkers can"
-            if game.id == "checkers" else f"it plays {GAME_NAMES.get(plays, plays)}"))
+    playing = agents.for_game(agent, game)  # how the play UI's menus make opponents of a game
+    if playing is not None:
+        return playing
+    name = games.view(game.id).NAME
+    fail(f"agent {spec!r} ({agent.name}) cannot play {name}: only random, pure MCTS (mcts<N>) and agents trained "
+         f"on {name} can")
 
 
 _rollout = jax.jit(arena.rollout, static_argnames=("game", "reward_fn"))
@@ -203,18 +124,17 @@ def main(args: Args) -> dict:
         fail(f"--seconds must be positive, got {args.seconds}")
     _writable(args.svg, "svg")
     _writable(args.gif, "gif")
-    view = game_view(args.game)
-    game = view.game
+    view = games.view(args.game)
+    game = view.GAME
     agent_a, agent_b = load_for(args.agent_a, game), load_for(args.agent_b, game)
     a_first = args.first == "a"
     actions, by_a, outcome_a, states = play(agent_a, agent_b, game, a_first, args.seed)
 
     names = {True: f"A {agent_a.name}", False: f"B {agent_b.name}"}
     seat = {0: a_first, 1: not a_first}  # player -> is A
-    header = (f"{GAME_NAMES[args.game]}: {names[seat[0]]} ({view.sides[0]}, first) "
-              f"vs {names[seat[1]]} ({view.sides[1]}), seed {args.seed}")
-    record = view.record(states, actions)
-    moves_text = movetext(record, view.numbered)
+    header = (f"{view.NAME}: {names[seat[0]]} ({view.SIDES[0]}, first) "
+              f"vs {names[seat[1]]} ({view.SIDES[1]}), seed {args.seed}")
+    moves_text = movetext(view.record(states, actions), view.NUMBERED)
     final = states[-1]
     truncated = bool(np.asarray(final.truncated))
     if outcome_a == 0:
@@ -222,7 +142,7 @@ def main(args: Args) -> dict:
     else:
         winner = outcome_a > 0
         result = f"{names[winner]} wins after {len(actions)} plies"
-    b_name = agent_b.name
+    b_name = agents.canonical_name(agent_b)
     link = links.play_link(actions, b_name, game=args.game, human_first=a_first, url=args.url)
 
     print(header)
@@ -231,14 +151,13 @@ def main(args: Args) -> dict:
         print(view.render(states[0]))
         for ply, action in enumerate(actions):
             player = int(np.asarray(states[ply].current_player))
-            print(f"\nply {ply + 1}: {names[seat[player]]} ({view.sides[player]}) plays "
+            print(f"\nply {ply + 1}: {names[seat[player]]} ({view.SIDES[player]}) plays "
                   f"{view.ply_name(states[ply], action)}")
             print(view.render(states[ply + 1]))
     else:
         print()
         print(view.render(final))
-    unit = "columns 0-6" if args.game == "connect_four" else "PDN"
-    print(f"\nmoves ({unit}): {moves_text}")
+    print(f"\nmoves ({view.MOVES_UNIT}): {moves_text}")
     print(f"result: {result}")
     print(f"play it: {link}")
 
@@ -246,15 +165,14 @@ def main(args: Args) -> dict:
         scenes = []
         for ply in range(len(states)):
             if ply == 0:
-                scenes.append(view.scene(states[0], None, "start"))
+                scenes.append(view.scene(states[0], None, None, "start"))
                 continue
             before, action = states[ply - 1], actions[ply - 1]
             player = int(np.asarray(before.current_player))
             name = view.ply_name(before, action)
-            last_move = action if args.game == "connect_four" else name
-            scenes.append(view.scene(states[ply], last_move,
-                                     f"ply {ply}: {names[seat[player]]} ({view.sides[player]}) plays {name}"))
-        footer = drawing.wrap(header, view.wrap) + drawing.wrap(moves_text, view.wrap) + drawing.wrap(result, view.wrap)
+            scenes.append(view.scene(states[ply], before, action,
+                                     f"ply {ply}: {names[seat[player]]} ({view.SIDES[player]}) plays {name}"))
+        footer = drawing.wrap(header, view.WRAP) + drawing.wrap(moves_text, view.WRAP) + drawing.wrap(result, view.WRAP)
         hold = 4 * args.seconds
         if args.svg:
             _write(args.svg, "svg", lambda p: p.write_text(

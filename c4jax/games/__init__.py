@@ -4,7 +4,9 @@ everything else that is one game's), and each game in its own subpackage.
 ``make(name)`` returns a game object by its id and ``kit_of(name_or_game)`` its kit;
 ``from_pgx(name)`` wraps a pgx environment (``pip install 'c4jax[pgx]'``). Every trainer,
 search, match and tournament takes a game object (:class:`c4jax.games.base.Game`) and asks its
-kit what is particular to it; see docs/guide.md, "Adding a game".
+kit what is particular to it; see docs/guide.md, "Adding a game". ``view(name)`` returns the
+module of the game's view (:mod:`c4jax.games.viewbase`: what the play UI and ``watch`` show of
+it), which its kit names.
 """
 
 from __future__ import annotations
@@ -53,6 +55,20 @@ def kit_of(game: str | Game) -> GameKit:
     return plain(game)
 
 
+def view(game: str | Game):
+    """The view module of ``game`` (the one its kit names; :mod:`c4jax.games.viewbase`), imported on first use."""
+    module = kit_of(game).view
+    if module is None:
+        name = game if isinstance(game, str) else game.id
+        raise ValueError(f"game {name!r} has no view; games with one: {', '.join(with_views())}")
+    return importlib.import_module(module)
+
+
+def with_views() -> tuple[str, ...]:
+    """The registered games whose kit has a view (the play UI's games), in the registry's order."""
+    return tuple(name for name in GAMES if kit_of(name).view is not None)
+
+
 def from_pgx(name: str, **kwargs) -> Game:
     """A pgx environment (``pgx.make(name, **kwargs)``) as a game; needs the ``pgx`` extra."""
     from c4jax.games import pgx_adapter
@@ -60,4 +76,5 @@ def from_pgx(name: str, **kwargs) -> Game:
     return pgx_adapter.PgxGame.make(name, **kwargs)
 
 
-__all__ = ["DEFAULT", "GAMES", "Game", "GameKit", "Symmetry", "check_game", "from_pgx", "kit_of", "make"]
+__all__ = ["DEFAULT", "GAMES", "Game", "GameKit", "Symmetry", "check_game", "from_pgx", "kit_of", "make", "view",
+           "with_views"]

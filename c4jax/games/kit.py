@@ -18,6 +18,8 @@ protocol) and the game's answers to what trainers, searches, matches and the UI 
 - ``reference_agents``: the ``agents.load`` names every evaluation plays besides the old network;
 - ``reference``: the one of them whose win rate progress bars and seed summaries report (``None``:
   the opponent that selects the best network, ``--select-by``);
+- ``view``: the module of the game's view (what the play UI and ``watch`` draw of a position,
+  :mod:`c4jax.games.viewbase`), ``None`` when the game has none;
 - ``defaults``: per algorithm, the flags that differ from the algorithm's own defaults on this game
   (``{"alphazero": {"run": {...}, "az": {...}}}``, one mapping per config section).
 
@@ -75,6 +77,7 @@ class GameKit:
     yardstick: bool = False
     reference_agents: tuple[str, ...] = ("random",)
     reference: str | None = None
+    view: str | None = None
     defaults: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=lambda: MappingProxyType({}),
                                                                      compare=False)
 

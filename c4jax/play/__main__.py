@@ -10,10 +10,11 @@ from typing import Annotated
 
 import tyro
 
+from c4jax import games
 from c4jax.io import cliargs
 from c4jax.io.cliargs import fail
 
-DESCRIPTION = "Play Connect Four or Checkers in the browser against the c4jax agents (a local web server on 127.0.0.1)."
+DESCRIPTION = "Play in the browser against the c4jax agents (a local web server on 127.0.0.1)."
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,12 +29,22 @@ class Args:
         = None
     """Comma-separated agent names to offer instead of every known agent, e.g. 'random,1steplA,supervised'.
     The default mode and the other one are both offered."""
-    checkers_agents: Annotated[str | None, tyro.conf.arg(
-        metavar="NAMES", help_behavior_hint="(default: those of the Connect Four menu that can play Checkers, random "
-                                            "and pure MCTS, and checkers/alphazero, checkers/ppo, checkers/dqn)")] = None
-    """Comma-separated agents to offer for Checkers."""
     verbose: bool = False
     """Log every request."""
+
+
+def _field(game: str) -> str:
+    return f"{game}_agents"
+
+
+def args_class() -> type:
+    """:class:`Args` with ``--<game>-agents NAMES`` for every other game that the play UI plays."""
+    extra = [(_field(game), Annotated[str | None, tyro.conf.arg(
+        metavar="NAMES", help=f"Comma-separated agents to offer for {games.kit_of(game).title}.",
+        help_behavior_hint=f"(default: those of the {games.kit_of(games.DEFAULT).title} menu that can play it, "
+                           f"random and pure MCTS, and the agents shipped for it: {game}/<name>)")], None)
+             for game in games.with_views() if game != games.DEFAULT]
+    return dataclasses.make_dataclass("Args", extra, bases=(Args,), frozen=True)
 
 
 def _names(text: str | None) -> list[str] | None:
@@ -42,30 +53,31 @@ def _names(text: str | None) -> list[str] | None:
 
 def main(argv: list[str] | None = None, prog: str = "c4jax-play") -> int:
     """Serve the UI until Ctrl-C; ``prog`` names the command in ``--help`` and in its error lines."""
-    args = cliargs.parse(Args, sys.argv[1:] if argv is None else argv, prog, description=DESCRIPTION)
+    args = cliargs.parse(args_class(), sys.argv[1:] if argv is None else argv, prog, description=DESCRIPTION)
     if not 0 <= args.port <= 65535:
         fail(f"--port must be in 0..65535, got {args.port}")
-    print("c4jax play: loading agents ...", flush=True)
     from c4jax.play import server
 
+    names = _names(args.agents)
+    game_agents = {game: _names(getattr(args, _field(game))) for game in games.with_views()
+                   if getattr(args, _field(game), None) is not None}
+    err = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     try:
-        catalogue = server.Catalogue(_names(args.agents), list(args.agent),
-                                     log=lambda m: print(m, file=sys.stderr, flush=True),
-                                     checkers=_names(args.checkers_agents))
+        catalogue = server.Catalogue(names, list(args.agent), log=err, game_agents=game_agents, load=False)
+        if names is not None or args.agent or game_agents:  # asked for by name: load now, a bad one is exit 2
+            print("c4jax play: loading agents ...", flush=True)
+            catalogue.load()
     except Exception as e:  # an unknown agent name, an unreadable checkpoint
         fail(f"cannot load the agents: {e if isinstance(e, (ValueError, OSError)) else f'{type(e).__name__}: {e}'}")
-    try:  # bind first, so that a busy port fails at once; connections wait in the backlog meanwhile
+    try:  # bind first, so that a busy port fails at once
         httpd = server.make_server(catalogue, port=args.port, verbose=args.verbose)
     except OSError as e:
         fail(f"cannot listen on 127.0.0.1:{args.port}: {e.strerror or e}")
-    print(f"c4jax play: compiling {len(catalogue.entries) + len(catalogue.checkers)} agents (batch of 1) "
-          "so that no move waits for jit ...",
-          flush=True)
-    seconds = catalogue.warm_up(log=lambda m: print(m, flush=True))
-    print(f"c4jax play: ready in {seconds:.1f} s", flush=True)
     host, port = httpd.server_address[:2]
     url = f"http://{host}:{port}/"
     print(f"c4jax play: serving on {url}  (Ctrl-C to stop)", flush=True)
+    # the page answers at once; agents still loading or compiling are listed on it as warming up
+    catalogue.start(log=lambda m: print(m, flush=True))
     if args.open:
         threading.Timer(0.2, webbrowser.open, args=(url,)).start()
     try:

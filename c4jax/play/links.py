@@ -13,7 +13,7 @@ The page (``static/app.js``) reads these query parameters:
 The page replays the moves with ``POST /api/history`` and shows the position, its history
 browsable with ← / →. A link it cannot open (an unknown game or agent, a malformed move list, an
 illegal move) is reported in the status line, and the page starts a new game instead.
-Importing this module starts no JAX and loads no agent.
+Importing this module loads no agent.
 """
 
 from __future__ import annotations
@@ -21,19 +21,21 @@ from __future__ import annotations
 from typing import Iterable
 from urllib.parse import quote, urlencode
 
+from c4jax.games import DEFAULT, with_views
+
 DEFAULT_URL = "http://127.0.0.1:8000/"  # where ``python -m c4jax.play`` serves by default
-GAMES = ("connect_four", "checkers")
 
 
-def play_link(moves: Iterable[int], agent: str, *, game: str = "connect_four", human_first: bool | None = None,
+def play_link(moves: Iterable[int], agent: str, *, game: str = DEFAULT, human_first: bool | None = None,
               url: str = DEFAULT_URL) -> str:
     """The link that opens ``url``'s play UI after ``moves`` of ``game`` against ``agent``;
     ``human_first``: whether the viewer holds the first player's side (None: the side to move)."""
-    if game not in GAMES:
-        raise ValueError(f"unknown game {game!r}; choose one of {', '.join(GAMES)}")
+    playable = with_views()  # the games the play UI plays
+    if game not in playable:
+        raise ValueError(f"the play UI has no page for the game {game!r}; it plays {', '.join(playable)}")
     if not isinstance(agent, str) or not agent.strip():
         raise ValueError(f"agent must be a non-empty name, got {agent!r}")
-    params = [("game", game)] if game != "connect_four" else []
+    params = [("game", game)] if game != DEFAULT else []
     params.append(("agent", agent.strip()))
     params.append(("moves", ",".join(str(int(m)) for m in moves)))
     if human_first is not None:

@@ -22,4 +22,4 @@ ALPHAZERO = MappingProxyType({
                                 tower_channels=32, value_q_weight=0.0)),
 })
 
-KIT = GameKit(game=GAME, title="Checkers", defaults=MappingProxyType({"alphazero": ALPHAZERO}))
+KIT = GameKit(game=GAME, title="Checkers", view="c4jax.games.checkers.view", defaults=MappingProxyType({"alphazero": ALPHAZERO}))

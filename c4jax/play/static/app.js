@@ -25,7 +25,7 @@ const el = {
   c4Wrap: $("c4-wrap"), c4Help: $("c4-help"), ckWrap: $("ck-wrap"), ckHelp: $("ck-help"), ckBoard: $("ck-board"),
   ckSquares: $("ck-squares"), ckMarks: $("ck-marks"), ckPieces: $("ck-pieces"), ckTargets: $("ck-targets"),
   ckRecordWrap: $("ck-record-wrap"), ckRecord: $("ck-record"), discHuman: $("disc-human"),
-  discAgent: $("disc-agent"), youName: $("you-name"), share: $("share"),
+  discAgent: $("disc-agent"), youName: $("you-name"), share: $("share"), warming: $("warming"),
 };
 
 const state = {
@@ -48,6 +48,8 @@ const state = {
   squares: null,       // the PDN number of each cell of the human's view (the answer's squares)
   humanSide: "black",
   notice: "",          // why the page's link could not be opened: shown in the status line until the next move
+  loading: false,      // GET /api/agents' loading: the server is still loading agents (the menus grow)
+  warmingUp: [],       // GET /api/agents' warming_up: the agents not compiled yet (a first move waits)
 };
 
 const isCheckers = () => state.gameId === "checkers";
@@ -710,7 +712,12 @@ async function init() {
     else if (/^[1-7]$/.test(e.key)) play(Number(e.key) - 1);
   });
   try {
-    const info = await api("/api/agents");
+    let info = await api("/api/agents");
+    while (!info.agents.length && info.loading) {  // just started: wait for the first agents
+      showWarming(info);
+      await sleep(500);
+      info = await api("/api/agents");
+    }
     state.agents = info.agents;
     fillAgents(info.agents, info.default);
     state.hint = info.hint || { available: false, message: "no hint" };
@@ -720,21 +727,78 @@ async function init() {
     el.hint.addEventListener("change", () => render());
     state.games = info.games
       || [{ id: "connect_four", name: "Connect Four", agents: info.agents, default: info.default }];
-    for (const g of state.games) {
-      if (g.id === "connect_four") continue;
-      const opt = document.createElement("option");
-      opt.value = g.id;
-      opt.textContent = g.name;
-      el.game.appendChild(opt);
-    }
-    el.gameChoice.hidden = state.games.length < 2;
+    fillGames();
+    showWarming(info);
     el.game.addEventListener("change", () => { if (switchGame(el.game.value)) newGame(); });
     el.agent.addEventListener("change", () => { state.choice[state.gameId] = el.agent.value; });
   } catch (e) {
     showError(`cannot reach the server: ${e.message}`);
     return;
   }
-  await openLink(new URLSearchParams(location.search));
+  const params = new URLSearchParams(location.search);
+  // a link to a game whose agents are still loading: wait for them before judging it
+  while (params.has("game") && !state.games.some((g) => g.id === params.get("game")) && state.loading) {
+    await sleep(1000);
+    await refreshAgents(false);
+  }
+  await openLink(params);
+  if (state.loading || state.warmingUp.length) setTimeout(refreshAgents, WARMING_POLL_MS);
+}
+
+// ------------------------------------------------------------------ agents warming up
+//
+// Right after start-up the server answers while it loads and compiles its agents: GET /api/agents
+// lists the agents loaded so far (``loading``: more to come) and those not compiled yet
+// (``warming_up``; a first move against one waits for its compile). The page says which, and asks
+// again every few seconds until all are ready, adding the agents and games that arrived.
+
+const WARMING_POLL_MS = 2000;
+
+// The game menu: a choice for every game on offer besides Connect Four (already there).
+function fillGames() {
+  const have = new Set(Array.from(el.game.options, (o) => o.value));
+  for (const g of state.games) {
+    if (have.has(g.id)) continue;
+    const opt = document.createElement("option");
+    opt.value = g.id;
+    opt.textContent = g.name;
+    el.game.appendChild(opt);
+  }
+  el.gameChoice.hidden = state.games.length < 2;
+}
+
+function showWarming(info) {
+  state.loading = Boolean(info.loading);
+  state.warmingUp = info.warming_up || [];
+  const g = (info.games || []).find((x) => x.id === state.gameId);
+  const names = g ? (g.warming_up || []) : state.warmingUp;
+  const parts = [];
+  if (names.length) parts.push(`Still warming up: ${names.join(", ")} (a first move against one of them waits for its compile).`);
+  if (state.loading) parts.push("More agents are loading.");
+  el.warming.textContent = parts.join(" ");
+  el.warming.hidden = parts.length === 0;
+}
+
+// Ask for the menus again; ``again``: keep asking while agents are loading or warming up.
+async function refreshAgents(again = true) {
+  let info;
+  try {
+    info = await api("/api/agents");
+  } catch (e) {
+    if (again) setTimeout(refreshAgents, WARMING_POLL_MS);
+    return;
+  }
+  if (info.games) {
+    state.games = info.games;
+    fillGames();
+    const g = state.games.find((x) => x.id === state.gameId);
+    if (g && g.agents.map((a) => a.name).join() !== state.agents.map((a) => a.name).join()) {
+      state.agents = g.agents;
+      fillAgents(g.agents, el.agent.value || state.choice[state.gameId] || g.default);
+    } else if (g) state.agents = g.agents;
+  }
+  showWarming(info);
+  if (again && (state.loading || state.warmingUp.length)) setTimeout(refreshAgents, WARMING_POLL_MS);
 }
 
 // The opponent menu: the agents of the game played, ``chosen`` selected.
@@ -758,6 +822,7 @@ function switchGame(id) {
   el.game.value = id;
   state.agents = g.agents;
   fillAgents(g.agents, state.choice[id] || g.default);
+  if (state.loading || state.warmingUp.length) refreshAgents(false);  // the warming note of this game
   const ck = isCheckers();
   el.c4Wrap.hidden = ck;
   el.c4Help.hidden = ck;

@@ -1,0 +1,219 @@
+"""The play API's answers, for any game: a request checked, its game replayed by the game's view
+(:mod:`c4jax.games.viewbase`), the agent's moves and scores added, and the solver's hint.
+
+Nothing here names a game: the game of a request is the menu its opponent comes from
+(``entry.view``), turns follow the states' ``current_player`` (player 0 moves first), and the
+agent is asked through the generic entry points of :class:`c4jax.agents.AgentBase`:
+``act_states`` for its move, ``scores_states`` (float32[B, num_actions]) for its scores, and,
+where it declares searched values (``describe_scores().values``), ``search_stats`` of the game's
+observations.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from functools import partial
+from http import HTTPStatus
+from typing import Any
+
+import jax
+import numpy as np
+
+from c4jax import agents, games
+from c4jax.agents import perfect
+from c4jax.agents.base import ScoreInfo
+from c4jax.games.base import done
+from c4jax.games.viewbase import MoveError
+
+REQUEST_FIELDS = ("game", "agent", "moves", "human_first")
+
+
+class RequestError(Exception):
+    """A bad request: answered with ``status`` and ``{"error": message}``."""
+
+    def __init__(self, message: str, status: int = HTTPStatus.BAD_REQUEST):
+        super().__init__(message)
+        self.message, self.status = message, int(status)
+
+
+# --------------------------------------------------------------------------- the agent's side
+
+_FIXED_KEY = None
+
+
+def key(stochastic: bool):
+    """A fresh key from the OS for sampling agents (never from client data); a fixed one otherwise."""
+    global _FIXED_KEY
+    if stochastic:
+        return jax.random.key(int.from_bytes(os.urandom(4), "little"))
+    if _FIXED_KEY is None:
+        _FIXED_KEY = jax.random.key(0)
+    return _FIXED_KEY
+
+
+@jax.jit
+def _act_states(agent, states, rng):
+    return agent.act_states(states, rng)
+
+
+@jax.jit
+def _scores_states(agent, states):
+    return agent.scores_states(states)
+
+
+@partial(jax.jit, static_argnames="game")
+def _step(game, state, action):
+    return game.step(state, action)
+
+
+@partial(jax.jit, static_argnames="game")
+def _observe(game, states):
+    return jax.vmap(game.observe)(states)
+
+
+def describe(agent, view) -> ScoreInfo:
+    """What ``agent``'s scores are in the words of ``view``'s game (what the agent declares)."""
+    if not callable(getattr(agent, "scores_states", None)):
+        return ScoreInfo("other", "no scores: the agent shows none")
+    if callable(getattr(agent, "describe_scores", None)):
+        return agent.describe_scores(view.ACTION, view.ACTIONS)
+    return ScoreInfo("other", f"the agent's score for each {view.ACTION}")
+
+
+def _batch(state):
+    return jax.tree.map(lambda x: np.asarray(x)[None], state)
+
+
+def agent_numbers(entry, state) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The agent's score of every action of one state (None if it has none) and, for an agent with
+    searched values, their values (else None)."""
+    batch = _batch(state)
+    if entry.info.values:
+        shares, values = entry.agent.search_stats(_observe(entry.view.GAME, batch))
+        return np.asarray(shares)[0], np.asarray(values)[0]
+    if not callable(getattr(entry.agent, "scores_states", None)):
+        return None, None
+    return np.asarray(_scores_states(entry.agent, batch))[0], None
+
+
+def _position(entry, rep, ply: int, human: int, known: tuple | None) -> dict:
+    """Position ``ply`` as the game's view draws it, with the agent's scores and values."""
+    view, state = entry.view, rep.state(ply)
+    pos = view.position(rep, ply, human)
+    if bool(done(state)):
+        pos["scores"] = view.scores_json(None, state)
+        pos["values"] = view.scores_json(None, state) if entry.info.values else None
+        return pos
+    scores, values = known if known is not None else agent_numbers(entry, state)
+    pos["scores"] = None if scores is None else view.scores_json(scores, state)
+    pos["values"] = None if values is None else view.scores_json(values, state)
+    return pos
+
+
+def game_answer(entry, moves: list[int], human_first: bool, *, play: bool) -> dict:
+    """Replay a game of ``entry``'s game; when ``play`` and the agent is to move, let it move until
+    the human is to move or the game is over (every step of a multi-step turn). The API's answer:
+    ``positions`` from the request's last position on (``play``) or from the start."""
+    t0 = time.perf_counter()
+    view = entry.view
+    try:
+        rep = view.replay(moves)
+    except MoveError as e:
+        raise RequestError(str(e)) from None
+    human = 0 if human_first else 1
+    n = len(moves)
+    known: dict[int, tuple] = {}
+    agent_moves: list[int] = []
+    agent_ms = None
+    state = rep.state(n)
+    if play and not bool(done(state)) and int(state.current_player) != human:
+        t = time.perf_counter()
+        while not bool(done(state)) and int(state.current_player) != human:
+            known[n + len(agent_moves)] = agent_numbers(entry, state)
+            action = int(np.asarray(_act_states(entry.agent, _batch(state), key(entry.agent.stochastic)))[0])
+            if not bool(np.asarray(state.legal_action_mask)[action]):  # a bug in the agent, not the request's: 500
+                raise RuntimeError(f"{entry.name} chose the illegal action {action}")
+            agent_moves.append(action)
+            state = jax.device_get(_step(view.GAME, state, np.int32(action)))
+        agent_ms = round((time.perf_counter() - t) * 1e3, 3)
+        rep = view.replay(moves + agent_moves)
+    first = n if play else 0
+    positions = [_position(entry, rep, k, human, known.get(k)) for k in range(first, len(rep.moves) + 1)]
+    out = view.answer(rep, human, positions, entry.name, agent_moves, agent_ms)
+    out["server_ms"] = round((time.perf_counter() - t0) * 1e3, 3)
+    return out
+
+
+# --------------------------------------------------------------------------- requests
+
+def _unknown_fields(body: dict, allowed) -> None:
+    unknown = sorted(set(body) - set(allowed))
+    if unknown:
+        raise RequestError(f"unknown field(s): {', '.join(repr(k)[:40] for k in unknown[:5])}")
+
+
+def parse_game(body: Any, catalogue) -> tuple[Any, list[int], bool]:
+    """Check a request body ``{"game", "agent", "moves", "human_first"}`` (``game`` optional: the
+    default game, Connect Four); :class:`RequestError` if malformed. The game is ``entry.view``'s."""
+    if not isinstance(body, dict):
+        raise RequestError("the body must be a JSON object {\"agent\": ..., \"moves\": [...], \"human_first\": ...}")
+    _unknown_fields(body, REQUEST_FIELDS)
+    game = body.get("game", games.DEFAULT)
+    if not isinstance(game, str) or game not in catalogue.menus:
+        raise RequestError(f"unknown game {json.dumps(game)[:40]}; games: {', '.join(catalogue.games())}")
+    if "agent" not in body:
+        raise RequestError("missing field 'agent'")
+    entry = catalogue.get(body["agent"], game)
+    try:
+        moves = entry.view.parse_moves(body.get("moves", []))
+    except MoveError as e:
+        raise RequestError(str(e)) from None
+    human_first = body.get("human_first")
+    if not isinstance(human_first, bool):
+        raise RequestError("'human_first' must be true or false")
+    return entry, moves, human_first
+
+
+# --------------------------------------------------------------------------- the hint
+
+def hint_status() -> dict:
+    """Whether the solver hint is on offer (``GET /api/agents``' ``hint``)."""
+    if perfect.solver_available():
+        return {"available": True, "message": "the perfect player's verdict on each column"}
+    return {"available": False, "message": f"no hint: {perfect.MISSING_SOLVER}"}
+
+
+def hint_answer(body: Any) -> dict:
+    """``POST /api/hint``: the perfect player's verdict on each action after ``body["moves"]`` of
+    the game it plays (the solver's game), for the player to move there."""
+    t0 = time.perf_counter()
+    if not isinstance(body, dict):
+        raise RequestError("the body must be a JSON object {\"moves\": [...]}")
+    _unknown_fields(body, ("moves",))
+    if not perfect.solver_available():
+        raise RequestError(perfect.MISSING_SOLVER, HTTPStatus.CONFLICT)
+    view = games.view(agents.game_of(perfect.PerfectAgent()))
+    try:
+        rep = view.replay(view.parse_moves(body.get("moves", [])))
+    except MoveError as e:
+        raise RequestError(str(e)) from None
+    n = len(rep.moves)
+    if bool(done(rep.state(n))):
+        raise RequestError(f"the game is over after {n} moves: there is nothing to hint")
+    try:
+        scores = perfect.solve_scores(rep.observations[n])
+    except perfect.SolverMissingError as e:  # installed but not importable
+        raise RequestError(str(e), HTTPStatus.CONFLICT) from None
+    legal = scores != perfect.ILLEGAL
+    best = int(scores[legal].max())
+    outcome = {1: "win", 0: "draw", -1: "loss"}
+    return {
+        "moves": rep.moves,
+        "ply": n,
+        "scores": [int(v) if ok else None for v, ok in zip(scores, legal)],
+        "outcomes": [outcome[int(np.sign(v))] if ok else None for v, ok in zip(scores, legal)],
+        "best": [int(c) for c in np.flatnonzero(legal & (scores == best))],
+        "server_ms": round((time.perf_counter() - t0) * 1e3, 3),
+    }

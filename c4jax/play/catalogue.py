@@ -1,0 +1,360 @@
+"""The opponents on offer in the play UI: one menu per game of :func:`c4jax.games.with_views`, its
+entries under their canonical names (:func:`c4jax.agents.canonical_name`, what ``agents.load``
+takes), aliases, a default, and the warm-up that compiles every entry's request path.
+
+The default game's menu (Connect Four) holds the agents named (every agent ``agents.load``
+knows, by default, plus the pure-MCTS agents of :data:`SEARCH_MENU`) and the checkpoints given.
+Another game's menu holds, by default, the agents of that menu that can play it
+(:func:`c4jax.agents.for_game`: random and pure MCTS switch games) and, with the default menu,
+the agents shipped for it (``checkers/alphazero``); or the names given for it (loudly: a name that
+cannot play the game is an error). A game is on offer when its menu has an opponent. In a game's
+menu its agents answer to their canonical name and to it without the ``<game>/`` prefix
+(``checkers/random`` and ``random``), and a name without a mode to its default mode.
+
+Loading and compiling can run in the background (:meth:`Catalogue.start`) while the server
+answers: ``GET /api/agents`` lists what is loaded, which agents are still warming up and whether
+more are loading; a request for an agent still loading waits for the loading, and one for an
+agent not compiled yet compiles it first (once: :meth:`Entry.compile`).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from c4jax import agents
+from c4jax import games as registry
+from c4jax.agents.base import ScoreInfo
+from c4jax.play.answers import RequestError, describe, game_answer, key
+
+SEARCH_MENU = ("mcts200", "mcts1000")  # pure-MCTS agents on the default menu besides agents.known_names()
+LOAD_WAIT = 300.0  # seconds a request for an agent not on the menu waits for the loading to finish
+
+
+@dataclass
+class Entry:
+    """One opponent of one game's menu (``view``: the game's view module)."""
+
+    name: str  # canonical: what agents.load takes
+    agent: Any
+    view: Any
+    info: ScoreInfo
+    ready: bool = False  # its request path is compiled
+    _compiling: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    @property
+    def game(self) -> str:
+        return self.view.GAME.id
+
+    @property
+    def kind(self) -> str:
+        return self.info.kind
+
+    @property
+    def scores_label(self) -> str:
+        return self.info.label
+
+    def compile(self) -> bool:
+        """Compile the agent's request path (a move and its scores, batch of 1) once: a caller that
+        finds another thread compiling it waits for that. True if this call compiled it."""
+        if self.ready:
+            return False
+        with self._compiling:
+            if self.ready:
+                return False
+            game_answer(self, [], human_first=False, play=True)
+            self.ready = True
+            return True
+
+    def describe(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "stochastic": bool(self.agent.stochastic),
+                "scores_label": self.scores_label, "ready": self.ready}
+
+
+@dataclass
+class Menu:
+    """The opponents of one game: ``entries`` by lower-case canonical name, ``aliases`` (lower
+    case, ``<game>/`` included for another game than the default) -> an entry's key."""
+
+    view: Any
+    entries: dict[str, Entry] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def game(self) -> str:
+        return self.view.GAME.id
+
+    @property
+    def default(self) -> str | None:
+        """The first of the game's preferred opponents on offer, else the first one."""
+        return next((self.entries[n.lower()].name for n in self.view.DEFAULT_OPPONENTS if n.lower() in self.entries),
+                    next((e.name for e in self.entries.values()), None))
+
+    def lookup(self, name: str) -> Entry | None:
+        k = name.strip().lower()
+        keys = [k] if self.game == registry.DEFAULT or k.startswith(f"{self.game}/") else [k, f"{self.game}/{k}"]
+        for k in keys:
+            entry = self.entries.get(k) or self.entries.get(self.aliases.get(k, ""))
+            if entry is not None:
+                return entry
+        return None
+
+    def describe(self) -> dict:
+        entries = list(self.entries.values())
+        return {"id": self.game, "name": self.view.NAME, "agents": [e.describe() for e in entries],
+                "default": self.default, "max_moves": self.view.GAME.max_steps,
+                "warming_up": [e.name for e in entries if not e.ready]}
+
+
+def mode_of(spec: str) -> str | None:
+    """``"sto"`` / ``"det"`` when ``spec`` names its mode, else None."""
+    _, sep, mode = spec.rpartition(":")
+    return mode.lower() if sep and mode.lower() in ("sto", "det") else None
+
+
+def variants(spec: str) -> list:
+    """The agents a menu name stands for, its default mode first: both modes where it has both."""
+    default = agents.load(spec)
+    if mode_of(spec) is not None:
+        return [default]
+    found = [default]
+    for mode in ("det", "sto"):
+        if default.name.lower().endswith(f":{mode}"):
+            continue
+        try:
+            found.append(agents.load(f"{spec}:{mode}"))
+        except ValueError:  # no such mode: random:det, a Q-value agent's :sto
+            pass
+    return found
+
+
+def default_menu() -> list[str]:
+    """The default game's names on the default menu: every agent ``agents.load`` knows and :data:`SEARCH_MENU`."""
+    known = agents.known_names()
+    return known + [n for n in SEARCH_MENU if n not in known]
+
+
+class Catalogue:
+    """The opponents on offer, loaded once (module docstring); lookup by name (case-insensitive) or alias.
+
+    ``names``: the default game's agent names (None: :func:`default_menu`); ``paths``: checkpoints;
+    ``game_agents``: per other game id, the names offered for it (a game left out, or None: its
+    default menu). ``load=False`` leaves the loading to :meth:`load` or :meth:`start`.
+    """
+
+    def __init__(self, names: Iterable[str] | None = None, paths: Iterable[str] = (), log=print,
+                 game_agents: Mapping[str, Iterable[str]] | None = None, *, load: bool = True):
+        self.specs = None if names is None else list(names)
+        self.paths = list(paths)
+        self.game_agents = {g: list(v) for g, v in (game_agents or {}).items() if v is not None}
+        unknown = sorted(set(self.game_agents) - set(registry.with_views()) | ({registry.DEFAULT} & set(self.game_agents)))
+        if unknown:
+            raise ValueError(f"no other game {unknown[0]!r} to offer agents for; games: {', '.join(registry.with_views())}")
+        self.log = log
+        self.menus: dict[str, Menu] = {gid: Menu(registry.view(gid)) for gid in registry.with_views()}
+        self.background: threading.Thread | None = None  # the thread that warms the agents up
+        self.loaded = threading.Event()
+        self._lock = threading.Lock()
+        if load:
+            self.load()
+
+    # ---- loading
+
+    @property
+    def entries(self) -> dict[str, Entry]:
+        """The default game's entries."""
+        return self.menus[registry.DEFAULT].entries
+
+    def _offer(self, menu: Menu, agent) -> bool:
+        """Add ``agent`` to ``menu`` if it can play the game; False if it cannot."""
+        playing = agents.for_game(agent, menu.view.GAME)
+        if playing is None:
+            return False
+        name = agents.canonical_name(playing)
+        with self._lock:
+            menu.entries.setdefault(name.lower(), Entry(name, playing, menu.view, describe(playing, menu.view)))
+        return True
+
+    def _alias(self, menu: Menu, spec: str, agent) -> None:
+        """``spec`` without a mode names ``agent``, its default mode, in ``menu``."""
+        if mode_of(spec) is None:
+            alias = spec.strip().lower()
+            if menu.game != registry.DEFAULT and not alias.startswith(f"{menu.game}/"):
+                alias = f"{menu.game}/{alias}"
+            playing = agents.for_game(agent, menu.view.GAME)
+            if playing is not None:
+                menu.aliases.setdefault(alias, agents.canonical_name(playing).lower())
+
+    def _add(self, menu: Menu, spec: str, strict: bool) -> None:
+        """Offer every mode of ``spec`` in ``menu``; a ``ValueError`` if ``strict`` and one cannot play the game."""
+        found = variants(spec)
+        for agent in sorted(found, key=lambda a: a.name):
+            if not self._offer(menu, agent) and strict:
+                gid = menu.game
+                raise ValueError(f"agent {agent.name!r} cannot play {menu.view.NAME}: only random, pure MCTS "
+                                 f"(mcts<N>) and agents trained on {menu.view.NAME} ({gid}/<name>) can")
+        self._alias(menu, spec, found[0])
+
+    def load(self) -> None:
+        """Load every menu (names asked for fail loudly; of the default menu, an agent that cannot be
+        loaded is logged and skipped)."""
+        if self.loaded.is_set():
+            return
+        main = self.menus[registry.DEFAULT]
+        for spec in self.specs if self.specs is not None else default_menu():
+            try:
+                self._add(main, spec, strict=True)
+            except Exception as e:  # e.g. a checkpoint still being written: offer the others
+                if self.specs is not None:  # asked for by name: fail loudly
+                    raise
+                self.log(f"c4jax play: skipping agent {spec!r}: {type(e).__name__}: {e}")
+        for path in self.paths:  # checkpoints given on the command line: fail loudly
+            self._add(main, path, strict=True)
+        if not main.entries:
+            raise ValueError("no agents to play against")
+        for gid, menu in self.menus.items():
+            if gid == registry.DEFAULT:
+                continue
+            if gid in self.game_agents:
+                for spec in self.game_agents[gid]:
+                    self._add(menu, spec, strict=True)
+                continue
+            for entry in list(main.entries.values()):
+                self._offer(menu, entry.agent)
+            for alias, target in main.aliases.items():
+                self._alias(menu, alias, main.entries[target].agent)
+            for name in agents.known_names(gid) if self.specs is None else []:  # the default menu: the game's own
+                try:
+                    self._add(menu, name, strict=False)
+                except Exception as e:  # a damaged checkpoint: offer the others
+                    self.log(f"c4jax play: skipping agent {name!r}: {type(e).__name__}: {e}")
+        self.loaded.set()
+
+    # ---- lookup
+
+    def games(self) -> list[str]:
+        """The ids of the games on offer (the default game first, then those with an opponent)."""
+        return [gid for gid, m in self.menus.items() if gid == registry.DEFAULT or m.entries]
+
+    def names_of(self, game: str = registry.DEFAULT) -> list[str]:
+        with self._lock:
+            return [e.name for e in self.menus[game].entries.values()]
+
+    def names(self) -> list[str]:
+        return self.names_of(registry.DEFAULT)
+
+    def menu(self, game: str) -> Menu:
+        return self.menus[game]
+
+    def get(self, name: Any, game: str = registry.DEFAULT) -> Entry:
+        """The opponent ``name`` of ``game``'s menu; :class:`RequestError` if there is none (while
+        the menus are loading, after waiting for them)."""
+        menu = self.menus.get(game)
+        if menu is not None and not menu.entries and not self.loaded.is_set():
+            self.loaded.wait(LOAD_WAIT)
+        if menu is None or (game != registry.DEFAULT and not menu.entries):
+            raise RequestError(f"game {str(game)[:40]!r} is not served here: no opponent plays it")
+        what = "agents" if game == registry.DEFAULT else f"{menu.view.NAME} agents"
+        if not isinstance(name, str) or not name.strip():
+            raise RequestError(f"'agent' must be a non-empty string; known {what}: {', '.join(self.names_of(game))}")
+        entry = menu.lookup(name)
+        if entry is None and not self.loaded.is_set():
+            self.loaded.wait(LOAD_WAIT)
+            entry = menu.lookup(name)
+        if entry is None:
+            raise RequestError(f"unknown agent {name[:80]!r}; known {what}: {', '.join(self.names_of(game))}")
+        return entry
+
+    def describe(self) -> dict:
+        """``GET /api/agents``' menus: the default game's at the top level and every game's on offer
+        under ``games``; ``warming_up``: the agents not compiled yet; ``loading``: more agents to come."""
+        with self._lock:
+            menus = [self.menus[gid].describe() for gid in self.games()]
+        main = menus[0]
+        return {"agents": main["agents"], "default": main["default"], "games": menus,
+                "warming_up": [n for m in menus for n in m["warming_up"]], "loading": not self.loaded.is_set()}
+
+    # ---- warm-up
+
+    def _all(self) -> list[Entry]:
+        with self._lock:
+            return [e for m in self.menus.values() for e in m.entries.values()]
+
+    def warm_up(self, log=print, workers: int | None = None, search: str = "background") -> float:
+        """Compile every agent's request path; returns the seconds it took.
+
+        XLA compiles outside the GIL, so a few threads compile several agents at once. Search
+        agents compile slowly (tens of seconds each on 2 CPU cores): with ``search="background"``
+        (the default) they are compiled one at a time by a daemon thread (``background``) after this
+        returns; ``search="now"`` compiles them here too. The default opponents come first.
+        """
+        if search not in ("now", "background"):
+            raise ValueError(f"search must be 'now' or 'background', got {search!r}")
+        t0 = time.perf_counter()
+        key(True), key(False)
+        for gid in self.games():
+            menu = self.menus[gid]
+            first = menu.entries[menu.default.lower()]
+            game_answer(first, [], human_first=True, play=False)  # the game's replay
+        entries = self._all()
+        defaults = {self.menus[g].default for g in self.games()}
+        entries.sort(key=lambda e: e.name not in defaults)
+        later = [e for e in entries if e.kind == "search"] if search == "background" else []
+        now = [e for e in entries if e not in later]
+        done = [0]
+        lock = threading.Lock()
+
+        def one(entry: Entry, background: bool = False) -> None:
+            t = time.perf_counter()
+            if entry.compile():
+                end = time.perf_counter()
+                note = f", in the background, {end - t0:.0f} s after the warm-up began" if background else ""
+                with lock:
+                    done[0] += 1
+                    log(f"  [{done[0]}/{len(entries)}] {entry.name:<24} ready ({end - t:.1f} s{note})")
+
+        with ThreadPoolExecutor(max_workers=workers or min(4, os.cpu_count() or 1)) as pool:
+            list(pool.map(one, now))
+        seconds = time.perf_counter() - t0
+        if later:
+            log(f"  compiling {len(later)} search agents in the background: "
+                f"{', '.join(e.name for e in later)} (a first move before then waits for its compile)")
+
+            def background() -> None:
+                for entry in later:
+                    try:
+                        one(entry, background=True)
+                    except Exception as e:  # a bug: the first request for it will report it
+                        log(f"  {entry.name}: background compile failed: {type(e).__name__}: {e}")
+
+            self.background = threading.Thread(target=background, name="c4jax-play-warm-up", daemon=True)
+            self.background.start()
+        return seconds
+
+    def start(self, log=print) -> threading.Thread:
+        """Load the menus (if not loaded) and compile every agent in a daemon thread, while the server
+        answers; logs ``c4jax play: ready in X s`` when every agent is compiled."""
+        t0 = time.perf_counter()
+
+        def run() -> None:
+            try:
+                self.load()
+            except Exception as e:
+                self.loaded.set()  # requests stop waiting: they get "unknown agent"
+                log(f"c4jax play: cannot load the agents: {type(e).__name__}: {e}")
+                return
+            log(f"c4jax play: compiling {len(self._all())} agents (batch of 1) so that no move waits for jit ...")
+            try:
+                self.warm_up(log=log, search="now")
+            except Exception as e:  # a bug: the first request for that agent will report it
+                log(f"c4jax play: the warm-up failed: {type(e).__name__}: {e}")
+                return
+            log(f"c4jax play: ready in {time.perf_counter() - t0:.1f} s")
+
+        self.background = threading.Thread(target=run, name="c4jax-play-start", daemon=True)
+        self.background.start()
+        return self.background

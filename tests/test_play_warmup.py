@@ -1,0 +1,71 @@
+"""The play server answers before its agents are loaded and compiled (``Catalogue.start``): ``GET
+/api/agents`` says what is still loading and warming up, a request for an agent still loading waits
+for it, and the page shows the agents still warming up until they are ready (in Chromium when it
+is installed)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from c4jax.play import server as play_server
+from playserver import request, serving
+
+
+def test_the_server_answers_while_its_agents_load_and_compile():
+    cat = play_server.Catalogue(["random", "1steplA:det"], game_agents={"checkers": []}, load=False)
+    logged: list[str] = []
+    with serving(cat) as port:
+        status, info = request(port, "GET", "/api/agents")
+        assert status == 200 and info["loading"] and info["agents"] == [] and info["default"] is None
+        cat.start(log=logged.append)
+        status, answer = request(port, "POST", "/api/move", {"agent": "1steplA:DET", "moves": [], "human_first": False})
+        assert status == 200 and answer["agent"] == "1steplA:det" and answer["agent_move"] is not None
+        cat.background.join(timeout=300)
+        status, info = request(port, "GET", "/api/agents")
+        assert not info["loading"] and info["warming_up"] == [] and all(a["ready"] for a in info["agents"])
+        assert [g["id"] for g in info["games"]] == ["connect_four"]  # no Checkers opponent asked for
+    assert logged[-1].startswith("c4jax play: ready in "), logged
+
+
+def test_warming_up_lists_the_agents_not_compiled_yet():
+    cat = play_server.Catalogue(["random", "1steplA:det"], game_agents={"checkers": ["random"]})
+    info = play_server.agents_answer(cat)
+    assert info["warming_up"] == ["random", "1steplA:det", "checkers/random"] and not info["loading"]
+    assert [g["warming_up"] for g in info["games"]] == [["random", "1steplA:det"], ["checkers/random"]]
+    cat.get("random").compile()
+    info = play_server.agents_answer(cat)
+    assert info["warming_up"] == ["1steplA:det", "checkers/random"] and info["agents"][0]["ready"]
+
+
+CHROMIUM = os.environ.get("C4JAX_CHROMIUM") or next(
+    (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()), None)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (apt-get install -y chromium) for the browser check")
+def test_the_page_says_which_agents_are_warming_up():
+    from playwright.sync_api import expect, sync_playwright  # a `test` extra dependency
+
+    cat = play_server.Catalogue(["1steplA:det", "2steplA:det"], game_agents={"checkers": []})
+    with serving(cat) as port, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu",
+                                                                     "--disable-dev-shm-usage"])
+        try:
+            pg = browser.new_page()
+            problems: list[str] = []
+            pg.on("pageerror", lambda e: problems.append(str(e)))
+            pg.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None)
+            pg.set_default_timeout(120_000)
+            pg.goto(f"http://127.0.0.1:{port}/")
+            warming = pg.locator("[data-testid=warming]")
+            expect(warming).to_contain_text("Still warming up: ")
+            expect(warming).to_contain_text("2steplA:det")  # nothing compiles it but the warm-up
+            pg.wait_for_selector('[data-testid=board][data-busy="false"]')  # the first game is played meanwhile
+            cat.warm_up(log=lambda m: None, search="now")
+            expect(warming).to_be_hidden()
+            assert not problems, problems
+        finally:
+            browser.close()
