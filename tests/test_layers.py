@@ -109,6 +109,7 @@ CONNECT_FOUR_ONLY = {
     "c4jax.learning.rollouts": "the thesis' self-play batches (shaped reward, draws replaced)",
     "c4jax.learning.alphazero": "Connect Four's random starts and mirror augmentation",
     "c4jax.play.server": "the browser UI plays Connect Four",
+    "c4jax.play.env_support": "the PettingZoo / Gymnasium environments draw Connect Four and show its other side",
     "c4jax.cli.watch": "draws Connect Four games (text diagram, SVG)",
 }
 
