@@ -125,6 +125,11 @@ class C4jaxGymEnv(gymnasium.Env):
         self._now = None  # the env_support.Summary of the current state, fetched to the host
 
     @property
+    def game_state(self):
+        """The c4jax state of the game being played (``None`` before ``reset``)."""
+        return None if self._now is None else self._now.state
+
+    @property
     def learner(self) -> int | None:
         """The learner's player in the current episode (0 or 1; ``None`` before ``reset``)."""
         return self._learner

@@ -77,6 +77,11 @@ class C4jaxAECEnv(AECEnv):
         self._key = None
         self._now = None  # the env_support.Summary of the current state, fetched to the host
 
+    @property
+    def game_state(self):
+        """The c4jax state of the game being played (``None`` before ``reset``)."""
+        return None if self._now is None else self._now.state
+
     def observation_space(self, agent):
         return self.observation_spaces[agent]
 
