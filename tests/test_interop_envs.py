@@ -202,3 +202,18 @@ def test_the_libraries_are_optional():
         code = f"import sys; sys.modules[{library!r}] = None; import c4jax.play.{module}"
         err = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True).stderr
         assert f"ImportError: c4jax.play.{module} needs" in err and f"pip install 'c4jax[{extra}]'" in err, err
+
+
+def test_the_guides_snippets_run(capsys):
+    """Every Python block of docs/guide.md's "PettingZoo, Gymnasium and pgx" runs as it is written."""
+    pytest.importorskip("pgx")
+    text = (ROOT / "docs" / "guide.md").read_text()
+    section = text[text.index("## PettingZoo, Gymnasium and pgx\n"):]
+    section = section[:section.index("\n## ", 1)]
+    blocks = [b.split("```", 1)[0] for b in section.split("```python\n")[1:]]
+    assert len(blocks) == 3
+    for block in blocks:
+        scope: dict = {}
+        exec(compile(block, "docs/guide.md", "exec"), scope)  # noqa: S102 - the guide's own code
+    assert bool((scope["env"].unwrapped.game_state.terminated | scope["env"].unwrapped.game_state.truncated))
+    assert "to move" not in capsys.readouterr().out.splitlines()[-2]  # the Checkers diagram of a finished game
