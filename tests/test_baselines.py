@@ -600,3 +600,37 @@ def test_plain_python_reference_plays_the_same_moves(all_boards, n):
     got = np.asarray(jax.jit(agents.load(f"{n}steplA").act)(jnp.asarray(boards), jax.random.key(0)))
     assert [reference.act(b, n) for b in boards] == got.tolist()
 
+
+
+def _finished_boards() -> np.ndarray:
+    """int8[2, 6, 7]: a game the opponent won with four in a row, and a full board (a draw)."""
+    won = np.zeros((ROWS, COLS), np.int8)
+    won[5, :4] = -1  # the opponent's bottom-row four
+    won[4, :3] = 1
+    full = np.array([[1, 1, -1, -1, 1, 1, -1], [-1, -1, 1, 1, -1, -1, 1]] * 3, np.int8)
+    return np.stack([won, full])
+
+
+@pytest.mark.parametrize("agent_name", ["1steplA", "2steplA:sto", "random"])
+def test_finished_games_in_a_batch_get_column_0(agent_name, all_boards):
+    """Outside jit, act and scores take a batch where some games have ended: column 0 and -inf
+    scores for those, the same moves and scores as without them for the others."""
+    from c4jax.games.connect_four.board import check_boards
+
+    finished = _finished_boards()
+    check_boards(finished, batched=True)  # well-formed...
+    for board in finished:
+        with pytest.raises(ValueError, match="finished game"):
+            check_boards(board[None], batched=True, allow_finished=False)  # ...and finished
+    live = all_boards[:6]
+    boards = np.concatenate([live[:3], finished[:1], live[3:], finished[1:]])
+    where = np.array([False] * 3 + [True] + [False] * 3 + [True])
+    agent, key = agents.load(agent_name), jax.random.key(3)
+    got = np.asarray(agent.act(boards, key))
+    assert got.dtype == np.int32 and (got[where] == 0).all()
+    assert (boards[~where][np.arange(6), 0, got[~where]] == 0).all()  # legal columns
+    if not agent.stochastic:
+        np.testing.assert_array_equal(got[~where], np.asarray(agent.act(live, key)))
+        scores = np.asarray(agent.scores(boards))
+        assert np.isneginf(scores[where]).all()
+        np.testing.assert_array_equal(scores[~where], np.asarray(agent.scores(live)))

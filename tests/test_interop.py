@@ -179,3 +179,56 @@ def test_only_networks_with_a_value_head_are_baselines():
         baseline("supervised")
     with pytest.raises(ValueError, match="no shipped agent or checkpoint"):
         baseline("no_such_network")
+
+
+def _pgx_states(moves: list[int], n: int):
+    """A batch of ``n`` pgx connect_four states: the last ``n`` prefixes of ``moves`` played."""
+    pgx_env, out = pgx.make("connect_four"), []
+    for k in range(len(moves) - n + 1, len(moves) + 1):
+        state = pgx_env.init(jax.random.key(k))
+        for col in moves[:k]:
+            state = pgx_env.step(state, col)
+        out.append(state)
+    return jax.tree.map(lambda *x: jnp.stack(x), *out)
+
+
+def test_a_pgx_state_rebuilds_the_c4jax_state():
+    moves = [3, 3, 4, 2, 5]
+    batch = _pgx_states(moves, n=3)  # after 3, 4 and 5 moves
+    one = jax.tree.map(lambda x: x[2], batch)
+    expected = env.init()
+    for col in moves:
+        expected = env.step(expected, col)
+    for state in (interop.state_from_pgx(one), interop.state_from_pgx(one.observation),
+                  interop.state_from_pgx(observation=one.observation)):
+        np.testing.assert_array_equal(np.asarray(env.observe(state)), np.asarray(env.observe(expected)))
+        assert int(state.num_moves) == 5
+    rebuilt = jax.vmap(interop.state_from_pgx)(batch)  # a batch of pgx states
+    assert np.asarray(rebuilt.num_moves).tolist() == [3, 4, 5]
+    np.testing.assert_array_equal(np.asarray(rebuilt.legal_mask), np.asarray(batch.legal_action_mask))
+    with pytest.raises(TypeError, match="one of the two"):
+        interop.state_from_pgx(one, observation=one.observation)
+    with pytest.raises(TypeError, match="one of the two"):
+        interop.state_from_pgx()
+
+
+def test_agents_play_a_batched_pgx_loop_where_some_games_have_ended():
+    """agent.act on pgx's batch as it is, outside jit: finished games get column 0, the others a
+    legal column, until every game is over."""
+    pgx_env = pgx.make("connect_four")
+    key = jax.random.key(1)
+    state = jax.jit(jax.vmap(pgx_env.init))(jax.random.split(key, 16))
+    step = jax.jit(jax.vmap(pgx_env.step))
+    agent = agents.load("1steplA:sto")
+    mixed = 0  # plies with both running and finished games
+    for _ in range(env.MAX_MOVES):
+        live = np.asarray(~(state.terminated | state.truncated))
+        if not live.any():
+            break
+        mixed += int(not live.all())
+        key, sub = jax.random.split(key)
+        action = np.asarray(agent.act(interop.board_from_pgx(state.observation), sub))
+        assert np.asarray(state.legal_action_mask)[np.arange(16), action][live].all()
+        assert (action[~live] == 0).all()
+        state = step(state, jnp.asarray(action))
+    assert not live.any() and mixed > 0

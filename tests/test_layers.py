@@ -155,9 +155,6 @@ NAMES_A_GAME = {
     "c4jax.learning.onpolicy": "the thesis' REINFORCE / PPO (shaped reward, mirrors)",
     "c4jax.learning.rewards": "design.md §2's shaped reward",
     "c4jax.learning.rollouts": "the thesis' self-play batches",
-    "c4jax.play.links": "deep links of the two games' pages",
-    "c4jax.play.server": "the browser UI's two games",
-    "c4jax.cli.watch": "draws the two games",
     "c4jax.cli.tournament": "the thesis' tournament texts",
 }
 

@@ -19,10 +19,11 @@ from typing import NamedTuple, Protocol, runtime_checkable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 
 from c4jax.agents.policy import ILLEGAL_SCORE
-from c4jax.games.connect_four.board import check_boards
+from c4jax.games.connect_four.board import COLS, LINES, ROWS, check_boards
 from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 
 
@@ -77,6 +78,19 @@ def typed_key(key) -> Array:
     return jax.random.wrap_key_data(key)
 
 
+def playable(boards) -> tuple[np.ndarray, np.ndarray]:
+    """``(boards, finished)`` of concrete public boards ``[B, 6, 7]``: the boards validated
+    (``ValueError`` on a malformed one, as :func:`check_boards` says) with every finished game (the
+    opponent has four in a row, or the board is full) replaced by the empty board, and
+    ``bool[B]``, which ones were finished."""
+    arr = check_boards(boards, batched=True, allow_finished=True)
+    flat = arr.reshape(-1, ROWS * COLS)
+    finished = (flat[:, LINES] == -1).all(axis=-1).any(axis=-1) | (flat != 0).all(axis=-1)
+    if finished.any():
+        arr = np.where(finished[:, None, None], np.int8(0), arr)
+    return arr, finished
+
+
 @jax.jit
 def _jit_scores(agent, boards):
     return agent._scores(boards)
@@ -110,9 +124,13 @@ class AgentBase:
     ``game`` is the game the agent plays (Connect Four unless a subclass says otherwise).
 
     Called with concrete arrays (numpy, lists, jax arrays outside ``jit``), boards are
-    validated (``ValueError`` on a wrong shape or dtype, values outside {-1, 0, 1},
-    impossible or finished positions) and the call runs jitted; called on tracers
-    inside a user's ``jit`` the pure implementation is inlined.
+    validated (``ValueError`` on a wrong shape or dtype, values outside {-1, 0, 1} or
+    impossible positions) and the call runs jitted. A finished game in the batch (the
+    opponent has four in a row, or the board is full), as a batched loop over games meets
+    once some have ended, gets action 0 from ``act`` and ``-inf`` in every column from
+    ``scores``; the agent plays the other boards as usual (it is handed the empty board in
+    place of each finished one and never sees a finished game). Called on tracers inside a user's ``jit`` the pure implementation is
+    inlined and boards are not inspected.
     """
 
     game = CONNECT_FOUR  # a class attribute, not a pytree field (a subclass may make it a static field)
@@ -120,13 +138,17 @@ class AgentBase:
     def scores(self, boards) -> Array:
         if _is_traced(boards):
             return self._scores(boards)
-        return _jit_scores(self, check_boards(boards, batched=True, allow_finished=False))
+        boards, finished = playable(boards)
+        out = _jit_scores(self, boards)
+        return jnp.where(finished[:, None], ILLEGAL_SCORE, out) if finished.any() else out
 
     def act(self, boards, key) -> Array:
         key = typed_key(key)  # agents take typed keys and legacy PRNGKey ones alike
         if _is_traced(boards) or _is_traced(key):
             return self._act(boards, key)
-        return _jit_act(self, check_boards(boards, batched=True, allow_finished=False), key)
+        boards, finished = playable(boards)
+        out = _jit_act(self, boards, key)
+        return jnp.where(finished, 0, out).astype(out.dtype) if finished.any() else out
 
     def act_states(self, states, key: Array) -> Array:
         """int32[B]: a legal action for each game state ``states`` ([B]) of the agent's game

@@ -13,6 +13,7 @@ and -1 for the opponent, so the board is plane 0 minus plane 1. Every function i
     board = interop.board_from_pettingzoo(env.last()[0])      # the agent to move's observation
     agents.load("dqn").act(board[None], key)                  # a c4jax agent's move in their game
 
+``state_from_pgx(state)`` rebuilds the c4jax game state of a pgx state (or of its observation).
 A PettingZoo observation of the agent that is not to move (``env.observe(other)``) gives that
 agent's view: the board of a position where it would move, which is not the game's.
 """
@@ -61,9 +62,16 @@ def legal_from_pettingzoo(observation: Any) -> Array:
     return jnp.asarray(observation["action_mask"]).astype(bool)
 
 
-def state_from_pgx(observation) -> EnvState:
-    """The c4jax game state (:class:`c4jax.games.connect_four.env.EnvState`) of one pgx observation; a
-    concrete one is validated (:func:`c4jax.games.connect_four.env.from_board`). ``jax.vmap`` it for a batch."""
+def state_from_pgx(state: Any = None, *, observation: Any = None) -> EnvState:
+    """The c4jax game state (:class:`c4jax.games.connect_four.env.EnvState`) of one pgx
+    ``connect_four`` position: its ``pgx.State`` (anything with an ``observation``:
+    ``state_from_pgx(pgx_state)``) or that state's observation (``state_from_pgx(pgx_state.observation)``
+    or ``observation=...``). A concrete one is validated (:func:`c4jax.games.connect_four.env.from_board`);
+    ``jax.vmap`` it for a batch."""
+    if (state is None) == (observation is None):
+        raise TypeError("state_from_pgx takes a pgx state or its observation (one of the two)")
+    if observation is None:
+        observation = getattr(state, "observation", state)  # a pgx.State, else an observation array
     return from_board(board_from_pgx(observation))
 
 

@@ -18,6 +18,10 @@ protocol) and the game's answers to what trainers, searches, matches and the UI 
 - ``reference_agents``: the ``agents.load`` names every evaluation plays besides the old network;
 - ``reference``: the one of them whose win rate progress bars and seed summaries report (``None``:
   the opponent that selects the best network, ``--select-by``);
+- ``other_observation``: ``State -> observation`` of the player who is not to move, where the
+  game can show it (PettingZoo and Gymnasium give each player its own view);
+- ``observation_range``: ``(low, high)``, the values an observation entry takes (scalars or arrays of
+  the observation's shape; ``None``: its dtype's range);
 - ``view``: the module of the game's view (what the play UI and ``watch`` draw of a position,
   :mod:`c4jax.games.viewbase`), ``None`` when the game has none;
 - ``defaults``: per algorithm, the flags that differ from the algorithm's own defaults on this game
@@ -77,6 +81,8 @@ class GameKit:
     yardstick: bool = False
     reference_agents: tuple[str, ...] = ("random",)
     reference: str | None = None
+    other_observation: Callable[[Any], Array] | None = None
+    observation_range: tuple[Any, Any] | None = field(default=None, compare=False)
     view: str | None = None
     defaults: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=lambda: MappingProxyType({}),
                                                                      compare=False)

@@ -5,4 +5,8 @@
 :mod:`c4jax.play.answers` the stateless JSON API's answers, for any game through its view
 (:mod:`c4jax.games.viewbase`); ``static/`` holds the page (plain HTML, CSS and JavaScript, no
 build step, no CDN).
+
+:mod:`c4jax.play.pettingzoo_env` (the ``pettingzoo`` extra) and :mod:`c4jax.play.gymnasium_env`
+(the ``gymnasium`` extra) let other libraries' learners play the games: a PettingZoo AEC
+environment of any c4jax game, and a Gymnasium environment against a c4jax agent.
 """

@@ -9,8 +9,28 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+import jax.numpy as jnp
+import numpy as np
+
+from c4jax.games.checkers import bitboard, env
 from c4jax.games.checkers.game import GAME
 from c4jax.games.kit import GameKit
+
+
+def other_observation(state: env.State):
+    """The observation of the player who is not to move: the board turned round, the sides swapped
+    (no piece bound to jump: that is the mover's)."""
+    turned = state.replace(cur=bitboard.rotate(state.opp), opp=bitboard.rotate(state.cur),
+                           kings=bitboard.rotate(state.kings), jumper=jnp.zeros_like(state.jumper))
+    return env.observe(turned)
+
+
+def _observation_range() -> tuple[np.ndarray, np.ndarray]:
+    """Plane 0 holds the pieces (-3 .. 3, kings and men of both sides), plane 1 the piece that must jump on (0 / 1)."""
+    low, high = np.full(env.OBSERVATION_SHAPE, -3, np.int8), np.full(env.OBSERVATION_SHAPE, 3, np.int8)
+    low[..., 1], high[..., 1] = 0, 1
+    return low, high
+
 
 ALPHAZERO = MappingProxyType({
     "run": MappingProxyType(dict(total_updates=16_000)),
@@ -22,4 +42,5 @@ ALPHAZERO = MappingProxyType({
                                 tower_channels=32, value_q_weight=0.0)),
 })
 
-KIT = GameKit(game=GAME, title="Checkers", view="c4jax.games.checkers.view", defaults=MappingProxyType({"alphazero": ALPHAZERO}))
+KIT = GameKit(game=GAME, title="Checkers", other_observation=other_observation, observation_range=_observation_range(),
+              view="c4jax.games.checkers.view", defaults=MappingProxyType({"alphazero": ALPHAZERO}))

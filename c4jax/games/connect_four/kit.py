@@ -30,6 +30,8 @@ KIT = GameKit(
     yardstick=True,
     reference_agents=("random", "1steplA"),
     reference="1steplA",  # the thesis' yardstick of training progress
+    other_observation=lambda state: -env.observe(state),  # the board from the other side: stones swapped
+    observation_range=(-1, 1),
     view="c4jax.games.connect_four.view",
     defaults=MappingProxyType({"alphazero": MappingProxyType({"run": MappingProxyType(dict(
         eval_yardstick=True, eval_opponents=("2steplA",), select_by="yardstick"))})}),
