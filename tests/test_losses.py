@@ -54,6 +54,129 @@ class ReturnsTest(chex.TestCase):
         np.testing.assert_allclose(a, jnp.where(valid, g - v, 0.0), atol=1e-4)
 
 
+def _negamax_gae_reference(r, v, sign, done, gamma, lam, last_value, valid):
+    """Plain-Python GAE of negamax_gae's docstring, in float64."""
+    n = len(r)
+    v = [float(x) if ok else 0.0 for x, ok in zip(v, valid)]
+    adv, a_next = [0.0] * n, 0.0
+    for t in reversed(range(n)):
+        if not valid[t]:
+            a_next = 0.0
+            continue
+        v_next = v[t + 1] if t + 1 < n else float(last_value)
+        cont = 0.0 if done[t] else gamma * float(sign[t])
+        adv[t] = float(r[t]) + cont * v_next - v[t] + cont * lam * a_next
+        a_next = adv[t]
+    return adv
+
+
+def _random_plies(seed, shape, prefix_valid=False):
+    """Rewards (a third of them 0), tanh values, signs +-1, done flags and valid rows."""
+    ks = jax.random.split(jax.random.key(seed), 6)
+    r = jax.random.normal(ks[0], shape)
+    r = jnp.where(jax.random.uniform(ks[1], shape) < 0.3, 0.0, r)
+    v = jnp.tanh(jax.random.normal(ks[2], shape))
+    sign = jnp.where(jax.random.uniform(ks[3], shape) < 0.3, 1.0, -1.0)
+    done = jax.random.uniform(ks[4], shape) < 0.15
+    if prefix_valid:
+        valid = jnp.arange(shape[-1]) < jax.random.randint(ks[5], shape[:-1] + (1,), 0, shape[-1] + 1)
+    else:
+        valid = jax.random.uniform(ks[5], shape) < 0.85
+    return r, v, sign, done, valid
+
+
+class NegamaxGAETest(chex.TestCase):
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_the_sign_flips_when_the_opponent_moves_next(self):
+        gae = self.variant(losses.negamax_gae)
+        # players A, B, A; A's last move wins: A's rows are worth +1, B's -1 (lambda = gamma = 1, V = 0)
+        zeros = jnp.zeros(3)
+        adv = gae(jnp.array([0.0, 0.0, 1.0]), zeros, jnp.array([-1.0, -1.0, -1.0]), jnp.array([F, F, T]), 1.0, 1.0)
+        np.testing.assert_array_equal(adv, [1.0, -1.0, 1.0])
+        # a multi-jump: A moves twice (sign +1 after the first), then B makes a losing move
+        adv = gae(jnp.array([0.0, 0.0, -1.0]), zeros, jnp.array([1.0, -1.0, -1.0]), jnp.array([F, F, T]), 1.0, 1.0)
+        np.testing.assert_array_equal(adv, [1.0, 1.0, -1.0])
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_it_bootstraps_from_the_last_value_and_stops_at_the_end_of_a_game(self):
+        # lambda 0: one-step targets r + gamma * sign * V(next); a finished game does not look past its end
+        values = jnp.array([0.5, 0.2, -0.3])
+        adv = self.variant(losses.negamax_gae)(jnp.array([0.0, 1.0, 0.0]), values, jnp.array([-1.0, -1.0, 1.0]),
+                                               jnp.array([F, T, F]), 0.9, 0.0, jnp.float32(0.4))
+        np.testing.assert_allclose(adv + values, [-0.9 * 0.2, 1.0, 0.9 * 0.4], rtol=1e-6)
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_random_episodes_match_a_plain_python_reference(self):
+        r, v, sign, done, valid = _random_plies(0, (32, 20))
+        last = jax.random.normal(jax.random.key(9), (32,))
+        for gamma, lam in ((1.0, 0.95), (0.9, 0.5), (0.95, 0.0), (0.8, 1.0)):
+            got = self.variant(jax.vmap(losses.negamax_gae, in_axes=(0, 0, 0, 0, None, None, 0, 0)))(
+                r, v, sign, done, gamma, lam, last, valid)
+            want = [_negamax_gae_reference(*map(np.asarray, (r[i], v[i], sign[i], done[i])), gamma, lam,
+                                           last[i], np.asarray(valid[i])) for i in range(32)]
+            np.testing.assert_allclose(got, np.array(want), rtol=1e-5, atol=1e-5)
+
+
+# The thesis' turn-based formulas written out on their own (sign -1 at every move, padding after the
+# last valid move): negamax_gae and its special cases must give exactly these floats.
+def _thesis_gae(rewards, values, valid, gamma, lam):
+    values = jnp.where(valid, values, 0.0)
+    deltas = rewards - gamma * jnp.concatenate([values[1:], jnp.zeros(1)]) - values
+
+    def step(a_next, x):
+        a = jnp.where(x[1], x[0] - gamma * lam * a_next, 0.0)
+        return a, a
+
+    return jax.lax.scan(step, jnp.float32(0.0), (deltas, valid), reverse=True)[1]
+
+
+def _thesis_returns(rewards, valid, gamma):
+    def step(g_next, x):
+        g = jnp.where(x[1], x[0] - gamma * g_next, 0.0)
+        return g, g
+
+    return jax.lax.scan(step, jnp.float32(0.0), (rewards, valid), reverse=True)[1]
+
+
+def _thesis_one_step_td(rewards, values, valid, done, gamma):
+    targets = rewards - gamma * jnp.where(done, 0.0, jnp.concatenate([values[1:], jnp.zeros(1)]))
+    targets = jnp.where(valid, targets, 0.0)
+    return targets, jnp.where(valid, targets - values, 0.0)
+
+
+def _bits(x):
+    return np.asarray(x, np.float32).view(np.uint32)
+
+
+class ThesisSpecialCasesTest(chex.TestCase):
+    """gae_turn_based, turn_based_returns and one_step_td are bit for bit the thesis' formulas."""
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_bit_identical_to_the_thesis_formulas_on_random_episodes(self):
+        r, v, _, done, valid = _random_plies(1, (64, 42), prefix_valid=True)
+        r = jnp.where(jax.random.uniform(jax.random.key(7), r.shape) < 0.05, -0.0, r)  # signed zeros too
+        gamma_lam = jnp.array([[0.95, 1.0], [0.9, 0.5], [1.0, 0.95], [0.95, 0.0], [0.7, 0.3]], jnp.float32)
+        for gamma, lam in gamma_lam:
+            pairs = (
+                (jax.vmap(losses.gae_turn_based, in_axes=(0, 0, 0, None, None)),
+                 jax.vmap(_thesis_gae, in_axes=(0, 0, 0, None, None)), (r, v, valid, gamma, lam)),
+                (jax.vmap(losses.turn_based_returns, in_axes=(0, 0, None)),
+                 jax.vmap(_thesis_returns, in_axes=(0, 0, None)), (r, valid, gamma)),
+                (jax.vmap(losses.one_step_td, in_axes=(0, 0, 0, 0, None)),
+                 jax.vmap(_thesis_one_step_td, in_axes=(0, 0, 0, 0, None)), (r, v, valid, done, gamma)),
+            )
+            for new, old, args in pairs:
+                for got, want in zip(jax.tree.leaves(self.variant(new)(*args)),
+                                     jax.tree.leaves(self.variant(old)(*args))):
+                    np.testing.assert_array_equal(_bits(got), _bits(want))
+
+    def test_turn_based_gae_is_negamax_gae_with_the_opponent_always_next(self):
+        r, v, _, _, valid = _random_plies(2, (42,), prefix_valid=True)
+        ref = _negamax_gae_reference(np.asarray(r), np.asarray(v), -np.ones(42), np.zeros(42, bool), 0.9, 0.8, 0.0,
+                                     np.asarray(valid))
+        np.testing.assert_allclose(losses.gae_turn_based(r, v, valid, 0.9, 0.8), ref, rtol=1e-5, atol=1e-5)
+
+
 class TDTargetTest(chex.TestCase):
     q_next = jnp.array([1.0, 3.0, 2.0, 9.0, -1.0, 0.0, 0.5])
     legal = _legal(0, 1, 2, 4, 5, 6)  # column 3 (the max, 9.0) is full
@@ -113,6 +236,20 @@ class PPOLossTest(chex.TestCase):
         np.testing.assert_allclose(aux["ratio"], 1.0, rtol=1e-6)
         np.testing.assert_allclose(aux["approx_kl"], 0.0, atol=1e-6)
         np.testing.assert_allclose(total, -1.0 + 0.75 * 0.125 - 0.04 * ENTROPY, rtol=1e-5)
+
+    def test_squared_value_loss_and_any_number_of_actions(self):
+        # three actions, the last illegal: the policy is softmax([0, ln 3]) = [0.25, 0.75]
+        logits, legal = jnp.array([0.0, LN(3.0), 9.0]), jnp.array([T, T, F])
+        total, aux = losses.ppo_loss(logits, legal, jnp.int32(1), jnp.float32(LN(0.75)), jnp.float32(1.0),
+                                     jnp.float32(0.5), jnp.float32(2.0), clip=0.2, c1=0.75, c2=0.04,
+                                     value_loss="squared")
+        np.testing.assert_allclose(aux["value_loss"], 1.5**2, rtol=1e-6)
+        np.testing.assert_allclose(aux["entropy"], ENTROPY, rtol=1e-6)
+        np.testing.assert_allclose(total, -1.0 + 0.75 * 2.25 - 0.04 * ENTROPY, rtol=1e-5)
+        with self.assertRaisesRegex(ValueError, "value_loss must be one of"):
+            losses.ppo_loss(logits, legal, jnp.int32(1), jnp.float32(0.0), jnp.float32(1.0), jnp.float32(0.5),
+                            jnp.float32(2.0), clip=0.2, c1=0.75, c2=0.04, value_loss="l2")
+
 
     def test_clipped_ratio_has_no_policy_gradient(self):
         # ratio 1.5 with A > 0: the clipped branch is active, the policy term is flat in the logits.

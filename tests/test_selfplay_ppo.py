@@ -1,5 +1,5 @@
-"""PPO by self-play on any game (c4jax.learning.selfplay_ppo): the negamax GAE on hand-made
-rows, a chunk's bookkeeping, reproducibility, learning tic-tac-toe, and experiments/ppo.py
+"""PPO by self-play on any game (c4jax.learning.selfplay_ppo): its minibatch loss against a plain
+NumPy one, a chunk's bookkeeping, reproducibility, learning tic-tac-toe, and experiments/ppo.py
 --game checkers end to end."""
 
 from __future__ import annotations
@@ -10,38 +10,10 @@ import numpy as np
 import pytest
 
 from c4jax import agents, evaluation, games
-from c4jax.learning.selfplay_ppo import Rows, SelfPlayPPO, SelfPlayPPOConfig, negamax_gae
+from c4jax.learning.selfplay_ppo import SelfPlayPPO, SelfPlayPPOConfig
 from scripts import run_script
 
 TTT = games.from_pgx("tic_tac_toe")
-
-
-def _rows(reward, done, sign, value):
-    t = len(reward)
-    col = lambda x, dt: jnp.asarray(x, dt)[:, None]  # noqa: E731  [T] -> [T, E=1]
-    return Rows(obs=jnp.zeros((t, 1, 1)), legal=jnp.ones((t, 1, 2), bool), action=jnp.zeros((t, 1), jnp.int32),
-                logp=jnp.zeros((t, 1)), value=col(value, jnp.float32), reward=col(reward, jnp.float32),
-                done=col(done, bool), sign=col(sign, jnp.float32))
-
-
-def test_negamax_gae_flips_the_sign_when_the_opponent_moves_next():
-    # players A, B, A; A's last move wins: A's rows are worth +1, B's -1 (lambda = gamma = 1: returns)
-    rows = _rows(reward=[0, 0, 1], done=[0, 0, 1], sign=[-1, -1, -1], value=[0.0, 0.0, 0.0])
-    adv, target = negamax_gae(rows, jnp.zeros(1), 1.0, 1.0)
-    np.testing.assert_allclose(target[:, 0], [1, -1, 1])
-    np.testing.assert_allclose(adv[:, 0], [1, -1, 1])
-    # a multi-jump: A moves twice (sign +1), then B makes a losing move: B's row -1, A's two rows +1
-    rows = _rows(reward=[0, 0, -1], done=[0, 0, 1], sign=[1, -1, -1], value=[0.0, 0.0, 0.0])
-    _, target = negamax_gae(rows, jnp.zeros(1), 1.0, 1.0)
-    np.testing.assert_allclose(target[:, 0], [1, 1, -1])
-
-
-def test_negamax_gae_bootstraps_and_stops_at_the_end_of_a_game():
-    # lambda 0: one-step targets r + gamma * sign * V(next); a finished game does not look past its end
-    rows = _rows(reward=[0, 1, 0], done=[0, 1, 0], sign=[-1, -1, 1], value=[0.5, 0.2, -0.3])
-    adv, target = negamax_gae(rows, jnp.array([0.4]), 0.9, 0.0)
-    np.testing.assert_allclose(target[:, 0], [-0.9 * 0.2, 1.0, 0.9 * 0.4], rtol=1e-6)
-    np.testing.assert_allclose(adv[:, 0], target[:, 0] - np.array([0.5, 0.2, -0.3]), rtol=1e-6)
 
 
 def test_config_is_checked():
@@ -58,6 +30,42 @@ def _algo(**kw) -> SelfPlayPPO:
 
 def test_a_run_saves_the_raw_network_whose_searches_back_up_proven_values():
     assert _algo().agent_meta == {"search": {"simulations": 0, "solve": True}}
+
+
+def test_the_minibatch_loss_is_ppo_on_normalised_advantages_with_the_squared_value_error():
+    """``losses.ppo_loss`` vmapped over collected rows equals the same PPO written out in NumPy:
+    advantages normalised over the minibatch, squared value error, entropy over the legal actions."""
+    algo = _algo(envs=4, steps=6, minibatch_size=24, clip=0.1, value_weight=0.7, entropy_weight=0.05)
+    params = algo.fresh_params(jax.random.key(0))
+    envs, plies = algo.initial_games(jax.random.key(1), 4)
+    rows = algo._collect(params, envs, plies, jax.random.key(2))[0]
+    mb = jax.tree.map(lambda x: x.reshape((24,) + x.shape[2:]), rows)
+    adv = jax.random.normal(jax.random.key(3), (24,))
+    target = jnp.tanh(jax.random.normal(jax.random.key(4), (24,)))
+    # the stored log-probabilities, moved a little: ratios on both sides of the clip
+    mb = mb.replace(logp=mb.logp + 0.2 * jax.random.normal(jax.random.key(5), (24,)))
+    loss, m = jax.jit(algo._loss)(params, mb, adv, target)
+
+    logits, value = (np.asarray(x, np.float64) for x in algo._apply(params, mb.obs, mb.legal))
+    legal = np.asarray(mb.legal)
+    z = np.where(legal, logits, -np.inf)
+    log_p = z - z.max(-1, keepdims=True)
+    log_p = log_p - np.log(np.exp(log_p).sum(-1, keepdims=True))
+    logp = log_p[np.arange(24), np.asarray(mb.action)]
+    ratio = np.exp(logp - np.asarray(mb.logp))
+    a = np.asarray(adv, np.float64)
+    norm = (a - a.mean()) / (a.std() + 1e-8)
+    policy = -np.minimum(ratio * norm, np.clip(ratio, 0.9, 1.1) * norm).mean()
+    value_loss = ((value - np.asarray(target)) ** 2).mean()
+    entropy = -np.where(legal, np.exp(log_p) * np.where(legal, log_p, 0.0), 0.0).sum(-1).mean()
+    assert 0 < float(m["train/clip_fraction"]) < 1
+    np.testing.assert_allclose(float(m["train/policy_loss"]), policy, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(float(m["train/value_loss"]), value_loss, rtol=1e-5)
+    np.testing.assert_allclose(float(m["train/entropy"]), entropy, rtol=1e-5)
+    np.testing.assert_allclose(float(m["train/approx_kl"]), np.mean(np.asarray(mb.logp) - logp), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(float(m["train/clip_fraction"]), np.mean(np.abs(ratio - 1) > 0.1))
+    np.testing.assert_allclose(float(loss), policy + 0.7 * value_loss - 0.05 * entropy, rtol=1e-4, atol=1e-6)
+    assert float(m["train/loss"]) == float(loss)
 
 
 def test_a_chunk_counts_updates_and_games_and_repeats_exactly():

@@ -1,12 +1,12 @@
 """Unbatched returns, advantages, TD targets and policy-gradient losses (rlax style).
 
-Every function works on ONE episode (``[T]`` arrays) or ONE sample (scalars and
-``[7]`` rows), opens with ``chex`` shape checks, and is ``jit``-compatible; batch
-with ``jax.vmap``.
+Every function works on ONE episode (``[T]`` arrays) or ONE sample (scalars and rows
+over the actions: ``[A]``, or ``[7]`` for the Connect Four only ones), opens with ``chex``
+shape checks, and is ``jit``-compatible; batch with ``jax.vmap``.
 
-Turn-based zero-sum sign convention (design.md §7). Consecutive moves of an episode
-alternate between the two players, and every reward or value is from the point of
-view of the player who is to move at that step. What is good for the opponent at
+Turn-based zero-sum sign convention (design.md §7). Every reward or value is from the
+point of view of the player who is to move at that step. Consecutive moves of a Connect
+Four episode alternate between the two players: what is good for the opponent at
 ``t + 1`` is bad for the mover at ``t``, so everything that flows back in time is
 **subtracted**::
 
@@ -14,6 +14,10 @@ view of the player who is to move at that step. What is good for the opponent at
     y     = r   - gamma * max_a' Q(s', a')            (TD target)
     delta = r_t - gamma * V(s_{t+1}) - V(s_t)         (TD error)
     A_t   = delta_t - gamma * lam * A_{t+1}           (GAE)
+
+In other games the same player may move again (a Checkers multi-jump); ``negamax_gae``
+takes a per-step ``sign`` (-1: the opponent moves next, +1: the same player) and is the
+one GAE: the turn-based functions above are it with ``sign = -1``.
 
 Losses are quantities to **minimise** (gradient descent). The thesis writes its
 objectives to maximise; each loss below says how it maps to the thesis' sign.
@@ -32,7 +36,62 @@ from c4jax.agents.policy import masked_log_softmax, masked_logits, masked_softma
 NUM_ACTIONS = 7
 
 
-# --------------------------------------------------------------------------- returns
+# --------------------------------------------------------------------------- returns and advantages
+
+
+def _td_targets(rewards: Array, next_values: Array, sign: Array, done: Array, gamma: Array) -> Array:
+    """float32[T]: negamax one-step targets ``r_t + (gamma * sign_t) * [not done_t] V(s_{t+1})``."""
+    return rewards + (gamma * sign) * jnp.where(done, 0.0, next_values)
+
+
+def negamax_gae(rewards: Array, values: Array, sign: Array, done: Array, gamma: float | Array,
+                lam: float | Array, last_value: float | Array = 0.0, valid: Array | None = None) -> Array:
+    """float32[T]: GAE(lambda) advantages of consecutive plies of a two-player zero-sum game.
+
+    Args:
+      rewards: float32[T]: reward of ply t for the player who made it.
+      values: float32[T]: ``V(s_t)`` from the point of view of the player to move at t.
+      sign: float32[T] (or a scalar): -1 when the opponent moves at t + 1, +1 when the same
+        player moves again (a Checkers multi-jump).
+      done: bool[T] (or a scalar): ply t ended its game; the row after it (if any) starts
+        another game and is not looked at.
+      gamma, lam: discount and GAE lambda.
+      last_value: float32[]: ``V`` of the state after the last row, for its player to move
+        (0: the rows end with the game).
+      valid: bool[T] or None (all rows): rows of the episode; the others are padding, get
+        value and advantage 0 and so end the game of the valid row before them.
+
+    The value of ``s_{t+1}`` seen by the mover at t is ``sign_t V(s_{t+1})`` (negamax), so
+    ``delta_t = r_t + gamma sign_t (1 - done_t) V(s_{t+1}) - V(s_t)`` and
+    ``A_t = delta_t + gamma lam sign_t (1 - done_t) A_{t+1}``. With ``sign = -1`` everywhere
+    this is the thesis' turn-based GAE (``gae_turn_based``); with ``values = 0`` and
+    ``lam = 1`` it is the return (``turn_based_returns``); with ``lam = 0`` the one-step TD
+    error. The value target of row t is ``A_t + V(s_t)``.
+    """
+    chex.assert_rank([rewards, values], [1, 1])
+    chex.assert_equal_shape([rewards, values])
+    (length,) = rewards.shape
+    valid = jnp.ones((length,), jnp.bool_) if valid is None else valid
+    chex.assert_equal_shape([rewards, valid])
+    sign = jnp.broadcast_to(jnp.asarray(sign, jnp.float32), (length,))
+    done = jnp.broadcast_to(jnp.asarray(done, jnp.bool_), (length,))
+    rewards = rewards.astype(jnp.float32)
+    values = jnp.where(valid, values.astype(jnp.float32), 0.0)
+    gamma = jnp.asarray(gamma, jnp.float32)
+    lam = jnp.asarray(lam, jnp.float32)
+    next_values = jnp.concatenate([values[1:], jnp.reshape(jnp.asarray(last_value, jnp.float32), (1,))])
+    deltas = _td_targets(rewards, next_values, sign, done, gamma) - values
+    # A_t = delta_t + coef_t A_{t+1}: one product and one sum a step, so with sign = -1 the float
+    # operations are those of the thesis' A_t = delta_t - gamma lam A_{t+1} (tests/test_losses.py)
+    coefs = jnp.where(done, 0.0, gamma * lam * sign)
+
+    def _step(a_next: Array, x) -> tuple[Array, Array]:
+        delta_t, coef_t, valid_t = x
+        a_t = jnp.where(valid_t, delta_t + coef_t * a_next, 0.0)
+        return a_t, a_t
+
+    _, advantages = jax.lax.scan(_step, jnp.float32(0.0), (deltas, coefs, valid), reverse=True)
+    return advantages
 
 
 def turn_based_returns(rewards: Array, valid: Array, gamma: float | Array) -> Array:
@@ -45,20 +104,12 @@ def turn_based_returns(rewards: Array, valid: Array, gamma: float | Array) -> Ar
       gamma: discount.
 
     The move after t is the opponent's, so its return is subtracted. The last valid
-    move gets ``G = r``; padding gets ``G = 0`` and contributes nothing.
+    move gets ``G = r``; padding gets ``G = 0`` and contributes nothing. This is
+    ``negamax_gae`` with ``sign = -1``, ``values = 0`` and ``lam = 1``.
     """
     chex.assert_rank([rewards, valid], [1, 1])
     chex.assert_equal_shape([rewards, valid])
-    rewards = rewards.astype(jnp.float32)
-    gamma = jnp.asarray(gamma, jnp.float32)
-
-    def _step(g_next: Array, x) -> tuple[Array, Array]:
-        r_t, valid_t = x
-        g_t = jnp.where(valid_t, r_t - gamma * g_next, 0.0)
-        return g_t, g_t
-
-    _, returns = jax.lax.scan(_step, jnp.float32(0.0), (rewards, valid), reverse=True)
-    return returns
+    return negamax_gae(rewards, jnp.zeros(rewards.shape, jnp.float32), -1.0, False, gamma, 1.0, valid=valid)
 
 
 def gae_turn_based(rewards: Array, values: Array, valid: Array, gamma: float | Array,
@@ -71,8 +122,9 @@ def gae_turn_based(rewards: Array, values: Array, valid: Array, gamma: float | A
       valid: bool[T]: move t was played (a prefix of True).
       gamma, lam: discount and GAE lambda.
 
-    Sign convention: ``V(s_{t+1})`` is the opponent's value, i.e. minus the mover's,
-    so ``delta_t = r_t - gamma * V(s_{t+1}) - V(s_t)`` and
+    ``negamax_gae`` with the opponent moving next at every move (``sign = -1``):
+    ``V(s_{t+1})`` is the opponent's value, i.e. minus the mover's, so
+    ``delta_t = r_t - gamma * V(s_{t+1}) - V(s_t)`` and
     ``A_t = delta_t - gamma * lam * A_{t+1}``. After the last valid move the game is
     over: ``V(s_T) = 0`` and ``A_T = 0``. Padding gets 0. With ``lam = 1`` this
     telescopes to ``A_t = G_t - V(s_t)`` (``turn_based_returns``), the REINFORCE /
@@ -80,21 +132,7 @@ def gae_turn_based(rewards: Array, values: Array, valid: Array, gamma: float | A
     """
     chex.assert_rank([rewards, values, valid], [1, 1, 1])
     chex.assert_equal_shape([rewards, values, valid])
-    rewards = rewards.astype(jnp.float32)
-    values = jnp.where(valid, values.astype(jnp.float32), 0.0)
-    gamma = jnp.asarray(gamma, jnp.float32)
-    lam = jnp.asarray(lam, jnp.float32)
-    # V(s_{t+1}) is 0 after the last valid move (terminal) and on padding.
-    values_next = jnp.concatenate([values[1:], jnp.zeros((1,), jnp.float32)])
-    deltas = rewards - gamma * values_next - values
-
-    def _step(a_next: Array, x) -> tuple[Array, Array]:
-        delta_t, valid_t = x
-        a_t = jnp.where(valid_t, delta_t - gamma * lam * a_next, 0.0)
-        return a_t, a_t
-
-    _, advantages = jax.lax.scan(_step, jnp.float32(0.0), (deltas, valid), reverse=True)
-    return advantages
+    return negamax_gae(rewards, values, -1.0, False, gamma, lam, valid=valid)
 
 
 def one_step_td(rewards: Array, values: Array, valid: Array, done: Array,
@@ -103,15 +141,16 @@ def one_step_td(rewards: Array, values: Array, valid: Array, done: Array,
     targets and advantages of one episode (design.md §7a).
 
     ``target_t = r_t - gamma * (1 - done_t) * V(s_{t+1})`` (the next state is the opponent's:
-    its value is subtracted) and ``advantage_t = target_t - V(s_t)``; ``values`` are
-    ``V(s_t)`` of the player to move at t (the published code uses the mirror-averaged
-    value). Padding gets 0.
+    its value is subtracted; ``negamax_gae``'s one-step target with ``sign = -1``) and
+    ``advantage_t = target_t - V(s_t)``; ``values`` are ``V(s_t)`` of the player to move at t
+    (the published code uses the mirror-averaged value). Padding gets 0.
     """
     chex.assert_rank([rewards, values, valid, done], [1, 1, 1, 1])
     chex.assert_equal_shape([rewards, values, valid, done])
     values = values.astype(jnp.float32)
     values_next = jnp.concatenate([values[1:], jnp.zeros((1,), jnp.float32)])
-    targets = rewards.astype(jnp.float32) - jnp.asarray(gamma, jnp.float32) * jnp.where(done, 0.0, values_next)
+    targets = _td_targets(rewards.astype(jnp.float32), values_next, jnp.float32(-1.0), done,
+                          jnp.asarray(gamma, jnp.float32))
     targets = jnp.where(valid, targets, 0.0)
     return targets, jnp.where(valid, targets - values, 0.0)
 
@@ -183,32 +222,42 @@ def _log_prob(logits: Array, legal: Array, action: Array) -> Array:
     return masked_log_softmax(logits, legal)[action]
 
 
+VALUE_LOSSES = ("smooth_l1", "squared")
+
+
 def ppo_loss(logits: Array, legal: Array, action: Array, old_logp: Array, advantage: Array,
-             value: Array, ret: Array, *, clip: float, c1: float, c2: float) -> tuple[Array, dict]:
+             value: Array, ret: Array, *, clip: float, c1: float, c2: float,
+             value_loss: str = "smooth_l1") -> tuple[Array, dict]:
     """PPO clipped-surrogate loss of one sample (PPO paper, thesis §2.1.3 / §4.5).
 
     Args:
-      logits: float32[7]: policy logits of the current network on s.
-      legal: bool[7]: legal columns of s.
-      action: int32[]: the column played.
+      logits: float32[A]: policy logits of the current network on s (A actions: 7 columns
+        for Connect Four).
+      legal: bool[A]: the actions of the policy (the legal ones) and of its entropy.
+      action: int32[]: the action played.
       old_logp: float32[]: ``log pi_old(a|s)`` recorded at collection.
-      advantage: float32[]: the advantage estimate (a constant).
+      advantage: float32[]: the advantage estimate (a constant; a trainer that normalises
+        advantages does it over its minibatch before this call).
       value: float32[]: ``V(s)`` of the current network.
       ret: float32[]: the return target G.
       clip: epsilon of the ratio clip (0.2); c1, c2: value and entropy coefficients.
+      value_loss: ``"smooth_l1"`` (the thesis: Huber, delta 1) or ``"squared"``
+        (``(V(s) - G)^2``).
 
     Returns:
       ``(total, aux)`` with ``total = -L_clip + c1 * L_value - c2 * entropy``, to be
       **minimised**; this is minus the thesis' maximised objective
       ``L_clip - c1 * L_VF + c2 * S[pi]``. ``L_clip = min(ratio * A, clip(ratio, 1 - eps,
       1 + eps) * A)`` with ``ratio = pi(a|s) / pi_old(a|s)`` over the masked policy,
-      ``L_value`` is Smooth-L1 (Huber, delta 1) of ``V(s)`` against ``ret``. aux holds
+      ``L_value`` is ``value_loss`` of ``V(s)`` against ``ret``. aux holds
       ``policy_loss`` (= -L_clip), ``value_loss``, ``entropy``, ``ratio``, ``log_prob``,
       ``approx_kl`` (the ``(ratio - 1) - log ratio`` estimator of KL(old || new)) and
       ``clipped`` (1.0 when ``|ratio - 1| > clip``).
     """
     chex.assert_rank([logits, legal, action, old_logp, advantage, value, ret], [1, 1, 0, 0, 0, 0, 0])
-    chex.assert_shape([logits, legal], (NUM_ACTIONS,))
+    chex.assert_equal_shape([logits, legal])
+    if value_loss not in VALUE_LOSSES:
+        raise ValueError(f"value_loss must be one of {VALUE_LOSSES}, got {value_loss!r}")
     advantage = jax.lax.stop_gradient(advantage)
     old_logp = jax.lax.stop_gradient(old_logp)
     ret = jax.lax.stop_gradient(ret)
@@ -217,12 +266,12 @@ def ppo_loss(logits: Array, legal: Array, action: Array, old_logp: Array, advant
     ratio = jnp.exp(log_ratio)
     surrogate = jnp.minimum(ratio * advantage, jnp.clip(ratio, 1.0 - clip, 1.0 + clip) * advantage)
     policy_loss = -surrogate
-    value_loss = smooth_l1(value, ret)
+    v_loss = smooth_l1(value, ret) if value_loss == "smooth_l1" else (value - ret) ** 2
     entropy = masked_entropy(logits, legal)
-    total = policy_loss + c1 * value_loss - c2 * entropy
+    total = policy_loss + c1 * v_loss - c2 * entropy
     aux = {
         "policy_loss": policy_loss,
-        "value_loss": value_loss,
+        "value_loss": v_loss,
         "entropy": entropy,
         "ratio": ratio,
         "log_prob": logp,

@@ -12,13 +12,16 @@ player to move (``current_player``): the observation, the action sampled from th
 masked to the legal actions, its log-probability, the value ``V(s)`` (the value head through
 ``tanh``, in [-1, 1]) and the mover's reward. The next row belongs to the opponent unless the
 same player moves again (a Checkers multi-jump), so the advantages are the negamax form of
-GAE(λ): with ``sign = +1`` when the same player moves next and ``-1`` otherwise,
+GAE(λ) (:func:`c4jax.learning.losses.negamax_gae`): with ``sign = +1`` when the same player
+moves next and ``-1`` otherwise,
 
     δ_t = r_t + γ (1 - done_t) sign_t V(s_{t+1}) - V(s_t)
     A_t = δ_t + γ λ (1 - done_t) sign_t A_{t+1}
 
 and the value target is ``A_t + V(s_t)``. A game cut by the game's own ply cap is a draw (the
-game's rules say so), not a truncated episode to bootstrap.
+game's rules say so), not a truncated episode to bootstrap. The loss is
+:func:`c4jax.learning.losses.ppo_loss` with the squared value error, on advantages normalised
+over each minibatch.
 
 The network is the residual tower (:mod:`c4jax.nets.tower`) of AlphaZero's agents, so the
 trained policy plays through :class:`c4jax.agents.network_search.AlphaZeroAgent`: its raw
@@ -29,6 +32,7 @@ policy and value heads.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import jax
@@ -37,6 +41,7 @@ from flax import struct
 from jax import Array
 
 from c4jax.agents.policy import masked_logits
+from c4jax.learning import losses
 from c4jax.learning.optim import apply_gradients
 from c4jax.learning.selfplay_envs import TowerSelfPlay, finished_games, play_ply
 from c4jax.learning.train_state import TrainState
@@ -122,20 +127,6 @@ class SelfPlayPPOState(TrainState):
     plies: Array  # int32[E]: plies played in each running game
 
 
-def negamax_gae(rows: Rows, last_value: Array, gamma: float, lam: float) -> tuple[Array, Array]:
-    """``(advantages, targets)``, float32[T, E]: GAE(λ) with the sign flip of a zero-sum game
-    (module docstring). ``last_value``: V of the states after the last ply, for their player to move."""
-    def back(carry, row):
-        next_value, next_adv = carry
-        cont = gamma * (1.0 - row.done.astype(jnp.float32)) * row.sign
-        delta = row.reward + cont * next_value - row.value
-        adv = delta + lam * cont * next_adv
-        return (row.value, adv), adv
-
-    _, adv = jax.lax.scan(back, (last_value, jnp.zeros_like(last_value)), rows, reverse=True)
-    return adv, adv + rows.value
-
-
 class SelfPlayPPO(TowerSelfPlay):
     """PPO by self-play on ``game`` as an :class:`~c4jax.learning.algorithm.Algorithm`."""
 
@@ -185,24 +176,23 @@ class SelfPlayPPO(TowerSelfPlay):
     def _loss(self, params, mb: Rows, adv: Array, target: Array):
         cfg = self.cfg
         logits, value = self._apply(params, mb.obs, mb.legal)
-        log_probs = jax.nn.log_softmax(logits)
-        logp = jnp.take_along_axis(log_probs, mb.action[:, None], axis=-1)[:, 0]
-        ratio = jnp.exp(logp - mb.logp)
         norm = (adv - adv.mean()) / (adv.std() + 1e-8)
-        policy_loss = -jnp.minimum(ratio * norm, jnp.clip(ratio, 1 - cfg.clip, 1 + cfg.clip) * norm).mean()
-        value_loss = jnp.mean((value - target) ** 2)
-        probs = jnp.exp(log_probs)
-        entropy = -jnp.sum(jnp.where(mb.legal, probs * log_probs, 0.0), axis=-1).mean()
-        loss = policy_loss + cfg.value_weight * value_loss - cfg.entropy_weight * entropy
-        return loss, {"train/loss": loss, "train/policy_loss": policy_loss, "train/value_loss": value_loss,
-                      "train/entropy": entropy, "train/approx_kl": jnp.mean(mb.logp - logp),
-                      "train/clip_fraction": jnp.mean(jnp.abs(ratio - 1) > cfg.clip)}
+        loss_fn = partial(losses.ppo_loss, clip=cfg.clip, c1=cfg.value_weight, c2=cfg.entropy_weight,
+                          value_loss="squared")
+        total, aux = jax.vmap(loss_fn)(logits, mb.legal, mb.action, mb.logp, norm, value, target)
+        loss = total.mean()
+        return loss, {"train/loss": loss, "train/policy_loss": aux["policy_loss"].mean(),
+                      "train/value_loss": aux["value_loss"].mean(), "train/entropy": aux["entropy"].mean(),
+                      "train/approx_kl": jnp.mean(mb.logp - aux["log_prob"]),
+                      "train/clip_fraction": aux["clipped"].mean()}
 
     def _collect_and_update(self, state: SelfPlayPPOState, _):
         cfg = self.cfg
         key, play_key, epoch_key = jax.random.split(state.key, 3)
         rows, last_value, envs, plies, finished, lengths = self._collect(state.params, state.envs, state.plies, play_key)
-        adv, target = negamax_gae(rows, last_value, cfg.gamma, cfg.gae_lambda)
+        gae = jax.vmap(partial(losses.negamax_gae, gamma=cfg.gamma, lam=cfg.gae_lambda))  # over the game columns
+        adv = gae(rows.reward.T, rows.value.T, rows.sign.T, rows.done.T, last_value=last_value).T
+        target = adv + rows.value
         n = cfg.envs * cfg.steps
         flat = jax.tree.map(lambda x: x.reshape((n,) + x.shape[2:]), (rows, adv, target))
         grad = jax.grad(self._loss, has_aux=True)
