@@ -32,8 +32,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-import tyro
-
 from c4jax import games
 from c4jax.io import runlog
 from c4jax.learning import config, loop, rundir
@@ -109,5 +107,4 @@ def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     name)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     game = config.preset_from_argv(argv, flag="--game", default=loop.LoopConfig.game)
-    return loop.exit_on_error(main, tyro.cli(Config, default=defaults(game), args=argv, prog=prog,
-                                             config=(tyro.conf.OmitArgPrefixes,)))
+    return loop.exit_on_error(main, config.parse_cli(defaults(game), argv, prog=prog))

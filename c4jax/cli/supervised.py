@@ -26,16 +26,15 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import ClassVar, Literal, Sequence
 
 import jax
 import numpy as np
-import tyro
 from tqdm.auto import tqdm
 
 from c4jax import agents, evaluation
 from c4jax.io import checkpoint, interrupt, outdir, runlog, track
-from c4jax.learning import data, loop
+from c4jax.learning import config, data, loop, ranges
 from c4jax.nets import cnet
 from c4jax.agents.network import NetworkAgent
 from c4jax.learning import supervised as sv
@@ -89,7 +88,21 @@ class Config:
     """Also send every epoch's metrics to these trackers: tensorboard (event files in OUT/tb) and/or wandb
     (the track extra)."""
 
+    RANGES: ClassVar[dict] = {
+        "num_pairs": ranges.ONE_OR_MORE, "data_seed": ranges.NON_NEGATIVE, "seed": ranges.NON_NEGATIVE,
+        "width": ranges.ONE_OR_MORE, "learning_rate": ranges.POSITIVE, "weight_decay": ranges.NON_NEGATIVE,
+        "batch_size": ranges.ONE_OR_MORE, "epochs": ranges.ONE_OR_MORE, "val_fraction": ranges.Range(0, 1, high_open=True),
+        "test_fraction": ranges.Range(0, 1, high_open=True), "chunk_steps": ranges.ONE_OR_MORE,
+    }
+    SMOKE: ClassVar[dict] = {"dataset": "runs/smoke/1steplA_2k.npz", "num_pairs": 2000, "epochs": 1, "chunk_steps": 10}
+
     def __post_init__(self):
+        if not ranges.checking():
+            return
+        ranges.check(self)
+        if self.val_fraction + self.test_fraction >= 1:
+            raise ValueError(f"--val-fraction + --test-fraction must be < 1 (the rest trains), got "
+                             f"{self.val_fraction} + {self.test_fraction}")
         track.check_backends(self.track)
 
 
@@ -264,4 +277,4 @@ def main(cfg: Config) -> dict:
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     """Parse ``argv`` (default: this process' arguments) and train; ``prog`` names the command in
     ``--help`` (``c4jax train supervised``; default: the script's file name)."""
-    return loop.exit_on_error(main, tyro.cli(Config, args=sys.argv[1:] if argv is None else argv, prog=prog))
+    return loop.exit_on_error(main, config.parse_cli(Config(), sys.argv[1:] if argv is None else argv, prog=prog))
