@@ -50,7 +50,7 @@ def test_initial_params_copy_the_supervised_network_and_add_a_fresh_value_head()
 def test_bad_configuration_is_refused():
     with pytest.raises(ValueError, match="minibatch"):
         PPOConfig(buffer_size=16, minibatch_size=32)
-    with pytest.raises(ValueError, match="episodes-per-eval"):
+    with pytest.raises(ValueError, match="eval-every must be a multiple of the 30 updates"):
         ReinforceConfig(games_per_collect=30, episodes_per_eval=100)
     with pytest.raises(ValueError, match="games-per-collect"):
         PPOConfig(games_per_collect=-1)

@@ -154,6 +154,13 @@ def smoke_config(cfg):
         return dataclasses.replace(top, **nested) if nested else top
 
 
+def _replace_in(cfg, change):
+    """``cfg`` with ``change`` applied to it and to each of its dataclass fields."""
+    nested = {f.name: change(getattr(cfg, f.name)) for f in dataclasses.fields(cfg)
+              if dataclasses.is_dataclass(getattr(cfg, f.name))}
+    return change(dataclasses.replace(cfg, **nested))
+
+
 def _take_deprecated(argv: list[str], default) -> tuple[list[str], dict[str, tuple[str, int]]]:
     """``argv`` without the deprecated names of --eval-every that a config of ``default`` has a field
     for, and their values: ``{field: (flag, value)}``."""
@@ -217,6 +224,9 @@ def parse_cli(default, argv: Sequence[str], prog: str | None = None, smoke: bool
     argv, deprecated = _take_deprecated(argv, default)
     with ranges.deferred():
         cfg = tyro.cli(type(default), default=default, args=argv, prog=prog, config=(tyro.conf.OmitArgPrefixes,))
+        if (smoke or smoke_flag) and "--overwrite" not in argv:  # a smoke run resumed keeps its files
+            cfg = _replace_in(cfg, lambda c: dataclasses.replace(c, overwrite=False)
+                              if getattr(c, "resume", False) else c)
     given = any(a == "--eval-every" or a.startswith("--eval-every=") for a in argv)
     return checked(cfg, deprecated, given)
 
