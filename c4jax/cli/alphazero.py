@@ -10,7 +10,7 @@
 
 Every move of every self-play game is chosen by a batched search whose model is the jitted
 environment, guided by a two-headed CNET that trains on (board, search policy, outcome) with
-mirrors, from a replay buffer. Evaluates every ``--iterations-per-eval`` iterations against
+mirrors, from a replay buffer. Evaluates every ``--eval-every`` updates (8 iterations) against
 Random, the old network, 1StepLA and ``--eval-opponents`` (default 2StepLA), playing with
 ``--eval-simulations``, and grades it on the perfect-play yardstick (``--no-eval-yardstick``
 skips it); best/ is chosen by ``--select-by`` (default: the yardstick's optimal-move rate), and
