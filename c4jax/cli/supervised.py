@@ -94,7 +94,7 @@ class Config:
         "batch_size": ranges.ONE_OR_MORE, "epochs": ranges.ONE_OR_MORE, "val_fraction": ranges.Range(0, 1, high_open=True),
         "test_fraction": ranges.Range(0, 1, high_open=True), "chunk_steps": ranges.ONE_OR_MORE,
     }
-    SMOKE: ClassVar[dict] = {"dataset": "runs/smoke/1steplA_2k.npz", "num_pairs": 2000, "epochs": 1, "chunk_steps": 10}
+    SMOKE: ClassVar[dict] = {"dataset": "runs/smoke/1steplA_2k.npz", "num_pairs": 2000, "width": 16, "epochs": 1, "chunk_steps": 10}
 
     def __post_init__(self):
         if not ranges.checking():

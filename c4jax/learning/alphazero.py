@@ -171,7 +171,7 @@ class AlphaZeroConfig:
 
     SMOKE: ClassVar[dict] = {
         "games": 4, "num_simulations": 4, "updates_per_iteration": 2, "iterations_per_eval": 1, "buffer_size": 4096,
-        "batch_size": 8, "eval_simulations": 4, "play_simulations": 6, "width": 8, "tower_channels": 4,
+        "batch_size": 8, "eval_simulations": 0, "play_simulations": 6, "width": 8, "tower_channels": 4,
         "total_updates": 2,
     }
 

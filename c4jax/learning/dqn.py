@@ -108,7 +108,8 @@ class DQNConfig(SelfPlayConfig):
         "eps_start": ranges.UNIT, "eps_end": ranges.UNIT, "eps_decay": ranges.POSITIVE, "eval_every": ranges.ONE_OR_MORE,
     }
 
-    SMOKE: ClassVar[dict] = {"buffer_size": 2000, "learning_starts": 200, "eval_every": 200, "total_updates": 200}
+    SMOKE: ClassVar[dict] = {"width": 16, "buffer_size": 2000, "learning_starts": 200, "updates_per_episode": 2,
+                             "episodes_per_iteration": 2, "eval_every": 8, "total_updates": 8}
 
     def __post_init__(self):
         super().__post_init__()

@@ -149,7 +149,7 @@ class LoopConfig:
         "process_id": ranges.NON_NEGATIVE,
     }
 
-    SMOKE: ClassVar[dict] = {"eval_opponents": (), "eval_yardstick": False}
+    SMOKE: ClassVar[dict] = {"eval_opponents": (), "eval_yardstick": False, "init_from": "", "freeze_conv": False}
 
     def __post_init__(self):
         if not ranges.checking():
@@ -442,8 +442,10 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
         if algo.block_end(before) <= total:
             state, metrics = chunk(state)
         else:  # the last block, shortened to end at the budget (a chunk of its own, compiled once)
-            short, state = make_chunk(algo, k_seeds, placement, state,
-                                      algo.short_block(seed_slice(state, 0), total - before))
+            units = algo.short_block(seed_slice(state, 0), total - before)
+            if units == 0:  # PPO after buffers that self-play left short: no whole buffer fits any more
+                break
+            short, state = make_chunk(algo, k_seeds, placement, state, units)
             state, metrics = short(state)
         params, updates = algo.playing_params(state), updates_of(state)
         evaluated = evaluate(agent_of, algo.name, params, old_params, seeds, [r.loop["evals"] for r in runs], cfg,

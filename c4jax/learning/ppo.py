@@ -81,7 +81,7 @@ class PPOConfig(SelfPlayConfig):
         "eval_every": ranges.at_least(0, "(0 = the preset's)"), "buffers_per_eval": ranges.ONE_OR_MORE,
     }
 
-    SMOKE: ClassVar[dict] = {"buffer_size": 256, "games_per_collect": 16, "epochs": 2, "buffers_per_eval": 1,
+    SMOKE: ClassVar[dict] = {"width": 16, "buffer_size": 256, "games_per_collect": 16, "epochs": 2, "buffers_per_eval": 1,
                              "total_updates": 16}
 
     def __post_init__(self):
@@ -126,11 +126,6 @@ class PPO(onpolicy.OnPolicyAlgorithm):
 
     def chunk_of(self, units: int):
         return jax.jit(partial(self._chunk, units=units))
-
-    def short_block(self, state, updates: int) -> int:
-        """Enough buffers for ``updates`` (full buffers make :attr:`update_step` updates each)."""
-        del state
-        return max(1, -(-updates // self.update_step))
 
     def _chunk(self, state: TrainState, units: int | None = None):
         """``buffers_per_eval`` buffers (``units``: that many; one ``lax.scan``); metrics averaged over them."""

@@ -49,7 +49,7 @@ class ReinforceConfig(SelfPlayConfig):
         "episodes_per_eval": ranges.ONE_OR_MORE,
     }
 
-    SMOKE: ClassVar[dict] = {"games_per_collect": 5, "episodes_per_eval": 10, "total_updates": 10}
+    SMOKE: ClassVar[dict] = {"width": 16, "games_per_collect": 5, "episodes_per_eval": 10, "total_updates": 10}
 
     def __post_init__(self):
         super().__post_init__()
