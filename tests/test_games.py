@@ -118,7 +118,7 @@ def test_alphazero_learns_tic_tac_toe_from_pgx():
     state = algo.init(run_key, algo.fresh_params(init_key))
     untrained = state.params
     state, metrics = algo.chunk(state)
-    assert int(state.updates) == cfg.eval_every and float(metrics["selfplay/length"]) >= 5
+    assert int(state.updates) == cfg.eval_updates and float(metrics["selfplay/length"]) >= 5
     rand = agents.load("random").replace(game=TTT)
     key = jax.random.key(1)
     searched = evaluation.match(algo.agent_of(state.params, "az").replace(num_simulations=32), rand, key).win_rate

@@ -10,7 +10,7 @@
 
 Every move of every self-play game is chosen by a batched search whose model is the jitted
 environment, guided by a two-headed CNET that trains on (board, search policy, outcome) with
-mirrors, from a replay buffer. Evaluates every ``--iterations-per-eval`` iterations against
+mirrors, from a replay buffer. Evaluates every ``--eval-every`` updates (8 iterations) against
 Random, the old network, 1StepLA and ``--eval-opponents`` (default 2StepLA), playing with
 ``--eval-simulations``, and grades it on the perfect-play yardstick (``--no-eval-yardstick``
 skips it); best/ is chosen by ``--select-by`` (default: the yardstick's optimal-move rate), and
@@ -31,8 +31,6 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
-
-import tyro
 
 from c4jax import games
 from c4jax.io import cliargs, runlog
@@ -113,5 +111,6 @@ def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
         default = defaults(game)
     except ValueError:  # an unknown --game: the parser's check of --game names it
         default = defaults(games.DEFAULT)
-    cfg = cliargs.parse(Config, argv, prog, default=default, config=(tyro.conf.OmitArgPrefixes,))
+    with cliargs.one_line_errors(argv, prog):
+        cfg = config.parse_cli(default, argv, prog=prog)
     return loop.exit_on_error(main, cfg)

@@ -27,7 +27,7 @@ import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import ClassVar, Literal, Sequence
 
 import jax
 import numpy as np
@@ -35,7 +35,7 @@ from tqdm.auto import tqdm
 
 from c4jax import agents, evaluation
 from c4jax.io import checkpoint, cliargs, interrupt, outdir, runlog, track
-from c4jax.learning import data, loop
+from c4jax.learning import config, data, loop, ranges
 from c4jax.nets import cnet
 from c4jax.agents.network import NetworkAgent
 from c4jax.learning import supervised as sv
@@ -89,18 +89,21 @@ class Config:
     """Also send every epoch's metrics to these trackers: tensorboard (event files in OUT/tb) and/or wandb
     (the track extra)."""
 
+    RANGES: ClassVar[dict] = {
+        "num_pairs": ranges.ONE_OR_MORE, "data_seed": ranges.NON_NEGATIVE, "seed": ranges.NON_NEGATIVE,
+        "width": ranges.ONE_OR_MORE, "learning_rate": ranges.POSITIVE, "weight_decay": ranges.NON_NEGATIVE,
+        "batch_size": ranges.ONE_OR_MORE, "epochs": ranges.ONE_OR_MORE, "val_fraction": ranges.Range(0, 1, high_open=True),
+        "test_fraction": ranges.Range(0, 1, high_open=True), "chunk_steps": ranges.ONE_OR_MORE,
+    }
+    SMOKE: ClassVar[dict] = {"dataset": "runs/smoke/1steplA_2k.npz", "num_pairs": 2000, "width": 16, "epochs": 1, "chunk_steps": 10}
+
     def __post_init__(self):
-        for flag, value in (("--num-pairs", self.num_pairs), ("--width", self.width), ("--batch-size", self.batch_size),
-                            ("--epochs", self.epochs), ("--chunk-steps", self.chunk_steps)):
-            if value < 1:
-                raise ValueError(f"{flag} must be at least 1, got {value}")
-        if not self.learning_rate > 0:
-            raise ValueError(f"--learning-rate must be positive, got {self.learning_rate}")
-        if not self.weight_decay >= 0:
-            raise ValueError(f"--weight-decay must be >= 0, got {self.weight_decay}")
-        if not (0 <= self.val_fraction and 0 <= self.test_fraction and self.val_fraction + self.test_fraction < 1):
-            raise ValueError("--val-fraction and --test-fraction must be >= 0 and leave rows to train on (sum below "
-                             f"1), got {self.val_fraction} and {self.test_fraction}")
+        if not ranges.checking():
+            return
+        ranges.check(self)
+        if self.val_fraction + self.test_fraction >= 1:
+            raise ValueError(f"--val-fraction + --test-fraction must be < 1 (the rest trains), got "
+                             f"{self.val_fraction} + {self.test_fraction}")
         track.check_backends(self.track)
 
 
@@ -278,4 +281,7 @@ def main(cfg: Config) -> dict:
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     """Parse ``argv`` (default: this process' arguments) and train; ``prog`` names the command in
     ``--help`` (``c4jax train supervised``; default: the script's file name)."""
-    return loop.exit_on_error(main, cliargs.parse(Config, sys.argv[1:] if argv is None else argv, prog))
+    argv = sys.argv[1:] if argv is None else list(argv)
+    with cliargs.one_line_errors(argv, prog):
+        cfg = config.parse_cli(Config(), argv, prog=prog)
+    return loop.exit_on_error(main, cfg)

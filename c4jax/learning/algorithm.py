@@ -53,6 +53,14 @@ class Algorithm:
     chunk is compiled anew for each algorithm (e.g. one that plays a loaded opponent, whose weights
     the program holds as constants)."""
 
+    update_step: int = 1
+    """The updates that the training makes at once (an iteration's, a buffer's...): ``--total-updates``
+    stops at its largest multiple of it, ``--eval-every`` must be a multiple of it."""
+    update_step_name: str = "update"
+    """What makes :attr:`update_step` updates, as the messages name it (e.g. "iteration (--updates-per-iteration)")."""
+    eval_updates: int = 1
+    """The updates of one full chunk (``--eval-every``): the updates between two evaluations."""
+
     def init(self, key: Array, params) -> TrainState:
         """The fresh training state of one seed, from its network's initial ``params``."""
         raise NotImplementedError
@@ -62,6 +70,24 @@ class Algorithm:
         metrics (scalars). Jittable and vmappable: the loop calls it as ``jit(vmap(chunk))``. The
         algorithms here set it per instance to ``jax.jit(self._chunk)``."""
         raise NotImplementedError
+
+    def chunk_of(self, units: int):
+        """A chunk shorter than :meth:`chunk`, of ``units`` (what :meth:`short_block` returns): the last
+        block of a run whose ``--total-updates`` ends inside a block. The algorithms here jit their
+        ``_chunk`` with ``units`` bound."""
+        raise NotImplementedError
+
+    def block_end(self, updates: int) -> int:
+        """The updates after a full chunk from ``updates`` (at most: a trainer that only plays until its
+        buffer fills makes fewer)."""
+        return updates + self.eval_updates
+
+    def short_block(self, state, updates: int) -> int:
+        """The ``units`` of :meth:`chunk_of` that make exactly ``updates`` more updates (a multiple of
+        :attr:`update_step`) from ``state`` (one seed's, on the host): by default ``updates // update_step``
+        units of :attr:`update_step` updates each."""
+        del state
+        return updates // self.update_step
 
     @property
     def is_cnet(self) -> bool:

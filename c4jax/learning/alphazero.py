@@ -35,11 +35,13 @@ chunks. Evaluation and the saved agent play with search (``eval_simulations``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Annotated, Any, ClassVar
 
 import jax
 import jax.numpy as jnp
 import optax
+import tyro
 from flax import struct
 from jax import Array
 
@@ -50,7 +52,7 @@ from c4jax.games import DEFAULT, Symmetry, kit_of, make
 from c4jax.games import base as games
 from c4jax.io.devices import shard_batch
 from c4jax.learning import buffer as rb
-from c4jax.learning import dedup
+from c4jax.learning import dedup, ranges
 from c4jax.learning.algorithm import Algorithm
 from c4jax.learning.optim import apply_gradients, make_optimizer
 from c4jax.learning.train_state import TrainState
@@ -89,8 +91,11 @@ class AlphaZeroConfig:
     updates_per_iteration: int = 128
     """Adam steps after each self-play iteration (each draws ``batch_size`` positions; an iteration's
     self-play costs several times more than its updates)."""
-    iterations_per_eval: int = 8
-    """Self-play iterations between evaluations (and checkpoints)."""
+    eval_every: int = 0
+    """Adam steps between evaluations (and checkpoints), a multiple of --updates-per-iteration; 0 = 8
+    iterations' (Checkers: 50). Saved as the number of iterations (iterations_per_eval)."""
+    iterations_per_eval: Annotated[int, tyro.conf.Suppress] = 8
+    """Self-play iterations between evaluations, which --eval-every sets."""
     learning_rate: float = 1e-3
     """Adam learning rate."""
     weight_decay: float = 1e-4
@@ -150,34 +155,36 @@ class AlphaZeroConfig:
     targets of its copies (:mod:`c4jax.learning.dedup`), instead of one row per copy (the games' shared
     first plies and, on Connect Four, the mirror images repeat positions)."""
 
+    RANGES: ClassVar[dict] = {
+        "games": ranges.ONE_OR_MORE, "num_simulations": ranges.ONE_OR_MORE, "max_considered": ranges.ONE_OR_MORE,
+        "dirichlet_alpha": ranges.POSITIVE, "dirichlet_fraction": ranges.UNIT, "temperature_moves": ranges.NON_NEGATIVE,
+        "random_start_frac": ranges.UNIT, "buffer_size": ranges.ONE_OR_MORE, "batch_size": ranges.ONE_OR_MORE,
+        "updates_per_iteration": ranges.ONE_OR_MORE, "eval_every": ranges.at_least(0, "(0 = 8 iterations)"),
+        "iterations_per_eval": ranges.ONE_OR_MORE, "learning_rate": ranges.POSITIVE,
+        "weight_decay": ranges.NON_NEGATIVE, "value_weight": ranges.NON_NEGATIVE, "reply_weight": ranges.NON_NEGATIVE,
+        "eval_simulations": ranges.NON_NEGATIVE, "play_simulations": ranges.NON_NEGATIVE, "width": ranges.ONE_OR_MORE,
+        "tower_blocks": ranges.NON_NEGATIVE, "tower_channels": ranges.ONE_OR_MORE, "full_search_frac": ranges.UNIT,
+        "cheap_simulations": ranges.ONE_OR_MORE, "ema_decay": ranges.Range(0, 1, high_open=True),
+        "value_q_weight": ranges.UNIT, "lr_decay_updates": ranges.NON_NEGATIVE, "lr_final_frac": ranges.UNIT,
+    }
+
+    SMOKE: ClassVar[dict] = {
+        "games": 4, "num_simulations": 4, "updates_per_iteration": 2, "iterations_per_eval": 1, "buffer_size": 4096,
+        "batch_size": 8, "eval_simulations": 0, "play_simulations": 6, "width": 8, "tower_channels": 4,
+        "total_updates": 2,
+    }
+
     def __post_init__(self):
+        if not ranges.checking():
+            return
+        ranges.check(self)
         if self.method not in METHODS:
             raise ValueError(f"--method must be one of {METHODS}, got {self.method!r}")
-        for name in ("games", "num_simulations", "buffer_size", "batch_size", "updates_per_iteration",
-                     "iterations_per_eval", "width", "tower_channels"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
-        for name in ("eval_simulations", "play_simulations", "tower_blocks"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
-        if self.max_considered < 1:
-            raise ValueError(f"--max-considered must be >= 1, got {self.max_considered}")
         if self.solve and self.method != "puct":
             raise ValueError(f"--solve searches self-play with PUCT and proven values: it needs --method puct, "
                              f"got --method {self.method}")
-        if not 0.0 <= self.ema_decay < 1.0:
-            raise ValueError(f"--ema-decay must be in [0, 1), got {self.ema_decay}")
-        for name in ("random_start_frac", "full_search_frac", "value_q_weight"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"--{name.replace('_', '-')} must be in [0, 1], got {getattr(self, name)}")
-        if self.lr_decay_updates < 0:
-            raise ValueError(f"--lr-decay-updates must be >= 0, got {self.lr_decay_updates}")
-        if not 0.0 <= self.lr_final_frac <= 1.0:
-            raise ValueError(f"--lr-final-frac must be in [0, 1], got {self.lr_final_frac}")
-        if self.cheap_simulations < 1:
-            raise ValueError(f"--cheap-simulations must be >= 1, got {self.cheap_simulations}")
-        if self.reply_weight < 0:
-            raise ValueError(f"--reply-weight must be >= 0, got {self.reply_weight}")
+        ranges.eval_every_to_units(self, "iterations_per_eval", self.updates_per_iteration,
+                                   "iteration (--updates-per-iteration)")
 
     def check_game(self, game) -> None:
         """The settings that depend on the game: ``ValueError`` when they do not fit ``game``."""
@@ -217,7 +224,7 @@ class AlphaZeroConfig:
         return self.full_search_frac < 1.0
 
     @property
-    def eval_every(self) -> int:
+    def eval_updates(self) -> int:
         """Adam steps between evaluations."""
         return self.updates_per_iteration * self.iterations_per_eval
 
@@ -394,6 +401,8 @@ class AlphaZero(Algorithm):
         self.tx = make_optimizer(cfg.learning_rate_schedule, cfg.weight_decay, freeze_conv)
         self.chunk = jax.jit(self._chunk)
         self.compile_key = (type(self), cfg, freeze_conv, game)
+        self.update_step, self.update_step_name = cfg.updates_per_iteration, "iteration (--updates-per-iteration)"
+        self.eval_updates = cfg.eval_updates
         self.agent_meta = {"search": {"simulations": cfg.play_simulations, "solve": cfg.play_solve}}
         if cfg.tower:
             if freeze_conv:
@@ -488,8 +497,13 @@ class AlphaZero(Algorithm):
             metrics["selfplay/distinct_share"] = distinct_share
         return state, metrics
 
-    def _chunk(self, state: AlphaZeroState):
-        state, metrics = jax.lax.scan(self._iteration, state, None, length=self.cfg.iterations_per_eval)
+    def chunk_of(self, units: int):
+        return jax.jit(partial(self._chunk, units=units))
+
+    def _chunk(self, state: AlphaZeroState, units: int | None = None):
+        """``iterations_per_eval`` iterations (``units``: that many)."""
+        length = self.cfg.iterations_per_eval if units is None else units
+        state, metrics = jax.lax.scan(self._iteration, state, None, length=length)
         metrics = {k: v.mean() for k, v in metrics.items()}
         metrics["buffer/size"] = state.buffer.size.astype(jnp.float32)
         metrics["selfplay/episodes"] = state.episodes.astype(jnp.float32)

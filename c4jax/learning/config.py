@@ -13,9 +13,13 @@ turns its flags into strategy functions once, when it is made (``onpolicy.Strate
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass
-from typing import Any, Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Sequence
 
+from c4jax import games
+from c4jax.learning import ranges
 from c4jax.learning.opponent import OpponentConfig
 
 # design.md §7a, one entry per difference; each name is a field of the config it concerns
@@ -84,39 +88,177 @@ def preset_from_argv(argv: Sequence[str], flag: str = "--preset", default: str =
 
 
 
-def game_cli(argv: Sequence[str], connect_four, other_defaults, prog: str | None = None):
-    """Parse a trainer script's command line whose settings depend on ``--game``: Connect Four's
-    with ``connect_four(argv)``, another game's (tyro) over ``other_defaults(game)``, a frozen config
-    of configs. ``--game`` is read first so that the other flags' defaults (and ``--help``) are that
-    game's. ``prog``: the command named in the usage line (default: the script's file name)."""
+SMOKE = "smoke"
+"""``--preset smoke``: every trainer's smallest run (a few updates, one evaluation, small networks and
+batches), which checks the whole pipeline in well under a minute on a CPU; it writes to
+``runs/smoke/...`` (replacing the smoke run there) unless ``--out`` says otherwise. Each config class
+declares its sizes in a ``SMOKE`` class attribute; explicit flags override them."""
+
+# the deprecated names of --eval-every: flag -> (the config field it sets, the config's updates per unit
+# of that field: an attribute name, or None for a field counted in updates)
+DEPRECATED_EVAL_FLAGS: dict[str, tuple[str, str | None]] = {
+    "--buffers-per-eval": ("buffers_per_eval", "buffer_updates"),
+    "--iterations-per-eval": ("iterations_per_eval", "updates_per_iteration"),
+    "--collects-per-eval": ("collects_per_eval", "collect_updates"),
+    "--episodes-per-eval": ("episodes_per_eval", None),
+}
+
+
+def _configs(cfg) -> list:
+    """``cfg`` and the dataclasses among its fields (a trainer script's config of configs)."""
+    return [cfg] + [getattr(cfg, f.name) for f in dataclasses.fields(cfg) if dataclasses.is_dataclass(getattr(cfg, f.name))]
+
+
+def _fail(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def take_smoke(argv: Sequence[str]) -> tuple[list[str], bool]:
+    """``argv`` without a last ``--preset smoke`` (every ``--preset`` then dropped), and whether it had one."""
+    argv = list(argv)
+    if preset_from_argv(argv, default="") != SMOKE:
+        return argv, False
+    kept, skip = [], False
+    for i, arg in enumerate(argv):
+        if skip:
+            skip = False
+        elif arg == "--preset" and i + 1 < len(argv):
+            skip = True
+        elif not arg.startswith("--preset="):
+            kept.append(arg)
+    return kept, True
+
+
+def smoke_config(cfg):
+    """``cfg`` (a trainer script's config of configs, or one config) with every config's ``SMOKE``
+    sizes: each config takes its own, a size that it has no field for (a trainer's ``total_updates``)
+    goes to the config that has one; the run writes to ``runs/smoke/...``, evaluates against the
+    fixed opponents only and replaces the smoke run it finds there."""
+    subs = _configs(cfg)
+    sizes = [dict(getattr(type(c), "SMOKE", {})) for c in subs]
+    new = []
+    for c, own in zip(subs, sizes):
+        names = {f.name for f in dataclasses.fields(c)}
+        changes = {k: v for k, v in own.items() if k in names}
+        for other in sizes:  # another config's sizes that fit this one
+            changes.update({k: v for k, v in other.items() if k in names and k not in own})
+        if "out" in names:
+            changes.update(out=str(Path("runs", SMOKE, *Path(c.out).parts[1:])), overwrite=True)
+        if "select_by" in names:  # only the fixed opponents: the kit's reference (1StepLA in Connect Four), else Random
+            changes.update(select_by=games.kit_of(c.game).reference or "random")
+        with ranges.deferred():
+            new.append(dataclasses.replace(c, **changes))
+    top, rest = new[0], iter(new[1:])
+    nested = {f.name: next(rest) for f in dataclasses.fields(cfg) if dataclasses.is_dataclass(getattr(cfg, f.name))}
+    with ranges.deferred():
+        return dataclasses.replace(top, **nested) if nested else top
+
+
+def _replace_in(cfg, change):
+    """``cfg`` with ``change`` applied to it and to each of its dataclass fields."""
+    nested = {f.name: change(getattr(cfg, f.name)) for f in dataclasses.fields(cfg)
+              if dataclasses.is_dataclass(getattr(cfg, f.name))}
+    return change(dataclasses.replace(cfg, **nested))
+
+
+def _take_deprecated(argv: list[str], default) -> tuple[list[str], dict[str, tuple[str, int]]]:
+    """``argv`` without the deprecated names of --eval-every that a config of ``default`` has a field
+    for, and their values: ``{field: (flag, value)}``."""
+    fields = {f.name for c in _configs(default) for f in dataclasses.fields(c)}
+    kept, old, i = [], {}, 0
+    while i < len(argv):
+        arg = argv[i]
+        name, _, inline = arg.partition("=")
+        if name in DEPRECATED_EVAL_FLAGS and DEPRECATED_EVAL_FLAGS[name][0] in fields:
+            value = inline if inline else (argv[i + 1] if i + 1 < len(argv) else "")
+            i += 1 if inline else 2
+            try:
+                old[DEPRECATED_EVAL_FLAGS[name][0]] = (name, int(value))
+            except ValueError:
+                _fail(f"{name} must be a whole number of evaluations' units, got {value!r}")
+            continue
+        kept.append(arg)
+        i += 1
+    return kept, old
+
+
+def checked(cfg, deprecated: dict[str, tuple[str, int]] | None = None, eval_every_given: bool = False):
+    """``cfg`` (a trainer script's config of configs, or one config) made again with every config's
+    checks on (a config parsed inside :func:`c4jax.learning.ranges.deferred`), with the values of the
+    deprecated names of --eval-every (``{field: (flag, value)}``) set. A value out of range ends the
+    script with one ``error:`` line, exit status 2."""
+    deprecated = deprecated or {}
+    if deprecated and eval_every_given:
+        _fail(f"give --eval-every only ({', '.join(f for f, _ in deprecated.values())} is its deprecated name)")
+    try:
+        subs = {}
+        for f in dataclasses.fields(cfg):
+            c = getattr(cfg, f.name)
+            if dataclasses.is_dataclass(c):
+                subs[f.name] = dataclasses.replace(c, **{k: v for k, (_, v) in deprecated.items() if hasattr(c, k)})
+        cfg = dataclasses.replace(cfg, **subs, **{k: v for k, (_, v) in deprecated.items() if k in {
+            f.name for f in dataclasses.fields(cfg)}})
+    except ValueError as e:
+        _fail(" ".join(str(e).split()))
+    for c in _configs(cfg):
+        for field, (name, value) in deprecated.items():
+            if hasattr(c, field):
+                per = DEPRECATED_EVAL_FLAGS[name][1]
+                every = value * (getattr(c, per) if per else 1)
+                print(f"note: {name} is deprecated: use --eval-every, in updates ({name} {value} = --eval-every "
+                      f"{every})", file=sys.stderr)
+    return cfg
+
+
+def parse_cli(default, argv: Sequence[str], prog: str | None = None, smoke: bool = False):
+    """Parse a trainer script's command line (tyro) over ``default``, a frozen config (of configs):
+    ``--preset smoke`` (or ``smoke``: already taken out of ``argv``) starts from :func:`smoke_config`;
+    the deprecated names of --eval-every are taken out and set after parsing; the configs are parsed
+    without their checks and then made with them (:func:`checked`), so that a value out of range is one
+    ``error:`` line and exit status 2, before anything compiles."""
     import tyro
 
-    from c4jax import games
+    argv, smoke_flag = take_smoke(argv)
+    if smoke or smoke_flag:
+        default = smoke_config(default)
+    argv, deprecated = _take_deprecated(argv, default)
+    with ranges.deferred():
+        cfg = tyro.cli(type(default), default=default, args=argv, prog=prog, config=(tyro.conf.OmitArgPrefixes,))
+        if (smoke or smoke_flag) and "--overwrite" not in argv:  # a smoke run resumed keeps its files
+            cfg = _replace_in(cfg, lambda c: dataclasses.replace(c, overwrite=False)
+                              if getattr(c, "resume", False) else c)
+    given = any(a == "--eval-every" or a.startswith("--eval-every=") for a in argv)
+    return checked(cfg, deprecated, given)
 
+
+def game_cli(argv: Sequence[str], connect_four, other_defaults, prog: str | None = None):
+    """Parse a trainer script's command line whose settings depend on ``--game``: Connect Four's
+    with ``connect_four(argv)``, another game's over ``other_defaults(game)``, a frozen config
+    of configs (:func:`parse_cli`). ``--game`` is read first so that the other flags' defaults (and
+    ``--help``) are that game's. ``prog``: the command named in the usage line (default: the script's
+    file name)."""
     argv = list(argv)
     game = preset_from_argv(argv, flag="--game", default=games.DEFAULT)
     if game == games.DEFAULT:
         return connect_four(argv)
-    default = other_defaults(game)
-    return tyro.cli(type(default), default=default, args=argv, prog=prog, config=(tyro.conf.OmitArgPrefixes,))
+    return parse_cli(other_defaults(game), argv, prog=prog)
 
 
 def preset_cli(default, argv: Sequence[str] | None = None, prog: str | None = None):
-    """Parse a trainer script's command line (tyro) over ``default``, a frozen config of configs
-    with a ``preset`` field: the preset that ``--preset`` names (``default.preset`` when the command
-    line names none) is applied to every sub-config first, so explicit flags override it. ``prog``: the
+    """Parse a trainer script's command line (:func:`parse_cli`) over ``default``, a frozen config of
+    configs with a ``preset`` field: the preset that ``--preset`` names (``default.preset`` when the
+    command line names none) is applied to every sub-config first, so explicit flags override it;
+    ``--preset smoke`` keeps ``default.preset`` and shrinks the run (:data:`SMOKE`). ``prog``: the
     command named in the usage line (default: the script's file name)."""
-    import sys
-
-    import tyro
-
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv, smoke = take_smoke(sys.argv[1:] if argv is None else argv)
     name = preset_from_argv(argv, default=default.preset)
     if name in PRESETS:
         subs = {f.name: with_preset(getattr(default, f.name), name) for f in dataclasses.fields(default)
                 if dataclasses.is_dataclass(getattr(default, f.name))}
         default = dataclasses.replace(default, preset=name, **subs)
-    return tyro.cli(type(default), default=default, args=argv, prog=prog, config=(tyro.conf.OmitArgPrefixes,))
+    return parse_cli(default, argv, prog=prog, smoke=smoke)
+
 
 @dataclass(frozen=True)
 class SelfPlayConfig(OpponentConfig):
@@ -137,7 +279,11 @@ class SelfPlayConfig(OpponentConfig):
     width: int = 128
     """CNET width (filters and dense units)."""
 
+    RANGES: ClassVar[dict] = {"gamma": ranges.UNIT, "reward_backprop_n": ranges.NON_NEGATIVE, "width": ranges.ONE_OR_MORE}
+
     def __post_init__(self):
         super().__post_init__()
+        if not ranges.checking():
+            return
         if self.reward_backprop not in ("per_player", "segments"):
             raise ValueError(f"--reward-backprop must be 'per_player' or 'segments', got {self.reward_backprop!r}")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -29,7 +29,7 @@ from flax import struct
 from jax import Array
 
 from c4jax.learning import buffer as rb
-from c4jax.learning import losses
+from c4jax.learning import losses, ranges
 from c4jax.agents import arena
 from c4jax.agents.base import AgentBase
 from c4jax.nets.cnet import CNet
@@ -100,16 +100,33 @@ class DQNConfig(SelfPlayConfig):
     """Reset the target network to the weights the old-network rule leaves in place, on a new best and on a
     revert (the published code, design.md §7a)."""
 
+    RANGES: ClassVar[dict] = {
+        "learning_rate": ranges.POSITIVE, "weight_decay": ranges.NON_NEGATIVE, "batch_size": ranges.ONE_OR_MORE,
+        "buffer_size": ranges.ONE_OR_MORE, "learning_starts": ranges.NON_NEGATIVE,
+        "updates_per_episode": ranges.ONE_OR_MORE, "episodes_per_iteration": ranges.ONE_OR_MORE,
+        "target_update_every": ranges.ONE_OR_MORE, "tau": ranges.Range(0, 1, low_open=True),
+        "eps_start": ranges.UNIT, "eps_end": ranges.UNIT, "eps_decay": ranges.POSITIVE, "eval_every": ranges.ONE_OR_MORE,
+    }
+
+    SMOKE: ClassVar[dict] = {"width": 16, "buffer_size": 2000, "learning_starts": 200, "updates_per_episode": 2,
+                             "episodes_per_iteration": 2, "eval_every": 8, "total_updates": 8}
+
     def __post_init__(self):
         super().__post_init__()
+        if not ranges.checking():
+            return
         if self.loss not in ("mse", "huber"):
             raise ValueError(f"--loss must be 'mse' or 'huber', got {self.loss!r}")
-        if not 0.0 < self.tau <= 1.0:
-            raise ValueError(f"--tau must be in (0, 1], got {self.tau}")
         if self.learning_starts > self.buffer_size:
-            raise ValueError("--learning-starts cannot exceed --buffer-size")
-        if self.eval_every % (self.updates_per_episode * self.episodes_per_iteration):
-            raise ValueError("--eval-every must be a multiple of updates-per-episode x episodes-per-iteration")
+            raise ValueError(f"--learning-starts ({self.learning_starts}) cannot exceed --buffer-size ({self.buffer_size})")
+        if self.eval_every % self.iteration_updates:
+            raise ValueError(f"--eval-every must be a multiple of the {self.iteration_updates} updates of one iteration "
+                             f"(--updates-per-episode x --episodes-per-iteration), got {self.eval_every}")
+
+    @property
+    def iteration_updates(self) -> int:
+        """The updates of one iteration once the buffer holds --learning-starts transitions."""
+        return self.updates_per_episode * self.episodes_per_iteration
 
 
 def epsilon(cfg: DQNConfig, episodes: Array) -> Array:
@@ -296,6 +313,20 @@ class DQN(Algorithm):
         self.tx = make_optimizer(cfg.learning_rate, cfg.weight_decay, freeze_conv)
         self.chunk = jax.jit(self._chunk)
         self.compile_key = None if cfg.opponent_agent is not None else (type(self), cfg, freeze_conv)
+        self.update_step, self.eval_updates = cfg.iteration_updates, cfg.eval_every
+        self.update_step_name = "iteration (--updates-per-episode x --episodes-per-iteration)"
+
+    def chunk_of(self, units: int):
+        """The chunk that makes ``units`` updates (past the iterations that only fill the buffer)."""
+        return jax.jit(partial(self._chunk, units=units))
+
+    def block_end(self, updates: int) -> int:
+        """A full chunk ends at the next multiple of ``eval_every``."""
+        return (updates // self.cfg.eval_every + 1) * self.cfg.eval_every
+
+    def short_block(self, state, updates: int) -> int:
+        del state
+        return updates
 
     def init(self, key: Array, params) -> DQNState:
         example = Transition(board=jnp.zeros((6, 7), jnp.int8), action=jnp.int32(0), reward=jnp.float32(0),
@@ -365,9 +396,13 @@ class DQN(Algorithm):
                  "length": traj.length.sum().astype(jnp.float32), "games": jnp.float32(games)}
         return state, stats
 
-    def _chunk(self, state: DQNState):
-        """Iterate until the next multiple of ``eval_every`` updates; return averaged metrics."""
-        stop = (state.updates // self.cfg.eval_every + 1) * self.cfg.eval_every
+    def _chunk(self, state: DQNState, units: int | None = None):
+        """Iterate until the next multiple of ``eval_every`` updates (``units``: until ``units`` more
+        updates); return averaged metrics."""
+        if units is None:
+            stop = (state.updates // self.cfg.eval_every + 1) * self.cfg.eval_every
+        else:
+            stop = state.updates + units
         zero = {k: jnp.float32(0) for k in ("loss", "q", "target", "n", "length", "games")}
 
         def cond(c):

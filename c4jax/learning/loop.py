@@ -39,7 +39,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable, ClassVar, Literal
 
 import jax
 import jax.numpy as jnp
@@ -49,7 +49,7 @@ from tqdm.auto import tqdm
 from c4jax import agents, games
 from c4jax.io import checkpoint, devices, interrupt, outdir, track
 from c4jax.nets import cnet
-from c4jax.learning import selection
+from c4jax.learning import ranges, selection
 from c4jax.learning.algorithm import Algorithm
 from c4jax.learning.evaluator import evaluate, evaluated_agent, metrics_row
 from c4jax.learning.placement import SHARD_MODES, Placement, plan
@@ -139,19 +139,25 @@ class LoopConfig:
     process_id: int = 0
     """Several hosts: this process' index, 0 .. --num-processes - 1. Process 0 writes every file."""
 
+    RANGES: ClassVar[dict] = {
+        "seed": ranges.NON_NEGATIVE, "total_updates": ranges.ONE_OR_MORE, "revert_drop": ranges.NON_NEGATIVE,
+        "old_best_start": ranges.Range(-1, 1), "vmap_seeds": ranges.ONE_OR_MORE,
+        "devices": ranges.at_least(0, "(0 = all)"), "num_processes": ranges.ONE_OR_MORE,
+        "process_id": ranges.NON_NEGATIVE,
+    }
+
+    SMOKE: ClassVar[dict] = {"eval_opponents": (), "eval_yardstick": False, "init_from": "", "freeze_conv": False}
+
     def __post_init__(self):
-        if self.devices < 0:
-            raise ValueError(f"--devices must be >= 0 (0 = all), got {self.devices}")
+        if not ranges.checking():
+            return
+        ranges.check(self)
         if self.shard not in SHARD_MODES:
             raise ValueError(f"--shard must be one of {SHARD_MODES}, got {self.shard!r}")
-        if self.num_processes < 1 or not 0 <= self.process_id < self.num_processes:
+        if not 0 <= self.process_id < self.num_processes:
             raise ValueError(f"--process-id must be in 0..{self.num_processes - 1}, got {self.process_id}")
         if self.num_processes > 1 and not self.coordinator_address:
             raise ValueError("--num-processes > 1 needs --coordinator-address HOST:PORT")
-        if self.vmap_seeds < 1:
-            raise ValueError(f"--vmap-seeds must be >= 1, got {self.vmap_seeds}")
-        if self.total_updates < 1:
-            raise ValueError(f"--total-updates must be >= 1, got {self.total_updates}")
         track.check_backends(self.track)
         if self.game not in games.GAMES:
             raise ValueError(f"--game must be one of {sorted(games.GAMES)}, got {self.game!r}")
@@ -334,6 +340,16 @@ def check_resume_config(out: Path, config: dict) -> None:
     outdir.check_resume_config(saved, config, RESUME_MAY_CHANGE, str(out))
 
 
+def budget(algo: Algorithm, total_updates: int) -> int:
+    """The updates a run of ``algo`` stops at: the largest multiple of ``algo.update_step`` that is at most
+    ``total_updates`` (:class:`ConfigError` when there is none)."""
+    step = algo.update_step
+    if total_updates < step:
+        raise ConfigError(f"--total-updates must be >= {step:,} for {algo.name}, whose updates come {step:,} per "
+                          f"{algo.update_step_name}, got {total_updates:,}")
+    return total_updates // step * step
+
+
 def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
         extra_panels: Callable[[], list] | None = None) -> dict:
     """Train ``algo`` to ``cfg.total_updates`` with evaluation, the old-network rule and checkpoints.
@@ -371,7 +387,11 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     """:func:`run` on ``placement``'s devices."""
     if algo.game.id != cfg.game:
         raise ConfigError(f"{algo.name} trains on {algo.game.id} only; this run's --game is {cfg.game}")
+    total = budget(algo, cfg.total_updates)
     write = devices.is_main_process()
+    if write and total != cfg.total_updates:
+        print(f"{algo.name}: updates come {algo.update_step:,} per {algo.update_step_name}; this run stops at "
+              f"{total:,} updates, the largest multiple of {algo.update_step:,} <= --total-updates {cfg.total_updates:,}")
     k_seeds = cfg.vmap_seeds
     seeds = [cfg.seed + k for k in range(k_seeds)]
     out = Path(cfg.out)
@@ -412,12 +432,19 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
 
     agent_of = evaluated_agent(algo, cfg, width)
     desc = algo.name if k_seeds == 1 else f"{algo.name} x{k_seeds}"
-    bar = tqdm(total=cfg.total_updates, initial=int(updates_of(state).min()), desc=desc, unit="upd",
+    bar = tqdm(total=total, initial=int(updates_of(state).min()), desc=desc, unit="upd",
                disable=not cfg.progress or not write, dynamic_ncols=True)
     t_start = time.perf_counter() - counters["wall_s"]
-    while updates_of(state).min() < cfg.total_updates:
+    while updates_of(state).min() < total:
         before = int(updates_of(state).min())
-        state, metrics = chunk(state)
+        if algo.block_end(before) <= total:
+            state, metrics = chunk(state)
+        else:  # the last block, shortened to end at the budget (a chunk of its own, compiled once)
+            units = algo.short_block(seed_slice(state, 0), total - before)
+            if units == 0:  # PPO after buffers that self-play left short: no whole buffer fits any more
+                break
+            short, state = make_chunk(algo, k_seeds, placement, state, units)
+            state, metrics = short(state)
         params, updates = algo.playing_params(state), updates_of(state)
         evaluated = evaluate(agent_of, algo.name, params, old_params, seeds, [r.loop["evals"] for r in runs], cfg,
                              algo.game)

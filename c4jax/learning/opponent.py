@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import ClassVar
 
 from c4jax import agents
 from c4jax.io import checkpoint
+from c4jax.learning import ranges
 
 SELF = "self"
 
@@ -45,9 +47,12 @@ class OpponentConfig:
     opponent_frac: float = 0.5
     """Fraction of each batch of training games played against --opponent (rounded); the rest are self-play."""
 
+    RANGES: ClassVar[dict] = {"opponent_frac": ranges.UNIT}
+
     def __post_init__(self):
-        if not 0.0 <= self.opponent_frac <= 1.0:
-            raise ValueError(f"--opponent-frac must be in [0, 1], got {self.opponent_frac}")
+        if not ranges.checking():
+            return
+        ranges.check(self)  # every numeric field of the config (its subclasses' too), before any other check
         self.opponent_agent  # loaded once, here: an unknown name fails at the command line
 
     @cached_property

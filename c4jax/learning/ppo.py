@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
+from typing import Annotated, ClassVar
 
 import jax
 import jax.numpy as jnp
+import tyro
 
 from c4jax.agents import arena
-from c4jax.learning import onpolicy
+from c4jax.learning import onpolicy, ranges
 from c4jax.learning.config import SelfPlayConfig
 from c4jax.learning.train_state import TrainState
 
@@ -63,21 +66,38 @@ class PPOConfig(SelfPlayConfig):
     unmasked_log_probs: bool = False
     """Stored and recomputed log-probs and the entropy bonus over all 7 columns, unmasked and not
     mirror-averaged (the published code, design.md §7a)."""
-    buffers_per_eval: int = 1
-    """Buffers (collect + update) between evaluations (the published code: 5, design.md §7a)."""
+    eval_every: int = 0
+    """Updates between evaluations (and checkpoints), a multiple of one buffer's (--epochs x
+    ceil(--buffer-size / --minibatch-size)); 0 = the preset's: every buffer (thesis), every 5 buffers
+    (published, design.md §7a). Saved as the number of buffers (buffers_per_eval)."""
+    buffers_per_eval: Annotated[int, tyro.conf.Suppress] = 1
+    """Buffers (collect + update) between evaluations, which --eval-every sets (the published code: 5)."""
+
+    RANGES: ClassVar[dict] = {
+        "buffer_size": ranges.ONE_OR_MORE, "epochs": ranges.ONE_OR_MORE, "minibatch_size": ranges.ONE_OR_MORE,
+        "clip": ranges.POSITIVE, "c1": ranges.NON_NEGATIVE, "c2": ranges.NON_NEGATIVE, "gae_lambda": ranges.UNIT,
+        "learning_rate": ranges.POSITIVE, "weight_decay": ranges.NON_NEGATIVE,
+        "games_per_collect": ranges.at_least(0, "(0 = auto)"), "explore": ranges.UNIT,
+        "eval_every": ranges.at_least(0, "(0 = the preset's)"), "buffers_per_eval": ranges.ONE_OR_MORE,
+    }
+
+    SMOKE: ClassVar[dict] = {"width": 16, "buffer_size": 256, "games_per_collect": 16, "epochs": 2, "buffers_per_eval": 1,
+                             "total_updates": 16}
 
     def __post_init__(self):
         super().__post_init__()
+        if not ranges.checking():
+            return
         if self.minibatch_size > self.buffer_size:
-            raise ValueError("--minibatch-size cannot exceed --buffer-size")
-        if self.games_per_collect < 0:
-            raise ValueError(f"--games-per-collect must be >= 0 (0 = auto), got {self.games_per_collect}")
-        if not 0.0 <= self.gae_lambda <= 1.0:
-            raise ValueError(f"--gae-lambda must be in [0, 1], got {self.gae_lambda}")
-        if not 0.0 <= self.explore <= 1.0:
-            raise ValueError(f"--explore must be in [0, 1], got {self.explore}")
-        if self.buffers_per_eval < 1:
-            raise ValueError(f"--buffers-per-eval must be >= 1, got {self.buffers_per_eval}")
+            raise ValueError(f"--minibatch-size ({self.minibatch_size}) cannot exceed --buffer-size ({self.buffer_size})")
+        ranges.eval_every_to_units(self, "buffers_per_eval", self.buffer_updates,
+                                   "buffer (--epochs x ceil(--buffer-size / --minibatch-size))")
+
+    @property
+    def buffer_updates(self) -> int:
+        """The optimiser steps of one full buffer: --epochs passes of ceil(--buffer-size / --minibatch-size)
+        minibatches (a buffer that self-play leaves short makes fewer)."""
+        return self.epochs * -(-self.buffer_size // self.minibatch_size)
 
     @property
     def games(self) -> int:
@@ -101,12 +121,18 @@ class PPO(onpolicy.OnPolicyAlgorithm):
         self.batch_sizes = {"--games-per-collect (games per buffer)": cfg.games, "--buffer-size": cfg.buffer_size,
                             "--minibatch-size": cfg.minibatch_size}
         super().__init__(cfg.learning_rate, cfg.weight_decay, freeze_conv)
+        self.update_step, self.update_step_name = cfg.buffer_updates, "buffer"
+        self.eval_updates = cfg.buffers_per_eval * cfg.buffer_updates
 
-    def _chunk(self, state: TrainState):
-        """``buffers_per_eval`` buffers (one ``lax.scan``); metrics averaged over them."""
-        if self.cfg.buffers_per_eval == 1:
+    def chunk_of(self, units: int):
+        return jax.jit(partial(self._chunk, units=units))
+
+    def _chunk(self, state: TrainState, units: int | None = None):
+        """``buffers_per_eval`` buffers (``units``: that many; one ``lax.scan``); metrics averaged over them."""
+        buffers = self.cfg.buffers_per_eval if units is None else units
+        if buffers == 1:
             return self._buffer(state, None)
-        state, m = jax.lax.scan(self._buffer, state, None, length=self.cfg.buffers_per_eval)
+        state, m = jax.lax.scan(self._buffer, state, None, length=buffers)
         metrics = {k: v.mean() for k, v in m.items()}
         metrics["selfplay/episodes"] = state.episodes.astype(jnp.float32)
         return state, metrics

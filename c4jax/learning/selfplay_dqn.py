@@ -27,15 +27,18 @@ a prior ``softmax(Q)`` and that value.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Annotated, Any, ClassVar
 
 import jax
 import jax.numpy as jnp
 import optax
+import tyro
 from flax import struct
 from jax import Array
 
 from c4jax.learning import buffer as rb
+from c4jax.learning import ranges
 from c4jax.learning.optim import apply_gradients
 from c4jax.learning.selfplay_envs import TowerSelfPlay, finished_games, play_ply
 from c4jax.learning.train_state import TrainState
@@ -77,29 +80,45 @@ class SelfPlayDQNConfig:
     """L2 penalty added to the gradient."""
     max_grad_norm: float = 1.0
     """Gradients are clipped to this global norm."""
-    iterations_per_eval: int = 500
-    """Iterations between evaluations (and checkpoints)."""
+    eval_every: int = 0
+    """Updates between evaluations (and checkpoints), a multiple of --updates-per-iteration; 0 = 500
+    iterations' (the iterations before --learning-starts make none). Saved as the number of iterations
+    (iterations_per_eval)."""
+    iterations_per_eval: Annotated[int, tyro.conf.Suppress] = 500
+    """Iterations between evaluations, which --eval-every sets."""
     tower_blocks: int = 2
     """Residual blocks of the network (:mod:`c4jax.nets.tower`)."""
     tower_channels: int = 32
     """Filters of every 3x3 convolution of the network."""
 
+    RANGES: ClassVar[dict] = {
+        "envs": ranges.ONE_OR_MORE, "steps": ranges.ONE_OR_MORE, "updates_per_iteration": ranges.ONE_OR_MORE,
+        "batch_size": ranges.ONE_OR_MORE, "buffer_size": ranges.ONE_OR_MORE, "learning_starts": ranges.NON_NEGATIVE,
+        "gamma": ranges.UNIT, "tau": ranges.Range(0, 1, low_open=True), "epsilon_start": ranges.UNIT,
+        "epsilon_end": ranges.UNIT, "epsilon_decay_updates": ranges.ONE_OR_MORE, "huber_delta": ranges.POSITIVE,
+        "value_weight": ranges.NON_NEGATIVE, "learning_rate": ranges.POSITIVE, "weight_decay": ranges.NON_NEGATIVE,
+        "max_grad_norm": ranges.POSITIVE, "eval_every": ranges.at_least(0, "(0 = 500 iterations)"),
+        "iterations_per_eval": ranges.ONE_OR_MORE, "tower_blocks": ranges.ONE_OR_MORE,
+        "tower_channels": ranges.ONE_OR_MORE,
+    }
+
+    SMOKE: ClassVar[dict] = {
+        "envs": 4, "steps": 2, "batch_size": 8, "buffer_size": 64, "learning_starts": 8, "updates_per_iteration": 1,
+        "iterations_per_eval": 4, "tower_blocks": 1, "tower_channels": 4, "total_updates": 4,
+    }
+
     def __post_init__(self):
-        for name in ("envs", "steps", "updates_per_iteration", "batch_size", "buffer_size", "iterations_per_eval",
-                     "tower_blocks", "tower_channels", "epsilon_decay_updates"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
+        if not ranges.checking():
+            return
+        ranges.check(self)
         if self.envs * self.steps > self.buffer_size:
             raise ValueError(f"--buffer-size ({self.buffer_size}) must hold one iteration's transitions "
                              f"(--envs x --steps = {self.envs * self.steps})")
-        if self.learning_starts < 0:
-            raise ValueError(f"--learning-starts must be >= 0, got {self.learning_starts}")
-        for name in ("gamma", "tau", "epsilon_start", "epsilon_end"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"--{name.replace('_', '-')} must be in [0, 1], got {getattr(self, name)}")
-        for name in ("huber_delta", "value_weight", "learning_rate", "weight_decay", "max_grad_norm"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
+        if self.learning_starts > self.buffer_size:
+            raise ValueError(f"--learning-starts ({self.learning_starts}) cannot exceed --buffer-size "
+                             f"({self.buffer_size})")
+        ranges.eval_every_to_units(self, "iterations_per_eval", self.updates_per_iteration,
+                                   "iteration (--updates-per-iteration)")
 
     @property
     def tower(self) -> tuple[int, int]:
@@ -136,6 +155,18 @@ class SelfPlayDQN(TowerSelfPlay):
     def __init__(self, cfg: SelfPlayDQNConfig, game):
         self.cfg = cfg
         super().__init__(game, cfg.tower, cfg.learning_rate, cfg.weight_decay, cfg.max_grad_norm)
+        self.update_step, self.update_step_name = cfg.updates_per_iteration, "iteration (--updates-per-iteration)"
+        self.eval_updates = cfg.iterations_per_eval * cfg.updates_per_iteration
+
+    def chunk_of(self, units: int):
+        return jax.jit(partial(self._chunk, units=units))
+
+    def short_block(self, state, updates: int) -> int:
+        """The iterations that make ``updates`` updates: those still filling the buffer first."""
+        # an iteration adds envs x steps transitions, then learns once the buffer holds --learning-starts
+        missing = self.cfg.learning_starts - int(state.buffer.size)
+        only_fill = max(0, -(-missing // (self.cfg.envs * self.cfg.steps)) - 1)
+        return only_fill + updates // self.update_step
 
     def init(self, key: Array, params) -> SelfPlayDQNState:
         env_key, key = jax.random.split(key)
@@ -229,8 +260,10 @@ class SelfPlayDQN(TowerSelfPlay):
                         "selfplay/length_sum": lengths.astype(jnp.float32), "train/learning": ready.astype(jnp.float32)})
         return state, metrics
 
-    def _chunk(self, state: SelfPlayDQNState):
-        state, m = jax.lax.scan(self._iteration, state, None, length=self.cfg.iterations_per_eval)
+    def _chunk(self, state: SelfPlayDQNState, units: int | None = None):
+        """``iterations_per_eval`` iterations (``units``: that many)."""
+        length = self.cfg.iterations_per_eval if units is None else units
+        state, m = jax.lax.scan(self._iteration, state, None, length=length)
         finished, length_sum = m.pop("selfplay/finished").sum(), m.pop("selfplay/length_sum").sum()
         learning = m.pop("train/learning")
         metrics = {k: (v * learning).sum() / jnp.maximum(learning.sum(), 1.0) for k, v in m.items()}

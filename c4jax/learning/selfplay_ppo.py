@@ -33,15 +33,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
 import jax
 import jax.numpy as jnp
+import tyro
 from flax import struct
 from jax import Array
 
 from c4jax.agents.policy import masked_logits
-from c4jax.learning import losses
+from c4jax.learning import losses, ranges
 from c4jax.learning.optim import apply_gradients
 from c4jax.learning.selfplay_envs import TowerSelfPlay, finished_games, play_ply
 from c4jax.learning.train_state import TrainState
@@ -75,27 +76,45 @@ class SelfPlayPPOConfig:
     """L2 penalty added to the gradient."""
     max_grad_norm: float = 0.5
     """Gradients are clipped to this global norm."""
-    collects_per_eval: int = 50
-    """Collections (each followed by its PPO epochs) between evaluations (and checkpoints)."""
+    eval_every: int = 0
+    """Updates between evaluations (and checkpoints), a multiple of one collection's (--epochs x
+    --envs x --steps / --minibatch-size); 0 = 50 collections'. Saved as the number of collections
+    (collects_per_eval)."""
+    collects_per_eval: Annotated[int, tyro.conf.Suppress] = 50
+    """Collections (each followed by its PPO epochs) between evaluations, which --eval-every sets."""
     tower_blocks: int = 2
     """Residual blocks of the network (:mod:`c4jax.nets.tower`)."""
     tower_channels: int = 32
     """Filters of every 3x3 convolution of the network."""
 
+    RANGES: ClassVar[dict] = {
+        "envs": ranges.ONE_OR_MORE, "steps": ranges.ONE_OR_MORE, "epochs": ranges.ONE_OR_MORE,
+        "minibatch_size": ranges.ONE_OR_MORE, "clip": ranges.POSITIVE, "value_weight": ranges.NON_NEGATIVE,
+        "entropy_weight": ranges.NON_NEGATIVE, "gamma": ranges.UNIT, "gae_lambda": ranges.UNIT,
+        "learning_rate": ranges.POSITIVE, "weight_decay": ranges.NON_NEGATIVE, "max_grad_norm": ranges.POSITIVE,
+        "eval_every": ranges.at_least(0, "(0 = 50 collections)"), "collects_per_eval": ranges.ONE_OR_MORE,
+        "tower_blocks": ranges.ONE_OR_MORE, "tower_channels": ranges.ONE_OR_MORE,
+    }
+
+    SMOKE: ClassVar[dict] = {
+        "envs": 4, "steps": 8, "minibatch_size": 16, "epochs": 1, "collects_per_eval": 1, "tower_blocks": 1,
+        "tower_channels": 4, "total_updates": 2,
+    }
+
     def __post_init__(self):
-        for name in ("envs", "steps", "epochs", "minibatch_size", "collects_per_eval", "tower_blocks",
-                     "tower_channels"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
+        if not ranges.checking():
+            return
+        ranges.check(self)
         if (self.envs * self.steps) % self.minibatch_size:
             raise ValueError(f"--minibatch-size ({self.minibatch_size}) must divide a collection's rows "
                              f"(--envs x --steps = {self.envs * self.steps})")
-        for name in ("gamma", "gae_lambda"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"--{name.replace('_', '-')} must be in [0, 1], got {getattr(self, name)}")
-        for name in ("clip", "value_weight", "entropy_weight", "learning_rate", "weight_decay", "max_grad_norm"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
+        ranges.eval_every_to_units(self, "collects_per_eval", self.collect_updates,
+                                   "collection (--epochs x --envs x --steps / --minibatch-size)")
+
+    @property
+    def collect_updates(self) -> int:
+        """The optimiser steps of one collection."""
+        return self.epochs * self.minibatches
 
     @property
     def tower(self) -> tuple[int, int]:
@@ -137,6 +156,11 @@ class SelfPlayPPO(TowerSelfPlay):
     def __init__(self, cfg: SelfPlayPPOConfig, game):
         self.cfg = cfg
         super().__init__(game, cfg.tower, cfg.learning_rate, cfg.weight_decay, cfg.max_grad_norm)
+        self.update_step, self.update_step_name = cfg.collect_updates, "collection"
+        self.eval_updates = cfg.collects_per_eval * cfg.collect_updates
+
+    def chunk_of(self, units: int):
+        return jax.jit(partial(self._chunk, units=units))
 
     def init(self, key: Array, params) -> SelfPlayPPOState:
         env_key, key = jax.random.split(key)
@@ -216,8 +240,10 @@ class SelfPlayPPO(TowerSelfPlay):
         metrics["selfplay/length_sum"] = lengths.astype(jnp.float32)
         return state, metrics
 
-    def _chunk(self, state: SelfPlayPPOState):
-        state, m = jax.lax.scan(self._collect_and_update, state, None, length=self.cfg.collects_per_eval)
+    def _chunk(self, state: SelfPlayPPOState, units: int | None = None):
+        """``collects_per_eval`` collections (``units``: that many)."""
+        length = self.cfg.collects_per_eval if units is None else units
+        state, m = jax.lax.scan(self._collect_and_update, state, None, length=length)
         finished, length_sum = m.pop("selfplay/finished").sum(), m.pop("selfplay/length_sum").sum()
         metrics = {k: v.mean() for k, v in m.items()}
         metrics["selfplay/length"] = length_sum / jnp.maximum(finished, 1.0)

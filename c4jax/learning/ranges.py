@@ -1,0 +1,133 @@
+"""The allowed values of every numeric setting of the trainers' configs, declared as one table per
+config class and checked in one place.
+
+A config dataclass lists its numeric fields in a ``RANGES`` class attribute (``{field: Range}``);
+its ``__post_init__`` calls :func:`check` first, which goes through the tables of the class and of
+its bases and raises ``ValueError("--flag must be <range>, got <value>")`` for the first value out of
+range (NaN included), before the config's own checks of settings that depend on each other.
+
+A command line is parsed with the checks held back (:func:`deferred`): the parser builds the
+configs without them, then the trainer script rebuilds each one with its checks on, so that a bad
+value ends the script with one ``error:`` line (exit status 2) before anything compiles.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Iterator, Mapping
+
+_DEFERRED: ContextVar[bool] = ContextVar("c4jax_checks_deferred", default=False)
+
+
+@dataclass(frozen=True)
+class Range:
+    """The interval a numeric setting must lie in: ``low``/``high`` (``None``: unbounded), each
+    closed unless ``*_open``; ``note`` says what a special value means (e.g. ``"(0 = auto)"``)."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    note: str = ""
+
+    def allows(self, value) -> bool:
+        """Whether ``value`` lies in the interval (NaN never does)."""
+        v = float(value)
+        if math.isnan(v):
+            return False
+        if self.low is not None and (v <= self.low if self.low_open else v < self.low):
+            return False
+        if self.high is not None and (v >= self.high if self.high_open else v > self.high):
+            return False
+        return True
+
+    @property
+    def text(self) -> str:
+        """The interval as the error message says it: ``>= 1``, ``> 0``, ``in [0, 1]``, ``in (0, 1]``."""
+        if self.high is None:
+            body = f"{'>' if self.low_open else '>='} {_number(self.low)}"
+        elif self.low is None:
+            body = f"{'<' if self.high_open else '<='} {_number(self.high)}"
+        else:
+            body = (f"in {'(' if self.low_open else '['}{_number(self.low)}, {_number(self.high)}"
+                    f"{')' if self.high_open else ']'}")
+        return f"{body} {self.note}" if self.note else body
+
+
+def _number(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def at_least(low: float, note: str = "") -> Range:
+    """``>= low``."""
+    return Range(low=low, note=note)
+
+
+POSITIVE = Range(low=0, low_open=True)
+"""``> 0``: a learning rate, a clip range, a temperature..."""
+NON_NEGATIVE = Range(low=0)
+"""``>= 0``: a weight, a penalty, a count that may be zero."""
+ONE_OR_MORE = Range(low=1)
+"""``>= 1``: a size or a count."""
+UNIT = Range(low=0, high=1)
+"""``in [0, 1]``: a share, a probability, a discount."""
+
+
+def flag(name: str) -> str:
+    """The command-line flag of the field ``name``."""
+    return "--" + name.replace("_", "-")
+
+
+def ranges_of(cls) -> dict[str, Range]:
+    """The ranges of a config class: its bases' ``RANGES`` first, then its own."""
+    merged: dict[str, Range] = {}
+    for klass in reversed(cls.__mro__):
+        merged.update(klass.__dict__.get("RANGES", {}))
+    return merged
+
+
+def check_values(values: Mapping[str, object], ranges: Mapping[str, Range]) -> None:
+    """``ValueError`` naming the flag, the value and the range of the first of ``values`` out of its range."""
+    for name, allowed in ranges.items():
+        value = values[name]
+        if not allowed.allows(value):
+            raise ValueError(f"{flag(name)} must be {allowed.text}, got {value}")
+
+
+def check(cfg) -> None:
+    """Check every field of ``cfg`` listed in its class' ranges (:func:`ranges_of`)."""
+    check_values({name: getattr(cfg, name) for name in ranges_of(type(cfg))}, ranges_of(type(cfg)))
+
+
+def checking() -> bool:
+    """Whether configs check their values when they are made (False inside :func:`deferred`)."""
+    return not _DEFERRED.get()
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """Configs made inside skip their checks (a command-line parser's, which the script then makes
+    again with the checks on: :func:`c4jax.learning.config.checked`)."""
+    token = _DEFERRED.set(True)
+    try:
+        yield
+    finally:
+        _DEFERRED.reset(token)
+
+
+def eval_every_to_units(cfg, unit_field: str, updates_per_unit: int, unit: str) -> None:
+    """A trainer whose chunk counts evaluation blocks in its own unit: turn ``cfg.eval_every`` (in
+    updates; 0 = keep ``unit_field``) into ``unit_field`` (the number of units), in place on the frozen
+    ``cfg``, and set ``eval_every`` back to 0 so that a config made either way is saved the same.
+    ``ValueError`` when it is not a multiple of a unit's ``updates_per_unit`` updates."""
+    every = cfg.eval_every
+    if not every:
+        return
+    if every % updates_per_unit:
+        raise ValueError(f"--eval-every must be a multiple of the {updates_per_unit} updates of one {unit}, "
+                         f"got {every}")
+    object.__setattr__(cfg, unit_field, every // updates_per_unit)
+    object.__setattr__(cfg, "eval_every", 0)

@@ -1,0 +1,198 @@
+"""What every trainer shares about its settings: the range of each numeric setting (checked when a
+config is made, and by the command line before anything compiles: one error line, exit status 2),
+``--eval-every`` in updates with its deprecated names, ``--preset smoke``, and a ``--total-updates``
+that ends inside an evaluation block (the last block is shortened; a resumed run ends the same)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing
+
+import jax
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from c4jax.cli import alphazero, dqn, dueling_dqn, ppo, reinforce, supervised  # noqa: F401  (imported before jax.jit is patched)
+from c4jax.cli import main as c4jax_main
+from c4jax.cli.supervised import Config as SupervisedConfig
+from c4jax.learning import config, loop, ranges
+from c4jax.learning.alphazero import AlphaZeroConfig
+from c4jax.learning.dqn import DQNConfig
+from c4jax.learning.ppo import PPOConfig
+from c4jax.learning.reinforce import ReinforceConfig
+from c4jax.learning.selfplay_dqn import SelfPlayDQNConfig
+from c4jax.learning.selfplay_ppo import SelfPlayPPOConfig
+from scripts import run_script
+
+CONFIGS = (loop.LoopConfig, DQNConfig, PPOConfig, ReinforceConfig, AlphaZeroConfig, SelfPlayDQNConfig,
+           SelfPlayPPOConfig, SupervisedConfig)
+
+
+def _numeric_fields(cls) -> dict[str, type]:
+    hints = typing.get_type_hints(cls, include_extras=False)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls) if hints[f.name] in (int, float)}
+
+
+@pytest.mark.parametrize("cls", CONFIGS, ids=lambda c: c.__name__)
+def test_every_numeric_setting_has_a_range_and_the_defaults_lie_in_it(cls):
+    table = ranges.ranges_of(cls)
+    assert set(_numeric_fields(cls)) <= set(table), set(_numeric_fields(cls)) - set(table)
+    default = cls()
+    for name, allowed in table.items():
+        assert allowed.allows(getattr(default, name)), name
+
+
+def _outside(allowed: ranges.Range, kind: type) -> st.SearchStrategy:
+    """Values of ``kind`` outside ``allowed`` (NaN among the floats)."""
+    options = []
+    if kind is int:
+        if allowed.low is not None:
+            top = int(allowed.low) if allowed.low_open else int(allowed.low) - 1
+            options.append(st.integers(max_value=top))
+        if allowed.high is not None:
+            bottom = int(allowed.high) if allowed.high_open else int(allowed.high) + 1
+            options.append(st.integers(min_value=bottom))
+        return st.one_of(options)
+    if allowed.low is not None:
+        options.append(st.floats(max_value=allowed.low, exclude_max=not allowed.low_open, allow_nan=False))
+    if allowed.high is not None:
+        options.append(st.floats(min_value=allowed.high, exclude_min=not allowed.high_open, allow_nan=False))
+    return st.one_of(*options, st.just(float("nan")))
+
+
+CASES = [(cls, name) for cls in CONFIGS for name in ranges.ranges_of(cls)]
+
+
+@st.composite
+def _bad_setting(draw):
+    cls, name = draw(st.sampled_from(CASES))
+    kind = _numeric_fields(cls)[name]
+    return cls, name, draw(_outside(ranges.ranges_of(cls)[name], kind))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_bad_setting())
+def test_a_value_out_of_range_is_refused_naming_its_flag(case):
+    cls, name, value = case
+    with pytest.raises(ValueError, match=f"^{ranges.flag(name)} must be "):
+        cls(**{name: value})
+
+
+def test_range_texts():
+    assert ranges.POSITIVE.text == "> 0" and ranges.UNIT.text == "in [0, 1]"
+    assert ranges.Range(0, 1, low_open=True).text == "in (0, 1]" and ranges.at_least(0, "(0 = auto)").text == ">= 0 (0 = auto)"
+    with pytest.raises(ValueError, match=r"^--learning-rate must be > 0, got -1.0$"):
+        PPOConfig(learning_rate=-1.0)
+
+
+def test_settings_that_depend_on_each_other():
+    with pytest.raises(ValueError, match=r"--eval-every must be a multiple of the 315 updates of one buffer"):
+        PPOConfig(eval_every=100)
+    assert PPOConfig(eval_every=630).buffers_per_eval == 2 and PPOConfig(eval_every=630) == PPOConfig(buffers_per_eval=2)
+    assert AlphaZeroConfig(eval_every=256).iterations_per_eval == 2
+    assert AlphaZeroConfig(eval_every=256).eval_updates == 256
+    assert SelfPlayPPOConfig(eval_every=64).collects_per_eval == 2
+    with pytest.raises(ValueError, match="--eval-every must be a multiple of the 200 updates"):
+        DQNConfig(eval_every=100)
+    with pytest.raises(ValueError, match="--minibatch-size .* must divide"):
+        SelfPlayPPOConfig(minibatch_size=500)
+    with pytest.raises(ValueError, match="--learning-starts"):
+        SelfPlayDQNConfig(learning_starts=200_000)
+    with pytest.raises(ValueError, match="--val-fraction \\+ --test-fraction must be < 1"):
+        SupervisedConfig(val_fraction=0.5, test_fraction=0.5)
+
+
+def _no_compile(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("compiled or trained after a bad setting")
+
+    monkeypatch.setattr(jax, "jit", refuse)
+    monkeypatch.setattr(loop, "run", refuse)
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["ppo", "--learning-rate", "-1"], "--learning-rate must be > 0, got -1.0"),
+    (["ppo", "--gamma", "2"], "--gamma must be in [0, 1], got 2.0"),
+    (["ppo", "--clip", "-1"], "--clip must be > 0, got -1.0"),
+    (["ppo", "--epochs", "0"], "--epochs must be >= 1, got 0"),
+    (["ppo", "--minibatch-size", "0"], "--minibatch-size must be >= 1, got 0"),
+    (["ppo", "--game", "checkers", "--minibatch-size", "100"], "--minibatch-size (100) must divide"),
+    (["ppo", "--eval-every", "100"], "--eval-every must be a multiple of the 315 updates of one buffer"),
+    (["dqn", "--tau", "0"], "--tau must be in (0, 1], got 0.0"),
+    (["dqn", "--game", "checkers", "--huber-delta", "0"], "--huber-delta must be > 0, got 0.0"),
+    (["dueling_dqn", "--batch-size", "0"], "--batch-size must be >= 1, got 0"),
+    (["reinforce", "--learning-rate", "0"], "--learning-rate must be > 0, got 0.0"),
+    (["alphazero", "--dirichlet-alpha", "0"], "--dirichlet-alpha must be > 0, got 0.0"),
+    (["alphazero", "--game", "checkers", "--total-updates", "0"], "--total-updates must be >= 1, got 0"),
+    (["supervised", "--batch-size", "0"], "--batch-size must be >= 1, got 0"),
+    (["ppo", "--buffers-per-eval", "0"], "--buffers-per-eval must be >= 1, got 0"),
+    (["ppo", "--buffers-per-eval", "2", "--eval-every", "630"], "give --eval-every only"),
+])
+def test_the_command_line_refuses_a_bad_value_in_one_line_before_anything_compiles(argv, flag, monkeypatch, capsys,
+                                                                                   tmp_path):
+    _no_compile(monkeypatch)
+    with pytest.raises(SystemExit) as done:
+        c4jax_main.main(["train", *argv, "--out", str(tmp_path / "run")])
+    assert done.value.code == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("note:")]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and flag in lines[0], lines
+    assert not (tmp_path / "run").exists()
+
+
+def test_deprecated_names_of_eval_every_still_work_with_a_note(capsys):
+    cfg = ppo.parse(["--buffers-per-eval", "2"])
+    assert cfg.ppo.buffers_per_eval == 2 and cfg.ppo == ppo.parse(["--eval-every", "630"]).ppo
+    assert capsys.readouterr().err.strip() == ("note: --buffers-per-eval is deprecated: use --eval-every, in updates "
+                                               "(--buffers-per-eval 2 = --eval-every 630)")
+    assert config.parse_cli(alphazero.defaults("checkers"), ["--iterations-per-eval=3"]).az.iterations_per_eval == 3
+    assert "--iterations-per-eval 3 = --eval-every 96" in capsys.readouterr().err
+
+
+def test_smoke_preset_shrinks_every_trainer_and_keeps_explicit_flags():
+    c = ppo.parse(["--preset", "smoke", "--epochs", "3"])
+    assert (c.ppo.buffer_size, c.ppo.epochs, c.ppo.buffers_per_eval, c.run.total_updates) == (256, 3, 1, 16)
+    assert c.preset == "published" and c.ppo.td_advantage and c.run.out == "runs/smoke/ppo" and c.run.overwrite
+    assert dqn.parse(["--preset", "smoke", "--game", "checkers"]).run.out == "runs/smoke/checkers/dqn"
+    az = config.parse_cli(alphazero.defaults("connect_four"), ["--preset", "smoke"])
+    assert (az.run.total_updates, az.run.eval_opponents, az.run.eval_yardstick, az.run.select_by) == (2, (), False, "1steplA")
+    rei = config.preset_cli(reinforce.Config(), ["--preset", "smoke", "--out", "elsewhere"])
+    assert rei.run.out == "elsewhere" and rei.run.total_updates == rei.reinforce.episodes_per_eval == 10
+
+
+def test_a_budget_below_one_step_is_refused(capsys, tmp_path):
+    with pytest.raises(SystemExit) as done:
+        c4jax_main.main(["train", "alphazero", "--preset", "smoke", "--total-updates", "1", "--out", str(tmp_path / "r")])
+    assert done.value.code == 2
+    assert capsys.readouterr().err.strip() == ("error: --total-updates must be >= 2 for alphazero, whose updates come 2 "
+                                               "per iteration (--updates-per-iteration), got 1")
+
+
+REI = ("--preset", "smoke", "--eval-opponents", "--no-progress")
+
+
+def _steps(run) -> list[int]:
+    return [json.loads(line)["step"] for line in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+def _last(run) -> dict:
+    metrics = json.loads((run / "last" / "metadata.json").read_text())["metrics"]
+    return {k: v for k, v in metrics.items() if not k.startswith("time/")}
+
+
+@pytest.mark.slow
+def test_total_updates_inside_a_block_stops_there_and_resumes_exactly(tmp_path):
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    # REINFORCE's smoke run: 5 updates per iteration, an evaluation every 10
+    done = run_script("reinforce.py", *REI, "--out", straight, "--total-updates", "17")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "this run stops at 15 updates, the largest multiple of 5 <= --total-updates 17" in done.stdout
+    assert _steps(straight) == [10, 15]
+    assert run_script("reinforce.py", *REI, "--out", resumed, "--total-updates", "10").returncode == 0
+    again = run_script("reinforce.py", *REI, "--out", resumed, "--total-updates", "15", "--resume")
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert _steps(resumed) == [10, 15] and _last(resumed) == _last(straight)
+    longer = run_script("reinforce.py", *REI, "--out", resumed, "--total-updates", "30", "--resume")
+    assert longer.returncode == 0, longer.stderr[-2000:]
+    assert _steps(resumed) == [10, 15, 25, 30]
