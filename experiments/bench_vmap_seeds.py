@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> dict:
     cfg = loop.LoopConfig(out="unused", init_from=args.init_from)
     source = loop.source_params(cfg, width)
     singles = [loop.initial_state(algo, cfg, width, s, source) for s in range(args.seeds)]
-    stacked = stacked.stack_seeds(singles)
+    batch = stacked.stack_seeds(singles)
     vchunk = jax.jit(jax.vmap(algo.chunk))
 
     def run_sequential(states):
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     t0 = time.perf_counter()
     singles = run_sequential(singles)
-    stacked = run_vmapped(stacked)
+    batch = run_vmapped(batch)
     print(f"{args.algo}: {args.seeds} seeds; warm-up (compile{', buffer fill' if 'dqn' in args.algo else ''}) "
           f"{time.perf_counter() - t0:.1f} s")
 
@@ -97,11 +97,11 @@ def main(argv: list[str] | None = None) -> dict:
         singles = run_sequential(singles)
         dt_seq = time.perf_counter() - t
         n_seq = sum(int(_updates(s)) for s in singles) - before
-        before = int(_updates(stacked).sum())
+        before = int(_updates(batch).sum())
         t = time.perf_counter()
-        stacked = run_vmapped(stacked)
+        batch = run_vmapped(batch)
         dt_vm = time.perf_counter() - t
-        n_vm = int(_updates(stacked).sum()) - before
+        n_vm = int(_updates(batch).sum()) - before
         seq_s, vm_s, seq_upd, vm_upd = seq_s + dt_seq, vm_s + dt_vm, seq_upd + n_seq, vm_upd + n_vm
         print(f"  round {r + 1}: sequential {n_seq:,} updates in {dt_seq:.2f} s; "
               f"vmapped {n_vm:,} updates in {dt_vm:.2f} s")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import chex
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import given, settings

@@ -696,7 +696,6 @@ def _to_numpy(states, actions) -> dict:
     out["board"] = np.asarray(observe_all(states))
     out["action"] = np.asarray(actions)
     # the shaped reward of move t, at t + 1 (index 0: no move yet; 0 once the game is over)
-    both = (lambda x: x[..., :-1], lambda x: x[..., 1:])
     before = jax.tree.map(lambda x: x[:, :-1] if states.done.ndim == 2 else x[:-1], states)
     after = jax.tree.map(lambda x: x[:, 1:] if states.done.ndim == 2 else x[1:], states)
     reward_fn = jax.vmap(shaped) if states.done.ndim == 2 else shaped

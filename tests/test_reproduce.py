@@ -26,6 +26,6 @@ def test_reproduce_quick_preset_end_to_end(tmp_path):
     # the ranking carries each agent's optimal-move rate from the yardstick stage
     graded = json.loads((out / "yardstick" / "yardstick.json").read_text())["agents"]
     keep = {a["agent"]: a["metrics"]["yardstick/keep"] for a in graded}
-    assert "optimal moves (keep)" in report and f"| 1steplA:det | " in report
+    assert "optimal moves (keep)" in report and "| 1steplA:det | " in report
     row = next(line for line in report.splitlines() if line.startswith("| 1steplA:det | "))
     assert f"| {keep['1steplA:det']:.3f} |" in row

@@ -64,6 +64,7 @@ def test_checkers_every_position_svg_and_gif(tmp_path):
     step = jax.jit(CHECKERS.step)
     state = jax.device_get(CHECKERS.init())
     expected: list[str] = []
+    previous = None  # the player of the ply before
     for ply, action in enumerate(actions, 1):
         name, player = notation.action_to_pdn(state, action), int(state.current_player)
         if ply > 1 and player == previous and "x" in name:

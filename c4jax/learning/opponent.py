@@ -53,7 +53,7 @@ class OpponentConfig:
         if not ranges.checking():
             return
         ranges.check(self)  # every numeric field of the config (its subclasses' too), before any other check
-        self.opponent_agent  # loaded once, here: an unknown name fails at the command line
+        _ = self.opponent_agent  # loaded once, here: an unknown name fails at the command line
 
     @cached_property
     def opponent_agent(self):
