@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from c4jax import agents, games
-from c4jax.agents import network_search, search
+from c4jax.agents import network_search, search, search_agent
 from c4jax.agents.baselines import RandomAgent
 from c4jax.agents.policy import masked_logits
 from c4jax.evaluation import match
@@ -89,7 +89,7 @@ def pure(states, ks, n):
 
 @pytest.mark.parametrize("board,col", [(WIN, 3), (BLOCK, 3)], ids=["win", "block"])
 def test_takes_the_win_and_blocks_the_loss(board, col):
-    agent = search.MCTSAgent(num_simulations=200, deterministic=True)
+    agent = search_agent.MCTSAgent(num_simulations=200, deterministic=True)
     for seed in range(3):
         assert int(agent.act(board[None], jax.random.key(seed))[0]) == col
     scores = np.asarray(agent.scores(board[None]))[0]
@@ -292,7 +292,7 @@ def test_batch_equals_each_board_alone():
         alone = pure(states_of(b), ks[i:i + 1], 200)
         np.testing.assert_array_equal(np.asarray(alone.visit_counts[0]), np.asarray(batched.visit_counts[i]))
         np.testing.assert_allclose(np.asarray(alone.qvalues[0]), np.asarray(batched.qvalues[i]), atol=1e-6)
-    agent = search.MCTSAgent(num_simulations=200, deterministic=True)  # scores: keys from the boards
+    agent = search_agent.MCTSAgent(num_simulations=200, deterministic=True)  # scores: keys from the boards
     many = np.asarray(agent.scores(np.stack(boards)))
     for i, b in enumerate(boards):
         np.testing.assert_array_equal(np.asarray(agent.scores(b[None]))[0], many[i])
@@ -422,13 +422,13 @@ def test_typed_and_legacy_keys_give_the_same_searches():
 
 
 def test_uct_rule_takes_the_win():
-    agent = search.MCTSAgent(num_simulations=200, deterministic=True, rule="uct")
+    agent = search_agent.MCTSAgent(num_simulations=200, deterministic=True, rule="uct")
     assert agent.act(WIN[None], jax.random.key(0)).tolist() == [3]
     assert agent.act(BLOCK[None], jax.random.key(0)).tolist() == [3]
 
 
 def test_agent_inside_a_user_jit():
-    agent = search.MCTSAgent(num_simulations=200, deterministic=True)
+    agent = search_agent.MCTSAgent(num_simulations=200, deterministic=True)
     boards = jnp.asarray(BLOCK[None])
     inside = jax.jit(lambda a, b, k: a.act(b, k))(agent, boards, jax.random.key(0))
     np.testing.assert_array_equal(np.asarray(inside), np.asarray(agent.act(boards, jax.random.key(0))))
@@ -478,7 +478,7 @@ def test_select_action_temperature():
 def test_registry_names():
     for name, n, det in (("mcts50", 50, False), ("MCTS1000:det", 1000, True), ("mcts7:sto", 7, False)):
         agent = agents.load(name)
-        assert isinstance(agent, search.MCTSAgent)
+        assert isinstance(agent, search_agent.MCTSAgent)
         assert (agent.num_simulations, agent.deterministic) == (n, det)
         assert agent.name == f"mcts{n}:{'det' if det else 'sto'}" and agent.stochastic == (not det)
     assert "mcts1000" in agents.known_names()
@@ -507,7 +507,7 @@ def test_the_uct_constant_is_the_games_unless_named():
     visits = [np.asarray(agents.load(n).search(states, k).visit_counts) for n in ("mcts24:det", "mcts24-c0.1:det")]
     assert not np.array_equal(*visits)
     with pytest.raises(ValueError, match="UCT constant"):
-        search.MCTSAgent(num_simulations=8, uct_c=0.0)
+        search_agent.MCTSAgent(num_simulations=8, uct_c=0.0)
 
 
 @pytest.mark.parametrize("name", ["mcts0", "mcts99999999", "mctsx", "mcts", "mcts-5", "mcts1.5", "mcts²",
@@ -519,13 +519,13 @@ def test_registry_rejects_bad_simulation_counts(name):
 
 def test_bad_arguments():
     with pytest.raises(ValueError, match="simulations"):
-        search.MCTSAgent(num_simulations=0)
+        search_agent.MCTSAgent(num_simulations=0)
     with pytest.raises(ValueError, match="num_simulations"):
         search.run(search.rollout_evaluator, None, states_of(WIN), keys(1), 0)
     with pytest.raises(ValueError, match="rule"):
         search.run(search.rollout_evaluator, None, states_of(WIN), keys(1), 4, rule="ucb")
     with pytest.raises(TypeError, match="not a game"):
-        search.MCTSAgent(num_simulations=4, game=object())
+        search_agent.MCTSAgent(num_simulations=4, game=object())
     with pytest.raises(ValueError, match=":sto' or ':det'"):
         agents.load("mcts10:greedy")
 

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 from flax import struct
 
-from c4jax.agents import search
+from c4jax.agents import search, search_agent
 from c4jax.agents.policy import masked_logits
 from c4jax.games import base as games
 
@@ -354,7 +354,7 @@ def test_mcts_agent_plays_tic_tac_toe_states():
     win = TTT.state(["xx.", "oo.", "..."])  # x to move wins at 2
     block = TTT.state(["x..", "oo.", "x.."])  # x to move must block at 5
     states = stack(win, block)
-    agent = search.MCTSAgent(num_simulations=100, deterministic=True, game=TTT)
+    agent = search_agent.MCTSAgent(num_simulations=100, deterministic=True, game=TTT)
     assert agent.act_states(states, jax.random.key(0)).tolist() == [2, 5]
     assert agent.act_states(states, jax.random.PRNGKey(0)).tolist() == [2, 5]  # legacy keys too
     scores = np.asarray(agent.scores_states(states))

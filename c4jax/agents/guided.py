@@ -39,6 +39,7 @@ from jax import Array
 
 from c4jax.agents import search as mcts
 from c4jax.agents.base import ScoreInfo, searched_value_label
+from c4jax.agents.search_agent import SearchAgent
 from c4jax.games import base as games
 from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 
@@ -69,7 +70,7 @@ class GuidedEvaluator:
 
 
 @struct.dataclass
-class GuidedSearchAgent(mcts._SearchAgent):
+class GuidedSearchAgent(SearchAgent):
     """``network`` (any agent with ``prior_logits_states``) playing through ``num_simulations``
     of PUCT search guided by its prior, with random-playout values (module docstring).
 

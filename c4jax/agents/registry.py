@@ -47,7 +47,8 @@ from c4jax.agents.baselines import NStepLookahead, RandomAgent
 from c4jax.agents.guided import guided
 from c4jax.agents.network import agent_from_checkpoint
 from c4jax.agents.network_search import agent_from_search_checkpoint, is_search_checkpoint
-from c4jax.agents.search import MAX_SIMULATIONS, SOLVE, MCTSAgent
+from c4jax.agents.search import MAX_SIMULATIONS, SOLVE
+from c4jax.agents.search_agent import MCTSAgent
 from c4jax.agents.openspiel_mcts import openspiel_available, openspiel_mcts
 from c4jax.agents.perfect import load_perfect, solver_available
 from c4jax.io.checkpoint import METADATA_FILE

@@ -68,7 +68,7 @@ only on that board and its root key: a batch gives each board exactly what a sea
 board alone would give. Every entry point takes typed keys (``jax.random.key``) or legacy
 ``uint32[..., 2]`` ones (``jax.random.PRNGKey``), which are the same keys (threefry) wrapped.
 
-``MCTSAgent`` plays the search: ``act`` / ``act_states`` sample an action from the root visit
+``c4jax.agents.search_agent.MCTSAgent`` plays the search: ``act`` / ``act_states`` sample an action from the root visit
 counts (``:sto``, the default) or take the most visited one (``:det``; ties: higher Q, then the
 lower action). ``scores`` / ``scores_states`` are the root visit shares, from a search whose
 root key is derived from the position itself (:func:`board_keys`: for Connect Four a
@@ -90,12 +90,10 @@ import numpy as np
 from flax import struct
 from jax import Array
 
-from c4jax.agents.base import AgentBase, ScoreInfo, searched_value_label
-from c4jax.agents.policy import ILLEGAL_SCORE, masked_logits
+from c4jax.agents.policy import masked_logits
 from c4jax import games as game_registry
 from c4jax.games import base as games
 from c4jax.games.connect_four import env
-from c4jax.games.connect_four.board import check_boards, legal_mask
 from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.games.connect_four.game import ConnectFour
 
@@ -685,153 +683,3 @@ def select_action(out: SearchOutput, keys: Array, legal: Array, temperature: flo
     logits = jnp.where(legal.any(-1, keepdims=True), logits / temperature, 0.0)
     sampled = jax.vmap(jax.random.categorical)(pick_keys, logits)
     return jnp.where(out.visit_counts.sum(-1) > 0, sampled, best).astype(jnp.int32)
-
-
-# --------------------------------------------------------------------------- the agents
-
-
-def _traced(*xs) -> bool:
-    return any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(xs))
-
-
-class _SearchAgent(AgentBase):
-    """``act`` / ``scores`` (public Connect Four boards) and ``act_states`` / ``scores_states``
-    (states of the agent's ``game``) of an agent that plays its search (``search(states, keys)``)."""
-
-    def _check_simulations(self):
-        n = self.num_simulations
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_SIMULATIONS:
-            raise ValueError(f"MCTS needs 1..{MAX_SIMULATIONS} simulations per move, got {n!r}")
-
-    @property
-    def stochastic(self) -> bool:
-        return not self.deterministic
-
-    def has_values(self) -> bool:
-        """Whether ``search_stats`` can give the searched values: it takes Connect Four boards."""
-        return isinstance(self.game, ConnectFour)
-
-    def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
-        values = self.has_values()
-        return ScoreInfo("search", f"the search's share of each {action}"
-                                   + (searched_value_label(action, "its root Q-values") if values else ""), values)
-
-    def _connect_four_states(self, boards: Array):
-        if not isinstance(self.game, ConnectFour):
-            raise TypeError(f"{self.name} plays {self.game.id}: boards are Connect Four's; "
-                            "call act_states / scores_states with states of its game")
-        return jax.vmap(env.from_board)(boards)
-
-    def act_states(self, states, key) -> Array:
-        """int32[B]: an action for each of the states [B] of the agent's game (none finished),
-        from a search of each with root keys ``split(key, B)`` (typed or legacy key). Jitted
-        when called with concrete arrays, inlined inside a user's ``jit``."""
-        if _traced(states, key):
-            return self._act_states(states, key)
-        return _jit_act_states(self, states, key)
-
-    def scores_states(self, states) -> Array:
-        """float32[B, A]: the root visit shares of a search keyed by each position
-        (:func:`board_keys`), illegal actions ``-inf``; jitted as ``act_states``."""
-        if _traced(states):
-            return self._scores_states(states)
-        return _jit_scores_states(self, states)
-
-    def _act_states(self, states, key) -> Array:
-        keys = jax.random.split(typed_keys(key), states.legal_action_mask.shape[0])
-        out = self.search(states, keys)
-        return select_action(out, keys, states.legal_action_mask, 0.0 if self.deterministic else 1.0)
-
-    def _scores_states(self, states) -> Array:
-        out = self.search(states, board_keys(states, game=self.game))
-        return jnp.where(states.legal_action_mask, out.visit_probs, ILLEGAL_SCORE)
-
-    def _scores(self, boards: Array) -> Array:
-        states = self._connect_four_states(boards)
-        out = self.search(states, board_keys(states))
-        return jnp.where(legal_mask(boards), out.visit_probs, ILLEGAL_SCORE)
-
-    def _act(self, boards: Array, key: Array) -> Array:
-        return self._act_states(self._connect_four_states(boards), key)
-
-    def search_stats(self, boards) -> tuple[Array, Array]:
-        """``(shares, values)``, float32[B, 7] each, of the search behind ``scores`` (the same
-        board-keyed search, so ``shares == scores(boards)``): the root visit shares (full
-        columns ``-inf``) and each column's root Q-value for the player to move (-1 .. 1;
-        0 where a legal column was not visited; full columns NaN). Jitted; validated as ``scores``;
-        both modes share one compiled program (the search behind ``scores`` ignores the mode)."""
-        boards = boards if isinstance(boards, jax.core.Tracer) else check_boards(boards, batched=True,
-                                                                                  allow_finished=False)
-        return _jit_search_stats(self.replace(deterministic=False), boards)
-
-
-@jax.jit
-def _jit_act_states(agent: _SearchAgent, states, key) -> Array:
-    return agent._act_states(states, key)
-
-
-@jax.jit
-def _jit_scores_states(agent: _SearchAgent, states) -> Array:
-    return agent._scores_states(states)
-
-
-@jax.jit
-def _jit_search_stats(agent: _SearchAgent, boards: Array) -> tuple[Array, Array]:
-    states = agent._connect_four_states(boards)
-    out, legal = agent.search(states, board_keys(states)), legal_mask(boards)
-    return jnp.where(legal, out.visit_probs, ILLEGAL_SCORE), jnp.where(legal, out.qvalues, jnp.nan)
-
-
-@struct.dataclass
-class MCTSAgent(_SearchAgent):
-    """Pure MCTS (uniform prior, random-playout values, UCT with c = ``uct_c``, by default the
-    game's :func:`default_uct_c`: 1.0 for Connect Four) with ``num_simulations`` per move, on
-    ``game`` (Connect Four by default); ``solve`` backs up proven wins and losses (MCTS-Solver,
-    module docstring; on by default, ``SOLVE``).
-
-    ``act``: a column sampled from the root visit counts (``deterministic=False``,
-    ``:sto``) or the most visited one (``:det``). ``scores``: the root visit shares,
-    full columns ``-inf``, from a search keyed by the board (see the module docstring).
-    ``act`` / ``scores`` take public Connect Four boards; ``act_states`` / ``scores_states``
-    take states of ``game`` (any game of the protocol).
-    """
-
-    num_simulations: int = struct.field(pytree_node=False, default=1000)
-    deterministic: bool = struct.field(pytree_node=False, default=False)
-    rule: str = struct.field(pytree_node=False, default="uct")
-    pb_c_init: float = struct.field(pytree_node=False, default=PB_C_INIT)
-    uct_c: float | None = struct.field(pytree_node=False, default=None)  # None: default_uct_c(game)
-    game: Any = struct.field(pytree_node=False, default=CONNECT_FOUR)
-    solve: bool = struct.field(pytree_node=False, default=SOLVE)
-
-    def __post_init__(self):
-        self._check_simulations()
-        games.check_game(self.game)
-        if self.uct_c is not None and not (isinstance(self.uct_c, (int, float)) and 0 < self.uct_c < float("inf")):
-            raise ValueError(f"pure MCTS needs a positive UCT constant c, got {self.uct_c!r}")
-
-    @property
-    def c(self) -> float:
-        """The UCT constant the search uses."""
-        return default_uct_c(self.game) if self.uct_c is None else float(self.uct_c)
-
-    @property
-    def name(self) -> str:
-        """``mcts<N>:<mode>``, with ``solve`` / ``nosolve`` after N when ``solve`` is not the default
-        and ``-c<C>`` when the UCT constant is not the game's default (as ``agents.load`` reads it)."""
-        flag = "" if self.solve == SOLVE else ("solve" if self.solve else "nosolve")
-        c = "" if self.c == default_uct_c(self.game) else f"-c{self.c:g}"
-        return f"mcts{self.num_simulations}{flag}{c}:{'det' if self.deterministic else 'sto'}"
-
-    plays_any_game = True  # no learned parameters: agents.for_game switches its game
-
-    def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
-        values = self.has_values()
-        how = searched_value_label(action, "the mean result of the playouts through that move") if values else ""
-        return ScoreInfo("search", f"visit share of each {action} in a {self.num_simulations}-simulation pure MCTS "
-                                   f"(random playouts){how}", values)
-
-    def search(self, states, keys: Array) -> SearchOutput:
-        """The agent's search from states [B] of its game with root keys [B] (typed or legacy)."""
-        return run(RolloutEvaluator(self.game), None, states, keys, self.num_simulations, game=self.game,
-                   rule=self.rule, pb_c_init=self.pb_c_init, uct_c=self.c, solve=self.solve)
