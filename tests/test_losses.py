@@ -201,6 +201,95 @@ class TDTargetTest(chex.TestCase):
         np.testing.assert_allclose(f(jnp.float32(0.5), jnp.bool_(F), online, target, jnp.zeros(7, bool), 0.9), 0.5)
 
 
+def _negamax_td_reference(r, sign, done, q_next, legal, gamma, q_select=None):
+    """Plain-Python negamax TD target of negamax_td_target's docstring, in float64."""
+    moves = [a for a in range(len(legal)) if legal[a]]
+    if done or not moves:
+        return float(r)
+    chooser = q_next if q_select is None else q_select
+    best = max(moves, key=lambda a: (float(chooser[a]), -a))  # the first of equal values, as argmax
+    return float(r) + gamma * float(sign) * float(q_next[best])
+
+
+def _random_moves(seed, n, actions):
+    """Rewards, signs +-1, done flags, two Q rows per move and legal masks (some rows with none)."""
+    ks = jax.random.split(jax.random.key(seed), 7)
+    r = jnp.where(jax.random.uniform(ks[0], (n,)) < 0.5, 0.0, jax.random.normal(ks[1], (n,)))
+    sign = jnp.where(jax.random.uniform(ks[2], (n,)) < 0.3, 1.0, -1.0)
+    done = jax.random.uniform(ks[3], (n,)) < 0.2
+    q_next = jnp.tanh(jax.random.normal(ks[4], (n, actions)))
+    q_select = jnp.tanh(jax.random.normal(ks[5], (n, actions)))
+    legal = jax.random.uniform(ks[6], (n, actions)) < 0.6
+    legal = legal.at[: n // 8].set(False)  # no legal action in s'
+    return r, sign, done, q_next, q_select, legal
+
+
+class NegamaxTDTargetTest(chex.TestCase):
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_the_sign_of_the_next_mover(self):
+        f = self.variant(losses.negamax_td_target)
+        q_next, legal = jnp.array([0.2, 0.7, -0.4]), jnp.array([T, F, T])  # the best legal action: 0
+        # the opponent moves next: its best value is subtracted; the same player again: added
+        np.testing.assert_allclose(f(jnp.float32(0.0), -1.0, F, q_next, legal, 0.5), -0.1, rtol=1e-6)
+        np.testing.assert_allclose(f(jnp.float32(0.0), 1.0, F, q_next, legal, 0.5), 0.1, rtol=1e-6)
+        np.testing.assert_allclose(f(jnp.float32(1.0), 1.0, T, q_next, legal, 0.5), 1.0)
+        # Double DQN: the selecting Q picks action 2 among the legal ones, q_next values it
+        select = jnp.array([0.0, 9.0, 0.5])
+        np.testing.assert_allclose(f(jnp.float32(0.25), 1.0, F, q_next, legal, 0.5, select), 0.05, rtol=1e-6)
+        np.testing.assert_allclose(f(jnp.float32(0.25), -1.0, F, q_next, legal, 0.5, select), 0.45, rtol=1e-6)
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_random_moves_match_a_plain_python_reference(self):
+        for actions, gamma in ((7, 0.95), (32, 1.0), (9, 0.5)):
+            r, sign, done, q_next, q_select, legal = _random_moves(actions, 64, actions)
+            f = self.variant(jax.vmap(losses.negamax_td_target, in_axes=(0, 0, 0, 0, 0, None, 0)))
+            for select in (None, q_select):
+                got = f(r, sign, done, q_next, legal, gamma, select)
+                want = [_negamax_td_reference(*map(np.asarray, (r[i], sign[i], done[i], q_next[i], legal[i])),
+                                              gamma, None if select is None else np.asarray(select[i]))
+                        for i in range(64)]
+                np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+                assert got.dtype == jnp.float32
+
+    def test_the_target_has_no_gradient(self):
+        def y(q):
+            return losses.negamax_td_target(jnp.float32(0.0), 1.0, F, q, jnp.ones(3, bool), 0.9, q)
+
+        np.testing.assert_array_equal(jax.grad(y)(jnp.array([0.1, 0.5, 0.2])), 0.0)
+
+
+# The thesis' turn-based DQN targets written out on their own: td_target and double_td_target (so
+# negamax_td_target with sign -1) must give exactly these floats.
+def _thesis_td_target(reward, done, q_next, legal_next, gamma):
+    bootstrap = ~done & legal_next.any()
+    best = jnp.max(jnp.where(legal_next, q_next, jnp.finfo(jnp.float32).min))
+    return jax.lax.stop_gradient((reward - gamma * jnp.where(bootstrap, best, 0.0)).astype(jnp.float32))
+
+
+def _thesis_double_td_target(reward, done, q_next_online, q_next_target, legal_next, gamma):
+    bootstrap = ~done & legal_next.any()
+    best = jnp.argmax(jnp.where(legal_next, q_next_online, jnp.finfo(jnp.float32).min))
+    return jax.lax.stop_gradient((reward - gamma * jnp.where(bootstrap, q_next_target[best], 0.0)).astype(jnp.float32))
+
+
+class ThesisTDTargetTest(chex.TestCase):
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_bit_identical_to_the_thesis_formulas_on_random_moves(self):
+        r, _, done, q_next, q_online, legal = _random_moves(3, 256, 7)
+        r = jnp.where(jax.random.uniform(jax.random.key(8), r.shape) < 0.05, -0.0, r)  # signed zeros too
+        q_next = q_next * 3.0  # values beyond [-1, 1], as the CNET's Q are
+        for gamma in (0.95, 0.9, 1.0, 0.7, jnp.float32(0.99)):
+            pairs = (
+                (jax.vmap(losses.td_target, in_axes=(0, 0, 0, 0, None)),
+                 jax.vmap(_thesis_td_target, in_axes=(0, 0, 0, 0, None)), (r, done, q_next, legal, gamma)),
+                (jax.vmap(losses.double_td_target, in_axes=(0, 0, 0, 0, 0, None)),
+                 jax.vmap(_thesis_double_td_target, in_axes=(0, 0, 0, 0, 0, None)),
+                 (r, done, q_online, q_next, legal, gamma)),
+            )
+            for new, old, args in pairs:
+                np.testing.assert_array_equal(_bits(self.variant(new)(*args)), _bits(self.variant(old)(*args)))
+
+
 # Two legal columns with probabilities 0.25 / 0.75; the illegal logits are large on purpose.
 LOGITS = jnp.array([0.0, LN(3.0), 5.0, 5.0, 5.0, 5.0, 5.0])
 LEGAL = _legal(0, 1)

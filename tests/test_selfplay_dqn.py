@@ -5,6 +5,7 @@ checkers end to end."""
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -38,6 +39,30 @@ def test_a_chunk_counts_its_transitions_and_updates_and_repeats_exactly():
     # 4 iterations of 8 x 4 plies: learning starts once 64 transitions are in (iteration 2)
     assert int(first.buffer.size) == 4 * 32 and int(first.updates) == (4 - 1) * 4
     assert 5 <= float(m["selfplay/length"]) <= 9 and float(m["selfplay/epsilon"]) < 1.0
+
+
+def test_the_td_loss_is_the_huber_loss_to_the_negamax_double_dqn_target():
+    """On played transitions with signs and ends mixed in, the TD loss is the Huber loss of Q(s, a) to
+    r + gamma sign (1 - done) Q_target(s', argmax_{legal a'} Q_online(s', a')), recomputed in float64."""
+    cfg = SelfPlayDQNConfig(**{**SMALL, "envs": 8, "steps": 2, "buffer_size": 64, "learning_starts": 16, "gamma": 0.9, "huber_delta": 0.3})
+    algo = SelfPlayDQN(cfg, TTT)
+    params, target = algo.fresh_params(jax.random.key(0)), algo.fresh_params(jax.random.key(1))
+    batch, *_ = algo._play(algo.init(jax.random.key(2), params), jax.random.key(3))
+    n = batch.action.shape[0]
+    batch = batch.replace(sign=jnp.where(jnp.arange(n) % 3 == 0, 1.0, -1.0), done=jnp.arange(n) % 4 == 1)
+    _, metrics = algo._loss(params, target, batch)
+    q, q_online, q_target = (np.asarray(algo._q(p, o)[0], np.float64)
+                             for p, o in ((params, batch.obs), (params, batch.next_obs), (target, batch.next_obs)))
+    losses = []
+    for i in range(n):
+        legal = np.asarray(batch.next_legal[i])
+        y = float(batch.reward[i])
+        if not batch.done[i] and legal.any():
+            best = int(np.argmax(np.where(legal, q_online[i], -np.inf)))
+            y += 0.9 * float(batch.sign[i]) * q_target[i, best]
+        err = abs(q[i, int(batch.action[i])] - y)
+        losses.append(0.5 * err**2 if err <= 0.3 else 0.3 * (err - 0.5 * 0.3))
+    np.testing.assert_allclose(float(metrics["train/td_loss"]), np.mean(losses), rtol=1e-5)
 
 
 @pytest.mark.slow  # a minute of training; the chunk's bookkeeping above stays in the default run

@@ -16,8 +16,9 @@ Four episode alternate between the two players: what is good for the opponent at
     A_t   = delta_t - gamma * lam * A_{t+1}           (GAE)
 
 In other games the same player may move again (a Checkers multi-jump); ``negamax_gae``
-takes a per-step ``sign`` (-1: the opponent moves next, +1: the same player) and is the
-one GAE: the turn-based functions above are it with ``sign = -1``.
+and ``negamax_td_target`` take a per-step ``sign`` (-1: the opponent moves next, +1: the
+same player) and are the one GAE and the one TD target: the turn-based functions above
+are them with ``sign = -1``.
 
 Losses are quantities to **minimise** (gradient descent). The thesis writes its
 objectives to maximise; each loss below says how it maps to the thesis' sign.
@@ -162,6 +163,42 @@ def _masked_max(q: Array, legal: Array) -> Array:
     return jnp.max(masked_logits(q, legal), axis=-1)
 
 
+def negamax_td_target(reward: Array, sign: Array, done: Array, q_next: Array, legal_next: Array,
+                      gamma: float | Array, q_next_select: Array | None = None) -> Array:
+    """float32[]: the Q-learning target of one move of a two-player zero-sum game, negamax form.
+
+    Args:
+      reward: float32[]: reward of the move for its mover.
+      sign: float32[] (or a scalar): -1 when the opponent moves in s', +1 when the same player
+        moves again (a Checkers multi-jump).
+      done: bool[] (or 0/1): the move ended the game.
+      q_next: float32[A]: Q-values of s' for its player to move, the ones that value s' (usually
+        the target network's).
+      legal_next: bool[A]: legal actions in s'.
+      gamma: discount.
+      q_next_select: float32[A] or None: Q-values of s' that choose its action (Double DQN: the
+        online network's); None chooses by ``q_next`` itself.
+
+    ``y = r + gamma * sign * Q(s', a*)`` with ``a* = argmax_{legal a'} q_next_select(s', a')``
+    (``Q(s', a*) = max_{legal a'} q_next(s', a')`` without ``q_next_select``); ``y = r`` when
+    ``done`` or when s' has no legal action. Illegal actions of s' are never chosen. With
+    ``sign = -1`` this is the thesis' turn-based target (``td_target``, ``double_td_target``),
+    float operation for float operation. The target is wrapped in ``stop_gradient``.
+    """
+    chex.assert_rank([reward, q_next, legal_next], [0, 1, 1])
+    chex.assert_equal_shape([q_next, legal_next])
+    bootstrap = ~jnp.asarray(done, jnp.bool_) & jnp.asarray(legal_next, jnp.bool_).any()
+    if q_next_select is None:
+        next_value = _masked_max(q_next, legal_next)
+    else:
+        chex.assert_equal_shape([q_next_select, legal_next])
+        next_value = q_next[jnp.argmax(masked_logits(q_next_select, legal_next), axis=-1)]
+    # r + (gamma * sign) * [bootstrap] Q: with sign = -1 the float operations of r - gamma * [bootstrap] Q
+    y = _td_targets(jnp.asarray(reward, jnp.float32), next_value, jnp.asarray(sign, jnp.float32), ~bootstrap,
+                    jnp.asarray(gamma, jnp.float32))
+    return jax.lax.stop_gradient(y)
+
+
 def td_target(reward: Array, done: Array, q_next: Array, legal_next: Array,
               gamma: float | Array) -> Array:
     """float32[]: turn-based Q-learning target ``y = r - gamma * max_{legal a'} Q(s', a')``.
@@ -174,14 +211,13 @@ def td_target(reward: Array, done: Array, q_next: Array, legal_next: Array,
       legal_next: bool[7]: legal columns in s'.
       gamma: discount.
 
-    ``y = r`` when ``done`` or when s' has no legal column. Illegal columns of s' are
-    never the max. The target is wrapped in ``stop_gradient``.
+    ``negamax_td_target`` with the opponent to move in s' (``sign = -1``): ``y = r`` when
+    ``done`` or when s' has no legal column; illegal columns of s' are never the max. The
+    target is wrapped in ``stop_gradient``.
     """
     chex.assert_rank([reward, done, q_next, legal_next], [0, 0, 1, 1])
     chex.assert_shape([q_next, legal_next], (NUM_ACTIONS,))
-    bootstrap = ~jnp.asarray(done, jnp.bool_) & jnp.asarray(legal_next, jnp.bool_).any()
-    next_value = jnp.where(bootstrap, _masked_max(q_next, legal_next), 0.0)
-    return jax.lax.stop_gradient((reward - gamma * next_value).astype(jnp.float32))
+    return negamax_td_target(reward, -1.0, done, q_next, legal_next, gamma)
 
 
 def double_td_target(reward: Array, done: Array, q_next_online: Array, q_next_target: Array,
@@ -189,15 +225,13 @@ def double_td_target(reward: Array, done: Array, q_next_online: Array, q_next_ta
     """float32[]: Double-DQN turn-based target ``y = r - gamma * Q_target(s', argmax_{legal a'} Q_online(s', a'))``.
 
     The action is chosen among the legal columns of s' by the online network and
-    valued by the target network (the Double DQN article). ``y = r`` when ``done`` or when s' has
-    no legal column. The target is wrapped in ``stop_gradient``.
+    valued by the target network (the Double DQN article): ``negamax_td_target`` with
+    ``sign = -1``. ``y = r`` when ``done`` or when s' has no legal column. The target is
+    wrapped in ``stop_gradient``.
     """
     chex.assert_rank([reward, done, q_next_online, q_next_target, legal_next], [0, 0, 1, 1, 1])
     chex.assert_shape([q_next_online, q_next_target, legal_next], (NUM_ACTIONS,))
-    bootstrap = ~jnp.asarray(done, jnp.bool_) & jnp.asarray(legal_next, jnp.bool_).any()
-    best = jnp.argmax(masked_logits(q_next_online, legal_next), axis=-1)
-    next_value = jnp.where(bootstrap, q_next_target[best], 0.0)
-    return jax.lax.stop_gradient((reward - gamma * next_value).astype(jnp.float32))
+    return negamax_td_target(reward, -1.0, done, q_next_target, legal_next, gamma, q_next_select=q_next_online)
 
 
 # --------------------------------------------------------------------------- policy losses

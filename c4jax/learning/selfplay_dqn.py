@@ -14,7 +14,8 @@ the same player moves again (a Checkers multi-jump),
 
     y = r + γ (1 - done) sign Q_target(s', argmax_{a' legal} Q(s', a'))
 
-on the legal actions of ``s'``; the loss is the Huber loss of ``Q(s, a)`` to ``y``. The target
+on the legal actions of ``s'`` (:func:`c4jax.learning.losses.negamax_td_target`, the thesis' DQN
+target with a per-move sign); the loss is the Huber loss of ``Q(s, a)`` to ``y``. The target
 network follows the online one by Polyak averaging (``tau``).
 
 The network is the residual tower of AlphaZero's agents (:mod:`c4jax.nets.tower`): Q is
@@ -38,6 +39,7 @@ from flax import struct
 from jax import Array
 
 from c4jax.learning import buffer as rb
+from c4jax.learning import losses
 from c4jax.learning import ranges
 from c4jax.learning.optim import apply_gradients
 from c4jax.learning.selfplay_envs import TowerSelfPlay, finished_games, play_ply
@@ -218,10 +220,8 @@ class SelfPlayDQN(TowerSelfPlay):
         q, value = self._q(params, batch.obs)
         q_next_online, _ = self._q(params, batch.next_obs)
         q_next_target, _ = self._q(target, batch.next_obs)
-        best = jnp.argmax(jnp.where(batch.next_legal, q_next_online, -jnp.inf), axis=-1)
-        next_value = jnp.take_along_axis(q_next_target, best[:, None], axis=-1)[:, 0]
-        cont = cfg.gamma * (1.0 - batch.done.astype(jnp.float32)) * batch.sign
-        y = jax.lax.stop_gradient(batch.reward + cont * next_value)
+        y = jax.vmap(losses.negamax_td_target, in_axes=(0, 0, 0, 0, 0, None, 0))(
+            batch.reward, batch.sign, batch.done, q_next_target, batch.next_legal, cfg.gamma, q_next_online)
         q_taken = jnp.take_along_axis(q, batch.action[:, None], axis=-1)[:, 0]
         td_loss = optax.huber_loss(q_taken, y, delta=cfg.huber_delta).mean()
         q_target_now, _ = self._q(target, batch.obs)  # V(s) = max over the legal actions of s of Q_target
