@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from c4jax import agents
+from c4jax import agents, games
 from c4jax.agents import network_search as az
 from c4jax.agents import search
 from c4jax.agents.network import agent_from_checkpoint
@@ -103,7 +103,7 @@ def test_selfplay_targets_are_outcomes_for_the_player_to_move():
 def test_mirrors_flip_boards_and_policies():
     samples, valid, _, _ = azl.selfplay(PARAMS, jax.random.key(4), jax.vmap(lambda _: env.init())(jnp.arange(2)),
                                      azl.AlphaZeroConfig(num_simulations=2))
-    rows, row_valid = azl.with_mirrors(samples, valid)
+    rows, row_valid = azl.with_symmetries(samples, valid, games.kit_of("connect_four").symmetries)
     n = 2 * 42
     chex.assert_shape(rows.board, (2 * n, 6, 7))
     np.testing.assert_array_equal(rows.board[n:], mirror_boards(rows.board[:n]))
@@ -456,7 +456,7 @@ def test_selfplay_reply_targets_and_their_mirrors():
         n = int(final.num_moves[g])
         np.testing.assert_array_equal(reply[g, :n - 1], pol[g, 1:n])  # Connect Four alternates
         assert not reply[g, n - 1:].any()
-    rows, _ = azl.with_mirrors(samples, valid)
+    rows, _ = azl.with_symmetries(samples, valid, games.kit_of("connect_four").symmetries)
     half = rows.reply.shape[0] // 2
     np.testing.assert_array_equal(rows.reply[half:], rows.reply[:half, ::-1])
 

@@ -23,7 +23,7 @@ from c4jax.io import checkpoint, outdir
 from c4jax.nets import cnet
 from scripts import run_script
 
-PPO = ("--buffer-size", "256", "--games-per-collect", "16", "--epochs", "2", "--buffers-per-eval", "1", "--no-progress")
+PPO = ("--buffer-size", "256", "--games-per-collect", "16", "--epochs", "2", "--eval-every", "16", "--no-progress")
 
 
 def _snapshot(root: Path) -> dict[str, str]:

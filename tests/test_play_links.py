@@ -45,7 +45,7 @@ def test_links_for_both_games():
     assert links.play_link(np.array([168, 185]), "mcts200", game="checkers", human_first=True) == \
         "http://127.0.0.1:8000/?game=checkers&agent=mcts200&moves=168,185&first=human"
     assert "agent=runs/my%20ppo:sto" in links.play_link([0], "runs/my ppo:sto")
-    with pytest.raises(ValueError, match="unknown game"):
+    with pytest.raises(ValueError, match="no page for the game"):
         links.play_link([0], "random", game="chess")
     with pytest.raises(ValueError, match="agent"):
         links.play_link([0], " ")
