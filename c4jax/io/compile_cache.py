@@ -9,7 +9,8 @@ The programs turn it on at their start (:func:`configure`, called by ``c4jax``, 
 
 - ``--no-compile-cache`` (any command; removed from the arguments before the command parses
   them): off for this process and, through the environment, for the processes it starts;
-- else ``JAX_COMPILATION_CACHE_DIR`` set: JAX's own settings are left as they are;
+- else ``JAX_COMPILATION_CACHE_DIR`` set: JAX's own settings are left as they are (and
+  ``JAX_ENABLE_COMPILATION_CACHE=false`` keeps JAX's cache off in every case);
 - else ``C4JAX_COMPILE_CACHE``: a folder to cache in, or ``off`` (``0``, ``false``, ``no``);
 - else on, in ``$XDG_CACHE_HOME/c4jax/jax`` (``~/.cache/c4jax/jax`` without ``XDG_CACHE_HOME``).
 
@@ -26,9 +27,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Mapping, Sequence
+from typing import Literal
 
 import jax
 
@@ -87,8 +89,7 @@ def configure(argv: Sequence[str]) -> list[str]:
             print(f"warning: no compilation cache: cannot create {str(decision.folder)!r} "
                   f"({e.strerror or e}); set {ENV} to another folder, or pass {FLAG}", file=sys.stderr, flush=True)
             return rest
-        jax.config.update("jax_compilation_cache_dir", str(decision.folder))
-        jax.config.update("jax_enable_compilation_cache", True)
+        jax.config.update("jax_compilation_cache_dir", str(decision.folder))  # JAX_ENABLE_COMPILATION_CACHE=false wins
     return rest
 
 
