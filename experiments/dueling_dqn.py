@@ -7,6 +7,8 @@ installed package has it too: ``c4jax train dueling_dqn`` runs the same, with th
 """
 
 from c4jax.cli import dueling_dqn
+from c4jax.io import compile_cache
 
 if __name__ == "__main__":
+    compile_cache.configure_script()
     dueling_dqn.cli()

@@ -7,6 +7,8 @@ installed package has it too: ``c4jax export-onnx`` runs the same, with the same
 """
 
 from c4jax.cli import export_onnx
+from c4jax.io import compile_cache
 
 if __name__ == "__main__":
+    compile_cache.configure_script()
     export_onnx.cli()

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import tyro
 
-from c4jax.io import outdir
+from c4jax.io import compile_cache, outdir
 from c4jax.learning import data
 
 
@@ -125,4 +125,5 @@ def main(cfg: Config) -> None:
 
 
 if __name__ == "__main__":
+    compile_cache.configure_script()
     main(tyro.cli(Config, description=__doc__.split("\n")[0]))

@@ -38,6 +38,7 @@ from c4jax.agents import arena, perfect
 from c4jax.agents.base import AgentBase
 from c4jax.agents.baselines import RandomAgent
 from c4jax.evaluation import yardstick
+from c4jax.io import compile_cache
 from c4jax.io.runlog import command_line, display_path
 
 
@@ -174,4 +175,5 @@ def main(cfg: Config, command: str | None = None) -> dict:
 
 
 if __name__ == "__main__":
+    compile_cache.configure_script()
     main(tyro.cli(Config, description=__doc__.split("\n")[0]))

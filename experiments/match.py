@@ -7,6 +7,8 @@ installed package has it too: ``c4jax match`` runs the same, with the same flags
 """
 
 from c4jax.cli import match
+from c4jax.io import compile_cache
 
 if __name__ == "__main__":
+    compile_cache.configure_script()
     match.cli()

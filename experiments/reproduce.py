@@ -33,7 +33,7 @@ import tyro
 
 from c4jax import agents
 from c4jax.evaluation.tournament import default_agents
-from c4jax.io import checkpoint, outdir, runlog
+from c4jax.io import checkpoint, compile_cache, outdir, runlog
 
 HERE = Path(__file__).resolve().parent
 RL = ("dqn", "dueling_dqn", "reinforce", "ppo")
@@ -212,4 +212,5 @@ def main(args: Args) -> Path:
 
 
 if __name__ == "__main__":
+    compile_cache.configure_script()  # --no-compile-cache: off in every stage too
     main(tyro.cli(Args))

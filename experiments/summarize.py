@@ -28,7 +28,7 @@ import jax
 import tyro
 
 from c4jax import agents, evaluation
-from c4jax.io import checkpoint, runlog
+from c4jax.io import checkpoint, compile_cache, runlog
 
 RESULT_KEYS = ("eval/vs_1steplA", "eval/vs_2steplA", "yardstick/keep", "eval/vs_random", "eval/vs_old_length",
                "test/accuracy", "val/accuracy", "train/loss")
@@ -148,6 +148,7 @@ def summarize(args: Args) -> list[dict]:
 
 
 if __name__ == "__main__":
+    compile_cache.configure_script()
     try:
         summarize(tyro.cli(Args))
     except (ValueError, checkpoint.CheckpointError) as e:

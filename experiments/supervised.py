@@ -7,6 +7,8 @@ installed package has it too: ``c4jax train supervised`` runs the same, with the
 """
 
 from c4jax.cli import supervised
+from c4jax.io import compile_cache
 
 if __name__ == "__main__":
+    compile_cache.configure_script()
     supervised.cli()

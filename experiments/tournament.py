@@ -7,6 +7,8 @@ installed package has it too: ``c4jax tournament`` runs the same, with the same 
 """
 
 from c4jax.cli import tournament
+from c4jax.io import compile_cache
 
 if __name__ == "__main__":
+    compile_cache.configure_script()
     tournament.cli()

@@ -14,7 +14,10 @@ fresh temporary directory, passed to them through the environment, compiles each
 per test session; the directory is new for every session, so no test depends on an earlier one.
 The test processes themselves do not write to it: in a process that has compiled hundreds of
 programs, serialising one more executable for the cache has crashed (a segmentation fault inside
-XLA's ``serialize``), and each process keeps its own compiled programs in memory anyway.
+XLA's ``serialize``), and each process keeps its own compiled programs in memory anyway. The
+command-line programs, which turn on a persistent cache in the user's cache folder by default
+(c4jax.io.compile_cache), leave JAX's settings alone when ``JAX_COMPILATION_CACHE_DIR`` is set,
+and ``C4JAX_COMPILE_CACHE=off`` keeps them off that folder however a test sets the environment.
 """
 
 import atexit
@@ -46,6 +49,8 @@ if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
     atexit.register(shutil.rmtree, _cache, ignore_errors=True)
     os.environ["JAX_COMPILATION_CACHE_DIR"] = _cache
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
+
+os.environ["C4JAX_COMPILE_CACHE"] = "off"
 
 # Several test processes (pytest-xdist) may share one accelerator: none grabs most of its memory.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")

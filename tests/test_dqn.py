@@ -138,9 +138,18 @@ def _run(script, out, *extra):
                                           pytest.param("dueling_dqn.py", "dueling_dqn", marks=pytest.mark.slow)])
 def test_script_end_to_end(tmp_path, script, name):
     out = tmp_path / name
-    _run(script, out)
+    proc = _run(script, out)
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [200, 400]
+    # stdout: a line before the first compiles, then one line per evaluation with its logged numbers
+    lines = proc.stdout.splitlines()
+    assert lines[:2] == [f"{name}: compiling the training program ...", f"{name}: compiling the evaluation matches ..."]
+    per_eval = [line for line in lines if line.startswith(f"{name}  ")]
+    assert [line.split("  ")[1] for line in per_eval] == ["200 upd", "400 upd"]
+    for line, row in zip(per_eval, rows):
+        assert (f"vs_random {row['eval/vs_random']:.2f}  vs_old {row['eval/vs_old']:.2f}  "
+                f"vs_1steplA {row['eval/vs_1steplA']:.2f}  best {row['eval/best_vs_1steplA']:.2f}") in line
+        assert line.endswith(f"  {row['time/wall_s']:.1f}s")
     for key in ("train/loss", "eval/vs_1steplA", "eval/vs_random", "eval/vs_old", "selfplay/length"):
         assert key in rows[-1]
     for f in ("metrics.csv", "curves.png", "summary.json", "best/metadata.json", "last/metadata.json"):

@@ -288,11 +288,21 @@ def test_decision_timing_table():
 # --- the CLI ----------------------------------------------------------------------------------
 
 
-def test_cli_end_to_end(tmp_path):
+def test_cli_end_to_end(tmp_path, capsys):
     out = tmp_path / "tmp"
     argv = ["--agents", "random", "1steplA", "2steplA", "--out", str(out), "--no-progress", "--timing-batch", str(BATCH),
             "--timing-repeats", "5", "--timing-batched-repeats", "2", "--bootstrap-samples", "100"]
     summary = _load_script().cli(argv)
+    # printed: a line before each compile, the ratings as aligned text, where the files went
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[:2] == ["tournament: compiling the matches ...",
+                           "tournament: compiling the agents' decisions for Table 5.1 ..."]
+    table = printed[printed.index("Ratings (Bradley–Terry, Elo scale)") + 2:][:5]
+    assert table[0].split() == ["rank", "agent", "rating", "95%", "CI", "low", "95%", "CI", "high", "games", "wins",
+                                "draws", "losses"]
+    assert [row.split()[:2] for row in table[2:]] == [["1", "2steplA:det"], ["2", "1steplA:det"], ["3", "random"]]
+    assert table[3].split()[2] == "1000" and len({len(row) for row in table[:3]}) == 1  # aligned columns
+    assert printed[-1] == f"wrote 13 files to {out}/ (report: {out / 'report.md'})"
     expected = {f"{stem}.{ext}" for stem in ("table_5_1_timing", "table_5_2_first_player", "table_5_3_ranking",
                                              "table_5_4_game_length", "ratings") for ext in ("md", "csv")}
     expected |= {"heatmap.png", "tournament.json", "report.md"}

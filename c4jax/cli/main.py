@@ -11,7 +11,9 @@ to the module that the script of the same name in ``experiments/`` runs, so the 
     c4jax export-onnx supervised --out supervised.onnx
     c4jax play --open                                   # the browser UI (c4jax-play)
 
-An unknown subcommand or algorithm, like every user mistake a subcommand finds, is one ``error:`` line
+Every command takes ``--no-compile-cache``: compile from scratch instead of loading and saving the
+compiled programs in the persistent compilation cache (c4jax.io.compile_cache; on by default, in
+``~/.cache/c4jax/jax``). An unknown subcommand or algorithm, like every user mistake a subcommand finds, is one ``error:`` line
 and exit status 2; Ctrl-C is one ``interrupted`` line and exit status 130 (c4jax.io.interrupt).
 """
 
@@ -22,7 +24,7 @@ import sys
 from typing import Sequence
 
 from c4jax._version import __version__
-from c4jax.io import interrupt
+from c4jax.io import compile_cache, interrupt
 
 # algorithm -> (module, what it trains)
 TRAINERS: dict[str, tuple[str, str]] = {
@@ -51,7 +53,10 @@ def usage() -> str:
     lines = [f"usage: c4jax {{{','.join(COMMANDS)}}} [ARGS]", "",
              "The c4jax lab's programs; `c4jax COMMAND --help` shows a command's flags.", "", "commands:"]
     lines += [f"  {name:<{width}}  {text}" for name, (_, _, text) in COMMANDS.items()]
-    lines += ["", f"  --version{' ' * (width - 7)}print the version and exit"]
+    indent = " " * (width + 4)
+    lines += ["", f"  --version{' ' * (width - 7)}print the version and exit",
+              f"  {compile_cache.FLAG}", f"{indent}(any command) compile every program anew, without the persistent",
+              f"{indent}compilation cache ({compile_cache.default_folder()}; {compile_cache.ENV}=DIR or off)"]
     return "\n".join(lines)
 
 
@@ -71,9 +76,10 @@ def _error(message: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``c4jax ARGV`` (default: this process' arguments); returns the exit status. A subcommand's
     own exits (``--help``, a bad flag, a failed run) leave as ``SystemExit``, as from its script; Ctrl-C
-    outside a subcommand's guarded work (while modules load, say) returns 130 after one line."""
+    outside a subcommand's guarded work (while modules load, say) returns 130 after one line. Sets up
+    the persistent compilation cache first (:func:`c4jax.io.compile_cache.configure`)."""
     try:
-        return _dispatch(list(sys.argv[1:] if argv is None else argv))
+        return _dispatch(compile_cache.configure(sys.argv[1:] if argv is None else argv))
     except KeyboardInterrupt:
         print("\n" + interrupt.message(), file=sys.stderr, flush=True)
         return interrupt.EXIT_STATUS

@@ -34,6 +34,7 @@ is then not measured.
 from __future__ import annotations
 
 import datetime
+import re
 import shlex
 import sys
 import time
@@ -48,7 +49,7 @@ from c4jax import agents, evaluation, games
 from c4jax.evaluation import ratings
 from c4jax.evaluation.tournament import default_agents
 from c4jax.evaluation.tournament import game_of as tournament_game
-from c4jax.io import cliargs, devices, interrupt, outdir
+from c4jax.io import cliargs, compile_cache, devices, interrupt, outdir
 from c4jax.io.cliargs import fail
 from c4jax.play import links
 
@@ -222,6 +223,7 @@ def main(args: Args, command: str | None = None) -> dict:
     match_key, timing_key = jax.random.split(key)
     started = time.perf_counter()
 
+    print("tournament: " + compile_cache.compiling("the matches"), flush=True)
     t = evaluation.round_robin(loaded, match_key, progress=args.progress, self_play=args.self_play, names=labels,
                                per_match=args.per_match, devices=args.devices)
     play_s = time.perf_counter() - started
@@ -231,6 +233,7 @@ def main(args: Args, command: str | None = None) -> dict:
     timing = None
     timed = args.timing and t.game == "connect_four"  # Table 5.1 times decisions on Connect Four boards
     if timed:
+        print("tournament: " + compile_cache.compiling("the agents' decisions for Table 5.1"), flush=True)
         timing = evaluation.time_decisions(loaded, timing_key, batch=args.timing_batch, repeats=args.timing_repeats,
                                          batched_repeats=args.timing_batched_repeats, names=labels,
                                          budget_s=args.timing_budget, progress=args.progress)
@@ -295,6 +298,21 @@ def main(args: Args, command: str | None = None) -> dict:
     return {"files": {k: str(v) for k, v in files.items()}, "tournament": t, "ratings": rt, "timing": timing}
 
 
+def aligned(markdown: str) -> str:
+    """A Markdown table (as :meth:`c4jax.io.tables.Table.to_markdown` writes it, without its title) as
+    aligned text for a terminal: columns padded, numeric (``---:``) ones right-aligned."""
+    rows = [[cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+            for line in markdown.splitlines() if line.startswith("|")]
+    header, rule, body = rows[0], rows[1], rows[2:]
+    right = [cell.endswith(":") for cell in rule]
+    widths = [max(len(row[c]) for row in [header, *body]) for c in range(len(header))]
+
+    def line(row: list[str]) -> str:
+        return "  ".join(cell.rjust(w) if r else cell.ljust(w) for cell, w, r in zip(row, widths, right)).rstrip()
+
+    return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, body)])
+
+
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     """Parse ``argv`` (default: this process' arguments) and play the tournament; ``prog`` names the
     command in ``--help`` and in the report (default: ``python experiments/tournament.py``)."""
@@ -303,5 +321,6 @@ def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     command = (prog or "python experiments/tournament.py") + " " + shlex.join(argv)
     with interrupt.guard():
         summary = main(args, command)
+    print(f"\n{summary['ratings'].table().title}\n\n{aligned(summary['ratings'].to_markdown(title=False))}\n")
     print(f"wrote {len(summary['files'])} files to {args.out}/ (report: {summary['files']['report.md']})")
     return summary

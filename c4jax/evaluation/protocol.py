@@ -183,6 +183,13 @@ class MatchResult:
         """Mean number of stones on the final boards (opening moves included)."""
         return float(np.mean([g.length for g in self.games]))
 
+    def __repr__(self) -> str:
+        """One line (the dataclass' own repr would list all 100 games): the agents, A's win rate, its
+        wins-draws-losses and the number of games."""
+        t = self.total
+        return (f"MatchResult({self.agent_a!r} vs {self.agent_b!r}: win rate {self.win_rate:.3f}, "
+                f"W-D-L {t.wins}-{t.draws}-{t.losses}, {t.games} games)")
+
     def swap(self) -> MatchResult:
         """The result from B's point of view: equals ``match(agent_b, agent_a)`` for
         deterministic agents (games reordered so that the new A's first-seat games come first)."""

@@ -16,7 +16,9 @@ trips). Between chunks this loop does everything that is the same for all algori
 - ``metrics.jsonl``/``metrics.csv``, ``curves.png`` (smoothed loss, win rates, game length of
   the match against the old network, the thesis' "self-play game length", and of the training
   self-play), ``summary.json`` and a K-seed run's ``seeds.md``: :mod:`c4jax.learning.rundir`;
-  a progress bar with ETA and the latest win rates;
+  a progress bar with ETA and the latest win rates, one stdout line per evaluation
+  (:func:`evaluation_line`) and a line before the first chunk's and the first evaluation's compiles
+  (:func:`c4jax.io.compile_cache.compiling`);
 - K seeds stacked in one program (``--vmap-seeds``): :mod:`c4jax.learning.stacked`;
 - ``<out>/last``: the full training state (buffers, optimiser, PRNG key, old
   network, loop counters), saved after every evaluation, from which ``--resume``
@@ -47,7 +49,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from c4jax import agents, games
-from c4jax.io import checkpoint, devices, interrupt, outdir, track
+from c4jax.io import checkpoint, compile_cache, devices, interrupt, outdir, track
 from c4jax.nets import cnet
 from c4jax.learning import ranges, selection
 from c4jax.learning.algorithm import Algorithm
@@ -350,6 +352,45 @@ def budget(algo: Algorithm, total_updates: int) -> int:
     return total_updates // step * step
 
 
+def _spread(values: list[float], digits: int = 2) -> str:
+    """One value, or K seeds' mean±std."""
+    if len(values) == 1:
+        return f"{values[0]:.{digits}f}"
+    return f"{np.mean(values):.{digits}f}±{np.std(values):.{digits}f}"
+
+
+def evaluation_line(name: str, updates: int, rows: list[dict], select_by: str, wall_s: float) -> str:
+    """The stdout line of one evaluation of K seeds' metrics ``rows`` (each logged by
+    :meth:`c4jax.learning.rundir.SeedRun.record`), e.g.
+    ``ppo  1,000 upd  vs_random 1.00  vs_old 0.50  vs_1steplA 0.62  best 0.62  12.3s``: every match's
+    win rate, the yardstick's keep rate (``--eval-yardstick``), the best score so far by ``select_by``,
+    the seeds whose weights the old-network rule reverted, and the seconds since the run began.
+    K > 1 seeds: mean±std over them."""
+    first = rows[0]
+    parts = [name if len(rows) == 1 else f"{name} x{len(rows)}", f"{updates:,} upd"]
+    for key in first:
+        if key.startswith("eval/vs_") and not key.endswith("_length"):
+            parts.append(f"{key.removeprefix('eval/')} {_spread([row[key] for row in rows])}")
+    if "yardstick/keep" in first:
+        parts.append(f"keep {_spread([row['yardstick/keep'] for row in rows])}")
+    best = f"eval/best_vs_{select_by}"
+    if best in first:
+        parts.append(f"best {_spread([row[best] for row in rows])}")
+    reverted = sum(bool(row.get("eval/reverted")) for row in rows)
+    if reverted:
+        parts.append("reverted" if len(rows) == 1 else f"reverted {reverted}/{len(rows)}")
+    return "  ".join(parts + [f"{wall_s:.1f}s"])
+
+
+def _say(line: str, bar: tqdm) -> None:
+    """``line`` on stdout, above the progress bar while it is shown."""
+    if bar.disable:
+        print(line, flush=True)
+    else:
+        tqdm.write(line, file=sys.stdout)
+        sys.stdout.flush()
+
+
 def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
         extra_panels: Callable[[], list] | None = None) -> dict:
     """Train ``algo`` to ``cfg.total_updates`` with evaluation, the old-network rule and checkpoints.
@@ -435,8 +476,11 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     bar = tqdm(total=total, initial=int(updates_of(state).min()), desc=desc, unit="upd",
                disable=not cfg.progress or not write, dynamic_ncols=True)
     t_start = time.perf_counter() - counters["wall_s"]
+    first = write  # the first chunk and evaluation of this process compile their programs: say so once
     while updates_of(state).min() < total:
         before = int(updates_of(state).min())
+        if first:
+            _say(f"{algo.name}: " + compile_cache.compiling("the training program"), bar)
         if algo.block_end(before) <= total:
             state, metrics = chunk(state)
         else:  # the last block, shortened to end at the budget (a chunk of its own, compiled once)
@@ -446,6 +490,9 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
             short, state = make_chunk(algo, k_seeds, placement, state, units)
             state, metrics = short(state)
         params, updates = algo.playing_params(state), updates_of(state)
+        if first:
+            _say(f"{algo.name}: " + compile_cache.compiling("the evaluation matches"), bar)
+            first = False
         evaluated = evaluate(agent_of, algo.name, params, old_params, seeds, [r.loop["evals"] for r in runs], cfg,
                              algo.game)
         wall = time.perf_counter() - t_start
@@ -467,6 +514,8 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
         save_state(out / LAST, state, old_params, counters, {**meta_all, "metrics": metrics_meta}, write)
         interrupt.set_note(interrupt.resume_note(out / LAST, f"{int(updates.min()):,} updates"))
         bar.update(int(updates.min()) - before)
+        if write:
+            _say(evaluation_line(algo.name, int(updates.min()), rows, cfg.select_by, wall), bar)
         wins = [row[f"eval/vs_{cfg.reference}"] for row in rows]
         label = "vs1" if cfg.reference == "1steplA" else f"vs_{cfg.reference}"
         bar.set_postfix({label: f"{np.mean(wins):.2f}" + (f"±{np.std(wins):.2f}" if k_seeds > 1 else "")},

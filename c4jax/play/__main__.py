@@ -11,7 +11,7 @@ from typing import Annotated
 import tyro
 
 from c4jax import games
-from c4jax.io import cliargs
+from c4jax.io import cliargs, compile_cache
 from c4jax.io.cliargs import fail
 
 DESCRIPTION = "Play in the browser against the c4jax agents (a local web server on 127.0.0.1)."
@@ -52,8 +52,12 @@ def _names(text: str | None) -> list[str] | None:
 
 
 def main(argv: list[str] | None = None, prog: str = "c4jax-play") -> int:
-    """Serve the UI until Ctrl-C; ``prog`` names the command in ``--help`` and in its error lines."""
-    args = cliargs.parse(args_class(), sys.argv[1:] if argv is None else argv, prog, description=DESCRIPTION)
+    """Serve the UI until Ctrl-C; ``prog`` names the command in ``--help`` and in its error lines. Without
+    ``argv`` (``c4jax-play``, ``python -m c4jax.play``) it reads the process' arguments and sets up the
+    persistent compilation cache first (``c4jax play`` has done that already)."""
+    if argv is None:
+        argv = compile_cache.configure(sys.argv[1:])
+    args = cliargs.parse(args_class(), argv, prog, description=DESCRIPTION)
     if not 0 <= args.port <= 65535:
         fail(f"--port must be in 0..65535, got {args.port}")
     from c4jax.play import server

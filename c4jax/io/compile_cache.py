@@ -1,0 +1,110 @@
+"""JAX's persistent compilation cache for the command-line programs.
+
+XLA compiles every jitted program of a run before the run moves (minutes on a small CPU for a
+trainer or a tournament). With JAX's persistent compilation cache the compiled programs are
+written to a folder and the next run with the same settings loads them instead of compiling.
+
+The programs turn it on at their start (:func:`configure`, called by ``c4jax``, ``c4jax-play`` /
+``python -m c4jax.play`` and the ``experiments/`` scripts; ``import c4jax`` never does):
+
+- ``--no-compile-cache`` (any command; removed from the arguments before the command parses
+  them): off for this process and, through the environment, for the processes it starts;
+- else ``JAX_COMPILATION_CACHE_DIR`` set: JAX's own settings are left as they are (and
+  ``JAX_ENABLE_COMPILATION_CACHE=false`` keeps JAX's cache off in every case);
+- else ``C4JAX_COMPILE_CACHE``: a folder to cache in, or ``off`` (``0``, ``false``, ``no``);
+- else on, in ``$XDG_CACHE_HOME/c4jax/jax`` (``~/.cache/c4jax/jax`` without ``XDG_CACHE_HOME``).
+
+A program whose folder cannot be created runs without the cache, after one ``warning:`` line.
+Programs that call back into Python (the perfect player's solver, OpenSpiel's MCTS) are never
+cached by JAX, nor are programs that compile in under JAX's threshold
+(``jax_persistent_cache_min_compile_time_secs``, 1 s by default).
+
+:func:`compiling` words the line a program prints before a long compile: "(first run only ...)"
+only while the persistent cache is on.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import jax
+
+FLAG = "--no-compile-cache"
+ENV = "C4JAX_COMPILE_CACHE"
+JAX_ENV = "JAX_COMPILATION_CACHE_DIR"
+OFF_WORDS = frozenset({"0", "off", "false", "no"})
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What :func:`configure` does with JAX's cache: ``"on"`` (in ``folder``), ``"off"``, or ``"jax"``
+    (JAX's own settings, from ``JAX_COMPILATION_CACHE_DIR``, left alone); ``why`` says which rule chose it."""
+
+    mode: Literal["on", "off", "jax"]
+    folder: Path | None
+    why: str
+
+
+def default_folder(environ: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CACHE_HOME/c4jax/jax``, or ``~/.cache/c4jax/jax`` without ``XDG_CACHE_HOME``."""
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "c4jax" / "jax"
+
+
+def decide(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> tuple[Decision, list[str]]:
+    """The cache setting of a command with arguments ``argv`` in ``environ`` (default: this process'
+    environment), and ``argv`` without :data:`FLAG`. Changes nothing."""
+    env = os.environ if environ is None else environ
+    rest = [a for a in argv if a != FLAG]
+    if len(rest) < len(argv):
+        return Decision("off", None, FLAG), rest
+    if env.get(JAX_ENV):
+        return Decision("jax", None, JAX_ENV), rest
+    own = env.get(ENV, "").strip()
+    if own.lower() in OFF_WORDS:
+        return Decision("off", None, f"{ENV}={own}"), rest
+    if own:
+        return Decision("on", Path(own).expanduser(), ENV), rest
+    return Decision("on", default_folder(env), "default"), rest
+
+
+def configure(argv: Sequence[str]) -> list[str]:
+    """Set JAX's persistent compilation cache as :func:`decide` says for a program run with ``argv``
+    (its arguments, without the program's name); returns them without :data:`FLAG`. Call it at a
+    program's start, before anything compiles."""
+    decision, rest = decide(argv)
+    if decision.mode == "off":
+        jax.config.update("jax_enable_compilation_cache", False)
+        os.environ[ENV] = "off"  # the processes this one starts (experiments/reproduce.py's stages)
+    elif decision.mode == "on":
+        try:
+            decision.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            print(f"warning: no compilation cache: cannot create {str(decision.folder)!r} "
+                  f"({e.strerror or e}); set {ENV} to another folder, or pass {FLAG}", file=sys.stderr, flush=True)
+            return rest
+        jax.config.update("jax_compilation_cache_dir", str(decision.folder))  # JAX_ENABLE_COMPILATION_CACHE=false wins
+    return rest
+
+
+def configure_script() -> None:
+    """:func:`configure` for a script run as ``python experiments/NAME.py ARGS``: drops :data:`FLAG`
+    from ``sys.argv`` so that the script's own parser never sees it."""
+    sys.argv[1:] = configure(sys.argv[1:])
+
+
+def persistent() -> bool:
+    """Whether this process writes compiled programs to a persistent cache (however it was set up)."""
+    return bool(jax.config.jax_enable_compilation_cache and jax.config.jax_compilation_cache_dir)
+
+
+def compiling(what: str) -> str:
+    """The line a program prints before it compiles ``what`` (e.g. "the training program"): with the
+    persistent cache on, ``compiling WHAT (first run only, then cached) ...``; else ``compiling WHAT ...``."""
+    return f"compiling {what} (first run only, then cached) ..." if persistent() else f"compiling {what} ..."
