@@ -11,7 +11,7 @@ import pytest
 from c4jax import agents
 from c4jax.io import checkpoint
 from c4jax.agents import arena
-from c4jax.learning import evaluator, loop, onpolicy
+from c4jax.learning import loop, onpolicy, training_eval
 from c4jax.learning.ppo import PPO, PPOConfig
 from c4jax.learning.reinforce import Reinforce, ReinforceConfig
 from scripts import run_script
@@ -179,8 +179,8 @@ def test_vmap_seeds_match_single_seed_runs_and_resume_exactly(tmp_path):
 def test_eval_greedy_makes_the_evaluated_policy_deterministic():
     ppo = PPO(PPOConfig(**SMALL_PPO))
     params = _params()
-    sampled = evaluator.evaluated_agent(ppo, loop.LoopConfig(), 128)(params, "ppo")
-    greedy = evaluator.evaluated_agent(ppo, loop.LoopConfig(eval_greedy=True), 128)(params, "ppo")
+    sampled = training_eval.evaluated_agent(ppo, loop.LoopConfig(), 128)(params, "ppo")
+    greedy = training_eval.evaluated_agent(ppo, loop.LoopConfig(eval_greedy=True), 128)(params, "ppo")
     assert sampled.stochastic and not greedy.stochastic
     boards = np.zeros((4, 6, 7), np.int8)
     acts = {int(greedy.act(boards, jax.random.key(k))[0]) for k in range(5)}
@@ -190,10 +190,10 @@ def test_eval_greedy_makes_the_evaluated_policy_deterministic():
 def test_evaluation_plays_with_symmetric_averaging_unless_told_not_to():
     ppo = PPO(PPOConfig(**SMALL_PPO))
     params = _params()
-    assert evaluator.evaluated_agent(ppo, loop.LoopConfig(), 128)(params, "ppo").symmetric
-    plain = evaluator.evaluated_agent(ppo, loop.LoopConfig(eval_symmetric=False), 128)(params, "ppo")
+    assert training_eval.evaluated_agent(ppo, loop.LoopConfig(), 128)(params, "ppo").symmetric
+    plain = training_eval.evaluated_agent(ppo, loop.LoopConfig(eval_symmetric=False), 128)(params, "ppo")
     assert not plain.symmetric
     board = np.zeros((1, 6, 7), np.int8)
     board[0, 5, 0] = -1  # the opponent's first stone in the corner: not its own mirror image
-    sym = evaluator.evaluated_agent(ppo, loop.LoopConfig(), 128)(params, "ppo")
+    sym = training_eval.evaluated_agent(ppo, loop.LoopConfig(), 128)(params, "ppo")
     assert not np.allclose(np.asarray(sym.scores(board)), np.asarray(plain.scores(board)))

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from c4jax.cli.tournament import aligned
-from c4jax.evaluation.protocol import Game, MatchResult, SeatRecord
+from c4jax.evaluation.protocol import GameRecord, MatchResult, SeatRecord
 from c4jax.io.tables import Table
 from c4jax.learning.loop import evaluation_line
 
@@ -49,7 +49,7 @@ def test_a_markdown_table_as_aligned_text():
 
 
 def test_a_match_result_prints_on_one_short_line():
-    games = tuple(Game(opening=i % 50, a_first=i < 50, moves=tuple(range(7)) * 3, outcome_a=1 if i % 2 else -1,
+    games = tuple(GameRecord(opening=i % 50, a_first=i < 50, moves=tuple(range(7)) * 3, outcome_a=1 if i % 2 else -1,
                        length=21) for i in range(100))
     m = MatchResult("1steplA:det", "random", SeatRecord(30, 0, 20), SeatRecord(25, 1, 24), games=games)
     text = repr(m)

@@ -56,7 +56,7 @@ Q_TEMPERATURE = 0.25
 
 @dataclass(frozen=True)
 class GuidedEvaluator:
-    """A search evaluator (:data:`c4jax.agents.search.Evaluator`) whose ``params`` is a network
+    """A search evaluator (:data:`c4jax.agents.search.LeafEvaluator`) whose ``params`` is a network
     agent: prior logits from ``network.prior_logits_states``, value from one random playout.
     Hashable (a static argument of ``jit``)."""
 

@@ -77,8 +77,8 @@ def evaluate(params, boards: Array, width: int = 128, tower: tuple[int, ...] = (
     return (logits, jnp.tanh(value), *out[2:])
 
 
-def evaluator(width: int = 128, tower: tuple[int, ...] = (), game=CONNECT_FOUR) -> mcts.Evaluator:
-    """The network as a search evaluator (:data:`c4jax.agents.search.Evaluator`): masked prior
+def evaluator(width: int = 128, tower: tuple[int, ...] = (), game=CONNECT_FOUR) -> mcts.LeafEvaluator:
+    """The network as a search evaluator (:data:`c4jax.agents.search.LeafEvaluator`): masked prior
     logits and ``tanh`` value of each node's observation, for its player to move."""
 
     def evaluate_states(params, keys: Array, states) -> tuple[Array, Array]:

@@ -128,8 +128,9 @@ def default_uct_c(game) -> float:
     return UCT_C if measured is None else measured
 
 
+# a search's leaf evaluator (not the training's evaluation, c4jax.learning.training_eval):
 # evaluate(params, keys[B], states[B]) -> (prior_logits float32[B, A], value float32[B])
-Evaluator = Callable[[Any, Array, Any], tuple[Array, Array]]
+LeafEvaluator = Callable[[Any, Array, Any], tuple[Array, Array]]
 
 
 # --------------------------------------------------------------------------- keys
@@ -509,7 +510,7 @@ def _search(params, tree: Tree, model, select, num_simulations: int, solve: bool
 # --------------------------------------------------------------------------- the model
 
 
-def recurrent_fn(evaluate: Evaluator, game=CONNECT_FOUR):
+def recurrent_fn(evaluate: LeafEvaluator, game=CONNECT_FOUR):
     """The game as a search model, in mctx's ``recurrent_fn`` form ``(params, rng_key, action[B],
     embedding) -> (mctx.RecurrentFnOutput, embedding)``: ``game.step`` along the edge, reward
     :func:`c4jax.games.base.mover_reward`, discount :func:`c4jax.games.base.discount`, and
@@ -560,7 +561,7 @@ def _dirichlet_logits(keys: Array, logits: Array, legal: Array, fraction: float,
     return jnp.log(jnp.maximum(mixed, jnp.finfo(jnp.float32).tiny))
 
 
-def run(evaluate: Evaluator, params, states, keys: Array, num_simulations: int, *, game=CONNECT_FOUR,
+def run(evaluate: LeafEvaluator, params, states, keys: Array, num_simulations: int, *, game=CONNECT_FOUR,
         rule: str = "puct", pb_c_init: float = PB_C_INIT, pb_c_base: float = PB_C_BASE, uct_c: float = UCT_C,
         dirichlet_fraction: float = 0.0, dirichlet_alpha: float = 0.3, solve: bool = False) -> SearchOutput:
     """``num_simulations`` MCTS simulations from each of B states of ``game`` (pure; jit it).

@@ -9,7 +9,7 @@ The public names are re-exported here: ``evaluation.match(a, b, key)``,
 from c4jax.evaluation.protocol import (
     GAMES_PER_MATCH,
     NUM_OPENINGS,
-    Game,
+    GameRecord,
     MatchResult,
     SeatRecord,
     agent_name,
@@ -24,7 +24,7 @@ from c4jax.evaluation.tournament import Tournament, resolve_agents, round_robin
 from c4jax.evaluation.yardstick import load_positions, optimal_move_rate
 
 __all__ = [
-    "GAMES_PER_MATCH", "NUM_OPENINGS", "REFERENCES", "DecisionTime", "Game", "MatchResult", "SeatRecord",
+    "GAMES_PER_MATCH", "NUM_OPENINGS", "REFERENCES", "DecisionTime", "GameRecord", "MatchResult", "SeatRecord",
     "Timing", "Tournament", "agent_name", "device_description", "match", "match_from_dict", "match_many",
     "load_positions", "openings", "optimal_move_rate", "random_boards", "resolve_agents", "round_robin",
     "time_decisions", "win_rate",

@@ -116,8 +116,9 @@ class SeatRecord:
 
 
 @dataclass(frozen=True)
-class Game:
-    """One game of a match, replayable with ``env.step`` from ``env.init()`` over ``moves``."""
+class GameRecord:
+    """The record of one game of a match (not a game's rules: those are :class:`c4jax.games.base.Game`),
+    replayable with the game's ``step`` from its start position over ``moves``."""
 
     opening: int  # index into openings(): 0 = empty board, 1 + 7*c1 + c2
     a_first: bool  # agent A is the first player (played the first stone of ``moves``)
@@ -125,7 +126,7 @@ class Game:
     outcome_a: int  # +1 A won, 0 draw, -1 A lost
     length: int  # stones on the final board (== len(moves) unless the last move was illegal)
 
-    def swap(self) -> Game:
+    def swap(self) -> GameRecord:
         """The same game with A and B exchanged."""
         return dataclasses.replace(self, a_first=not self.a_first, outcome_a=-self.outcome_a)
 
@@ -146,7 +147,7 @@ class MatchResult:
     agent_b: str
     a_first: SeatRecord  # the 50 games where A is the first player (counts sum to 50)
     b_first: SeatRecord  # the 50 games where B is the first player (counts sum to 50)
-    games: tuple[Game, ...]  # [100]
+    games: tuple[GameRecord, ...]  # [100]
 
     @property
     def total(self) -> SeatRecord:
@@ -246,7 +247,7 @@ def _result(out: dict, a_first: np.ndarray, moves: np.ndarray, name_a: str, name
     for i in range(GAMES_PER_MATCH):
         opening = i % NUM_OPENINGS
         played = out["actions"][i][out["valid"][i]]
-        games.append(Game(
+        games.append(GameRecord(
             opening=opening,
             a_first=bool(a_first[i]),
             moves=tuple(int(m) for m in moves[i % NUM_OPENINGS] if m >= 0) + tuple(int(m) for m in played),
@@ -410,7 +411,7 @@ def match_from_dict(d: dict) -> MatchResult:
     def seat(r):
         return SeatRecord(wins=int(r["wins"]), draws=int(r["draws"]), losses=int(r["losses"]))
 
-    games = tuple(Game(opening=int(g["opening"]), a_first=bool(g["a_first"]), moves=tuple(int(m) for m in g["moves"]),
+    games = tuple(GameRecord(opening=int(g["opening"]), a_first=bool(g["a_first"]), moves=tuple(int(m) for m in g["moves"]),
                        outcome_a=int(g["outcome_a"]), length=int(g["length"])) for g in d.get("games", ()))
     return MatchResult(agent_a=str(d["agent_a"]), agent_b=str(d["agent_b"]), a_first=seat(d["a_first"]),
                        b_first=seat(d["b_first"]), games=games)

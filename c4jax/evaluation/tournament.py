@@ -23,7 +23,7 @@ from c4jax.io import checkpoint, devices as devs
 from c4jax.evaluation.protocol import (
     GAMES_PER_MATCH,
     NUM_OPENINGS,
-    Game,
+    GameRecord,
     MatchResult,
     SeatRecord,
     agent_name,
@@ -148,7 +148,7 @@ class Tournament:
                     wins[i, j], draws[i, j] = m.wins, m.draws
         return wins, draws
 
-    def games(self) -> Iterator[tuple[int, int, Game]]:
+    def games(self) -> Iterator[tuple[int, int, GameRecord]]:
         """Every game between distinct agents once: ``(i, j, game)`` with the game from i's point of view."""
         pos = {n: k for k, n in enumerate(self.names)}
         for m in self.matches:

@@ -8,7 +8,7 @@ trips). Between chunks this loop does everything that is the same for all algori
 - tournament-protocol matches (100 games each) of the current network against
   Random, the "old network" and 1StepLA, played with the symmetric averaging of
   design.md §7 (the thesis uses it in every competition, never in self-play):
-  :mod:`c4jax.learning.evaluator`;
+  :mod:`c4jax.learning.training_eval`;
 - the old-network rule: a new best win rate against 1StepLA makes the current
   weights the old network (and the best checkpoint, ``<out>/best``); a drop of
   more than ``revert_drop`` below the best puts the old weights back:
@@ -53,7 +53,7 @@ from c4jax.io import checkpoint, compile_cache, devices, interrupt, outdir, trac
 from c4jax.nets import cnet
 from c4jax.learning import ranges, selection
 from c4jax.learning.algorithm import Algorithm
-from c4jax.learning.evaluator import evaluate, evaluated_agent, metrics_row
+from c4jax.learning.training_eval import evaluate, evaluated_agent, metrics_row
 from c4jax.learning.placement import SHARD_MODES, Placement, plan
 from c4jax.learning.rundir import BEST, LAST, SeedRun, seed_dir, summarize_seeds
 from c4jax.learning.stacked import make_chunk, seed_slice, stack_seeds
