@@ -15,7 +15,7 @@ node
 
 A prior only matters to the PUCT rule (UCT ignores it, it only masks), so the search selects with
 PUCT at the project's constant for pure MCTS (:data:`c4jax.agents.search.PB_C_INIT`, c_1 = 3;
-against mcts200, ppo@200 scored 0.855 / 0.905 / 0.90 with c_1 = 1.25 / 3 / 6). Moves:
+compared with others in docs/results/guided_search.md). Moves:
 the most visited action (``:det``, the default, as AlphaZero's) or one sampled from the root
 visits (``:sto``); ``scores``: the root visit shares of a search keyed by the position (the
 other search agents' rule). ``@0`` is no search: the registry gives the network agent itself.
@@ -43,14 +43,9 @@ from c4jax.agents.search_agent import SearchAgent
 from c4jax.games import base as games
 from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 
-# The temperature that turns a Q network's values into a prior, softmax(Q / tau). On positions of
-# random games (the first 12 moves of 64 games), the median gap between the best and the second
-# best Q-value of the shipped dqn and dueling_dqn is 0.30 (quartiles 0.17 and 0.57; the Q-values
-# span about -3.5 .. 2 in shaped-reward units): tau = 0.25 gives the best move a median of about
-# 3.3 times the second's prior, a clear preference that the search can still overrule. Against
-# mcts200 (one 100-game protocol match each), dqn@200 scored 0.85 / 0.90 / 0.915 / 0.94 / 0.895
-# with tau = 0.1 / 0.25 / 0.5 / 1 / 2, and dueling_dqn@200 0.98 with 0.25 and 0.925 with 1: no
-# setting from 0.25 to 2 stands out beyond a match's noise (docs/results/guided_search.md).
+# The temperature that turns a Q network's values into a prior, softmax(Q / tau): 0.25 gives the best
+# move of the shipped dqn a median of about 3.3 times the second's prior, a preference the search can
+# still overrule (how it was chosen: docs/results/guided_search.md).
 Q_TEMPERATURE = 0.25
 
 

@@ -53,9 +53,8 @@ from c4jax.nets import tower as nets
 
 METHODS = ("gumbel", "puct")
 DEFAULT_SIMULATIONS = 128  # how a search checkpoint without a saved setting plays
-# PUCT's c_1 in the solving search: the project's constant for search at play time (search.PB_C_INIT).
-# The shipped network with 256 simulations kept 0.922 / 0.928 / 0.931 of the yardstick's positions
-# with c_1 = 0.5 / 1.25 (mctx's muzero_policy default) / 3 (docs/results/alphazero).
+# PUCT's c_1 in the solving search: the project's constant for search at play time (search.PB_C_INIT;
+# compared with others on the yardstick in docs/results/alphazero).
 SOLVE_PB_C_INIT = mcts.PB_C_INIT
 
 

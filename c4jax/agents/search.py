@@ -103,19 +103,11 @@ COLS = env.COLS
 # tree holds batch * (N + 1) nodes; more does not fit a CPU's memory usefully.
 MAX_SIMULATIONS = 50_000
 SCORES_SEED = 0x5C0E  # root key of the searches behind ``scores`` (folded with the board)
-# Pure MCTS settings, from one 100-game protocol match each between 200-simulation searches
-# (sampled moves): PUCT with a uniform prior and c_1 = 3 scored 0.58 against mctx's default
-# c_1 = 1.25, while c_1 = 2 / 4.5 / 8 scored 0.46 / 0.385 / 0.30 against c_1 = 3; UCT with
-# c = 0.7 scored 0.655 against PUCT c_1 = 3; against UCT c = 0.7, c = 0.4 scored 0.57 and
-# c = 1.0 0.43; c = 0.25 scored 0.46 against c = 0.4. Against OpenSpiel's MCTSBot, the reference
-# outside the project, a larger c plays better on Connect Four (deterministic moves, proven values
-# on; 100-game matches, docs/results/openspiel_mcts.md): at 200 simulations c = 0.4 / 0.7 / 1.0 /
-# 1.4 / 2.0 / 3.0 scored 0.408 / 0.517 / 0.527 / 0.505 / 0.533 / 0.470 over 3 keys, at 1000
-# simulations c = 0.4 / 1.0 / 2.0 scored 0.323 / 0.524 / 0.476 over 5 keys.
+# Pure MCTS's rule and constants, each chosen by protocol matches (docs/results/openspiel_mcts.md).
 PB_C_INIT = 3.0  # PUCT c_1 for a uniform prior
 PB_C_BASE = 19652.0  # PUCT c_2
 UCT_C = 0.4  # UCT's c (Q in [-1, 1]) of pure MCTS on a game whose kit has no measured one (GameKit.uct_c)
-SOLVE = True  # MCTSAgent's default: proven values (MCTS-Solver), 0.60 against the same search without them
+SOLVE = True  # MCTSAgent's default: proven values (MCTS-Solver)
 _NOISE_SALT = 2**16  # fold_in offset of the tie-break keys (children use 1 + action)
 _STEP_SALT = _NOISE_SALT - 3  # fold_in of a node's key: the key of the game step into it
 ROOT = 0  # index of the root node in every tree
