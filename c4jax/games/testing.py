@@ -81,32 +81,20 @@ def _host(x) -> np.ndarray:
     return np.asarray(jax.device_get(x))
 
 
-def _difference(a, b) -> str | None:
-    """Where two pytrees differ (structure, a leaf's shape, dtype or values), or None when equal."""
+def _difference(a, b, values: bool = True) -> str | None:
+    """Where two pytrees differ (structure, a leaf's shape or dtype, and with ``values`` its values), or None."""
     paths_a, tree_a = jax.tree_util.tree_flatten_with_path(a)
     leaves_b, tree_b = jax.tree_util.tree_flatten(b)
     if tree_a != tree_b:
         return f"pytree structures differ: {tree_a} vs {tree_b}"
     for (path, x), y in zip(paths_a, leaves_b):
-        x, y = _host(x), _host(y)
         where = jax.tree_util.keystr(path) or "the value"
         if x.shape != y.shape or x.dtype != y.dtype:
-            return f"{where}: {x.dtype}{list(x.shape)} vs {y.dtype}{list(y.shape)}"
-        nan = np.issubdtype(x.dtype, np.inexact)
-        if not np.array_equal(x, y, equal_nan=nan):
-            return f"{where}: {x.ravel()[:8].tolist()} vs {y.ravel()[:8].tolist()}"
-    return None
-
-
-def _structure_difference(a, b) -> str | None:
-    """Where two pytrees differ in structure or in a leaf's shape or dtype, or None."""
-    paths_a, tree_a = jax.tree_util.tree_flatten_with_path(a)
-    leaves_b, tree_b = jax.tree_util.tree_flatten(b)
-    if tree_a != tree_b:
-        return f"pytree structures differ: {tree_a} vs {tree_b}"
-    for (path, x), y in zip(paths_a, leaves_b):
-        if x.shape != y.shape or x.dtype != y.dtype:
-            return f"{jax.tree_util.keystr(path)}: {x.dtype}{list(x.shape)} became {y.dtype}{list(y.shape)}"
+            return f"{where}: {x.dtype}{list(x.shape)} {'vs' if values else 'became'} {y.dtype}{list(y.shape)}"
+        if values:
+            x, y = _host(x), _host(y)
+            if not np.array_equal(x, y, equal_nan=np.issubdtype(x.dtype, np.inexact)):
+                return f"{where}: {x.ravel()[:8].tolist()} vs {y.ravel()[:8].tolist()}"
     return None
 
 
@@ -369,7 +357,7 @@ def check_play(game, *, games: int = 16, seed: int = 0, obs_dtype=None) -> Summa
         illegal_steps += _check_illegal(name, game, states, fields, rng, keys, t)
         actions = _random_actions(rng, fields["legal_action_mask"])
         after, new, obs, _ = _call(name, "jit(vmap(step))", _step_batch, game, states, jnp.asarray(actions), keys)
-        diff = _structure_difference(states, after)
+        diff = _difference(states, after, values=False)
         if diff:
             _fail(name, "step must return a state of the same structure, shapes and dtypes: lax.scan carries it",
                   f"step {t}: {diff}")
