@@ -62,7 +62,8 @@ def test_the_perfect_player_is_on_the_menu_and_plays(port):
 def test_without_the_solver_the_ui_says_so_and_the_api_answers_409(port, monkeypatch):
     monkeypatch.setattr(perfect, "solver_available", lambda: False)
     status, info = request(port, "GET", "/api/agents")
-    assert status == 200 and info["hint"] == {"available": False, "message": f"no hint: {perfect.MISSING_SOLVER}"}
+    assert status == 200 and info["hint"] == {"available": False, "game": "connect_four",
+                                         "message": f"no hint: {perfect.MISSING_SOLVER}"}
     status, data = request(port, "POST", "/api/hint", {"moves": []})
     assert status == 409 and data == {"error": perfect.MISSING_SOLVER}
 
