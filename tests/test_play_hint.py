@@ -69,6 +69,7 @@ def test_without_the_solver_the_ui_says_so_and_the_api_answers_409(port, monkeyp
 
 
 def test_the_page_offers_the_hint_toggle_and_its_note():
-    html, js = (STATIC / "index.html").read_text(), (STATIC / "app.js").read_text()
+    html = (STATIC / "index.html").read_text()
+    js = "".join(p.read_text() for p in sorted(STATIC.glob("*.js")))
     assert 'data-testid="hint-toggle"' in html and 'data-testid="hint-note"' in html
     assert '"/api/hint"' in js and "info.hint" in js and "hint-${c}" in js

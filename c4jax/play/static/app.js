@@ -285,7 +285,8 @@ async function play(move) {
   if (move.captured) board[move.captured[0]][move.captured[1]] = 0;
   state.positions.push({ ...pos, ply: pos.ply + 1, board, marked: move.from ? [move.from, move.to] : [move.to],
                          taken: move.captured ? [move.captured] : [], winning_cells: [], jumper: null,
-                         to_move: "agent", status: "agent_turn", legal: [], legal_moves: [], scores: null, values: null });
+                         to_move: "agent", status: "agent_turn", legal: [], legal_moves: [],
+                         scores: pos.scores && pos.scores.map(() => null), values: null });
   render({ animate: true });
   const started = performance.now();
   try {
