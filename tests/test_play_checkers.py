@@ -329,12 +329,16 @@ def test_connect_four_requests_are_answered_as_before(port):
 
 # --------------------------------------------------------------------------- the page
 
-def test_the_page_has_a_game_menu_and_a_checkers_board():
-    html, js = (STATIC / "index.html").read_text(), (STATIC / "app.js").read_text()
-    for testid in ("game-select", "checkers-board", "move-list"):
+def test_the_page_has_a_game_menu_and_draws_every_game_from_its_description():
+    html = (STATIC / "index.html").read_text()
+    js = "".join(p.read_text() for p in sorted(STATIC.glob("*.js")))
+    for testid in ("game-select", "board", "move-list"):
         assert f'data-testid="{testid}"' in html
-    assert 'game: "checkers"' in js and "current_player" not in js  # turns come from the server's positions
-    assert "legal_moves" in js and "draw_reason" in js and "fifty_moves" in js and "repetition" in js
+    assert "current_player" not in js  # turns come from the server's positions
+    for name in ("checkers", "connect_four", "Checkers", "Connect Four", "PDN"):  # the page names no game
+        assert name not in js and name not in html, name
+    assert "legal_moves" in js and "draw_reason" in js
+    assert {"fifty_moves", "repetition", "cap"} <= set(ck_view.PAGE["texts"]["draw"])  # Checkers' draws: its view's
 
 
 CHROMIUM = os.environ.get("C4JAX_CHROMIUM") or next(
@@ -356,38 +360,38 @@ def test_checkers_in_the_browser(port, tmp_path):
             pg.set_default_timeout(60_000)
             pg.goto(f"http://127.0.0.1:{port}/")
             pg.wait_for_selector('[data-testid=board][data-busy="false"]')  # Connect Four first, as before
-            assert pg.is_visible("[data-testid=board]") and not pg.is_visible("[data-testid=checkers-board]")
-            idle = '[data-testid=checkers-board][data-busy="false"]'
+            assert pg.get_attribute("[data-testid=board]", "data-game") == "connect_four"
+            idle = '[data-testid=board][data-game=checkers][data-busy="false"]'
             pg.select_option("[data-testid=first-select]", "human")
             pg.wait_for_selector('[data-testid=board][data-busy="false"]')
             pg.select_option("[data-testid=game-select]", "checkers")
             pg.wait_for_selector(idle)
-            assert not pg.is_visible("[data-testid=board]")
+            assert pg.locator("[data-testid=col-0]").count() == 0  # the Connect Four board is gone
             status = pg.locator("[data-testid=status]")
             expect(status).to_have_text("Your turn (black) — click a piece, then where it goes.")
-            assert pg.locator("[data-testid^=ck-piece-]").count() == 24
-            assert pg.locator(".ck-piece.movable").count() == 4  # 9, 10, 11, 12 can move
+            assert pg.locator("[data-testid^=piece-]").count() == 24
+            assert pg.locator(".piece.movable").count() == 4  # 9, 10, 11, 12 can move
             for _ in range(6):  # click the first movable piece, then its first target
-                if pg.get_attribute("[data-testid=checkers-board]", "data-status") != "human_turn":
+                if pg.get_attribute("[data-testid=board]", "data-status") != "human_turn":
                     break
-                cell = pg.locator(".ck-piece.movable").first.get_attribute("data-testid").split("-")[2:]
-                pg.click(f"[data-testid=ck-cell-{cell[0]}-{cell[1]}]")
-                target = pg.locator("[data-testid^=ck-target-]").first
+                cell = pg.locator(".piece.movable").first.get_attribute("data-testid").split("-")[1:]
+                pg.click(f"[data-testid=cell-{cell[0]}-{cell[1]}]")
+                target = pg.locator("[data-testid^=target-]").first
                 assert target.get_attribute("data-pdn")
-                r, c = target.get_attribute("data-testid").split("-")[2:]
-                pg.click(f"[data-testid=ck-cell-{r}-{c}]")
+                r, c = target.get_attribute("data-testid").split("-")[1:]
+                pg.click(f"[data-testid=cell-{r}-{c}]")
                 pg.wait_for_selector(idle)
-            moves = pg.locator("[data-testid=move-list] .ck-move").all_inner_texts()
+            moves = pg.locator("[data-testid=move-list] .move").all_inner_texts()
             assert len(moves) >= 2 and all("-" in m or "x" in m for m in moves), moves
             assert "probability of each legal move" in pg.inner_text("[data-testid=legend]")
             pg.screenshot(path=str(tmp_path / "checkers.png"), full_page=True)
             if os.environ.get("C4JAX_PLAY_CHECKERS_SCREENSHOT"):
                 shutil.copy(tmp_path / "checkers.png", os.environ["C4JAX_PLAY_CHECKERS_SCREENSHOT"])
             pg.keyboard.press("ArrowLeft")  # history works as in Connect Four
-            assert pg.get_attribute("[data-testid=checkers-board]", "data-live") == "false"
+            assert pg.get_attribute("[data-testid=board]", "data-live") == "false"
             expect(status).to_contain_text("(history, read-only")
             pg.select_option("[data-testid=game-select]", "connect_four")  # and back
-            pg.wait_for_selector('[data-testid=board][data-busy="false"]')
+            pg.wait_for_selector('[data-testid=board][data-game=connect_four][data-busy="false"]')
             expect(status).to_have_text("Your turn — click a column.")
             assert not problems, problems
         finally:

@@ -62,12 +62,14 @@ def test_the_perfect_player_is_on_the_menu_and_plays(port):
 def test_without_the_solver_the_ui_says_so_and_the_api_answers_409(port, monkeypatch):
     monkeypatch.setattr(perfect, "solver_available", lambda: False)
     status, info = request(port, "GET", "/api/agents")
-    assert status == 200 and info["hint"] == {"available": False, "message": f"no hint: {perfect.MISSING_SOLVER}"}
+    assert status == 200 and info["hint"] == {"available": False, "game": "connect_four",
+                                         "message": f"no hint: {perfect.MISSING_SOLVER}"}
     status, data = request(port, "POST", "/api/hint", {"moves": []})
     assert status == 409 and data == {"error": perfect.MISSING_SOLVER}
 
 
 def test_the_page_offers_the_hint_toggle_and_its_note():
-    html, js = (STATIC / "index.html").read_text(), (STATIC / "app.js").read_text()
+    html = (STATIC / "index.html").read_text()
+    js = "".join(p.read_text() for p in sorted(STATIC.glob("*.js")))
     assert 'data-testid="hint-toggle"' in html and 'data-testid="hint-note"' in html
     assert '"/api/hint"' in js and "info.hint" in js and "hint-${c}" in js

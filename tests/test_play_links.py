@@ -153,9 +153,9 @@ def test_links_in_the_browser(port):
             # Checkers: action indices; you take the side to move (white, after black's 11-15)
             action = notation.pdn_to_action(jax.device_get(CHECKERS.init()), "11-15")
             pg.goto(base + f"?game=checkers&agent=random&moves={action}")
-            pg.wait_for_selector('[data-testid=checkers-board][data-busy="false"][data-ply="1"]')
+            pg.wait_for_selector('[data-testid=board][data-game=checkers][data-busy="false"][data-ply="1"]')
             expect(status).to_have_text("Your turn (white) — click a piece, then where it goes.")
-            assert pg.locator("[data-testid=move-list] .ck-move").all_inner_texts() == ["11-15"]
+            assert pg.locator("[data-testid=move-list] .move").all_inner_texts() == ["11-15"]
             assert not problems, problems
         finally:
             browser.close()

@@ -176,7 +176,8 @@ def test_search_agents_compile_in_the_background(served):
 
 
 def test_the_page_renders_values_under_the_shares():
-    js, css = (STATIC / "app.js").read_text(), (STATIC / "style.css").read_text()
+    js = "".join(p.read_text() for p in sorted(STATIC.glob("*.js")))
+    css = (STATIC / "style.css").read_text()
     assert "value-${c}" in js and "pos.values" in js and 'kind === "search"' in js and ".value" in css
 
 

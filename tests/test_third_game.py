@@ -3,12 +3,16 @@
 The test takes the guide's own files of its example game (tic-tac-toe: every code block of that
 section that starts with ``# tictactoe/<file>.py``), writes them under a temporary folder only,
 adds the registry line, and then runs what the guide promises on it: the conformance suite,
-AlphaZero, PPO and DQN by self-play for a few updates each, a protocol match and a tournament.
+AlphaZero, PPO and DQN by self-play for a few updates each, a protocol match, a tournament, the
+play server's API and a whole game on its page in a real browser (headless Chromium, skipped only
+where it or Playwright is missing).
 """
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -16,6 +20,9 @@ import jax
 import pytest
 
 from c4jax import agents, evaluation, games
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from playserver import request, serving  # noqa: E402  (the tests' in-process play server)
 
 GUIDE = Path(__file__).resolve().parent.parent / "docs" / "guide.md"
 
@@ -38,7 +45,7 @@ def _guide_files() -> dict[str, str]:
 def tic_tac_toe(tmp_path_factory):
     root = tmp_path_factory.mktemp("third_game")
     files = _guide_files()
-    assert {"tictactoe/game.py", "tictactoe/kit.py"} <= set(files), sorted(files)
+    assert {"tictactoe/game.py", "tictactoe/kit.py", "tictactoe/view.py"} <= set(files), sorted(files)
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
@@ -102,3 +109,116 @@ def test_a_tournament_on_the_new_game(tic_tac_toe, tmp_path):
     out = tmp_path / "t"
     tournament.cli(["--agents", "tic_tac_toe/random", "tic_tac_toe/mcts20:det", "--out", str(out), "--no-progress"])
     assert (out / "tournament.json").is_file()
+
+
+# --------------------------------------------------------------------------- the play UI
+
+@pytest.fixture(scope="module")
+def port(tic_tac_toe):
+    from c4jax.play.catalogue import Catalogue
+
+    catalogue = Catalogue(["random"], game_agents={"tic_tac_toe": ["tic_tac_toe/random", "tic_tac_toe/mcts50:det"]},
+                          log=lambda *a: None)
+    with serving(catalogue) as p:
+        yield p
+
+
+def test_the_new_game_s_view_and_its_play_api(port):
+    view = games.view("tic_tac_toe")
+    status, info = request(port, "GET", "/api/agents")
+    game = next(g for g in info["games"] if g["id"] == "tic_tac_toe")
+    assert status == 200 and game["name"] == "Tic-tac-toe" and game["max_moves"] == 9
+    assert [a["name"] for a in game["agents"]] == ["tic_tac_toe/random", "tic_tac_toe/mcts50:det"]
+    assert game["page"] == view.PAGE and (game["page"]["rows"], game["page"]["cols"]) == (3, 3)
+    assert game["page"]["click"] == "cell" and game["page"]["sides"] == ["X", "O"]
+
+    body = {"game": "tic_tac_toe", "agent": "tic_tac_toe/random", "moves": [4], "human_first": True}
+    status, a = request(port, "POST", "/api/move", body)
+    assert status == 200 and a["moves"][0] == 4 and len(a["moves"]) == 2 and a["status"] == "human_turn"
+    reply = a["agent_move"]
+    assert a["agent_moves"] == [reply] and a["human_side"] == "X"
+    assert [m["text"] for m in a["record"]] == ["b2", view.ply_name(view.replay([4]).state(1), reply)]
+    last = a["positions"][-1]
+    expected = [[0] * 3 for _ in range(3)]
+    expected[1][1], expected[reply // 3][reply % 3] = 1, -1
+    assert last["board"] == expected and last["marked"] == [[reply // 3, reply % 3]]
+    assert sorted(m["action"] for m in last["legal_moves"]) == last["legal"] == sorted(set(range(9)) - {4, reply})
+    assert all(m["to"] == [m["action"] // 3, m["action"] % 3] for m in last["legal_moves"])
+    assert sum(s for s in last["scores"] if s is not None) == pytest.approx(1.0)  # Random: uniform
+    assert [s is None for s in last["scores"]] == [k in (4, reply) for k in range(9)]
+
+    # the opponent first, a won game, and bad requests
+    status, a = request(port, "POST", "/api/history", {**body, "moves": [0, 3, 1, 4, 2], "human_first": False})
+    assert status == 200 and a["status"] == "agent_won" and a["to_move"] is None and a["legal"] == []
+    assert a["human_side"] == "O" and [m["text"] for m in a["record"]] == ["a3", "a2", "b3", "b2", "c3"]
+    assert [p["status"] for p in a["positions"][:2]] == ["agent_turn", "human_turn"]
+    for moves, why in (([4, 4], "illegal move 1: action 4 is not legal there"),
+                       ([9], "illegal move 0: action 9 is outside 0..8"),
+                       ([0, 3, 1, 4, 2, 5], "move 5 (action 5): the game is already over after 5 moves")):
+        status, data = request(port, "POST", "/api/move", {**body, "moves": moves})
+        assert status == 400 and data == {"error": why}, data
+    status, data = request(port, "POST", "/api/move", {**body, "agent": "1steplA"})
+    assert status == 400 and "unknown agent" in data["error"]
+
+    # the text diagram and the picture that `watch` shows
+    state = view.replay([4, 0]).state(2)
+    assert view.render(state) == "O . .\n. X .\n. . ."
+    assert len(view.scene(state, view.replay([4]).state(1), 0, "ply 2").shapes) == 9 + 2 + 1
+
+
+CHROMIUM = os.environ.get("C4JAX_CHROMIUM") or next(
+    (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()), None)
+
+
+def test_a_whole_game_on_the_new_game_s_page_in_the_browser(port, tmp_path):
+    if CHROMIUM is None:
+        pytest.skip("needs Chromium (apt-get install -y chromium) for the browser check")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="needs Playwright (the `test` extra)")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu",
+                                                                     "--disable-dev-shm-usage"])
+        try:
+            pg = browser.new_page(viewport={"width": 600, "height": 1000})
+            problems: list[str] = []
+            pg.on("pageerror", lambda e: problems.append(str(e)))
+            pg.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None)
+            pg.set_default_timeout(60_000)
+            board = "[data-testid=board]"
+            idle = f'{board}[data-game=tic_tac_toe][data-busy="false"]'
+            pg.goto(f"http://127.0.0.1:{port}/?game=tic_tac_toe&agent=tic_tac_toe/mcts50:det&first=human")
+            pg.wait_for_selector(idle)
+            status = pg.locator("[data-testid=status]")
+            sync_api.expect(status).to_have_text("Your turn (X) — click a cell.")
+            assert pg.input_value("[data-testid=game-select]") == "tic_tac_toe"
+            assert pg.locator("[data-testid^=cell-]").count() == 9 and pg.locator("[data-testid^=piece-]").count() == 0
+            assert pg.locator("[data-testid^=score-]").count() == 9  # the agent's score on every empty cell
+            assert "Tic-tac-toe" in pg.title()
+            clicks = 0
+            while pg.get_attribute(board, "data-status") == "human_turn":
+                free = next((r, c) for r in range(3) for c in range(3)
+                            if pg.locator(f"[data-testid=piece-{r}-{c}]").count() == 0)
+                before = int(pg.get_attribute(board, "data-ply"))
+                pg.click(f"[data-testid=cell-{free[0]}-{free[1]}]")
+                pg.wait_for_selector(f'{idle}:not([data-ply="{before}"])')
+                clicks += 1
+                assert pg.locator(f"[data-testid=piece-{free[0]}-{free[1]}].x.human").count() == 1
+                ply = int(pg.get_attribute(board, "data-ply"))
+                assert pg.locator("[data-testid^=piece-]").count() == ply
+                assert pg.locator("[data-testid=move-list] .move").count() == ply
+                assert clicks <= 5
+            final = pg.get_attribute(board, "data-status")
+            assert final in ("agent_won", "draw"), final  # perfect-enough play does not lose
+            sync_api.expect(status).to_have_text({"agent_won": "tic_tac_toe/mcts50:det won.", "draw": "Draw."}[final])
+            assert pg.locator(".piece.o.agent").count() == int(pg.get_attribute(board, "data-ply")) - clicks
+            pg.keyboard.press("ArrowLeft")  # history
+            assert pg.get_attribute(board, "data-live") == "false"
+            sync_api.expect(status).to_contain_text("(history, read-only")
+            assert pg.locator(".move.future").count() == 1
+            share = pg.get_attribute("[data-testid=share-link]", "href")
+            assert "game=tic_tac_toe" in share and "first=human" in share
+            pg.screenshot(path=str(tmp_path / "tic_tac_toe.png"), full_page=True)
+            if os.environ.get("C4JAX_PLAY_THIRD_SCREENSHOT"):
+                shutil.copy(tmp_path / "tic_tac_toe.png", os.environ["C4JAX_PLAY_THIRD_SCREENSHOT"])
+            assert not problems, problems
+        finally:
+            browser.close()

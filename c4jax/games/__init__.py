@@ -56,12 +56,15 @@ def kit_of(game: str | Game) -> GameKit:
 
 
 def view(game: str | Game):
-    """The view module of ``game`` (the one its kit names; :mod:`c4jax.games.viewbase`), imported on first use."""
-    module = kit_of(game).view
-    if module is None:
+    """The view of ``game`` (the one its kit names, ``"module"`` or ``"module:ATTR"`` such as a
+    :class:`~c4jax.games.viewbase.GridView`; :mod:`c4jax.games.viewbase`), imported on first use."""
+    where = kit_of(game).view
+    if where is None:
         name = game if isinstance(game, str) else game.id
         raise ValueError(f"game {name!r} has no view; games with one: {', '.join(with_views())}")
-    return importlib.import_module(module)
+    module, _, attr = where.partition(":")
+    found = importlib.import_module(module)
+    return getattr(found, attr) if attr else found
 
 
 def with_views() -> tuple[str, ...]:

@@ -22,7 +22,18 @@ code over the game's states (no agents) and has
   the play API for a game;
 - ``ply_name(state, action)``, ``record(states, actions) -> list[Move]``, ``render(state)``
   (a text diagram) and ``scene(state, before, action, caption)`` (a picture,
-  :class:`c4jax.games.drawing.Scene`; ``before``/``action``: the move that led there, or None).
+  :class:`c4jax.games.drawing.Scene`; ``before``/``action``: the move that led there, or None);
+- ``PAGE``: what the play page needs to draw the game (:func:`page`), sent with the game's menu.
+
+A position of the play API (``position``) has, whatever the game: ``ply``, ``board`` (rows of
+ints in the viewer's view: > 0 the viewer's pieces, < 0 the opponent's, ``abs`` the piece's kind,
+a key of ``PAGE["pieces"]``), ``to_move`` (``"human"``, ``"agent"`` or None), ``status``
+(``human_turn``, ``agent_turn``, ``human_won``, ``agent_won``, ``draw``), ``legal_moves`` (each
+``{"action", "to": [row, col]}``, with ``"from"`` for a move of a piece), ``marked`` (the cells
+of the move that led there), ``taken`` (the cells it captured), ``scores`` and ``values``.
+
+A game whose board is a grid of cells, one action per cell (or per column), needs no view module
+of its own code: :class:`GridView` is the whole view, from the game's observations.
 """
 
 from __future__ import annotations
@@ -35,7 +46,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from c4jax.games import base
+from c4jax.games import base, drawing
 
 
 class MoveError(ValueError):
@@ -113,3 +124,183 @@ def movetext(record: list[Move], numbered: bool = True) -> str:
             out.append(f"{move.number}." if move.player == 0 else f"{move.number}. ...")
         out.append(move.text)
     return " ".join(out)
+
+
+def page(rows: int, cols: int, *, sides=("", ""), board: str = "lines", click: str = "cell", pieces=None, seats=None,
+         scores: str = "actions", score_place: str = "target", drop: bool = False, keys: bool = False,
+         record: str | None = None, action: str = "cell", texts=None) -> dict:
+    """The play page's description of a game (a view's ``PAGE``), drawn with no game's name in the page:
+
+    ``rows`` x ``cols`` cells; ``sides``: the players' names (player 0 first); ``board``: ``"plate"`` (a plate with holes, pieces behind it),
+    ``"squares"`` (checkered; only the dark squares are played) or ``"lines"`` (a grid drawn with
+    lines); ``click``: what a move is, ``"column"`` (a click anywhere in a column, keys 1..cols
+    with ``keys``), ``"cell"`` (a click on the cell of ``to``) or ``"from_to"`` (a click on a
+    piece, then on a cell); ``pieces``: per kind (``abs`` of a board value) its shape, ``"disc"``,
+    ``"man"``, ``"king"`` or ``"mark"`` (the seat's letter); ``seats``: the class of player 0's and
+    player 1's pieces (None: the viewer's pieces and the opponent's, whoever moves first);
+    ``scores``: the position's scores are per ``"actions"`` or per legal move (``"legal"``, in the
+    order of ``legal_moves``); ``score_place``: above each column (``"header"``) or on each
+    move's cell (``"target"``); ``drop``: a new piece falls from the top; ``record``: the heading
+    of the move list (None: none); ``action``: what one move is called; ``texts``: the status
+    lines and legend (templates with ``{side}``, ``{agent}``, ``{jumper}``, ``{label}``,
+    ``{max}``; the missing ones: :data:`TEXTS`)."""
+    return {"rows": rows, "cols": cols, "sides": list(sides), "board": board, "click": click, "pieces": pieces or {"1": "disc"},
+            "seats": list(seats) if seats else None, "scores": scores, "score_place": score_place, "drop": drop,
+            "keys": keys, "record": record, "action": action, "texts": {**TEXTS, **(texts or {})}}
+
+
+TEXTS = {
+    "start_human": "You play first.",
+    "start_agent": "{agent} plays first…",
+    "turn": "Your turn — click a {action}.",
+    "won": "You won!",
+    "lost": "{agent} won.",
+    "draw": {"": "Draw."},
+    "legend": "Numbers on the {action}s: {label}. {side}",
+    "no_scores": "{agent} shows no scores here.",
+    "help": "Click a {action} to play there. ← / → step through the game's past positions (read-only); "
+            "→ on the last one returns to the live game.",
+}
+
+
+class GridView:
+    """The whole view of a game played on a grid (the interface of this module, as attributes),
+    read from the game's observations: ``[H, W]`` (+1 the mover's pieces, -1 the opponent's) or
+    ``[H, W, C]`` (plane 0 the mover's, plane 1 the opponent's). An action is a cell (``H * W``
+    actions, row by row) or a column (``W`` actions); the winner comes from the rewards. Moves are
+    named by their cells, ``a1`` bottom left; player 0's pieces are ``X``, player 1's ``O``."""
+
+    def __init__(self, game, name: str, *, sides=("X", "O"), page_options=None):
+        shape = tuple(game.observation_shape)
+        self.GAME, self.NAME, self.SIDES = game, name, tuple(sides)
+        self.rows, self.cols = shape[0], shape[1]
+        self.planes = len(shape) == 3
+        if game.num_actions == self.rows * self.cols:
+            self.ACTION, self.ACTIONS, click = "cell", "empty cells", "cell"
+        elif game.num_actions == self.cols:
+            self.ACTION, self.ACTIONS, click = "column", "free columns", "column"
+        else:
+            raise ValueError(f"{game.id}: {game.num_actions} actions are neither the cells nor the columns of a "
+                             f"{self.rows} x {self.cols} board")
+        self.DEFAULT_OPPONENTS = ()
+        self.MOVES_UNIT, self.NUMBERED, self.WRAP = f"{self.ACTION}s", True, 56
+        texts = {"turn": "Your turn ({side}) — click a {action}.",
+                 "start_human": "You play {side} and move first.", "start_agent": "You play {side}: {agent} moves first…"}
+        self.PAGE = page(self.rows, self.cols, sides=self.SIDES, click=click, pieces={"1": "mark"}, seats=("x", "o"),
+                         score_place="target" if click == "cell" else "header", action=self.ACTION, record="Moves",
+                         texts=texts, **(page_options or {}))
+
+    # ---- moves
+    def _cell(self, action: int, board=None) -> list[int]:
+        if self.ACTION == "cell":
+            return [action // self.cols, action % self.cols]
+        rows = [r for r in range(self.rows) if board is not None and board[r][action] != 0]
+        return [(min(rows) if rows else self.rows) - 1, action]  # where a piece dropped there lands
+
+    def _name(self, cell) -> str:
+        return f"{chr(ord('a') + cell[1])}{self.rows - cell[0]}"
+
+    def parse_moves(self, moves: Any) -> list[int]:
+        top = self.GAME.num_actions - 1
+        if not isinstance(moves, list):
+            raise MoveError(f"'moves' must be a list of actions (integers 0..{top})")
+        if len(moves) > self.GAME.max_steps:
+            raise MoveError(f"'moves' has {len(moves)} moves; a game has at most {self.GAME.max_steps}")
+        for i, m in enumerate(moves):
+            if isinstance(m, bool) or not isinstance(m, int):
+                raise MoveError(f"move {i} is {str(m)[:40]}; moves must be integers 0..{top}")
+            if not 0 <= m <= top:
+                raise MoveError(f"illegal move {i}: action {m} is outside 0..{top}")
+        return moves
+
+    def replay(self, moves: list[int]) -> Replay:
+        rep, was_done, legal = replay_moves(self.GAME, moves)
+        for i, m in enumerate(moves):
+            if was_done[i]:
+                raise MoveError(f"move {i} (action {m}): the game is already over after {i} moves")
+            if not legal[i]:
+                raise MoveError(f"illegal move {i}: action {m} is not legal there")
+        return rep
+
+    # ---- positions
+    def _board(self, observation, sign: int) -> list[list[int]]:
+        obs = np.asarray(observation, np.int64)
+        own = obs[..., 0] - obs[..., 1] if self.planes else obs
+        return (own * sign).tolist()
+
+    def _player_board(self, state, player: int) -> list[list[int]]:
+        """The board with ``player``'s pieces > 0."""
+        obs = np.asarray(jax.device_get(self.GAME.observe(state)))
+        return self._board(obs, 1 if int(state.current_player) == player else -1)
+
+    def position(self, rep: Replay, ply: int, human: int) -> dict:
+        state = rep.state(ply)
+        mover = int(state.current_player)
+        board = self._board(rep.observations[ply], 1 if mover == human else -1)
+        over = bool(base.done(state))
+        if over:
+            reward = float(np.asarray(state.rewards)[human])
+            status = "human_won" if reward > 0 else "agent_won" if reward < 0 else "draw"
+        else:
+            status = "human_turn" if mover == human else "agent_turn"
+        legal = [int(a) for a in np.flatnonzero(np.asarray(state.legal_action_mask))]
+        last = rep.moves[ply - 1] if ply else None
+        return {"ply": ply, "board": board, "to_move": None if over else ("human" if mover == human else "agent"),
+                "status": status, "last_move": last, "legal": legal,
+                "legal_moves": [{"action": a, "to": self._cell(a, board)} for a in legal],
+                "marked": [] if last is None else [self._cell(last, board if self.ACTION == "cell" else
+                                                              self._board(rep.observations[ply - 1], 1))],
+                "taken": [], "scores": None, "values": None}
+
+    def scores_json(self, row, state) -> list:
+        if row is None:
+            return [None] * self.GAME.num_actions
+        legal = np.asarray(state.legal_action_mask)
+        return [v if ok else None for v, ok in zip(number_json(row), legal)]
+
+    def answer(self, rep: Replay, human: int, positions: list[dict], agent: str, agent_moves: list[int],
+               agent_ms: float | None) -> dict:
+        last = positions[-1]
+        return {"game": self.GAME.id, "agent": agent, "human_first": human == 0, "human_side": self.SIDES[human],
+                "moves": rep.moves,
+                "record": [{"number": m.number, "side": self.SIDES[m.player], "by": "human" if m.player == human
+                            else "agent", "text": m.text, "plies": [m.first, m.last]} for m in self.record(rep, rep.moves)],
+                "agent_move": agent_moves[0] if agent_moves else None, "agent_moves": agent_moves,
+                "agent_ms": agent_ms, **{k: last[k] for k in ("status", "to_move", "board", "legal", "scores", "values")},
+                "positions": positions}
+
+    # ---- text and pictures
+    def ply_name(self, state, action: int) -> str:
+        board = self._player_board(state, 0) if self.ACTION == "column" else None
+        return self._name(self._cell(int(action), board))
+
+    def record(self, states, actions) -> list[Move]:
+        state = states.state if isinstance(states, Replay) else states.__getitem__
+        moves, number = [], 0
+        for ply, action in enumerate(actions):
+            player = int(state(ply).current_player)
+            number += player == 0 or ply == 0
+            moves.append(Move(number, player, self.ply_name(state(ply), action), ply, ply))
+        return moves
+
+    def render(self, state) -> str:
+        board = self._player_board(state, 0)
+        marks = {1: self.SIDES[0][:1], -1: self.SIDES[1][:1]}
+        return "\n".join(" ".join(marks.get(int(np.sign(v)), ".") for v in row) for row in board)
+
+    def scene(self, state, before=None, action: int | None = None, caption: str | None = None) -> drawing.Scene:
+        size, top = 60, 30
+        board = self._player_board(state, 0)
+        shapes: list = []
+        marked = None if action is None else self._cell(int(action), board)
+        for r in range(self.rows):
+            for c in range(self.cols):
+                fill = "#ffe98a" if marked == [r, c] else "#ffffff"
+                shapes.append(drawing.Rect(c * size, top + r * size, size, size, fill, drawing.INK, 2))
+                v = int(np.sign(board[r][c]))
+                if v:
+                    shapes.append(drawing.Text(c * size + size / 2, top + r * size + size * 0.7,
+                                               self.SIDES[0 if v > 0 else 1][:1], size * 0.6, bold=True))
+        if caption:
+            shapes.append(drawing.Text(self.cols * size / 2, 20, caption, 14))
+        return drawing.Scene(self.cols * size, top + self.rows * size, tuple(shapes), title=self.NAME)

@@ -180,9 +180,10 @@ def parse_game(body: Any, catalogue) -> tuple[Any, list[int], bool]:
 
 def hint_status() -> dict:
     """Whether the solver hint is on offer (``GET /api/agents``' ``hint``)."""
+    game = agents.game_of(perfect.PerfectAgent())
     if perfect.solver_available():
-        return {"available": True, "message": "the perfect player's verdict on each column"}
-    return {"available": False, "message": f"no hint: {perfect.MISSING_SOLVER}"}
+        return {"available": True, "game": game, "message": "the perfect player's verdict on each column"}
+    return {"available": False, "game": game, "message": f"no hint: {perfect.MISSING_SOLVER}"}
 
 
 def hint_answer(body: Any) -> dict:

@@ -106,7 +106,7 @@ class Menu:
     def describe(self) -> dict:
         entries = list(self.entries.values())
         return {"id": self.game, "name": self.view.NAME, "agents": [e.describe() for e in entries],
-                "default": self.default, "max_moves": self.view.GAME.max_steps,
+                "default": self.default, "max_moves": self.view.GAME.max_steps, "page": self.view.PAGE,
                 "warming_up": [e.name for e in entries if not e.ready]}
 
 

@@ -19,7 +19,7 @@ from c4jax.games import drawing
 from c4jax.games.checkers import bitboard as bb
 from c4jax.games.checkers import notation, svg
 from c4jax.games.checkers.game import GAME
-from c4jax.games.viewbase import Move, MoveError, Replay, number_json, replay_moves
+from c4jax.games.viewbase import Move, MoveError, Replay, number_json, page, replay_moves
 
 NAME = "Checkers"
 ACTION, ACTIONS = "legal move", "legal moves"
@@ -28,8 +28,23 @@ SIDES = notation.PLAYER_NAMES
 MOVES_UNIT = "PDN"
 NUMBERED = True
 WRAP = 54
+PAGE = page(8, 8, sides=SIDES, board="squares", click="from_to", pieces={"1": "man", "2": "king"}, seats=notation.PLAYER_NAMES,
+            scores="legal", score_place="target", record="Moves (PDN: squares 1–32 from black's side)",
+            action=ACTION, texts={
+                "start_human": "You play {side} and move first.",
+                "start_agent": "You play {side}: {agent} moves first…",
+                "turn": "Your turn ({side}) — click a piece, then where it goes.",
+                "turn_jumper": "Your turn ({side}) — keep jumping: {jumper} must jump on.",
+                "draw": {"repetition": "Draw by threefold repetition.",
+                         "fifty_moves": "Draw by the fifty-move rule: 100 plies without a capture or a man's move.",
+                         "cap": "Draw: the game reached the {max}-ply cap.", "": "Draw."},
+                "legend": "Numbers under the marked squares (click a piece): {label}.",
+                "no_scores": "{agent} shows no scores for Checkers.",
+                "help": "Click one of your pieces (ringed when it can move), then a marked square. A multi-jump is "
+                        "one jump per click: the same side moves again until it is over. ← / → step through the "
+                        "game's past positions (read-only)."})
 
-__all__ = ["GAME", "NAME", "parse_moves", "replay", "position", "scores_json", "answer", "ply_name", "record",
+__all__ = ["GAME", "NAME", "PAGE", "parse_moves", "replay", "position", "scores_json", "answer", "ply_name", "record",
            "render", "scene", "outcome", "result_text"]
 
 
@@ -145,7 +160,8 @@ def _move(state, action: int, human: int) -> dict:
 
 def position(rep: Replay, ply: int, human: int) -> dict:
     """Position ``ply`` in the human's view: pieces, whose turn (and side) or how the game ended,
-    the last move, the legal moves with their cells, the piece that must jump on, its FEN."""
+    the last move (its cells ``marked``, the piece it took ``taken``), the legal moves with their
+    cells, the piece that must jump on, its FEN."""
     state = rep.state(ply)
     player = int(state.current_player)
     board = [[0] * 8 for _ in range(8)]
@@ -163,6 +179,7 @@ def position(rep: Replay, ply: int, human: int) -> dict:
         status, reason = ("human_turn" if player == human else "agent_turn"), None
         to_move, side = ("human" if player == human else "agent"), _side(player)
     jumper = int(state.jumper)
+    last = _move(rep.state(ply - 1), rep.moves[ply - 1], human) if ply else None
     return {
         "ply": ply,
         "board": board,
@@ -170,7 +187,9 @@ def position(rep: Replay, ply: int, human: int) -> dict:
         "side": side,
         "status": status,
         "draw_reason": reason,
-        "last_move": _move(rep.state(ply - 1), rep.moves[ply - 1], human) if ply else None,
+        "last_move": last,
+        "marked": [last["from"], last["to"]] if last else [],
+        "taken": [last["captured"]] if last and last["captured"] else [],
         "legal": [int(a) for a in legal],
         "legal_moves": [_move(state, a, human) for a in legal],
         "jumper": _cell(notation.square_number(_bit_index(jumper), player), human) if jumper else None,

@@ -16,7 +16,7 @@ from c4jax.games import drawing
 from c4jax.games.connect_four import env, svg
 from c4jax.games.connect_four.board import four_cells
 from c4jax.games.connect_four.game import GAME
-from c4jax.games.viewbase import Move, MoveError, Replay, number_json, replay_moves
+from c4jax.games.viewbase import Move, MoveError, Replay, number_json, page, replay_moves
 
 NAME = "Connect Four"
 ACTION, ACTIONS = "column", "free columns"
@@ -25,8 +25,14 @@ SIDES = tuple(f"{stone}, {colour}" for stone, colour in zip(env.STONES, svg.COLO
 MOVES_UNIT = "columns 0-6"
 NUMBERED = False  # the move list is the bare columns
 WRAP = 56
+PAGE = page(env.ROWS, env.COLS, board="plate", click="column", pieces={"1": "disc"}, score_place="header", drop=True,
+            keys=True, action=ACTION, texts={
+                "draw": {"": "Draw — the board is full."},
+                "legend": "Numbers above the columns: {label}. {side}",
+                "help": "Click a column (or press 1–7) to drop a piece. ← / → step through the game's past positions "
+                        "(read-only); → on the last one returns to the live game."})
 
-__all__ = ["GAME", "NAME", "parse_moves", "replay", "position", "scores_json", "answer", "ply_name", "record",
+__all__ = ["GAME", "NAME", "PAGE", "parse_moves", "replay", "position", "scores_json", "answer", "ply_name", "record",
            "render", "scene"]
 
 
@@ -63,21 +69,33 @@ def _status(state, human: int) -> str:
     return "human_turn" if int(state.num_moves) % 2 == human else "agent_turn"
 
 
+def _top(board: np.ndarray, column: int) -> int:
+    """The row of the highest stone of ``column`` (``ROWS`` when it is empty)."""
+    filled = np.flatnonzero(board[:, column])
+    return int(filled[0]) if len(filled) else env.ROWS
+
+
 def position(rep: Replay, ply: int, human: int) -> dict:
     """Position ``ply``: its board in the fixed colour view, whose turn it is or how the game ended,
-    the last column played, the legal columns and the cells of a four."""
+    the last column played (and its stone's cell), the legal columns (each with the cell its stone
+    lands on) and the cells of a four."""
     state = rep.state(ply)
     status = _status(state, human)
     human_to_move = int(state.num_moves) % 2 == human
     board = rep.observations[ply].astype(np.int64) * (1 if human_to_move else -1)
     to_move = None if bool(state.done) else ("human" if human_to_move else "agent")
+    legal = [int(c) for c in np.flatnonzero(np.asarray(state.legal_mask))]
+    last = rep.moves[ply - 1] if ply else None
     return {
         "ply": ply,
         "board": board.tolist(),
         "to_move": to_move,
         "status": status,
-        "last_move": rep.moves[ply - 1] if ply else None,
-        "legal": [int(c) for c in np.flatnonzero(np.asarray(state.legal_mask))],
+        "last_move": last,
+        "legal": legal,
+        "legal_moves": [{"action": c, "to": [_top(board, c) - 1, c]} for c in legal],
+        "marked": [] if last is None else [[_top(board, last), last]],
+        "taken": [],
         "scores": None,
         "values": None,
         "winning_cells": [list(c) for c in four_cells(board)] if status in ("human_won", "agent_won") else [],
