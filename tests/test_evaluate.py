@@ -215,4 +215,5 @@ def test_the_openings_are_the_kits(monkeypatch):
                     protocol.game_openings(checkers)
         finally:
             protocol.game_openings.cache_clear()
+    monkeypatch.undo()
     assert np.array_equal(protocol.game_openings(checkers)[0], moves)
