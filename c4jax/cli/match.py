@@ -5,9 +5,10 @@
 
 A and B are agent names as ``c4jax.agents.load`` takes them (or checkpoint directories); the game is
 theirs (``checkers/...`` names play Checkers). Each match is the 100-game tournament protocol
-(design.md §9: every opening of the game, those of its kit, once with each agent first), played with key ``k`` of ``--keys`` keys split from ``--seed``; the win rate counts a draw
-as half a win. Deterministic agents play the same match for every key: more keys only average the
-sampling of stochastic ones. ``--json`` writes every match's record (per seat, per game).
+(design.md §9: every opening of the game, those of its kit, once with each agent first), played
+with key ``k`` of ``--keys`` keys split from ``--seed``; the win rate counts a draw as half a win.
+Deterministic agents play the same match for every key: more keys only average the sampling of
+stochastic ones. ``--json`` writes every match's record (per seat, per game).
 
 ``--out DIR`` keeps the matches in a folder as they are played (:mod:`c4jax.evaluation.resumable`):
 each opening pair's two games are appended to ``DIR/pairs.jsonl`` as soon as both have ended, the
@@ -80,7 +81,10 @@ def _claim(args: Args, config: dict) -> Path | None:
     if args.resume:
         if not saved_path.is_file():
             fail(f"--resume: {str(out)!r} holds no match to continue ({CONFIG_FILE} is missing)")
-        saved = json.loads(saved_path.read_text())
+        try:
+            saved = json.loads(saved_path.read_text())
+        except (OSError, ValueError) as e:
+            fail(f"--resume: cannot read {str(saved_path)!r}: {e}")
         names = {"agent_a": "A", "agent_b": "B"}
         diff = [k for k in config if k in saved and saved[k] != config[k]]
         if diff:
@@ -129,8 +133,11 @@ def main(args: Args) -> dict:
             result = protocol.match(agent_a, agent_b, key, game=game)
         else:
             before = k * protocol.NUM_OPENINGS
-            result = resumable.play(agent_a, agent_b, key, out_dir, index=k, game=game,
-                                    on_progress=lambda done: _note(out_dir, before + done, total_pairs))
+            try:
+                result = resumable.play(agent_a, agent_b, key, out_dir, index=k, game=game,
+                                        on_progress=lambda done: _note(out_dir, before + done, total_pairs))
+            except resumable.FolderError as e:
+                fail(str(e))
         seconds = time.perf_counter() - t0
         total = result.total
         rates.append(result.win_rate)

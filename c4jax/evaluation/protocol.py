@@ -15,7 +15,8 @@ network agent: the same architecture, any weights) does not re-trace. Called und
 with a batch axis (``jax.set_mesh``, as ``--devices N`` of the trainers and the tournament
 sets), the games are split over its devices when N divides them; the results are the same.
 
-Tournaments are in :mod:`c4jax.evaluation.tournament`, decision timing in
+A match kept in a folder as it is played, which continues after an interruption, is in
+:mod:`c4jax.evaluation.resumable`. Tournaments are in :mod:`c4jax.evaluation.tournament`, decision timing in
 :mod:`c4jax.evaluation.timing`, ratings in :mod:`c4jax.evaluation.ratings`.
 """
 

@@ -41,6 +41,10 @@ IN_FLIGHT_FILE = "in_flight.npz"
 PLIES = 4  # plies per jitted call: the most a kill loses
 
 
+class FolderError(ValueError):
+    """A folder whose files do not hold one match's progress (changed by hand)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class _Plies:
     """``game`` with a ply budget: a rollout of it plays at most ``max_steps`` plies per call."""
@@ -174,7 +178,7 @@ def play(agent_a, agent_b, key: Array, folder: str | os.PathLike, *, index: int 
     flight = _InFlight.load(path, index, start)
     if flight is None:
         if kept:
-            raise ValueError(f"{folder / PAIRS_FILE} holds {len(kept)} pairs of match {index} but {path} is "
+            raise FolderError(f"{folder / PAIRS_FILE} holds {len(kept)} pairs of match {index} but {path} is "
                              "not that match: the folder was changed by hand")
         n = protocol.GAMES_PER_MATCH
         flight = _InFlight(t=0, states=start, a_to_move=np.asarray(a_to_move), key=key,
