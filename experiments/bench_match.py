@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> dict:
     if game.id == CONNECT_FOUR.id or getattr(b, "game", CONNECT_FOUR).id != game.id:
         p.error(f"A and B must play the same game, another than Connect Four (whose matches never compact); "
                 f"got {args.a!r} and {args.b!r}")
-    moves, _, a_to_move = protocol._game_seats(game)
+    moves, _, a_to_move = protocol.seats(game)
     call = (a, b, jax.random.key(args.seed), jnp.asarray(moves), jnp.asarray(a_to_move))
     result = {"a": a.name, "b": b.name, "game": game.id}
     outs = {}

@@ -56,7 +56,7 @@ MODES = {"gumbel": "nosolve", "solve": "solve"}
 def positions(game, batch: int):
     """The game's protocol openings, cycled to ``batch`` states."""
     moves, _ = protocol.game_openings(game)
-    states = protocol._game_states(game, jnp.asarray(moves))
+    states = protocol.match_states(game, jnp.asarray(moves))
     index = np.arange(batch) % moves.shape[0]
     return jax.tree.map(lambda x: x[index], states)
 

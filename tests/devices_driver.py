@@ -105,8 +105,10 @@ def check_cheap(work: Path) -> dict:
     mesh = devices.make_mesh(4)
     with jax.set_mesh(mesh):
         four = evaluation.match(a, b, key)
-        states, a_first, _ = protocol._protocol_states()
-        played = protocol._play(a, b, states, jnp.asarray(a_first), key)  # the program match ran, before to_host
+        game = protocol.game_of(a)
+        moves, _, a_to_move = protocol.seats(game)
+        played = protocol._play_game(a, b, key, jnp.asarray(moves), jnp.asarray(a_to_move), game,
+                                     compact=False)  # the program match ran, before to_host
     out["match_same_games"] = one.games == four.games
     out["match_actions"] = _sharding(played["actions"])
 

@@ -60,7 +60,7 @@ def test_an_agent_is_asked_only_where_it_moves():
 def test_deterministic_agents_play_the_same_checkers_match_compacted_or_not():
     """Multi-jumps make a player move several times in a row, so who is asked changes game by game."""
     a, b = agents.load("checkers/alphazero@0"), agents.load("checkers/dqn")
-    moves, _, a_to_move = protocol._game_seats(CHECKERS)
+    moves, _, a_to_move = protocol.seats(CHECKERS)
     play = lambda compact: jax.tree.map(np.asarray, protocol._play_game(  # noqa: E731
         a, b, jax.random.key(0), jnp.asarray(moves), jnp.asarray(a_to_move), CHECKERS, compact=compact))
     full, compact = play(False), play(True)

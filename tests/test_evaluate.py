@@ -1,6 +1,7 @@
 """The tournament protocol (design.md §9): openings, per-seat accounting, and an independent
 plain-Python match that must reproduce ``evaluation.match`` game by game."""
 
+import dataclasses
 import json
 
 import jax
@@ -8,9 +9,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from c4jax import agents, evaluation
+from c4jax import agents, evaluation, games
 from c4jax.evaluation import protocol
 from c4jax.games.connect_four import env
+from c4jax.games.kit import MatchRules
 
 KEY = jax.random.key(0)
 step = jax.jit(env.step)
@@ -141,13 +143,13 @@ def test_recorded_games_replay_with_the_environment(two_vs_one):
 
 
 def test_same_agent_types_do_not_retrace():
-    if not hasattr(protocol._play, "_cache_size"):
+    if not hasattr(protocol._play_game, "_cache_size"):
         pytest.skip("jax without _cache_size")
     a = agents.load("1steplA")
     evaluation.match(a, agents.load("random"), KEY)
-    before = protocol._play._cache_size()
+    before = protocol._play_game._cache_size()
     evaluation.match(agents.load("1steplA"), agents.load("random"), jax.random.key(3))
-    assert protocol._play._cache_size() == before
+    assert protocol._play_game._cache_size() == before
 
 
 # --- stochastic agents, strength, lengths -----------------------------------------------------
@@ -195,3 +197,23 @@ def test_one_step_self_match_mean_length():
     assert m.mean_length == pytest.approx(np.mean(lengths))
     assert 8 <= m.mean_length <= 20
     assert m.win_rate == 0.5 and m.a_first == m.b_first.swap()
+
+
+def test_the_openings_are_the_kits(monkeypatch):
+    checkers = games.make("checkers")
+    moves, _ = protocol.game_openings(checkers)
+    chosen = tuple(tuple(int(a) for a in m) for m in moves[1:][::-1])  # its own openings, reversed
+    kit = games.kit_of(checkers)
+    for openings, ok in ((chosen, True), (chosen[:10], False)):
+        monkeypatch.setattr(games, "kit_of", lambda g, o=openings: dataclasses.replace(kit, match=MatchRules(openings=o)))
+        protocol.game_openings.cache_clear()
+        try:
+            if ok:
+                assert [tuple(m) for m in protocol.game_openings(checkers)[0][1:].tolist()] == list(chosen)
+            else:
+                with pytest.raises(ValueError, match="49 pairs"):
+                    protocol.game_openings(checkers)
+        finally:
+            protocol.game_openings.cache_clear()
+    monkeypatch.undo()
+    assert np.array_equal(protocol.game_openings(checkers)[0], moves)

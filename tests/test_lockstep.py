@@ -53,3 +53,10 @@ def test_stochastic_agents_are_reproducible_and_a_tournament_is_filled_either_wa
 def test_bad_pairs_are_refused():
     with pytest.raises(ValueError, match="outside"):
         lockstep.play_pairs([agents.load("random")], [(0, 1)], jax.random.key(0))
+
+
+def test_a_game_whose_turns_do_not_alternate_is_played_match_by_match():
+    checkers = [agents.load("checkers/random"), agents.load("checkers/random")]
+    assert lockstep.fits(agents.load("random").game) and not lockstep.fits(checkers[0].game)
+    with pytest.raises(ValueError, match="alternates"):
+        lockstep.play_pairs(checkers, [(0, 1)], jax.random.key(0))

@@ -1,14 +1,20 @@
 """Play protocol matches between two agents and print A's win rate per match key and their mean.
 
     python experiments/match.py mcts1000:det openspiel-mcts1000 --keys 5
-    c4jax match checkers/alphazero checkers/mcts500 --json runs/az_vs_mcts500.json
+    c4jax match checkers/alphazero checkers/mcts500 --out runs/az_vs_mcts500
 
 A and B are agent names as ``c4jax.agents.load`` takes them (or checkpoint directories); the game is
 theirs (``checkers/...`` names play Checkers). Each match is the 100-game tournament protocol
-(design.md §9: every opening once with each agent first; other games than Connect Four use their own
-openings), played with key ``k`` of ``--keys`` keys split from ``--seed``; the win rate counts a draw
-as half a win. Deterministic agents play the same match for every key: more keys only average the
-sampling of stochastic ones. ``--json`` writes every match's record (per seat, per game).
+(design.md §9: every opening of the game, those of its kit, once with each agent first), played
+with key ``k`` of ``--keys`` keys split from ``--seed``; the win rate counts a draw as half a win.
+Deterministic agents play the same match for every key: more keys only average the sampling of
+stochastic ones. ``--json`` writes every match's record (per seat, per game).
+
+``--out DIR`` keeps the matches in a folder as they are played (:mod:`c4jax.evaluation.resumable`):
+each opening pair's two games are appended to ``DIR/pairs.jsonl`` as soon as both have ended, the
+match in flight is saved every few plies, and ``DIR/match.json`` gets every match's record at the
+end. A match stopped by Ctrl-C, SIGTERM or a kill continues with the same command and ``--resume``,
+and ends with the result it would have had uninterrupted; ``--overwrite`` replaces the folder's match.
 """
 
 from __future__ import annotations
@@ -18,15 +24,26 @@ import json
 import statistics
 import sys
 import time
+from pathlib import Path
 from typing import Annotated, Sequence
 
 import jax
 import tyro
 
 from c4jax import agents
-from c4jax.evaluation import protocol
-from c4jax.io import cliargs, interrupt
+from c4jax.evaluation import protocol, resumable
+from c4jax.io import atomic, cliargs, interrupt, outdir
 from c4jax.io.cliargs import fail
+
+CONFIG_FILE = "match_config.json"  # in --out: the agents and flags of the match, checked by --resume
+RESULT_FILE = "match.json"  # in --out: every match's record, written at the end
+# what a folder of matches holds (io.outdir's kinds of output)
+MATCHES = outdir.Kind(
+    noun="match",
+    found=lambda d: sorted(p.name for p in (d / n for n in (RESULT_FILE, resumable.PAIRS_FILE,
+                                                            resumable.IN_FLIGHT_FILE)) if p.is_file()),
+    owned=(RESULT_FILE, CONFIG_FILE, resumable.PAIRS_FILE, resumable.IN_FLIGHT_FILE),
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,6 +58,47 @@ class Args:
     """Seed of the match keys (the agents' sampling)."""
     json: cliargs.OptionalPath = None
     """Write every match's record to this JSON file (its directory is created)."""
+    out: cliargs.OptionalPath = None
+    """Keep the matches in this folder as they are played (each opening pair's games as they end, the match
+    in flight), so that an interrupted match continues with --resume; match.json holds the records at the end."""
+    resume: bool = False
+    """Continue the matches kept in --out (the same agents and flags), with the result of an uninterrupted run."""
+    overwrite: bool = False
+    """Replace the matches that --out holds."""
+
+
+def _claim(args: Args, config: dict) -> Path | None:
+    """--out made ready for the matches (``None``: no --out); a one-line error for a wrong --resume."""
+    if args.out is None:
+        if args.resume or args.overwrite:
+            fail(f"--{'resume' if args.resume else 'overwrite'} needs --out (the folder that keeps the matches)")
+        return None
+    try:
+        out = outdir.claim(args.out, MATCHES, resume=args.resume, overwrite=args.overwrite)
+    except outdir.OutputError as e:
+        fail(str(e))
+    saved_path = out / CONFIG_FILE
+    if args.resume:
+        if not saved_path.is_file():
+            fail(f"--resume: {str(out)!r} holds no match to continue ({CONFIG_FILE} is missing)")
+        try:
+            saved = json.loads(saved_path.read_text())
+        except (OSError, ValueError) as e:
+            fail(f"--resume: cannot read {str(saved_path)!r}: {e}")
+        names = {"agent_a": "A", "agent_b": "B"}
+        diff = [k for k in config if k in saved and saved[k] != config[k]]
+        if diff:
+            was = ", ".join(f"{names.get(k, outdir.flag_name(k))} {saved[k]!r}" for k in diff)
+            fail(f"--resume: the match in {str(out)!r} was started with other settings ({was}); resume it with "
+                 "those, or start a new match (another --out, or --overwrite)")
+    else:
+        atomic.write_text_atomic(saved_path, json.dumps(config, indent=1) + "\n")
+    return out
+
+
+def _note(out: Path, done: int, total: int) -> None:
+    interrupt.set_note(f"{out} holds {done} of {total} opening pairs; the same command with --resume continues "
+                       "the match")
 
 
 def main(args: Args) -> dict:
@@ -60,13 +118,26 @@ def main(args: Args) -> dict:
             args.json.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             fail(f"cannot write --json {str(args.json)!r}: {e.strerror or e}")
+    out_dir = _claim(args, {"agent_a": args.agent_a, "agent_b": args.agent_b, "game": game_a, "keys": args.keys,
+                            "seed": args.seed})
     game = getattr(agent_a, "game", None)
     rates, records = [], []
     print(f"{args.agent_a} vs {args.agent_b} ({game_a}), {args.keys} match(es) of "
           f"{protocol.GAMES_PER_MATCH} games, seed {args.seed}")
+    total_pairs = args.keys * protocol.NUM_OPENINGS
     for k, key in enumerate(jax.random.split(jax.random.key(args.seed), args.keys)):
         t0 = time.perf_counter()
-        result = protocol.match(agent_a, agent_b, key, game=game)
+        if out_dir is None:
+            interrupt.set_note(f"nothing of match {k + 1} of {args.keys} is kept (--out DIR keeps a match as it is "
+                               "played, for --resume)")
+            result = protocol.match(agent_a, agent_b, key, game=game)
+        else:
+            before = k * protocol.NUM_OPENINGS
+            try:
+                result = resumable.play(agent_a, agent_b, key, out_dir, index=k, game=game,
+                                        on_progress=lambda done: _note(out_dir, before + done, total_pairs))
+            except resumable.FolderError as e:
+                fail(str(e))
         seconds = time.perf_counter() - t0
         total = result.total
         rates.append(result.win_rate)
@@ -78,12 +149,15 @@ def main(args: Args) -> dict:
     print(f"mean win rate of A: {mean:.3f}{spread}")
     out = {"agent_a": args.agent_a, "agent_b": args.agent_b, "game": game_a, "seed": args.seed,
            "win_rates": rates, "mean": mean, "matches": records}
-    if args.json is not None:
+    text = json.dumps(out, indent=1) + "\n"
+    for path, flag in ((args.json, "--json"), (None if out_dir is None else out_dir / RESULT_FILE, "--out")):
+        if path is None:
+            continue
         try:
-            args.json.write_text(json.dumps(out, indent=1) + "\n")
+            atomic.write_text_atomic(path, text)
         except OSError as e:
-            fail(f"cannot write --json {str(args.json)!r}: {e.strerror or e}")
-        print(f"wrote {args.json}")
+            fail(f"cannot write {flag} {str(path)!r}: {e.strerror or e}")
+        print(f"wrote {path}")
     return out
 
 

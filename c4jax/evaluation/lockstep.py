@@ -1,4 +1,5 @@
-"""Every match of a Connect Four round robin in one jitted program (design.md §9).
+"""Every match of a round robin in one jitted program (design.md §9), for a game whose player to move
+alternates at every ply (its kit's ``match.alternating``: Connect Four).
 
 :func:`c4jax.evaluation.protocol.match` plays one match per jitted call: a tournament of n agents
 compiles n(n-1)/2 programs, and each move of a match asks both agents for all 100 games although
@@ -7,10 +8,11 @@ ply by ply in one ``lax.while_loop``: at each ply every agent decides only in th
 to move, in one call on all of them (a search agent's searches are batched across its matches).
 So the program holds each agent once, and each decision is made once.
 
-This needs the player to move to alternate ply by ply from the same seat in every game, as in
-Connect Four's protocol: every opening (the empty board or two moves) leaves the first player to
-move, so at ply ``t`` of the match the first player moves when ``t`` is even. Agent ``k``'s games at
-even plies and at odd plies are then fixed index sets of the same size, chosen by the ply's parity.
+This needs the player to move to alternate ply by ply: then whoever is to move after a game's
+opening moves at the even plies of the match and the other player at the odd ones (in Connect Four
+every opening leaves the first player to move). Agent ``k``'s games at even plies and at odd plies
+are fixed index sets of the same size, chosen by the ply's parity. :func:`fits` tells whether a
+game allows it.
 
 The matches are the protocol's (the 50 openings, each once per seat; A first in games 0-49), and
 each agent plays its own policy, so deterministic agents play the same games as in per-match
@@ -31,17 +33,25 @@ from flax import struct
 from jax import Array
 
 from c4jax.evaluation import protocol
-from c4jax.games import base as games
-from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
+from c4jax.games import base as games, kit_of
 
 GAMES = protocol.GAMES_PER_MATCH
 
 
-def seat_indices(n_agents: int, pairs: Sequence[tuple[int, int]]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+def fits(game) -> bool:
+    """Whether a round robin of ``game`` can be one program: its player to move alternates at every ply
+    (its kit's ``match.alternating``)."""
+    return kit_of(game).match.alternating
+
+
+def seat_indices(n_agents: int, pairs: Sequence[tuple[int, int]],
+                 a_to_move: np.ndarray | None = None) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """For each agent, the games (``p * 100 + i`` for game ``i`` of pair ``p``) where it is to move
-    at even plies and at odd plies; the two sets have the same size. A pair ``(k, k)`` is a
-    self-match: agent ``k`` moves in all its games at every ply."""
-    a_first = np.arange(GAMES) < protocol.NUM_OPENINGS
+    at even plies and at odd plies; the two sets have the same size. ``a_to_move`` bool[100]: A is to
+    move after game ``i``'s opening (default: in games 0..49, where A is the first player, as after
+    Connect Four's openings). A pair ``(k, k)`` is a self-match: agent ``k`` moves in all its games at
+    every ply."""
+    a_first = np.arange(GAMES) < protocol.NUM_OPENINGS if a_to_move is None else np.asarray(a_to_move, bool)
     even: list[list[np.ndarray]] = [[] for _ in range(n_agents)]
     odd: list[list[np.ndarray]] = [[] for _ in range(n_agents)]
     for p, (i, j) in enumerate(pairs):
@@ -50,7 +60,7 @@ def seat_indices(n_agents: int, pairs: Sequence[tuple[int, int]]) -> tuple[list[
             even[i].append(games_p)
             odd[i].append(games_p)
             continue
-        even[i].append(games_p[a_first])  # A is the first player there: it moves at even plies
+        even[i].append(games_p[a_first])  # A is to move after the opening there: it moves at even plies
         odd[i].append(games_p[~a_first])
         even[j].append(games_p[~a_first])
         odd[j].append(games_p[a_first])
@@ -67,16 +77,16 @@ class _Carry:
     valid: Array  # bool[T, G]
 
 
-@functools.partial(jax.jit, static_argnames=("pairs",))
-def _play(agent_list: tuple, key: Array, pairs: tuple[tuple[int, int], ...]) -> dict:
-    game = CONNECT_FOUR
-    both, a_first, _ = protocol._protocol_states()
+@functools.partial(jax.jit, static_argnames=("pairs", "game"))
+def _play(agent_list: tuple, key: Array, pairs: tuple[tuple[int, int], ...], game) -> dict:
+    moves, _, a_to_move = protocol.seats(game)
+    both = protocol.match_states(game, jnp.asarray(moves))
     n_pairs = len(pairs)
     n_games = n_pairs * GAMES
     states = jax.tree.map(lambda x: jnp.tile(x, (n_pairs,) + (1,) * (x.ndim - 1)), both)
-    a_first_all = jnp.tile(jnp.asarray(a_first), n_pairs)
-    a_player = jnp.where(a_first_all, states.current_player, 1 - states.current_player)
-    even, odd = seat_indices(len(agent_list), pairs)
+    a_to_move_all = jnp.tile(jnp.asarray(a_to_move), n_pairs)
+    a_player = jnp.where(a_to_move_all, states.current_player, 1 - states.current_player)
+    even, odd = seat_indices(len(agent_list), pairs, a_to_move)
     players = [k for k in range(len(agent_list)) if len(even[k])]
     steps = game.max_steps
 
@@ -102,24 +112,31 @@ def _play(agent_list: tuple, key: Array, pairs: tuple[tuple[int, int], ...]) -> 
                    actions=jnp.zeros((steps, n_games), jnp.int32), valid=jnp.zeros((steps, n_games), jnp.bool_))
     out = jax.lax.while_loop(cond, body, start)
     outcome_a = jnp.take_along_axis(out.returns, a_player[:, None], axis=-1)[:, 0]
-    return {"actions": out.actions.T, "valid": out.valid.T, "outcome_a": outcome_a, "length": out.state.num_moves}
+    return {"actions": out.actions.T, "valid": out.valid.T, "outcome_a": outcome_a,
+            "length": protocol.game_lengths(game, out.state, out.valid.T)}
 
 
 def play_pairs(agent_list: Sequence, pairs: Sequence[tuple[int, int]], key: Array,
-               labels: Sequence[str] | None = None) -> list[protocol.MatchResult]:
+               labels: Sequence[str] | None = None, *, game=None) -> list[protocol.MatchResult]:
     """The protocol match of every pair ``(i, j)`` of ``agent_list`` (agent ``i`` as A), all in one
-    jitted call (module docstring); ``labels`` name the agents in the results (default: their names)."""
+    jitted call (module docstring); ``labels`` name the agents in the results (default: their names).
+    ``game``: the game (default: the first agent's, :func:`c4jax.evaluation.protocol.game_of`); a
+    ``ValueError`` when it does not :func:`fit <fits>`."""
     pairs = tuple((int(i), int(j)) for i, j in pairs)
     if not pairs:
         return []
     for i, j in pairs:
         if not (0 <= i < len(agent_list) and 0 <= j < len(agent_list)):
             raise ValueError(f"pair {(i, j)} names an agent outside the {len(agent_list)} given")
+    game = protocol.game_of(agent_list[0], game)
+    if not fits(game):
+        raise ValueError(f"{game.id}: a round robin in one program needs a game whose player to move alternates "
+                         "at every ply (its kit's match.alternating); play it match by match")
     labels = list(labels) if labels is not None else [protocol.agent_name(a) for a in agent_list]
-    out = jax.device_get(_play(tuple(agent_list), key, pairs))
-    _, a_first, moves = protocol._protocol_states()
+    out = jax.device_get(_play(tuple(agent_list), key, pairs, game))
+    moves, a_first, _ = protocol.seats(game)
     results = []
     for p, (i, j) in enumerate(pairs):
         part = {k: v[p * GAMES:(p + 1) * GAMES] for k, v in out.items()}
-        results.append(protocol._result(part, a_first, moves, labels[i], labels[j]))
+        results.append(protocol.match_result(part, a_first, moves, labels[i], labels[j]))
     return results

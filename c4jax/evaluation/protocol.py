@@ -1,13 +1,13 @@
 """Evaluation of agents with the tournament protocol of the thesis (design.md §9, thesis §5.1).
 
-A **match** between agents A and B is 100 games. There are 50 openings: the empty
-board and the 49 boards after every pair ``(c1, c2)`` of first moves (``c1`` by the
-first player, ``c2`` by the second). Each opening is played twice, once with A as
-the first player (A moves first from the empty board; after ``(c1, c2)`` the stone
-``c1`` is A's and A is to move) and once with B as the first player. From the
-opening on, both agents play their own policies. A's win rate is
-``(wins + 0.5 * draws) / games``, and is reported overall and per seat (A first,
-B first).
+A **match** between agents A and B is 100 games. There are 50 openings: the start position and
+49 positions after two plies, which the game's kit gives (:class:`c4jax.games.kit.MatchRules`) or
+the rules yield (:func:`game_openings`). In Connect Four they are the thesis': the empty board and
+the 49 boards after every pair ``(c1, c2)`` of first moves (``c1`` by the first player, ``c2`` by the
+second). Each opening is played twice, once with A as the first player (A moves first from the start
+position; after ``(c1, c2)`` the stone ``c1`` is A's and A is to move) and once with B as the first
+player. From the opening on, both agents play their own policies. A's win rate is
+``(wins + 0.5 * draws) / games``, and is reported overall and per seat (A first, B first).
 
 All 100 games run in one jitted call of :func:`c4jax.agents.arena.rollout` with the
 agents passed as arguments, so a match between agents of already-seen types (for a
@@ -15,7 +15,8 @@ network agent: the same architecture, any weights) does not re-trace. Called und
 with a batch axis (``jax.set_mesh``, as ``--devices N`` of the trainers and the tournament
 sets), the games are split over its devices when N divides them; the results are the same.
 
-Tournaments are in :mod:`c4jax.evaluation.tournament`, decision timing in
+A match kept in a folder as it is played, which continues after an interruption, is in
+:mod:`c4jax.evaluation.resumable`. Tournaments are in :mod:`c4jax.evaluation.tournament`, decision timing in
 :mod:`c4jax.evaluation.timing`, ratings in :mod:`c4jax.evaluation.ratings`.
 """
 
@@ -30,12 +31,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
+from c4jax import games
 from c4jax.agents import arena
-from c4jax.games.connect_four import env
-from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.io.devices import to_host
 
-NUM_OPENINGS = 50  # the empty board + 7 * 7 two-move openings
+NUM_OPENINGS = 50  # the start position + 49 two-ply openings
 GAMES_PER_MATCH = 2 * NUM_OPENINGS  # every opening once per seat
 
 
@@ -44,41 +44,87 @@ GAMES_PER_MATCH = 2 * NUM_OPENINGS  # every opening once per seat
 # ---------------------------------------------------------------------------------------------
 
 
-@jax.jit
-def _build_openings(moves: Array) -> env.EnvState:
-    """EnvState [N] after the moves int32[N, K] from the empty board (-1: no move)."""
-
-    def _one(m):
-        s = env.init()
-        for col in m:
-            s = jax.tree.map(lambda new, old: jnp.where(col >= 0, new, old), env.step(s, col), s)
-        return s
-
-    return jax.vmap(_one)(moves)
+def game_of(agent_a, game=None):
+    """The game of a match: ``game`` when given, else ``agent_a``'s (an agent without one plays the
+    default game, :data:`c4jax.games.DEFAULT`)."""
+    if game is not None:
+        return game
+    game = getattr(agent_a, "game", None)
+    return game if game is not None else games.make(games.DEFAULT)
 
 
-@functools.cache
-def _openings() -> tuple[env.EnvState, np.ndarray]:
+@functools.lru_cache(maxsize=None)
+def game_openings(game) -> tuple[np.ndarray, np.ndarray]:
+    """The 50 openings of ``game``'s protocol matches: the start position (``game.init(key(0))``) and
+    49 positions after two plies, those of its kit (:class:`c4jax.games.kit.MatchRules`, Connect
+    Four: the thesis' 49 two-move openings) or, when the kit has none, every pair of first moves when
+    the game has 49 (Checkers: 7 first moves, 7 replies to each), else 49 spread evenly over the pairs
+    in order (repeated when there are fewer). Returns ``(moves int32[50, 2], a_to_move bool[50])``: the
+    opening plies (``-1`` pads opening 0) and whether the player to move after them is the one who
+    moved first."""
+    start = game.init(jax.random.key(0))
+    step = jax.jit(game.step)  # one compiled step: a game's step run op by op costs seconds per call
+    given = games.kit_of(game).match.openings
+    if given is not None:
+        pairs = [tuple(int(a) for a in pair) for pair in given]
+        if len(pairs) != NUM_OPENINGS - 1 or any(len(pair) != 2 for pair in pairs):
+            raise ValueError(f"{game.id}: its kit's openings must be {NUM_OPENINGS - 1} pairs of first moves")
+        pick = np.arange(NUM_OPENINGS - 1)
+    else:
+        pairs = []
+        for a1 in np.flatnonzero(np.asarray(start.legal_action_mask)):
+            after = step(start, jnp.int32(a1))
+            if bool(after.terminated) or bool(after.truncated):
+                continue
+            pairs += [(int(a1), int(a2)) for a2 in np.flatnonzero(np.asarray(after.legal_action_mask))]
+        if not pairs:
+            raise ValueError(f"{game.id} has no two-ply openings: a match needs them")
+        pick = np.linspace(0, len(pairs) - 1, NUM_OPENINGS - 1).round().astype(int) \
+            if len(pairs) != NUM_OPENINGS - 1 else np.arange(NUM_OPENINGS - 1)
     moves = np.full((NUM_OPENINGS, 2), -1, np.int32)
-    moves[1:] = [(c1, c2) for c1 in range(env.COLS) for c2 in range(env.COLS)]
-    # Evaluated eagerly even when first called under a trace, so the cache never holds tracers.
-    with jax.ensure_compile_time_eval():
-        states = _build_openings(jnp.asarray(moves))
+    moves[1:] = [pairs[i] for i in pick]
+    first = int(start.current_player)
+    same = [True]
+    for a1, a2 in moves[1:]:
+        state = step(step(start, jnp.int32(a1)), jnp.int32(a2))
+        same.append(int(state.current_player) == first)
     moves.setflags(write=False)
-    return states, moves
+    same = np.asarray(same)
+    same.setflags(write=False)
+    return moves, same
 
 
-def openings() -> tuple[env.EnvState, Array]:
-    """The 50 protocol openings (cached).
+def opening_states(game, moves: Array) -> object:
+    """The states [50] of ``game`` after the openings ``moves`` [50, 2] (``-1``: the start position)."""
+    start = game.init(jax.random.key(0))
+
+    def play(pair):
+        s1 = game.step(start, jnp.maximum(pair[0], 0))
+        s2 = game.step(s1, jnp.maximum(pair[1], 0))
+        return jax.tree.map(lambda o, x: jnp.where(pair[0] < 0, o, x), start, s2)
+
+    return jax.vmap(play)(moves)
+
+
+@functools.lru_cache(maxsize=None)
+def _opening_states(game) -> object:
+    moves, _ = game_openings(game)
+    # evaluated eagerly even when first called under a trace, so the cache never holds tracers
+    with jax.ensure_compile_time_eval():
+        return jax.jit(opening_states, static_argnums=0)(game, jnp.asarray(moves))
+
+
+def openings(game=None) -> tuple[object, Array]:
+    """The 50 protocol openings of ``game`` (default: :data:`c4jax.games.DEFAULT`, Connect Four; cached).
 
     Returns:
-      states: EnvState [50]: opening ``0`` is the empty board; opening ``1 + 7*c1 + c2``
-        is the board after the first player played ``c1`` and the second ``c2``
+      states: the states [50]: opening ``0`` is the start position; in Connect Four opening
+        ``1 + 7*c1 + c2`` is the board after the first player played ``c1`` and the second ``c2``
         (first player to move again).
       moves: int32[50, 2]: the opening moves ``(c1, c2)``; ``-1`` pads opening 0.
     """
-    states, moves = _openings()
-    return states, jnp.asarray(moves)
+    game = game_of(None, game)
+    return _opening_states(game), jnp.asarray(game_openings(game)[0])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -120,11 +166,12 @@ class GameRecord:
     """The record of one game of a match (not a game's rules: those are :class:`c4jax.games.base.Game`),
     replayable with the game's ``step`` from its start position over ``moves``."""
 
-    opening: int  # index into openings(): 0 = empty board, 1 + 7*c1 + c2
-    a_first: bool  # agent A is the first player (played the first stone of ``moves``)
-    moves: tuple[int, ...]  # every column played, opening moves included
+    opening: int  # index into openings(): 0 = the start position (Connect Four: 1 + 7*c1 + c2 after (c1, c2))
+    a_first: bool  # agent A is the first player (played the first move of ``moves``)
+    moves: tuple[int, ...]  # every action played, opening moves included
     outcome_a: int  # +1 A won, 0 draw, -1 A lost
-    length: int  # stones on the final board (== len(moves) unless the last move was illegal)
+    length: int  # the kit's match length (Connect Four: stones on the final board, == len(moves) unless
+    # the last move was illegal; a game without one: the plies after the opening)
 
     def swap(self) -> GameRecord:
         """The same game with A and B exchanged."""
@@ -222,113 +269,73 @@ class MatchResult:
 # ---------------------------------------------------------------------------------------------
 
 
-@jax.jit
-def _play(agent_a, agent_b, states: env.EnvState, a_first: Array, key: Array) -> dict:
-    traj = arena.rollout(agent_a, agent_b, states, a_first, key)
-    return {"actions": traj.actions, "valid": traj.valid, "outcome_a": traj.outcome_a,
-            "length": traj.final.num_moves}
-
-
 def agent_name(agent) -> str:
     return str(getattr(agent, "name", type(agent).__name__))
 
 
-def _protocol_states() -> tuple[env.EnvState, Array, np.ndarray]:
-    """The 100 start states of a match (openings twice), A's seat per game, opening moves."""
-    states, moves = _openings()
-    both = jax.tree.map(lambda x: jnp.concatenate([x, x]), states)
+def match_states(game, moves: Array) -> object:
+    """The 100 start states of a match of ``game`` from its openings ``moves`` [50, 2]: the openings
+    twice (games 0..49 and 50..99)."""
+    return jax.tree.map(lambda x: jnp.concatenate([x, x]), opening_states(game, moves))
+
+
+def seats(game) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(moves [50, 2], a_first bool[100], a_to_move bool[100])`` of a match of ``game``: A holds the
+    first player's seat in games 0..49 and the second's in 50..99; ``a_to_move``: A is the player to
+    move after the opening."""
+    moves, same = game_openings(game)
     a_first = np.arange(GAMES_PER_MATCH) < NUM_OPENINGS
-    return both, a_first, moves
+    return moves, a_first, np.where(np.concatenate([same, same]), a_first, ~a_first)
 
 
-def _result(out: dict, a_first: np.ndarray, moves: np.ndarray, name_a: str, name_b: str) -> MatchResult:
-    """A MatchResult from the host copy of one match's ``_play`` output."""
-    games = []
-    for i in range(GAMES_PER_MATCH):
-        opening = i % NUM_OPENINGS
-        played = out["actions"][i][out["valid"][i]]
-        games.append(GameRecord(
-            opening=opening,
-            a_first=bool(a_first[i]),
-            moves=tuple(int(m) for m in moves[i % NUM_OPENINGS] if m >= 0) + tuple(int(m) for m in played),
-            outcome_a=int(out["outcome_a"][i]),
-            length=int(out["length"][i]),
-        ))
-
-    def seat(gs) -> SeatRecord:
-        o = [g.outcome_a for g in gs]
-        return SeatRecord(wins=o.count(1), draws=o.count(0), losses=o.count(-1))
-
-    return MatchResult(agent_a=name_a, agent_b=name_b, a_first=seat(games[:NUM_OPENINGS]),
-                       b_first=seat(games[NUM_OPENINGS:]), games=tuple(games))
-
-
-@functools.lru_cache(maxsize=None)
-def game_openings(game) -> tuple[np.ndarray, np.ndarray]:
-    """The 50 openings of another game than Connect Four, as the thesis' protocol has them for
-    Connect Four: the start position (``game.init(key(0))``) and 49 positions after two plies,
-    every pair of first moves when the game has 49 (Checkers: 7 first moves, 7 replies to each),
-    else 49 spread evenly over the pairs in order (repeated when there are fewer). Returns
-    ``(moves int32[50, 2], a_to_move bool[50])``: the opening plies (``-1`` pads opening 0) and
-    whether the player to move after them is the one who moved first."""
-    start = game.init(jax.random.key(0))
-    step = jax.jit(game.step)  # one compiled step: a game's step run op by op costs seconds per call
-    pairs = []
-    for a1 in np.flatnonzero(np.asarray(start.legal_action_mask)):
-        after = step(start, jnp.int32(a1))
-        if bool(after.terminated) or bool(after.truncated):
-            continue
-        pairs += [(int(a1), int(a2)) for a2 in np.flatnonzero(np.asarray(after.legal_action_mask))]
-    if not pairs:
-        raise ValueError(f"{game.id} has no two-ply openings: a match needs them")
-    pick = np.linspace(0, len(pairs) - 1, NUM_OPENINGS - 1).round().astype(int) if len(pairs) != NUM_OPENINGS - 1 \
-        else np.arange(NUM_OPENINGS - 1)
-    moves = np.full((NUM_OPENINGS, 2), -1, np.int32)
-    moves[1:] = [pairs[i] for i in pick]
-    first = int(start.current_player)
-    same = [True]
-    for a1, a2 in moves[1:]:
-        state = step(step(start, jnp.int32(a1)), jnp.int32(a2))
-        same.append(int(state.current_player) == first)
-    moves.setflags(write=False)
-    return moves, np.asarray(same)
-
-
-def _game_states(game, moves: Array) -> tuple:
-    """The 100 start states of a match of ``game`` (the openings twice) from ``moves`` [50, 2]."""
-    start = game.init(jax.random.key(0))
-
-    def play(pair):
-        s1 = game.step(start, jnp.maximum(pair[0], 0))
-        s2 = game.step(s1, jnp.maximum(pair[1], 0))
-        return jax.tree.map(lambda o, x: jnp.where(pair[0] < 0, o, x), start, s2)
-
-    states = jax.vmap(play)(moves)
-    return jax.tree.map(lambda x: jnp.concatenate([x, x]), states)
+def game_lengths(game, final, valid: Array) -> Array:
+    """int32[B]: the length a match reports for each finished game, from its final state and which of its
+    plies after the opening were played (``valid`` bool[B, T]): the kit's ``match.length`` where it has
+    one, else those plies."""
+    length = games.kit_of(game).match.length
+    return jax.vmap(length)(final).astype(jnp.int32) if length is not None else valid.sum(axis=-1, dtype=jnp.int32)
 
 
 @functools.partial(jax.jit, static_argnames=("game", "compact"))
 def _play_game(agent_a, agent_b, key: Array, moves: Array, a_to_move: Array, game, compact: bool = True) -> dict:
     """One match of ``game``; ``compact``: each agent is asked only where it is to move
     (``arena.rollout``'s ``compact``: a match of searches several times faster; off under ``vmap``)."""
-    states = _game_states(game, moves)
+    states = match_states(game, moves)
     traj = arena.rollout(agent_a, agent_b, states, a_to_move, key, game=game, compact=compact)
-    return {"actions": traj.actions, "valid": traj.valid, "outcome_a": traj.outcome_a, "length": traj.length}
+    return {"actions": traj.actions, "valid": traj.valid, "outcome_a": traj.outcome_a,
+            "length": game_lengths(game, traj.final, traj.valid)}
 
 
-def _game_seats(game) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(moves [50, 2], a_first bool[100], a_to_move bool[100])`` of a match of ``game``: A holds the
-    first player's seat in games 0..49 and the second's in 50..99."""
-    moves, same = game_openings(game)
-    a_first = np.arange(GAMES_PER_MATCH) < NUM_OPENINGS
-    return moves, a_first, np.where(np.concatenate([same, same]), a_first, ~a_first)
+def match_result(out: dict, a_first: np.ndarray, moves: np.ndarray, name_a: str, name_b: str) -> MatchResult:
+    """A MatchResult from the host copy of one match's games: ``out`` holds ``actions`` and ``valid``
+    [100, T] (the plies after each opening), ``outcome_a`` and ``length`` [100]."""
+    return result_of_games([game_record(out, i, a_first, moves) for i in range(GAMES_PER_MATCH)], name_a, name_b)
 
 
-def _game_match(agent_a, agent_b, key: Array, game) -> MatchResult:
-    """The 100 games of a match of ``game`` (:func:`game_openings`, each once per seat)."""
-    moves, a_first, a_to_move = _game_seats(game)
-    out = to_host(_play_game(agent_a, agent_b, key, jnp.asarray(moves), jnp.asarray(a_to_move), game))
-    return _result(out, a_first, moves, agent_name(agent_a), agent_name(agent_b))
+def game_record(out: dict, i: int, a_first: np.ndarray, moves: np.ndarray) -> GameRecord:
+    """The record of game ``i`` of a match from the host copy of its games (:func:`match_result`)."""
+    played = out["actions"][i][out["valid"][i]]
+    return GameRecord(
+        opening=i % NUM_OPENINGS,
+        a_first=bool(a_first[i]),
+        moves=tuple(int(m) for m in moves[i % NUM_OPENINGS] if m >= 0) + tuple(int(m) for m in played),
+        outcome_a=int(out["outcome_a"][i]),
+        length=int(out["length"][i]),
+    )
+
+
+def result_of_games(records, name_a: str, name_b: str) -> MatchResult:
+    """The MatchResult of a match's 100 game records (A first in the first 50)."""
+    records = tuple(records)
+    if len(records) != GAMES_PER_MATCH:
+        raise ValueError(f"a match has {GAMES_PER_MATCH} games, got {len(records)}")
+
+    def seat(gs) -> SeatRecord:
+        o = [g.outcome_a for g in gs]
+        return SeatRecord(wins=o.count(1), draws=o.count(0), losses=o.count(-1))
+
+    return MatchResult(agent_a=name_a, agent_b=name_b, a_first=seat(records[:NUM_OPENINGS]),
+                       b_first=seat(records[NUM_OPENINGS:]), games=records)
 
 
 def match(agent_a, agent_b, key: Array, *, game=None) -> MatchResult:
@@ -338,26 +345,20 @@ def match(agent_a, agent_b, key: Array, *, game=None) -> MatchResult:
       agent_a, agent_b: agents (:mod:`c4jax.agents`); pass the same agent twice for a
         self-match.
       key: PRNG key for the agents' sampling (ignored by deterministic agents).
-      game: the game (default: the agents' game, Connect Four). Connect Four plays the
-        thesis' protocol (below); any other game the same protocol over its own 50 openings
-        (:func:`game_openings`: the start position and its two-ply openings).
+      game: the game (default: the agents' game, :func:`game_of`). The match is played over the
+        game's 50 openings (:func:`game_openings`; Connect Four: the thesis', module docstring), each
+        once per seat, in one jitted call; how the agents are asked and a game's length are the
+        game kit's (:class:`c4jax.games.kit.MatchRules`).
 
     Returns:
       MatchResult from A's point of view; game ``i < 50`` is opening ``i`` with A first,
       game ``50 + i`` is opening ``i`` with B first.
     """
-    game = getattr(agent_a, "game", None) if game is None else game
-    if game is not None and game.id != CONNECT_FOUR.id:
-        return _game_match(agent_a, agent_b, key, game)
-    both, a_first, moves = _protocol_states()
-    out = to_host(_play(agent_a, agent_b, both, jnp.asarray(a_first), key))
-    return _result(out, a_first, moves, agent_name(agent_a), agent_name(agent_b))
-
-
-@functools.partial(jax.jit, static_argnames=("b_batched",))
-def _play_many(agent_a, agent_b, states: env.EnvState, a_first: Array, keys: Array, b_batched: bool) -> dict:
-    play = lambda a, b, k: _play(agent_a=a, agent_b=b, states=states, a_first=a_first, key=k)  # noqa: E731
-    return jax.vmap(play, in_axes=(0, 0 if b_batched else None, 0))(agent_a, agent_b, keys)
+    game = game_of(agent_a, game)
+    moves, a_first, a_to_move = seats(game)
+    out = to_host(_play_game(agent_a, agent_b, key, jnp.asarray(moves), jnp.asarray(a_to_move), game,
+                             games.kit_of(game).match.compact))
+    return match_result(out, a_first, moves, agent_name(agent_a), agent_name(agent_b))
 
 
 def match_many(agent_a, agent_b, keys: Array, *, b_batched: bool = False, game=None) -> list[MatchResult]:
@@ -368,9 +369,9 @@ def match_many(agent_a, agent_b, keys: Array, *, b_batched: bool = False, game=N
     Match ``k`` plays ``agent_a`` with leaf slice ``k`` against ``agent_b`` (batched
     the same way when ``b_batched``, else shared) with ``keys[k]``; it is the match
     ``match(slice_k(agent_a), agent_b, keys[k])`` would play, up to floating-point
-    rounding of the batched network evaluation; for another game than Connect Four, stochastic
-    agents sample with other keys than there (:func:`match` asks each agent only where it is to
-    move, which a ``vmap`` cannot). ``game``: as :func:`match`'s.
+    rounding of the batched network evaluation; in a game whose matches are compact (its kit's
+    ``match.compact``: Checkers), stochastic agents sample with other keys than there (:func:`match`
+    asks each agent only where it is to move, which a ``vmap`` cannot). ``game``: as :func:`match`'s.
     """
     keys = jnp.asarray(keys)
     if keys.ndim != 1:
@@ -381,16 +382,11 @@ def match_many(agent_a, agent_b, keys: Array, *, b_batched: bool = False, game=N
     if sizes != {keys.shape[0]}:
         raise ValueError(f"match_many: agents' leading axes {sorted(sizes)} do not match {keys.shape[0]} keys")
     name_a, name_b = agent_name(agent_a), agent_name(agent_b)
-    game = getattr(agent_a, "game", None) if game is None else game
-    if game is not None and game.id != CONNECT_FOUR.id:
-        moves, a_first, a_to_move = _game_seats(game)
-        out = to_host(_play_game_many(agent_a, agent_b, keys, jnp.asarray(moves), jnp.asarray(a_to_move), game,
-                                      b_batched))
-        return [_result({k: v[i] for k, v in out.items()}, a_first, moves, name_a, name_b)
-                for i in range(keys.shape[0])]
-    both, a_first, moves = _protocol_states()
-    out = to_host(_play_many(agent_a, agent_b, both, jnp.asarray(a_first), keys, b_batched))
-    return [_result({k: v[i] for k, v in out.items()}, a_first, moves, name_a, name_b)
+    game = game_of(agent_a, game)
+    moves, a_first, a_to_move = seats(game)
+    out = to_host(_play_game_many(agent_a, agent_b, keys, jnp.asarray(moves), jnp.asarray(a_to_move), game,
+                                  b_batched))
+    return [match_result({k: v[i] for k, v in out.items()}, a_first, moves, name_a, name_b)
             for i in range(keys.shape[0])]
 
 
@@ -411,7 +407,12 @@ def match_from_dict(d: dict) -> MatchResult:
     def seat(r):
         return SeatRecord(wins=int(r["wins"]), draws=int(r["draws"]), losses=int(r["losses"]))
 
-    games = tuple(GameRecord(opening=int(g["opening"]), a_first=bool(g["a_first"]), moves=tuple(int(m) for m in g["moves"]),
-                       outcome_a=int(g["outcome_a"]), length=int(g["length"])) for g in d.get("games", ()))
+    games_ = tuple(game_from_dict(g) for g in d.get("games", ()))
     return MatchResult(agent_a=str(d["agent_a"]), agent_b=str(d["agent_b"]), a_first=seat(d["a_first"]),
-                       b_first=seat(d["b_first"]), games=games)
+                       b_first=seat(d["b_first"]), games=games_)
+
+
+def game_from_dict(d: dict) -> GameRecord:
+    """Inverse of :meth:`GameRecord.to_dict`."""
+    return GameRecord(opening=int(d["opening"]), a_first=bool(d["a_first"]), moves=tuple(int(m) for m in d["moves"]),
+                      outcome_a=int(d["outcome_a"]), length=int(d["length"]))

@@ -22,6 +22,8 @@ protocol) and the game's answers to what trainers, searches, matches and the UI 
   game can show it (PettingZoo and Gymnasium give each player its own view);
 - ``observation_range``: ``(low, high)``, the values an observation entry takes (scalars or arrays of
   the observation's shape; ``None``: its dtype's range);
+- ``match``: what a protocol match of the game takes from it (:class:`MatchRules`: its openings, whether
+  the player to move alternates, how its games are played and counted);
 - ``view``: the module of the game's view (what the play UI and ``watch`` draw of a position,
   :mod:`c4jax.games.viewbase`), ``None`` when the game has none;
 - ``defaults``: per algorithm, the flags that differ from the algorithm's own defaults on this game
@@ -67,6 +69,28 @@ class Symmetry:
 
 
 @dataclass(frozen=True)
+class MatchRules:
+    """What a protocol match of the game (:mod:`c4jax.evaluation.protocol`: the start position and 49
+    openings, each played once per seat) takes from the game.
+
+    - ``openings``: the 49 openings, each the actions played from the start position (the first
+      player's, then the second's); ``None``: the start position's two-ply openings found from the rules
+      (all pairs of first moves when there are 49, else 49 of them spread evenly);
+    - ``alternating``: the player to move changes at every ply (no player moves twice in a row), so all
+      the matches of a round robin can be played as one program (:mod:`c4jax.evaluation.lockstep`);
+    - ``compact``: a match asks each agent only in the games where it is to move (``arena.rollout``'s
+      ``compact``); ``False``: both agents in every game at every ply, which samples with other keys;
+    - ``length``: ``final state -> int32[]``, the length a match reports for a finished game (``None``:
+      the plies played after the opening).
+    """
+
+    openings: tuple[tuple[int, ...], ...] | None = None
+    alternating: bool = False
+    compact: bool = True
+    length: Callable[[Any], Array] | None = None
+
+
+@dataclass(frozen=True)
 class GameKit:
     """One game's rules and everything else that is the game's (see the module docstring)."""
 
@@ -82,6 +106,7 @@ class GameKit:
     reference_agents: tuple[str, ...] = ("random",)
     reference: str | None = None
     other_observation: Callable[[Any], Array] | None = None
+    match: MatchRules = MatchRules()
     observation_range: tuple[Any, Any] | None = field(default=None, compare=False)
     view: str | None = None
     defaults: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=lambda: MappingProxyType({}),

@@ -14,9 +14,15 @@ from types import MappingProxyType
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.board import legal_mask, mirror_boards
 from c4jax.games.connect_four.game import GAME
-from c4jax.games.kit import GameKit, Symmetry
+from c4jax.games.kit import GameKit, MatchRules, Symmetry
 
 MIRROR = Symmetry(name="mirror", observation=mirror_boards, actions=tuple(range(env.COLS - 1, -1, -1)))
+
+# the thesis' protocol (design.md §9): the 49 two-move openings, (c1, c2) in order; both agents decide in
+# every game at every ply (the sampling keys of docs/results' match tables); a game's length is the
+# stones on its final board, the opening's two included
+MATCH = MatchRules(openings=tuple((c1, c2) for c1 in range(env.COLS) for c2 in range(env.COLS)), alternating=True,
+                   compact=False, length=lambda state: state.num_moves)
 
 KIT = GameKit(
     game=GAME,
@@ -31,6 +37,7 @@ KIT = GameKit(
     reference_agents=("random", "1steplA"),
     reference="1steplA",  # the thesis' yardstick of training progress
     other_observation=lambda state: -env.observe(state),  # the board from the other side: stones swapped
+    match=MATCH,
     observation_range=(-1, 1),
     view="c4jax.games.connect_four.view",
     defaults=MappingProxyType({"alphazero": MappingProxyType({"run": MappingProxyType(dict(
