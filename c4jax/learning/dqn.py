@@ -54,8 +54,6 @@ from c4jax.nets import tower as towers
 from c4jax.nets.cnet import CNet
 from c4jax.agents.policy import all_columns
 from c4jax.games.base import check_game
-from c4jax.games.connect_four.board import legal_mask
-from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.learning.algorithm import Algorithm
 from c4jax.learning.config import SelfPlayConfig
 from c4jax.learning.dqn_games import DQNState as DQNState
@@ -269,7 +267,7 @@ def _next_legal(batch, legal) -> Array:
 
 
 def max_td_target(apply, params, target_params, batch, gamma, *, net=target_network, q=q_values,
-                  legal=legal_mask) -> Array:
+                  legal=None) -> Array:
     """float32[N]: ``y = r + gamma sign max_{a'} Q(s', a')`` (``y = r`` at the end; ``sign = -1`` when
     the opponent moves in s'), Q(s') = ``q`` of the weights ``net`` chooses, the max over the actions
     ``legal(s')`` (``None``: those the transitions store)."""
@@ -278,7 +276,7 @@ def max_td_target(apply, params, target_params, batch, gamma, *, net=target_netw
 
 
 def double_td_target(apply, params, target_params, batch, gamma, *, net=target_network, q=q_values,
-                     legal=legal_mask) -> Array:
+                     legal=None) -> Array:
     """float32[N]: Double DQN's ``y = r + gamma sign Q_net(s', argmax_{a'} Q_online(s', a'))``, both Q by
     ``q``, the argmax over the actions ``legal(s')`` (``None``: those the transitions store)."""
     q_next_target = q(apply, net(params, target_params), batch.next_obs)
@@ -336,9 +334,10 @@ class Strategies:
     """``(state, reset) -> state`` after the old-network rule: ``keep_target`` or ``reset_target``."""
 
     @classmethod
-    def of(cls, cfg: DQNConfig, tower: bool = False) -> Strategies:
-        """The strategies of ``cfg``; ``tower``: the network is a residual tower (Q = ``tanh_q``), else a CNET.
-        With ``--collect stream`` the legal actions of s' are those the transitions store."""
+    def of(cls, cfg: DQNConfig, tower: bool = False, game=None) -> Strategies:
+        """The strategies of ``cfg`` on ``game`` (default: the default game); ``tower``: the network is a
+        residual tower (Q = ``tanh_q``), else a CNET. The legal actions of s' are those that the game's kit
+        reads from a board (``--collect games``), or those the transitions store (``--collect stream``)."""
         if tower:
             q = tanh_q
         else:
@@ -346,7 +345,7 @@ class Strategies:
         if cfg.collect == "stream":
             legal = None
         else:
-            legal = all_columns if cfg.target_unmasked else legal_mask
+            legal = all_columns if cfg.target_unmasked else games.kit_of(games.DEFAULT if game is None else game).observation_legal
         td_target = partial(double_td_target if cfg.double else max_td_target,
                             net=online_network if cfg.target_online else target_network, q=q, legal=legal)
         return cls(
@@ -361,7 +360,7 @@ class Strategies:
 
 
 class DQN(Algorithm):
-    """The :class:`~c4jax.learning.algorithm.Algorithm` for DQN on ``game`` (default: Connect Four);
+    """The :class:`~c4jax.learning.algorithm.Algorithm` for DQN on ``game`` (default: the default game);
     ``name`` is 'dqn' or 'dueling_dqn'. ``ValueError`` when ``cfg`` does not fit the game."""
 
     output = "q"
@@ -369,7 +368,7 @@ class DQN(Algorithm):
 
     def __init__(self, cfg: DQNConfig, freeze_conv: bool = True, game=None):
         self.cfg = cfg
-        self.game = CONNECT_FOUR if game is None else check_game(game)
+        self.game = games.make(games.DEFAULT) if game is None else check_game(game)
         kit = games.kit_of(self.game)
         if cfg.collect == "games" and not whole_games_fit(self.game):
             raise ValueError(f"--collect games plays whole games with Connect Four's shaped reward, random starts "
@@ -390,7 +389,7 @@ class DQN(Algorithm):
             self.net = CNet(width=cfg.width, heads=self.heads)
             base = make_optimizer(cfg.learning_rate, cfg.weight_decay, freeze_conv)
         self.tx = optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), base) if cfg.max_grad_norm > 0 else base
-        self.strategies = Strategies.of(cfg, tower=bool(self.tower))
+        self.strategies = Strategies.of(cfg, tower=bool(self.tower), game=self.game)
         self.collection = StreamCollection(cfg, self.game) if cfg.collect == "stream" else GameCollection(cfg)
         c = self.collection
         self.batch_fields, self.batch_sizes = c.batch_fields, c.batch_sizes
