@@ -1,37 +1,32 @@
-"""Vanilla, Dueling and Double DQN for two-player self-play (design.md §7, the Double DQN article).
+"""Vanilla, Dueling and Double DQN for two-player self-play on any game (design.md §7, the Double DQN
+article).
 
-One network plays both sides with ε-greedy (ε = 0.05 + 0.75·exp(−episodes/500))
-from design.md §3 random start boards. Each finished game's transitions, with design.md §2
-back-propagated rewards, go into a replay buffer together with their mirror
-images. The turn-based zero-sum target is ``y = r − γ·max_{legal a'} Q_target(s', a')``
-(``y = r`` at the end): s' is the opponent's board, so its value is subtracted.
-Optionally (``opponent``, Löhr et al.) a fixed agent such as 2StepLA plays one side
-of a fraction of the games instead; all their moves go into the buffer.
+One network plays both sides with ε-greedy; its moves go into a replay buffer from which it learns
+Q-values from the point of view of the player to move, with the turn-based zero-sum target
+``y = r + γ·sign·max_{legal a'} Q_target(s', a')`` (``y = r`` at the end; ``sign = -1`` when the
+opponent moves in s', so its value is subtracted). What differs between games are strategies that
+the config's fields choose, with per-game defaults from the game's kit (``GameKit.defaults["dqn"]``,
+:mod:`c4jax.cli.dqn`):
 
-Batched and jitted: an *iteration* plays ``episodes_per_iteration`` games at
-once (one ``lax.while_loop`` over plies for all of them), adds them to the pure
-pytree buffer, then, once the buffer holds ``learning_starts`` transitions,
-runs ``updates_per_episode`` updates per game in one ``lax.scan``. A *chunk*
-(what the host loop calls between evaluations) is a ``lax.while_loop`` of
-iterations up to the next multiple of ``eval_every`` updates.
-
-One DQN for every game: what differs between games are strategies that the config's fields choose,
-with per-game defaults from the game's kit (``GameKit.defaults["dqn"]``, :mod:`c4jax.cli.dqn`):
-
-- how experience is collected (``collect``): ``"games"``, the thesis' whole games above (Connect
-  Four's shaped reward, random starts and mirror), or ``"stream"``, per-ply streams of games side by
-  side on the game's own rewards (:mod:`c4jax.learning.dqn_stream`);
+- how experience is collected (``collect``): ``"games"``, the thesis' whole games from design.md §3
+  random starts with design.md §2's back-propagated shaped reward and mirror images, optionally
+  partly against a fixed opponent (:mod:`c4jax.learning.dqn_games`, Connect Four), or ``"stream"``,
+  per-ply streams of games side by side on the game's own rewards (:mod:`c4jax.learning.dqn_stream`);
 - the network: the CNET where the game's kit says it reads the observations, else the residual
   tower of :mod:`c4jax.nets.tower`, whose Q is ``tanh`` of its policy head and whose value head
   learns ``V(s) = max_a Q_target(s, a)`` (weight ``value_weight``) so that the saved agent, which
   plays greedily through :class:`c4jax.agents.network_search.AlphaZeroAgent` (``@0``), can also
   search (``@N``);
-- the ε schedule (``eps_schedule``: exponential or linear; ``eps_per_update``: in episodes or
-  updates) and the target network's update (``tau``: hard copies or Polyak averaging).
+- the ε schedule (``eps_schedule``: the thesis' 0.05 + 0.75·exp(−episodes/500), or linear;
+  ``eps_per_update``: in episodes or updates) and the target network's update (``tau``: hard copies
+  or Polyak averaging);
+- the published code's switches of the whole-game collection (design.md §7a, :class:`Strategies`).
 
-Every variant has one TD target (:func:`c4jax.learning.losses.negamax_td_target`: the turn-based
-target with the sign of s' for its mover, Double DQN's with ``double``), one loss and one update
-step, on one replay buffer (:mod:`c4jax.learning.buffer`).
+Every variant has one TD target (:func:`c4jax.learning.losses.negamax_td_target`, Double DQN's with
+``double``), one loss and one update step (:meth:`DQN.update`), on one replay buffer
+(:mod:`c4jax.learning.buffer`). Batched and jitted: a *chunk* (what the host loop calls between
+evaluations) runs the collection's iterations, each of which plays, stores, and updates once the
+buffer holds ``learning_starts`` transitions.
 """
 
 from __future__ import annotations
