@@ -22,12 +22,11 @@ from c4jax.learning.alphazero import AlphaZeroConfig
 from c4jax.learning.dqn import DQNConfig
 from c4jax.learning.ppo import PPOConfig
 from c4jax.learning.reinforce import ReinforceConfig
-from c4jax.learning.selfplay_dqn import SelfPlayDQNConfig
 from c4jax.learning.selfplay_ppo import SelfPlayPPOConfig
 from scripts import run_script
 
-CONFIGS = (loop.LoopConfig, DQNConfig, PPOConfig, ReinforceConfig, AlphaZeroConfig, SelfPlayDQNConfig,
-           SelfPlayPPOConfig, SupervisedConfig)
+CONFIGS = (loop.LoopConfig, DQNConfig, PPOConfig, ReinforceConfig, AlphaZeroConfig, SelfPlayPPOConfig,
+           SupervisedConfig)
 
 
 def _numeric_fields(cls) -> dict[str, type]:
@@ -99,7 +98,7 @@ def test_settings_that_depend_on_each_other():
     with pytest.raises(ValueError, match="--minibatch-size .* must divide"):
         SelfPlayPPOConfig(minibatch_size=500)
     with pytest.raises(ValueError, match="--learning-starts"):
-        SelfPlayDQNConfig(learning_starts=200_000)
+        DQNConfig(**dqn.STREAM, learning_starts=200_000)
     with pytest.raises(ValueError, match="--val-fraction \\+ --test-fraction must be < 1"):
         SupervisedConfig(val_fraction=0.5, test_fraction=0.5)
 

@@ -4,10 +4,12 @@
 (the same flags and ``--help``).
 
     python experiments/dueling_dqn.py                 # thesis settings -> runs/dueling_dqn
+    python experiments/dueling_dqn.py --game checkers # -> runs/checkers/dueling_dqn
 
-Same flags as ``c4jax train dqn`` (``--help``); only the defaults differ: the dueling head, and the
-thesis text's preset (``--preset published`` measured no stronger for Dueling DQN,
-docs/results/fidelity).
+Same flags as ``c4jax train dqn`` (``--help``); only the defaults differ: the dueling head, and on
+Connect Four the thesis text's preset (``--preset published`` measured no stronger for Dueling DQN,
+docs/results/fidelity). On a game with a residual tower the head is the tower's dueling head
+(:class:`c4jax.nets.tower.Tower`), folded into the plain tower that the saved agent plays.
 """
 
 from __future__ import annotations
@@ -15,21 +17,15 @@ from __future__ import annotations
 import sys
 from typing import Sequence
 
-from c4jax.cli.dqn import Config, main
-from c4jax.cli import selfplay_game
-from c4jax.io import cliargs
-from c4jax.learning import config, loop
-from c4jax.learning.dqn import DQNConfig
+from c4jax import games
+from c4jax.cli.dqn import defaults, main, parse
+from c4jax.learning import loop
 
-OTHER_GAMES = "c4jax train dqn (Double DQN), ppo and alphazero"  # the trainers of games other than Connect Four
-DEFAULT = Config(run=loop.LoopConfig(out="runs/dueling_dqn"), dqn=DQNConfig(dueling=True), preset="thesis")
+DEFAULT = defaults(games.DEFAULT, dueling=True)  # Connect Four's
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
-    """Parse ``argv`` (default: this process' arguments) over :data:`DEFAULT` and train; ``prog`` names the
-    command in ``--help`` (``c4jax train dueling_dqn``; default: the script's file name)."""
-    argv = sys.argv[1:] if argv is None else list(argv)
-    selfplay_game.connect_four_only(argv, "dueling_dqn", OTHER_GAMES)
-    with cliargs.one_line_errors(argv, prog):
-        cfg = config.preset_cli(DEFAULT, argv, prog=prog)
-    return loop.exit_on_error(main, cfg)
+    """Parse ``argv`` (default: this process' arguments) over the Dueling DQN defaults of its ``--game``
+    and train; ``prog`` names the command in ``--help`` (``c4jax train dueling_dqn``; default: the script's
+    file name)."""
+    return loop.exit_on_error(main, parse(sys.argv[1:] if argv is None else argv, prog=prog, dueling=True))

@@ -27,7 +27,8 @@ protocol) and the game's answers to what trainers, searches, matches and the UI 
 - ``view``: the module of the game's view (what the play UI and ``watch`` draw of a position,
   :mod:`c4jax.games.viewbase`), ``None`` when the game has none;
 - ``defaults``: per algorithm, the flags that differ from the algorithm's own defaults on this game
-  (``{"alphazero": {"run": {...}, "az": {...}}}``, one mapping per config section).
+  (``{"alphazero": {"run": {...}, "az": {...}}}``, ``{"dqn": {"run": {...}, "dqn": {...}}}``, one mapping
+  per config section).
 
 Every field but ``game`` and ``title`` has a default, so a game made for c4jax (or wrapped from
 pgx) plugs in with ``GameKit(game=..., title=...)``: docs/guide.md, "Adding a game".

@@ -92,7 +92,8 @@ SMOKE = "smoke"
 """``--preset smoke``: every trainer's smallest run (a few updates, one evaluation, small networks and
 batches), which checks the whole pipeline in well under a minute on a CPU; it writes to
 ``runs/smoke/...`` (replacing the smoke run there) unless ``--out`` says otherwise. Each config class
-declares its sizes in a ``SMOKE`` class attribute; explicit flags override them."""
+declares its sizes in a ``SMOKE`` class attribute (or a ``smoke_sizes()`` method, when they depend on
+the config's values); explicit flags override them."""
 
 # the deprecated names of --eval-every: flag -> (the config field it sets, the config's updates per unit
 # of that field: an attribute name, or None for a field counted in updates)
@@ -136,7 +137,7 @@ def smoke_config(cfg):
     goes to the config that has one; the run writes to ``runs/smoke/...``, evaluates against the
     fixed opponents only and replaces the smoke run it finds there."""
     subs = _configs(cfg)
-    sizes = [dict(getattr(type(c), "SMOKE", {})) for c in subs]
+    sizes = [dict(c.smoke_sizes() if hasattr(c, "smoke_sizes") else getattr(type(c), "SMOKE", {})) for c in subs]
     new = []
     for c, own in zip(subs, sizes):
         names = {f.name for f in dataclasses.fields(c)}

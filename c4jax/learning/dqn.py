@@ -1,45 +1,65 @@
-"""Vanilla, Dueling and Double DQN for two-player self-play (design.md §7, the Double DQN article).
+"""Vanilla, Dueling and Double DQN for two-player self-play on any game (design.md §7, the Double DQN
+article).
 
-One network plays both sides with ε-greedy (ε = 0.05 + 0.75·exp(−episodes/500))
-from design.md §3 random start boards. Each finished game's transitions, with design.md §2
-back-propagated rewards, go into a replay buffer together with their mirror
-images. The turn-based zero-sum target is ``y = r − γ·max_{legal a'} Q_target(s', a')``
-(``y = r`` at the end): s' is the opponent's board, so its value is subtracted.
-Optionally (``opponent``, Löhr et al.) a fixed agent such as 2StepLA plays one side
-of a fraction of the games instead; all their moves go into the buffer.
+One network plays both sides with ε-greedy; its moves go into a replay buffer from which it learns
+Q-values from the point of view of the player to move, with the turn-based zero-sum target
+``y = r + γ·sign·max_{legal a'} Q_target(s', a')`` (``y = r`` at the end; ``sign = -1`` when the
+opponent moves in s', so its value is subtracted). What differs between games are strategies that
+the config's fields choose, with per-game defaults from the game's kit (``GameKit.defaults["dqn"]``,
+:mod:`c4jax.cli.dqn`):
 
-Batched and jitted: an *iteration* plays ``episodes_per_iteration`` games at
-once (one ``lax.while_loop`` over plies for all of them), adds them to the pure
-pytree buffer, then, once the buffer holds ``learning_starts`` transitions,
-runs ``updates_per_episode`` updates per game in one ``lax.scan``. A *chunk*
-(what the host loop calls between evaluations) is a ``lax.while_loop`` of
-iterations up to the next multiple of ``eval_every`` updates.
+- how experience is collected (``collect``): ``"games"``, the thesis' whole games from design.md §3
+  random starts with design.md §2's back-propagated shaped reward and mirror images, optionally
+  partly against a fixed opponent (:mod:`c4jax.learning.dqn_games`, Connect Four), or ``"stream"``,
+  per-ply streams of games side by side on the game's own rewards (:mod:`c4jax.learning.dqn_stream`);
+- the network: the CNET where the game's kit says it reads the observations, else the residual
+  tower of :mod:`c4jax.nets.tower`, whose Q is ``tanh`` of its policy head and whose value head
+  learns ``V(s) = max_a Q_target(s, a)`` (weight ``value_weight``) so that the saved agent, which
+  plays greedily through :class:`c4jax.agents.network_search.AlphaZeroAgent` (``@0``), can also
+  search (``@N``);
+- the ε schedule (``eps_schedule``: the thesis' 0.05 + 0.75·exp(−episodes/500), or linear;
+  ``eps_per_update``: in episodes or updates) and the target network's update (``tau``: hard copies
+  or Polyak averaging);
+- the published code's switches of the whole-game collection (design.md §7a, :class:`Strategies`).
+
+Every variant has one TD target (:func:`c4jax.learning.losses.negamax_td_target`, Double DQN's with
+``double``), one loss and one update step (:meth:`DQN.update`), on one replay buffer
+(:mod:`c4jax.learning.buffer`). Batched and jitted: a *chunk* (what the host loop calls between
+evaluations) runs the collection's iterations, each of which plays, stores, and updates once the
+buffer holds ``learning_starts`` transitions.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Callable, ClassVar
+from typing import Annotated, Callable, ClassVar
 
 import jax
 import jax.numpy as jnp
 import optax
-from flax import struct
+import tyro
 from jax import Array
 
+from c4jax import games
 from c4jax.learning import buffer as rb
 from c4jax.learning import losses, ranges
-from c4jax.agents import arena
-from c4jax.agents.base import AgentBase
+from c4jax.agents.network_search import AlphaZeroAgent
+from c4jax.nets import tower as towers
 from c4jax.nets.cnet import CNet
-from c4jax.agents.policy import all_columns, epsilon_greedy
-from c4jax.games.connect_four.board import legal_mask, mirror_boards
-from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
+from c4jax.agents.policy import all_columns
+from c4jax.games.base import check_game
 from c4jax.learning.algorithm import Algorithm
 from c4jax.learning.config import SelfPlayConfig
-from c4jax.learning.optim import apply_gradients, make_optimizer
-from c4jax.learning.train_state import TrainState, where_seeds
+from c4jax.learning.dqn_games import DQNState as DQNState
+from c4jax.learning.dqn_games import EpsilonGreedy as EpsilonGreedy
+from c4jax.learning.dqn_games import GameCollection, mirror_avg_q, q_values, whole_games_fit
+from c4jax.learning.dqn_games import Transition as Transition
+from c4jax.learning.dqn_games import mirror_average as mirror_average
+from c4jax.learning.dqn_games import transitions as transitions
+from c4jax.learning.dqn_stream import StreamCollection
+from c4jax.learning.optim import adam_l2, apply_gradients, make_optimizer
+from c4jax.learning.train_state import where_seeds
 from c4jax.learning import rollouts
 from c4jax.learning import rewards as rewards_lib
 
@@ -53,8 +73,14 @@ class DQNConfig(SelfPlayConfig):
     """Dueling head: Q = V + A - mean(A) (two heads)."""
     double: bool = False
     """Double DQN: the online network picks a', the target network values it."""
+    collect: str = "games"
+    """How experience is collected: 'games' (the thesis: whole games from random starts with the shaped
+    reward, back-propagated, and their mirrors; Connect Four) or 'stream' (games of any game side by
+    side, --steps plies of each per iteration, on the game's own rewards)."""
     loss: str = "mse"
     """'mse' (thesis) or 'huber' (the Double DQN article)."""
+    huber_delta: float = 1.0
+    """Huber loss threshold (--loss huber)."""
     learning_rate: float = 1e-4
     """Adam learning rate."""
     weight_decay: float = 5e-4
@@ -68,7 +94,13 @@ class DQNConfig(SelfPlayConfig):
     updates_per_episode: int = 20
     """Updates per new self-play game."""
     episodes_per_iteration: int = 10
-    """Self-play games played in parallel per iteration (each followed by its updates)."""
+    """Self-play games played in parallel per iteration (each followed by its updates; --collect games)."""
+    envs: int = 64
+    """Games played side by side, each starting again as soon as it ends (--collect stream)."""
+    steps: int = 4
+    """Plies of every game per iteration: --envs x --steps transitions into the buffer (--collect stream)."""
+    updates_per_iteration: int = 4
+    """Updates per iteration once the buffer holds --learning-starts transitions (--collect stream)."""
     target_update_every: int = 400
     """Hard target copy period in updates (used when tau == 1)."""
     tau: float = 1.0
@@ -78,9 +110,25 @@ class DQNConfig(SelfPlayConfig):
     eps_end: float = 0.05
     """ε floor."""
     eps_decay: float = 500.0
-    """ε decay constant in episodes."""
+    """ε decay constant in episodes (or updates, with --eps-per-update); with --eps-schedule linear, the
+    episodes (updates) over which ε falls to --eps-end."""
+    eps_schedule: str = "exp"
+    """'exp' (the thesis: eps_end + (eps_start - eps_end) exp(-n / eps_decay)) or 'linear' (from
+    eps_start to eps_end over eps_decay)."""
     eval_every: int = 1000
-    """Updates between evaluations (and checkpoints)."""
+    """Updates between evaluations (and checkpoints). --collect stream: a multiple of
+    --updates-per-iteration, 0 = --iterations-per-eval's iterations (those before --learning-starts make
+    no updates); saved as the number of iterations (iterations_per_eval)."""
+    iterations_per_eval: Annotated[int, tyro.conf.Suppress] = 500
+    """Iterations between evaluations with --collect stream, which --eval-every sets."""
+    max_grad_norm: float = 0.0
+    """Gradients are clipped to this global norm (0: not clipped)."""
+    value_weight: float = 0.5
+    """Weight of the residual tower's value-head loss (squared error to max_a Q_target(s, a))."""
+    tower_blocks: int = 2
+    """Residual blocks of the tower, the network of a game the CNET does not read (:mod:`c4jax.nets.tower`)."""
+    tower_channels: int = 32
+    """Filters of every 3x3 convolution of the tower."""
     target_online: bool = False
     """Compute the TD target with the online network (the target copy is still refreshed but never read),
     as the published code does (design.md §7a)."""
@@ -105,11 +153,26 @@ class DQNConfig(SelfPlayConfig):
         "buffer_size": ranges.ONE_OR_MORE, "learning_starts": ranges.NON_NEGATIVE,
         "updates_per_episode": ranges.ONE_OR_MORE, "episodes_per_iteration": ranges.ONE_OR_MORE,
         "target_update_every": ranges.ONE_OR_MORE, "tau": ranges.Range(0, 1, low_open=True),
-        "eps_start": ranges.UNIT, "eps_end": ranges.UNIT, "eps_decay": ranges.POSITIVE, "eval_every": ranges.ONE_OR_MORE,
+        "eps_start": ranges.UNIT, "eps_end": ranges.UNIT, "eps_decay": ranges.POSITIVE,
+        "eval_every": ranges.at_least(0, "(0: --iterations-per-eval's iterations, --collect stream)"),
+        "huber_delta": ranges.POSITIVE, "envs": ranges.ONE_OR_MORE, "steps": ranges.ONE_OR_MORE,
+        "updates_per_iteration": ranges.ONE_OR_MORE, "iterations_per_eval": ranges.ONE_OR_MORE,
+        "max_grad_norm": ranges.NON_NEGATIVE, "value_weight": ranges.NON_NEGATIVE,
+        "tower_blocks": ranges.ONE_OR_MORE, "tower_channels": ranges.ONE_OR_MORE,
     }
 
     SMOKE: ClassVar[dict] = {"width": 16, "buffer_size": 2000, "learning_starts": 200, "updates_per_episode": 2,
                              "episodes_per_iteration": 2, "eval_every": 8, "total_updates": 8}
+    STREAM_SMOKE: ClassVar[dict] = {"envs": 4, "steps": 2, "batch_size": 8, "buffer_size": 64, "learning_starts": 8,
+                                    "updates_per_iteration": 1, "iterations_per_eval": 4, "tower_blocks": 1,
+                                    "tower_channels": 4, "total_updates": 4}
+    # the switches that only whole games (--collect games) have: the published code's and the opponent's
+    GAMES_ONLY: ClassVar[tuple[str, ...]] = ("target_mirror_avg", "target_unmasked", "selfplay_mirror_avg",
+                                             "replace_draws", "reset_target_on_old")
+
+    def smoke_sizes(self) -> dict:
+        """``--preset smoke``'s sizes of this collection (:func:`c4jax.learning.config.smoke_config`)."""
+        return self.STREAM_SMOKE if self.collect == "stream" else self.SMOKE
 
     def __post_init__(self):
         super().__post_init__()
@@ -117,11 +180,33 @@ class DQNConfig(SelfPlayConfig):
             return
         if self.loss not in ("mse", "huber"):
             raise ValueError(f"--loss must be 'mse' or 'huber', got {self.loss!r}")
+        if self.collect not in ("games", "stream"):
+            raise ValueError(f"--collect must be 'games' or 'stream', got {self.collect!r}")
+        if self.eps_schedule not in ("exp", "linear"):
+            raise ValueError(f"--eps-schedule must be 'exp' or 'linear', got {self.eps_schedule!r}")
         if self.learning_starts > self.buffer_size:
             raise ValueError(f"--learning-starts ({self.learning_starts}) cannot exceed --buffer-size ({self.buffer_size})")
+        if self.collect == "stream":
+            self._check_stream()
+            return
+        if self.eval_every < 1:
+            raise ValueError(f"--eval-every must be >= 1, got {self.eval_every}")
         if self.eval_every % self.iteration_updates:
             raise ValueError(f"--eval-every must be a multiple of the {self.iteration_updates} updates of one iteration "
                              f"(--updates-per-episode x --episodes-per-iteration), got {self.eval_every}")
+
+    def _check_stream(self) -> None:
+        on = [f for f in self.GAMES_ONLY if getattr(self, f)]
+        on += ["reward_backprop"] if self.reward_backprop != "per_player" else []
+        on += ["opponent"] if self.opponent_agent is not None else []
+        if on:
+            flags = ", ".join("--" + f.replace("_", "-") for f in on)
+            raise ValueError(f"{flags}: only with --collect games (whole games of Connect Four)")
+        if self.envs * self.steps > self.buffer_size:
+            raise ValueError(f"--buffer-size ({self.buffer_size}) must hold one iteration's transitions "
+                             f"(--envs x --steps = {self.envs * self.steps})")
+        ranges.eval_every_to_units(self, "iterations_per_eval", self.updates_per_iteration,
+                                   "iteration (--updates-per-iteration)")
 
     @property
     def iteration_updates(self) -> int:
@@ -131,41 +216,21 @@ class DQNConfig(SelfPlayConfig):
 
 def epsilon(cfg: DQNConfig, episodes: Array) -> Array:
     """ε after ``episodes`` self-play games (or updates, with ``eps_per_update``):
-    eps_end + (eps_start - eps_end)·exp(−episodes/decay)."""
+    eps_end + (eps_start - eps_end)·exp(−episodes/decay), or with ``eps_schedule="linear"`` from
+    eps_start to eps_end over ``eps_decay``."""
+    if cfg.eps_schedule == "linear":
+        frac = jnp.minimum(episodes / cfg.eps_decay, 1.0)
+        return cfg.eps_start + frac * (cfg.eps_end - cfg.eps_start)
     return cfg.eps_end + (cfg.eps_start - cfg.eps_end) * jnp.exp(-episodes / cfg.eps_decay)
-
-
-def mirror_average(q: Array, q_mirrored: Array) -> Array:
-    """float32[..., 7]: ``q`` averaged with the mirrored board's ``q_mirrored``, mirrored back."""
-    return 0.5 * (q + q_mirrored[..., ::-1])
-
-
-@struct.dataclass
-class Transition:
-    board: Array  # int8[6, 7]: s, mover to play
-    action: Array  # int32[]
-    reward: Array  # float32[]: back-propagated design.md §2 reward
-    next_board: Array  # int8[6, 7]: s', the opponent to play (zeros when done)
-    done: Array  # bool[]
-
-
-@struct.dataclass
-class DQNState(TrainState):
-    target_params: Any  # the target network's parameters
-    buffer: rb.Buffer  # replay buffer of Transitions
 
 
 # --- strategies: what the switches of design.md §7a choose, as functions --------------------------
 
 
-def q_values(apply, params, boards: Array) -> Array:
-    """float32[..., 7]: Q(s) of the network ``apply`` (the thesis)."""
-    return apply({"params": params}, boards)
-
-
-def mirror_avg_q(apply, params, boards: Array) -> Array:
-    """float32[..., 7]: Q(s) averaged with the mirrored board's, mirrored back (the published code)."""
-    return mirror_average(apply({"params": params}, boards), apply({"params": params}, mirror_boards(boards)))
+def tanh_q(apply, params, obs: Array) -> Array:
+    """float32[..., A]: Q(s) of a residual tower ``apply``, ``tanh`` of its policy head (a game's values
+    are in [-1, 1])."""
+    return jnp.tanh(apply({"params": params}, obs)[0])
 
 
 def target_network(params, target_params):
@@ -181,24 +246,38 @@ def online_network(params, target_params):
     return jax.lax.stop_gradient(params)
 
 
-def max_td_target(apply, params, target_params, batch: Transition, gamma, *, net=target_network, q=q_values,
-                  legal=legal_mask) -> Array:
-    """float32[N]: ``y = r - gamma max_{a'} Q(s', a')`` (``y = r`` at the end), Q(s') = ``q`` of the
-    weights ``net`` chooses, the max over the columns ``legal(s')``."""
-    q_next = q(apply, net(params, target_params), batch.next_board)
-    return jax.vmap(losses.td_target, in_axes=(0, 0, 0, 0, None))(
-        batch.reward, batch.done, q_next, legal(batch.next_board), gamma)
+def _negamax_targets(batch, q_next: Array, legal_next: Array, gamma, q_select: Array | None) -> Array:
+    """``losses.negamax_td_target`` of every transition of ``batch``, with its ``sign`` (one scalar
+    for all, or one per transition)."""
+    sign_axis = None if isinstance(batch.sign, float) else 0
+    select_axis = None if q_select is None else 0
+    return jax.vmap(losses.negamax_td_target, in_axes=(0, sign_axis, 0, 0, 0, None, select_axis))(
+        batch.reward, batch.sign, batch.done, q_next, legal_next, gamma, q_select)
 
 
-def double_td_target(apply, params, target_params, batch: Transition, gamma, *, net=target_network, q=q_values,
-                     legal=legal_mask) -> Array:
-    """float32[N]: Double DQN's ``y = r - gamma Q_net(s', argmax_{a'} Q_online(s', a'))``, both Q by ``q``,
-    the argmax over the columns ``legal(s')``."""
-    q_next_target = q(apply, net(params, target_params), batch.next_board)
-    legal_next = legal(batch.next_board)
-    q_next_online = q(apply, params, batch.next_board)
-    return jax.vmap(losses.double_td_target, in_axes=(0, 0, 0, 0, 0, None))(
-        batch.reward, batch.done, q_next_online, q_next_target, legal_next, gamma)
+def _next_legal(batch, legal) -> Array:
+    """bool[N, A]: the legal actions of s' by ``legal`` (a function of the observations), or the ones the
+    transitions store (``legal=None``)."""
+    return batch.next_legal if legal is None else legal(batch.next_obs)
+
+
+def max_td_target(apply, params, target_params, batch, gamma, *, net=target_network, q=q_values,
+                  legal=None) -> Array:
+    """float32[N]: ``y = r + gamma sign max_{a'} Q(s', a')`` (``y = r`` at the end; ``sign = -1`` when
+    the opponent moves in s'), Q(s') = ``q`` of the weights ``net`` chooses, the max over the actions
+    ``legal(s')`` (``None``: those the transitions store)."""
+    q_next = q(apply, net(params, target_params), batch.next_obs)
+    return _negamax_targets(batch, q_next, _next_legal(batch, legal), gamma, None)
+
+
+def double_td_target(apply, params, target_params, batch, gamma, *, net=target_network, q=q_values,
+                     legal=None) -> Array:
+    """float32[N]: Double DQN's ``y = r + gamma sign Q_net(s', argmax_{a'} Q_online(s', a'))``, both Q by
+    ``q``, the argmax over the actions ``legal(s')`` (``None``: those the transitions store)."""
+    q_next_target = q(apply, net(params, target_params), batch.next_obs)
+    legal_next = _next_legal(batch, legal)
+    q_next_online = q(apply, params, batch.next_obs)
+    return _negamax_targets(batch, q_next_target, legal_next, gamma, q_next_online)
 
 
 def squared_error(q: Array, y: Array) -> Array:
@@ -241,7 +320,7 @@ class Strategies:
     """``(apply, params, target_params, batch, gamma) -> y``: ``max_td_target`` or ``double_td_target``
     with its ``net``, ``q`` and ``legal`` bound."""
     error: Callable = squared_error
-    """``(q, y) -> loss`` per transition: ``squared_error`` or ``optax.huber_loss``."""
+    """``(q, y) -> loss`` per transition: ``squared_error`` or ``optax.huber_loss`` with ``huber_delta``."""
     play: Callable = rollouts.mixed_rollout
     """The games: ``rollouts.mixed_rollout`` or ``rollouts.mixed_rollout_no_draws`` (draws replaced)."""
     backprop: Callable = rewards_lib.backprop_per_player
@@ -250,91 +329,102 @@ class Strategies:
     """``(state, reset) -> state`` after the old-network rule: ``keep_target`` or ``reset_target``."""
 
     @classmethod
-    def of(cls, cfg: DQNConfig) -> Strategies:
+    def of(cls, cfg: DQNConfig, tower: bool = False, game=None) -> Strategies:
+        """The strategies of ``cfg`` on ``game`` (default: the default game); ``tower``: the network is a
+        residual tower (Q = ``tanh_q``), else a CNET. The legal actions of s' are those that the game's kit
+        reads from a board (``--collect games``), or those the transitions store (``--collect stream``)."""
+        if tower:
+            q = tanh_q
+        else:
+            q = mirror_avg_q if cfg.target_mirror_avg else q_values
+        if cfg.collect == "stream":
+            legal = None
+        else:
+            legal = all_columns if cfg.target_unmasked else games.kit_of(games.DEFAULT if game is None else game).observation_legal
         td_target = partial(double_td_target if cfg.double else max_td_target,
-                            net=online_network if cfg.target_online else target_network,
-                            q=mirror_avg_q if cfg.target_mirror_avg else q_values,
-                            legal=all_columns if cfg.target_unmasked else legal_mask)
+                            net=online_network if cfg.target_online else target_network, q=q, legal=legal)
         return cls(
             behaviour_q=mirror_avg_q if cfg.selfplay_mirror_avg else q_values,
             epsilon_clock=update_clock if cfg.eps_per_update else episode_clock,
             td_target=td_target,
-            error=optax.huber_loss if cfg.loss == "huber" else squared_error,
+            error=partial(optax.huber_loss, delta=cfg.huber_delta) if cfg.loss == "huber" else squared_error,
             play=rollouts.mixed_rollout_no_draws if cfg.replace_draws else rollouts.mixed_rollout,
             backprop=rewards_lib.BACKPROP[cfg.reward_backprop],
             sync_target=reset_target if cfg.reset_target_on_old else keep_target,
         )
 
 
-@struct.dataclass
-class EpsilonGreedy(AgentBase):
-    """The self-play behaviour policy (not for evaluation): ε-greedy on ``q`` (a ``Strategies.behaviour_q``)."""
-
-    params: Any
-    epsilon: Array  # float32[]
-    net: CNet = struct.field(pytree_node=False)
-    name: str = struct.field(pytree_node=False, default="eps-greedy")
-    stochastic: bool = struct.field(pytree_node=False, default=True)
-    q: Callable = struct.field(pytree_node=False, default=q_values)
-
-    def _act(self, boards, key):
-        return epsilon_greedy(key, self.q(self.net.apply, self.params, boards), legal_mask(boards), self.epsilon)
-
-
-def transitions(traj: arena.Trajectory, n: float, backprop=rewards_lib.backprop_per_player) -> tuple[Transition, Array]:
-    """Flat transitions [2·B·42] of the recorded games and their mirrors, with a valid mask
-    (``backprop``: the reward back-propagation, a value of ``rewards_lib.BACKPROP``)."""
-    rewards = backprop(traj, n)
-    nxt = jnp.concatenate([traj.observations[:, 1:], jnp.zeros_like(traj.observations[:, :1])], axis=1)
-    nxt = jnp.where(traj.done[..., None, None], 0, nxt)
-    t = Transition(board=traj.observations, action=traj.actions, reward=rewards, next_board=nxt, done=traj.done)
-    m = t.replace(board=mirror_boards(t.board), action=6 - t.action, next_board=mirror_boards(t.next_board))
-    both = jax.tree.map(lambda a, b: jnp.concatenate([a, b]).reshape((-1,) + a.shape[2:]), t, m)
-    valid = jnp.concatenate([traj.valid, traj.valid]).reshape(-1)
-    return both, valid
-
-
 class DQN(Algorithm):
-    """The :class:`~c4jax.learning.algorithm.Algorithm` for DQN; ``name`` is 'dqn' or 'dueling_dqn'."""
+    """The :class:`~c4jax.learning.algorithm.Algorithm` for DQN on ``game`` (default: the default game);
+    ``name`` is 'dqn' or 'dueling_dqn'. ``ValueError`` when ``cfg`` does not fit the game."""
 
-    game = CONNECT_FOUR  # the thesis' boards and shaped reward
     output = "q"
     default_mode = "det"
-    batch_fields = tuple(f"buffer.{f}" for f in rb.BATCH_FIELDS)  # the replay storage, split over devices
 
-    def __init__(self, cfg: DQNConfig, freeze_conv: bool = True):
+    def __init__(self, cfg: DQNConfig, freeze_conv: bool = True, game=None):
         self.cfg = cfg
-        self.strategies = Strategies.of(cfg)
-        self.batch_sizes = {"--episodes-per-iteration": cfg.episodes_per_iteration, "--batch-size": cfg.batch_size,
-                            "--buffer-size": cfg.buffer_size}
-        self.heads = "dueling" if cfg.dueling else "one"
+        self.game = games.make(games.DEFAULT) if game is None else check_game(game)
+        kit = games.kit_of(self.game)
+        if cfg.collect == "games" and not whole_games_fit(self.game):
+            raise ValueError(f"--collect games plays whole games with Connect Four's shaped reward, random starts "
+                             f"and mirror, which {self.game.id} has not: use --collect stream")
         self.name = "dueling_dqn" if cfg.dueling else "dqn"
-        self.net = CNet(width=cfg.width, heads=self.heads)
-        self.tx = make_optimizer(cfg.learning_rate, cfg.weight_decay, freeze_conv)
+        self.tower = () if kit.cnet else (cfg.tower_blocks, cfg.tower_channels)
+        if self.tower:
+            self.heads = "two"
+            self.net = towers.Tower(blocks=cfg.tower_blocks, channels=cfg.tower_channels,
+                                    num_actions=self.game.num_actions, encoding=towers.encoding_for(self.game),
+                                    dueling=cfg.dueling)
+            base = adam_l2(cfg.learning_rate, cfg.weight_decay)
+            self.network_meta = {"tower": list(self.tower)}
+            # the raw network; name@N searches with it, with proven values (the project's PUCT search)
+            self.agent_meta = {"search": {"simulations": 0, "solve": True}}
+        else:
+            self.heads = "dueling" if cfg.dueling else "one"
+            self.net = CNet(width=cfg.width, heads=self.heads)
+            base = make_optimizer(cfg.learning_rate, cfg.weight_decay, freeze_conv)
+        self.tx = optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), base) if cfg.max_grad_norm > 0 else base
+        self.strategies = Strategies.of(cfg, tower=bool(self.tower), game=self.game)
+        self.collection = StreamCollection(cfg, self.game) if cfg.collect == "stream" else GameCollection(cfg)
+        c = self.collection
+        self.batch_fields, self.batch_sizes = c.batch_fields, c.batch_sizes
+        self.update_step, self.update_step_name, self.eval_updates = c.update_step, c.update_step_name, c.eval_updates
         self.chunk = jax.jit(self._chunk)
-        self.compile_key = None if cfg.opponent_agent is not None else (type(self), cfg, freeze_conv)
-        self.update_step, self.eval_updates = cfg.iteration_updates, cfg.eval_every
-        self.update_step_name = "iteration (--updates-per-episode x --episodes-per-iteration)"
+        self.compile_key = None if cfg.opponent_agent is not None else (type(self), cfg, freeze_conv, self.game)
 
     def chunk_of(self, units: int):
-        """The chunk that makes ``units`` updates (past the iterations that only fill the buffer)."""
+        """The chunk of ``units`` (:meth:`short_block`)."""
         return jax.jit(partial(self._chunk, units=units))
 
     def block_end(self, updates: int) -> int:
-        """A full chunk ends at the next multiple of ``eval_every``."""
-        return (updates // self.cfg.eval_every + 1) * self.cfg.eval_every
+        return self.collection.block_end(updates)
 
     def short_block(self, state, updates: int) -> int:
-        del state
-        return updates
+        return self.collection.short_block(state, updates)
 
-    def init(self, key: Array, params) -> DQNState:
-        example = Transition(board=jnp.zeros((6, 7), jnp.int8), action=jnp.int32(0), reward=jnp.float32(0),
-                             next_board=jnp.zeros((6, 7), jnp.int8), done=jnp.bool_(False))
-        return DQNState.create(params, self.tx, key, target_params=params,
-                               buffer=rb.init(example, self.cfg.buffer_size))
+    def init(self, key: Array, params):
+        return self.collection.init(self.tx, key, params)
 
-    def sync_target(self, state: DQNState, reset) -> DQNState:
+    def fresh_params(self, key: Array):
+        """A residual tower's initial parameters (``None`` for a CNET, which the loop makes)."""
+        if not self.tower:
+            return None
+        return self.net.init(key, jnp.zeros((1,) + tuple(self.game.observation_shape), jnp.int8))["params"]
+
+    def saved_params(self, params):
+        """A dueling tower folded into the plain tower that agents play (:func:`c4jax.nets.tower.fold_dueling`)."""
+        return towers.fold_dueling(params) if self.tower else params
+
+    def agent_of(self, params, label: str, sampled: bool = False, symmetric: bool = False, *,
+                 width: int | None = None):
+        """A CNET's :class:`~c4jax.agents.network.NetworkAgent`; a tower plays through
+        :class:`AlphaZeroAgent` without search (its own width; the run's ``width`` is unused)."""
+        if not self.tower:
+            return super().agent_of(params, label, sampled, symmetric, width=width)
+        return AlphaZeroAgent(params=self.saved_params(params), label=label, tower=self.tower, num_simulations=0,
+                              deterministic=not sampled, game=self.game)
+
+    def sync_target(self, state, reset):
         """After the host loop's old-network rule: ``Strategies.sync_target`` (the target network
         reset where ``reset``, with ``reset_target_on_old``; else ``state`` unchanged)."""
         return self.strategies.sync_target(state, reset)
@@ -345,83 +435,42 @@ class DQN(Algorithm):
 
     # --- jitted pieces ------------------------------------------------------------------
 
-    def loss(self, params, target_params, batch: Transition):
-        q = self.net.apply({"params": params}, batch.board)
+    def q_and_value(self, params, obs: Array) -> tuple[Array, Array | None]:
+        """``(Q[..., A], V[...])`` of the network: a tower's ``tanh`` of its heads; a CNET's Q and ``None``."""
+        out = self.net.apply({"params": params}, obs)
+        if not self.tower:
+            return out, None
+        logits, value = out
+        return jnp.tanh(logits), jnp.tanh(value)
+
+    def loss(self, params, target_params, batch):
+        """The TD loss of ``batch`` (``Strategies.error`` to ``Strategies.td_target``); a tower adds
+        ``value_weight`` times its value head's squared error to ``max_{legal a} Q_target(s, a)``."""
+        q, value = self.q_and_value(params, batch.obs)
         q_sa = jnp.take_along_axis(q, batch.action[:, None], axis=-1)[:, 0]
         y = self.strategies.td_target(self.net.apply, params, target_params, batch, self.cfg.gamma)
-        err = self.strategies.error(q_sa, y)
-        return err.mean(), {"q": q_sa.mean(), "target": y.mean()}
+        err = self.strategies.error(q_sa, y).mean()
+        aux = {"q": q_sa.mean(), "target": y.mean()}
+        if value is None:
+            return err, aux
+        q_target_now, _ = self.q_and_value(target_params, batch.obs)
+        v_target = jax.lax.stop_gradient(jnp.max(jnp.where(batch.legal, q_target_now, -1.0), axis=-1))
+        value_loss = jnp.mean((value - v_target) ** 2)
+        return err + self.cfg.value_weight * value_loss, {**aux, "td_loss": err, "value_loss": value_loss}
 
-    def _update(self, state: DQNState, _):
-        key, sample_key = jax.random.split(state.key)
-        batch = rb.sample(state.buffer, sample_key, self.cfg.batch_size)
-        (loss, aux), grads = jax.value_and_grad(self.loss, has_aux=True)(state.params, state.target_params, batch)
+    def update(self, state, key: Array):
+        """One update on a minibatch drawn with ``key``: the gradient step, then the target network's
+        (a hard copy every ``target_update_every`` updates, or Polyak averaging with ``tau`` < 1)."""
+        batch = rb.sample(state.buffer, key, self.cfg.batch_size)
+        (loss, aux), grads = jax.value_and_grad(self.loss, has_aux=True)(state.params, state.target_net(), batch)
         params, opt_state = apply_gradients(self.tx, state.params, state.opt_state, grads)
         n = state.updates + 1
         if self.cfg.tau < 1.0:
-            target = optax.incremental_update(params, state.target_params, self.cfg.tau)
+            target = optax.incremental_update(params, state.target_net(), self.cfg.tau)
         else:
             copy = n % self.cfg.target_update_every == 0
-            target = jax.tree.map(lambda p, t: jnp.where(copy, p, t), params, state.target_params)
-        new = state.replace(params=params, target_params=target, opt_state=opt_state, key=key, updates=n)
-        return new, {"loss": loss, **aux}
+            target = jax.tree.map(lambda p, t: jnp.where(copy, p, t), params, state.target_net())
+        return state.with_target(target).replace(params=params, opt_state=opt_state, updates=n), {"loss": loss, **aux}
 
-    def _iteration(self, state: DQNState):
-        """Play a batch of ε-greedy self-play games, store them, and update if the buffer is ready."""
-        cfg = self.cfg
-        key, start_key, play_key = jax.random.split(state.key, 3)
-        games = cfg.episodes_per_iteration
-        starts = arena.random_initial_states(start_key, games)
-        behaviour = EpsilonGreedy(params=state.params, epsilon=self.behaviour_epsilon(state), net=self.net,
-                                  q=self.strategies.behaviour_q)
-        traj, _ = self.strategies.play(behaviour, cfg.opponent_agent, starts, cfg.opponent_games(games), play_key)
-        items, valid = transitions(traj, cfg.reward_backprop_n, self.strategies.backprop)
-        state = state.replace(buffer=rb.add(state.buffer, items, valid), key=key,
-                               episodes=state.episodes + games)
-        n_updates = cfg.updates_per_episode * games
-        ready = state.buffer.size >= cfg.learning_starts
-        # A loop of 0 or n_updates steps rather than lax.cond(ready, ...): under vmap (--vmap-seeds)
-        # a cond with a per-seed predicate runs both branches, i.e. every update even while the
-        # buffers are still filling; a while loop runs only while some seed is ready.
-        todo = jnp.where(ready, n_updates, 0)
-
-        def learn(i, carry):
-            s, sums = carry
-            s, m = self._update(s, None)
-            return s, jax.tree.map(jnp.add, sums, m)
-
-        zero = {"loss": jnp.float32(0), "q": jnp.float32(0), "target": jnp.float32(0)}
-        state, sums = jax.lax.fori_loop(0, todo, learn, (state, zero))
-        stats = {**sums, "n": todo.astype(jnp.float32),
-                 "length": traj.length.sum().astype(jnp.float32), "games": jnp.float32(games)}
-        return state, stats
-
-    def _chunk(self, state: DQNState, units: int | None = None):
-        """Iterate until the next multiple of ``eval_every`` updates (``units``: until ``units`` more
-        updates); return averaged metrics."""
-        if units is None:
-            stop = (state.updates // self.cfg.eval_every + 1) * self.cfg.eval_every
-        else:
-            stop = state.updates + units
-        zero = {k: jnp.float32(0) for k in ("loss", "q", "target", "n", "length", "games")}
-
-        def cond(c):
-            return c[0].updates < stop
-
-        def body(c):
-            s, acc = c
-            s, stats = self._iteration(s)
-            return s, jax.tree.map(jnp.add, acc, stats)
-
-        state, acc = jax.lax.while_loop(cond, body, (state, zero))
-        n = jnp.maximum(acc["n"], 1.0)
-        metrics = {
-            "train/loss": acc["loss"] / n,
-            "train/q": acc["q"] / n,
-            "train/target": acc["target"] / n,
-            "selfplay/length": acc["length"] / jnp.maximum(acc["games"], 1.0),
-            "selfplay/epsilon": self.behaviour_epsilon(state),
-            "selfplay/episodes": state.episodes.astype(jnp.float32),
-            "buffer/size": state.buffer.size.astype(jnp.float32),
-        }
-        return state, metrics
+    def _chunk(self, state, units: int | None = None):
+        return self.collection.chunk(self, state, units)

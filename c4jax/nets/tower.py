@@ -13,7 +13,10 @@ float32[B])`` (policy logits, value), like ``CNet(heads="two")``, and any other 
 - policy head: 1x1 conv to 2 planes -> ReLU -> Dense(7); value head: 1x1 conv to 1 plane ->
   ReLU -> Dense(64) -> ReLU -> Dense(1);
 - with ``reply_head``, a third output: reply logits, a ``reply`` Dense(7) on the policy head's
-  planes (AlphaZero's auxiliary prediction of the opponent's next move).
+  planes (AlphaZero's auxiliary prediction of the opponent's next move);
+- with ``dueling``, the policy logits are Dueling DQN's ``V + A - mean(A)``: ``A`` the ``policy``
+  Dense, ``V`` a ``dueling_value`` Dense(1) on the same planes (:func:`fold_dueling` turns it into
+  the plain tower that agents play).
 
 All convolutions keep the board size ("same" padding with zeros) and run as im2col matmuls
 (:class:`c4jax.nets.cnet.ValidConv` on the padded input), which is what is fast on a CPU.
@@ -84,6 +87,7 @@ class Tower(nn.Module):
     num_actions: int = 7
     encoding: str = "cnet_planes"
     reply_head: bool = False
+    dueling: bool = False
 
     @nn.compact
     def __call__(self, boards: Array) -> tuple[Array, ...]:
@@ -95,6 +99,8 @@ class Tower(nn.Module):
         lead = x.shape[:-3]
         p = nn.relu(nn.Dense(2, name="policy_conv")(x)).reshape(lead + (-1,))
         logits = nn.Dense(self.num_actions, name="policy")(p)
+        if self.dueling:
+            logits = nn.Dense(1, name=DUELING)(p) + logits - logits.mean(axis=-1, keepdims=True)
         v = nn.relu(nn.Dense(1, name="value_conv")(x)).reshape(lead + (-1,))
         v = nn.relu(nn.Dense(64, name="value_hidden")(v))
         value = nn.Dense(1, name="value")(v)[..., 0]
@@ -129,6 +135,19 @@ def init_params(key: Array, width: int = 128, tower: tuple[int, ...] = (), game=
 
 
 REPLY = "reply"  # the reply head's parameter subtree
+DUELING = "dueling_value"  # the dueling head's state-value Dense
+
+
+def fold_dueling(params):
+    """The parameters of the plain tower that computes what the dueling tower of ``params`` computes:
+    ``V + A - mean(A)`` is linear in the policy planes, so it folds into the ``policy`` Dense
+    (``params`` itself when it has no dueling head; leading axes, e.g. stacked seeds, are kept)."""
+    if DUELING not in params:
+        return params
+    a, v = params["policy"], params[DUELING]
+    policy = {"kernel": a["kernel"] - a["kernel"].mean(axis=-1, keepdims=True) + v["kernel"],
+              "bias": a["bias"] - a["bias"].mean(axis=-1, keepdims=True) + v["bias"]}
+    return {**{k: x for k, x in params.items() if k != DUELING}, "policy": policy}
 
 
 def without_reply_head(params):

@@ -42,5 +42,14 @@ ALPHAZERO = MappingProxyType({
                                 tower_channels=32, value_q_weight=0.0)),
 })
 
+# Double DQN on the game's own rewards (--collect stream, the trainer's defaults for such a game) with
+# these sizes: 64 games side by side, 4 plies each per iteration, 4 updates per iteration
+DQN = MappingProxyType({
+    "run": MappingProxyType(dict(total_updates=100_000)),
+    "dqn": MappingProxyType(dict(envs=64, steps=4, updates_per_iteration=4, batch_size=128, buffer_size=100_000,
+                                 learning_starts=5_000, learning_rate=3e-4, eps_decay=20_000.0,
+                                 iterations_per_eval=500, tower_blocks=2, tower_channels=32)),
+})
+
 KIT = GameKit(game=GAME, title="Checkers", other_observation=other_observation, observation_range=_observation_range(),
-              view="c4jax.games.checkers.view", defaults=MappingProxyType({"alphazero": ALPHAZERO}))
+              view="c4jax.games.checkers.view", defaults=MappingProxyType({"alphazero": ALPHAZERO, "dqn": DQN}))

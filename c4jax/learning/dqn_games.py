@@ -1,0 +1,207 @@
+"""DQN's whole-game collection (``--collect games``, :mod:`c4jax.learning.dqn`): the thesis' self-play
+on Connect Four's CNET boards (design.md §7).
+
+One network plays both sides with ε-greedy from design.md §3 random start boards (optionally a fixed
+opponent plays one side of a fraction of the games). Each finished game's transitions, with design.md
+§2 back-propagated rewards, go into the replay buffer together with their mirror images; s' is the
+opponent's board, so the TD target subtracts its value. An iteration plays ``episodes_per_iteration``
+games at once, then, once the buffer holds ``learning_starts`` transitions, makes
+``updates_per_episode`` updates per game; a chunk iterates up to the next multiple of ``eval_every``
+updates.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+from jax import Array
+
+from c4jax import games
+from c4jax.agents import arena
+from c4jax.agents.base import AgentBase
+from c4jax.agents.policy import epsilon_greedy
+from c4jax.games.connect_four.board import legal_mask, mirror_boards
+from c4jax.learning import buffer as rb
+from c4jax.learning import rewards as rewards_lib
+from c4jax.learning.train_state import TrainState
+from c4jax.nets.cnet import CNet
+
+
+def mirror_average(q: Array, q_mirrored: Array) -> Array:
+    """float32[..., 7]: ``q`` averaged with the mirrored board's ``q_mirrored``, mirrored back."""
+    return 0.5 * (q + q_mirrored[..., ::-1])
+
+
+@struct.dataclass
+class Transition:
+    """One move of a whole game (``--collect games``), the next board seen by the opponent."""
+
+    board: Array  # int8[6, 7]: s, mover to play
+    action: Array  # int32[]
+    reward: Array  # float32[]: back-propagated design.md §2 reward
+    next_board: Array  # int8[6, 7]: s', the opponent to play (zeros when done)
+    done: Array  # bool[]
+
+    @property
+    def obs(self) -> Array:
+        return self.board
+
+    @property
+    def next_obs(self) -> Array:
+        return self.next_board
+
+    @property
+    def sign(self) -> float:
+        """The opponent always moves in s' (a scalar for every transition)."""
+        return -1.0
+
+
+@struct.dataclass
+class DQNState(TrainState):
+    target_params: Any  # the target network's parameters
+    buffer: rb.Buffer  # replay buffer of Transitions
+
+    def target_net(self):
+        return self.target_params
+
+    def with_target(self, target) -> DQNState:
+        return self.replace(target_params=target)
+
+
+def q_values(apply, params, boards: Array) -> Array:
+    """float32[..., 7]: Q(s) of the network ``apply`` (the thesis)."""
+    return apply({"params": params}, boards)
+
+
+def mirror_avg_q(apply, params, boards: Array) -> Array:
+    """float32[..., 7]: Q(s) averaged with the mirrored board's, mirrored back (the published code)."""
+    return mirror_average(apply({"params": params}, boards), apply({"params": params}, mirror_boards(boards)))
+
+
+@struct.dataclass
+class EpsilonGreedy(AgentBase):
+    """The self-play behaviour policy (not for evaluation): ε-greedy on ``q`` (a ``Strategies.behaviour_q``)."""
+
+    params: Any
+    epsilon: Array  # float32[]
+    net: CNet = struct.field(pytree_node=False)
+    name: str = struct.field(pytree_node=False, default="eps-greedy")
+    stochastic: bool = struct.field(pytree_node=False, default=True)
+    q: Callable = struct.field(pytree_node=False, default=q_values)
+
+    def _act(self, boards, key):
+        return epsilon_greedy(key, self.q(self.net.apply, self.params, boards), legal_mask(boards), self.epsilon)
+
+
+def transitions(traj: arena.Trajectory, n: float, backprop=rewards_lib.backprop_per_player) -> tuple[Transition, Array]:
+    """Flat transitions [2·B·42] of the recorded games and their mirrors, with a valid mask
+    (``backprop``: the reward back-propagation, a value of ``rewards_lib.BACKPROP``)."""
+    rewards = backprop(traj, n)
+    nxt = jnp.concatenate([traj.observations[:, 1:], jnp.zeros_like(traj.observations[:, :1])], axis=1)
+    nxt = jnp.where(traj.done[..., None, None], 0, nxt)
+    t = Transition(board=traj.observations, action=traj.actions, reward=rewards, next_board=nxt, done=traj.done)
+    m = t.replace(board=mirror_boards(t.board), action=6 - t.action, next_board=mirror_boards(t.next_board))
+    both = jax.tree.map(lambda a, b: jnp.concatenate([a, b]).reshape((-1,) + a.shape[2:]), t, m)
+    valid = jnp.concatenate([traj.valid, traj.valid]).reshape(-1)
+    return both, valid
+
+
+def whole_games_fit(game) -> bool:
+    """Whether ``--collect games`` can play ``game``: its kit has the thesis' pieces (CNET boards,
+    random start positions and a mirror), which the whole-game self-play and shaped reward of
+    :mod:`c4jax.learning.rollouts` are written for."""
+    kit = games.kit_of(game)
+    return kit.cnet and kit.random_start is not None and bool(kit.symmetries)
+
+
+class GameCollection:
+    """How a DQN with ``--collect games`` (the thesis) fills its buffer and runs a chunk: iterations of
+    ``episodes_per_iteration`` whole games, each followed by ``updates_per_episode`` updates once the
+    buffer is ready, until the next multiple of ``eval_every`` updates."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.batch_fields = tuple(f"buffer.{f}" for f in rb.BATCH_FIELDS)  # the replay storage, split over devices
+        self.batch_sizes = {"--episodes-per-iteration": cfg.episodes_per_iteration, "--batch-size": cfg.batch_size,
+                            "--buffer-size": cfg.buffer_size}
+        self.update_step, self.eval_updates = cfg.iteration_updates, cfg.eval_every
+        self.update_step_name = "iteration (--updates-per-episode x --episodes-per-iteration)"
+
+    def block_end(self, updates: int) -> int:
+        """A full chunk ends at the next multiple of ``eval_every``."""
+        return (updates // self.cfg.eval_every + 1) * self.cfg.eval_every
+
+    def short_block(self, state, updates: int) -> int:
+        del state
+        return updates
+
+    def init(self, tx, key: Array, params) -> DQNState:
+        example = Transition(board=jnp.zeros((6, 7), jnp.int8), action=jnp.int32(0), reward=jnp.float32(0),
+                             next_board=jnp.zeros((6, 7), jnp.int8), done=jnp.bool_(False))
+        return DQNState.create(params, tx, key, target_params=params, buffer=rb.init(example, self.cfg.buffer_size))
+
+    def iteration(self, algo, state: DQNState):
+        """Play a batch of ε-greedy self-play games, store them, and update if the buffer is ready."""
+        cfg, strategies = self.cfg, algo.strategies
+        key, start_key, play_key = jax.random.split(state.key, 3)
+        games_ = cfg.episodes_per_iteration
+        starts = arena.random_initial_states(start_key, games_)
+        behaviour = EpsilonGreedy(params=state.params, epsilon=algo.behaviour_epsilon(state), net=algo.net,
+                                  q=strategies.behaviour_q)
+        traj, _ = strategies.play(behaviour, cfg.opponent_agent, starts, cfg.opponent_games(games_), play_key)
+        items, valid = transitions(traj, cfg.reward_backprop_n, strategies.backprop)
+        state = state.replace(buffer=rb.add(state.buffer, items, valid), key=key,
+                              episodes=state.episodes + games_)
+        n_updates = cfg.updates_per_episode * games_
+        ready = state.buffer.size >= cfg.learning_starts
+        # A loop of 0 or n_updates steps rather than lax.cond(ready, ...): under vmap (--vmap-seeds)
+        # a cond with a per-seed predicate runs both branches, i.e. every update even while the
+        # buffers are still filling; a while loop runs only while some seed is ready.
+        todo = jnp.where(ready, n_updates, 0)
+
+        def learn(i, carry):
+            s, sums = carry
+            k, sample_key = jax.random.split(s.key)
+            s, m = algo.update(s.replace(key=k), sample_key)
+            return s, jax.tree.map(jnp.add, sums, {name: m[name] for name in sums})
+
+        zero = {"loss": jnp.float32(0), "q": jnp.float32(0), "target": jnp.float32(0)}
+        state, sums = jax.lax.fori_loop(0, todo, learn, (state, zero))
+        stats = {**sums, "n": todo.astype(jnp.float32),
+                 "length": traj.length.sum().astype(jnp.float32), "games": jnp.float32(games_)}
+        return state, stats
+
+    def chunk(self, algo, state: DQNState, units: int | None = None):
+        """Iterate until the next multiple of ``eval_every`` updates (``units``: until ``units`` more
+        updates); return averaged metrics."""
+        if units is None:
+            stop = (state.updates // self.cfg.eval_every + 1) * self.cfg.eval_every
+        else:
+            stop = state.updates + units
+        zero = {k: jnp.float32(0) for k in ("loss", "q", "target", "n", "length", "games")}
+
+        def cond(c):
+            return c[0].updates < stop
+
+        def body(c):
+            s, acc = c
+            s, stats = self.iteration(algo, s)
+            return s, jax.tree.map(jnp.add, acc, stats)
+
+        state, acc = jax.lax.while_loop(cond, body, (state, zero))
+        n = jnp.maximum(acc["n"], 1.0)
+        metrics = {
+            "train/loss": acc["loss"] / n,
+            "train/q": acc["q"] / n,
+            "train/target": acc["target"] / n,
+            "selfplay/length": acc["length"] / jnp.maximum(acc["games"], 1.0),
+            "selfplay/epsilon": algo.behaviour_epsilon(state),
+            "selfplay/episodes": state.episodes.astype(jnp.float32),
+            "buffer/size": state.buffer.size.astype(jnp.float32),
+        }
+        return state, metrics
+
+
