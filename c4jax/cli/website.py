@@ -16,14 +16,18 @@ A built site is one folder (nothing outside it is ever requested):
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import http.server
 import importlib.resources
 import json
 import os
 import shutil
 import subprocess
+import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import jax
 
@@ -129,15 +133,20 @@ def entry(name: str, agent: Any, exported: Any, path: str, digest: str) -> dict:
     return out
 
 
-def export_agent(name: str, folder: Path, check_positions: int = CHECK_POSITIONS, seed: int = 0) -> dict:
-    """Export agent ``name`` into ``folder/models/`` (an AlphaZero network with its value head),
-    check the file on random positions of its game against the JAX agent, and return its
-    :func:`entry`. ``SiteError`` for an agent that is no network or a failed check."""
+def load_agent(name: str) -> tuple[Any, Any]:
+    """``(agent, exportable agent)`` of ``name``; ``SiteError`` for an unknown name or an agent that is no network."""
     try:
         agent = agents.load(name)
-        exported = onnx_export.exportable(agent)
+        return agent, onnx_export.exportable(agent)
     except (ValueError, OSError) as e:
         raise SiteError(f"cannot export agent {name!r}: {str(e).split('; known agents')[0]}") from None
+
+
+def export_agent(name: str, agent: Any, exported: Any, folder: Path, check_positions: int = CHECK_POSITIONS,
+                 seed: int = 0) -> dict:
+    """Export agent ``name`` (:func:`load_agent`'s pair) into ``folder/models/`` (an AlphaZero network
+    with its value head), check the file on random positions of its game against the JAX agent, and
+    return its :func:`entry`. ``SiteError`` when the check fails."""
     with_value = isinstance(exported, AlphaZeroAgent)
     model = onnx_export.to_model(exported, value=with_value)
     path = file_name(name)
@@ -168,14 +177,16 @@ def copy_page(folder: Path, dist: Path) -> None:
 
 def build(folder: Path, names: list[str], check_positions: int = CHECK_POSITIONS, log=print) -> dict:
     """Build the site into ``folder`` (created; its own files are replaced) with the agents
-    ``names``; returns the written ``agents.json``."""
+    ``names``; returns the written ``agents.json``. The agents are loaded first, so that a wrong
+    name fails before anything is fetched or written."""
+    loaded = [load_agent(name) for name in names]
     dist = runtime(log)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "models").mkdir(exist_ok=True)
     copy_page(folder, dist)
     entries = []
-    for name in names:
-        entries.append(export_agent(name, folder, check_positions))
+    for name, (agent, exported) in zip(names, loaded):
+        entries.append(export_agent(name, agent, exported, folder, check_positions))
         size = (folder / entries[-1]["file"]).stat().st_size
         log(f"exported {name} ({entries[-1]['game']}): {entries[-1]['file']}, {size / 1024:.0f} KiB, checked")
     manifest = {"c4jax_version": __version__, "runtime": f"{RUNTIME_PACKAGE} {runtime_version()}",
@@ -190,3 +201,22 @@ def site_size(folder: Path) -> dict[str, int]:
     size = lambda ps: sum(p.stat().st_size for p in ps)  # noqa: E731
     return {"total": size(files), "models": size(p for p in files if p.parent.name == "models"),
             "runtime": size(p for p in files if p.parent.name == "ort")}
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@contextmanager
+def serve(folder: Path, port: int = 0) -> Iterator[str]:
+    """A static file server of ``folder`` on 127.0.0.1 (``port`` 0: any free one) in a thread, for
+    the tests and the benchmark; yields its URL (``http://127.0.0.1:PORT/``)."""
+    handler = functools.partial(_QuietHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
