@@ -24,11 +24,16 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-s
 CHECK_POSITIONS = 16  # the export's own check, on fewer positions than the command's default
 
 
+SMALL = ("dqn", "checkers/dqn")  # a site of one agent per game, for the tests that need no more
+
+
 @functools.cache
-def built_site() -> Path:
-    """A site with every shipped network agent (built on the first call of the process)."""
+def built_site(names: tuple[str, ...] | None = None) -> Path:
+    """A site with the agents ``names`` (default: every shipped network agent), built on the first call
+    of the process for those names."""
     folder = Path(tempfile.mkdtemp(prefix="c4jax-site-"))
-    website.build(folder, website.shipped_agents(), check_positions=CHECK_POSITIONS, log=lambda *_: None)
+    website.build(folder, list(names or website.shipped_agents()), check_positions=CHECK_POSITIONS,
+                  log=lambda *_: None)
     return folder
 
 

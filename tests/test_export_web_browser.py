@@ -1,8 +1,8 @@
 """The static site of ``c4jax export-web`` in a real browser (headless Chromium, Playwright) with
 every request outside the site's folder blocked: whole games of Connect Four and Checkers against
 every shipped network agent, whose moves in the page must be the JAX agent's on the same
-positions; AlphaZero's search in JS against ``agents.load("alphazero@N")``; the messages for a
-missing, damaged or wrong model. Needs npm (the site's build fetches onnxruntime-web) and Chromium;
+positions; AlphaZero's search in JS against ``agents.load("alphazero@N")`` (both marked slow: every
+agent's site is built first); the messages for a missing, damaged or wrong model. Needs npm (the site's build fetches onnxruntime-web) and Chromium;
 skipped without them."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from export_web_site import (CHROMIUM, CHROMIUM_ARGS, NPM, block_outside, built_site, jax_moves,  # noqa: E402
-                             serve)
+from export_web_site import (CHROMIUM, CHROMIUM_ARGS, NPM, SMALL, block_outside, built_site,  # noqa: E402
+                             jax_moves, serve)
 
 if NPM is None or CHROMIUM is None:
     pytest.skip("the site's browser tests need npm and Chromium (apt-get install -y nodejs npm chromium)",
@@ -43,6 +43,11 @@ def site():
     folder = built_site()
     with serve(folder) as url:
         yield folder, url
+
+
+@pytest.fixture(scope="module")
+def small_site():
+    return built_site(SMALL)
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +98,7 @@ def _play_to_the_end(page: Page, game_id: str, rng) -> None:
     raise AssertionError("the game did not end")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game_id,name", GAME_AGENTS)
 def test_whole_game_against_each_agent_plays_the_jax_agents_moves(site, browser, game_id, name):
     _, url = site
@@ -131,6 +137,7 @@ def _random_positions(game, n: int, rng, max_plies: int) -> list[list[int]]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game_id,name,sims,n", [("connect_four", "alphazero", 64, 60),
                                                  ("checkers", "checkers/alphazero", 16, 30)])
 def test_search_in_the_page_agrees_with_the_jax_agent(site, browser, game_id, name, sims, n):
@@ -162,8 +169,8 @@ def test_search_in_the_page_agrees_with_the_jax_agent(site, browser, game_id, na
     ("other_game", "is a Checkers model, not one of Connect Four"),
     ("tampered", "SHA-256 differs"),
 ])
-def test_a_bad_model_file_gives_a_clear_message(site, browser, tmp_path, damage, message):
-    folder, _ = site
+def test_a_bad_model_file_gives_a_clear_message(small_site, browser, tmp_path, damage, message):
+    folder = small_site
     copy = tmp_path / "site"
     shutil.copytree(folder, copy)
     manifest = json.loads((copy / "agents.json").read_text())

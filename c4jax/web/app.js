@@ -193,11 +193,14 @@ async function agentTurn() {
   } catch (e) {
     if (generation !== ui.generation) return;
     showError(e instanceof PageError ? e.message : `the agent could not move: ${e.message || e}`);
-  } finally {
-    if (generation === ui.generation) setBusy(false);
+    setBusy(false);
+    render();
+    $("status").textContent = `${ui.agent.name} cannot play (see the message above); choose another opponent`;
+    return;
   }
+  setBusy(false);
   render();
-  if (generation === ui.generation) await agentTurn(); // a multi-jump goes on
+  await agentTurn(); // a multi-jump goes on
 }
 
 function setBusy(busy) {
