@@ -170,11 +170,11 @@ def main() -> None:
     lines = ["# The static site in headless Chromium (`experiments/bench_export_web.py`)", "",
              f"{results['cpus']} CPU cores; the site served from 127.0.0.1; medians (first moves: each of 3 runs).", "",
              f"Site: {mib(size['total'])} (models {mib(size['models'])}, onnxruntime-web {mib(size['runtime'])}).", "",
-             "| measurement | seconds |", "| --- | --- |"]
+             "| measurement | time |", "| --- | --- |"]
     for name, times in results["first_move_s"].items():
-        lines.append(f"| page load to the first move, {name} | {', '.join(f'{t:.2f}' for t in times)} |")
+        lines.append(f"| page load to the first move, {name} | {', '.join(f'{t:.2f} s' for t in times)} |")
     for name, times in results["move_s"].items():
-        lines.append(f"| one move, {name} | {statistics.median(times):.3f} |")
+        lines.append(f"| one move, {name} | {1000 * statistics.median(times):.1f} ms |")
     lines += ["", f"Screenshots: `connect_four.png` ({results['games']['connect_four']}), "
                   f"`checkers.png` ({results['games']['checkers']})."]
     (args.out / "benchmark.md").write_text("\n".join(lines) + "\n")

@@ -196,3 +196,45 @@ def test_a_bad_model_file_gives_a_clear_message(small_site, browser, tmp_path, d
             assert page.outside == []
         finally:
             page.close()
+
+
+def test_undo_new_game_side_and_links(small_site, browser):
+    """Undo takes back the human's move and the agent's reply; a new game with the second side lets
+    the agent open; the page's link opens the same position; Checkers shows its moves as PDN."""
+    with serve(small_site) as url:
+        page = Page(browser, url, "?agent=dqn&first=human")
+        try:
+            page.page.click('#board [data-col="3"]')
+            page.page.wait_for_selector(IDLE)
+            page.page.click(f'#board [data-col="{page.ints("legal")[0]}"]')
+            page.page.wait_for_selector(IDLE)
+            assert len(page.ints("actions")) == 4 and page.ints("agent-plies") == [1, 3]
+            page.page.click("[data-testid=undo]")
+            page.page.wait_for_selector(IDLE)
+            assert page.ints("actions")[:1] == [3] and len(page.ints("actions")) == 2
+            link = page.page.get_attribute("[data-testid=link]", "href")
+            assert link.endswith(f"?agent=dqn&moves={page.data('actions')}&first=human")
+            page.page.select_option("[data-testid=side]", "second")
+            page.page.wait_for_selector(IDLE)
+            assert page.ints("agent-plies") == [0] and len(page.ints("actions")) == 1
+            page.page.click("[data-testid=new]")
+            page.page.wait_for_selector(IDLE)
+            assert len(page.ints("actions")) == 1  # the agent opens again
+            assert page.outside == [] and page.errors == []
+        finally:
+            page.close()
+        page = Page(browser, url, link[link.index("?"):])
+        try:
+            assert page.data("actions") == link.split("moves=")[1].split("&")[0]
+            assert page.page.inner_text("#status").startswith("Your move")
+        finally:
+            page.close()
+        page = Page(browser, url, "?game=checkers&agent=checkers/dqn&moves=169,169&first=human")
+        try:
+            pdn = page.page.inner_text("[data-testid=pdn]")
+            assert "1. 11-15 22-18" in pdn and '[White "checkers/dqn"]' in pdn, pdn
+            page.page.goto(url + "?game=checkers&agent=nobody")
+            page.page.wait_for_selector('[data-testid=error]:not([hidden])')
+            assert "no Checkers agent" in page.page.inner_text("[data-testid=error]")
+        finally:
+            page.close()
