@@ -19,7 +19,7 @@ class PageError extends Error {}
 const ui = {
   manifest: null, gameId: "connect_four", agent: null, mode: "det", sims: 0, humanFirst: true,
   states: [], actions: [], movers: [], agentPlies: [], busy: false, generation: 0, selected: null,
-  lastInfo: null, seed: 12345,
+  lastInfo: null, seed: 12345, started: false,
 };
 const sessions = new Map(); // model file -> Promise<InferenceSession>
 let queue = Promise.resolve(); // one network call at a time
@@ -442,7 +442,8 @@ function chooseAgent(name) {
   $("mode").value = ui.mode;
   $("sims-label").hidden = !ui.agent.search;
   if (ui.agent.search) setSims(ui.agent.search.simulations);
-  model(ui.agent).catch((e) => showError(e instanceof PageError ? e.message : String(e)));
+  // loaded ahead of its first move; at start-up the agent's first move loads it (a link may choose another)
+  if (ui.started) model(ui.agent).catch((e) => showError(e instanceof PageError ? e.message : String(e)));
 }
 
 function setSims(n) {
@@ -534,6 +535,10 @@ async function start() {
   }
   setBusy(false);
   render();
+  ui.started = true;
+  if (ui.agent && current().current === humanPlayer()) { // the human moves first: load the agent meanwhile
+    model(ui.agent).catch((e) => showError(e instanceof PageError ? e.message : String(e)));
+  }
   agentTurn();
 }
 
