@@ -28,6 +28,7 @@ SCRIPTS = {  # c4jax command -> the experiments/ script that runs the same modul
     ("tournament",): "tournament.py",
     ("yardstick",): "yardstick.py",
     ("export-onnx",): "export_onnx.py",
+    ("export-web",): "export_web.py",
     ("watch",): "watch.py",
     ("match",): "match.py",
 }
@@ -131,7 +132,7 @@ def test_an_unknown_command_is_one_error_line_and_exit_2(argv, message):
 
 def test_top_level_help_version_and_no_command():
     code, out, _ = run("--help")
-    assert code == 0 and out.startswith("usage: c4jax {train,tournament,play,yardstick,export-onnx,watch,match}")
+    assert code == 0 and out.startswith("usage: c4jax {train,tournament,play,yardstick,export-onnx,export-web,watch,match}")
     assert all(f"\n  {name} " in out for name in c4jax_main.COMMANDS)
     code, out, _ = run("train", "--help")
     assert code == 0 and all(f"\n  {name} " in out for name in c4jax_main.TRAINERS)

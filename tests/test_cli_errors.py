@@ -40,6 +40,8 @@ CASES = {
     "export-onnx": ["nosuchagent --out {tmp}/a.onnx", "1steplA --out {tmp}/a.onnx", "checkers/mcts100 --out {tmp}/a.onnx",
                     "dqn", "dqn --out {tmp}/a.onnx --boards 0", "dqn --out {tmp}/a.onnx --opset 9",
                     "{tmp}/missing_run --out {tmp}/a.onnx", "dqn --out {tmp}/file/a.onnx"],
+    "export-web": ["", "--out {tmp}/s --check-positions 0", "--out {tmp}/s --agents random",
+                   "--out {tmp}/s --agents nobody", "--out {tmp}/s --agents checkers/mcts100", "--out {tmp}/file"],
     "play": ["--port 70000", "--port x", "--agents random,nobody --port 0", "--nosuch"],
 }
 

@@ -15,7 +15,10 @@ The exported graph takes a batch (``B`` dynamic) of the agent's game's positions
 
 An AlphaZero agent (every network of a game other than Connect Four plays as one) exports its raw
 network's policy (what ``agents.load("<az>@0")`` scores); the search is not part of the graph. Like
-``scores``, the graph assumes legal, unfinished positions and does not check them.
+``scores``, the graph assumes legal, unfinished positions and does not check them. With
+``to_model(agent, value=True)`` an AlphaZero agent's graph has a second output, ``value``
+``float32[B]``: the value head (``tanh``, in [-1, 1], for the player to move), what a search
+outside the graph (the static site's, ``c4jax export-web``) needs at every leaf.
 
 The conversion is jax2onnx tracing the agent's own jitted ``_scores`` (no second copy of the
 network); onnxruntime runs the check. Both come with the ``onnx`` extra and are imported only
@@ -47,6 +50,7 @@ INSTALL_HINT = "pip install -e '.[onnx]'"
 TOLERANCE = 1e-4  # largest |ONNX - JAX| allowed on finite scores
 DEFAULT_OPSET = 21
 INPUT_NAME, OUTPUT_NAME = "boards", "scores"  # Connect Four's input; every game's output
+VALUE_NAME = "value"  # the second output of an AlphaZero graph exported with value=True
 OBSERVATIONS_NAME, LEGAL_NAME = "observations", "legal_action_mask"  # the inputs of the other games' graphs
 
 
@@ -223,15 +227,31 @@ def _dedupe_initializers(model) -> None:
 def _game_scores(agent: AlphaZeroAgent, observations: Array, legal: Array) -> Array:
     """float32[B, A]: the raw policy's probabilities over the legal actions, ``-inf`` elsewhere; what
     ``agent.scores_states`` returns with no search, from the positions' observations and legal actions."""
-    logits = evaluate(agent.params, observations, agent.width, agent.tower, agent.game)[0]
-    return jnp.where(legal, jax.nn.softmax(masked_logits(logits, legal), axis=-1), ILLEGAL_SCORE)
+    return _game_scores_value(agent, observations, legal)[0]
 
 
-def to_model(agent: Any, *, opset: int = DEFAULT_OPSET):
+def _game_scores_value(agent: AlphaZeroAgent, observations: Array, legal: Array) -> tuple[Array, Array]:
+    """:func:`_game_scores` and the value head (float32[B]) of the same network pass."""
+    logits, value = evaluate(agent.params, observations, agent.width, agent.tower, agent.game)[:2]
+    return jnp.where(legal, jax.nn.softmax(masked_logits(logits, legal), axis=-1), ILLEGAL_SCORE), value
+
+
+def _board_scores_value(agent: AlphaZeroAgent, boards: Array) -> tuple[Array, Array]:
+    """Connect Four: the raw policy's probabilities (``agent._scores`` with no search: full columns
+    ``-inf``) and the value head (float32[B]) of one network pass over public boards."""
+    logits, value = evaluate(agent.params, boards, agent.width, agent.tower)[:2]
+    legal = boards[:, 0, :] == 0
+    return jnp.where(legal, jax.nn.softmax(logits, axis=-1), ILLEGAL_SCORE), value
+
+
+def to_model(agent: Any, *, opset: int = DEFAULT_OPSET, value: bool = False):
     """The ``onnx.ModelProto`` of ``exportable(agent)``'s scores, with the inputs and output of
     :func:`signature` (Connect Four: ``boards`` int8[B, 6, 7] -> ``scores`` float32[B, 7]) and the
-    :func:`metadata` in ``metadata_props``."""
+    :func:`metadata` in ``metadata_props``. ``value``: an AlphaZero agent's graph also returns its
+    value head as ``value`` float32[B] (module docstring); ``ValueError`` for another agent."""
     agent = exportable(agent)
+    if value and not isinstance(agent, AlphaZeroAgent):
+        raise ValueError(f"agent {agent.name!r} has no value head to export: only AlphaZero networks do")
     jax2onnx = _require("jax2onnx")
     onnx = _require("onnx")
     # jax2onnx's serializer logs a warning per shape constant it leaves untyped; the graph is valid.
@@ -242,19 +262,26 @@ def to_model(agent: Any, *, opset: int = DEFAULT_OPSET):
     specs = [jax.ShapeDtypeStruct((batch, *t.shape), jnp.dtype(t.dtype)) for t in inputs]
     if game_of(agent).id == games.DEFAULT:
         def fn(boards):
-            return agent._scores(boards)
+            return _board_scores_value(agent, boards) if value else agent._scores(boards)
         what = f"scores of {inputs[0].dtype}[{', '.join(['B', *map(str, inputs[0].shape)])}] boards"
     else:
         def fn(observations, legal_action_mask):
+            if value:
+                return _game_scores_value(agent, observations, legal_action_mask)
             return _game_scores(agent, observations, legal_action_mask)
         what = f"{game_of(agent).id} scores of {', '.join(t.describe() for t in inputs)}"
+    outputs = [output.name, VALUE_NAME] if value else [output.name]
     model = jax2onnx.to_onnx(fn, inputs=specs, model_name=agent.label, opset=opset,
-                             input_names=[t.name for t in inputs], output_names=[output.name])
+                             input_names=[t.name for t in inputs], output_names=outputs)
     _dedupe_initializers(model)
-    model.doc_string = f"c4jax {agent.name}: {what} -> {output.dtype}{_dims(output)}"
+    model.doc_string = (f"c4jax {agent.name}: {what} -> {output.dtype}{_dims(output)}"
+                        + (f", {VALUE_NAME} float32[B] (the value head, in [-1, 1])" if value else ""))
     model.producer_name = "c4jax"
     model.producer_version = __version__
-    onnx.helper.set_model_props(model, metadata(agent))
+    props = metadata(agent)
+    if value:
+        props["value_output"] = f"{VALUE_NAME}: float32[B], the value head (tanh) for the player to move"
+    onnx.helper.set_model_props(model, props)
     onnx.checker.check_model(model)
     return model
 

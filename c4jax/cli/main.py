@@ -9,6 +9,7 @@ to the module that the script of the same name in ``experiments/`` runs, so the 
     c4jax watch dqn 2steplA --svg game.svg
     c4jax match mcts1000:det openspiel-mcts1000 --keys 5
     c4jax export-onnx supervised --out supervised.onnx
+    c4jax export-web --out site/                        # the agents in a static site (no Python)
     c4jax play --open                                   # the browser UI (c4jax-play)
 
 Every command takes ``--no-compile-cache``: compile from scratch instead of loading and saving the
@@ -42,6 +43,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "play": ("c4jax.play.__main__", "main", "play the agents in the browser (a local web server)"),
     "yardstick": ("c4jax.cli.yardstick", "cli", "grade agents against perfect play"),
     "export-onnx": ("c4jax.cli.export_onnx", "cli", "export a network agent to ONNX and check it"),
+    "export-web": ("c4jax.cli.export_web", "cli", "build a static site that plays the agents in any browser"),
     "watch": ("c4jax.cli.watch", "cli", "play one game between two agents: text, SVG, GIF"),
     "match": ("c4jax.cli.match", "cli", "protocol matches between two agents: win rate per key and mean"),
 }

@@ -1,0 +1,556 @@
+// The page of the static site (c4jax export-web): play Connect Four and Checkers against the agents
+// listed in agents.json, their ONNX models run by onnxruntime-web (WebAssembly) from ./ort/. Every
+// file it loads is in this folder. Links: ?game=checkers&agent=NAME&moves=A,B,C&first=human|agent,
+// as the Python play UI's (c4jax.play.links).
+import * as ort from "./ort/ort.wasm.min.mjs";
+import { GAMES } from "./rules.js";
+import { search, sampleVisits } from "./search.js";
+
+ort.env.wasm.numThreads = 1;
+ort.env.wasm.wasmPaths = new URL("./ort/", import.meta.url).href;
+
+const TITLES = { connect_four: "Connect Four", checkers: "Checkers" };
+const PLAYER_NAMES = { connect_four: ["red", "yellow"], checkers: ["black", "white"] };
+const INPUTS = { connect_four: ["boards"], checkers: ["observations", "legal_action_mask"] };
+const $ = (id) => document.getElementById(id);
+
+class PageError extends Error {}
+
+const ui = {
+  manifest: null, gameId: "connect_four", agent: null, mode: "det", sims: 0, humanFirst: true,
+  states: [], actions: [], movers: [], agentPlies: [], busy: false, generation: 0, selected: null,
+  lastInfo: null, seed: 12345, started: false,
+};
+const sessions = new Map(); // model file -> Promise<InferenceSession>
+let queue = Promise.resolve(); // one network call at a time
+
+// ---------------------------------------------------------------- models
+
+function hex(buffer) { return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join(""); }
+
+async function loadModel(entry) {
+  let response;
+  try {
+    response = await fetch(entry.file);
+  } catch (e) {
+    throw new PageError(`cannot read the model ${entry.file} of ${entry.name}: ${e.message}`);
+  }
+  if (!response.ok) {
+    throw new PageError(`the model file ${entry.file} of ${entry.name} is missing (HTTP ${response.status}); `
+      + "rebuild the site with c4jax export-web");
+  }
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  let session;
+  try {
+    session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
+  } catch (e) {
+    const why = String(e.message || e).split("\n")[0].slice(0, 160);
+    throw new PageError(`${entry.file} of ${entry.name} is not a readable ONNX model (${why}); `
+      + "the file is damaged: rebuild the site with c4jax export-web");
+  }
+  const want = INPUTS[entry.game];
+  if (session.inputNames.join() !== want.join()) {
+    const other = Object.keys(INPUTS).find((g) => INPUTS[g].join() === session.inputNames.join());
+    throw new PageError(`${entry.file} is ${other ? `a ${TITLES[other]} model` : "not a c4jax model"}, `
+      + `not one of ${TITLES[entry.game]} (inputs ${session.inputNames.join(", ")}); ${entry.name} cannot play `
+      + "with it: rebuild the site with c4jax export-web");
+  }
+  if (entry.search && !session.outputNames.includes("value")) {
+    throw new PageError(`${entry.file} has no value output, which ${entry.name}'s search needs; rebuild the site`);
+  }
+  if (globalThis.crypto && crypto.subtle && entry.sha256) {
+    const digest = hex(await crypto.subtle.digest("SHA-256", bytes));
+    if (digest !== entry.sha256) {
+      throw new PageError(`${entry.file} is not the file exported for ${entry.name} (its SHA-256 differs from `
+        + "agents.json): it was changed or damaged; rebuild the site with c4jax export-web");
+    }
+  }
+  return session;
+}
+
+function model(entry) {
+  if (!sessions.has(entry.file)) {
+    const p = loadModel(entry);
+    p.catch(() => sessions.delete(entry.file)); // a failed load is tried again next time
+    sessions.set(entry.file, p);
+  }
+  return sessions.get(entry.file);
+}
+
+// the network on a batch of states: scores float32[B * A] (-inf on illegal actions), value float32[B]
+async function runNet(entry, session, states) {
+  const game = GAMES[entry.game];
+  const size = game.obsShape.reduce((a, b) => a * b, 1);
+  const obs = new Int8Array(states.length * size);
+  states.forEach((s, i) => obs.set(game.observe(s), i * size));
+  const feeds = {};
+  if (entry.game === "connect_four") {
+    feeds.boards = new ort.Tensor("int8", obs, [states.length, ...game.obsShape]);
+  } else {
+    feeds.observations = new ort.Tensor("int8", obs, [states.length, ...game.obsShape]);
+    const legal = new Uint8Array(states.length * game.numActions);
+    states.forEach((s, i) => legal.set(game.legal(s), i * game.numActions));
+    feeds.legal_action_mask = new ort.Tensor("bool", legal, [states.length, game.numActions]);
+  }
+  const run = queue.then(() => session.run(feeds));
+  queue = run.catch(() => {});
+  const out = await run;
+  return { scores: out.scores.data, value: out.value ? out.value.data : null };
+}
+
+function mulberry32(seed) { // the page's own random numbers (sampled moves), reproducible per game
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+let random = mulberry32(ui.seed);
+
+// The agent's move in `state`: its search's (an AlphaZero network with sims > 0) or its network's
+// (the best legal score, the lowest action on ties, or sampled from the scores).
+export async function agentMove(entry, state, { sims = 0, mode = "det", onProgress } = {}) {
+  const game = GAMES[entry.game];
+  const session = await model(entry);
+  if (entry.search && sims > 0) {
+    const evaluate = async (s) => {
+      const { scores, value } = await runNet(entry, session, [s]);
+      return { prior: Float64Array.from(scores, (x) => (Number.isFinite(x) ? x : 0)), value: value[0] };
+    };
+    const result = await search(game, evaluate, state, sims,
+      { cInit: entry.search.c_init, cBase: entry.search.c_base, solve: entry.search.solve, onProgress });
+    return { action: mode === "sto" ? sampleVisits(result, random()) : result.best, search: result };
+  }
+  const { scores } = await runNet(entry, session, [state]);
+  const legal = game.legal(state);
+  let action = -1;
+  if (mode === "sto") {
+    const w = Array.from(scores, (x, a) => (legal[a] ? Math.max(x, 1e-30) : 0));
+    const total = w.reduce((s, x) => s + x, 0);
+    let u = random() * total;
+    for (let a = 0; a < w.length && action < 0; a++) if (w[a] > 0 && (u -= w[a]) < 0) action = a;
+  }
+  if (action < 0) {
+    for (let a = 0; a < legal.length; a++) if (legal[a] && (action < 0 || scores[a] > scores[action])) action = a;
+  }
+  return { action, scores: Array.from(scores) };
+}
+
+// ---------------------------------------------------------------- the game
+
+const game = () => GAMES[ui.gameId];
+const current = () => ui.states[ui.states.length - 1];
+const agentsOf = (gameId) => ui.manifest.agents.filter((a) => a.game === gameId);
+const humanPlayer = () => (ui.humanFirst ? 0 : 1);
+
+function showError(message) {
+  $("error").hidden = !message;
+  $("error").textContent = message || "";
+}
+
+function newGame(actions = []) {
+  ui.generation++;
+  ui.states = [game().init()];
+  ui.actions = [];
+  ui.movers = [];
+  ui.agentPlies = [];
+  ui.selected = null;
+  ui.lastInfo = null;
+  random = mulberry32(ui.seed);
+  for (const a of actions) {
+    const s = current();
+    if (game().done(s) || !game().legal(s)[a]) throw new PageError(`the link's move ${a} is not legal there`);
+    play(a, false);
+  }
+}
+
+function play(action, byAgent) {
+  const s = current();
+  ui.movers.push(s.current);
+  if (byAgent) ui.agentPlies.push(ui.actions.length);
+  ui.actions.push(action);
+  ui.states.push(game().step(s, action));
+  ui.selected = null;
+}
+
+async function agentTurn() {
+  const s = current();
+  if (game().done(s) || s.current === humanPlayer() || !ui.agent) return;
+  const generation = ui.generation;
+  setBusy(true);
+  const sims = ui.agent.search ? ui.sims : 0;
+  $("status").textContent = `${ui.agent.name} is thinking${sims ? ` (${sims} simulations)` : ""}...`;
+  try {
+    const onProgress = sims ? (n) => { if (n % 64 === 0) $("status").textContent = `${ui.agent.name}: ${n} / ${sims} simulations`; } : null;
+    const out = await agentMove(ui.agent, s, { sims, mode: ui.mode, onProgress });
+    if (generation !== ui.generation) return;
+    play(out.action, true);
+    ui.lastInfo = { ...out, state: s };
+    showError("");
+  } catch (e) {
+    if (generation !== ui.generation) return;
+    showError(e instanceof PageError ? e.message : `the agent could not move: ${e.message || e}`);
+    setBusy(false);
+    render();
+    $("status").textContent = `${ui.agent.name} cannot play (see the message above); choose another opponent`;
+    return;
+  }
+  setBusy(false);
+  render();
+  await agentTurn(); // a multi-jump goes on
+}
+
+function setBusy(busy) {
+  ui.busy = busy;
+  document.body.dataset.busy = String(busy);
+  $("board").dataset.busy = String(busy);
+}
+
+function humanMove(action) {
+  if (ui.busy || game().done(current()) || current().current !== humanPlayer()) return;
+  if (!game().legal(current())[action]) return;
+  play(action, false);
+  render();
+  agentTurn();
+}
+
+function undo() {
+  ui.generation++;
+  setBusy(false);
+  const pop = () => {
+    ui.states.pop();
+    ui.actions.pop();
+    ui.movers.pop();
+    while (ui.agentPlies.length && ui.agentPlies[ui.agentPlies.length - 1] >= ui.actions.length) ui.agentPlies.pop();
+  };
+  const last = () => ui.movers[ui.movers.length - 1];
+  // the agent's reply, then the human's last move (every jump of it)
+  while (ui.actions.length && last() !== humanPlayer()) pop();
+  while (ui.actions.length && last() === humanPlayer()) pop();
+  ui.selected = null;
+  ui.lastInfo = null;
+  render();
+  agentTurn();
+}
+
+// ---------------------------------------------------------------- drawing
+
+function statusText() {
+  const s = current();
+  const names = PLAYER_NAMES[ui.gameId];
+  if (game().done(s)) {
+    if (s.truncated) return `Game over: draw (the ${s.plies}-ply cap)`;
+    const winner = s.rewards[0] > s.rewards[1] ? 0 : s.rewards[1] > s.rewards[0] ? 1 : -1;
+    if (winner < 0) return "Game over: draw";
+    return winner === humanPlayer() ? `Game over: you win (${names[winner]})` : `Game over: ${ui.agent.name} wins (${names[winner]})`;
+  }
+  const who = s.current === humanPlayer() ? `your move (${names[s.current]})` : `${ui.agent ? ui.agent.name : "the agent"} to move`;
+  return ui.gameId === "checkers" && s.jumper ? `${who}: the same piece jumps on` : who[0].toUpperCase() + who.slice(1);
+}
+
+function renderConnectFour(board) {
+  const s = current();
+  board.className = "c4";
+  const last = ui.actions.length ? ui.actions[ui.actions.length - 1] : -1;
+  const lastRow = last >= 0 ? game().landing(ui.states[ui.states.length - 2], last) : -1;
+  for (let r = 0; r < 6; r++) {
+    for (let c = 0; c < 7; c++) {
+      const cell = document.createElement("button");
+      const v = s.cells[r * 7 + c];
+      cell.className = `cell${v ? ` p${v - 1}` : ""}${r === lastRow && c === last ? " last" : ""}`;
+      cell.dataset.col = String(c);
+      cell.setAttribute("aria-label", `column ${c + 1}`);
+      cell.addEventListener("click", () => humanMove(c));
+      board.append(cell);
+    }
+  }
+}
+
+function squareCell(n) { // printed row and column of PDN square n, square 1 top left (white at the bottom)
+  const row = (n - 1) >> 2;
+  return [row, 2 * ((n - 1) % 4) + (row % 2 === 0 ? 1 : 0)];
+}
+
+function checkersMoves(s) { // legal actions by start square: {from: [{to, action}]}
+  const out = {};
+  const legal = game().legal(s);
+  for (let a = 0; a < legal.length; a++) {
+    if (!legal[a]) continue;
+    const [from, to] = game().actionName(s, a).split(/[-x]/).map(Number);
+    (out[from] ||= []).push({ to, action: a });
+  }
+  return out;
+}
+
+function renderCheckers(board) {
+  const s = current();
+  board.className = "checkers";
+  const pieces = game().pieces(s);
+  const moves = humanPlayer() === s.current && !ui.busy ? checkersMoves(s) : {};
+  const targets = new Map((moves[ui.selected] || []).map((m) => [m.to, m.action]));
+  const lastMove = ui.actions.length ? game().actionName(ui.states[ui.states.length - 2], ui.actions[ui.actions.length - 1]) : "";
+  const moved = new Set(lastMove.split(/[-x]/).map(Number));
+  const flip = humanPlayer() === 0; // the human's side at the bottom
+  const cells = new Array(64).fill(0);
+  for (let n = 1; n <= 32; n++) {
+    const [r, c] = squareCell(n);
+    cells[flip ? (7 - r) * 8 + 7 - c : r * 8 + c] = n;
+  }
+  cells.forEach((n) => {
+    const sq = document.createElement("button");
+    sq.type = "button";
+    sq.className = `sq ${n ? "dark" : "light"}`;
+    if (!n) { sq.disabled = true; board.append(sq); return; }
+    sq.dataset.square = String(n);
+    if (n === ui.selected) sq.classList.add("selected");
+    if (targets.has(n)) sq.classList.add("target");
+    if (moved.has(n)) sq.classList.add("moved");
+    const num = document.createElement("span");
+    num.className = "num";
+    num.textContent = String(n);
+    sq.append(num);
+    if (pieces[n]) {
+      const p = document.createElement("span");
+      p.className = `piece p${pieces[n][0]}`;
+      p.textContent = pieces[n][1] ? "K" : "";
+      sq.append(p);
+    }
+    sq.addEventListener("click", () => {
+      if (targets.has(n)) { humanMove(targets.get(n)); return; }
+      ui.selected = moves[n] ? n : null;
+      render();
+    });
+    board.append(sq);
+  });
+  board.dataset.moves = Object.entries(moves).flatMap(([f, ms]) => ms.map((m) => `${f}:${m.to}:${m.action}`)).join(",");
+}
+
+function renderStats() {
+  const info = ui.lastInfo;
+  const box = $("stats");
+  box.replaceChildren();
+  if (!info) return;
+  const name = (a) => game().actionName(info.state, a);
+  const rows = [];
+  if (info.search) {
+    const r = info.search;
+    const order = r.counts.map((c, a) => [c, a]).filter(([c, a]) => c > 0 || (r.shares[a] > 0)).sort((x, y) => y[0] - x[0]);
+    for (const [c, a] of order.slice(0, 10)) rows.push([name(a), String(c), r.qvalues[a].toFixed(2)]);
+    box.dataset.visits = r.counts.join(",");
+    const head = `${ui.agent.name}'s search: visits and Q (value for it) of its moves; it played ${name(r.best)}`;
+    box.append(table(head, ["move", "visits", "Q"], rows));
+  } else if (info.scores) {
+    const order = info.scores.map((x, a) => [x, a]).filter(([x]) => Number.isFinite(x)).sort((x, y) => y[0] - x[0]);
+    for (const [x, a] of order.slice(0, 10)) rows.push([name(a), x.toFixed(3)]);
+    const what = ui.agent.output === "q" ? "Q-value" : "probability";
+    box.append(table(`${ui.agent.name}'s network: ${what} of its moves`, ["move", what], rows));
+  }
+}
+
+function table(caption, head, rows) {
+  const t = document.createElement("table");
+  const cap = document.createElement("caption");
+  cap.textContent = caption;
+  t.append(cap);
+  const tr = document.createElement("tr");
+  head.forEach((h) => { const th = document.createElement("th"); th.textContent = h; tr.append(th); });
+  t.append(tr);
+  for (const row of rows) {
+    const r = document.createElement("tr");
+    row.forEach((v) => { const td = document.createElement("td"); td.textContent = v; r.append(td); });
+    t.append(r);
+  }
+  return t;
+}
+
+// the moves as the players make them: a Checkers multi-jump is one move ("15x22x29")
+function moveTexts() {
+  const out = [];
+  for (let i = 0; i < ui.actions.length; i++) {
+    const name = game().actionName(ui.states[i], ui.actions[i]);
+    const prev = out[out.length - 1];
+    if (ui.gameId === "checkers" && i > 0 && ui.states[i].jumper && ui.movers[i] === ui.movers[i - 1]) {
+      prev.text += name.slice(name.indexOf("x"));
+    } else {
+      out.push({ text: name, player: ui.movers[i] });
+    }
+  }
+  return out;
+}
+
+function pdnText(moves) {
+  const s = current();
+  let result = "*";
+  if (game().done(s)) result = s.rewards[0] > s.rewards[1] ? "1-0" : s.rewards[1] > s.rewards[0] ? "0-1" : "1/2-1/2";
+  const players = ui.humanFirst ? ["you", ui.agent.name] : [ui.agent.name, "you"];
+  const tags = `[Event "c4jax export-web"]\n[Black "${players[0]}"]\n[White "${players[1]}"]\n[Result "${result}"]\n`;
+  const body = [];
+  moves.forEach((m, i) => body.push(i % 2 === 0 ? `${i / 2 + 1}. ${m.text}` : m.text));
+  return `${tags}\n${body.join(" ")} ${result}`;
+}
+
+function link() {
+  const params = new URLSearchParams();
+  if (ui.gameId !== "connect_four") params.set("game", ui.gameId);
+  params.set("agent", ui.agent ? ui.agent.name : "");
+  params.set("moves", ui.actions.join(","));
+  params.set("first", ui.humanFirst ? "human" : "agent");
+  return `${location.origin}${location.pathname}?${params.toString().replace(/%2C/g, ",").replace(/%2F/g, "/")}`;
+}
+
+function render() {
+  const board = $("board");
+  board.replaceChildren();
+  board.removeAttribute("data-moves");
+  if (ui.gameId === "connect_four") renderConnectFour(board); else renderCheckers(board);
+  board.dataset.busy = String(ui.busy);
+  board.dataset.actions = ui.actions.join(",");
+  board.dataset.agentPlies = ui.agentPlies.join(",");
+  board.dataset.legal = Array.from(game().legal(current())).flatMap((x, a) => (x ? [a] : [])).join(",");
+  board.dataset.done = String(game().done(current()));
+  const status = $("status");
+  status.textContent = ui.busy ? status.textContent : statusText();
+  status.classList.toggle("over", game().done(current()));
+  const moves = moveTexts();
+  $("moves").replaceChildren(...moves.map((m) => {
+    const li = document.createElement("li");
+    li.textContent = `${PLAYER_NAMES[ui.gameId][m.player]}: ${m.text}`;
+    return li;
+  }));
+  $("pdn-box").hidden = ui.gameId !== "checkers";
+  if (ui.gameId === "checkers" && ui.agent) $("pdn").textContent = pdnText(moves);
+  if (ui.agent) $("link").href = link();
+  renderStats();
+}
+
+// ---------------------------------------------------------------- controls
+
+function fillAgents() {
+  const select = $("agent");
+  select.replaceChildren(...agentsOf(ui.gameId).map((a) => new Option(a.name, a.name)));
+  if (ui.agent && ui.agent.game === ui.gameId) select.value = ui.agent.name;
+  chooseAgent(select.value);
+}
+
+function chooseAgent(name) {
+  ui.agent = ui.manifest.agents.find((a) => a.name === name && a.game === ui.gameId) || null;
+  if (!ui.agent) return;
+  ui.mode = ui.agent.mode;
+  $("mode").value = ui.mode;
+  $("sims-label").hidden = !ui.agent.search;
+  if (ui.agent.search) setSims(ui.agent.search.simulations);
+  // loaded ahead of its first move; at start-up the agent's first move loads it (a link may choose another)
+  if (ui.started) model(ui.agent).catch((e) => showError(e instanceof PageError ? e.message : String(e)));
+}
+
+function setSims(n) {
+  ui.sims = n;
+  $("sims").value = String(n);
+  $("sims-value").textContent = String(n);
+}
+
+function restart() { newGame(); render(); agentTurn(); }
+
+function wire() {
+  $("game").replaceChildren(...Object.keys(GAMES).filter((g) => agentsOf(g).length)
+    .map((g) => new Option(TITLES[g], g)));
+  $("game").addEventListener("change", () => { ui.gameId = $("game").value; fillAgents(); restart(); });
+  $("agent").addEventListener("change", () => { chooseAgent($("agent").value); restart(); });
+  $("mode").addEventListener("change", () => { ui.mode = $("mode").value; });
+  $("side").addEventListener("change", () => { ui.humanFirst = $("side").value === "first"; restart(); });
+  $("sims").addEventListener("input", () => setSims(Number($("sims").value)));
+  $("new").addEventListener("click", restart);
+  $("undo").addEventListener("click", undo);
+  $("share").addEventListener("click", async () => {
+    try { await navigator.clipboard.writeText(link()); $("share").textContent = "Copied"; } catch { $("link").focus(); }
+  });
+}
+
+// ?game=&agent=NAME[@N][:det|:sto]&moves=&first=
+function openLink() {
+  const q = new URLSearchParams(location.search);
+  if (!q.has("agent") && !q.has("moves") && !q.has("game")) return [];
+  const gameId = q.get("game") || "connect_four";
+  if (!GAMES[gameId] || !agentsOf(gameId).length) throw new PageError(`this site has no game ${JSON.stringify(gameId)}`);
+  ui.gameId = gameId;
+  $("game").value = gameId;
+  fillAgents();
+  let mode = null, sims = null;
+  let name = (q.get("agent") || "").trim();
+  const m = name.match(/^(.*?)(?:@(\d+))?(?::(det|sto))?$/i);
+  if (m) { name = m[1]; sims = m[2] ? Number(m[2]) : null; mode = m[3] ? m[3].toLowerCase() : null; }
+  if (name) {
+    const entry = agentsOf(gameId).find((a) => a.name.toLowerCase() === name.toLowerCase()
+      || a.name.toLowerCase() === `${gameId}/${name.toLowerCase()}`);
+    if (!entry) throw new PageError(`this site has no ${TITLES[gameId]} agent ${JSON.stringify(name)}`);
+    $("agent").value = entry.name;
+    chooseAgent(entry.name);
+  }
+  if (mode) { ui.mode = mode; $("mode").value = mode; }
+  if (sims !== null && ui.agent && ui.agent.search) setSims(Math.min(sims, 1024));
+  const text = (q.get("moves") || "").trim();
+  const actions = text ? text.split(",").map((x) => (/^\d+$/.test(x.trim()) ? Number(x) : NaN)) : [];
+  if (actions.some(Number.isNaN)) throw new PageError(`the link's moves ${JSON.stringify(text)} are not a list of action numbers`);
+  const first = q.get("first");
+  if (first && first !== "human" && first !== "agent") throw new PageError(`the link's first=${first} is not human or agent`);
+  return { actions, first };
+}
+
+async function start() {
+  let manifest;
+  try {
+    const response = await fetch("agents.json");
+    if (!response.ok) throw new PageError(`agents.json is missing (HTTP ${response.status})`);
+    manifest = await response.json();
+  } catch (e) {
+    showError(`cannot read the site's agents.json: ${e.message}; rebuild the site with c4jax export-web`);
+    $("status").textContent = "No agents";
+    return;
+  }
+  ui.manifest = manifest;
+  wire();
+  fillAgents();
+  let linked = [];
+  try {
+    linked = openLink();
+  } catch (e) {
+    showError(`${e.message}; a new game starts instead`);
+  }
+  try {
+    if (linked.actions) {
+      const gameNew = game().init();
+      let mover = gameNew.current;
+      let s = gameNew;
+      for (const a of linked.actions) { if (!game().done(s) && game().legal(s)[a]) s = game().step(s, a); mover = s.current; }
+      ui.humanFirst = linked.first ? linked.first === "human" : mover === 0;
+      $("side").value = ui.humanFirst ? "first" : "second";
+    }
+    newGame(linked.actions || []);
+  } catch (e) {
+    showError(`${e.message}; a new game starts instead`);
+    newGame();
+  }
+  setBusy(false);
+  render();
+  ui.started = true;
+  if (ui.agent && current().current === humanPlayer()) { // the human moves first: load the agent meanwhile
+    model(ui.agent).catch((e) => showError(e instanceof PageError ? e.message : String(e)));
+  }
+  agentTurn();
+}
+
+window.c4web = {
+  ready: null, ui, GAMES, agentMove,
+  // the page agent's move after `actions` of `gameId` (tests): {action, counts}
+  async move(name, gameId, actions, { sims = 0, mode = "det" } = {}) {
+    const entry = ui.manifest.agents.find((a) => a.name === name && a.game === gameId);
+    let s = GAMES[gameId].init();
+    for (const a of actions) s = GAMES[gameId].step(s, a);
+    const out = await agentMove(entry, s, { sims, mode });
+    return { action: out.action, counts: out.search ? out.search.counts : null };
+  },
+};
+window.c4web.ready = start();

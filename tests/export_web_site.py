@@ -1,0 +1,81 @@
+"""The static site the export-web tests share: built once per test process with every shipped
+network agent (``c4jax.cli.website.build``; ``npm ci`` fetches onnxruntime-web into the cache on the
+first build), served by a local static file server; and the JAX agents' moves the page must equal."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import jax
+
+from c4jax.cli import website
+
+NPM = shutil.which("npm")
+CHROMIUM = os.environ.get("C4JAX_CHROMIUM") or next(
+    (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "", shutil.which("chromium-browser") or "")
+     if p and Path(p).exists()), None)
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--no-first-run"]
+CHECK_POSITIONS = 16  # the export's own check, on fewer positions than the command's default
+
+
+SMALL = ("dqn", "checkers/dqn")  # a site of one agent per game, for the tests that need no more
+
+
+@functools.cache
+def built_site(names: tuple[str, ...] | None = None) -> Path:
+    """A site with the agents ``names`` (default: every shipped network agent), built on the first call
+    of the process for those names."""
+    folder = Path(tempfile.mkdtemp(prefix="c4jax-site-"))
+    website.build(folder, list(names or website.shipped_agents()), check_positions=CHECK_POSITIONS,
+                  log=lambda *_: None)
+    return folder
+
+
+serve = website.serve
+
+
+def block_outside(context, url: str) -> list[str]:
+    """Abort every request of ``context`` outside ``url``; returns the list the aborted URLs go to."""
+    outside: list[str] = []
+
+    def route(r):
+        if r.request.url.startswith(url) or r.request.url.startswith("data:"):
+            r.continue_()
+        else:
+            outside.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    return outside
+
+
+@functools.cache
+def _step(game):
+    return jax.jit(game.step)
+
+
+def states_after(game, action_lists):
+    """The states of ``game`` after each list of actions, stacked into one batch."""
+    step = _step(game)
+    states = []
+    for actions in action_lists:
+        s = game.init()
+        for a in actions:
+            s = step(s, a)
+        states.append(s)
+    return jax.tree.map(lambda *xs: jax.numpy.stack(xs), *states)
+
+
+def jax_moves(agent_name: str, game, action_lists) -> list[int]:
+    """``agents.load(agent_name)``'s moves after each list of actions (deterministic agents: any key)."""
+    from c4jax import agents
+
+    agent = agents.load(agent_name)
+    states = states_after(game, action_lists)
+    return [int(a) for a in agent.act_states(states, jax.random.key(0))]
