@@ -2,7 +2,8 @@
 
 The package is layered; each subpackage imports only the ones listed before it:
 
-- ``c4jax.games.connect_four``: the jitted environment (``env``), bitboards, the public board and its checks;
+- ``c4jax.games``: the game protocol, each game's kit and its folder (Connect Four's jitted
+  environment, bitboards, public board and checks, its own agents);
 - ``c4jax.nets``: CNET128 and its heads;
 - ``c4jax.io``: Orbax checkpoints with metadata, run logs and plots, tables, the device mesh;
 - ``c4jax.agents``: the Agent protocol, Random and N-step lookahead, network agents, batched
@@ -12,13 +13,17 @@ The package is layered; each subpackage imports only the ones listed before it:
   and the one host loop that trains them;
 - ``c4jax.play``: the browser UI.
 
-Importing ``c4jax`` gives the game and the agents; the rest is imported on use.
+Importing ``c4jax`` gives the agents and ``c4jax.env``, the environment of the default game
+(:data:`c4jax.games.DEFAULT`, Connect Four: its kit's ``env``); the rest is imported on use.
 """
 
-from c4jax import agents
+import importlib
+
+from c4jax import agents, games
 from c4jax._version import __version__
 from c4jax.agents import Agent, load
-from c4jax.games.connect_four import env
-from c4jax.games.connect_four.env import EnvState
+
+env = importlib.import_module(games.kit_of(games.DEFAULT).env)
+EnvState = env.EnvState
 
 __all__ = ["Agent", "EnvState", "__version__", "agents", "env", "load"]

@@ -23,7 +23,7 @@ a cost linear in N shows as a flat column. Ratio = gumbel / solve at the same N.
 Why: mctx backs the value up each tree with a ``vmap``-ed ``while_loop``, which JAX batches by
 selecting between the old and the new tree (every array of the search tree, [B, N + 1, A] for the
 edges) at every step up the path, so a simulation costs in proportion to the tree and a search to
-N squared; c4jax's search (:func:`c4jax.agents.search._backward`) scatters into the batch's trees
+N squared; c4jax's search (:func:`c4jax.agents.search_tree.backward`) scatters into the batch's trees
 with one loop instead. With Checkers' 256 actions the tree is large, and the difference decides
 whether a 500-simulation agent can play a 100-game match on a CPU in minutes or in hours.
 

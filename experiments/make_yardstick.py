@@ -34,10 +34,11 @@ from tqdm import tqdm
 
 import c4jax
 from c4jax import agents
-from c4jax.agents import arena, perfect
+from c4jax.agents import arena
 from c4jax.agents.base import AgentBase
 from c4jax.agents.baselines import RandomAgent
 from c4jax.evaluation import yardstick
+from c4jax.games.connect_four import perfect
 from c4jax.io import compile_cache
 from c4jax.io.runlog import command_line, display_path
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from c4jax import agents
-from c4jax.agents import perfect
+from c4jax.games.connect_four import perfect
 from c4jax.games.connect_four import env
 
 # known_names() lists one example of each pattern ("mcts1000"): a smaller search is the same agent.

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from c4jax import agents, games
-from c4jax.agents.baselines import NStepLookahead, RandomAgent
+from c4jax.agents.baselines import RandomAgent
+from c4jax.games.connect_four.lookahead import NStepLookahead
 
 CHECKERS = games.make("checkers")
 

@@ -13,7 +13,7 @@ in plain numpy/python (never against the library's own code):
   -inf for full columns; deterministic tie-break 3, 2, 4, 1, 5, 0, 6.
 
 The vectorised reference (``ref_root_values``) is itself cross-checked against an even
-plainer scalar, recursive pure-python version on a few boards: ``c4jax.agents.reference``, the
+plainer scalar, recursive pure-python version on a few boards: ``c4jax.games.connect_four.reference``, the
 plain-Python lookahead timed in Table 5.1, which shares no code with the bitboard agents.
 """
 
@@ -28,8 +28,9 @@ import pytest
 
 from c4jax import agents
 from c4jax.games.connect_four import env
-from c4jax.agents import reference
-from c4jax.agents.baselines import NStepLookahead, RandomAgent
+from c4jax.games.connect_four import reference
+from c4jax.agents.baselines import RandomAgent
+from c4jax.games.connect_four.lookahead import NStepLookahead
 
 ROWS, COLS = 6, 7
 TIE_ORDER = (3, 2, 4, 1, 5, 0, 6)  # centre first, the left one of two equally close
@@ -595,7 +596,7 @@ def test_load_bad_suffix_or_empty(name):
 
 @pytest.mark.parametrize("n", [1, 2])
 def test_plain_python_reference_plays_the_same_moves(all_boards, n):
-    """c4jax.agents.reference (the Table 5.1 yardstick, plain lists and recursion) is the same player."""
+    """c4jax.games.connect_four.reference (the Table 5.1 yardstick, plain lists and recursion) is the same player."""
     boards = all_boards[:300]
     got = np.asarray(jax.jit(agents.load(f"{n}steplA").act)(jnp.asarray(boards), jax.random.key(0)))
     assert [reference.act(b, n) for b in boards] == got.tolist()

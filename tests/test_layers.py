@@ -1,12 +1,18 @@
 """The package is layered: games -> nets -> io -> agents -> evaluation -> learning -> play -> cli.
 
-Every module may import only modules of its own subpackage or of the subpackages before it, no
-module imports a private (``_name``) attribute of another module, and there is no import cycle
-(in-function imports included)."""
+A module's layer is its subpackage's, except a module of a game's folder (``c4jax/games/<game>/``,
+a plugin: the game's rules and its extensions, such as its own agents), whose layer is the highest
+layer it imports. Every import goes to a module of an equal or lower layer, a game's kit and view
+(and so its rules) stay in the games layer, importable from anywhere, no module imports a private
+(``_name``) attribute of another module, and there is no import cycle (in-function imports
+included; the ``"module:attribute"`` strings a kit names are resolved on use and are not imports).
+Modules outside the game folders reach a game through its kit (``c4jax.games.kit_of``) or the agent
+registry; the few that still name a game are listed, each with its reason."""
 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -41,9 +47,26 @@ def _imports(path: Path) -> list[tuple[str, list[str]]]:
 MODULES = {_module_name(p): p for p in ROOT.rglob("*.py")}
 
 
-def _layer(module: str) -> int | None:
+GAME_IDS = sorted(p.name for p in (ROOT / "games").iterdir() if p.is_dir() and (p / "__init__.py").exists())
+
+
+def _game_folder(module: str) -> bool:
+    """Whether ``module`` lies in a game's folder (c4jax.games.<game>.*, the package itself included)."""
     parts = module.split(".")
-    return LAYERS.index(parts[1]) if len(parts) > 1 and parts[1] in LAYERS else None
+    return len(parts) > 2 and parts[1] == "games" and parts[2] in GAME_IDS
+
+
+@functools.cache
+def _layer(module: str) -> int | None:
+    """The layer of ``module``: its subpackage's, or for a game-folder module the highest layer of
+    the modules it imports (the games layer at least)."""
+    parts = module.split(".")
+    if len(parts) < 2 or parts[1] not in LAYERS:
+        return None
+    if not _game_folder(module) or module not in MODULES:
+        return LAYERS.index(parts[1])
+    below = [_layer(i) for i, _ in _imports(MODULES[module]) if i != module and i in MODULES and i != "c4jax"]
+    return max([LAYERS.index("games")] + [b for b in below if b is not None])
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if _layer(m) is not None))
@@ -56,6 +79,23 @@ def test_imports_only_go_down_the_layers(module):
             assert theirs <= mine, f"{module} (layer {LAYERS[mine]}) imports {imported} (layer {LAYERS[theirs]})"
         private = [n for n in names if n.startswith("_") and n != "__version__"]
         assert not private, f"{module} imports private names {private} from {imported}"
+
+
+def test_game_folders_are_layered_by_what_they_import():
+    """A game-folder module's layer follows its imports: Connect Four's lookahead agents are agents,
+    its rules are games."""
+    assert _layer("c4jax.games.connect_four.env") == LAYERS.index("games")
+    assert _layer("c4jax.games.connect_four.lookahead") == LAYERS.index("agents")
+
+
+@pytest.mark.parametrize("game", GAME_IDS)
+def test_kits_and_views_stay_in_the_games_layer(game):
+    """A game's kit and view (and the rules they import) import nothing above the games layer, so
+    every layer can ask a kit; the kit's "module:attribute" strings are not imports."""
+    for name in ("kit", "view"):
+        module = f"c4jax.games.{game}.{name}"
+        if module in MODULES:
+            assert _layer(module) == LAYERS.index("games"), f"{module} imports above the games layer"
 
 
 def test_no_import_cycles():
@@ -80,91 +120,36 @@ def test_no_import_cycles():
             visit(m, [])
 
 
-# The modules that may import Connect Four's own package (c4jax.games.connect_four) instead of
-# taking a game object (c4jax.games.base.Game), each with the reason. Everything else reaches a
-# game through the protocol or the registry (c4jax.games.make).
-CONNECT_FOUR_ONLY = {
-    "c4jax": "re-exports the Connect Four environment as c4jax.env",
-    "c4jax.games.interop": "PettingZoo's and pgx's Connect Four observations as its boards",
-    "c4jax.agents.base": "validation of public Connect Four boards at the agents' board entry points",
-    "c4jax.agents.baselines": "N-step lookahead works on Connect Four bitboards (the thesis' baselines)",
-    "c4jax.agents.perfect": "the perfect player (a Connect Four solver)",
-    "c4jax.agents.reference": "the thesis' reference implementations of the baselines",
-    "c4jax.agents.network": "CNET agents play Connect Four boards (mirror averaging, legal columns)",
-    "c4jax.agents.search": "the board entry points rebuild Connect Four states from public boards",
-    "c4jax.agents.search_agent": "the board entry points rebuild Connect Four states from public boards",
-    "c4jax.agents.guided": "the thesis' networks it guides play Connect Four boards (its default game)",
-    "c4jax.agents.network_search": "the board entry points and the CNET's board masking",
-    "c4jax.agents.arena": "design.md §3 random Connect Four start positions",
-    "c4jax.agents.external": "Python policies (agents.from_callable) are handed Connect Four boards",
-    "c4jax.agents.openspiel_mcts": "OpenSpiel's connect_four rebuilt from a Connect Four board",
-    "c4jax.evaluation.timing": "Table 5.1's random Connect Four positions",
-    "c4jax.evaluation.yardstick": "the perfect-play yardstick of solved Connect Four positions",
-    "c4jax.learning.data": "the thesis' supervised dataset (1StepLA on Connect Four)",
-    "c4jax.learning.dqn_games": "the thesis' DQN on CNET boards (shaped reward, mirrors)",
-    "c4jax.learning.onpolicy": "the thesis' REINFORCE / PPO on CNET boards (shaped reward, mirrors)",
-    "c4jax.learning.rewards": "design.md §2's shaped reward and its back-propagation",
-    "c4jax.learning.rollouts": "the thesis' self-play batches (shaped reward, draws replaced)",
-}
-
-
-def test_games_import_nothing_above_them():
+def test_games_core_imports_nothing_above_it():
+    """The games package outside the game folders (the protocol, the kit, the registry of games...)
+    imports only the games layer and never a game's folder (it names kits by strings)."""
     for module, path in MODULES.items():
-        if module.startswith("c4jax.games"):
+        if module.startswith("c4jax.games") and not _game_folder(module):
             for imported, _ in _imports(path):
-                assert imported.startswith("c4jax.games") or imported == "c4jax._version", (module, imported)
+                assert (imported.startswith("c4jax.games") and not _game_folder(imported)) \
+                    or imported == "c4jax._version", (module, imported)
 
 
-def test_only_the_connect_four_stages_import_connect_four():
-    for module, path in sorted(MODULES.items()):
-        if module.startswith("c4jax.games.connect_four"):
-            continue
-        direct = [i for i, _ in _imports(path) if i.startswith("c4jax.games.connect_four")]
-        if direct:
-            assert module in CONNECT_FOUR_ONLY, f"{module} imports {direct[0]}: take a game object instead"
-    stale = [m for m in CONNECT_FOUR_ONLY if m in MODULES
-             and not any(i.startswith("c4jax.games.connect_four") for i, _ in _imports(MODULES[m]))]
-    assert not stale, f"no longer Connect-Four-only: {stale}"
-
-
-# The modules outside c4jax.games that still name a particular game (import its package, or
-# spell its id), each with what it names it for. A module leaves this list when it asks the
-# game's kit (c4jax.games.kit_of) instead; the list only shrinks (a stale entry fails).
+# The modules outside c4jax.games that still name a particular game (import its folder, or spell
+# its id), each with what it names it for. A module leaves this list when it asks the game's kit
+# (c4jax.games.kit_of) or the agent registry instead; the list only shrinks (a stale entry fails).
 NAMES_A_GAME = {
-    "c4jax": "re-exports the Connect Four environment as c4jax.env",
-    "c4jax.games.interop": "PettingZoo's and pgx's Connect Four observations as its boards",
-    "c4jax.agents.base": "the [B, 6, 7] board API of the agents",
-    "c4jax.agents.baselines": "N-step lookahead on Connect Four bitboards (the thesis' baselines)",
-    "c4jax.agents.perfect": "the perfect player (a Connect Four solver)",
-    "c4jax.agents.reference": "the thesis' reference implementations of the baselines",
-    "c4jax.agents.network": "CNET agents play Connect Four boards",
-    "c4jax.agents.search": "Connect Four as the default game of a search",
-    "c4jax.agents.search_agent": "the board entry points rebuild Connect Four states from boards",
-    "c4jax.agents.guided": "the thesis' networks it guides play Connect Four boards",
-    "c4jax.agents.network_search": "the board entry points",
-    "c4jax.agents.arena": "design.md §3 random Connect Four start positions",
-    "c4jax.agents.external": "Python policies are handed Connect Four boards",
-    "c4jax.agents.openspiel_mcts": "OpenSpiel's connect_four rebuilt from a board",
-    "c4jax.agents.pgx_baseline": "pgx's Connect Four baseline",
-    "c4jax.evaluation.timing": "Table 5.1's random Connect Four positions",
-    "c4jax.evaluation.yardstick": "the perfect-play yardstick of solved Connect Four positions",
     "c4jax.learning.data": "the thesis' supervised dataset",
     "c4jax.learning.dqn_games": "the thesis' DQN (shaped reward, mirrors)",
     "c4jax.learning.onpolicy": "the thesis' REINFORCE / PPO (shaped reward, mirrors)",
     "c4jax.learning.rewards": "design.md §2's shaped reward",
     "c4jax.learning.rollouts": "the thesis' self-play batches",
-    "c4jax.cli.tournament": "the thesis' tournament texts",
+    "c4jax.play.answers": "the play UI's hint: the perfect player's solver",
 }
 
 
 def _names_a_game(path: Path) -> list[str]:
     """How the module names a particular game: imports of a game's package and string constants
     that are a game's id (or an agent name under it, "checkers/...")."""
-    game_ids = [p.name for p in (ROOT / "games").iterdir() if p.is_dir() and (p / "__init__.py").exists()]
-    found = [i for i, _ in _imports(path) if any(i.startswith(f"c4jax.games.{g}") for g in game_ids)]
+    found = [i for i, _ in _imports(path) if _game_folder(i)]
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if node.value in game_ids or any(node.value.startswith(f"{g}/") for g in game_ids):
+            if node.value in GAME_IDS or any(node.value.startswith(f"{g}/") for g in GAME_IDS):
                 found.append(repr(node.value))
     return found
 

@@ -1,4 +1,4 @@
-"""``openspiel-mcts<N>``: OpenSpiel's C++ MCTS as an opponent (c4jax.agents.openspiel_mcts).
+"""``openspiel-mcts<N>``: OpenSpiel's C++ MCTS as an opponent (c4jax.games.connect_four.openspiel_mcts).
 
 The board -> move order reconstruction is checked on random games against the game's own
 ``step``; the agent plays legal, key-reproducible moves, takes a win in one, and plays a match."""
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from c4jax import agents
-from c4jax.agents import openspiel_mcts
+from c4jax.games.connect_four import openspiel_mcts
 from c4jax.games.connect_four import env
 
 needs_openspiel = pytest.mark.skipif(not openspiel_mcts.openspiel_available(),

@@ -16,8 +16,8 @@ import pytest
 pytest.importorskip("bitbully")
 
 from c4jax import agents, env, evaluation  # noqa: E402
-from c4jax.agents import perfect, registry  # noqa: E402
-from c4jax.agents.perfect import ILLEGAL, solve_scores  # noqa: E402
+from c4jax.games.connect_four import perfect  # noqa: E402
+from c4jax.games.connect_four.perfect import ILLEGAL, solve_scores  # noqa: E402
 
 ROWS, COLS = 6, 7
 
@@ -200,8 +200,7 @@ def test_registry_and_missing_extra(monkeypatch):
     assert "perfect" in agents.known_names()
     with pytest.raises(ValueError, match="no stochastic mode"):
         agents.load("perfect:sto")
-    monkeypatch.setattr(perfect, "solver_available", lambda: False)
-    monkeypatch.setattr(registry, "solver_available", lambda: False)
+    monkeypatch.setattr(perfect, "solver_available", lambda: False)  # what the registry asks
     assert "perfect" not in agents.known_names()
     with pytest.raises(ValueError) as e:
         agents.load("perfect")
@@ -219,6 +218,6 @@ def test_missing_solver_module_is_one_clear_error(monkeypatch):
 
 
 def test_the_solver_is_never_imported_by_the_package():
-    code = ("import sys, c4jax, c4jax.agents.perfect, c4jax.evaluation, c4jax.evaluation.yardstick, c4jax.play.server; "
-            "c4jax.agents.load('perfect'); assert 'bitbully' not in sys.modules, 'imported'")
+    code = ("import sys, c4jax, c4jax.games.connect_four.perfect, c4jax.evaluation, c4jax.evaluation.yardstick, "
+            "c4jax.play.server; c4jax.agents.load('perfect'); assert 'bitbully' not in sys.modules, 'imported'")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

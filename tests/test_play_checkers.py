@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from c4jax import agents
-from c4jax.agents.baselines import NStepLookahead, RandomAgent
+from c4jax.agents.baselines import RandomAgent
+from c4jax.games.connect_four.lookahead import NStepLookahead
 from c4jax.games.checkers import env as ck_env
 from c4jax.games.checkers import notation
 from c4jax.games.checkers import view as ck_view

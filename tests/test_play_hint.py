@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from c4jax.agents import perfect
+from c4jax.games.connect_four import perfect
 from c4jax.play import server as play_server
 from playserver import request, serving
 

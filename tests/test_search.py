@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from c4jax import agents, games
-from c4jax.agents import network_search, search, search_agent
+from c4jax.agents import network_search, search, search_agent, search_tree
 from c4jax.agents.baselines import RandomAgent
 from c4jax.agents.policy import masked_logits
 from c4jax.evaluation import match
@@ -336,7 +336,7 @@ def test_the_search_builds_mctx_public_search_tree(rule):
     logits, value = search.rollout_evaluator(None, jax.vmap(jax.random.fold_in)(ks, jnp.zeros(3, jnp.uint32)), states)
     root = mctx.RootFnOutput(prior_logits=masked_logits(logits, states.legal_mask), value=value,
                              embedding=(states, jax.random.key_data(ks)))
-    select = search._selection(rule, search.PB_C_INIT if rule == "puct" else search.UCT_C, search.PB_C_BASE)
+    select = search_tree.selection(rule, search.PB_C_INIT if rule == "puct" else search.UCT_C, search.PB_C_BASE)
     theirs = jax.jit(lambda r: mctx.search(
         None, jax.random.key(0), root=r, recurrent_fn=search.recurrent_fn(search.rollout_evaluator),
         root_action_selection_fn=lambda k, t, i: select(t, i, 0),
@@ -356,10 +356,10 @@ def test_puct_is_mctx_muzero_action_selection():
     tree = search.run(_random_evaluator, None, states, ks, 40, rule="puct", pb_c_init=1.7).tree
     fields = [f.name for f in dataclasses.fields(mctx.Tree) if f.name != "extra_data"]  # ours adds ``proven``
     as_mctx = mctx.Tree(**{f: getattr(tree, f) for f in fields}, extra_data=None)
-    select = search._selection("puct", 1.7, search.PB_C_BASE)
+    select = search_tree.selection("puct", 1.7, search.PB_C_BASE)
 
     def both(t, node, depth):
-        theirs = mctx.muzero_action_selection(search._node_key(t, node), t, node, depth, pb_c_init=1.7,
+        theirs = mctx.muzero_action_selection(search_tree.node_key(t, node), t, node, depth, pb_c_init=1.7,
                                               pb_c_base=search.PB_C_BASE)
         return select(t, node, depth), theirs
 

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 from flax import struct
 
-from c4jax.agents import search, search_agent
+from c4jax.agents import search, search_agent, search_tree
 from c4jax.agents.policy import masked_logits
 from c4jax.games import base as games
 
@@ -282,7 +282,7 @@ def test_the_search_builds_mctx_public_search_tree(rule):
     legal = states.legal_action_mask
     root = mctx.RootFnOutput(prior_logits=masked_logits(logits, legal), value=value,
                              embedding=(states, jax.random.key_data(keys)))
-    select = search._selection(rule, search.PB_C_INIT if rule == "puct" else search.UCT_C, search.PB_C_BASE)
+    select = search_tree.selection(rule, search.PB_C_INIT if rule == "puct" else search.UCT_C, search.PB_C_BASE)
     theirs = jax.jit(lambda r: mctx.search(
         None, jax.random.key(0), root=r, recurrent_fn=search.recurrent_fn(evaluate, NIM),
         root_action_selection_fn=lambda k, t, i: select(t, i, 0),

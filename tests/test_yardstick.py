@@ -14,7 +14,7 @@ from jax import Array
 
 from c4jax import agents, evaluation
 from c4jax.agents.base import AgentBase
-from c4jax.agents.perfect import ILLEGAL, CENTRE_RANK, solver_available
+from c4jax.games.connect_four.perfect import ILLEGAL, CENTRE_RANK, solver_available
 from c4jax.evaluation import yardstick
 from c4jax.games.connect_four.board import check_boards
 from scripts import run_script
@@ -91,7 +91,7 @@ def test_nontrivial_means_some_column_changes_the_outcome():
 
 @needs_solver
 def test_set_scores_are_the_solvers_and_mirror_symmetric(shipped):
-    from c4jax.agents.perfect import solve_scores
+    from c4jax.games.connect_four.perfect import solve_scores
 
     idx = np.concatenate([np.flatnonzero(shipped.phase == p)[:15] for p in range(3)])
     b, s = shipped.boards[idx], shipped.scores[idx]
@@ -166,6 +166,13 @@ def test_bad_arguments():
         yardstick.load_positions("/nonexistent/set.npz")
     with pytest.raises(ValueError, match="ILLEGAL exactly on the full columns"):
         yardstick.Positions(np.zeros((1, 6, 7), np.int8), np.full((1, 7), ILLEGAL))
+    with pytest.raises(ValueError, match=r"boards must be \[N, 6, 7\] and scores \[N, 7\]"):
+        yardstick.Positions(np.zeros((1, 6, 7), np.int8), np.zeros((1, 6), np.int32))
+
+
+def test_illegal_score_is_the_solvers():
+    """The position sets mark full columns with the perfect player's ILLEGAL score."""
+    assert yardstick.ILLEGAL == ILLEGAL
 
 
 # ----------------------------------------------------------------------------- scripts

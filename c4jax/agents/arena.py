@@ -18,12 +18,10 @@ import jax.numpy as jnp
 from flax import struct
 from jax import Array
 
+from c4jax import games as game_registry
+from c4jax.agents.base import DEFAULT_GAME
 from c4jax.games import base as games
-from c4jax.games.connect_four import env
-from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.io.devices import shard_batch
-
-MAX_MOVES = env.MAX_MOVES
 
 # reward_fn(before[B], after[B], action[B]) -> float32[B]: the reward a rollout records for each move
 RewardFn = Callable[[object, object, Array], Array]
@@ -92,7 +90,7 @@ def _decide(agent, states, mover: Array, key: Array, capacities: tuple[int, ...]
     return jax.lax.switch(jnp.where(count == 0, 0, which + 1), [nobody] + [ask(c) for c in capacities], None)
 
 
-def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=CONNECT_FOUR,
+def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=DEFAULT_GAME,
             reward_fn: RewardFn | None = None, compact: bool = False) -> Trajectory:
     """Play the games ``states`` ([B]) of ``game`` to the end and record them.
 
@@ -103,7 +101,7 @@ def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=
       a_moves_first: bool[B]: agent A is the player to move in ``states[b]`` (else agent B
         is); whose move it is afterwards follows ``current_player``.
       key: PRNG key for the agents' sampling.
-      game: the game (:class:`c4jax.games.base.Game`; Connect Four by default).
+      game: the game (:class:`c4jax.games.base.Game`; the default game, Connect Four, unless given).
       reward_fn: the reward recorded for each move (default: the game's own reward for the
         mover, ``c4jax.games.base.mover_reward``; Connect Four's trainers record the shaped
         reward, ``c4jax.learning.rewards.shaped_reward``).
@@ -176,11 +174,15 @@ def broadcast_mask(mask: Array, like: Array) -> Array:
     return mask.reshape(mask.shape + (1,) * (like.ndim - mask.ndim))
 
 
-def random_initial_states(key: Array, batch: int) -> env.EnvState:
-    """[batch] design.md §3 random Connect Four start positions."""
-    return jax.vmap(env.random_initial_state)(jax.random.split(key, batch))
+def random_initial_states(key: Array, batch: int, game=DEFAULT_GAME) -> object:
+    """[batch] random start positions of ``game``, as its kit makes them (``GameKit.random_start``;
+    Connect Four: design.md §3's)."""
+    start = game_registry.kit_of(game).random_start
+    if start is None:
+        raise ValueError(f"{game.id} has no random start positions")
+    return jax.vmap(start)(jax.random.split(key, batch))
 
 
-def initial_states(batch: int, game=CONNECT_FOUR) -> object:
+def initial_states(batch: int, game=DEFAULT_GAME) -> object:
     """[batch] start positions of ``game`` (Connect Four: empty boards)."""
     return jax.vmap(game.init)(jax.random.split(jax.random.key(0), batch))

@@ -2,13 +2,14 @@
 
 An agent plays one game (``agent.game``, a :class:`c4jax.games.base.Game`) and answers for a
 batch of that game's states: ``scores_states(states)`` ``float32[B, num_actions]`` (illegal
-actions ``-inf``) and ``act_states(states, key)`` ``int32[B]``. Connect Four agents also take
-public boards (design.md §1: ``int8[B, 6, 7]``, row 0 on top, the ``1`` stones to move), the
-observations of its states: ``scores(boards)`` and ``act(boards, key)``, the board API of the
-thesis' code and the README's quickstart. Every agent is a ``flax.struct`` dataclass: its
-arrays (network parameters) are pytree leaves and its settings are static, so an agent can be
-passed as an argument to a jitted function (never closed over), and every entry point is
-jittable and batched.
+actions ``-inf``) and ``act_states(states, key)`` ``int32[B]``. Agents of a game whose
+observations tell its whole state (its kit's ``from_observation``: Connect Four's public boards,
+design.md §1, ``int8[B, 6, 7]``, row 0 on top, the ``1`` stones to move) also take a batch of
+observations: ``scores(boards)`` and ``act(boards, key)``, the board API of the thesis' code and
+the README's quickstart, validated by the default game's kit (``GameKit.playable``). Every agent
+is a ``flax.struct`` dataclass: its arrays (network parameters) are pytree leaves and its
+settings are static, so an agent can be passed as an argument to a jitted function (never closed
+over), and every entry point is jittable and batched.
 
 ``c4jax.agents.registry.load(name)`` builds any agent from its name.
 """
@@ -22,9 +23,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
+from c4jax import games
 from c4jax.agents.policy import ILLEGAL_SCORE
-from c4jax.games.connect_four.board import COLS, LINES, ROWS, check_boards
-from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
+
+DEFAULT_GAME = games.make(games.DEFAULT)  # the game of agents that do not say theirs
 
 
 @runtime_checkable
@@ -40,10 +42,11 @@ class Agent(Protocol):
         """int32[B]: a legal action for each of the states [B] of its game."""
 
     def scores(self, boards: Array) -> Array:
-        """float32[B, 7]: what the agent thinks of each column of Connect Four boards (illegal: -inf)."""
+        """float32[B, num_actions]: what the agent thinks of each action of observations [B] of the
+        default game (Connect Four boards: each column; illegal: -inf)."""
 
     def act(self, boards: Array, key: Array) -> Array:
-        """int32[B]: a legal column for each Connect Four board."""
+        """int32[B]: a legal action for each observation [B] of the default game (Connect Four: a column)."""
 
 
 class ScoreInfo(NamedTuple):
@@ -78,17 +81,43 @@ def typed_key(key) -> Array:
     return jax.random.wrap_key_data(key)
 
 
-def playable(boards) -> tuple[np.ndarray, np.ndarray]:
-    """``(boards, finished)`` of concrete public boards ``[B, 6, 7]``: the boards validated
-    (``ValueError`` on a malformed one, as :func:`check_boards` says) with every finished game (the
-    opponent has four in a row, or the board is full) replaced by the empty board, and
-    ``bool[B]``, which ones were finished."""
-    arr = check_boards(boards, batched=True, allow_finished=True)
-    flat = arr.reshape(-1, ROWS * COLS)
-    finished = (flat[:, LINES] == -1).all(axis=-1).any(axis=-1) | (flat != 0).all(axis=-1)
+def playable(boards, game=DEFAULT_GAME) -> tuple[np.ndarray, np.ndarray]:
+    """``(boards, finished)`` of concrete observations ``[B, ...]`` of ``game`` (the default game's
+    by default), as its kit's ``playable`` gives them (Connect Four: validated boards, each finished
+    game's replaced by the empty board, and ``bool[B]``, which ones were finished)."""
+    check = games.kit_of(game).playable
+    if check is None:
+        raise TypeError(f"{game.id}: its agents take states (act_states / scores_states), not observations")
+    return check(boards)
+
+
+def unfinished(boards, game=DEFAULT_GAME) -> np.ndarray:
+    """Concrete observations ``[B, ...]`` of ``game`` validated as :func:`playable` does, with a
+    ``ValueError`` for a finished game among them (what a search's statistics need)."""
+    boards, finished = playable(boards, game)
     if finished.any():
-        arr = np.where(finished[:, None, None], np.int8(0), arr)
-    return arr, finished
+        raise ValueError(f"board {int(np.argmax(finished))} is a finished game")
+    return boards
+
+
+def observation_legal(game, observations) -> Array:
+    """bool[..., num_actions]: the legal actions of observations of ``game``, as its kit reads them
+    (``GameKit.observation_legal``; Connect Four: the columns with an empty top cell)."""
+    legal = games.kit_of(game).observation_legal
+    if legal is None:
+        raise TypeError(f"{game.id}: its observations do not tell the legal actions; call act_states / "
+                        "scores_states with states of the game")
+    return legal(observations)
+
+
+def states_of(game, observations):
+    """States [B] of ``game`` rebuilt from its observations [B] (``GameKit.from_observation``: the
+    observations of Connect Four, its public boards, tell the whole state)."""
+    rebuild = games.kit_of(game).from_observation
+    if rebuild is None:
+        raise TypeError(f"{game.id}: its observations do not tell its states; call act_states / scores_states "
+                        "with states of the game")
+    return jax.vmap(rebuild)(observations)
 
 
 @jax.jit
@@ -121,7 +150,8 @@ def check_states(game, states) -> None:
 class AgentBase:
     """Shared public entry points; subclasses implement ``_scores`` and ``_act`` (pure, batched).
 
-    ``game`` is the game the agent plays (Connect Four unless a subclass says otherwise).
+    ``game`` is the game the agent plays (the default game, :data:`c4jax.games.DEFAULT`, unless a
+    subclass says otherwise).
 
     Called with concrete arrays (numpy, lists, jax arrays outside ``jit``), boards are
     validated (``ValueError`` on a wrong shape or dtype, values outside {-1, 0, 1} or
@@ -133,7 +163,7 @@ class AgentBase:
     inlined and boards are not inspected.
     """
 
-    game = CONNECT_FOUR  # a class attribute, not a pytree field (a subclass may make it a static field)
+    game = DEFAULT_GAME  # a class attribute, not a pytree field (a subclass may make it a static field)
 
     def scores(self, boards) -> Array:
         if _is_traced(boards):

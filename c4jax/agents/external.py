@@ -33,9 +33,8 @@ import numpy as np
 from flax import struct
 from jax import Array
 
-from c4jax.agents.base import AgentBase
+from c4jax.agents.base import AgentBase, observation_legal
 from c4jax.agents.policy import ILLEGAL_SCORE
-from c4jax.games.connect_four.board import COLS, ROWS
 
 RETURNS = ("scores", "actions")
 
@@ -54,12 +53,13 @@ class CallableAgent(AgentBase):
     stochastic: bool = struct.field(pytree_node=False, default=False)
 
     def _call(self, boards: np.ndarray, key_data: np.ndarray | None) -> np.ndarray:
-        b = np.ascontiguousarray(np.asarray(boards, np.int8).reshape(-1, ROWS, COLS))
+        shape = tuple(self.game.observation_shape)
+        b = np.ascontiguousarray(np.asarray(boards, np.int8).reshape((-1,) + shape))
         out = self.fn(b, _rng_of(key_data)) if self.stochastic else self.fn(b)
         if hasattr(out, "detach"):  # a torch tensor
             out = out.detach().cpu().numpy()
         out = np.asarray(out)
-        want = (len(b), COLS) if self.returns == "scores" else (len(b),)
+        want = (len(b), self.game.num_actions) if self.returns == "scores" else (len(b),)
         if out.shape != want:
             raise ValueError(f"agent {self.name!r}: the policy returned shape {out.shape} for {len(b)} boards, "
                              f"expected {want} ({self.returns})")
@@ -67,9 +67,9 @@ class CallableAgent(AgentBase):
 
     def _host(self, boards: Array, key: Array | None) -> Array:
         """The function's output for traced ``boards [B, 6, 7]`` (float32 scores or int32 actions)."""
-        lead = boards.shape[:-2]
+        lead = boards.shape[:boards.ndim - len(self.game.observation_shape)]
         if self.returns == "scores":
-            shape, dtype = lead + (COLS,), np.float32
+            shape, dtype = lead + (self.game.num_actions,), np.float32
         else:
             shape, dtype = lead, np.int32
 
@@ -83,9 +83,9 @@ class CallableAgent(AgentBase):
         return key if self.stochastic else None
 
     def _scores_from(self, boards: Array, out: Array) -> Array:
-        legal = boards[..., 0, :] == 0
+        legal = observation_legal(self.game, boards)
         if self.returns == "actions":
-            out = (jnp.arange(COLS) == out[..., None]).astype(jnp.float32)
+            out = (jnp.arange(self.game.num_actions) == out[..., None]).astype(jnp.float32)
         return jnp.where(legal, out.astype(jnp.float32), ILLEGAL_SCORE)
 
     def _scores(self, boards: Array, key: Array | None = None) -> Array:

@@ -11,9 +11,9 @@ import jax.numpy as jnp
 from flax import struct
 from jax import Array
 
-from c4jax.agents.base import AgentBase, ScoreInfo
+from c4jax import games
+from c4jax.agents.base import AgentBase, ScoreInfo, observation_legal
 from c4jax.agents.policy import ILLEGAL_SCORE, greedy, masked_logits, masked_softmax, sample
-from c4jax.games.connect_four.board import legal_mask, mirror_boards
 from c4jax.io import checkpoint
 from c4jax.nets import cnet
 from c4jax.nets.cnet import CNet
@@ -28,8 +28,9 @@ class NetworkAgent(AgentBase):
     ``output="policy"``: the first head is policy logits and ``scores`` are the
     probabilities; ``output="q"``: the head is Q-values (``heads="dueling"``:
     V + A - mean A) and ``scores`` are those Q-values. With ``symmetric`` (design.md §7,
-    play time only) the probabilities / Q-values are averaged with the mirrored
-    board's, mirrored back, so the agent plays mirror positions mirror-wise.
+    play time only) the probabilities / Q-values are averaged with those of every image of the
+    board under its game's symmetries (``GameKit.symmetries``: Connect Four's mirror), mapped back,
+    so the agent plays mirror positions mirror-wise.
     """
 
     params: Any
@@ -59,25 +60,32 @@ class NetworkAgent(AgentBase):
             return ScoreInfo("q", f"Q-value of each {action} (the network's expected return)")
         return ScoreInfo("policy", f"policy probability of each {action}")
 
+    def _legal(self, boards: Array) -> Array:
+        return observation_legal(self.game, boards)
+
     def _values(self, boards: Array) -> Array:
-        """float32[B, 7]: probabilities (policy) or Q-values, symmetric-averaged if asked."""
+        """float32[B, A]: probabilities (policy) or Q-values, symmetric-averaged if asked."""
         net = CNet(width=self.width, heads=self.heads)
 
         def one(b):
             out = net.apply({"params": self.params}, b)
             main = out[0] if self.heads == "two" else out
-            return masked_softmax(main, legal_mask(b)) if self.output == "policy" else main
+            return masked_softmax(main, self._legal(b)) if self.output == "policy" else main
 
         values = one(boards)
-        if self.symmetric:
-            values = 0.5 * (values + mirror_boards(one(mirror_boards(boards))))
+        symmetries = games.kit_of(self.game).symmetries if self.symmetric else ()
+        if symmetries:
+            total = values
+            for symmetry in symmetries:
+                total = total + symmetry.policy(one(symmetry.observation(boards)))
+            values = (1.0 / (len(symmetries) + 1)) * total
         return values
 
     def _scores(self, boards: Array) -> Array:
-        return jnp.where(legal_mask(boards), self._values(boards), ILLEGAL_SCORE)
+        return jnp.where(self._legal(boards), self._values(boards), ILLEGAL_SCORE)
 
     def prior_logits(self, boards: Array, q_temperature: float) -> Array:
-        """float32[B, 7]: the network's move preferences as logits of a search prior
+        """float32[B, A]: the network's move preferences as logits of a search prior
         (:mod:`c4jax.agents.guided`), full columns at the dtype's minimum. A policy network gives
         the log of its (mirror-averaged) probabilities; a Q network, which has no probabilities,
         gives ``Q / q_temperature`` (so the prior is ``softmax(Q / q_temperature)``)."""
@@ -86,14 +94,14 @@ class NetworkAgent(AgentBase):
             logits = jnp.log(jnp.maximum(values, jnp.finfo(values.dtype).tiny))
         else:
             logits = values / q_temperature
-        return masked_logits(logits, legal_mask(boards))
+        return masked_logits(logits, self._legal(boards))
 
     def prior_logits_states(self, states, q_temperature: float) -> Array:
         """:meth:`prior_logits` of game states [B] (what a search evaluates): of their observations."""
         return self.prior_logits(jax.vmap(self.game.observe)(states), q_temperature)
 
     def _act(self, boards: Array, key: Array) -> Array:
-        values, legal = self._values(boards), legal_mask(boards)
+        values, legal = self._values(boards), self._legal(boards)
         if self.sampled:
             return sample(key, jnp.log(jnp.maximum(values, 1e-30)), legal)
         return greedy(values, legal)

@@ -39,16 +39,14 @@ import mctx
 from flax import struct
 from jax import Array
 
-from c4jax.agents import search as mcts
-from c4jax.agents.base import AgentBase, ScoreInfo, searched_value_label
-from c4jax.agents.network import agent_from_checkpoint, resolve_checkpoint
-from c4jax.io import checkpoint
-from c4jax.agents.policy import ILLEGAL_SCORE, masked_logits
 from c4jax import games
+from c4jax.agents import search as mcts
+from c4jax.agents.base import (DEFAULT_GAME, AgentBase, ScoreInfo, observation_legal, searched_value_label, states_of,
+                               unfinished)
+from c4jax.agents.network import agent_from_checkpoint, resolve_checkpoint
+from c4jax.agents.policy import ILLEGAL_SCORE, masked_logits
 from c4jax.games.base import done
-from c4jax.games.connect_four import env
-from c4jax.games.connect_four.board import check_boards
-from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
+from c4jax.io import checkpoint
 from c4jax.nets import tower as nets
 
 METHODS = ("gumbel", "puct")
@@ -59,7 +57,7 @@ SOLVE_PB_C_INIT = mcts.PB_C_INIT
 
 
 def evaluate(params, boards: Array, width: int = 128, tower: tuple[int, ...] = (),
-             game=CONNECT_FOUR, reply_head: bool = False) -> tuple[Array, ...]:
+             game=DEFAULT_GAME, reply_head: bool = False) -> tuple[Array, ...]:
     """The network (:func:`c4jax.nets.tower.two_headed`: CNET of ``width``, or the residual ``tower``
     ``(blocks, channels)``) on observations of ``game``: policy logits ``float32[B, A]`` and the
     value ``float32[B]`` in [−1, 1]. Where the observations tell the legal actions (the kit's
@@ -76,7 +74,7 @@ def evaluate(params, boards: Array, width: int = 128, tower: tuple[int, ...] = (
     return (logits, jnp.tanh(value), *out[2:])
 
 
-def evaluator(width: int = 128, tower: tuple[int, ...] = (), game=CONNECT_FOUR) -> mcts.LeafEvaluator:
+def evaluator(width: int = 128, tower: tuple[int, ...] = (), game=DEFAULT_GAME) -> mcts.LeafEvaluator:
     """The network as a search evaluator (:data:`c4jax.agents.search.LeafEvaluator`): masked prior
     logits and ``tanh`` value of each node's observation, for its player to move."""
 
@@ -90,10 +88,10 @@ def evaluator(width: int = 128, tower: tuple[int, ...] = (), game=CONNECT_FOUR) 
     return evaluate_states
 
 
-def search(params, states: env.EnvState, key: Array, *, num_simulations: int, width: int = 128,
+def search(params, states, key: Array, *, num_simulations: int, width: int = 128,
            tower: tuple[int, ...] = (), method: str = "gumbel", gumbel_scale: float = 1.0, max_considered: int = 16,
-           dirichlet_alpha: float = 0.3, dirichlet_fraction: float = 0.25, game=CONNECT_FOUR) -> mctx.PolicyOutput:
-    """One batched search from every state of ``EnvState[B]``, with the model of
+           dirichlet_alpha: float = 0.3, dirichlet_fraction: float = 0.25, game=DEFAULT_GAME) -> mctx.PolicyOutput:
+    """One batched search from every state of ``states`` ([B] of ``game``), with the model of
     :func:`c4jax.agents.search.recurrent_fn` (the environment) and the network as evaluator,
     through mctx's public ``gumbel_muzero_policy`` / ``muzero_policy``. ``key``: typed or legacy.
 
@@ -153,7 +151,7 @@ class AlphaZeroAgent(AgentBase):
     tower: tuple[int, ...] = struct.field(pytree_node=False, default=())
     num_simulations: int = struct.field(pytree_node=False, default=DEFAULT_SIMULATIONS)
     deterministic: bool = struct.field(pytree_node=False, default=True)
-    game: Any = struct.field(pytree_node=False, default=CONNECT_FOUR)
+    game: Any = struct.field(pytree_node=False, default=DEFAULT_GAME)
     solve: bool = struct.field(pytree_node=False, default=False)
     saved_solve: bool = struct.field(pytree_node=False, default=False)
 
@@ -191,11 +189,11 @@ class AlphaZeroAgent(AgentBase):
 
     def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
         """Its raw policy's probabilities, or its search's shares; with the searched values where
-        ``search_stats`` takes its game's observations (Connect Four boards)."""
+        ``search_stats`` takes its game's observations (its kit's ``from_observation``: Connect Four's boards)."""
         n = self.num_simulations
         if n == 0:
             return ScoreInfo("policy", f"policy probability of each {action} (its raw trained policy, no search)")
-        values = self.game.id == CONNECT_FOUR.id
+        values = games.kit_of(self.game).from_observation is not None
         if self.solve:
             how = ("network values backed up the tree; +1 / -1 where a win or a loss is proven, 0 where never "
                    "visited")
@@ -210,8 +208,8 @@ class AlphaZeroAgent(AgentBase):
         policy over its legal actions)."""
         if self.solve:
             return self._solving_move(states, key)
-        if self.game.id == CONNECT_FOUR.id:
-            return self._act(jax.vmap(env.observe)(states), key)
+        if games.kit_of(self.game).from_observation is not None:  # the board path: what act(boards) plays
+            return self._act(jax.vmap(self.game.observe)(states), key)
         if self.num_simulations == 0:
             logits = evaluator(self.width, self.tower, self.game)(self.params, None, states)[0]
             if self.deterministic:
@@ -241,28 +239,28 @@ class AlphaZeroAgent(AgentBase):
         return jnp.where(states.legal_action_mask, probs, ILLEGAL_SCORE)
 
     def _search(self, boards: Array, key: Array) -> mctx.PolicyOutput:
-        states = jax.vmap(env.from_board)(boards)
+        states = states_of(self.game, boards)
         return search(self.params, states, key, num_simulations=self.num_simulations, width=self.width,
-                      tower=self.tower, gumbel_scale=0.0 if self.deterministic else 1.0)
+                      tower=self.tower, gumbel_scale=0.0 if self.deterministic else 1.0, game=self.game)
 
     def _scores(self, boards: Array) -> Array:
-        legal = boards[:, 0, :] == 0
+        legal = observation_legal(self.game, boards)
         if self.num_simulations == 0:
-            probs = jax.nn.softmax(evaluate(self.params, boards, self.width, self.tower)[0], axis=-1)
+            probs = jax.nn.softmax(evaluate(self.params, boards, self.width, self.tower, self.game)[0], axis=-1)
         elif self.solve:
-            probs = self._solving_shares(jax.vmap(env.from_board)(boards))
+            probs = self._solving_shares(states_of(self.game, boards))
         else:
             probs = self._search(boards, jax.random.key(0)).action_weights
         return jnp.where(legal, probs, ILLEGAL_SCORE)
 
     def _act(self, boards: Array, key: Array) -> Array:
         if self.num_simulations == 0:
-            logits = evaluate(self.params, boards, self.width, self.tower)[0]
+            logits = evaluate(self.params, boards, self.width, self.tower, self.game)[0]
             if self.deterministic:
                 return jnp.argmax(logits, axis=-1).astype(jnp.int32)
             return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
         if self.solve:
-            return self._solving_move(jax.vmap(env.from_board)(boards), key)
+            return self._solving_move(states_of(self.game, boards), key)
         return self._search(boards, key).action.astype(jnp.int32)
 
     def search_stats(self, boards) -> tuple[Array, Array]:
@@ -273,8 +271,7 @@ class AlphaZeroAgent(AgentBase):
         search). Jitted; validated as ``scores``."""
         if self.num_simulations == 0:
             raise ValueError(f"{self.name} plays its raw policy: it has no search statistics")
-        boards = boards if isinstance(boards, jax.core.Tracer) else check_boards(boards, batched=True,
-                                                                                  allow_finished=False)
+        boards = boards if isinstance(boards, jax.core.Tracer) else unfinished(boards, self.game)
         return _jit_search_stats(self, boards)
 
 
@@ -285,10 +282,10 @@ def _jit_scores_states(agent: AlphaZeroAgent, states) -> Array:
 
 @jax.jit
 def _jit_search_stats(agent: AlphaZeroAgent, boards: Array) -> tuple[Array, Array]:
-    legal = boards[:, 0, :] == 0
+    legal = observation_legal(agent.game, boards)
     if agent.solve:
-        states = jax.vmap(env.from_board)(boards)
-        out = agent._solving_search(states, mcts.board_keys(states))
+        states = states_of(agent.game, boards)
+        out = agent._solving_search(states, mcts.board_keys(states, game=agent.game))
         return jnp.where(legal, out.visit_probs, ILLEGAL_SCORE), jnp.where(legal, out.qvalues, jnp.nan)
     out = agent._search(boards, jax.random.key(0))
     return jnp.where(legal, out.action_weights, ILLEGAL_SCORE), jnp.where(legal, root_values(out), jnp.nan)
@@ -337,7 +334,7 @@ def agent_from_search_checkpoint(directory, mode: str | None = None, label: str 
 
 
 def checkpoint_game(directory, meta: dict):
-    """The game object of a checkpoint's metadata (Connect Four when it names none)."""
+    """The game object of a checkpoint's metadata (:data:`c4jax.io.checkpoint.GAME` when it names none)."""
     name = meta.get("game", checkpoint.GAME)
     try:
         return games.make(name)

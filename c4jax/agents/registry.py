@@ -1,14 +1,13 @@
 """The registry behind ``agents.load(name)``: the one place that knows every kind of agent.
 
 Names follow ``<agent>[:sto|:det]`` everywhere (CLI, tournament, UI), case
-insensitive: ``random``, ``1steplA`` .. ``4steplA`` (``:det`` by default: centre
-tie-break; ``:sto``: random tie-break), the trained agents shipped in
-``checkpoints/`` (``supervised``: greedy by default, ``supervised:sto`` samples),
-``perfect`` (the exact solver, needs the ``solver`` extra), ``mcts<N>`` (pure MCTS with N
-simulations per move, proven values on; ``mcts<N>nosolve`` without them; ``-c<C>`` after either sets
-the UCT constant), ``openspiel-mcts<N>`` (OpenSpiel's C++ MCTS as an external reference,
-needs the ``bench-search`` extra), or the path of any checkpoint directory (which plays the game
-it was trained on).
+insensitive: ``random``, ``mcts<N>`` (pure MCTS with N simulations per move, proven values on;
+``mcts<N>nosolve`` without them; ``-c<C>`` after either sets the UCT constant), the trained agents
+shipped in ``checkpoints/`` (``supervised``: greedy by default, ``supervised:sto`` samples), the
+path of any checkpoint directory (which plays the game it was trained on), and the agents that a
+game's kit registers (``GameKit.agents``, :func:`register` on first use of the registry): the
+default game's under their own names (Connect Four's ``1steplA`` .. ``4steplA``, ``perfect``,
+``openspiel-mcts<N>``: :mod:`c4jax.games.connect_four.agents`), another game's as ``<game>/<agent>``.
 
 ``@<N>`` before the suffix plays a trained agent with N simulations of search per move:
 ``ppo@200``, ``dqn@500:sto``, ``runs/x@64``. An AlphaZero-style search checkpoint searches with
@@ -25,10 +24,11 @@ is ``@0`` (how a search agent without simulations is named). Without
 either, a search checkpoint searches as its metadata says (the shipped ``alphazero`` with proven
 values) and a guided search without them.
 
-Those are Connect Four's agents. ``<game>/<agent>`` names an agent of another game of
-:data:`c4jax.games.GAMES`: ``checkers/random``, ``checkers/mcts500`` and the agents shipped in
-``checkpoints/<game>/`` (``checkers/alphazero``); the agents that only play Connect Four
-(N-step lookahead, the perfect player, the thesis' networks) have no such name.
+Those are the default game's agents (:data:`c4jax.games.DEFAULT`, Connect Four).
+``<game>/<agent>`` names an agent of another game of :data:`c4jax.games.GAMES`: ``<game>/random``,
+``<game>/mcts500``, the agents shipped in ``checkpoints/<game>/`` (``checkers/alphazero``) and those
+its kit registers; the agents that only play the default game (Connect Four's N-step lookahead,
+perfect player and the thesis' networks) have no such name.
 """
 
 from __future__ import annotations
@@ -40,23 +40,24 @@ from pathlib import Path
 from typing import Callable
 
 from c4jax.agents.base import Agent
-from c4jax.games import DEFAULT as CONNECT_FOUR_ID
-from c4jax.games import GAMES
-from c4jax.games import make as make_game
-from c4jax.agents.baselines import NStepLookahead, RandomAgent
+from c4jax.agents.baselines import RandomAgent
 from c4jax.agents.guided import guided
 from c4jax.agents.network import agent_from_checkpoint
 from c4jax.agents.network_search import agent_from_search_checkpoint, is_search_checkpoint
 from c4jax.agents.search import MAX_SIMULATIONS, SOLVE
 from c4jax.agents.search_agent import MCTSAgent
-from c4jax.agents.openspiel_mcts import openspiel_available, openspiel_mcts
-from c4jax.agents.perfect import load_perfect, solver_available
+from c4jax.games import DEFAULT, GAMES, kit_of
+from c4jax.games import make as make_game
+from c4jax.games.kit import resolve
 from c4jax.io.checkpoint import METADATA_FILE
 
 # name (lower case) -> factory(mode) where mode is "sto", "det" or None (the agent's default).
 _REGISTRY: dict[str, Callable[[str | None], Agent]] = {}
-# (compiled pattern, factory(match, mode), example name listed by known_names())
-_PATTERNS: list[tuple[re.Pattern, Callable[[re.Match, str | None], Agent], str]] = []
+# name (lower case) -> whether known_names() lists it now (an agent that needs an optional extra)
+_LISTED: dict[str, Callable[[], bool]] = {}
+# (compiled pattern, factory(match, mode), example name listed by known_names(), whether it is listed now)
+_PATTERNS: list[tuple[re.Pattern, Callable[[re.Match, str | None], Agent], str, Callable[[], bool]]] = []
+_GAMES_AGENTS: list[str] = []  # the games whose kit registered its agents (GameKit.agents)
 
 
 def checkpoints_dir() -> Path:
@@ -79,7 +80,7 @@ def checkpoint_path(name: str | os.PathLike) -> Path:
     text = os.fspath(name).strip()
     game, rest = _split_game(text)
     if game is not None:  # <game>/<agent>
-        root = checkpoints_dir() if game == CONNECT_FOUR_ID else checkpoints_dir() / game
+        root = checkpoints_dir() if game == DEFAULT else checkpoints_dir() / game
         folder = root / rest.lower()
     elif "/" in text or os.sep in text or text.startswith("."):
         return Path(text)
@@ -90,15 +91,41 @@ def checkpoint_path(name: str | os.PathLike) -> Path:
     return Path(text)
 
 
-def register(name: str, factory: Callable[[str | None], Agent]) -> None:
-    """Make ``load(name[:sto|:det])`` build an agent with ``factory(mode)``."""
+def _always() -> bool:
+    return True
+
+
+def _add(name: str, factory: Callable[[str | None], Agent], listed: Callable[[], bool] | None = None) -> None:
     _REGISTRY[name.lower()] = factory
+    _LISTED[name.lower()] = listed or _always
 
 
-def register_pattern(pattern: str, factory: Callable[[re.Match, str | None], Agent], example: str) -> None:
+def register(name: str, factory: Callable[[str | None], Agent], listed: Callable[[], bool] | None = None) -> None:
+    """Make ``load(name[:sto|:det])`` build an agent with ``factory(mode)``; ``listed()`` says whether
+    :func:`known_names` lists it (default: always; ``perfect`` only with its solver installed).
+    ``<game>/<name>`` registers an agent of another game than the default one."""
+    _games_agents()  # the games' own agents first, so that a name registered here replaces theirs
+    _add(name, factory, listed)
+
+
+def register_pattern(pattern: str, factory: Callable[[re.Match, str | None], Agent], example: str,
+                     listed: Callable[[], bool] | None = None) -> None:
     """Make every name that fully matches ``pattern`` (case insensitive) load as
-    ``factory(match, mode)``; ``known_names()`` lists ``example``. Exact names win over patterns."""
-    _PATTERNS.append((re.compile(pattern, re.IGNORECASE), factory, example.lower()))
+    ``factory(match, mode)``; ``known_names()`` lists ``example`` when ``listed()`` (default: always).
+    Exact names win over patterns."""
+    _PATTERNS.append((re.compile(pattern, re.IGNORECASE), factory, example.lower(), listed or _always))
+
+
+def _games_agents() -> None:
+    """Once: every game's own agents, registered by the function its kit names (``GameKit.agents``,
+    ``"module:function"``, imported here)."""
+    for game in GAMES:
+        if game in _GAMES_AGENTS:
+            continue
+        _GAMES_AGENTS.append(game)
+        hook = kit_of(game).agents
+        if hook is not None:
+            resolve(hook)()
 
 
 def _shipped() -> list[str]:
@@ -109,38 +136,41 @@ def _shipped() -> list[str]:
 
 
 def _shipped_for(game: str) -> list[str]:
-    """The agents shipped for ``game`` (not Connect Four) in ``checkpoints/<game>/``, as ``<game>/<name>``."""
+    """The agents shipped for ``game`` (not the default game) in ``checkpoints/<game>/``, as ``<game>/<name>``."""
     root = checkpoints_dir() / game
     if not root.is_dir():
         return []
     return sorted(f"{game}/{p.name}" for p in root.iterdir() if (p / METADATA_FILE).is_file())
 
 
-def known_names(game: str = CONNECT_FOUR_ID) -> list[str]:
-    """The agents of ``game`` (a :data:`c4jax.games.GAMES` id): for Connect Four the built-in agents
-    and the trained agents shipped in :func:`checkpoints_dir` (``perfect`` only when the ``solver``
-    extra is installed); for another game its ``<game>/<agent>`` names."""
-    if game != CONNECT_FOUR_ID:
+def known_names(game: str = DEFAULT) -> list[str]:
+    """The agents of ``game`` (a :data:`c4jax.games.GAMES` id): for the default game (Connect Four)
+    the built-in agents, those its kit registers (each when it is listed now: ``perfect`` only when
+    the ``solver`` extra is installed) and the trained agents shipped in :func:`checkpoints_dir`; for
+    another game its ``<game>/<agent>`` names."""
+    _games_agents()
+    listed = {n for n in _REGISTRY if _LISTED.get(n, _always)()}
+    if game != DEFAULT:
         if game not in GAMES:
             raise ValueError(f"unknown game {game!r}; choose one of {sorted(GAMES)}")
-        return sorted([f"{game}/random", f"{game}/mcts1000"] + _shipped_for(game))
-    builtin = {n for n in _REGISTRY if n != "perfect" or solver_available()}
-    examples = {example for _, _, example in _PATTERNS if not example.startswith("openspiel-") or openspiel_available()}
-    return sorted(builtin | examples | set(_shipped()))
+        own = [n for n in listed if n.startswith(f"{game}/")]
+        return sorted([f"{game}/random", f"{game}/mcts1000"] + own + _shipped_for(game))
+    examples = {example for _, _, example, shown in _PATTERNS if shown()}
+    return sorted({n for n in listed if "/" not in n} | examples | set(_shipped()))
 
 
 def game_of(agent) -> str:
-    """The id of the game ``agent`` plays (Connect Four for agents without a ``game``)."""
-    return getattr(getattr(agent, "game", None), "id", CONNECT_FOUR_ID)
+    """The id of the game ``agent`` plays (the default game for agents without a ``game``)."""
+    return getattr(getattr(agent, "game", None), "id", DEFAULT)
 
 
 def canonical_name(agent) -> str:
     """The one name of ``agent`` that :func:`load` builds it from and that the play UI lists:
-    its ``name``, with ``<game>/`` in front for an agent of another game than Connect Four whose
+    its ``name``, with ``<game>/`` in front for an agent of another game than the default one whose
     name has no game (``checkers/random``, ``checkers/mcts200:det``). A checkpoint path's agent
     keeps its name (the path says the game)."""
     name, game = agent.name, game_of(agent)
-    if game == CONNECT_FOUR_ID or "/" in name or os.sep in name:
+    if game == DEFAULT or "/" in name or os.sep in name:
         return name
     return f"{game}/{name}"
 
@@ -161,7 +191,7 @@ def for_game(agent, game):
 
 def _split_game(name: str) -> tuple[str | None, str]:
     """``("checkers", "mcts500:det")`` for ``"checkers/mcts500:det"``; ``(None, name)`` when ``name``
-    has no ``<game>/`` prefix of a known game (a path, or a Connect Four name)."""
+    has no ``<game>/`` prefix of a known game (a path, or a name of the default game)."""
     head, sep, rest = name.strip().partition("/")
     if sep and head.lower() in GAMES and rest and "/" not in rest and os.sep not in rest:
         return head.lower(), rest
@@ -182,10 +212,11 @@ def load(name: str) -> Agent:
     """
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"agent name must be a non-empty string, got {name!r}")
+    _games_agents()
     game, rest = _split_game(name)
-    if game is not None and game != CONNECT_FOUR_ID:
+    if game is not None and game != DEFAULT:
         return _load_for_game(game, rest, name)
-    if game == CONNECT_FOUR_ID:
+    if game == DEFAULT:
         name = rest
     base, sep, mode = name.strip().rpartition(":")
     if not sep:
@@ -208,7 +239,7 @@ def load(name: str) -> Agent:
                              f"checkpoint), not for {base!r}")
     is_path = "/" in base or os.sep in base or base.startswith(".")
     if not is_path and not Path(base).exists():
-        for pattern, make, _ in _PATTERNS:
+        for pattern, make, _, _ in _PATTERNS:
             m = pattern.fullmatch(base.strip())
             if m:
                 if sims is not None:
@@ -225,7 +256,7 @@ def load(name: str) -> Agent:
 
 
 def _load_for_game(game: str, rest: str, name: str) -> Agent:
-    """``<game>/<agent>[@N][:sto|:det]`` for a game other than Connect Four."""
+    """``<game>/<agent>[@N][:sto|:det]`` for a game other than the default one."""
     base, sep, mode = rest.strip().rpartition(":")
     if not sep:
         base, mode = mode, ""
@@ -238,6 +269,9 @@ def _load_for_game(game: str, rest: str, name: str) -> Agent:
         base, (sims, solve) = stem, _simulations(name, count)
     low = base.lower()
     played = make_game(game)
+    factory = _REGISTRY.get(f"{game}/{low}")
+    if factory is not None and sims is None:
+        return factory(mode_l)
     if low == "random" and sims is None:
         return _random(mode_l).replace(game=played)
     m = re.fullmatch(r"mcts(.*)", low)
@@ -292,10 +326,7 @@ def _random(mode: str | None) -> RandomAgent:
     return RandomAgent()
 
 
-register("random", _random)
-for _n in range(1, 5):
-    register(f"{_n}steplA", lambda mode, n=_n: NStepLookahead(n=n, deterministic=mode != "sto"))
-register("perfect", load_perfect)
+_add("random", _random)
 
 
 def _mcts(m: re.Match, mode: str | None) -> MCTSAgent:
@@ -316,16 +347,3 @@ def _mcts(m: re.Match, mode: str | None) -> MCTSAgent:
 
 register_pattern(r"mcts(.*)", _mcts, example="mcts1000")
 
-
-def _openspiel_mcts(m: re.Match, mode: str | None) -> Agent:
-    n = m.group(1)
-    if not (n.isascii() and n.isdigit()) or not 1 <= int(n) <= MAX_SIMULATIONS:
-        raise ValueError(f"agent 'openspiel-mcts{n}': the number of simulations must be an integer in "
-                         f"1..{MAX_SIMULATIONS}, as in 'openspiel-mcts1000'")
-    if mode == "det":
-        raise ValueError(f"agent 'openspiel-mcts{n}' has no deterministic mode (its rollouts are random; "
-                         "the key of the call seeds them)")
-    return openspiel_mcts(int(n))
-
-
-register_pattern(r"openspiel-mcts(.*)", _openspiel_mcts, example="openspiel-mcts1000")

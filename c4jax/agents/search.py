@@ -2,13 +2,14 @@
 (design.md §8).
 
 The whole search is ours: :func:`run` grows B trees (one per root state) in fixed-size arrays
-(:class:`Tree`), and each simulation walks down every tree to an unexpanded edge (selection),
-steps the game along it and evaluates the new node (expansion), then backs the value up the
-path (:func:`_backward`). mctx's public API is used only by AlphaZero's Gumbel and PUCT policies
-(:mod:`c4jax.agents.network_search`), which share this module's model, :func:`recurrent_fn`.
+(:class:`c4jax.agents.search_tree.Tree`), and each simulation walks down every tree to an
+unexpanded edge (selection), steps the game along it and evaluates the new node (expansion),
+then backs the value up the path (:func:`c4jax.agents.search_tree.backward`). mctx's public API
+is used only by AlphaZero's Gumbel and PUCT policies (:mod:`c4jax.agents.network_search`), which
+share this module's model, :func:`recurrent_fn`.
 
-One search is parameterised by a **game** (:class:`c4jax.games.base.Game`, Connect Four by
-default) and an **evaluator**: a function ``evaluate(params, keys[B], states[B]) ->
+One search is parameterised by a **game** (:class:`c4jax.games.base.Game`, the default
+game, Connect Four, unless given) and an **evaluator**: a function ``evaluate(params, keys[B], states[B]) ->
 (prior_logits[B, A], value[B])`` that scores the root and every newly expanded node
 (``value`` from the point of view of that node's player to move; A = ``game.num_actions``):
 
@@ -50,7 +51,7 @@ has the exact Q 0 anyway). An edge's proven value for the mover (:func:`edge_pro
 sign of its reward when its step ends the game, else ``discount * proven`` of its child (the
 game's rewards come with its final step only, as in Connect Four and Checkers, so an unfinished
 step adds nothing). A node is a proven win when one of its legal edges is proven +1, a proven
-loss when all of them are expanded and proven -1; :func:`_backward` recomputes this for every
+loss when all of them are expanded and proven -1; :func:`~c4jax.agents.search_tree.backward` recomputes this for every
 node on the path, bottom-up, and from a proven node upwards backs up its exact value instead of
 the playout's. Selection plays a proven-winning edge, and a proven-losing one only when every
 legal edge is lost; the root's outputs do the same (:func:`solved_counts`): its visit shares and
@@ -90,28 +91,20 @@ import numpy as np
 from flax import struct
 from jax import Array
 
-from c4jax.agents.policy import masked_logits
 from c4jax import games as game_registry
+from c4jax.agents.base import DEFAULT_GAME
+from c4jax.agents.policy import masked_logits
+from c4jax.agents.search_tree import (NOISE_SALT, PB_C_BASE, PB_C_INIT, ROOT, STEP_SALT, Tree, edge_proven, grow,
+                                      new_tree, selection, wrap_key)
 from c4jax.games import base as games
-from c4jax.games.connect_four import env
-from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
-from c4jax.games.connect_four.game import ConnectFour
 
-
-COLS = env.COLS
 # The most simulations per move of every search (pure MCTS and AlphaZero's network-guided one): the
 # tree holds batch * (N + 1) nodes; more does not fit a CPU's memory usefully.
 MAX_SIMULATIONS = 50_000
 SCORES_SEED = 0x5C0E  # root key of the searches behind ``scores`` (folded with the board)
 # Pure MCTS's rule and constants, each chosen by protocol matches (docs/results/openspiel_mcts.md).
-PB_C_INIT = 3.0  # PUCT c_1 for a uniform prior
-PB_C_BASE = 19652.0  # PUCT c_2
 UCT_C = 0.4  # UCT's c (Q in [-1, 1]) of pure MCTS on a game whose kit has no measured one (GameKit.uct_c)
 SOLVE = True  # MCTSAgent's default: proven values (MCTS-Solver)
-_NOISE_SALT = 2**16  # fold_in offset of the tie-break keys (children use 1 + action)
-_STEP_SALT = _NOISE_SALT - 3  # fold_in of a node's key: the key of the game step into it
-ROOT = 0  # index of the root node in every tree
-UNVISITED = -1  # children_index of an edge without a node; parents / action_from_parent of the root
 
 
 def default_uct_c(game) -> float:
@@ -140,10 +133,6 @@ def typed_keys(keys) -> Array:
         raise TypeError(f"expected typed PRNG keys (jax.random.key) or legacy uint32 key data "
                         f"(jax.random.PRNGKey), got {data.dtype}{list(data.shape)}")
     return jax.random.wrap_key_data(data)
-
-
-def _wrap(key_data: Array) -> Array:
-    return jax.random.wrap_key_data(key_data)
 
 
 def _fold(keys: Array, data) -> Array:
@@ -191,7 +180,7 @@ def random_playout(game, state, key: Array) -> Array:
     """
     key = typed_keys(key)
     bits = jax.random.bits(key, (game.max_steps,), jnp.uint32)
-    chance = jax.random.fold_in(key, _STEP_SALT)
+    chance = jax.random.fold_in(key, STEP_SALT)
     player = state.current_player
 
     def body(carry):
@@ -212,7 +201,7 @@ class RolloutEvaluator:
     """Pure MCTS's evaluator for ``game``: uniform prior logits (masked later) and one
     :func:`random_playout` per node. Hashable, so it can be a static argument of ``jit``."""
 
-    game: Any = CONNECT_FOUR
+    game: Any = DEFAULT_GAME
 
     def __call__(self, params, keys: Array, states) -> tuple[Array, Array]:
         del params
@@ -220,289 +209,14 @@ class RolloutEvaluator:
         return jnp.zeros(states.legal_action_mask.shape, jnp.float32), value
 
 
-rollout_evaluator = RolloutEvaluator()  # Connect Four's
-"""Pure MCTS on Connect Four: ``RolloutEvaluator(CONNECT_FOUR)``."""
-
-
-# --------------------------------------------------------------------------- the tree
-
-
-@struct.dataclass
-class Tree:
-    """B search trees of N + 1 nodes in arrays (the layout of ``mctx.Tree``, so the same field
-    names read the same statistics); every array has the leading B axis, A = actions.
-
-    A node's value (``node_values``) is the mean of its evaluation and of every value backed up
-    through it, for its player to move; an edge's Q is ``reward + discount * child value``.
-    """
-
-    node_visits: Array  # int32[B, N]: visits of each node (1 when created)
-    raw_values: Array  # float32[B, N]: the evaluator's value of each node
-    node_values: Array  # float32[B, N]: mean backed-up value
-    parents: Array  # int32[B, N]: parent node (UNVISITED for the root and unused nodes)
-    action_from_parent: Array  # int32[B, N]: the action that leads from the parent to the node
-    children_index: Array  # int32[B, N, A]: the child node of each action (UNVISITED: none yet)
-    children_prior_logits: Array  # float32[B, N, A]: the node's prior logits (illegal: finfo.min)
-    children_visits: Array  # int32[B, N, A]: visits of each edge
-    children_rewards: Array  # float32[B, N, A]: the mover's reward of each edge
-    children_discounts: Array  # float32[B, N, A]: -1 (player changes), +1 (same player), 0 (game over)
-    children_values: Array  # float32[B, N, A]: node_values of each child
-    embeddings: Any  # (game states [B, N], key data [B, N, ...]): each node's state and key
-    root_invalid_actions: Array  # bool[B, A]: actions the root may not take
-    proven: Array  # float32[B, N]: +1 proven win, -1 proven loss, 0 not proven (player to move)
-
-    def qvalues(self, index) -> Array:
-        """Q of each action of node ``index`` (int32[B] for B trees, or a scalar on one tree):
-        ``reward + discount * child value`` for the node's player to move (0 where unvisited)."""
-        if self.node_values.ndim == 1:  # one tree (inside a vmap)
-            return self.children_rewards[index] + self.children_discounts[index] * self.children_values[index]
-        rows = jnp.arange(self.node_values.shape[0])
-        return (self.children_rewards[rows, index]
-                + self.children_discounts[rows, index] * self.children_values[rows, index])
-
-
-def _new_tree(prior_logits: Array, value: Array, embedding, num_simulations: int, invalid: Array) -> Tree:
-    """Empty trees of ``num_simulations + 1`` nodes with the evaluated roots at node 0."""
-    batch, actions = prior_logits.shape
-    nodes = num_simulations + 1
-
-    def per_node(root, fill=0):  # [B, ...] -> [B, nodes, ...], the root's entry at node 0
-        shape = (batch, nodes) + root.shape[1:]
-        return jnp.full(shape, fill, root.dtype).at[:, ROOT].set(root)
-
-    edges = (batch, nodes, actions)
-    return Tree(
-        node_visits=per_node(jnp.ones(batch, jnp.int32)),
-        raw_values=per_node(value),
-        node_values=per_node(value),
-        parents=jnp.full((batch, nodes), UNVISITED, jnp.int32),
-        action_from_parent=jnp.full((batch, nodes), UNVISITED, jnp.int32),
-        children_index=jnp.full(edges, UNVISITED, jnp.int32),
-        children_prior_logits=per_node(prior_logits),
-        children_visits=jnp.zeros(edges, jnp.int32),
-        children_rewards=jnp.zeros(edges, value.dtype),
-        children_discounts=jnp.zeros(edges, value.dtype),
-        children_values=jnp.zeros(edges, value.dtype),
-        embeddings=jax.tree.map(per_node, embedding),
-        root_invalid_actions=invalid,
-        proven=jnp.zeros((batch, nodes), value.dtype),
-    )
-
-
-def edge_proven(tree: Tree, node_index) -> Array:
-    """float32[A] (one tree) or [B, A] (``node_index`` int32[B]): each edge's proven value for
-    the mover of node ``node_index``: the sign of its reward when its step ends the game
-    (discount 0), else ``discount * proven`` of its child; 0 for an edge without a child."""
-    if tree.node_values.ndim == 1:
-        child, reward, disc = (tree.children_index[node_index], tree.children_rewards[node_index],
-                               tree.children_discounts[node_index])
-        child_proven = tree.proven[jnp.maximum(child, 0)]
-    else:
-        rows = jnp.arange(tree.node_values.shape[0])
-        child, reward, disc = (tree.children_index[rows, node_index], tree.children_rewards[rows, node_index],
-                               tree.children_discounts[rows, node_index])
-        child_proven = jnp.take_along_axis(tree.proven, jnp.maximum(child, 0), axis=-1)
-    exact = jnp.where(disc == 0.0, jnp.sign(reward), disc * child_proven)
-    return jnp.where((child == UNVISITED) | (exact == 0.0), 0.0, exact)  # one zero, +0.0
-
-
-def _node_proven(edges: Array, legal: Array) -> Array:
-    """float32[...]: a node's proven value from its edges' (``edge_proven``, [..., A]) and its
-    legal actions: +1 when a legal edge is proven won, -1 when it has legal actions and all are
-    proven lost, else 0."""
-    win = jnp.any(legal & (edges > 0.0), axis=-1)
-    loss = jnp.any(legal, axis=-1) & jnp.all(~legal | (edges < 0.0), axis=-1)
-    return jnp.where(win, 1.0, jnp.where(loss, -1.0, 0.0)).astype(edges.dtype)
-
-
-# --------------------------------------------------------------------------- selection
-
-
-def _node_key(tree: Tree, node_index) -> Array:
-    """The tie-break key of a node (one tree), fresh at every visit."""
-    node_key = _wrap(tree.embeddings[1][node_index])
-    return jax.random.fold_in(node_key, _NOISE_SALT + tree.node_visits[node_index])
-
-
-def puct_scores(tree: Tree, node_index, c_init: float = PB_C_INIT, c_base: float = PB_C_BASE) -> Array:
-    """float32[A]: MuZero's PUCT score of each action of node ``node_index`` of one tree, without
-    tie-break noise: the Q-values rescaled to [0, 1] between the smallest and the largest of the
-    node's value and its visited children's Q (an unvisited child counts as the smallest), plus
-    ``c(N) * prior * sqrt(N) / (1 + n)`` with ``c(N) = c_init + log((N + c_base + 1) / c_base)``."""
-    visits = tree.children_visits[node_index]
-    n = tree.node_visits[node_index]
-    c = c_init + jnp.log((n + c_base + 1.0) / c_base)
-    prior = jax.nn.softmax(tree.children_prior_logits[node_index])
-    explore = jnp.sqrt(n) * c * prior / (visits + 1)
-    q, v = tree.qvalues(node_index), tree.node_values[node_index]
-    seen = visits > 0
-    lo = jnp.minimum(v, jnp.min(jnp.where(seen, q, v)))
-    hi = jnp.maximum(v, jnp.max(jnp.where(seen, q, v)))
-    value = (jnp.where(seen, q, lo) - lo) / jnp.maximum(hi - lo, 1e-8)
-    return value + explore
-
-
-_PROVEN_WIN_SCORE = 2e9  # above every other score, an unvisited UCT edge's 1e9 included
-# Subtracted from a proven-losing edge's score: below every score of an edge not proven lost (UCT
-# and PUCT scores of visited edges stay within a few units), while the lost edges keep their own
-# order (float32 resolves 1e-4 at 1e3), so a proven-lost root spreads its visits as before.
-_PROVEN_LOSS_OFFSET = 1e3
-
-
-def _solved_scores(tree: Tree, node_index, score: Array, solve: bool) -> Array:
-    """``score`` with proven-winning edges first and proven-losing ones last (``solve``)."""
-    if not solve:
-        return score
-    proven = edge_proven(tree, node_index)
-    return jnp.where(proven > 0.0, _PROVEN_WIN_SCORE, jnp.where(proven < 0.0, score - _PROVEN_LOSS_OFFSET, score))
-
-
-def _selection(rule: str, c: float, pb_c_base: float, solve: bool = False):
-    """``select(tree, node_index, depth) -> action`` on one tree: PUCT or UCT, with tie-break
-    noise keyed by the node (module docstring); the root (depth 0) skips its invalid actions.
-    With ``solve``, a proven-winning edge is always selected and a proven-losing one only when
-    every legal edge is proven lost."""
-
-    def puct(tree: Tree, node_index, depth):
-        score = puct_scores(tree, node_index, c, pb_c_base)
-        score = score + 1e-7 * jax.random.uniform(_node_key(tree, node_index), score.shape)
-        score = _solved_scores(tree, node_index, score, solve)
-        invalid = tree.root_invalid_actions * (depth == 0)
-        return jnp.argmax(jnp.where(invalid, -jnp.inf, score)).astype(jnp.int32)
-
-    def uct(tree: Tree, node_index, depth):
-        """Unvisited legal actions first (random order), then max Q + c * sqrt(ln N / n)."""
-        visits = tree.children_visits[node_index]
-        prior = jax.nn.softmax(tree.children_prior_logits[node_index])
-        explore = c * jnp.sqrt(jnp.log(jnp.maximum(tree.node_visits[node_index], 1)) / jnp.maximum(visits, 1))
-        noise = 1e-6 * jax.random.uniform(_node_key(tree, node_index), visits.shape)
-        score = jnp.where(visits == 0, 1e9, tree.qvalues(node_index) + explore) + noise
-        score = _solved_scores(tree, node_index, score, solve)
-        invalid = (prior <= 0.0) | (tree.root_invalid_actions * (depth == 0) > 0)
-        return jnp.argmax(jnp.where(invalid, -jnp.inf, score)).astype(jnp.int32)
-
-    return {"puct": puct, "uct": uct}[rule]
-
-
-# --------------------------------------------------------------------------- one simulation
-
-
-def _simulate(tree: Tree, select) -> tuple[Array, Array]:
-    """``(node, action)`` int32[B]: walk each tree from the root, selecting at every node, until the
-    selected edge has no child node yet; returns that edge (one walk per board, ``vmap``-ed).
-
-    The root's selection (depth 0) and the others are two branches of a ``lax.cond`` running the
-    same rule. The split is kept on purpose: PUCT's tie-break noise (1e-7) is below half an ulp
-    of scores above 1, so exact ties are decided by the last bit of the scores, and that bit
-    depends on how XLA compiles them; with this program structure (a float32 depth included) the
-    Connect Four searches give exactly the bits of mctx's own search loop (a plain batched walk
-    changed 1 of 72 PUCT searches of 200 simulations).
-    """
-
-    def walk(tree):  # one board's tree
-        def body(carry):
-            node, _, child, depth, _ = carry
-            node = child
-            action = jax.lax.cond(depth == 0, lambda t, i, d: select(t, i, 0), select, tree, node, depth)
-            child = tree.children_index[node, action]
-            return node, action, child, depth + 1, child != UNVISITED
-
-        start = (jnp.int32(UNVISITED), jnp.int32(UNVISITED), jnp.int32(ROOT), jnp.float32(0.0), jnp.bool_(True))
-        node, action, _, _, _ = jax.lax.while_loop(lambda c: c[4], body, start)
-        return node, action
-
-    return jax.vmap(walk)(tree)
-
-
-def _expand(tree: Tree, params, model, parent: Array, action: Array, index: Array) -> Tree:
-    """Step each board's game along edge ``(parent, action)`` with ``model`` (a ``recurrent_fn``)
-    and store the new node, evaluated, at ``index``."""
-    rows = jnp.arange(parent.shape[0])
-    out, embedding = model(params, None, action, jax.tree.map(lambda x: x[rows, parent], tree.embeddings))
-    at_node = lambda x, v: x.at[rows, index].set(v)  # noqa: E731
-    at_edge = lambda x, v: x.at[rows, parent, action].set(v)  # noqa: E731
-    return tree.replace(
-        node_visits=at_node(tree.node_visits, 1),
-        raw_values=at_node(tree.raw_values, out.value),
-        node_values=at_node(tree.node_values, out.value),
-        parents=at_node(tree.parents, parent),
-        action_from_parent=at_node(tree.action_from_parent, action),
-        children_prior_logits=at_node(tree.children_prior_logits, out.prior_logits),
-        embeddings=jax.tree.map(at_node, tree.embeddings, embedding),
-        children_index=at_edge(tree.children_index, index),
-        children_rewards=at_edge(tree.children_rewards, out.reward),
-        children_discounts=at_edge(tree.children_discounts, out.discount),
-    )
-
-
-def _backward(tree: Tree, leaf_index: Array, solve: bool = False) -> Tree:
-    """Back the value of each new leaf up its path, for the whole batch at once.
-
-    At every step up, the value becomes ``reward + discount * value`` of the edge just climbed,
-    the parent's value becomes the running mean of its backed-up values (its visits + 1), and
-    the edge gets the child's value and one more visit. With ``solve``, the value leaving a
-    proven node is its proven value, and the parent's proven value is recomputed from its
-    edges (module docstring). The loop runs over the batch with one
-    stop condition (any path not yet at the root) and masked scatters, instead of a ``vmap``-ed
-    loop, which would select between the old and the new tree at every step up the path.
-    """
-    batch = leaf_index.shape[0]
-    rows = jnp.arange(batch)
-
-    def body(carry):
-        tree, value, index = carry
-        active = index != ROOT
-        if solve:  # from a proven node up, the exact result replaces the playouts' mean
-            proven_here = tree.proven[rows, index]
-            value = jnp.where(proven_here != 0.0, proven_here, value)
-        parent = jnp.where(active, tree.parents[rows, index], 0)
-        action = jnp.where(active, tree.action_from_parent[rows, index], 0)
-        count = tree.node_visits[rows, parent]
-        value = jnp.where(active, tree.children_rewards[rows, parent, action]
-                          + tree.children_discounts[rows, parent, action] * value, value)
-        old = (tree.node_values[rows, parent], tree.children_values[rows, parent, action],
-               tree.children_visits[rows, parent, action])
-        tree = tree.replace(
-            node_values=tree.node_values.at[rows, parent].set(
-                jnp.where(active, (old[0] * count + value) / (count + 1.0), old[0])),
-            node_visits=tree.node_visits.at[rows, parent].set(jnp.where(active, count + 1, count)),
-            children_values=tree.children_values.at[rows, parent, action].set(
-                jnp.where(active, tree.node_values[rows, index], old[1])),
-            children_visits=tree.children_visits.at[rows, parent, action].set(
-                jnp.where(active, old[2] + 1, old[2])),
-        )
-        if solve:
-            # The parents' states first, then their masks: a game may store the mask packed
-            # (Checkers), and unpacking every node's would cost the whole tree per step up.
-            legal = jax.tree.map(lambda x: x[rows, parent], tree.embeddings[0]).legal_action_mask
-            proven = _node_proven(edge_proven(tree, parent), legal)
-            tree = tree.replace(proven=tree.proven.at[rows, parent].set(
-                jnp.where(active, proven, tree.proven[rows, parent])))
-        return tree, value, jnp.where(active, parent, index)
-
-    leaf_index = leaf_index.astype(jnp.int32)
-    carry = (tree, tree.node_values[rows, leaf_index], leaf_index)
-    tree, _, _ = jax.lax.while_loop(lambda c: jnp.any(c[2] != ROOT), body, carry)
-    return tree
-
-
-def _search(params, tree: Tree, model, select, num_simulations: int, solve: bool = False) -> Tree:
-    """``num_simulations`` rounds of select, expand and back up; simulation i creates node i + 1."""
-    batch = tree.node_values.shape[0]
-
-    def body(sim, tree):
-        parent, action = _simulate(tree, select)
-        index = jnp.full((batch,), sim + 1, jnp.int32)
-        tree = _expand(tree, params, model, parent, action, index)
-        return _backward(tree, index, solve)
-
-    return jax.lax.fori_loop(0, num_simulations, body, tree)
+rollout_evaluator = RolloutEvaluator()  # the default game's
+"""Pure MCTS on the default game (Connect Four): ``RolloutEvaluator(DEFAULT_GAME)``."""
 
 
 # --------------------------------------------------------------------------- the model
 
 
-def recurrent_fn(evaluate: LeafEvaluator, game=CONNECT_FOUR):
+def recurrent_fn(evaluate: LeafEvaluator, game=DEFAULT_GAME):
     """The game as a search model, in mctx's ``recurrent_fn`` form ``(params, rng_key, action[B],
     embedding) -> (mctx.RecurrentFnOutput, embedding)``: ``game.step`` along the edge, reward
     :func:`c4jax.games.base.mover_reward`, discount :func:`c4jax.games.base.discount`, and
@@ -513,8 +227,8 @@ def recurrent_fn(evaluate: LeafEvaluator, game=CONNECT_FOUR):
     def model(params, rng_key, action, embedding):
         del rng_key  # per-node keys instead (see the module docstring)
         state, key_data = embedding
-        child_keys = _fold(_wrap(key_data), action + 1)
-        new = jax.vmap(game.step)(state, action, _fold(child_keys, _STEP_SALT))
+        child_keys = _fold(wrap_key(key_data), action + 1)
+        new = jax.vmap(game.step)(state, action, _fold(child_keys, STEP_SALT))
         logits, value = evaluate(params, _fold(child_keys, jnp.zeros_like(action)), new)
         reward = games.mover_reward(state, new)  # -0.0 for player 1 of Connect Four (a negated 0) ...
         out = mctx.RecurrentFnOutput(
@@ -553,7 +267,7 @@ def _dirichlet_logits(keys: Array, logits: Array, legal: Array, fraction: float,
     return jnp.log(jnp.maximum(mixed, jnp.finfo(jnp.float32).tiny))
 
 
-def run(evaluate: LeafEvaluator, params, states, keys: Array, num_simulations: int, *, game=CONNECT_FOUR,
+def run(evaluate: LeafEvaluator, params, states, keys: Array, num_simulations: int, *, game=DEFAULT_GAME,
         rule: str = "puct", pb_c_init: float = PB_C_INIT, pb_c_base: float = PB_C_BASE, uct_c: float = UCT_C,
         dirichlet_fraction: float = 0.0, dirichlet_alpha: float = 0.3, solve: bool = False) -> SearchOutput:
     """``num_simulations`` MCTS simulations from each of B states of ``game`` (pure; jit it).
@@ -583,13 +297,13 @@ def run(evaluate: LeafEvaluator, params, states, keys: Array, num_simulations: i
     legal = states.legal_action_mask
     logits, value = evaluate(params, _fold(keys, jnp.uint32(0)), states)
     if dirichlet_fraction > 0.0:
-        noise_keys = _fold(keys, jnp.uint32(_NOISE_SALT - 1))
+        noise_keys = _fold(keys, jnp.uint32(NOISE_SALT - 1))
         logits = _dirichlet_logits(noise_keys, logits, legal, dirichlet_fraction, dirichlet_alpha)
-    tree = _new_tree(masked_logits(logits, legal), jnp.where(games.done(states), 0.0, value).astype(jnp.float32),
+    tree = new_tree(masked_logits(logits, legal), jnp.where(games.done(states), 0.0, value).astype(jnp.float32),
                      (states, jax.random.key_data(keys)), int(num_simulations), ~legal)
     solve = bool(solve)
-    select = _selection(rule, pb_c_init if rule == "puct" else uct_c, pb_c_base, solve)
-    tree = _search(params, tree, recurrent_fn(evaluate, game), select, int(num_simulations), solve)
+    select = selection(rule, pb_c_init if rule == "puct" else uct_c, pb_c_base, solve)
+    tree = grow(params, tree, recurrent_fn(evaluate, game), select, int(num_simulations), solve)
     counts = jnp.where(legal, tree.children_visits[:, ROOT], 0)
     roots = jnp.full(legal.shape[:1], ROOT, jnp.int32)
     proven = jnp.where(legal, edge_proven(tree, roots), 0.0) if solve else jnp.zeros(legal.shape, jnp.float32)
@@ -643,14 +357,16 @@ def _observation_words(obs: Array) -> Array:
     return jax.lax.bitcast_convert_type(obs.astype(jnp.int32), jnp.uint32)
 
 
-def board_keys(states, seed: int = SCORES_SEED, game=CONNECT_FOUR) -> Array:
-    """Typed keys [B], each a function of its position only: for Connect Four a ``fold_in`` of
-    its four bitboard words into ``key(seed)``; for another game a ``fold_in`` of every uint32
-    word of ``game.observe(state)`` (what the player to move sees), in order."""
-    if isinstance(game, ConnectFour):
+def board_keys(states, seed: int = SCORES_SEED, game=DEFAULT_GAME) -> Array:
+    """Typed keys [B], each a function of its position only: a ``fold_in`` into ``key(seed)`` of the
+    words its kit says identify a position (``GameKit.position_words``; Connect Four: its four
+    bitboard words), else of every uint32 word of ``game.observe(state)`` (what the player to move
+    sees), in order."""
+    words_of = game_registry.kit_of(game).position_words
+    if words_of is not None:
         def one(s):
             k = jax.random.key(seed)
-            for word in (s.cur.lo, s.cur.hi, s.opp.lo, s.opp.hi):
+            for word in words_of(s):
                 k = jax.random.fold_in(k, word)
             return k
     else:
@@ -670,7 +386,7 @@ def select_action(out: SearchOutput, keys: Array, legal: Array, temperature: flo
     best = best_column(out, legal)
     if temperature == 0:
         return best
-    pick_keys = _fold(typed_keys(keys), jnp.uint32(_NOISE_SALT - 2))
+    pick_keys = _fold(typed_keys(keys), jnp.uint32(NOISE_SALT - 2))
     weight = jnp.where(out.visit_probs > 0, jnp.maximum(out.visit_counts, 1), 0)
     logits = jnp.where(weight > 0, jnp.log(weight.astype(jnp.float32)), -jnp.inf)
     logits = jnp.where(legal.any(-1, keepdims=True), logits / temperature, 0.0)

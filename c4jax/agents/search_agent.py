@@ -1,6 +1,7 @@
 """The agents that play a search (:mod:`c4jax.agents.search`): :class:`SearchAgent`, the entry
-points of any agent whose move is its search's (``act`` / ``scores`` of public Connect Four boards,
-``act_states`` / ``scores_states`` of states of its game), and :class:`MCTSAgent`, pure MCTS
+points of any agent whose move is its search's (``act`` / ``scores`` of observations that tell the
+whole state, Connect Four's public boards; ``act_states`` / ``scores_states`` of states of its
+game), and :class:`MCTSAgent`, pure MCTS
 (``agents.load("mcts<N>")``, ``"checkers/mcts<N>"``)."""
 
 from __future__ import annotations
@@ -13,15 +14,13 @@ import numpy as np
 from flax import struct
 from jax import Array
 
-from c4jax.agents.base import AgentBase, ScoreInfo, searched_value_label
+from c4jax import games as game_registry
+from c4jax.agents.base import (DEFAULT_GAME, AgentBase, ScoreInfo, observation_legal, searched_value_label, states_of,
+                               unfinished)
 from c4jax.agents.policy import ILLEGAL_SCORE
 from c4jax.agents.search import (MAX_SIMULATIONS, PB_C_INIT, SOLVE, RolloutEvaluator, SearchOutput, board_keys,
                                  default_uct_c, run, select_action, typed_keys)
 from c4jax.games import base as games
-from c4jax.games.connect_four import env
-from c4jax.games.connect_four.board import check_boards, legal_mask
-from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
-from c4jax.games.connect_four.game import ConnectFour
 
 
 def _traced(*xs) -> bool:
@@ -29,8 +28,9 @@ def _traced(*xs) -> bool:
 
 
 class SearchAgent(AgentBase):
-    """``act`` / ``scores`` (public Connect Four boards) and ``act_states`` / ``scores_states``
-    (states of the agent's ``game``) of an agent that plays its search (``search(states, keys)``)."""
+    """``act`` / ``scores`` (observations of the agent's ``game`` that tell the whole state: Connect
+    Four's public boards) and ``act_states`` / ``scores_states`` (states of its ``game``) of an agent
+    that plays its search (``search(states, keys)``)."""
 
     def _check_simulations(self):
         n = self.num_simulations
@@ -42,19 +42,19 @@ class SearchAgent(AgentBase):
         return not self.deterministic
 
     def has_values(self) -> bool:
-        """Whether ``search_stats`` can give the searched values: it takes Connect Four boards."""
-        return isinstance(self.game, ConnectFour)
+        """Whether ``search_stats`` can give the searched values: it takes observations of the agent's
+        game that tell the whole state (its kit's ``from_observation``: Connect Four's boards)."""
+        return game_registry.kit_of(self.game).from_observation is not None
 
     def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
         values = self.has_values()
         return ScoreInfo("search", f"the search's share of each {action}"
                                    + (searched_value_label(action, "its root Q-values") if values else ""), values)
 
-    def _connect_four_states(self, boards: Array):
-        if not isinstance(self.game, ConnectFour):
-            raise TypeError(f"{self.name} plays {self.game.id}: boards are Connect Four's; "
-                            "call act_states / scores_states with states of its game")
-        return jax.vmap(env.from_board)(boards)
+    def _observed_states(self, boards: Array):
+        """The states of observations [B] of the agent's game (``TypeError`` for a game whose
+        observations do not tell its states)."""
+        return states_of(self.game, boards)
 
     def act_states(self, states, key) -> Array:
         """int32[B]: an action for each of the states [B] of the agent's game (none finished),
@@ -81,12 +81,12 @@ class SearchAgent(AgentBase):
         return jnp.where(states.legal_action_mask, out.visit_probs, ILLEGAL_SCORE)
 
     def _scores(self, boards: Array) -> Array:
-        states = self._connect_four_states(boards)
-        out = self.search(states, board_keys(states))
-        return jnp.where(legal_mask(boards), out.visit_probs, ILLEGAL_SCORE)
+        states = self._observed_states(boards)
+        out = self.search(states, board_keys(states, game=self.game))
+        return jnp.where(observation_legal(self.game, boards), out.visit_probs, ILLEGAL_SCORE)
 
     def _act(self, boards: Array, key: Array) -> Array:
-        return self._act_states(self._connect_four_states(boards), key)
+        return self._act_states(self._observed_states(boards), key)
 
     def search_stats(self, boards) -> tuple[Array, Array]:
         """``(shares, values)``, float32[B, 7] each, of the search behind ``scores`` (the same
@@ -94,8 +94,7 @@ class SearchAgent(AgentBase):
         columns ``-inf``) and each column's root Q-value for the player to move (-1 .. 1;
         0 where a legal column was not visited; full columns NaN). Jitted; validated as ``scores``;
         both modes share one compiled program (the search behind ``scores`` ignores the mode)."""
-        boards = boards if isinstance(boards, jax.core.Tracer) else check_boards(boards, batched=True,
-                                                                                  allow_finished=False)
+        boards = boards if isinstance(boards, jax.core.Tracer) else unfinished(boards, self.game)
         return _jit_search_stats(self.replace(deterministic=False), boards)
 
 
@@ -111,8 +110,8 @@ def _jit_scores_states(agent: SearchAgent, states) -> Array:
 
 @jax.jit
 def _jit_search_stats(agent: SearchAgent, boards: Array) -> tuple[Array, Array]:
-    states = agent._connect_four_states(boards)
-    out, legal = agent.search(states, board_keys(states)), legal_mask(boards)
+    states = agent._observed_states(boards)
+    out, legal = agent.search(states, board_keys(states, game=agent.game)), observation_legal(agent.game, boards)
     return jnp.where(legal, out.visit_probs, ILLEGAL_SCORE), jnp.where(legal, out.qvalues, jnp.nan)
 
 
@@ -120,14 +119,14 @@ def _jit_search_stats(agent: SearchAgent, boards: Array) -> tuple[Array, Array]:
 class MCTSAgent(SearchAgent):
     """Pure MCTS (uniform prior, random-playout values, UCT with c = ``uct_c``, by default the
     game's :func:`default_uct_c`: 1.0 for Connect Four) with ``num_simulations`` per move, on
-    ``game`` (Connect Four by default); ``solve`` backs up proven wins and losses (MCTS-Solver,
+    ``game`` (the default game, Connect Four, unless given); ``solve`` backs up proven wins and losses (MCTS-Solver,
     module docstring; on by default, ``SOLVE``).
 
     ``act``: a column sampled from the root visit counts (``deterministic=False``,
     ``:sto``) or the most visited one (``:det``). ``scores``: the root visit shares,
     full columns ``-inf``, from a search keyed by the board (see the module docstring).
-    ``act`` / ``scores`` take public Connect Four boards; ``act_states`` / ``scores_states``
-    take states of ``game`` (any game of the protocol).
+    ``act`` / ``scores`` take observations of ``game`` that tell its states (Connect Four's public
+    boards); ``act_states`` / ``scores_states`` take states of ``game`` (any game of the protocol).
     """
 
     num_simulations: int = struct.field(pytree_node=False, default=1000)
@@ -135,7 +134,7 @@ class MCTSAgent(SearchAgent):
     rule: str = struct.field(pytree_node=False, default="uct")
     pb_c_init: float = struct.field(pytree_node=False, default=PB_C_INIT)
     uct_c: float | None = struct.field(pytree_node=False, default=None)  # None: default_uct_c(game)
-    game: Any = struct.field(pytree_node=False, default=CONNECT_FOUR)
+    game: Any = struct.field(pytree_node=False, default=DEFAULT_GAME)
     solve: bool = struct.field(pytree_node=False, default=SOLVE)
 
     def __post_init__(self):

@@ -47,6 +47,7 @@ import jax
 import c4jax
 from c4jax import agents, evaluation, games
 from c4jax.evaluation import ratings
+from c4jax.evaluation import timing as timing_of
 from c4jax.evaluation.tournament import default_agents
 from c4jax.evaluation.tournament import game_of as tournament_game
 from c4jax.io import cliargs, compile_cache, devices, interrupt, outdir
@@ -231,7 +232,7 @@ def main(args: Args, command: str | None = None) -> dict:
                                  prior=args.rating_prior)
 
     timing = None
-    timed = args.timing and t.game == "connect_four"  # Table 5.1 times decisions on Connect Four boards
+    timed = args.timing and timing_of.timed(t.game)  # Table 5.1 times the board API of the default game
     if timed:
         print("tournament: " + compile_cache.compiling("the agents' decisions for Table 5.1"), flush=True)
         timing = evaluation.time_decisions(loaded, timing_key, batch=args.timing_batch, repeats=args.timing_repeats,
@@ -260,7 +261,7 @@ def main(args: Args, command: str | None = None) -> dict:
         "devices": n_devices,
         "play_seconds": round(play_s, 2),
         "protocol": (f"{evaluation.GAMES_PER_MATCH} games per match: the {evaluation.NUM_OPENINGS} openings (empty board "
-                     "+ the 49 pairs of first moves), each agent once as first player" if t.game == "connect_four" else
+                     "+ the 49 pairs of first moves), each agent once as first player" if t.game == games.DEFAULT else
                      f"{evaluation.GAMES_PER_MATCH} games of {t.game} per match: the {evaluation.NUM_OPENINGS} openings "
                      "(the start position + 49 two-ply openings), each agent once as first player"),
     }

@@ -1,4 +1,9 @@
-"""Decision timing (thesis Table 5.1): seconds per decision at batch 1 and batched."""
+"""Decision timing (thesis Table 5.1): seconds per decision at batch 1 and batched.
+
+Agents decide with their board API (``agent.act(boards, key)``) on random start positions of the
+default game (its kit's ``random_start``, seen by the player to move); its kit's
+``plain_lookahead`` (Connect Four's :mod:`c4jax.games.connect_four.reference`) gives the
+plain-Python rows."""
 
 from __future__ import annotations
 
@@ -15,10 +20,11 @@ import numpy as np
 from jax import Array
 from tqdm.auto import tqdm
 
-from c4jax.agents import reference, registry
+from c4jax import games
+from c4jax.agents import registry
 from c4jax.evaluation.protocol import agent_name
 from c4jax.evaluation.tournament import resolve_agents
-from c4jax.games.connect_four import env
+from c4jax.games.kit import resolve
 from c4jax.io.tables import Table
 
 
@@ -30,12 +36,20 @@ def _decide(agent, boards: Array, key: Array) -> Array:
     return agent.act(boards, key)
 
 
+def timed(game_id: str) -> bool:
+    """Whether Table 5.1 can time the agents of ``game_id``: the default game's, whose observations
+    the agents' board API takes, with random start positions in its kit."""
+    return game_id == games.DEFAULT and games.kit_of(game_id).random_start is not None
+
+
 @functools.partial(jax.jit, static_argnums=1)
 def random_boards(key: Array, batch: int) -> Array:
-    """int8[batch, 6, 7]: design.md §3 random non-terminal positions (``env.random_initial_state``),
-    from the mover's point of view."""
-    states = jax.vmap(env.random_initial_state)(jax.random.split(key, batch))
-    return jax.vmap(env.observe)(states)
+    """``[batch, *observation_shape]``: random start positions of the default game (its kit's
+    ``random_start``; Connect Four: design.md §3's non-terminal boards, ``int8[batch, 6, 7]``), from
+    the mover's point of view."""
+    game = games.make(games.DEFAULT)
+    states = jax.vmap(games.kit_of(game).random_start)(jax.random.split(key, batch))
+    return jax.vmap(game.observe)(states)
 
 
 @dataclass(frozen=True)
@@ -77,7 +91,7 @@ class Timing:
     references: tuple[str, ...]  # labels of the reference entries (1StepLA, 2StepLA)
     added: tuple[str, ...] = ()  # references timed although not in the agent list
     device: str = ""
-    python_references: tuple[str, ...] = ()  # labels of plain-Python lookahead entries (c4jax.agents.reference)
+    python_references: tuple[str, ...] = ()  # labels of plain-Python lookahead entries (GameKit.plain_lookahead)
     budget_s: float = 0.0  # the batched call's time budget that sized expensive agents' batches (0: none)
 
     def entry(self, agent: str) -> DecisionTime:
@@ -117,7 +131,7 @@ class Timing:
         py_note = ""
         if py:
             n_py = self.entry(py[0])
-            py_note = (f" The plain-Python rows are `c4jax.agents.reference.act` (nested lists and recursion, one board "
+            py_note = (f" The plain-Python rows are `{games.kit_of(games.DEFAULT).plain_lookahead.replace(':', '.')}` (nested lists and recursion, one board "
                        f"per call, the thesis' kind of implementation; the same moves as the jitted lookahead): "
                        f"median of {len(n_py.single)} calls at batch 1, and a Python loop over {n_py.batch} boards "
                        f"in the batched column.")
@@ -161,8 +175,9 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
     all of them alike. Reported: medians. The ``references`` (loaded by name) are timed
     too when not in the list, so that every speed-up column exists.
 
-    ``python_lookahead``: depths N of the plain-Python lookahead (:mod:`c4jax.agents.reference`,
-    the thesis' kind of baseline) timed as extra rows ``"<N>steplA (plain Python)"``:
+    ``python_lookahead``: depths N of the plain-Python lookahead (the default game kit's
+    ``plain_lookahead``, Connect Four's :mod:`c4jax.games.connect_four.reference`: the thesis' kind
+    of baseline; none when the kit has none) timed as extra rows ``"<N>steplA (plain Python)"``:
     ``repeats`` single-board calls (interleaved with the others) and one loop over
     ``python_boards`` boards as its "batched" time per decision.
 
@@ -185,6 +200,11 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
             labels.append(label)
             added.append(label)
         ref_labels.append(label)
+    plain = games.kit_of(games.DEFAULT).plain_lookahead
+    if plain is None:
+        python_lookahead = ()
+    else:
+        plain_act = resolve(plain)
     board_key, act_key = jax.random.split(key)
     boards = random_boards(board_key, max(batch, 16))
     singles = [jax.block_until_ready(boards[k : k + 1]) for k in range(16)]
@@ -218,7 +238,7 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
             for k, n in enumerate(python_lookahead):
                 board = np_singles[r % 16]
                 t0 = time.perf_counter()
-                reference.act(board, n)
+                plain_act(board, n)
                 py_single[k].append(time.perf_counter() - t0)
             bar.update()
         for _ in range(batched_repeats):
@@ -232,7 +252,7 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
     for n, s_times in zip(python_lookahead, py_single):
         t0 = time.perf_counter()
         for b in np_boards:
-            reference.act(b, n)
+            plain_act(b, n)
         py_entries.append(DecisionTime(agent=f"{n}steplA (plain Python)", batch=len(np_boards), single=tuple(s_times),
                                        batched=(time.perf_counter() - t0,)))
     return Timing(

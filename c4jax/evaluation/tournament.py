@@ -19,6 +19,7 @@ from tqdm.auto import tqdm
 from c4jax import agents
 from c4jax.agents import registry
 from c4jax.evaluation import lockstep
+from c4jax.games import DEFAULT as DEFAULT_GAME
 from c4jax.io import checkpoint, devices as devs
 from c4jax.evaluation.protocol import (
     GAMES_PER_MATCH,
@@ -62,7 +63,7 @@ class Tournament:
     names: tuple[str, ...]
     matches: tuple[MatchResult, ...]
     self_matches: tuple[MatchResult, ...] = ()
-    game: str = registry.CONNECT_FOUR_ID  # the game every agent plays (c4jax.games.GAMES id)
+    game: str = DEFAULT_GAME  # the game every agent plays (c4jax.games.GAMES id)
 
     def __post_init__(self):
         object.__setattr__(self, "names", tuple(self.names))
@@ -235,8 +236,9 @@ class Tournament:
         return [self.table_5_2(), self.table_5_3(), self.table_5_4()]
 
     @property
-    def _connect_four(self) -> bool:
-        return self.game == registry.CONNECT_FOUR_ID
+    def _thesis_protocol(self) -> bool:
+        """The default game plays the thesis' protocol (its openings are two stones)."""
+        return self.game == DEFAULT_GAME
 
     @property
     def _openings_text(self) -> str:
@@ -244,7 +246,7 @@ class Tournament:
 
     @property
     def _length_text(self) -> str:
-        return "Stones on the final board (the two opening stones included)" if self._connect_four else \
+        return "Stones on the final board (the two opening stones included)" if self._thesis_protocol else \
             "Plies after the opening"
 
     def to_markdown(self) -> str:
@@ -260,7 +262,7 @@ class Tournament:
     def to_dict(self, games: bool = True) -> dict:
         """Everything, JSON-ready: names, every match (with every game's moves), the tables."""
         return {
-            **({} if self._connect_four else {"game": self.game}),
+            **({} if self._thesis_protocol else {"game": self.game}),
             "names": list(self.names),
             "matches": [m.to_dict(games=games) for m in self.matches],
             "self_matches": [m.to_dict(games=games) for m in self.self_matches],
@@ -271,7 +273,7 @@ class Tournament:
     def from_dict(cls, d: dict) -> Tournament:
         return cls(names=tuple(d["names"]), matches=tuple(match_from_dict(m) for m in d["matches"]),
                    self_matches=tuple(match_from_dict(m) for m in d.get("self_matches", ())),
-                   game=d.get("game", registry.CONNECT_FOUR_ID))
+                   game=d.get("game", DEFAULT_GAME))
 
     def save_json(self, path: str | os.PathLike, **extra: Any) -> Path:
         """Write :meth:`to_dict` (plus ``extra`` top-level entries) to ``path``."""
@@ -320,7 +322,7 @@ def round_robin(agent_list: Sequence, key: Array, *, progress: bool = True, self
         jobs += [(i, i) for i in range(n)]
     matches, self_matches = [], []
     n_devices = len(devs.select(devices))
-    if n_devices == 1 and game == registry.CONNECT_FOUR_ID and not per_match:
+    if n_devices == 1 and lockstep.fits(game) and not per_match:  # turns alternate: one program
         with tqdm(total=len(jobs), desc="tournament (all matches in one program)", unit="match",
                   disable=not progress, dynamic_ncols=True) as bar:
             for (i, j), m in zip(jobs, lockstep.play_pairs(loaded, jobs, key, labels)):

@@ -6,8 +6,10 @@ its command and counts in ``yardstick_positions.json`` beside it): positions dra
 games of a mix of players (Random, 1StepLA and 2StepLA sampling among equals, the
 shipped DQN and PPO agents, with random moves mixed in), deduplicated up to mirroring,
 never finished, stratified by the number of stones into three phases, each with the exact
-solver score of every legal column (the convention of :mod:`c4jax.agents.perfect`;
-full columns ``ILLEGAL``). Grading needs no solver.
+solver score of every legal column (the convention of :mod:`c4jax.games.connect_four.perfect`;
+full columns :data:`ILLEGAL`). Grading needs no solver. The positions are observations of the
+default game (:data:`c4jax.games.DEFAULT`, whose kit says it has a yardstick), their legal columns
+read by its kit.
 
 Only **non-trivial** positions are graded: those where the legal columns do not all have
 the same outcome (win / draw / loss), so that some move changes the game-theoretic
@@ -33,11 +35,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
-from c4jax.agents.perfect import ILLEGAL
-from c4jax.games.connect_four.board import COLS, ROWS
+from c4jax import games
 from c4jax.io.devices import shard_batch, to_host
 
 POSITIONS_FILE = Path(__file__).resolve().parent / "yardstick_positions.npz"
+ILLEGAL = -100  # the score of an illegal column in a position set (the perfect player's solve_scores convention)
 PHASES = ("opening", "middle", "end")
 PHASE_STONES = ((0, 11), (12, 27), (28, 41))  # stones on the board in each phase (inclusive)
 PREFIX = "yardstick/"
@@ -58,9 +60,12 @@ class Positions:
 
     def __post_init__(self):
         b, s = np.asarray(self.boards), np.asarray(self.scores)
-        if b.ndim != 3 or b.shape[1:] != (ROWS, COLS) or s.shape != (b.shape[0], COLS):
-            raise ValueError(f"positions: boards must be [N, 6, 7] and scores [N, 7], got {b.shape} and {s.shape}")
-        if not np.array_equal(s == ILLEGAL, b[:, 0, :] != 0):
+        game = games.make(games.DEFAULT)
+        shape, actions = tuple(game.observation_shape), game.num_actions
+        if b.shape[1:] != shape or s.shape != (b.shape[0], actions):
+            raise ValueError(f"positions: boards must be [N, {', '.join(map(str, shape))}] and scores [N, {actions}], "
+                             f"got {b.shape} and {s.shape}")
+        if not np.array_equal(s == ILLEGAL, ~np.asarray(games.kit_of(game).observation_legal(b))):
             raise ValueError("positions: scores must be ILLEGAL exactly on the full columns")
 
     def __len__(self) -> int:
@@ -68,7 +73,7 @@ class Positions:
 
     @property
     def stones(self) -> np.ndarray:
-        return np.count_nonzero(self.boards, axis=(1, 2))
+        return np.count_nonzero(self.boards.reshape(len(self), -1), axis=1)
 
     @property
     def phase(self) -> np.ndarray:
@@ -141,8 +146,9 @@ def _grade_impl(agent, boards: Array, scores: Array, phase: Array, graded: Array
     action = _choices(agent, boards, key, batch_size)
     legal = scores != ILLEGAL
     best = jnp.max(jnp.where(legal, scores, ILLEGAL), axis=-1)
-    ok = (action >= 0) & (action < COLS)
-    chosen = jnp.take_along_axis(scores, jnp.clip(action, 0, COLS - 1)[:, None], axis=-1)[:, 0]
+    actions = scores.shape[-1]
+    ok = (action >= 0) & (action < actions)
+    chosen = jnp.take_along_axis(scores, jnp.clip(action, 0, actions - 1)[:, None], axis=-1)[:, 0]
     chosen = jnp.where(ok, chosen, ILLEGAL)
     keep = (chosen != ILLEGAL) & (jnp.sign(chosen) == jnp.sign(best))
     exact = (chosen != ILLEGAL) & (chosen == best)

@@ -24,8 +24,24 @@ protocol) and the game's answers to what trainers, searches, matches and the UI 
   the observation's shape; ``None``: its dtype's range);
 - ``match``: what a protocol match of the game takes from it (:class:`MatchRules`: its openings, whether
   the player to move alternates, how its games are played and counted);
+- ``env``: the module of the game's functional environment (``init``, ``step``, ``observe``, its
+  ``EnvState``...), which ``c4jax.env`` is for the default game (``None``: the game has none);
 - ``view``: the module of the game's view (what the play UI and ``watch`` draw of a position,
   :mod:`c4jax.games.viewbase`), ``None`` when the game has none;
+- ``from_observation``: ``observation -> State``, the state an observation of the player to move
+  shows, where the observation tells the whole state (``None``: it does not); agents of such a
+  game also take observations in place of states (Connect Four's board API, ``agent.act(boards, key)``);
+- ``playable``: ``observations -> (observations, finished)`` of concrete observations ``[B, ...]``
+  for that API: validated (``ValueError`` on a malformed one), every finished game's replaced by
+  the start position, and ``bool[B]``, which ones were finished;
+- ``position_words``: ``State -> tuple of uint32 arrays`` that identify a position, folded into
+  the key of the search behind a search agent's scores (``None``: the words of its observation);
+- ``agents``: ``"module:function"`` of the function that registers the game's own agents with
+  :mod:`c4jax.agents.registry` (imported when an agent is first looked up by name; ``None``: the
+  game has only the agents that play any game);
+- ``plain_lookahead``: ``"module:function"`` of a plain-Python N-step lookahead,
+  ``act(observation, n) -> action`` (one position at a time, the thesis' kind of baseline), that
+  Table 5.1's decision timing (:mod:`c4jax.evaluation.timing`) times beside the agents;
 - ``defaults``: per algorithm, the flags that differ from the algorithm's own defaults on this game
   (``{"alphazero": {"run": {...}, "az": {...}}}``, ``{"dqn": {"run": {...}, "dqn": {...}}}``, one mapping
   per config section).
@@ -36,6 +52,7 @@ pgx) plugs in with ``GameKit(game=..., title=...)``: docs/guide.md, "Adding a ga
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
@@ -109,7 +126,13 @@ class GameKit:
     other_observation: Callable[[Any], Array] | None = None
     match: MatchRules = MatchRules()
     observation_range: tuple[Any, Any] | None = field(default=None, compare=False)
+    env: str | None = None
     view: str | None = None
+    from_observation: Callable[[Array], Any] | None = None
+    playable: Callable[[Any], tuple[np.ndarray, np.ndarray]] | None = None
+    position_words: Callable[[Any], tuple[Array, ...]] | None = None
+    agents: str | None = None
+    plain_lookahead: str | None = None
     defaults: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=lambda: MappingProxyType({}),
                                                                      compare=False)
 
@@ -120,6 +143,13 @@ class GameKit:
     def defaults_of(self, algorithm: str) -> Mapping[str, Mapping[str, Any]]:
         """The flags of ``algorithm`` that differ on this game, per config section (empty if none)."""
         return self.defaults.get(algorithm, MappingProxyType({}))
+
+
+def resolve(reference: str) -> Any:
+    """The object a kit names by ``"module:attribute"`` (``GameKit.agents``, ``plain_lookahead``), its
+    module imported on first use."""
+    module, attr = reference.split(":")
+    return getattr(importlib.import_module(module), attr)
 
 
 def plain(game: Game) -> GameKit:

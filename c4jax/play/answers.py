@@ -22,7 +22,7 @@ import jax
 import numpy as np
 
 from c4jax import agents, games
-from c4jax.agents import perfect
+from c4jax.games.connect_four import perfect
 from c4jax.agents.base import ScoreInfo
 from c4jax.games.base import done
 from c4jax.games.viewbase import MoveError

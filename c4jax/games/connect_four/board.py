@@ -113,3 +113,16 @@ def _raise_first(bad: np.ndarray, what: str, batched: bool) -> None:
         i = int(np.argmax(bad))
         where = f"board {i}" if batched else "board"
         raise ValueError(f"{where} {what}")
+
+
+def playable(boards) -> tuple[np.ndarray, np.ndarray]:
+    """``(boards, finished)`` of concrete public boards ``[B, 6, 7]``: the boards validated
+    (``ValueError`` on a malformed one, as :func:`check_boards` says) with every finished game (the
+    opponent has four in a row, or the board is full) replaced by the empty board, and
+    ``bool[B]``, which ones were finished."""
+    arr = check_boards(boards, batched=True, allow_finished=True)
+    flat = arr.reshape(-1, ROWS * COLS)
+    finished = (flat[:, LINES] == -1).all(axis=-1).any(axis=-1) | (flat != 0).all(axis=-1)
+    if finished.any():
+        arr = np.where(finished[:, None, None], np.int8(0), arr)
+    return arr, finished

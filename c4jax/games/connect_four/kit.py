@@ -1,7 +1,9 @@
 """Connect Four's kit (:class:`c4jax.games.kit.GameKit`): the rules of design.md §1 and what
 else is Connect Four's: the CNET's input planes, the legal columns read from a board, the
 left-right mirror, design.md §3's random start positions, the measured UCT constant of pure
-MCTS, the perfect-play yardstick and the thesis' reference opponent 1StepLA.
+MCTS, the perfect-play yardstick, the thesis' reference opponent 1StepLA, the public boards as
+observations that tell the whole state (the agents' board API) and its own agents (N-step
+lookahead, the perfect player, OpenSpiel's MCTS: :mod:`c4jax.games.connect_four.agents`).
 
 The algorithms' own defaults are Connect Four's (the thesis'); AlphaZero's evaluations here also
 grade the network on the yardstick, which chooses ``best/`` (2,866 fixed positions: far less noisy
@@ -12,7 +14,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from c4jax.games.connect_four import env
-from c4jax.games.connect_four.board import legal_mask, mirror_boards
+from c4jax.games.connect_four.board import legal_mask, mirror_boards, playable
 from c4jax.games.connect_four.game import GAME
 from c4jax.games.kit import GameKit, MatchRules, Symmetry
 
@@ -39,7 +41,13 @@ KIT = GameKit(
     other_observation=lambda state: -env.observe(state),  # the board from the other side: stones swapped
     match=MATCH,
     observation_range=(-1, 1),
+    env="c4jax.games.connect_four.env",
     view="c4jax.games.connect_four.view",
+    from_observation=env.from_board,  # a public board tells the whole state
+    playable=playable,  # the agents' board API: validated boards, finished games replaced by the empty board
+    position_words=lambda state: (state.cur.lo, state.cur.hi, state.opp.lo, state.opp.hi),  # its bitboards
+    agents="c4jax.games.connect_four.agents:register",  # N-step lookahead, perfect, openspiel-mcts<N>
+    plain_lookahead="c4jax.games.connect_four.reference:act",  # Table 5.1's plain-Python rows
     defaults=MappingProxyType({"alphazero": MappingProxyType({"run": MappingProxyType(dict(
         eval_yardstick=True, eval_opponents=("2steplA",), select_by="yardstick"))})}),
 )

@@ -1,7 +1,7 @@
 """A shipped AlphaZero network as a pgx-style baseline model: ``logits, value = model(observation)``
 on pgx ``connect_four`` observations, as pgx's own ``pgx.make_baseline_model`` models are called.
 
-    from c4jax.agents.pgx_baseline import baseline
+    from c4jax.games.connect_four.pgx_baseline import baseline
 
     model = baseline("alphazero")                   # the shipped network (no search)
     logits, value = model(state.observation)        # bool[B, 6, 7, 2] -> float32[B, 7], float32[B]
@@ -25,7 +25,7 @@ from jax import Array
 
 from c4jax.agents.network_search import agent_from_search_checkpoint, evaluate, is_search_checkpoint
 from c4jax.agents.registry import checkpoint_path
-from c4jax.games.interop import board_from_pgx
+from c4jax.games.connect_four.interop import board_from_pgx
 from c4jax.io import checkpoint
 
 
