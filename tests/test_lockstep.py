@@ -60,3 +60,21 @@ def test_a_game_whose_turns_do_not_alternate_is_played_match_by_match():
     assert lockstep.fits(agents.load("random").game) and not lockstep.fits(checkers[0].game)
     with pytest.raises(ValueError, match="alternates"):
         lockstep.play_pairs(checkers, [(0, 1)], jax.random.key(0))
+
+
+def test_the_openings_are_found_even_when_first_asked_inside_the_program():
+    protocol.game_openings.cache_clear()  # a fresh process: the round robin's jit asks first
+    (result,) = lockstep.play_pairs([agents.load("1steplA"), agents.load("2steplA")], [(0, 1)], jax.random.key(0))
+    assert result.total.games == 100 and len(protocol.game_openings(agents.load("1steplA").game)[0]) == 50
+
+
+def test_only_agents_whose_moves_ignore_the_key_are_asked_about_their_running_games_alone():
+    # keyed agents keep every game in its place in the batch (and its key); the others are compacted
+    assert not agents.load("alphazero@8").keyed and not agents.load("dqn").keyed
+    assert agents.load("mcts8:det").keyed and agents.load("ppo:sto").keyed and agents.load("random").keyed
+    names = ["alphazero@2", "mcts4:det"]
+    loaded = [agents.load(n) for n in names]
+    key = jax.random.key(2)
+    (r,) = lockstep.play_pairs(loaded, [(0, 1)], key, labels=names)
+    (again,) = lockstep.play_pairs(loaded, [(0, 1)], key, labels=names)
+    assert r.total.games == 100 and [g.moves for g in r.games] == [g.moves for g in again.games]

@@ -66,7 +66,7 @@ def compact_capacities(batch: int) -> tuple[int, ...]:
     return tuple(sorted({max(1, -(-batch * n // 100)) for n in (4, 12, 30, 60)} | {batch}))
 
 
-def _decide(agent, states, mover: Array, key: Array, capacities: tuple[int, ...]) -> Array:
+def decide(agent, states, mover: Array, key: Array, capacities: tuple[int, ...]) -> Array:
     """int32[B]: ``agent``'s actions in the games where ``mover`` [B] is true (0 elsewhere), asking it
     only about those: they are gathered into the smallest of ``capacities`` that holds them (the
     empty slots repeat one of them; their actions are dropped), so its cost follows the number of
@@ -105,7 +105,7 @@ def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=
       reward_fn: the reward recorded for each move (default: the game's own reward for the
         mover, ``c4jax.games.base.mover_reward``; Connect Four's trainers record the shaped
         reward, ``c4jax.learning.rewards.shaped_reward``).
-      compact: ask each agent only about the games where it is to move (:func:`_decide`), not about
+      compact: ask each agent only about the games where it is to move (:func:`decide`), not about
         all B at every ply: its cost follows the games it plays, not the longest game, so a match
         of searching agents runs several times faster. The agents' sampling keys then differ from
         those of ``compact=False`` (stochastic agents play other games, the same for the same key).
@@ -142,8 +142,8 @@ def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=
         a_turn = c.state.current_player == a_player
         if compact and agent_b is not None:
             caps = compact_capacities(batch)
-            action = jnp.where(a_turn, _decide(agent_a, c.state, live & a_turn, key_a, caps),
-                               _decide(agent_b, c.state, live & ~a_turn, key_b, caps))
+            action = jnp.where(a_turn, decide(agent_a, c.state, live & a_turn, key_a, caps),
+                               decide(agent_b, c.state, live & ~a_turn, key_b, caps))
         else:
             action = agent_a.act_states(c.state, key_a)
             if agent_b is not None:

@@ -165,6 +165,12 @@ class AgentBase:
 
     game = DEFAULT_GAME  # a class attribute, not a pytree field (a subclass may make it a static field)
 
+    @property
+    def keyed(self) -> bool:
+        """Whether ``act_states``' actions depend on the key, and so on where a state sits in the
+        batch: true for agents that sample; an agent whose search plays random games says so too."""
+        return self.stochastic
+
     def scores(self, boards) -> Array:
         if _is_traced(boards):
             return self._scores(boards)

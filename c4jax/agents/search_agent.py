@@ -144,6 +144,10 @@ class MCTSAgent(SearchAgent):
             raise ValueError(f"pure MCTS needs a positive UCT constant c, got {self.uct_c!r}")
 
     @property
+    def keyed(self) -> bool:
+        return True  # random playouts: even the most visited move depends on the key
+
+    @property
     def c(self) -> float:
         """The UCT constant the search uses."""
         return default_uct_c(self.game) if self.uct_c is None else float(self.uct_c)

@@ -6,7 +6,12 @@ compiles n(n-1)/2 programs, and each move of a match asks both agents for all 10
 only one of them is to move in each. Here all the games of all the pairs are one batch, played
 ply by ply in one ``lax.while_loop``: at each ply every agent decides only in the games where it is
 to move, in one call on all of them (a search agent's searches are batched across its matches).
-So the program holds each agent once, and each decision is made once.
+So the program holds each agent once, and each decision is made once. An agent whose moves do not
+depend on the key (``keyed`` false) is asked only about those of its games still running
+(:func:`c4jax.agents.arena.decide`: gathered into the smallest of a few batch sizes that holds
+them), so a search costs what its games' moves need, not the longest game's length times its
+games; an agent that samples (or plays random playouts) is asked about all of them, so that each
+game keeps its place in the batch and its key.
 
 This needs the player to move to alternate ply by ply: then whoever is to move after a game's
 opening moves at the even plies of the match and the other player at the odd ones (in Connect Four
@@ -32,6 +37,7 @@ import numpy as np
 from flax import struct
 from jax import Array
 
+from c4jax.agents import arena
 from c4jax.evaluation import protocol
 from c4jax.games import base as games, kit_of
 
@@ -100,7 +106,11 @@ def _play(agent_list: tuple, key: Array, pairs: tuple[tuple[int, int], ...], gam
         for k in players:
             idx = jnp.where(c.t % 2 == 0, jnp.asarray(even[k]), jnp.asarray(odd[k]))
             mine = jax.tree.map(lambda x: x[idx], c.state)
-            chosen = agent_list[k].act_states(mine, jax.random.fold_in(ply_key, k))
+            agent_key = jax.random.fold_in(ply_key, k)
+            if getattr(agent_list[k], "keyed", True):  # its moves depend on where each game sits in the batch
+                chosen = agent_list[k].act_states(mine, agent_key)
+            else:  # asked only about its games still running (arena.decide)
+                chosen = arena.decide(agent_list[k], mine, live[idx], agent_key, arena.compact_capacities(len(even[k])))
             action = action.at[idx].set(chosen.astype(jnp.int32))
         new = jax.vmap(game.step)(c.state, action)
         returns = c.returns + jnp.where(live[:, None], new.rewards, 0.0)

@@ -61,7 +61,12 @@ def game_openings(game) -> tuple[np.ndarray, np.ndarray]:
     the game has 49 (Checkers: 7 first moves, 7 replies to each), else 49 spread evenly over the pairs
     in order (repeated when there are fewer). Returns ``(moves int32[50, 2], a_to_move bool[50])``: the
     opening plies (``-1`` pads opening 0) and whether the player to move after them is the one who
-    moved first."""
+    moved first. Evaluated eagerly even when first called under a trace (the cache holds no tracers)."""
+    with jax.ensure_compile_time_eval():
+        return _game_openings(game)
+
+
+def _game_openings(game) -> tuple[np.ndarray, np.ndarray]:
     start = game.init(jax.random.key(0))
     step = jax.jit(game.step)  # one compiled step: a game's step run op by op costs seconds per call
     given = games.kit_of(game).match.openings
