@@ -345,7 +345,7 @@ def test_another_game_takes_the_smoke_preset_and_refuses_connect_four_s_in_one_l
     cli, make = {"ppo": (ppo_cli, ppo.trainer), "reinforce": (reinforce_cli, reinforce.trainer)}[cli_name]
     smoke = onpolicy_setup.parse(["--game", "checkers", "--preset", "smoke"], cli.defaults)
     section = getattr(smoke, cli_name)
-    assert smoke.preset is None and section.streams and section.tower == (1, 4) and smoke.run.total_updates == 2
+    assert section.streams and section.tower == (1, 4) and smoke.run.total_updates == 2
     assert cli.defaults("checkers").run.out == f"runs/checkers/{cli_name}"
     for argv, message in [(["--preset", "published"], "--preset published: Connect Four's presets"),
                           (["--collect", "games", "--network", "cnet", "--games-per-collect", "10"],

@@ -6,8 +6,8 @@ algorithm's section (``ppo`` or ``reinforce``, also the name of its entry in ``G
 ``preset``. On a game that the whole-games collection plays (Connect Four) the defaults are the command's
 with its ``--preset``; on any other game they are ``--collect streams`` with the algorithm's ``STREAMS``
 settings, from scratch, evaluated against pure MCTS, then what the game's kit sets; ``--preset thesis``
-and ``published`` (Connect Four's collection settings) are refused there in one line, ``--preset smoke``
-applies to every game.
+and ``published`` (Connect Four's collection settings) are refused there in one line (the ``preset``
+field is then unused), ``--preset smoke`` applies to every game.
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ def defaults(default, game: str, streams: Mapping[str, Any], total_updates: int)
     """``default`` (a command's config, Connect Four's) fitted to ``game``: unchanged where the whole-games
     collection plays it (``--game`` set), else the algorithm's class defaults with ``streams`` (its
     ``--collect streams`` settings), ``total_updates`` updates from scratch, evaluated against pure MCTS
-    with 100 simulations (which chooses best/) without the old-network rule, and no preset; then the
+    with 100 simulations (which chooses best/) without the old-network rule; then the
     flags that the game's kit sets for the algorithm (``GameKit.defaults``). Runs go to
     ``runs/<game>/<algorithm>`` (the default's --out for the default game)."""
     name = _section(default)
-    algo, run, preset = getattr(default, name), default.run, default.preset
+    algo, run = getattr(default, name), default.run
     out = run.out if game == games.DEFAULT else f"runs/{game}/{name}"
     if onpolicy.plays_whole_games(games.make(game)):
         run = dataclasses.replace(run, out=out, game=game)
@@ -42,10 +42,9 @@ def defaults(default, game: str, streams: Mapping[str, Any], total_updates: int)
         algo = dataclasses.replace(type(algo)(), **streams)
         run = loop.LoopConfig(out=out, game=game, init_from="", freeze_conv=False, total_updates=total_updates,
                               eval_opponents=("mcts100",), select_by="mcts100", revert_drop=1.0)
-        preset = None
     own = games.kit_of(game).defaults_of(name)
     return dataclasses.replace(default, run=dataclasses.replace(run, **own.get("run", {})),
-                               **{name: dataclasses.replace(algo, **own.get(name, {}))}, preset=preset)
+                               **{name: dataclasses.replace(algo, **own.get(name, {}))})
 
 
 def renamed(argv: Sequence[str], names: Mapping[str, str]) -> list[str]:
@@ -64,7 +63,7 @@ def renamed(argv: Sequence[str], names: Mapping[str, str]) -> list[str]:
 
 def parse(argv: Sequence[str], defaults_of: Callable[[str], Any], prog: str | None = None):
     """The command line's config over ``defaults_of(--game)`` (:func:`defaults`): with its ``--preset``
-    where the game has one (``preset`` not ``None``), else refusing ``--preset thesis`` and ``published``.
+    where the defaults collect whole games, else refusing ``--preset thesis`` and ``published``.
     A command line it cannot take (an unknown ``--game`` included) is one ``error:`` line and exit
     status 2 (:func:`c4jax.io.cliargs.one_line_errors`)."""
     argv = list(argv)
@@ -73,14 +72,15 @@ def parse(argv: Sequence[str], defaults_of: Callable[[str], Any], prog: str | No
         default = defaults_of(game)
     except ValueError:  # an unknown --game: the parser's check of --game names it
         default = defaults_of(games.DEFAULT)
-    if default.preset is None:
+    streams = getattr(default, _section(default)).streams
+    if streams:
         named = config.preset_from_argv(config.take_smoke(argv)[0], default="")
         if named in config.PRESETS and not {"-h", "--help"} & set(argv):
             cliargs.fail(f"--preset {named}: Connect Four's presets set the whole-games collection (design.md §7, "
                          f"§7a); {game} trains with --collect streams and its own defaults (--preset smoke: the "
                          "smallest run)")
     with cliargs.one_line_errors(argv, prog):
-        if default.preset is None:
+        if streams:
             return config.parse_cli(default, argv, prog=prog)
         return config.preset_cli(default, argv, prog=prog)
 

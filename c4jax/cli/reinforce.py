@@ -38,10 +38,11 @@ class Config:
     """REINFORCE-with-baseline hyperparameters. Their defaults are those of --preset (above) and --game; explicit
     flags override them. With --opponent, only the learner's own moves carry a loss; the opponent's moves shape
     their returns."""
-    preset: Literal["thesis", "published"] | None = "thesis"
+    preset: Literal["thesis", "published"] = "thesis"
     """Training preset of Connect Four: 'thesis' (the thesis text, design.md §7) or 'published' (every difference
     of the published training code turned on, design.md §7a). It sets the defaults; explicit flags override it.
-    None on another game (its kit's defaults; --preset smoke works)."""
+    Unused on a game trained with --collect streams (its kit's defaults), which refuses
+    them; --preset smoke works on every game."""
 
 
 def defaults(game: str) -> Config:
