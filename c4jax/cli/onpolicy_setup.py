@@ -68,10 +68,10 @@ def parse(argv: Sequence[str], defaults_of: Callable[[str], Any], prog: str | No
     status 2 (:func:`c4jax.io.cliargs.one_line_errors`)."""
     argv = list(argv)
     game = config.preset_from_argv(argv, flag="--game", default=games.DEFAULT)
-    try:
-        default = defaults_of(game)
-    except ValueError:  # an unknown --game: the parser's check of --game names it
-        default = defaults_of(games.DEFAULT)
+    if game not in games.GAMES:
+        with cliargs.one_line_errors(argv, prog):
+            loop.LoopConfig(game=game)  # its check of --game names the games
+    default = defaults_of(game)
     streams = getattr(default, _section(default)).streams
     if streams:
         named = config.preset_from_argv(config.take_smoke(argv)[0], default="")
