@@ -3,8 +3,9 @@ collections (``--collect``, :class:`~c4jax.learning.onpolicy.OnPolicyConfig`), o
 (:func:`c4jax.learning.losses.negamax_gae`) and one loss (:func:`c4jax.learning.losses.ppo_loss`).
 :func:`trainer` makes the algorithm of a config and a game.
 
-``--collect games`` (:class:`PPO`, the thesis on Connect Four). Each *buffer*: ``games_per_collect`` (default: enough to fill it) self-play games sampled from the current
-policy in parallel from design.md §3 random start boards, each followed by its mirror
+``--collect games`` (:class:`PPO`, the thesis on Connect Four). Each *buffer*: ``games_per_collect``
+(default: enough to fill it) self-play games sampled from the current policy in parallel from
+design.md §3 random start boards, each followed by its mirror
 (the mirrored action's log-prob recomputed on the mirrored board), trimmed to the
 first ``buffer_size`` transitions in game order; then ``epochs`` passes of shuffled
 minibatches with the clipped objective, Smooth-L1 value loss and entropy bonus;
@@ -70,8 +71,8 @@ class PPOConfig(onpolicy.OnPolicyConfig):
     weight_decay: float = 5e-5
     """L2 penalty added to the gradient."""
     games_per_collect: int = 0
-    """--collect games: self-play games played in parallel to fill one buffer; 0 = ceil(buffer_size / 12.5), enough to fill
-    it (a game from a random start gives 15-20 rows with its mirror; the extra rows are dropped). With
+    """--collect games: self-play games played in parallel to fill one buffer; 0 = ceil(buffer_size / 12.5),
+    enough to fill it (a game from a random start gives 15-20 rows with its mirror; the extra rows are dropped). With
     --opponent, games against it give half the rows, and the automatic value grows to match."""
     td_advantage: bool = False
     """One-step TD value targets and advantages on the mirror-averaged value V̄ of the collecting network:
