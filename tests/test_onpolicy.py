@@ -367,3 +367,15 @@ def test_renamed_checkers_flags_keep_working_with_a_note(capsys):
     err = capsys.readouterr().err
     assert "note: --value-weight is deprecated: use --c1" in err and "--entropy-weight is deprecated: use --c2" in err
     assert "--buffers-per-eval is deprecated: use --eval-every" in err
+
+
+def test_streams_on_connect_four_train_the_cnet_that_init_from_starts():
+    """--collect streams with --network cnet on a game whose kit reads CNET boards: the loop makes the CNET
+    (--init-from applies) and the evaluations play it as a CNET agent."""
+    from c4jax.agents.network import NetworkAgent
+
+    algo = reinforce.trainer(ReinforceConfig(collect="streams", width=8), games.make(games.DEFAULT))
+    assert algo.fresh_params(jax.random.key(0)) is None and algo.is_cnet and algo.tower == ()
+    params = init_params(jax.random.key(0), width=8, heads="two")
+    assert isinstance(algo.agent_of(params, "reinforce", sampled=True, width=8), NetworkAgent)
+    assert int(algo.init(jax.random.key(1), params).envs.legal_action_mask.shape[-1]) == 7
