@@ -22,11 +22,9 @@ from c4jax.learning.alphazero import AlphaZeroConfig
 from c4jax.learning.dqn import DQNConfig
 from c4jax.learning.ppo import PPOConfig
 from c4jax.learning.reinforce import ReinforceConfig
-from c4jax.learning.selfplay_ppo import SelfPlayPPOConfig
 from scripts import run_script
 
-CONFIGS = (loop.LoopConfig, DQNConfig, PPOConfig, ReinforceConfig, AlphaZeroConfig, SelfPlayPPOConfig,
-           SupervisedConfig)
+CONFIGS = (loop.LoopConfig, DQNConfig, PPOConfig, ReinforceConfig, AlphaZeroConfig, SupervisedConfig)
 
 
 def _numeric_fields(cls) -> dict[str, type]:
@@ -92,11 +90,12 @@ def test_settings_that_depend_on_each_other():
     assert PPOConfig(eval_every=630).buffers_per_eval == 2 and PPOConfig(eval_every=630) == PPOConfig(buffers_per_eval=2)
     assert AlphaZeroConfig(eval_every=256).iterations_per_eval == 2
     assert AlphaZeroConfig(eval_every=256).eval_updates == 256
-    assert SelfPlayPPOConfig(eval_every=64).collects_per_eval == 2
+    streams = dict(collect="streams", network="tower", envs=64, steps=64, minibatch_size=512, epochs=4)
+    assert PPOConfig(eval_every=64, **streams).buffers_per_eval == 2
     with pytest.raises(ValueError, match="--eval-every must be a multiple of the 200 updates"):
         DQNConfig(eval_every=100)
     with pytest.raises(ValueError, match="--minibatch-size .* must divide"):
-        SelfPlayPPOConfig(minibatch_size=500)
+        PPOConfig(**{**streams, "minibatch_size": 500})
     with pytest.raises(ValueError, match="--learning-starts"):
         DQNConfig(**dqn.STREAM, learning_starts=200_000)
     with pytest.raises(ValueError, match="--val-fraction \\+ --test-fraction must be < 1"):

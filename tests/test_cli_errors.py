@@ -18,12 +18,14 @@ CASES = {
     "train ppo": [
         "--game nosuchgame", "--gamma abc", "--no-such-flag 3", "--preset nope", "--reward-backprop foo",
         "--total-updates", "--game checkers --gamma x", "--game checkers --eval-opponents 1steplA --out {tmp}/r",
-        "--resume --out {tmp}/none", "--init-from nosuchagent --out {tmp}/r",
+        "--resume --out {tmp}/none", "--init-from nosuchagent --out {tmp}/r", "--game checkers --preset published",
+        "--game checkers --explore 0.1", "--collect streams", "--collect nope", "--network tower",
     ],
     "train dqn": ["--game nosuchgame", "--total-updates 1.5", "--preset nope", "--game checkers --double maybe",
-                  "--devices 99 --out {tmp}/r", "--game checkers --collect games --out {tmp}/r", "--collect stream"],
+                  "--devices 99 --out {tmp}/r", "--game checkers --collect games --out {tmp}/r", "--collect streams"],
     "train dueling_dqn": ["--game nosuchgame", "--game checkers --preset published", "--loss nope"],
-    "train reinforce": ["--game nosuchgame", "--game checkers", "--game=checkers", "--c1 x"],
+    "train reinforce": ["--game nosuchgame", "--game checkers --preset thesis", "--game=checkers --replace-draws",
+                        "--game checkers --collect games --games-per-collect 10 --out {tmp}/r", "--c1 x"],
     "train alphazero": ["--game nosuchgame", "--method foo", "--game checkers --num-simulations x",
                         "--eval-opponents nosuch --out {tmp}/r"],
     "train supervised": ["--epochs 0", "--val-fraction 0.9 --test-fraction 0.2", "--nosuch",
@@ -74,9 +76,9 @@ def test_a_mistake_is_one_error_line_and_exit_2(command, args, tmp_path):
 @pytest.mark.parametrize("argv, line", [
     ("train ppo --game nosuchgame",
      "error: --game must be one of ['checkers', 'connect_four'], got 'nosuchgame' (see c4jax train ppo --help)"),
-    ("train reinforce --game checkers",
-     "error: --game checkers: reinforce trains on connect_four only; c4jax train ppo, dqn and alphazero train on "
-     "checkers"),
+    ("train reinforce --game checkers --preset thesis",
+     "error: --preset thesis: Connect Four's presets set the whole-games collection (design.md §7, §7a); checkers "
+     "trains with --collect streams and its own defaults (--preset smoke: the smallest run)"),
     ("match random random --keys x", "error: --keys: invalid literal for int() with base 10: 'x' (see c4jax match --help)"),
     ("match random", "error: missing B (see c4jax match --help)"),
     ("watch random random --game chess",

@@ -1,5 +1,5 @@
 """DQN: replay buffer, transitions with mirrors, ε schedule, frozen conv, scripts, resume; on any game
-(--collect stream, a residual tower): learning tic-tac-toe, a chunk's bookkeeping and reproducibility, the
+(--collect streams, a residual tower): learning tic-tac-toe, a chunk's bookkeeping and reproducibility, the
 negamax Double DQN target, the dueling tower, the per-game defaults and Checkers end to end."""
 
 import json
@@ -205,7 +205,7 @@ def test_eval_symmetric_picks_best_by_how_the_shipped_agent_plays(tmp_path):
 # --- any game: streams of games on the game's own rewards, a residual tower ------------------------
 
 TTT = games.from_pgx("tic_tac_toe")
-# --collect stream's settings (cli.dqn.STREAM) with sizes that learn tic-tac-toe in a minute
+# --collect streams's settings (cli.dqn.STREAM) with sizes that learn tic-tac-toe in a minute
 SMALL = dict(dqn_cli.STREAM, envs=32, steps=4, updates_per_iteration=4, batch_size=128, buffer_size=20_000,
              learning_starts=500, iterations_per_eval=50, eps_decay=1000.0, tau=0.01, learning_rate=1e-3,
              tower_blocks=1, tower_channels=16)
@@ -299,7 +299,7 @@ def test_stream_dqn_learns_tic_tac_toe():
 
 def test_every_game_takes_the_same_flags_with_its_own_defaults(capsys):
     ck = dqn_cli.parse(["--game", "checkers", "--epsilon-start", "0.9", "--iterations-per-eval", "3"])
-    assert ck.dqn.collect == "stream" and ck.dqn.double and ck.dqn.eps_start == 0.9 and ck.dqn.iterations_per_eval == 3
+    assert ck.dqn.collect == "streams" and ck.dqn.double and ck.dqn.eps_start == 0.9 and ck.dqn.iterations_per_eval == 3
     assert ck.run.out == "runs/checkers/dqn" and ck.run.total_updates == 100_000 and ck.dqn.buffer_size == 100_000
     assert "note: --epsilon-start is deprecated: use --eps-start" in capsys.readouterr().err
     du = dqn_cli.parse(["--game", "checkers"], dueling=True)

@@ -9,8 +9,7 @@ from c4jax.learning import stacked
 from c4jax.learning.placement import ONE_DEVICE
 from c4jax.learning.alphazero import AlphaZero, AlphaZeroConfig
 from c4jax.learning.dqn import DQN, DQNConfig
-from c4jax.learning.ppo import PPO, PPOConfig
-from c4jax.learning.selfplay_ppo import SelfPlayPPO, SelfPlayPPOConfig
+from c4jax.learning.ppo import PPO, PPOConfig, StreamPPO
 
 
 def _chunk(algo, k=1):
@@ -26,10 +25,10 @@ def test_equal_settings_share_one_chunk_and_other_settings_do_not():
         assert _chunk(make(), k=2) is not first  # K seeds vmapped are another program
         assert _chunk(other()) is not first
     checkers = games.make("checkers")
-    cfg = SelfPlayPPOConfig()
-    first = _chunk(SelfPlayPPO(cfg, checkers))
-    assert _chunk(SelfPlayPPO(cfg, checkers)) is first
-    assert _chunk(SelfPlayPPO(dataclasses.replace(cfg, learning_rate=1e-4), checkers)) is not first
+    cfg = PPOConfig(collect="streams", network="tower", minibatch_size=512)
+    first = _chunk(StreamPPO(cfg, checkers))
+    assert _chunk(StreamPPO(cfg, checkers)) is first
+    assert _chunk(StreamPPO(dataclasses.replace(cfg, learning_rate=3e-4), checkers)) is not first
 
 
 def test_an_algorithm_that_plays_a_loaded_opponent_compiles_its_own_chunk():

@@ -3,7 +3,7 @@
 The test takes the guide's own files of its example game (tic-tac-toe: every code block of that
 section that starts with ``# tictactoe/<file>.py``), writes them under a temporary folder only,
 adds the registry line, and then runs what the guide promises on it: the conformance suite,
-AlphaZero, PPO and DQN by self-play for a few updates each, a protocol match, a tournament, the
+AlphaZero, PPO, REINFORCE and DQN by self-play for a few updates each, a protocol match, a tournament, the
 play server's API and a whole game on its page in a real browser (headless Chromium, skipped only
 where it or Playwright is missing).
 """
@@ -83,6 +83,8 @@ TINY = {
                   "--play-simulations", "6", "--tower-blocks", "1", "--tower-channels", "8", "--total-updates", "2"),
     "ppo": ("--envs", "4", "--steps", "4", "--minibatch-size", "8", "--epochs", "1", "--collects-per-eval", "1",
             "--tower-blocks", "1", "--tower-channels", "4", "--total-updates", "2"),
+    "reinforce": ("--envs", "4", "--steps", "4", "--eval-every", "1", "--tower-blocks", "1", "--tower-channels", "4",
+                  "--total-updates", "2"),
     "dqn": ("--envs", "4", "--steps", "2", "--batch-size", "8", "--buffer-size", "64", "--learning-starts", "8",
             "--updates-per-iteration", "1", "--iterations-per-eval", "2", "--tower-blocks", "1", "--tower-channels", "4",
             "--total-updates", "2"),
@@ -91,9 +93,9 @@ TINY = {
 
 @pytest.mark.parametrize("algorithm", sorted(TINY))
 def test_every_self_play_algorithm_trains_on_the_new_game(tic_tac_toe, algorithm, tmp_path):
-    from c4jax.cli import alphazero, dqn, ppo
+    from c4jax.cli import alphazero, dqn, ppo, reinforce
 
-    cli = {"alphazero": alphazero.cli, "ppo": ppo.cli, "dqn": dqn.cli}[algorithm]
+    cli = {"alphazero": alphazero.cli, "ppo": ppo.cli, "reinforce": reinforce.cli, "dqn": dqn.cli}[algorithm]
     out = tmp_path / algorithm
     summary = cli(["--game", "tic_tac_toe", "--out", str(out), *TINY[algorithm], "--eval-opponents",
                    "--select-by", "random", "--no-progress"])

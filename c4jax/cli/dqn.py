@@ -18,7 +18,7 @@ summary.json, best/ (the agent with the best win rate vs 1StepLA; load it with
 
 Every ``--game`` takes the same flags; its defaults are its own (:func:`defaults`). A game without
 Connect Four's shaped reward, random starts and mirror (Checkers) trains Double DQN on its own rewards
-with streams of games side by side (``--collect stream``) and a residual tower, evaluated against
+with streams of games side by side (``--collect streams``) and a residual tower, evaluated against
 Random, the old network and pure MCTS (``--eval-opponents``, which also chooses best/); its best/
 plays greedily on Q and ``runs/checkers/dqn@500`` searches with it. ``--preset thesis`` and
 ``--preset published`` are Connect Four's (they set the thesis' and the published code's switches of
@@ -53,12 +53,12 @@ class Config:
     Another game has its own defaults (only --preset smoke applies there)."""
 
 
-# Double DQN on a game's own rewards, the settings of --collect stream on a game that has no whole-game
+# Double DQN on a game's own rewards, the settings of --collect streams on a game that has no whole-game
 # self-play (docs/results/checkers); the game's kit sets its sizes (GameKit.defaults["dqn"])
-STREAM = dict(collect="stream", double=True, loss="huber", gamma=1.0, tau=0.005, eps_schedule="linear",
+STREAM = dict(collect="streams", double=True, loss="huber", gamma=1.0, tau=0.005, eps_schedule="linear",
               eps_per_update=True, eps_start=1.0, eps_end=0.05, weight_decay=0.0, max_grad_norm=1.0, eval_every=0)
 
-# the flags of --collect stream's ε that DQN names for every game: old name -> name
+# the flags of --collect streams's ε that DQN names for every game: old name -> name
 RENAMED = {"--epsilon-start": "--eps-start", "--epsilon-end": "--eps-end", "--epsilon-decay-updates": "--eps-decay"}
 
 

@@ -18,11 +18,12 @@ Every hyperparameter is a flag (``--help``). Writes metrics.jsonl/csv, curves.pn
 summary.json, best/ (load it with ``agents.load("runs/ppo")``: sampled play,
 ``:det`` greedy) and last/ (the resumable training state) to --out.
 
-``--game checkers`` trains PPO by self-play on the game's own rewards
-(:mod:`c4jax.learning.selfplay_ppo`; its flags: ``--game checkers --help``), with a residual
-tower, evaluated against Random, the old network and pure MCTS (``--eval-opponents``, which
-also chooses best/). Its best/ plays the raw policy; ``runs/checkers/ppo@500`` plays it with
-500 simulations of search guided by its policy and value heads.
+``--game checkers`` (any game but Connect Four) trains PPO by self-play on the game's own rewards
+(``--collect streams``, :mod:`c4jax.learning.onpolicy_streams`; its defaults: ``--game checkers --help``,
+from the game's kit), with a residual tower, evaluated against Random, the old network and pure MCTS
+(``--eval-opponents``, which also chooses best/). Its best/ plays the raw policy; ``runs/checkers/ppo@500``
+plays it with 500 simulations of search guided by its policy and value heads. ``--preset thesis`` and
+``published`` are Connect Four's; ``--preset smoke`` works on every game.
 """
 
 from __future__ import annotations
@@ -31,11 +32,12 @@ import sys
 from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
-from c4jax import games
-from c4jax.cli import selfplay_game
-from c4jax.learning import config, loop
-from c4jax.learning.ppo import PPO, PPOConfig
-from c4jax.learning.selfplay_ppo import SelfPlayPPO, SelfPlayPPOConfig
+from c4jax.cli import onpolicy_setup
+from c4jax.learning import config, loop, ppo
+from c4jax.learning.ppo import PPOConfig
+
+# the flags of PPO on Checkers that one PPO flag replaces
+RENAMED = {"--value-weight": "--c1", "--entropy-weight": "--c2", "--collects-per-eval": "--buffers-per-eval"}
 
 
 @dataclass(frozen=True)
@@ -44,38 +46,27 @@ class Config:
 
     run: loop.LoopConfig = field(default_factory=lambda: config.with_preset(loop.LoopConfig(out="runs/ppo"), "published"))
     ppo: PPOConfig = field(default_factory=lambda: config.with_preset(PPOConfig(), "published"))
-    """PPO hyperparameters. Their defaults are those of --preset (above); explicit flags override them.
+    """PPO hyperparameters. Their defaults are those of --preset (above) and --game; explicit flags override them.
     With --opponent, only the learner's own moves are training rows; the opponent's moves shape their returns."""
     preset: Literal["thesis", "published"] = "published"
-    """Training preset: 'thesis' (the thesis text, design.md §7) or 'published' (every difference of the
-    published training code turned on, design.md §7a; measured stronger for this trainer). It sets the
-    defaults; explicit flags override it."""
+    """Training preset of Connect Four: 'thesis' (the thesis text, design.md §7) or 'published' (every difference
+    of the published training code turned on, design.md §7a; measured stronger for this trainer). It sets the
+    defaults; explicit flags override it. Unused on a game trained with --collect streams (its kit's defaults), which refuses
+    them; --preset smoke works on every game."""
 
 
-@dataclass(frozen=True)
-class GameConfig:
-    """PPO by self-play on another game than Connect Four, with the game's own rewards."""
-
-    run: loop.LoopConfig
-    ppo: SelfPlayPPOConfig = field(default_factory=SelfPlayPPOConfig)
+def defaults(game: str) -> Config:
+    """The default settings of ``game`` (:func:`c4jax.cli.onpolicy_setup.defaults`)."""
+    return onpolicy_setup.defaults(Config(), game, ppo.STREAMS, ppo.STREAMS_UPDATES)
 
 
-def game_defaults(game: str) -> GameConfig:
-    """The default settings of a --game other than Connect Four (docs/results/checkers)."""
-    return GameConfig(run=selfplay_game.loop_config(game, "ppo", total_updates=40_000))
+def main(cfg: Config) -> dict:
+    return onpolicy_setup.train(ppo.trainer, cfg)
 
 
-def main(cfg: Config | GameConfig) -> dict:
-    if isinstance(cfg, GameConfig):
-        return selfplay_game.train(SelfPlayPPO(cfg.ppo, games.make(cfg.run.game)), cfg.run, cfg.ppo)
-    return selfplay_game.train(PPO(cfg.ppo, freeze_conv=cfg.run.freeze_conv), cfg.run, cfg.ppo,
-                               width=cfg.ppo.width)
-
-
-def parse(argv: Sequence[str], prog: str | None = None) -> Config | GameConfig:
-    """The command line's config: :class:`Config` (the thesis' PPO) for Connect Four, :class:`GameConfig`
-    for another ``--game``."""
-    return selfplay_game.parse(argv, Config(), game_defaults, prog=prog)
+def parse(argv: Sequence[str], prog: str | None = None) -> Config:
+    """The command line's config, over the defaults of its ``--game`` (:func:`defaults`)."""
+    return onpolicy_setup.parse(onpolicy_setup.renamed(argv, RENAMED), defaults, prog=prog)
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:

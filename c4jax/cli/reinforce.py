@@ -11,21 +11,22 @@ One update per episode (+ mirror), evaluation every 100 episodes (Random, old ne
 1StepLA; 100 games each). Every hyperparameter is a flag (``--help``). Writes
 metrics.jsonl/csv, curves.png, summary.json, best/ (``agents.load("runs/reinforce")``:
 sampled play, ``:det`` greedy) and last/ (the resumable training state) to --out.
+
+``--game checkers`` (any game but Connect Four) trains REINFORCE by self-play on the game's own rewards
+(``--collect streams``, :mod:`c4jax.learning.onpolicy_streams`: one update per collection; its defaults:
+``--game checkers --help``, from the game's kit), with a residual tower evaluated against pure MCTS.
+``--preset thesis`` and ``published`` are Connect Four's; ``--preset smoke`` works on every game.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
-from c4jax.cli import selfplay_game
-from c4jax.io import cliargs
-from c4jax.learning import config, loop
-from c4jax.learning.reinforce import Reinforce, ReinforceConfig
-
-OTHER_GAMES = "c4jax train ppo, dqn and alphazero"  # the trainers of games other than Connect Four
+from c4jax.cli import onpolicy_setup
+from c4jax.learning import loop, reinforce
+from c4jax.learning.reinforce import ReinforceConfig
 
 
 @dataclass(frozen=True)
@@ -34,24 +35,27 @@ class Config:
 
     run: loop.LoopConfig = field(default_factory=lambda: loop.LoopConfig(out="runs/reinforce"))
     reinforce: ReinforceConfig = field(default_factory=ReinforceConfig)
-    """REINFORCE-with-baseline hyperparameters. Their defaults are those of --preset (above); explicit flags
-    override them. With --opponent, only the learner's own moves carry a loss; the opponent's moves shape their
-    returns."""
+    """REINFORCE-with-baseline hyperparameters. Their defaults are those of --preset (above) and --game; explicit
+    flags override them. With --opponent, only the learner's own moves carry a loss; the opponent's moves shape
+    their returns."""
     preset: Literal["thesis", "published"] = "thesis"
-    """Training preset: 'thesis' (the thesis text, design.md §7) or 'published' (every difference of the
-    published training code turned on, design.md §7a). It sets the defaults; explicit flags override it."""
+    """Training preset of Connect Four: 'thesis' (the thesis text, design.md §7) or 'published' (every difference
+    of the published training code turned on, design.md §7a). It sets the defaults; explicit flags override it.
+    Unused on a game trained with --collect streams (its kit's defaults), which refuses
+    them; --preset smoke works on every game."""
+
+
+def defaults(game: str) -> Config:
+    """The default settings of ``game`` (:func:`c4jax.cli.onpolicy_setup.defaults`)."""
+    return onpolicy_setup.defaults(Config(), game, reinforce.STREAMS, reinforce.STREAMS_UPDATES)
 
 
 def main(cfg: Config) -> dict:
-    algo = Reinforce(cfg.reinforce, freeze_conv=cfg.run.freeze_conv)
-    return loop.run(algo, cfg.run, width=cfg.reinforce.width, algo_config=dataclasses.asdict(cfg.reinforce))
+    return onpolicy_setup.train(reinforce.trainer, cfg)
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
-    """Parse ``argv`` (default: this process' arguments) and train; ``prog`` names the command in
-    ``--help`` (``c4jax train reinforce``; default: the script's file name)."""
+    """Parse ``argv`` (default: this process' arguments; the defaults are those of its ``--game``) and train;
+    ``prog`` names the command in ``--help`` (``c4jax train reinforce``; default: the script's file name)."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    selfplay_game.connect_four_only(argv, "reinforce", OTHER_GAMES)
-    with cliargs.one_line_errors(argv, prog):
-        cfg = config.preset_cli(Config(), argv, prog=prog)
-    return loop.exit_on_error(main, cfg)
+    return loop.exit_on_error(main, onpolicy_setup.parse(argv, defaults, prog=prog))

@@ -92,8 +92,8 @@ SMOKE = "smoke"
 """``--preset smoke``: every trainer's smallest run (a few updates, one evaluation, small networks and
 batches), which checks the whole pipeline in well under a minute on a CPU; it writes to
 ``runs/smoke/...`` (replacing the smoke run there) unless ``--out`` says otherwise. Each config class
-declares its sizes in a ``SMOKE`` class attribute (or a ``smoke_sizes()`` method, when they depend on
-the config's values); explicit flags override them."""
+declares its sizes in a ``SMOKE`` class attribute (or a ``smoke`` property, :func:`smoke_sizes`);
+explicit flags override them."""
 
 # the deprecated names of --eval-every: flag -> (the config field it sets, the config's updates per unit
 # of that field: an attribute name, or None for a field counted in updates)
@@ -131,13 +131,19 @@ def take_smoke(argv: Sequence[str]) -> tuple[list[str], bool]:
     return kept, True
 
 
+def smoke_sizes(c) -> dict:
+    """A config's ``--preset smoke`` sizes: its ``smoke`` property where it has one (sizes that depend on its
+    other settings, e.g. an on-policy trainer's collection), else its class's ``SMOKE``."""
+    return getattr(c, "smoke", None) or getattr(type(c), "SMOKE", {})
+
+
 def smoke_config(cfg):
     """``cfg`` (a trainer script's config of configs, or one config) with every config's ``SMOKE``
     sizes: each config takes its own, a size that it has no field for (a trainer's ``total_updates``)
     goes to the config that has one; the run writes to ``runs/smoke/...``, evaluates against the
     fixed opponents only and replaces the smoke run it finds there."""
     subs = _configs(cfg)
-    sizes = [dict(c.smoke_sizes() if hasattr(c, "smoke_sizes") else getattr(type(c), "SMOKE", {})) for c in subs]
+    sizes = [dict(smoke_sizes(c)) for c in subs]
     new = []
     for c, own in zip(subs, sizes):
         names = {f.name for f in dataclasses.fields(c)}
@@ -231,19 +237,6 @@ def parse_cli(default, argv: Sequence[str], prog: str | None = None, smoke: bool
                               if getattr(c, "resume", False) else c)
     given = any(a == "--eval-every" or a.startswith("--eval-every=") for a in argv)
     return checked(cfg, deprecated, given)
-
-
-def game_cli(argv: Sequence[str], connect_four, other_defaults, prog: str | None = None):
-    """Parse a trainer script's command line whose settings depend on ``--game``: Connect Four's
-    with ``connect_four(argv)``, another game's over ``other_defaults(game)``, a frozen config
-    of configs (:func:`parse_cli`). ``--game`` is read first so that the other flags' defaults (and
-    ``--help``) are that game's. ``prog``: the command named in the usage line (default: the script's
-    file name)."""
-    argv = list(argv)
-    game = preset_from_argv(argv, flag="--game", default=games.DEFAULT)
-    if game == games.DEFAULT:
-        return connect_four(argv)
-    return parse_cli(other_defaults(game), argv, prog=prog)
 
 
 def preset_cli(default, argv: Sequence[str] | None = None, prog: str | None = None):

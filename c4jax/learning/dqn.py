@@ -10,8 +10,8 @@ the config's fields choose, with per-game defaults from the game's kit (``GameKi
 
 - how experience is collected (``collect``): ``"games"``, the thesis' whole games from design.md §3
   random starts with design.md §2's back-propagated shaped reward and mirror images, optionally
-  partly against a fixed opponent (:mod:`c4jax.learning.dqn_games`, Connect Four), or ``"stream"``,
-  per-ply streams of games side by side on the game's own rewards (:mod:`c4jax.learning.dqn_stream`);
+  partly against a fixed opponent (:mod:`c4jax.learning.dqn_games`, Connect Four), or ``"streams"``,
+  per-ply streams of games side by side on the game's own rewards (:mod:`c4jax.learning.dqn_streams`);
 - the network: the CNET where the game's kit says it reads the observations, else the residual
   tower of :mod:`c4jax.nets.tower`, whose Q is ``tanh`` of its policy head and whose value head
   learns ``V(s) = max_a Q_target(s, a)`` (weight ``value_weight``) so that the saved agent, which
@@ -57,7 +57,7 @@ from c4jax.learning.dqn_games import GameCollection, mirror_avg_q, q_values, who
 from c4jax.learning.dqn_games import Transition as Transition
 from c4jax.learning.dqn_games import mirror_average as mirror_average
 from c4jax.learning.dqn_games import transitions as transitions
-from c4jax.learning.dqn_stream import StreamCollection
+from c4jax.learning.dqn_streams import StreamCollection
 from c4jax.learning.optim import adam_l2, apply_gradients, make_optimizer
 from c4jax.learning.train_state import where_seeds
 from c4jax.learning import rollouts
@@ -75,7 +75,7 @@ class DQNConfig(SelfPlayConfig):
     """Double DQN: the online network picks a', the target network values it."""
     collect: str = "games"
     """How experience is collected: 'games' (the thesis: whole games from random starts with the shaped
-    reward, back-propagated, and their mirrors; Connect Four) or 'stream' (games of any game side by
+    reward, back-propagated, and their mirrors; Connect Four) or 'streams' (games of any game side by
     side, --steps plies of each per iteration, on the game's own rewards)."""
     loss: str = "mse"
     """'mse' (thesis) or 'huber' (the Double DQN article)."""
@@ -96,11 +96,11 @@ class DQNConfig(SelfPlayConfig):
     episodes_per_iteration: int = 10
     """Self-play games played in parallel per iteration (each followed by its updates; --collect games)."""
     envs: int = 64
-    """Games played side by side, each starting again as soon as it ends (--collect stream)."""
+    """Games played side by side, each starting again as soon as it ends (--collect streams)."""
     steps: int = 4
-    """Plies of every game per iteration: --envs x --steps transitions into the buffer (--collect stream)."""
+    """Plies of every game per iteration: --envs x --steps transitions into the buffer (--collect streams)."""
     updates_per_iteration: int = 4
-    """Updates per iteration once the buffer holds --learning-starts transitions (--collect stream)."""
+    """Updates per iteration once the buffer holds --learning-starts transitions (--collect streams)."""
     target_update_every: int = 400
     """Hard target copy period in updates (used when tau == 1)."""
     tau: float = 1.0
@@ -116,11 +116,11 @@ class DQNConfig(SelfPlayConfig):
     """'exp' (the thesis: eps_end + (eps_start - eps_end) exp(-n / eps_decay)) or 'linear' (from
     eps_start to eps_end over eps_decay)."""
     eval_every: int = 1000
-    """Updates between evaluations (and checkpoints). --collect stream: a multiple of
+    """Updates between evaluations (and checkpoints). --collect streams: a multiple of
     --updates-per-iteration, 0 = --iterations-per-eval's iterations (those before --learning-starts make
     no updates); saved as the number of iterations (iterations_per_eval)."""
     iterations_per_eval: Annotated[int, tyro.conf.Suppress] = 500
-    """Iterations between evaluations with --collect stream, which --eval-every sets."""
+    """Iterations between evaluations with --collect streams, which --eval-every sets."""
     max_grad_norm: float = 0.0
     """Gradients are clipped to this global norm (0: not clipped)."""
     value_weight: float = 0.5
@@ -154,7 +154,7 @@ class DQNConfig(SelfPlayConfig):
         "updates_per_episode": ranges.ONE_OR_MORE, "episodes_per_iteration": ranges.ONE_OR_MORE,
         "target_update_every": ranges.ONE_OR_MORE, "tau": ranges.Range(0, 1, low_open=True),
         "eps_start": ranges.UNIT, "eps_end": ranges.UNIT, "eps_decay": ranges.POSITIVE,
-        "eval_every": ranges.at_least(0, "(0: --iterations-per-eval's iterations, --collect stream)"),
+        "eval_every": ranges.at_least(0, "(0: --iterations-per-eval's iterations, --collect streams)"),
         "huber_delta": ranges.POSITIVE, "envs": ranges.ONE_OR_MORE, "steps": ranges.ONE_OR_MORE,
         "updates_per_iteration": ranges.ONE_OR_MORE, "iterations_per_eval": ranges.ONE_OR_MORE,
         "max_grad_norm": ranges.NON_NEGATIVE, "value_weight": ranges.NON_NEGATIVE,
@@ -172,7 +172,7 @@ class DQNConfig(SelfPlayConfig):
 
     def smoke_sizes(self) -> dict:
         """``--preset smoke``'s sizes of this collection (:func:`c4jax.learning.config.smoke_config`)."""
-        return self.STREAM_SMOKE if self.collect == "stream" else self.SMOKE
+        return self.STREAM_SMOKE if self.collect == "streams" else self.SMOKE
 
     def __post_init__(self):
         super().__post_init__()
@@ -180,13 +180,13 @@ class DQNConfig(SelfPlayConfig):
             return
         if self.loss not in ("mse", "huber"):
             raise ValueError(f"--loss must be 'mse' or 'huber', got {self.loss!r}")
-        if self.collect not in ("games", "stream"):
-            raise ValueError(f"--collect must be 'games' or 'stream', got {self.collect!r}")
+        if self.collect not in ("games", "streams"):
+            raise ValueError(f"--collect must be 'games' or 'streams', got {self.collect!r}")
         if self.eps_schedule not in ("exp", "linear"):
             raise ValueError(f"--eps-schedule must be 'exp' or 'linear', got {self.eps_schedule!r}")
         if self.learning_starts > self.buffer_size:
             raise ValueError(f"--learning-starts ({self.learning_starts}) cannot exceed --buffer-size ({self.buffer_size})")
-        if self.collect == "stream":
+        if self.collect == "streams":
             self._check_stream()
             return
         if self.eval_every < 1:
@@ -332,12 +332,12 @@ class Strategies:
     def of(cls, cfg: DQNConfig, tower: bool = False, game=None) -> Strategies:
         """The strategies of ``cfg`` on ``game`` (default: the default game); ``tower``: the network is a
         residual tower (Q = ``tanh_q``), else a CNET. The legal actions of s' are those that the game's kit
-        reads from a board (``--collect games``), or those the transitions store (``--collect stream``)."""
+        reads from a board (``--collect games``), or those the transitions store (``--collect streams``)."""
         if tower:
             q = tanh_q
         else:
             q = mirror_avg_q if cfg.target_mirror_avg else q_values
-        if cfg.collect == "stream":
+        if cfg.collect == "streams":
             legal = None
         else:
             legal = all_columns if cfg.target_unmasked else games.kit_of(games.DEFAULT if game is None else game).observation_legal
@@ -367,7 +367,7 @@ class DQN(Algorithm):
         kit = games.kit_of(self.game)
         if cfg.collect == "games" and not whole_games_fit(self.game):
             raise ValueError(f"--collect games plays whole games with Connect Four's shaped reward, random starts "
-                             f"and mirror, which {self.game.id} has not: use --collect stream")
+                             f"and mirror, which {self.game.id} has not: use --collect streams")
         self.name = "dueling_dqn" if cfg.dueling else "dqn"
         self.tower = () if kit.cnet else (cfg.tower_blocks, cfg.tower_channels)
         if self.tower:
@@ -385,7 +385,7 @@ class DQN(Algorithm):
             base = make_optimizer(cfg.learning_rate, cfg.weight_decay, freeze_conv)
         self.tx = optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), base) if cfg.max_grad_norm > 0 else base
         self.strategies = Strategies.of(cfg, tower=bool(self.tower), game=self.game)
-        self.collection = StreamCollection(cfg, self.game) if cfg.collect == "stream" else GameCollection(cfg)
+        self.collection = StreamCollection(cfg, self.game) if cfg.collect == "streams" else GameCollection(cfg)
         c = self.collection
         self.batch_fields, self.batch_sizes = c.batch_fields, c.batch_sizes
         self.update_step, self.update_step_name, self.eval_updates = c.update_step, c.update_step_name, c.eval_updates

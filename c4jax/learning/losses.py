@@ -320,7 +320,8 @@ def reinforce_loss(logits: Array, legal: Array, action: Array, ret: Array, value
     """REINFORCE-with-baseline loss of one sample (thesis §2.1.2 / §4.4).
 
     Args:
-      logits: float32[7]: policy logits on s; legal: bool[7]; action: int32[] played.
+      logits: float32[A]: policy logits on s (A actions: 7 columns for Connect Four); legal:
+        bool[A]; action: int32[] played.
       ret: float32[]: the turn-based return ``G_t``.
       value: float32[]: the baseline ``V(s)`` of the current network.
       c1: weight of the value loss (0.75).
@@ -336,7 +337,7 @@ def reinforce_loss(logits: Array, legal: Array, action: Array, ret: Array, value
       (``-log pi * A``), ``value_loss``, ``advantage``, ``log_prob``, ``entropy``.
     """
     chex.assert_rank([logits, legal, action, ret, value], [1, 1, 0, 0, 0])
-    chex.assert_shape([logits, legal], (NUM_ACTIONS,))
+    chex.assert_equal_shape([logits, legal])
     ret = jax.lax.stop_gradient(ret)
     advantage = jax.lax.stop_gradient(ret - value)
     logp = _log_prob(logits, legal, action)

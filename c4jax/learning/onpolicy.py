@@ -8,6 +8,10 @@
 - ``reinforce_update`` / ``reinforce_updates``: one gradient step per episode (+ mirror).
 - ``Strategies``: the behaviour policy, games, reward back-propagation, value targets and
   advantages, and log-prob columns of a collection, chosen once from a config (design.md §7a).
+- ``OnPolicyConfig``: the fields REINFORCE's and PPO's configs share, among them the two strategies
+  every game chooses from: how experience is collected (``collect``: these whole games, the thesis,
+  or per-ply streams with the game's own rewards, :mod:`c4jax.learning.onpolicy_streams`) and the
+  network (``network``: the CNET, or the residual tower).
 
 Under a mesh with a batch axis (``--devices N``, ``c4jax.io.devices``) the self-play games,
 the PPO buffer and its minibatches are split over the devices (the gradients of a minibatch
@@ -30,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -38,6 +42,7 @@ import optax
 from flax import struct
 from jax import Array
 
+from c4jax import games
 from c4jax.games.connect_four import env
 from c4jax.learning import losses
 from c4jax.agents import arena
@@ -49,6 +54,7 @@ from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.agents.policy import all_columns, masked_log_softmax, sample
 from c4jax.io.devices import shard_batch
 from c4jax.learning.algorithm import Algorithm
+from c4jax.learning import ranges
 from c4jax.learning.config import SelfPlayConfig
 from c4jax.learning.optim import apply_gradients, make_optimizer
 from c4jax.learning.train_state import TrainState
@@ -57,6 +63,70 @@ from c4jax.learning import rewards as rewards_lib
 
 MAX_MOVES = env.MAX_MOVES  # 42
 EPISODE_ROWS = 2 * MAX_MOVES  # one episode and its mirror
+
+COLLECTIONS = ("games", "streams")
+NETWORKS = ("cnet", "tower")
+# the whole-games collection's switches (design.md §2, §7a), with the values that leave them off
+GAMES_ONLY = {"reward_backprop": "per_player", "replace_draws": False, "opponent": "self"}
+
+
+@dataclass(frozen=True)
+class OnPolicyConfig(SelfPlayConfig):
+    """The fields REINFORCE and PPO share (defaults: the thesis on Connect Four, design.md §7; a game's kit
+    gives its own, ``GameKit.defaults``)."""
+
+    collect: str = "games"
+    """How self-play makes training rows: 'games' (the thesis: whole games from design.md §3 random starts
+    on CNET boards, design.md §2's shaped reward, each game followed by its mirror) or 'streams' (--envs games
+    side by side, --steps plies each per collection, the game's own rewards: any game)."""
+    network: str = "cnet"
+    """'cnet' (the thesis' two-headed CNET of --width; the games whose kit says it reads their boards) or
+    'tower' (the residual tower of --tower-blocks and --tower-channels; --collect streams)."""
+    envs: int = 64
+    """--collect streams: games played side by side; each starts again as soon as it ends."""
+    steps: int = 64
+    """--collect streams: plies of every game per collection (envs x steps rows)."""
+    max_grad_norm: float = 0.0
+    """Clip the gradients to this global norm (0: no clipping)."""
+    tower_blocks: int = 2
+    """--network tower: residual blocks (:mod:`c4jax.nets.tower`)."""
+    tower_channels: int = 32
+    """--network tower: filters of every 3x3 convolution."""
+
+    RANGES: ClassVar[dict] = {"envs": ranges.ONE_OR_MORE, "steps": ranges.ONE_OR_MORE,
+                              "max_grad_norm": ranges.NON_NEGATIVE, "tower_blocks": ranges.ONE_OR_MORE,
+                              "tower_channels": ranges.ONE_OR_MORE}
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not ranges.checking():
+            return
+        if self.collect not in COLLECTIONS:
+            raise ValueError(f"--collect must be one of {COLLECTIONS}, got {self.collect!r}")
+        if self.network not in NETWORKS:
+            raise ValueError(f"--network must be one of {NETWORKS}, got {self.network!r}")
+        if self.collect == "games" and self.network != "cnet":
+            raise ValueError("--collect games plays the thesis' whole games on CNET boards: it needs --network cnet")
+        if self.streams:
+            self.refuse_games_only(GAMES_ONLY)
+
+    @property
+    def streams(self) -> bool:
+        """Whether experience comes as per-ply streams (:mod:`c4jax.learning.onpolicy_streams`)."""
+        return self.collect == "streams"
+
+    @property
+    def tower(self) -> tuple[int, int]:
+        return (self.tower_blocks, self.tower_channels)
+
+    def refuse_games_only(self, off: dict) -> None:
+        """``ValueError`` naming the fields of ``off`` (field: the value that leaves it off) that are on: they
+        belong to the whole-games collection, which --collect streams is not."""
+        on = [f"--{k.replace('_', '-')}" for k, v in off.items() if getattr(self, k) != v]
+        if on:
+            raise ValueError(f"{', '.join(on)}: the whole-games collection's (--collect games; Connect Four's "
+                             "--preset published turns them on, --preset thesis off); --collect streams plays the "
+                             "game's own rewards without them")
 
 
 @struct.dataclass
@@ -77,6 +147,20 @@ class Batch:
     @property
     def size(self) -> int:
         return self.valid.shape[0]
+
+
+def plays_whole_games(game) -> bool:
+    """Whether ``game``'s kit has what the whole-games collection plays: CNET boards, design.md §3 random
+    start positions and a mirror."""
+    kit = games.kit_of(game)
+    return kit.cnet and kit.random_start is not None and bool(kit.symmetries)
+
+
+def check_games_collection(game) -> None:
+    """``ValueError`` unless the whole-games collection plays ``game`` (:func:`plays_whole_games`)."""
+    if not plays_whole_games(game):
+        raise ValueError(f"--collect games plays the thesis' whole games (CNET boards, random starts, mirrors), "
+                         f"which {game.id}'s kit has not; train it with --collect streams --network tower")
 
 
 # --------------------------------------------------------------------------- collection

@@ -1,4 +1,4 @@
-"""DQN's per-ply collection (``--collect stream``, :mod:`c4jax.learning.dqn`): streams of games of any
+"""DQN's per-ply collection (``--collect streams``, :mod:`c4jax.learning.dqn`): streams of games of any
 two-player zero-sum game of the protocol (:class:`c4jax.games.base.Game`), on the game's own rewards
 (+1 win, 0 draw, -1 loss), as the MCTS thesis trains DQN on Checkers.
 
@@ -22,8 +22,8 @@ import jax.numpy as jnp
 from flax import struct
 from jax import Array
 
-from c4jax.games import base as game_base
 from c4jax.learning import buffer as rb
+from c4jax.learning.streams import finished_games, play_ply
 from c4jax.learning.train_state import TrainState
 
 # the update step's metrics and the names a stream chunk reports them under
@@ -56,32 +56,8 @@ class StreamDQNState(TrainState):
         return self.replace(target=target)
 
 
-@struct.dataclass
-class Ply:
-    """One ply of every running game: who moved, what it got, and how the next state counts for it."""
-
-    after: Any  # the states right after the move (before a finished game restarts)
-    reward: Array  # float32[E]: the mover's reward
-    done: Array  # bool[E]: the move ended the game
-    sign: Array  # float32[E]: +1 when the same player moves next (a multi-jump), -1 when the opponent does
-
-
-def play_ply(game, envs, action: Array, plies: Array, key: Array) -> tuple[Ply, Any, Array]:
-    """``action`` in each of the games ``envs`` [E]; returns the :class:`Ply`, the games to go on
-    with (a finished game restarted from ``game.init``) and their plies so far."""
-    player = envs.current_player
-    after = jax.vmap(game.step)(envs, action)
-    reward = jnp.take_along_axis(after.rewards, player[:, None].astype(jnp.int32), axis=-1)[:, 0]
-    done = game_base.done(after)
-    fresh = jax.vmap(game.init)(jax.random.split(key, done.shape[0]))
-    envs = jax.tree.map(lambda f, a: jnp.where(done.reshape((-1,) + (1,) * (a.ndim - 1)), f, a), fresh, after)
-    ply = Ply(after=after, reward=reward.astype(jnp.float32), done=done,
-              sign=jnp.where(after.current_player == player, 1.0, -1.0))
-    return ply, envs, jnp.where(done, 0, plies + 1)
-
-
 class StreamCollection:
-    """How a DQN with ``--collect stream`` fills its buffer and runs a chunk; ``algo`` (a
+    """How a DQN with ``--collect streams`` fills its buffer and runs a chunk; ``algo`` (a
     :class:`c4jax.learning.dqn.DQN`) gives the network's Q-values, the ε schedule and the update step."""
 
     def __init__(self, cfg, game):
@@ -132,7 +108,7 @@ class StreamCollection:
             row = StreamTransition(obs=obs, legal=legal, action=action, reward=ply_.reward, done=ply_.done,
                                    sign=ply_.sign, next_obs=jax.vmap(game.observe)(ply_.after),
                                    next_legal=ply_.after.legal_action_mask)
-            ended, total = ply_.done.sum(), jnp.where(ply_.done, plies + 1, 0).sum()
+            ended, total = finished_games(ply_, plies)
             return (envs, next_plies, finished + ended, lengths + total), row
 
         start = (state.envs, state.plies, jnp.int32(0), jnp.int32(0))
