@@ -139,7 +139,6 @@ NAMES_A_GAME = {
     "c4jax.learning.onpolicy": "the thesis' REINFORCE / PPO (shaped reward, mirrors)",
     "c4jax.learning.rewards": "design.md §2's shaped reward",
     "c4jax.learning.rollouts": "the thesis' self-play batches",
-    "c4jax.play.answers": "the play UI's hint: the perfect player's solver",
 }
 
 

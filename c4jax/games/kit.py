@@ -42,6 +42,10 @@ protocol) and the game's answers to what trainers, searches, matches and the UI 
 - ``plain_lookahead``: ``"module:function"`` of a plain-Python N-step lookahead,
   ``act(observation, n) -> action`` (one position at a time, the thesis' kind of baseline), that
   Table 5.1's decision timing (:mod:`c4jax.evaluation.timing`) times beside the agents;
+- ``solver``: the module of the game's exact solver, which the play UI's hint asks: its
+  ``solver_available()``, ``solve_scores(observations) -> int[..., A]`` (each action's exact score,
+  ``ILLEGAL`` where it is not legal), ``MISSING_SOLVER`` (why it is not available) and
+  ``SolverMissingError`` (``None``: the game has none);
 - ``defaults``: per algorithm, the flags that differ from the algorithm's own defaults on this game
   (``{"alphazero": {"run": {...}, "az": {...}}}``, ``{"dqn": {"run": {...}, "dqn": {...}}}``, one mapping
   per config section).
@@ -133,6 +137,7 @@ class GameKit:
     position_words: Callable[[Any], tuple[Array, ...]] | None = None
     agents: str | None = None
     plain_lookahead: str | None = None
+    solver: str | None = None
     defaults: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=lambda: MappingProxyType({}),
                                                                      compare=False)
 

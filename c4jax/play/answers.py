@@ -11,6 +11,7 @@ observations.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import time
@@ -21,8 +22,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from c4jax import agents, games
-from c4jax.games.connect_four import perfect
+from c4jax import games
 from c4jax.agents.base import ScoreInfo
 from c4jax.games.base import done
 from c4jax.games.viewbase import MoveError
@@ -178,12 +178,25 @@ def parse_game(body: Any, catalogue) -> tuple[Any, list[int], bool]:
 
 # --------------------------------------------------------------------------- the hint
 
+def _solver():
+    """``(game id, its solver module)`` of the first registered game whose kit names a solver
+    (``GameKit.solver``), or ``None``: the hint's game."""
+    for game in games.GAMES:
+        name = games.kit_of(game).solver
+        if name:
+            return game, importlib.import_module(name)
+    return None
+
+
 def hint_status() -> dict:
     """Whether the solver hint is on offer (``GET /api/agents``' ``hint``)."""
-    game = agents.game_of(perfect.PerfectAgent())
-    if perfect.solver_available():
-        return {"available": True, "game": game, "message": "the perfect player's verdict on each column"}
-    return {"available": False, "game": game, "message": f"no hint: {perfect.MISSING_SOLVER}"}
+    found = _solver()
+    if found is None:
+        return {"available": False, "game": None, "message": "no hint: no game here has a solver"}
+    game, solver = found
+    if solver.solver_available():
+        return {"available": True, "game": game, "message": "the solver's verdict on each move"}
+    return {"available": False, "game": game, "message": f"no hint: {solver.MISSING_SOLVER}"}
 
 
 def hint_answer(body: Any) -> dict:
@@ -193,9 +206,13 @@ def hint_answer(body: Any) -> dict:
     if not isinstance(body, dict):
         raise RequestError("the body must be a JSON object {\"moves\": [...]}")
     _unknown_fields(body, ("moves",))
-    if not perfect.solver_available():
-        raise RequestError(perfect.MISSING_SOLVER, HTTPStatus.CONFLICT)
-    view = games.view(agents.game_of(perfect.PerfectAgent()))
+    found = _solver()
+    if found is None:
+        raise RequestError("no game here has a solver", HTTPStatus.CONFLICT)
+    game, solver = found
+    if not solver.solver_available():
+        raise RequestError(solver.MISSING_SOLVER, HTTPStatus.CONFLICT)
+    view = games.view(game)
     try:
         rep = view.replay(view.parse_moves(body.get("moves", [])))
     except MoveError as e:
@@ -204,10 +221,10 @@ def hint_answer(body: Any) -> dict:
     if bool(done(rep.state(n))):
         raise RequestError(f"the game is over after {n} moves: there is nothing to hint")
     try:
-        scores = perfect.solve_scores(rep.observations[n])
-    except perfect.SolverMissingError as e:  # installed but not importable
+        scores = solver.solve_scores(rep.observations[n])
+    except solver.SolverMissingError as e:  # installed but not importable
         raise RequestError(str(e), HTTPStatus.CONFLICT) from None
-    legal = scores != perfect.ILLEGAL
+    legal = scores != solver.ILLEGAL
     best = int(scores[legal].max())
     outcome = {1: "win", 0: "draw", -1: "loss"}
     return {

@@ -48,6 +48,7 @@ KIT = GameKit(
     position_words=lambda state: (state.cur.lo, state.cur.hi, state.opp.lo, state.opp.hi),  # its bitboards
     agents="c4jax.games.connect_four.agents:register",  # N-step lookahead, perfect, openspiel-mcts<N>
     plain_lookahead="c4jax.games.connect_four.reference:act",  # Table 5.1's plain-Python rows
+    solver="c4jax.games.connect_four.perfect",  # the perfect player's solver (the solver extra)
     defaults=MappingProxyType({"alphazero": MappingProxyType({"run": MappingProxyType(dict(
         eval_yardstick=True, eval_opponents=("2steplA",), select_by="yardstick"))})}),
 )
