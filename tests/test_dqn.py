@@ -324,3 +324,12 @@ def test_dqn_script_trains_checkers_and_saves_a_greedy_agent(tmp_path, script):
     assert agents.game_of(agent) == "checkers" and not agent.stochastic and agent.num_simulations == 0
     resumed = run_script(script, *args, "--total-updates", "8", "--resume")
     assert resumed.returncode == 0 and "resumed" in resumed.stdout, resumed.stderr[-2000:]
+
+
+def test_a_smoke_run_takes_the_sizes_of_its_collection():
+    from c4jax.cli import dqn as dqn_cli
+    streams = dqn_cli.parse(["--game", "checkers", "--preset", "smoke"])
+    games_ = dqn_cli.parse(["--preset", "smoke"])
+    assert streams.dqn.collect == "streams" and games_.dqn.collect == "games"
+    assert streams.dqn.buffer_size == DQNConfig.STREAM_SMOKE["buffer_size"] and streams.run.total_updates == 4
+    assert games_.dqn.buffer_size == DQNConfig.SMOKE["buffer_size"]

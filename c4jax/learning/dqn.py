@@ -170,8 +170,9 @@ class DQNConfig(SelfPlayConfig):
     GAMES_ONLY: ClassVar[tuple[str, ...]] = ("target_mirror_avg", "target_unmasked", "selfplay_mirror_avg",
                                              "replace_draws", "reset_target_on_old")
 
-    def smoke_sizes(self) -> dict:
-        """``--preset smoke``'s sizes of this collection (:func:`c4jax.learning.config.smoke_config`)."""
+    @property
+    def smoke(self) -> dict:
+        """``--preset smoke``'s sizes of this collection (:func:`c4jax.learning.config.smoke_sizes`)."""
         return self.STREAM_SMOKE if self.collect == "streams" else self.SMOKE
 
     def __post_init__(self):
