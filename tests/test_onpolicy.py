@@ -324,8 +324,8 @@ def test_ppo_script_trains_checkers_and_saves_an_agent_that_searches(tmp_path, m
     assert run_script("ship_checkpoint.py", out, "checkers/ppo").returncode == 0
     assert (tmp_path / "shipped" / "checkers" / "ppo" / "metrics.jsonl").is_file()
     assert agents.load("checkers/ppo").game is games.make("checkers") and "checkers/ppo" in agents.known_names("checkers")
-    refused = run_script("dueling_dqn.py", "--game", "checkers", "--select-by", "random", "--out", tmp_path / "dd")
-    assert refused.returncode == 2 and "dueling_dqn trains on connect_four only" in refused.stderr
+    refused = run_script("dueling_dqn.py", "--game", "checkers", "--preset", "thesis", "--out", tmp_path / "dd")
+    assert refused.returncode == 2 and "--preset thesis" in refused.stderr and "Traceback" not in refused.stderr
 
 
 def test_reinforce_script_trains_checkers(tmp_path):
