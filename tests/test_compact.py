@@ -39,10 +39,10 @@ def _random_states(key):
 
 
 def test_an_agent_is_asked_only_where_it_moves():
-    """``_decide`` answers in the chosen games (the full-batch agent's answer, for a deterministic one)
+    """``decide`` answers in the chosen games (the full-batch agent's answer, for a deterministic one)
     and 0 elsewhere, whatever the number of chosen games (every capacity, none chosen, all chosen)."""
     net, rand = agents.load("checkers/alphazero@0"), agents.load("checkers/random")
-    decide = jax.jit(arena._decide, static_argnames=("capacities",))
+    decide = jax.jit(arena.decide, static_argnames=("capacities",))
     for count in (0, 1, 3, 5, 13, 20):
         states = _random_states(jax.random.key(count))
         mover = np.zeros(20, bool)
