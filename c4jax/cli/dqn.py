@@ -114,7 +114,7 @@ def parse(argv: Sequence[str], prog: str | None = None, dueling: bool = False) -
             return config.preset_cli(default, argv, prog=prog)
         preset = config.preset_from_argv(argv, default="")
         if preset in config.PRESETS:
-            cliargs.fail(f"--preset {preset}: the presets are Connect Four's whole-game DQN; {game} has its own "
+            cliargs.fail(f"--preset {preset}: the presets are {games.kit_of(games.DEFAULT).title}'s whole-game DQN; {game} has its own "
                          f"defaults (--preset smoke applies)")
         return config.parse_cli(default, argv, prog=prog)
 

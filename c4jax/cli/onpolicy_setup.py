@@ -76,7 +76,7 @@ def parse(argv: Sequence[str], defaults_of: Callable[[str], Any], prog: str | No
     if streams:
         named = config.preset_from_argv(config.take_smoke(argv)[0], default="")
         if named in config.PRESETS and not {"-h", "--help"} & set(argv):
-            cliargs.fail(f"--preset {named}: Connect Four's presets set the whole-games collection (design.md §7, "
+            cliargs.fail(f"--preset {named}: {games.kit_of(games.DEFAULT).title}'s presets set the whole-games collection (design.md §7, "
                          f"§7a); {game} trains with --collect streams and its own defaults (--preset smoke: the "
                          "smallest run)")
     with cliargs.one_line_errors(argv, prog):

@@ -128,7 +128,7 @@ def load_agents(specs: tuple[str, ...]) -> tuple[list, list[str]]:
     try:
         tournament_game(loaded, list(specs))
     except ValueError as e:
-        fail(f"{e}; a tournament is of one game (checkers/<agent> names Checkers agents)")
+        fail(f"{e}; a tournament is of one game (<game>/<agent> names another game's agents)")
     if len(set(labels)) != len(labels):
         full = [str(a.name) for a in loaded]
         labels = full if len(set(full)) == len(full) else labels
@@ -285,7 +285,7 @@ def main(args: Args, command: str | None = None) -> dict:
     if timing:
         report.append(_section(timing.table()))
     else:
-        why = "`--no-timing`" if not args.timing else "it times Connect Four boards"
+        why = "`--no-timing`" if not args.timing else f"it times {games.kit_of(games.DEFAULT).title} boards"
         report += ["## Table 5.1: time to choose an action", "", f"Not measured ({why}).", ""]
     report += [_section(t.table_5_2()), "![Table 5.2 heatmap](heatmap.png)", "", _section(t.table_5_3()),
                "## Ratings (Bradley–Terry, Elo scale)", "", rt.to_markdown(title=False), rt.description(), "",
