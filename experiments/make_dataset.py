@@ -3,7 +3,7 @@
 1StepLA (deterministic, centre tie-break) plays both sides of batches of games from design.md §3
 random start boards; every board not collected yet (nor its mirror) is kept with 1StepLA's
 column, followed by its left-right mirror (action 6 - a). Writes a compressed ``.npz``
-(``c4jax.learning.data.Dataset.load_npz`` reads it) and optionally the reference text format.
+(``c4jax.games.connect_four.dataset.Dataset.load_npz`` reads it) and optionally the reference text format.
 
 Usage: ``python experiments/make_dataset.py [--num-pairs 200000] [--seed 0] [--batch 4096]
 [--out data/1steplA_200k.npz] [--text-out data/1steplA_200k.txt] [--resume | --overwrite]``
@@ -23,7 +23,7 @@ from pathlib import Path
 import tyro
 
 from c4jax.io import compile_cache, outdir
-from c4jax.learning import data
+from c4jax.games.connect_four import dataset as data
 
 
 @dataclasses.dataclass(frozen=True)

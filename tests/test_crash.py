@@ -26,7 +26,8 @@ import pytest
 
 import crash
 from c4jax.io import checkpoint, runlog
-from c4jax.learning import data, dqn, loop, stacked
+from c4jax.games.connect_four import dataset as data
+from c4jax.learning import dqn, loop, stacked
 from scripts import run_script
 
 DQN = ("--buffer-size", "2000", "--learning-starts", "200", "--eval-every", "200", "--no-progress")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from c4jax import agents
-from c4jax.learning import data
+from c4jax.games.connect_four import dataset as data
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.board import check_boards
 from scripts import run_script

@@ -16,10 +16,11 @@ from c4jax.cli import dqn as dqn_cli
 from c4jax.learning import buffer as rb
 from c4jax.io import checkpoint
 from c4jax.games.connect_four import env
+from c4jax.games.connect_four.kit import MIRROR
 from c4jax.agents import arena
 from c4jax.learning import loop, stacked
 from c4jax.learning.dqn import DQN, DQNConfig, epsilon, transitions
-from c4jax.learning import rewards as rewards_lib
+from c4jax.learning import backprop as backprop_lib
 from c4jax.nets import tower as towers
 from scripts import run_script
 
@@ -60,7 +61,7 @@ def traj():
 
 
 def test_transitions_link_each_board_to_the_next_and_mirror_them(traj):
-    items, valid = transitions(traj, 3.0)
+    items, valid = transitions(traj, 3.0, MIRROR)
     items, valid = jax.device_get(items), np.asarray(valid)
     n = 16 * env.MAX_MOVES
     boards, nxt, done = items.board[:n].reshape(16, 42, 6, 7), items.next_board[:n].reshape(16, 42, 6, 7), \
@@ -82,7 +83,7 @@ def test_transitions_link_each_board_to_the_next_and_mirror_them(traj):
     np.testing.assert_array_equal(items.action[n:], 6 - items.action[:n])
     np.testing.assert_array_equal(items.reward[n:], items.reward[:n])
     np.testing.assert_array_equal(valid[n:], valid[:n])
-    np.testing.assert_array_equal(items.reward[:n].reshape(16, 42), np.asarray(rewards_lib.backprop_rewards(traj)))
+    np.testing.assert_array_equal(items.reward[:n].reshape(16, 42), np.asarray(backprop_lib.backprop_rewards(traj)))
 
 
 def test_epsilon_schedule():
@@ -220,7 +221,7 @@ def test_stream_config_is_checked():
         DQNConfig(**{**SMALL, "envs": 64, "steps": 4, "buffer_size": 100, "learning_starts": 10})
     with pytest.raises(ValueError, match="--target-mirror-avg, --replace-draws: only with --collect games"):
         DQNConfig(**{**SMALL, "target_mirror_avg": True, "replace_draws": True})
-    with pytest.raises(ValueError, match="--collect games plays whole games"):
+    with pytest.raises(ValueError, match="--collect games plays the thesis. whole games"):
         DQN(DQNConfig(), game=TTT)
     assert DQNConfig(**{**SMALL, "eval_every": 64}).iterations_per_eval == 16  # in iterations of 4 updates
 

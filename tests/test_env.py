@@ -22,7 +22,8 @@ import pytest
 
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.board import check_boards
-from c4jax.learning import rewards as rewards_lib
+from c4jax.games.connect_four import rewards as shaped_lib
+from c4jax.learning import backprop as backprop_lib
 
 ROWS, COLS = 6, 7
 ALLOWED_REWARDS = (-5.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5)
@@ -166,7 +167,7 @@ def assert_valid_boards(boards: np.ndarray):
 step = jax.jit(env.step)
 observe = jax.jit(env.observe)
 from_board_jit = jax.jit(env.from_board)
-shaped = jax.jit(rewards_lib.shaped_reward)
+shaped = jax.jit(shaped_lib.shaped_reward)
 
 
 def reward_of(state, action) -> float:
@@ -603,7 +604,7 @@ def test_backprop_hand_computed_first_mover_wins():
     # Padded to 10 with garbage rewards that must be masked out.
     rewards = jnp.array([0, 0, 0.5, -1, 0, 0, 1, 7, 0, -3], jnp.float32)
     valid = jnp.arange(10) < 7
-    out = rewards_lib.backprop_episode(rewards, valid, jnp.float32(1.0))
+    out = backprop_lib.backprop_episode(rewards, valid, jnp.float32(1.0))
     expected = np.array([
         (1 / 4) ** 3,  # A, t=1 of 4
         -(1 / 3) ** 3,  # B, t=1 of 3
@@ -625,17 +626,17 @@ def test_backprop_second_mover_wins_and_exponent():
     # 6 moves; the first mover loses (outcome -1); each player has T = 3 moves.
     rewards = jnp.array([0, 0, 0, 0.5, -1.5, 1], jnp.float32)
     valid = jnp.ones(6, bool)
-    out = rewards_lib.backprop_episode(rewards, valid, jnp.float32(-1.0))
+    out = backprop_lib.backprop_episode(rewards, valid, jnp.float32(-1.0))
     expected = [-(1 / 3) ** 3, (1 / 3) ** 3, -(2 / 3) ** 3, 0.5, -1.5, 1.0]
     np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-6)
-    out1 = rewards_lib.backprop_episode(rewards, valid, jnp.float32(-1.0), n=1.0)
+    out1 = backprop_lib.backprop_episode(rewards, valid, jnp.float32(-1.0), n=1.0)
     np.testing.assert_allclose(np.asarray(out1), [-1 / 3, 1 / 3, -2 / 3, 0.5, -1.5, 1.0], rtol=1e-6)
 
 
 def test_backprop_draw_keeps_zeros():
     rewards = jnp.array([0, 0.5, 0, 0, -0.5, 0, 0, 0, 9], jnp.float32)
     valid = jnp.arange(9) < 8
-    out = rewards_lib.backprop_episode(rewards, valid, jnp.float32(0.0))
+    out = backprop_lib.backprop_episode(rewards, valid, jnp.float32(0.0))
     np.testing.assert_array_equal(np.asarray(out), [0, 0.5, 0, 0, -0.5, 0, 0, 0, 0])
 
 
@@ -649,7 +650,7 @@ def test_backprop_vmapped_batch_of_different_lengths():
     lengths = np.array([7, 2, 9, 1])
     valid = np.arange(L)[None] < lengths[:, None]
     outcome = np.array([1, 1, -1, 1], np.float32)
-    out = np.asarray(jax.jit(jax.vmap(rewards_lib.backprop_episode))(rewards, valid, outcome))
+    out = np.asarray(jax.jit(jax.vmap(backprop_lib.backprop_episode))(rewards, valid, outcome))
     expected = np.zeros((4, L), np.float32)
     expected[0, :7] = [1 / 64, -1 / 27, 0.5, -1.0, 27 / 64, -1.0, 1.0]
     expected[1, :2] = [1.0, -5.0]  # A: t=1 of 1
@@ -661,7 +662,7 @@ def test_backprop_vmapped_batch_of_different_lengths():
     # Row by row, the same as the single-episode call.
     for i in range(4):
         np.testing.assert_allclose(
-            np.asarray(rewards_lib.backprop_episode(rewards[i], valid[i], outcome[i])), out[i], rtol=1e-6)
+            np.asarray(backprop_lib.backprop_episode(rewards[i], valid[i], outcome[i])), out[i], rtol=1e-6)
 
 
 # ---------------------------------------------------------------------------------------
@@ -867,7 +868,7 @@ class JitConsistencyTest(chex.TestCase):
             chex.assert_trees_all_equal(got, step(state, a))
             chex.assert_trees_all_equal(observe_v(got), observe(got))
         np.testing.assert_array_equal(np.asarray(observe_v(state)), self.board)
-        reward_v = self.variant(rewards_lib.shaped_reward)
+        reward_v = self.variant(shaped_lib.shaped_reward)
         for a, want in ((3, 1.0), (5, -1.5), (6, -0.5)):
             self.assertEqual(float(reward_v(state, step_v(state, jnp.int32(a)), jnp.int32(a))), want)
 
@@ -888,11 +889,11 @@ class JitConsistencyTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_backprop_rewards(self):
-        fn = self.variant(functools.partial(rewards_lib.backprop_episode, n=3.0))
+        fn = self.variant(functools.partial(backprop_lib.backprop_episode, n=3.0))
         rewards = jnp.array([0, 0, 0.5, -1, 0, 0, 1, 0], jnp.float32)
         valid = jnp.arange(8) < 7
         got = fn(rewards, valid, jnp.float32(1.0))
-        chex.assert_trees_all_close(got, jax.jit(rewards_lib.backprop_episode)(rewards, valid, jnp.float32(1.0)),
+        chex.assert_trees_all_close(got, jax.jit(backprop_lib.backprop_episode)(rewards, valid, jnp.float32(1.0)),
                                     rtol=0, atol=0)
         np.testing.assert_allclose(np.asarray(got), [1 / 64, -1 / 27, 0.5, -1, 27 / 64, -1, 1, 0],
                                    rtol=1e-6)
@@ -911,7 +912,7 @@ def test_mirror_symmetry():
         board = jax.vmap(env.observe)(s)
         mirror = jax.vmap(env.from_board)(jnp.flip(board, axis=-1))
         steps = jax.vmap(jax.vmap(env.step, (None, 0)), (0, None))
-        rewards = jax.vmap(jax.vmap(rewards_lib.shaped_reward, (None, 0, 0)), (0, 0, None))
+        rewards = jax.vmap(jax.vmap(shaped_lib.shaped_reward, (None, 0, 0)), (0, 0, None))
         cols = jnp.arange(7)
         after, after_m = steps(s, cols), steps(mirror, cols)
         return board, s, mirror, after, after_m, rewards(s, after, cols), rewards(mirror, after_m, cols)

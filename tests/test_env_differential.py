@@ -39,7 +39,7 @@ import pgx
 import pytest
 
 from c4jax.games.connect_four import env
-from c4jax.learning import rewards as rewards_lib
+from c4jax.games.connect_four import rewards as shaped_lib
 
 N_GAMES = 20_000
 SEED = 20240611
@@ -108,8 +108,8 @@ def _play_one(key: jax.Array):
         flags = _compare(c4, px, pgx_winner, pgx_len)
         # The shaped reward of the last move: +1 for the winning move, 0 for a draw.
         c4_ended = c4.done & ~c4_prev_done
-        expected_reward = jnp.where(c4.winner != 0, rewards_lib.REWARD_WIN, 0.0)
-        flags["final_reward"] = c4_ended & (rewards_lib.shaped_reward(c4_prev, c4, action) != expected_reward)
+        expected_reward = jnp.where(c4.winner != 0, shaped_lib.REWARD_WIN, 0.0)
+        flags["final_reward"] = c4_ended & (shaped_lib.shaped_reward(c4_prev, c4, action) != expected_reward)
         # The game protocol's rewards of the step agree with pgx's, player by player.
         ours = jnp.stack([c4.rewards[0], c4.rewards[1]])[jnp.where(first_id == 0, jnp.arange(2), 1 - jnp.arange(2))]
         flags["protocol_rewards"] = ~was_over & jnp.any(ours != px.rewards)

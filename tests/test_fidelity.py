@@ -7,6 +7,7 @@ numbers below are worked out by hand in the comments next to them.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import sys
 from pathlib import Path
@@ -23,6 +24,7 @@ from c4jax.agents import arena
 from c4jax.agents.policy import all_columns
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.board import legal_mask, mirror_boards
+from c4jax.games.connect_four.kit import MIRROR
 from c4jax.io import checkpoint
 from c4jax.learning import config, loop, losses, onpolicy, rundir, selection, stacked
 from c4jax.learning import dqn as dqn_lib
@@ -30,12 +32,12 @@ from c4jax.learning.dqn import DQN, DQNConfig, EpsilonGreedy, Transition, epsilo
 from c4jax.learning.ppo import PPO, PPOConfig
 from c4jax.learning.reinforce import Reinforce, ReinforceConfig
 from c4jax.learning import rollouts
-from c4jax.learning import rewards as rewards_lib
+from c4jax.learning import backprop as backprop_lib
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scripts import run_script  # noqa: E402
 
-seg = jax.jit(rewards_lib.backprop_episode_segments, static_argnames="n")
+seg = jax.jit(backprop_lib.backprop_episode_segments, static_argnames="n")
 
 
 def _segments(rewards, stones):
@@ -53,7 +55,7 @@ def test_segments_one_win_from_the_empty_board():
     got = _segments([0.0, 0.0, 0.0, 0.0, 1.0], stones=0)
     np.testing.assert_allclose(got, [1 / 125, -27 / 125, 27 / 125, -1.0, 1.0], atol=1e-6)
     # the thesis' per-player formula on the same game: winner's own moves 1..3 of 3, loser's 1..2 of 2
-    per_player = rewards_lib.backprop_episode(jnp.asarray([0, 0, 0, 0, 1.0]), jnp.ones(5, bool), jnp.float32(1.0))
+    per_player = backprop_lib.backprop_episode(jnp.asarray([0, 0, 0, 0, 1.0]), jnp.ones(5, bool), jnp.float32(1.0))
     np.testing.assert_allclose(per_player, [1 / 27, -1 / 8, 8 / 27, -1.0, 1.0], rtol=1e-6)
 
 
@@ -103,14 +105,14 @@ def test_arena_segments_take_the_start_board_stones_from_the_trajectory():
     starts = arena.random_initial_states(key, 16)
     rand = agents.load("random")
     traj = jax.jit(arena.rollout, static_argnums=())(rand, None, starts, True, jax.random.key(4))
-    got = rewards_lib.backprop_rewards(traj, 3.0, "segments")
+    got = backprop_lib.backprop_rewards(traj, 3.0, "segments")
     stones = np.asarray(starts.num_moves)
     assert stones.max() > 0
     for b in range(16):
-        want = rewards_lib.backprop_episode_segments(traj.rewards[b], traj.valid[b], jnp.int32(stones[b]), 3.0)
+        want = backprop_lib.backprop_episode_segments(traj.rewards[b], traj.valid[b], jnp.int32(stones[b]), 3.0)
         np.testing.assert_array_equal(got[b], want)
     with pytest.raises(ValueError, match="per_player"):
-        rewards_lib.backprop_rewards(traj, 3.0, "bogus")
+        backprop_lib.backprop_rewards(traj, 3.0, "bogus")
 
 
 def test_segments_statistic_on_typical_games():
@@ -121,7 +123,7 @@ def test_segments_statistic_on_typical_games():
     starts = arena.random_initial_states(jax.random.key(0), 400)
     traj, _ = jax.jit(lambda s, k: rollouts.mixed_rollout_no_draws(la, None, s, 0, k))(starts, jax.random.key(1))
     zero = np.asarray((traj.rewards == 0) & traj.valid)
-    mean = {v: float(np.abs(np.asarray(rewards_lib.backprop_rewards(traj, 3.0, v)))[zero].mean())
+    mean = {v: float(np.abs(np.asarray(backprop_lib.backprop_rewards(traj, 3.0, v)))[zero].mean())
             for v in ("per_player", "segments")}
     assert 0.17 < mean["per_player"] < 0.23, mean
     assert 0.33 < mean["segments"] < 0.47, mean
@@ -225,8 +227,8 @@ def test_self_play_on_mirror_averaged_q_then_masked():
     board[:, 0] = [1, -1, 1, -1, 1, -1]  # column 0 full
     # Q = [6, 0.1, 0.2, ..., 0.6]: the legal argmax is column 6; mirror-averaged Q = [6.3, 0.3, ..., 0.3]:
     # column 0 is masked and the tie goes to the lowest legal column, 1.
-    plain = EpsilonGreedy(params={"scale": 1.0}, epsilon=jnp.float32(0.0), net=_FakeQ())
-    avg = plain.replace(q=mirror_avg_q)
+    plain = EpsilonGreedy(params={"scale": 1.0}, epsilon=jnp.float32(0.0), net=_FakeQ(), legal=legal_mask)
+    avg = plain.replace(q=functools.partial(mirror_avg_q, symmetry=MIRROR))
     boards = jnp.asarray(board)[None]
     assert int(plain.act(boards, jax.random.key(0))[0]) == 6
     assert int(avg.act(boards, jax.random.key(0))[0]) == 1
@@ -406,23 +408,31 @@ def test_presets_set_what_they_claim():
     assert config.preset_from_argv(["--preset=published"]) == "published"
 
 
+def _bound(f):
+    """A strategy function as ``(function, bound keywords)`` when it is a ``functools.partial``."""
+    return (f.func, f.keywords) if isinstance(f, functools.partial) else f
+
+
+MIRROR_AVG_Q = (mirror_avg_q, {"symmetry": MIRROR})  # the published code's Q, on Connect Four's mirror
+
+
 def test_presets_choose_the_strategies():
     assert PPO(PPOConfig()).strategies == Reinforce(ReinforceConfig()).strategies == onpolicy.THESIS
     ppo = PPO(config.with_preset(PPOConfig(), "published")).strategies
     assert ppo.behaviour.func is onpolicy.exploring_policy and ppo.behaviour.keywords == {"explore": 0.1, "mirror_avg": True}
     assert (ppo.play, ppo.backprop, ppo.targets, ppo.log_prob_columns) == (
-        rollouts.mixed_rollout_no_draws, rewards_lib.backprop_segments, onpolicy.one_step_td_targets, all_columns)
+        rollouts.mixed_rollout_no_draws, backprop_lib.backprop_segments, onpolicy.one_step_td_targets, all_columns)
     rei = Reinforce(config.with_preset(ReinforceConfig(), "published")).strategies
-    assert rei == onpolicy.Strategies(play=rollouts.mixed_rollout_no_draws, backprop=rewards_lib.backprop_segments)
+    assert rei == onpolicy.Strategies(play=rollouts.mixed_rollout_no_draws, backprop=backprop_lib.backprop_segments)
     for preset, want in (("thesis", (dqn_lib.target_network, dqn_lib.q_values, legal_mask)),
-                         ("published", (dqn_lib.online_network, mirror_avg_q, all_columns))):
+                         ("published", (dqn_lib.online_network, MIRROR_AVG_Q, all_columns))):
         s = DQN(config.with_preset(DQNConfig(), preset)).strategies
         assert s.td_target.func is dqn_lib.max_td_target
-        assert (s.td_target.keywords["net"], s.td_target.keywords["q"], s.td_target.keywords["legal"]) == want
+        assert (s.td_target.keywords["net"], _bound(s.td_target.keywords["q"]), s.td_target.keywords["legal"]) == want
     s = DQN(config.with_preset(DQNConfig(), "published")).strategies
-    assert (s.behaviour_q, s.epsilon_clock, s.sync_target, s.play, s.backprop) == (
-        mirror_avg_q, dqn_lib.update_clock, dqn_lib.reset_target, rollouts.mixed_rollout_no_draws,
-        rewards_lib.backprop_segments)
+    assert (_bound(s.behaviour_q), s.epsilon_clock, s.sync_target, s.play, s.backprop) == (
+        MIRROR_AVG_Q, dqn_lib.update_clock, dqn_lib.reset_target, rollouts.mixed_rollout_no_draws,
+        backprop_lib.backprop_segments)
     assert DQN(DQNConfig(double=True)).strategies.td_target.func is dqn_lib.double_td_target
 
 

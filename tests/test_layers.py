@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from c4jax import games
+
 ROOT = Path(__file__).resolve().parent.parent / "c4jax"
 LAYERS = ["_version", "games", "nets", "io", "agents", "evaluation", "learning", "play", "cli"]
 
@@ -130,34 +132,33 @@ def test_games_core_imports_nothing_above_it():
                     or imported == "c4jax._version", (module, imported)
 
 
-# The modules outside c4jax.games that still name a particular game (import its folder, or spell
-# its id), each with what it names it for. A module leaves this list when it asks the game's kit
-# (c4jax.games.kit_of) or the agent registry instead; the list only shrinks (a stale entry fails).
-NAMES_A_GAME = {
-    "c4jax.learning.data": "the thesis' supervised dataset",
-    "c4jax.learning.dqn_games": "the thesis' DQN (shaped reward, mirrors)",
-    "c4jax.learning.onpolicy": "the thesis' REINFORCE / PPO (shaped reward, mirrors)",
-    "c4jax.learning.rewards": "design.md §2's shaped reward",
-    "c4jax.learning.rollouts": "the thesis' self-play batches",
-}
+GAME_TITLES = tuple(games.kit_of(g).title for g in GAME_IDS)  # "Connect Four", ...
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of a module's documentation strings: docstrings and the strings that document a field or
+    flag (a string statement; they may name a game as an example)."""
+    return {id(n.value) for n in ast.walk(tree)
+            if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
 
 
 def _names_a_game(path: Path) -> list[str]:
-    """How the module names a particular game: imports of a game's package and string constants
-    that are a game's id (or an agent name under it, "checkers/...")."""
+    """How the module names a particular game: imports of a game's package, and string constants (not
+    docstrings) that are a game's id, an agent name under it ("checkers/...") or hold a game's title."""
     found = [i for i, _ in _imports(path) if _game_folder(i)]
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if node.value in GAME_IDS or any(node.value.startswith(f"{g}/") for g in GAME_IDS):
+    tree = ast.parse(path.read_text())
+    docs = _docstrings(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            if node.value in GAME_IDS or any(node.value.startswith(f"{g}/") for g in GAME_IDS) \
+                    or any(t in node.value for t in GAME_TITLES):
                 found.append(repr(node.value))
     return found
 
 
 def test_no_module_outside_games_names_a_game():
+    """Code outside c4jax.games asks a game's kit (c4jax.games.kit_of) or the agent registry: it never imports
+    a game's folder, spells a game's id or writes a game's title in a message."""
     outside = {m: p for m, p in MODULES.items() if not m.startswith("c4jax.games.") and m != "c4jax.games"}
-    for module, path in sorted(outside.items()):
-        named = _names_a_game(path)
-        if named:
-            assert module in NAMES_A_GAME, f"{module} names a game ({named[0]}): ask its kit (c4jax.games.kit_of)"
-    stale = [m for m in NAMES_A_GAME if m not in MODULES or not _names_a_game(MODULES[m])]
-    assert not stale, f"no longer naming a game: {stale}"
+    named = {m: n for m, n in ((m, _names_a_game(p)) for m, p in sorted(outside.items())) if n}
+    assert not named, f"modules that name a game (ask its kit, c4jax.games.kit_of): {named}"

@@ -19,7 +19,7 @@ from c4jax.learning.opponent import OpponentConfig
 from c4jax.learning.ppo import PPOConfig
 from c4jax.learning.reinforce import ReinforceConfig
 from c4jax.learning import rollouts
-from c4jax.learning.rewards import shaped_reward
+from c4jax.games.connect_four.rewards import shaped_reward
 from scripts import run_script
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,7 @@ from c4jax.games.connect_four import env
 from c4jax.games.connect_four.board import mirror_boards
 from c4jax.learning import buffer as rb
 from c4jax.learning import losses
-from c4jax.learning import rewards as rewards_lib
+from c4jax.games.connect_four import rewards as shaped_lib
 
 ROWS, COLS = 6, 7
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=True)
@@ -25,7 +25,7 @@ moves = st.lists(st.integers(min_value=-1, max_value=COLS), min_size=0, max_size
 legal_moves = st.lists(st.integers(min_value=0, max_value=COLS - 1), min_size=0, max_size=45)
 STEP = jax.jit(env.step)
 OBSERVE = jax.jit(env.observe)
-SHAPED = jax.jit(rewards_lib.shaped_reward)
+SHAPED = jax.jit(shaped_lib.shaped_reward)
 
 
 class PlainBoard:
@@ -111,7 +111,7 @@ def test_env_invariants(seq):
         if not bool(before.done):
             illegal = not 0 <= a < COLS or not bool(before.legal_mask[a])
             if illegal:  # disqualified: the game ends with the illegal-move penalty
-                assert bool(state.done) and float(SHAPED(before, state, a)) == rewards_lib.REWARD_ILLEGAL
+                assert bool(state.done) and float(SHAPED(before, state, a)) == shaped_lib.REWARD_ILLEGAL
             else:
                 assert int(state.num_moves) == int(before.num_moves) + 1
 

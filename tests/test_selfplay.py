@@ -9,11 +9,12 @@ import pytest
 from c4jax import agents
 from c4jax.games.connect_four import env
 from c4jax.agents import arena
-from c4jax.learning import rewards as rewards_lib
+from c4jax.games.connect_four import rewards as shaped_lib
+from c4jax.learning import backprop as backprop_lib
 
 B = 512
 # the RL trainers' rollouts record design.md §2's shaped reward
-rollout = jax.jit(functools.partial(arena.rollout, reward_fn=rewards_lib.shaped_reward))
+rollout = jax.jit(functools.partial(arena.rollout, reward_fn=shaped_lib.shaped_reward))
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +47,7 @@ def test_replaying_recorded_actions_reproduces_boards_rewards_and_outcome(random
             np.testing.assert_array_equal(np.asarray(env.observe(s)), boards[g, t])
             assert by_a[g, t] == ((t % 2 == 0) == bool(first[g]))
             before, s = s, env.step(s, actions[g, t])
-            assert float(rewards_lib.shaped_reward(before, s, actions[g, t])) == rewards[g, t]
+            assert float(shaped_lib.shaped_reward(before, s, actions[g, t])) == rewards[g, t]
         assert bool(s.done)
         # outcome_a: the last mover won iff the final reward is a win.
         last_by_a = by_a[g, int(valid[g].sum()) - 1]
@@ -59,7 +60,7 @@ def test_agents_only_play_legal_moves(random_vs_lookahead):
     boards, actions, valid = np.asarray(traj.observations), np.asarray(traj.actions), np.asarray(traj.valid)
     top = np.take_along_axis(boards[:, :, 0, :], actions[..., None], axis=-1)[..., 0]
     assert (top[valid] == 0).all()
-    assert (np.asarray(traj.rewards)[valid] != rewards_lib.REWARD_ILLEGAL).all()
+    assert (np.asarray(traj.rewards)[valid] != shaped_lib.REWARD_ILLEGAL).all()
 
 
 def test_swapping_agents_mirrors_outcomes_for_deterministic_players():
@@ -103,7 +104,7 @@ def test_lookahead_beats_random():
 def test_backprop_rewards_on_trajectories(random_vs_lookahead):
     _, _, traj = random_vs_lookahead
     shaped = np.asarray(traj.rewards)
-    out = np.asarray(rewards_lib.backprop_rewards(traj))
+    out = np.asarray(backprop_lib.backprop_rewards(traj))
     valid = np.asarray(traj.valid)
     assert (out[~valid] == 0).all()
     keep = valid & (shaped != 0)

@@ -10,7 +10,7 @@ import optax
 import pytest
 
 from c4jax import agents
-from c4jax.learning import data
+from c4jax.games.connect_four import dataset as data
 from c4jax.nets import cnet
 from c4jax.learning import supervised as sv
 from scripts import run_script

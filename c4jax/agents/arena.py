@@ -103,8 +103,8 @@ def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=
       key: PRNG key for the agents' sampling.
       game: the game (:class:`c4jax.games.base.Game`; the default game, Connect Four, unless given).
       reward_fn: the reward recorded for each move (default: the game's own reward for the
-        mover, ``c4jax.games.base.mover_reward``; Connect Four's trainers record the shaped
-        reward, ``c4jax.learning.rewards.shaped_reward``).
+        mover, ``c4jax.games.base.mover_reward``; the thesis' whole-game trainers record the
+        game kit's ``shaped_reward``).
       compact: ask each agent only about the games where it is to move (:func:`decide`), not about
         all B at every ply: its cost follows the games it plays, not the longest game, so a match
         of searching agents runs several times faster. The agents' sampling keys then differ from

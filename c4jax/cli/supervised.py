@@ -21,6 +21,7 @@ continues exactly; a finished run deletes last/.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import sys
 import time
@@ -33,12 +34,15 @@ import jax
 import numpy as np
 from tqdm.auto import tqdm
 
-from c4jax import agents, evaluation
+from c4jax import agents, evaluation, games
 from c4jax.io import checkpoint, cliargs, interrupt, outdir, runlog, track
-from c4jax.learning import config, data, loop, ranges
+from c4jax.learning import config, loop, ranges
 from c4jax.nets import cnet
 from c4jax.agents.network import NetworkAgent
 from c4jax.learning import supervised as sv
+
+# the dataset the stage imitates: the default game's (its kit's ``dataset``, design.md §6)
+data = importlib.import_module(games.kit_of(games.DEFAULT).dataset)
 
 LAST = "last"  # the resumable state, inside --out
 

@@ -46,6 +46,13 @@ protocol) and the game's answers to what trainers, searches, matches and the UI 
   ``solver_available()``, ``solve_scores(observations) -> int[..., A]`` (each action's exact score,
   ``ILLEGAL`` where it is not legal), ``MISSING_SOLVER`` (why it is not available) and
   ``SolverMissingError`` (``None``: the game has none);
+- ``shaped_reward``: ``(before, after, action) -> float32[...]``, the reward of a move for its mover that
+  the thesis' whole-game trainers record (``--collect games``; design.md §2 for Connect Four), the
+  game's outcome back-propagated over its zero-reward moves (:mod:`c4jax.learning.backprop`)
+  (``None``: those trainers record the game's own rewards);
+- ``dataset``: the module of the game's supervised dataset (``Dataset``, ``generate``,
+  ``generate_with_stats``, ``DatasetNotFoundError``...), which the supervised stage trains on
+  (``None``: the game has none);
 - ``defaults``: per algorithm, the flags that differ from the algorithm's own defaults on this game
   (``{"alphazero": {"run": {...}, "az": {...}}}``, ``{"dqn": {"run": {...}, "dqn": {...}}}``, one mapping
   per config section).
@@ -87,6 +94,8 @@ class Symmetry:
 
     def action(self, action: Array) -> Array:
         """The image's action of ``action`` (int32[...])."""
+        if self.actions == tuple(range(len(self.actions) - 1, -1, -1)):  # a reversal: n - 1 - a
+            return len(self.actions) - 1 - action
         return jnp.asarray(self.actions, jnp.int32)[action]
 
 
@@ -138,6 +147,8 @@ class GameKit:
     agents: str | None = None
     plain_lookahead: str | None = None
     solver: str | None = None
+    shaped_reward: Callable[[Any, Any, Array], Array] | None = None
+    dataset: str | None = None
     defaults: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=lambda: MappingProxyType({}),
                                                                      compare=False)
 

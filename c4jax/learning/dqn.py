@@ -10,7 +10,8 @@ the config's fields choose, with per-game defaults from the game's kit (``GameKi
 
 - how experience is collected (``collect``): ``"games"``, the thesis' whole games from design.md §3
   random starts with design.md §2's back-propagated shaped reward and mirror images, optionally
-  partly against a fixed opponent (:mod:`c4jax.learning.dqn_games`, Connect Four), or ``"streams"``,
+  partly against a fixed opponent (:mod:`c4jax.learning.dqn_games`; a game whose kit has CNET boards, random
+  starts and a mirror), or ``"streams"``,
   per-ply streams of games side by side on the game's own rewards (:mod:`c4jax.learning.dqn_streams`);
 - the network: the CNET where the game's kit says it reads the observations, else the residual
   tower of :mod:`c4jax.nets.tower`, whose Q is ``tanh`` of its policy head and whose value head
@@ -61,7 +62,7 @@ from c4jax.learning.dqn_streams import StreamCollection
 from c4jax.learning.optim import adam_l2, apply_gradients, make_optimizer
 from c4jax.learning.train_state import where_seeds
 from c4jax.learning import rollouts
-from c4jax.learning import rewards as rewards_lib
+from c4jax.learning import backprop as backprop_lib
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ class DQNConfig(SelfPlayConfig):
     """Double DQN: the online network picks a', the target network values it."""
     collect: str = "games"
     """How experience is collected: 'games' (the thesis: whole games from random starts with the shaped
-    reward, back-propagated, and their mirrors; Connect Four) or 'streams' (games of any game side by
+    reward, back-propagated, and their mirrors; games with CNET boards) or 'streams' (games of any game side by
     side, --steps plies of each per iteration, on the game's own rewards)."""
     loss: str = "mse"
     """'mse' (thesis) or 'huber' (the Double DQN article)."""
@@ -202,7 +203,7 @@ class DQNConfig(SelfPlayConfig):
         on += ["opponent"] if self.opponent_agent is not None else []
         if on:
             flags = ", ".join("--" + f.replace("_", "-") for f in on)
-            raise ValueError(f"{flags}: only with --collect games (whole games of Connect Four)")
+            raise ValueError(f"{flags}: only with --collect games (the thesis' whole games)")
         if self.envs * self.steps > self.buffer_size:
             raise ValueError(f"--buffer-size ({self.buffer_size}) must hold one iteration's transitions "
                              f"(--envs x --steps = {self.envs * self.steps})")
@@ -314,7 +315,8 @@ class Strategies:
     (design.md §7a) and the Double DQN article."""
 
     behaviour_q: Callable = q_values
-    """``(apply, params, boards) -> Q`` that ε-greedy self-play acts on: ``q_values`` or ``mirror_avg_q``."""
+    """``(apply, params, boards) -> Q`` that ε-greedy self-play acts on: ``q_values`` or ``mirror_avg_q`` (its
+    ``symmetry`` bound)."""
     epsilon_clock: Callable = episode_clock
     """``state -> count`` that ε decays with: ``episode_clock`` or ``update_clock``."""
     td_target: Callable = max_td_target
@@ -324,8 +326,8 @@ class Strategies:
     """``(q, y) -> loss`` per transition: ``squared_error`` or ``optax.huber_loss`` with ``huber_delta``."""
     play: Callable = rollouts.mixed_rollout
     """The games: ``rollouts.mixed_rollout`` or ``rollouts.mixed_rollout_no_draws`` (draws replaced)."""
-    backprop: Callable = rewards_lib.backprop_per_player
-    """``(traj, n) -> rewards [B, 42]``: a value of ``rewards_lib.BACKPROP``."""
+    backprop: Callable = backprop_lib.backprop_per_player
+    """``(traj, n) -> rewards [B, T]``: a value of ``backprop_lib.BACKPROP``."""
     sync_target: Callable = keep_target
     """``(state, reset) -> state`` after the old-network rule: ``keep_target`` or ``reset_target``."""
 
@@ -334,23 +336,25 @@ class Strategies:
         """The strategies of ``cfg`` on ``game`` (default: the default game); ``tower``: the network is a
         residual tower (Q = ``tanh_q``), else a CNET. The legal actions of s' are those that the game's kit
         reads from a board (``--collect games``), or those the transitions store (``--collect streams``)."""
+        kit = games.kit_of(games.DEFAULT if game is None else game)
+        mirror_avg = partial(mirror_avg_q, symmetry=kit.symmetries[0]) if kit.symmetries else None
         if tower:
             q = tanh_q
         else:
-            q = mirror_avg_q if cfg.target_mirror_avg else q_values
+            q = mirror_avg if cfg.target_mirror_avg else q_values
         if cfg.collect == "streams":
             legal = None
         else:
-            legal = all_columns if cfg.target_unmasked else games.kit_of(games.DEFAULT if game is None else game).observation_legal
+            legal = all_columns if cfg.target_unmasked else kit.observation_legal
         td_target = partial(double_td_target if cfg.double else max_td_target,
                             net=online_network if cfg.target_online else target_network, q=q, legal=legal)
         return cls(
-            behaviour_q=mirror_avg_q if cfg.selfplay_mirror_avg else q_values,
+            behaviour_q=mirror_avg if cfg.selfplay_mirror_avg else q_values,
             epsilon_clock=update_clock if cfg.eps_per_update else episode_clock,
             td_target=td_target,
             error=partial(optax.huber_loss, delta=cfg.huber_delta) if cfg.loss == "huber" else squared_error,
             play=rollouts.mixed_rollout_no_draws if cfg.replace_draws else rollouts.mixed_rollout,
-            backprop=rewards_lib.BACKPROP[cfg.reward_backprop],
+            backprop=backprop_lib.BACKPROP[cfg.reward_backprop],
             sync_target=reset_target if cfg.reset_target_on_old else keep_target,
         )
 
@@ -367,8 +371,8 @@ class DQN(Algorithm):
         self.game = games.make(games.DEFAULT) if game is None else check_game(game)
         kit = games.kit_of(self.game)
         if cfg.collect == "games" and not whole_games_fit(self.game):
-            raise ValueError(f"--collect games plays whole games with Connect Four's shaped reward, random starts "
-                             f"and mirror, which {self.game.id} has not: use --collect streams")
+            raise ValueError(f"--collect games plays the thesis' whole games (CNET boards, random starts, a mirror), "
+                             f"which {self.game.id}'s kit has not: use --collect streams")
         self.name = "dueling_dqn" if cfg.dueling else "dqn"
         self.tower = () if kit.cnet else (cfg.tower_blocks, cfg.tower_channels)
         if self.tower:
@@ -386,7 +390,7 @@ class DQN(Algorithm):
             base = make_optimizer(cfg.learning_rate, cfg.weight_decay, freeze_conv)
         self.tx = optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), base) if cfg.max_grad_norm > 0 else base
         self.strategies = Strategies.of(cfg, tower=bool(self.tower), game=self.game)
-        self.collection = StreamCollection(cfg, self.game) if cfg.collect == "streams" else GameCollection(cfg)
+        self.collection = StreamCollection(cfg, self.game) if cfg.collect == "streams" else GameCollection(cfg, self.game)
         c = self.collection
         self.batch_fields, self.batch_sizes = c.batch_fields, c.batch_sizes
         self.update_step, self.update_step_name, self.eval_updates = c.update_step, c.update_step_name, c.eval_updates

@@ -1,9 +1,10 @@
 """DQN's whole-game collection (``--collect games``, :mod:`c4jax.learning.dqn`): the thesis' self-play
-on Connect Four's CNET boards (design.md §7).
+(design.md §7) on a game whose kit has CNET boards, random start positions, a mirror and (optionally)
+a shaped reward.
 
-One network plays both sides with ε-greedy from design.md §3 random start boards (optionally a fixed
-opponent plays one side of a fraction of the games). Each finished game's transitions, with design.md
-§2 back-propagated rewards, go into the replay buffer together with their mirror images; s' is the
+One network plays both sides with ε-greedy from the kit's random start boards (design.md §3; optionally
+a fixed opponent plays one side of a fraction of the games). Each finished game's transitions, with
+back-propagated rewards (design.md §2), go into the replay buffer together with their mirror images; s' is the
 opponent's board, so the TD target subtracts its value. An iteration plays ``episodes_per_iteration``
 games at once, then, once the buffer holds ``learning_starts`` transitions, makes
 ``updates_per_episode`` updates per game; a chunk iterates up to the next multiple of ``eval_every``
@@ -23,26 +24,27 @@ from c4jax import games
 from c4jax.agents import arena
 from c4jax.agents.base import AgentBase
 from c4jax.agents.policy import epsilon_greedy
-from c4jax.games.connect_four.board import legal_mask, mirror_boards
+from c4jax.games.kit import Symmetry
+from c4jax.learning import backprop as backprop_lib
 from c4jax.learning import buffer as rb
-from c4jax.learning import rewards as rewards_lib
 from c4jax.learning.train_state import TrainState
 from c4jax.nets.cnet import CNet
 
 
-def mirror_average(q: Array, q_mirrored: Array) -> Array:
-    """float32[..., 7]: ``q`` averaged with the mirrored board's ``q_mirrored``, mirrored back."""
-    return 0.5 * (q + q_mirrored[..., ::-1])
+def mirror_average(q: Array, q_mirrored: Array, symmetry: Symmetry) -> Array:
+    """float32[..., A]: ``q`` averaged with the mirrored board's ``q_mirrored``, mirrored back (``symmetry``:
+    the mirror, its own inverse)."""
+    return 0.5 * (q + symmetry.policy(q_mirrored))
 
 
 @struct.dataclass
 class Transition:
     """One move of a whole game (``--collect games``), the next board seen by the opponent."""
 
-    board: Array  # int8[6, 7]: s, mover to play
+    board: Array  # int8[*observation_shape]: s, mover to play
     action: Array  # int32[]
     reward: Array  # float32[]: back-propagated design.md §2 reward
-    next_board: Array  # int8[6, 7]: s', the opponent to play (zeros when done)
+    next_board: Array  # int8[*observation_shape]: s', the opponent to play (zeros when done)
     done: Array  # bool[]
 
     @property
@@ -72,13 +74,15 @@ class DQNState(TrainState):
 
 
 def q_values(apply, params, boards: Array) -> Array:
-    """float32[..., 7]: Q(s) of the network ``apply`` (the thesis)."""
+    """float32[..., A]: Q(s) of the network ``apply`` (the thesis)."""
     return apply({"params": params}, boards)
 
 
-def mirror_avg_q(apply, params, boards: Array) -> Array:
-    """float32[..., 7]: Q(s) averaged with the mirrored board's, mirrored back (the published code)."""
-    return mirror_average(apply({"params": params}, boards), apply({"params": params}, mirror_boards(boards)))
+def mirror_avg_q(apply, params, boards: Array, *, symmetry: Symmetry) -> Array:
+    """float32[..., A]: Q(s) averaged with the board's mirror image's (``symmetry``), mirrored back (the
+    published code; bind ``symmetry`` with ``functools.partial``)."""
+    return mirror_average(apply({"params": params}, boards), apply({"params": params}, symmetry.observation(boards)),
+                          symmetry)
 
 
 @struct.dataclass
@@ -88,22 +92,25 @@ class EpsilonGreedy(AgentBase):
     params: Any
     epsilon: Array  # float32[]
     net: CNet = struct.field(pytree_node=False)
+    legal: Callable = struct.field(pytree_node=False)  # boards -> bool[..., A]: the kit's ``observation_legal``
     name: str = struct.field(pytree_node=False, default="eps-greedy")
     stochastic: bool = struct.field(pytree_node=False, default=True)
     q: Callable = struct.field(pytree_node=False, default=q_values)
 
     def _act(self, boards, key):
-        return epsilon_greedy(key, self.q(self.net.apply, self.params, boards), legal_mask(boards), self.epsilon)
+        return epsilon_greedy(key, self.q(self.net.apply, self.params, boards), self.legal(boards), self.epsilon)
 
 
-def transitions(traj: arena.Trajectory, n: float, backprop=rewards_lib.backprop_per_player) -> tuple[Transition, Array]:
-    """Flat transitions [2·B·42] of the recorded games and their mirrors, with a valid mask
-    (``backprop``: the reward back-propagation, a value of ``rewards_lib.BACKPROP``)."""
+def transitions(traj: arena.Trajectory, n: float, symmetry: Symmetry,
+                backprop=backprop_lib.backprop_per_player) -> tuple[Transition, Array]:
+    """Flat transitions [2·B·T] of the recorded games and their images under ``symmetry`` (the mirror),
+    with a valid mask (``backprop``: the reward back-propagation, a value of ``backprop_lib.BACKPROP``)."""
     rewards = backprop(traj, n)
     nxt = jnp.concatenate([traj.observations[:, 1:], jnp.zeros_like(traj.observations[:, :1])], axis=1)
-    nxt = jnp.where(traj.done[..., None, None], 0, nxt)
+    nxt = jnp.where(arena.broadcast_mask(traj.done, nxt), 0, nxt)
     t = Transition(board=traj.observations, action=traj.actions, reward=rewards, next_board=nxt, done=traj.done)
-    m = t.replace(board=mirror_boards(t.board), action=6 - t.action, next_board=mirror_boards(t.next_board))
+    m = t.replace(board=symmetry.observation(t.board), action=symmetry.action(t.action),
+                  next_board=symmetry.observation(t.next_board))
     both = jax.tree.map(lambda a, b: jnp.concatenate([a, b]).reshape((-1,) + a.shape[2:]), t, m)
     valid = jnp.concatenate([traj.valid, traj.valid]).reshape(-1)
     return both, valid
@@ -122,8 +129,10 @@ class GameCollection:
     ``episodes_per_iteration`` whole games, each followed by ``updates_per_episode`` updates once the
     buffer is ready, until the next multiple of ``eval_every`` updates."""
 
-    def __init__(self, cfg):
-        self.cfg = cfg
+    def __init__(self, cfg, game):
+        self.cfg, self.game = cfg, game
+        kit = games.kit_of(game)
+        self.legal, self.symmetry = kit.observation_legal, kit.symmetries[0]
         self.batch_fields = tuple(f"buffer.{f}" for f in rb.BATCH_FIELDS)  # the replay storage, split over devices
         self.batch_sizes = {"--episodes-per-iteration": cfg.episodes_per_iteration, "--batch-size": cfg.batch_size,
                             "--buffer-size": cfg.buffer_size}
@@ -139,8 +148,9 @@ class GameCollection:
         return updates
 
     def init(self, tx, key: Array, params) -> DQNState:
-        example = Transition(board=jnp.zeros((6, 7), jnp.int8), action=jnp.int32(0), reward=jnp.float32(0),
-                             next_board=jnp.zeros((6, 7), jnp.int8), done=jnp.bool_(False))
+        board = jnp.zeros(tuple(self.game.observation_shape), jnp.int8)
+        example = Transition(board=board, action=jnp.int32(0), reward=jnp.float32(0), next_board=board,
+                             done=jnp.bool_(False))
         return DQNState.create(params, tx, key, target_params=params, buffer=rb.init(example, self.cfg.buffer_size))
 
     def iteration(self, algo, state: DQNState):
@@ -148,11 +158,12 @@ class GameCollection:
         cfg, strategies = self.cfg, algo.strategies
         key, start_key, play_key = jax.random.split(state.key, 3)
         games_ = cfg.episodes_per_iteration
-        starts = arena.random_initial_states(start_key, games_)
+        starts = arena.random_initial_states(start_key, games_, self.game)
         behaviour = EpsilonGreedy(params=state.params, epsilon=algo.behaviour_epsilon(state), net=algo.net,
-                                  q=strategies.behaviour_q)
-        traj, _ = strategies.play(behaviour, cfg.opponent_agent, starts, cfg.opponent_games(games_), play_key)
-        items, valid = transitions(traj, cfg.reward_backprop_n, strategies.backprop)
+                                  legal=self.legal, q=strategies.behaviour_q)
+        traj, _ = strategies.play(behaviour, cfg.opponent_agent, starts, cfg.opponent_games(games_), play_key,
+                                  game=self.game)
+        items, valid = transitions(traj, cfg.reward_backprop_n, self.symmetry, strategies.backprop)
         state = state.replace(buffer=rb.add(state.buffer, items, valid), key=key,
                               episodes=state.episodes + games_)
         n_updates = cfg.updates_per_episode * games_

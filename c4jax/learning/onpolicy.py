@@ -1,8 +1,9 @@
 """Pure, jitted building blocks shared by REINFORCE-with-baseline and PPO (design.md §7).
 
-- ``collect``: batched self-play of a two-headed CNET sampling its own masked policy,
-  turned into a flat, fixed-size :class:`Batch` of transitions, each episode followed
-  by its mirror (boards flipped left-right, action ``6 - a``).
+- ``collect``: batched self-play of a two-headed CNET sampling its own masked policy on the
+  default game (whose kit says CNET reads its boards), turned into a flat, fixed-size
+  :class:`Batch` of transitions, each episode followed by its mirror image (the kit's first
+  symmetry: boards flipped left-right, each action mapped to its image).
 - ``take_first``: PPO's fixed-size buffer (e.g. 2,000 transitions).
 - ``ppo_update``: epochs x shuffled minibatches of the buffer, as one ``lax.scan``.
 - ``reinforce_update`` / ``reinforce_updates``: one gradient step per episode (+ mirror).
@@ -15,17 +16,17 @@
 
 Under a mesh with a batch axis (``--devices N``, ``c4jax.io.devices``) the self-play games,
 the PPO buffer and its minibatches are split over the devices (the gradients of a minibatch
-are then averaged over them); a REINFORCE update is one episode of 84 rows, computed whole
-on every device.
+are then averaged over them); a REINFORCE update is one episode and its mirror (``2 T`` rows),
+computed whole on every device.
 
 The optimiser (``c4jax.learning.optim.make_optimizer``) keeps the frozen conv block
 untouched; the supervised -> RL transfer of design.md §5 is ``c4jax.learning.loop.initial_params``;
 the host loop (``c4jax.learning.loop``) owns evaluation, the "old network" rule,
 logging and files.
 
-Batch layout. ``collect`` over B games returns ``N = 2 * B * 42`` rows laid out game
-by game: rows ``[84 g, 84 g + 42)`` are game g's moves in order (time-padded, padding
-has ``valid = False``) and rows ``[84 g + 42, 84 g + 84)`` its mirror. ``take_first``
+Batch layout. ``collect`` over B games of at most T plies (the game's ``max_steps``) returns
+``N = 2 * B * T`` rows laid out game by game: rows ``[2T g, 2T g + T)`` are game g's moves in
+order (time-padded, padding has ``valid = False``) and rows ``[2T g + T, 2T g + 2T)`` its mirror. ``take_first``
 keeps that order, so a PPO buffer holds whole episodes each followed by its mirror
 (only the last one may be cut), as the thesis' buffer does.
 """
@@ -43,14 +44,12 @@ from flax import struct
 from jax import Array
 
 from c4jax import games
-from c4jax.games.connect_four import env
 from c4jax.learning import losses
 from c4jax.agents import arena
 from c4jax.nets.cnet import CNet
-from c4jax.agents.base import AgentBase
+from c4jax.agents.base import DEFAULT_GAME, AgentBase, observation_legal
 from c4jax.agents.network import NetworkAgent
-from c4jax.games.connect_four.board import legal_mask, mirror_boards
-from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
+from c4jax.games.kit import Symmetry
 from c4jax.agents.policy import all_columns, masked_log_softmax, sample
 from c4jax.io.devices import shard_batch
 from c4jax.learning.algorithm import Algorithm
@@ -59,10 +58,7 @@ from c4jax.learning.config import SelfPlayConfig
 from c4jax.learning.optim import apply_gradients, make_optimizer
 from c4jax.learning.train_state import TrainState
 from c4jax.learning import rollouts
-from c4jax.learning import rewards as rewards_lib
-
-MAX_MOVES = env.MAX_MOVES  # 42
-EPISODE_ROWS = 2 * MAX_MOVES  # one episode and its mirror
+from c4jax.learning import backprop as backprop_lib
 
 COLLECTIONS = ("games", "streams")
 NETWORKS = ("cnet", "tower")
@@ -72,7 +68,7 @@ GAMES_ONLY = {"reward_backprop": "per_player", "replace_draws": False, "opponent
 
 @dataclass(frozen=True)
 class OnPolicyConfig(SelfPlayConfig):
-    """The fields REINFORCE and PPO share (defaults: the thesis on Connect Four, design.md §7; a game's kit
+    """The fields REINFORCE and PPO share (defaults: the thesis, design.md §7, on the default game; a game's kit
     gives its own, ``GameKit.defaults``)."""
 
     collect: str = "games"
@@ -124,17 +120,17 @@ class OnPolicyConfig(SelfPlayConfig):
         belong to the whole-games collection, which --collect streams is not."""
         on = [f"--{k.replace('_', '-')}" for k, v in off.items() if getattr(self, k) != v]
         if on:
-            raise ValueError(f"{', '.join(on)}: the whole-games collection's (--collect games; Connect Four's "
-                             "--preset published turns them on, --preset thesis off); --collect streams plays the "
-                             "game's own rewards without them")
+            raise ValueError(f"{', '.join(on)}: the whole-games collection's (--collect games; --preset published "
+                             "turns them on, --preset thesis off); --collect streams plays the game's own rewards "
+                             "without them")
 
 
 @struct.dataclass
 class Batch:
     """N transitions (rows); a padding row has ``valid = False`` and must carry no weight."""
 
-    boards: Array  # int8[N, 6, 7]: the board before the move, mover's point of view
-    actions: Array  # int32[N]: the column played (6 - a on mirrored rows)
+    boards: Array  # int8[N, H, W]: the board before the move, mover's point of view
+    actions: Array  # int32[N]: the action played (its mirror image on mirrored rows)
     rewards: Array  # float32[N]: design.md §2 back-propagated reward of the move
     returns: Array  # float32[N]: turn-based return G_t (the value target)
     old_logp: Array  # float32[N]: log pi_old(a|s) of the collecting network (mirror: on the mirrored board)
@@ -167,14 +163,24 @@ def check_games_collection(game) -> None:
 
 
 def _apply(params, boards: Array, width: int) -> tuple[Array, Array]:
-    """(logits[..., 7], value[...]) of the two-headed CNET on boards[..., 6, 7]."""
+    """(logits[..., A], value[...]) of the two-headed CNET on boards[..., H, W]."""
     shape = boards.shape[:-2]
-    logits, value = CNet(width=width, heads="two").apply({"params": params}, boards.reshape((-1, 6, 7)))
-    return logits.reshape(shape + (7,)), value.reshape(shape)
+    logits, value = CNet(width=width, heads="two").apply({"params": params}, boards.reshape((-1,) + boards.shape[-2:]))
+    return logits.reshape(shape + logits.shape[-1:]), value.reshape(shape)
+
+
+def _legal(boards: Array) -> Array:
+    """bool[..., A]: the legal actions of the default game's boards (its kit's ``observation_legal``)."""
+    return observation_legal(DEFAULT_GAME, boards)
+
+
+def _mirror() -> Symmetry:
+    """The default game's mirror (its kit's first symmetry), which the whole-games collection adds."""
+    return games.kit_of(DEFAULT_GAME).symmetries[0]
 
 
 @partial(jax.jit, static_argnames=("width", "backprop_n"))
-def collect(params, key: Array, states: env.EnvState, *, gamma: float | Array = 0.95,
+def collect(params, key: Array, states, *, gamma: float | Array = 0.95,
             gae_lambda: float | Array = 1.0, width: int = 128, backprop_n: float = 3.0) -> Batch:
     """Self-play B games from ``states`` by sampling the masked policy; return their transitions.
 
@@ -189,14 +195,14 @@ def collect(params, key: Array, states: env.EnvState, *, gamma: float | Array = 
       width: CNET width. backprop_n: exponent of the design.md §2 reward back-propagation.
 
     Returns:
-      a :class:`Batch` of ``N = 2 * B * 42`` rows (see the module docstring for the
+      a :class:`Batch` of ``N = 2 * B * T`` rows (see the module docstring for the
       layout). Rewards are design.md §2 back-propagated, returns ``G_t = r_t - gamma *
       G_{t+1}``; ``old_logp`` / ``old_value`` / ``advantages`` are recomputed by the
-      network on the recorded boards. A mirrored episode has the flipped boards,
-      actions ``6 - a`` and the same rewards, returns and done flags; its
+      network on the recorded boards. A mirrored episode has the mirrored boards and
+      actions and the same rewards, returns and done flags; its
       ``old_logp`` and ``old_value`` are the network's on the mirrored board and its
       advantages are computed from those mirrored values. Self-play mean game length
-      = ``valid.sum() / N * 42``.
+      = ``valid.sum() / N * T``.
     """
     return collect_mixed(params, key, states, None, 0, gamma=gamma, gae_lambda=gae_lambda, width=width,
                          backprop_n=backprop_n)[0]
@@ -206,7 +212,7 @@ def collect(params, key: Array, states: env.EnvState, *, gamma: float | Array = 
 
 
 def _pair(x: Array, y: Array) -> Array:
-    """[B, 42, ...] x 2 -> [B, 2, 42, ...]: an episode and its mirror."""
+    """[B, T, ...] x 2 -> [B, 2, T, ...]: an episode and its mirror."""
     return jnp.stack([x, y], axis=1)
 
 
@@ -231,10 +237,11 @@ class _Behaviour(AgentBase):
     def _act(self, boards: Array, key: Array) -> Array:
         logits, _ = _apply(self.params, boards, self.width)
         if self.mirror_avg:
-            mirrored, _ = _apply(self.params, mirror_boards(boards), self.width)
-            logits = 0.5 * (logits + mirrored[..., ::-1])
+            mirror = _mirror()
+            mirrored, _ = _apply(self.params, mirror.observation(boards), self.width)
+            logits = 0.5 * (logits + mirror.policy(mirrored))
         explore_key, uniform_key, policy_key = jax.random.split(key, 3)
-        legal = legal_mask(boards)
+        legal = _legal(boards)
         explore = jax.random.uniform(explore_key, boards.shape[:-2]) < self.explore
         uniform = sample(uniform_key, jnp.zeros_like(logits), legal)
         return jnp.where(explore, uniform, sample(policy_key, logits, legal))
@@ -248,15 +255,15 @@ def exploring_policy(params, width: int, *, explore: float, mirror_avg: bool) ->
 def _mirror_avg_value(params, boards: Array, width: int) -> Array:
     """float32[...]: V̄(s), the value averaged with the mirrored board's."""
     _, v = _apply(params, boards, width)
-    _, v_mirrored = _apply(params, mirror_boards(boards), width)
+    _, v_mirrored = _apply(params, _mirror().observation(boards), width)
     return 0.5 * (v + v_mirrored)
 
 
 def monte_carlo_targets(params, traj: arena.Trajectory, rewards: Array, values: Array, played: Array, *,
                         gamma, gae_lambda, width: int) -> tuple[Array, Array]:
-    """Value targets and advantages of the thesis: ``(returns [B, 42], advantages [B, 2, 42])``, the
+    """Value targets and advantages of the thesis: ``(returns [B, T], advantages [B, 2, T])``, the
     turn-based returns ``G_t = r_t - gamma G_{t+1}`` and the turn-based GAE(lambda) on the collecting
-    network's ``values`` [B, 2, 42] of each board, mirrored ones included (lambda 1: ``G - V``)."""
+    network's ``values`` [B, 2, T] of each board, mirrored ones included (lambda 1: ``G - V``)."""
     del params, width
     returns = jax.vmap(losses.turn_based_returns, in_axes=(0, 0, None))(rewards, traj.valid, gamma)
     advantages = jax.vmap(jax.vmap(losses.gae_turn_based, in_axes=(0, 0, 0, None, None)),
@@ -270,7 +277,7 @@ def one_step_td_targets(params, traj: arena.Trajectory, rewards: Array, values: 
     mirror-averaged value V̄ of the collecting network, ``returns = r - gamma (1 - done) V̄(s')`` and
     ``advantages = returns - V̄(s)``; V̄ is mirror-symmetric, so a mirrored row has its original's."""
     del values, played, gae_lambda
-    v_bar = _mirror_avg_value(params, traj.observations, width)  # [B, 42]: V̄(s_t)
+    v_bar = _mirror_avg_value(params, traj.observations, width)  # [B, T]: V̄(s_t)
     returns, advantages = jax.vmap(losses.one_step_td, in_axes=(0, 0, 0, 0, None))(
         rewards, v_bar, traj.valid, traj.done, gamma)
     return returns, _pair(advantages, advantages)
@@ -286,13 +293,13 @@ class Strategies:
     """``(params, width) -> agent`` playing the learner's moves: ``sample_policy`` or ``exploring_policy``."""
     play: Callable = rollouts.mixed_rollout
     """The games: ``rollouts.mixed_rollout`` or ``rollouts.mixed_rollout_no_draws`` (draws replaced)."""
-    backprop: Callable[[arena.Trajectory, float], Array] = rewards_lib.backprop_per_player
-    """``(traj, n) -> rewards [B, 42]``: a value of ``rewards_lib.BACKPROP``."""
+    backprop: Callable[[arena.Trajectory, float], Array] = backprop_lib.backprop_per_player
+    """``(traj, n) -> rewards [B, T]``: a value of ``backprop_lib.BACKPROP``."""
     targets: Callable = monte_carlo_targets
     """Value targets and advantages: ``monte_carlo_targets`` or ``one_step_td_targets``."""
-    log_prob_columns: Callable[[Array], Array] = legal_mask
-    """``boards -> bool[..., 7]``: the columns of the stored and recomputed log-probs and of the entropy
-    (``legal_mask``, or ``all_columns``: unmasked)."""
+    log_prob_columns: Callable[[Array], Array] = _legal
+    """``boards -> bool[..., A]``: the actions of the stored and recomputed log-probs and of the entropy
+    (the legal ones, or ``all_columns``: unmasked)."""
 
 
     @classmethod
@@ -306,9 +313,9 @@ class Strategies:
         return cls(
             behaviour=behaviour,
             play=rollouts.mixed_rollout_no_draws if cfg.replace_draws else rollouts.mixed_rollout,
-            backprop=rewards_lib.BACKPROP[cfg.reward_backprop],
+            backprop=backprop_lib.BACKPROP[cfg.reward_backprop],
             targets=one_step_td_targets if td_advantage else monte_carlo_targets,
-            log_prob_columns=all_columns if unmasked_log_probs else legal_mask,
+            log_prob_columns=all_columns if unmasked_log_probs else _legal,
         )
 
 
@@ -316,7 +323,7 @@ THESIS = Strategies()
 
 
 @partial(jax.jit, static_argnames=("n_vs", "width", "backprop_n", "strategies"))
-def collect_mixed(params, key: Array, states: env.EnvState, opponent, n_vs: int, *,
+def collect_mixed(params, key: Array, states, opponent, n_vs: int, *,
                   gamma: float | Array = 0.95, gae_lambda: float | Array = 1.0, width: int = 128,
                   backprop_n: float = 3.0, strategies: Strategies = THESIS) -> tuple[Batch, Array]:
     """``collect``, with the first ``n_vs`` games played against a fixed ``opponent`` agent, and the
@@ -333,17 +340,18 @@ def collect_mixed(params, key: Array, states: env.EnvState, opponent, n_vs: int,
     """
     agent = strategies.behaviour(params, width)
     traj, learner_moves = strategies.play(agent, opponent, states, n_vs, key)
-    rewards = strategies.backprop(traj, backprop_n)  # [B, 42]
+    rewards = strategies.backprop(traj, backprop_n)  # [B, T]
     played = _pair(traj.valid, traj.valid)
     valid = _pair(learner_moves, learner_moves)
-    boards = _pair(traj.observations, mirror_boards(traj.observations))
-    actions = _pair(traj.actions, jnp.where(traj.valid, env.COLS - 1 - traj.actions, 0))
-    logits, values = _apply(params, boards, width)  # [B, 2, 42, 7], [B, 2, 42]
+    mirror = _mirror()
+    boards = _pair(traj.observations, mirror.observation(traj.observations))
+    actions = _pair(traj.actions, jnp.where(traj.valid, mirror.action(traj.actions), 0))
+    logits, values = _apply(params, boards, width)  # [B, 2, T, A], [B, 2, T]
     log_probs = masked_log_softmax(logits, strategies.log_prob_columns(boards))
     old_logp = jnp.take_along_axis(log_probs, actions[..., None], axis=-1)[..., 0]
     returns, advantages = strategies.targets(params, traj, rewards, values, played, gamma=gamma,
                                              gae_lambda=gae_lambda, width=width)
-    flat = lambda x: x.reshape((-1,) + x.shape[3:])  # noqa: E731  [B, 2, 42, ...] -> [N, ...]
+    flat = lambda x: x.reshape((-1,) + x.shape[3:])  # noqa: E731  [B, 2, T, ...] -> [N, ...]
     return Batch(
         boards=flat(boards).astype(jnp.int8),
         actions=flat(actions).astype(jnp.int32),
@@ -378,10 +386,11 @@ def take_first(batch: Batch, n: int) -> Batch:
 
 
 def split_episodes(batch: Batch) -> Batch:
-    """The rows of a ``collect`` batch as [B, 84]: each game's episode followed by its mirror."""
-    if batch.size % EPISODE_ROWS:
-        raise ValueError(f"a collect batch has a multiple of {EPISODE_ROWS} rows, got {batch.size}")
-    return jax.tree.map(lambda x: x.reshape((-1, EPISODE_ROWS) + x.shape[1:]), batch)
+    """The rows of a ``collect`` batch as [B, 2T]: each game's episode followed by its mirror."""
+    rows = 2 * DEFAULT_GAME.max_steps  # one episode and its mirror
+    if batch.size % rows:
+        raise ValueError(f"a collect batch has a multiple of {rows} rows, got {batch.size}")
+    return jax.tree.map(lambda x: x.reshape((-1, rows) + x.shape[1:]), batch)
 
 
 # --------------------------------------------------------------------------- updates
@@ -397,7 +406,7 @@ class _Carry:
     opt_state: optax.OptState
 
 
-def _ppo_minibatch_loss(params, mb: Batch, weights: Array, *, width, clip, c1, c2, log_prob_columns=legal_mask):
+def _ppo_minibatch_loss(params, mb: Batch, weights: Array, *, width, clip, c1, c2, log_prob_columns=_legal):
     logits, values = _apply(params, mb.boards, width)
     total, aux = jax.vmap(partial(losses.ppo_loss, clip=clip, c1=c1, c2=c2))(
         logits, log_prob_columns(mb.boards), mb.actions, mb.old_logp, mb.advantages, values, mb.returns
@@ -417,7 +426,7 @@ def _ppo_minibatch_loss(params, mb: Batch, weights: Array, *, width, clip, c1, c
 @partial(jax.jit, static_argnames=("tx", "epochs", "minibatch_size", "clip", "c1", "c2", "width", "log_prob_columns"))
 def ppo_update(params, opt_state, batch: Batch, key: Array, *, tx: optax.GradientTransformation,
                epochs: int = 5, minibatch_size: int = 32, clip: float = 0.2, c1: float = 0.75,
-               c2: float = 0.04, width: int = 128, log_prob_columns: Callable[[Array], Array] = legal_mask):
+               c2: float = 0.04, width: int = 128, log_prob_columns: Callable[[Array], Array] = _legal):
     """PPO epochs over a fixed-size buffer (e.g. ``take_first(collect(...), 2000)``).
 
     Each epoch shuffles the valid rows (invalid rows go last) and cuts the buffer into
@@ -474,7 +483,7 @@ def ppo_update(params, opt_state, batch: Batch, key: Array, *, tx: optax.Gradien
 def _reinforce_loss(params, episode: Batch, *, width, c1):
     logits, values = _apply(params, episode.boards, width)
     total, aux = jax.vmap(partial(losses.reinforce_loss, c1=c1))(
-        logits, legal_mask(episode.boards), episode.actions, episode.returns, values
+        logits, _legal(episode.boards), episode.actions, episode.returns, values
     )
     weights = episode.valid.astype(jnp.float32)
     metrics = {
@@ -493,7 +502,7 @@ def reinforce_update(params, opt_state, episode: Batch, *, tx: optax.GradientTra
                      c1: float = 0.75, width: int = 128):
     """One REINFORCE-with-baseline gradient step on one episode and its mirror.
 
-    ``episode`` holds the 84 rows of one game of a ``collect`` batch (see
+    ``episode`` holds the 2T rows of one game of a ``collect`` batch (see
     ``split_episodes``); the loss is the mean of ``losses.reinforce_loss`` over its
     valid rows, with the baseline V(s) and the advantage ``G - V(s)`` from the current
     network. An episode without a valid row makes no step.
@@ -535,7 +544,7 @@ class OnPolicyAlgorithm(Algorithm):
     """What REINFORCE and PPO share as algorithms (:class:`~c4jax.learning.algorithm.Algorithm`): a
     two-headed CNET playing by sampling its policy (``default_mode = "sto"``)."""
 
-    game = CONNECT_FOUR  # the thesis' boards and shaped reward
+    game = DEFAULT_GAME  # the thesis' CNET boards: the default game's
     heads = "two"
     output = "policy"
     default_mode = "sto"

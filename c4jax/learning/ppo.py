@@ -3,7 +3,7 @@ collections (``--collect``, :class:`~c4jax.learning.onpolicy.OnPolicyConfig`), o
 (:func:`c4jax.learning.losses.negamax_gae`) and one loss (:func:`c4jax.learning.losses.ppo_loss`).
 :func:`trainer` makes the algorithm of a config and a game.
 
-``--collect games`` (:class:`PPO`, the thesis on Connect Four). Each *buffer*: ``games_per_collect``
+``--collect games`` (:class:`PPO`, the thesis). Each *buffer*: ``games_per_collect``
 (default: enough to fill it) self-play games sampled from the current policy in parallel from
 design.md §3 random start boards, each followed by its mirror
 (the mirrored action's log-prob recomputed on the mirrored board), trimmed to the
@@ -49,7 +49,7 @@ STREAMS_UPDATES = 40_000  # --total-updates of such a run
 
 @dataclass(frozen=True)
 class PPOConfig(onpolicy.OnPolicyConfig):
-    """PPO hyperparameters (defaults: the thesis on Connect Four, design.md §7; another game's from its kit). With
+    """PPO hyperparameters (defaults: the thesis, design.md §7, on the default game; another game's from its kit). With
     --opponent, only the learner's own moves are training rows; the opponent's moves shape their returns."""
 
     buffer_size: int = 2000

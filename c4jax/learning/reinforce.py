@@ -2,7 +2,7 @@
 (:class:`ReinforceConfig`), two collections (``--collect``, :class:`~c4jax.learning.onpolicy.OnPolicyConfig`);
 :func:`trainer` makes the algorithm of a config and a game.
 
-``--collect games`` (:class:`Reinforce`, the thesis on Connect Four): one gradient update per self-play episode (together with its mirror), each
+``--collect games`` (:class:`Reinforce`, the thesis): one gradient update per self-play episode (together with its mirror), each
 episode used once: advantage ``G - V(s)``, Smooth-L1 value loss, the thesis'
 objective ``L_policy - 0.75·L_value`` (minimised as its negative). For speed the
 ``games_per_collect`` episodes of an iteration are played in parallel by the
@@ -41,7 +41,7 @@ STREAMS_UPDATES = 2_000  # --total-updates of such a run
 
 @dataclass(frozen=True)
 class ReinforceConfig(onpolicy.OnPolicyConfig):
-    """REINFORCE-with-baseline hyperparameters (defaults: the thesis on Connect Four, design.md §7; another game's
+    """REINFORCE-with-baseline hyperparameters (defaults: the thesis, design.md §7, on the default game; another game's
     from its kit). With --opponent, only the learner's own moves carry a loss; the opponent's moves shape their
     returns."""
 

@@ -1,8 +1,8 @@
 """Self-play batches of the RL trainers: the learner against itself and against a fixed opponent
 in one batch, and the published code's replacement of drawn games (design.md §7a).
 
-Built on :func:`c4jax.agents.arena.rollout`; the trajectories record Connect Four's shaped
-reward (design.md §2, :func:`c4jax.learning.rewards.shaped_reward`) unless told otherwise.
+Built on :func:`c4jax.agents.arena.rollout`; the trajectories record the game kit's shaped reward
+(``GameKit.shaped_reward``, design.md §2) where it has one, else the game's own rewards.
 """
 
 from __future__ import annotations
@@ -12,11 +12,10 @@ import jax.numpy as jnp
 from flax import struct
 from jax import Array
 
+from c4jax import games
 from c4jax.agents import arena
-from c4jax.agents.arena import RewardFn, Trajectory, broadcast_mask
-from c4jax.agents.base import AgentBase
-from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
-from c4jax.learning.rewards import shaped_reward
+from c4jax.agents.arena import Trajectory, broadcast_mask
+from c4jax.agents.base import DEFAULT_GAME, AgentBase
 
 
 @struct.dataclass
@@ -35,19 +34,19 @@ class _PerGame(AgentBase):
                          self.base.act_states(states, key_base))
 
 
-def mixed_rollout(learner, opponent, states, n_vs: int, key: Array, *, game=CONNECT_FOUR,
-                  reward_fn: RewardFn | None = shaped_reward) -> tuple[Trajectory, Array]:
+def mixed_rollout(learner, opponent, states, n_vs: int, key: Array, *, game=DEFAULT_GAME) -> tuple[Trajectory, Array]:
     """Games of ``learner`` against itself and against a fixed ``opponent``, in one batch.
 
     The first ``n_vs`` of the B games are ``learner`` against ``opponent``, the learner
     moving first in a random half of them (per game, from ``key``); the other games are
     self-play. ``opponent=None`` or ``n_vs=0`` is plain self-play.
 
-    Returns ``(trajectory, learner_moves)``: ``learner_moves`` (bool[B, 42]) marks the
+    Returns ``(trajectory, learner_moves)``: ``learner_moves`` (bool[B, T]) marks the
     moves the learner made (every move of a self-play game). Agent A of the trajectory
-    is the learner. ``reward_fn``: what the trajectory records for each move (Connect Four's
-    shaped reward by default; ``None``: the game's own reward).
+    is the learner; it records each move's shaped reward of ``game``'s kit (its own reward where the
+    kit has none).
     """
+    reward_fn = games.kit_of(game).shaped_reward
     batch = states.terminated.shape[0]
     if opponent is None or n_vs == 0:
         traj = arena.rollout(learner, None, states, True, key, game=game, reward_fn=reward_fn)
@@ -61,7 +60,7 @@ def mixed_rollout(learner, opponent, states, n_vs: int, key: Array, *, game=CONN
 
 
 def mixed_rollout_no_draws(learner, opponent, states, n_vs: int, key: Array, max_rounds: int = 8, *,
-                           game=CONNECT_FOUR, reward_fn: RewardFn | None = shaped_reward) -> tuple[Trajectory, Array]:
+                           game=DEFAULT_GAME) -> tuple[Trajectory, Array]:
     """``mixed_rollout`` with every drawn game discarded and replaced by a game from the empty
     board (the published training code, design.md §7a), as in the same seat arrangement.
 
@@ -70,7 +69,7 @@ def mixed_rollout_no_draws(learner, opponent, states, n_vs: int, key: Array, max
     ``mixed_rollout(..., key)``; round r > 0 plays all B games again from empty boards with
     ``fold_in(key, r)`` and takes the games that are still draws from it.
     """
-    traj, moves = mixed_rollout(learner, opponent, states, n_vs, key, game=game, reward_fn=reward_fn)
+    traj, moves = mixed_rollout(learner, opponent, states, n_vs, key, game=game)
     empty = arena.initial_states(states.terminated.shape[0], game)
 
     def drawn(t: Trajectory) -> Array:
@@ -82,8 +81,7 @@ def mixed_rollout_no_draws(learner, opponent, states, n_vs: int, key: Array, max
 
     def body(c):
         r, t, m = c
-        new_t, new_m = mixed_rollout(learner, opponent, empty, n_vs, jax.random.fold_in(key, r), game=game,
-                                     reward_fn=reward_fn)
+        new_t, new_m = mixed_rollout(learner, opponent, empty, n_vs, jax.random.fold_in(key, r), game=game)
         d = drawn(t)
         t = jax.tree.map(lambda a, b: jnp.where(broadcast_mask(d, a), a, b), new_t, t)
         return r + 1, t, jnp.where(d[:, None], new_m, m)

@@ -2,8 +2,9 @@
 else is Connect Four's: the CNET's input planes, the legal columns read from a board, the
 left-right mirror, design.md §3's random start positions, the measured UCT constant of pure
 MCTS, the perfect-play yardstick, the thesis' reference opponent 1StepLA, the public boards as
-observations that tell the whole state (the agents' board API) and its own agents (N-step
-lookahead, the perfect player, OpenSpiel's MCTS: :mod:`c4jax.games.connect_four.agents`).
+observations that tell the whole state (the agents' board API), its own agents (N-step
+lookahead, the perfect player, OpenSpiel's MCTS: :mod:`c4jax.games.connect_four.agents`), the
+shaped reward of design.md §2 and the supervised dataset of design.md §6 (1StepLA's moves).
 
 The algorithms' own defaults are Connect Four's (the thesis'); AlphaZero's evaluations here also
 grade the network on the yardstick, which chooses ``best/`` (2,866 fixed positions: far less noisy
@@ -14,6 +15,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from c4jax.games.connect_four import env
+from c4jax.games.connect_four.rewards import shaped_reward
 from c4jax.games.connect_four.board import legal_mask, mirror_boards, playable
 from c4jax.games.connect_four.game import GAME
 from c4jax.games.kit import GameKit, MatchRules, Symmetry
@@ -49,6 +51,8 @@ KIT = GameKit(
     agents="c4jax.games.connect_four.agents:register",  # N-step lookahead, perfect, openspiel-mcts<N>
     plain_lookahead="c4jax.games.connect_four.reference:act",  # Table 5.1's plain-Python rows
     solver="c4jax.games.connect_four.perfect",  # the perfect player's solver (the solver extra)
+    shaped_reward=shaped_reward,  # design.md §2
+    dataset="c4jax.games.connect_four.dataset",  # design.md §6: 1StepLA's moves
     defaults=MappingProxyType({"alphazero": MappingProxyType({"run": MappingProxyType(dict(
         eval_yardstick=True, eval_opponents=("2steplA",), select_by="yardstick"))})}),
 )
