@@ -41,8 +41,10 @@ from c4jax.nets import cnet
 from c4jax.agents.network import NetworkAgent
 from c4jax.learning import supervised as sv
 
-# the dataset the stage imitates: the default game's (its kit's ``dataset``, design.md §6)
-data = importlib.import_module(games.kit_of(games.DEFAULT).dataset)
+# the stage trains on the default game: it imitates its kit's dataset (design.md §6) and is evaluated against
+# its kit's reference agents
+KIT = games.kit_of(games.DEFAULT)
+data = importlib.import_module(KIT.dataset)
 
 LAST = "last"  # the resumable state, inside --out
 
@@ -245,7 +247,7 @@ def main(cfg: Config) -> dict:
                          output="policy", sampled=False, symmetric=cfg.symmetric)
     if cfg.eval_matches:
         t0 = time.perf_counter()
-        for opp in ("random", "1steplA"):
+        for opp in KIT.reference_agents:
             res = evaluation.match(agent, agents.load(opp), jax.random.key(cfg.seed))
             metrics[f"eval/vs_{opp}"] = res.win_rate
             metrics[f"eval/vs_{opp}_first"] = res.win_rate_a_first
