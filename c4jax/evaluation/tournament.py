@@ -16,7 +16,7 @@ import numpy as np
 from jax import Array
 from tqdm.auto import tqdm
 
-from c4jax import agents
+from c4jax import agents, games
 from c4jax.agents import registry
 from c4jax.evaluation import lockstep
 from c4jax.games import DEFAULT as DEFAULT_GAME
@@ -236,18 +236,12 @@ class Tournament:
         return [self.table_5_2(), self.table_5_3(), self.table_5_4()]
 
     @property
-    def _thesis_protocol(self) -> bool:
-        """The default game plays the thesis' protocol (its openings are two stones)."""
-        return self.game == DEFAULT_GAME
-
-    @property
     def _openings_text(self) -> str:
         return f"the {NUM_OPENINGS} openings"
 
     @property
     def _length_text(self) -> str:
-        return "Stones on the final board (the two opening stones included)" if self._thesis_protocol else \
-            "Plies after the opening"
+        return games.kit_of(self.game).match.length_text  # what a match's reported length counts
 
     def to_markdown(self) -> str:
         """Tables 5.2-5.4 as markdown."""
@@ -262,7 +256,7 @@ class Tournament:
     def to_dict(self, games: bool = True) -> dict:
         """Everything, JSON-ready: names, every match (with every game's moves), the tables."""
         return {
-            **({} if self._thesis_protocol else {"game": self.game}),
+            **({} if self.game == DEFAULT_GAME else {"game": self.game}),  # the default game's has no key
             "names": list(self.names),
             "matches": [m.to_dict(games=games) for m in self.matches],
             "self_matches": [m.to_dict(games=games) for m in self.self_matches],

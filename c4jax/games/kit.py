@@ -112,13 +112,15 @@ class MatchRules:
     - ``compact``: a match asks each agent only in the games where it is to move (``arena.rollout``'s
       ``compact``); ``False``: both agents in every game at every ply, which samples with other keys;
     - ``length``: ``final state -> int32[]``, the length a match reports for a finished game (``None``:
-      the plies played after the opening).
+      the plies played after the opening);
+    - ``length_text``: what that length counts, in the words of a table's note.
     """
 
     openings: tuple[tuple[int, ...], ...] | None = None
     alternating: bool = False
     compact: bool = True
     length: Callable[[Any], Array] | None = None
+    length_text: str = "Plies after the opening"
 
 
 @dataclass(frozen=True)

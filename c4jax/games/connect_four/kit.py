@@ -26,7 +26,8 @@ MIRROR = Symmetry(name="mirror", observation=mirror_boards, actions=tuple(range(
 # every game at every ply (the sampling keys of docs/results' match tables); a game's length is the
 # stones on its final board, the opening's two included
 MATCH = MatchRules(openings=tuple((c1, c2) for c1 in range(env.COLS) for c2 in range(env.COLS)), alternating=True,
-                   compact=False, length=lambda state: state.num_moves)
+                   compact=False, length=lambda state: state.num_moves,
+                   length_text="Stones on the final board (the two opening stones included)")
 
 KIT = GameKit(
     game=GAME,
