@@ -49,6 +49,7 @@ from c4jax.io import atomic
 INSTALL_HINT = "pip install -e '.[onnx]'"
 TOLERANCE = 1e-4  # largest |ONNX - JAX| allowed on finite scores
 DEFAULT_OPSET = 21
+SHARE_MIN_BYTES = 1024  # the smallest tensor share_initializers stores once for several models
 INPUT_NAME, OUTPUT_NAME = "boards", "scores"  # Connect Four's input; every game's output
 VALUE_NAME = "value"  # the second output of an AlphaZero graph exported with value=True
 OBSERVATIONS_NAME, LEGAL_NAME = "observations", "legal_action_mask"  # the inputs of the other games' graphs
@@ -191,6 +192,23 @@ def _load_plugins() -> None:
     ps._already_imported_plugins = True
 
 
+def _reset_converter_state() -> None:
+    """Make a conversion independent of the conversions before it in the process.
+
+    jax2onnx's gather lowering registers its constant evaluators (which turn gathers with constant
+    indices, such as the static slices of the im2col convolutions, into ``Slice``) on the first
+    conversion's context only, behind a module flag; every later conversion of the process then
+    lowers those slices to ``GatherND`` with index arithmetic, a 15-45% larger file. Clearing the
+    flag registers them on each conversion's context. (``_CONST_HANDLERS_REGISTERED`` is private
+    and stable within the pinned range; without it nothing is done.)"""
+    try:
+        from jax2onnx.plugins.jax.lax import gather
+    except ImportError:
+        return
+    if isinstance(getattr(gather, "_CONST_HANDLERS_REGISTERED", None), bool):
+        gather._CONST_HANDLERS_REGISTERED = False
+
+
 def _dedupe_initializers(model) -> None:
     """Keep one copy of identical constant tensors (in place).
 
@@ -222,6 +240,51 @@ def _dedupe_initializers(model) -> None:
     kept_info = [v for v in graph.value_info if v.name not in rename]
     del graph.value_info[:]
     graph.value_info.extend(kept_info)
+
+
+def share_initializers(models: list, location: str, min_bytes: int = SHARE_MIN_BYTES) -> bytes:
+    """Store once the parameter tensors that several of ``models`` hold alike (in place).
+
+    An initializer of at least ``min_bytes`` whose element type, shape and bytes are those of an
+    initializer of another of the models (e.g. the frozen convolutions of networks fine-tuned from
+    the same one) becomes ONNX external data: its bytes go once into the returned block, and each
+    model refers to them by offset and length in the file ``location`` (relative to the model's
+    folder; onnxruntime-web takes it as ``externalData``). The block's tensors start at multiples
+    of 64 bytes. Returns ``b""``, the models unchanged, when no tensor is shared."""
+    def key(t) -> tuple | None:
+        if t.data_location == t.EXTERNAL or len(t.raw_data) < min_bytes:
+            return None
+        return (t.data_type, tuple(t.dims), t.raw_data)
+
+    holders: dict[tuple, set[int]] = {}
+    for i, model in enumerate(models):
+        for t in model.graph.initializer:
+            if (k := key(t)) is not None:
+                holders.setdefault(k, set()).add(i)
+    block = bytearray()
+    where: dict[tuple, tuple[int, int]] = {}
+    for k, held_by in holders.items():
+        if len(held_by) > 1:
+            block.extend(bytes(-len(block) % 64))
+            where[k] = (len(block), len(k[2]))
+            block.extend(k[2])
+    for model in models:
+        for t in model.graph.initializer:
+            if (k := key(t)) in where:
+                offset, length = where[k]
+                t.ClearField("raw_data")
+                t.data_location = t.EXTERNAL
+                del t.external_data[:]
+                for field, value in (("location", location), ("offset", offset), ("length", length)):
+                    entry = t.external_data.add()
+                    entry.key, entry.value = field, str(value)
+    return bytes(block)
+
+
+def strip_shape_info(model) -> None:
+    """Drop the graph's ``value_info`` (in place): the shapes of intermediate values, which
+    onnxruntime infers again when it loads the model."""
+    del model.graph.value_info[:]
 
 
 def _game_scores(agent: AlphaZeroAgent, observations: Array, legal: Array) -> Array:
@@ -257,6 +320,7 @@ def to_model(agent: Any, *, opset: int = DEFAULT_OPSET, value: bool = False):
     # jax2onnx's serializer logs a warning per shape constant it leaves untyped; the graph is valid.
     logging.getLogger("onnx_ir.serde").setLevel(logging.ERROR)
     _load_plugins()
+    _reset_converter_state()
     batch = jax.export.symbolic_shape("B")[0]
     inputs, output = signature(agent)
     specs = [jax.ShapeDtypeStruct((batch, *t.shape), jnp.dtype(t.dtype)) for t in inputs]
