@@ -198,7 +198,7 @@ def _reset_converter_state() -> None:
     jax2onnx's gather lowering registers its constant evaluators (which turn gathers with constant
     indices, such as the static slices of the im2col convolutions, into ``Slice``) on the first
     conversion's context only, behind a module flag; every later conversion of the process then
-    lowers those slices to ``GatherND`` with index arithmetic, a 15-45% larger file. Clearing the
+    lowers those slices to ``GatherND`` with index arithmetic, a 16-43% larger file. Clearing the
     flag registers them on each conversion's context. (``_CONST_HANDLERS_REGISTERED`` is private
     and stable within the pinned range; without it nothing is done.)"""
     try:
