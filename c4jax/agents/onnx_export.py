@@ -23,6 +23,11 @@ outside the graph (the static site's, ``c4jax export-web``) needs at every leaf.
 The conversion is jax2onnx tracing the agent's own jitted ``_scores`` (no second copy of the
 network); onnxruntime runs the check. Both come with the ``onnx`` extra and are imported only
 inside the functions that need them, never by ``import c4jax``.
+
+With jax2onnx 0.17, only a process's first conversion lowers the convolutions' static slices
+(gathers with constant indices) to ``Slice``; its later conversions may lower them to ``GatherND``
+with index arithmetic: a larger graph with the same scores. The static site's build
+(:mod:`c4jax.cli.website`) therefore converts each model in its own process.
 """
 
 from __future__ import annotations
@@ -192,23 +197,6 @@ def _load_plugins() -> None:
     ps._already_imported_plugins = True
 
 
-def _reset_converter_state() -> None:
-    """Make a conversion independent of the conversions before it in the process.
-
-    jax2onnx's gather lowering registers its constant evaluators (which turn gathers with constant
-    indices, such as the static slices of the im2col convolutions, into ``Slice``) on the first
-    conversion's context only, behind a module flag; every later conversion of the process then
-    lowers those slices to ``GatherND`` with index arithmetic, a 16-43% larger file. Clearing the
-    flag registers them on each conversion's context. (``_CONST_HANDLERS_REGISTERED`` is private
-    and stable within the pinned range; without it nothing is done.)"""
-    try:
-        from jax2onnx.plugins.jax.lax import gather
-    except ImportError:
-        return
-    if isinstance(getattr(gather, "_CONST_HANDLERS_REGISTERED", None), bool):
-        gather._CONST_HANDLERS_REGISTERED = False
-
-
 def _dedupe_initializers(model) -> None:
     """Keep one copy of identical constant tensors (in place).
 
@@ -320,7 +308,6 @@ def to_model(agent: Any, *, opset: int = DEFAULT_OPSET, value: bool = False):
     # jax2onnx's serializer logs a warning per shape constant it leaves untyped; the graph is valid.
     logging.getLogger("onnx_ir.serde").setLevel(logging.ERROR)
     _load_plugins()
-    _reset_converter_state()
     batch = jax.export.symbolic_shape("B")[0]
     inputs, output = signature(agent)
     specs = [jax.ShapeDtypeStruct((batch, *t.shape), jnp.dtype(t.dtype)) for t in inputs]
@@ -348,6 +335,12 @@ def to_model(agent: Any, *, opset: int = DEFAULT_OPSET, value: bool = False):
     onnx.helper.set_model_props(model, props)
     onnx.checker.check_model(model)
     return model
+
+
+def from_bytes(data: bytes):
+    """The ``onnx.ModelProto`` serialized in ``data`` (``model.SerializeToString()``)."""
+    onnx = _require("onnx")
+    return onnx.load_model_from_string(data)
 
 
 def save(model, path: str | Path) -> Path:

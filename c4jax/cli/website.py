@@ -9,7 +9,8 @@ A built site is one folder (nothing outside it is ever requested):
   and its licence, from the npm package pinned by ``c4jax/web/package.json`` and
   ``package-lock.json``; ``npm ci`` fetches it once into a cache folder (:func:`runtime`);
 - ``models/<agent>.onnx``: each agent exported by :mod:`c4jax.agents.onnx_export` (an AlphaZero
-  network with its value head as a second output) and checked against the JAX agent;
+  network with its value head as a second output) in a process of its own (:func:`export_models`)
+  and checked against the JAX agent;
   ``models/shared_<game>.bin``: the parameter tensors several of a game's models hold alike (e.g.
   convolutions frozen while fine-tuning), stored once; the models refer to them as ONNX external data;
 - ``agents.json``: what the page needs to know of each agent (:func:`entry`) and the SHA-256 of each
@@ -23,10 +24,15 @@ import hashlib
 import http.server
 import importlib.resources
 import json
+import multiprocessing
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -49,6 +55,7 @@ RUNTIME_PACKAGE = "onnxruntime-web"
 RUNTIME_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
 CACHE_ENV = "C4JAX_WEB_CACHE"
 CHECK_POSITIONS = 200  # random positions each exported model is checked on against its JAX agent
+EXPORT_WORKERS = 2  # processes converting models at the same time (at most the CPU count)
 
 
 class SiteError(Exception):
@@ -159,6 +166,48 @@ def export_model(exported: Any):
     return model
 
 
+def _export_bytes(exported: Any) -> bytes:
+    """In a worker process: the serialized page model (:func:`export_model`) of an exportable agent."""
+    return export_model(exported).SerializeToString()
+
+
+def _worker_init() -> None:
+    """A worker process ignores Ctrl-C (the parent reports it) and runs JAX on the CPU, so that
+    several workers do not each claim an accelerator's memory."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    jax.config.update("jax_platforms", "cpu")
+
+
+def _export_in_pool(named: list[tuple[str, Any]], workers: int) -> list:
+    fresh = {"max_tasks_per_child": 1} if sys.version_info >= (3, 11) else {}
+    pool = ProcessPoolExecutor(min(workers, len(named)), mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_worker_init, **fresh)
+    try:
+        futures = [(name, pool.submit(_export_bytes, exported)) for name, exported in named]
+        models = []
+        for name, future in futures:
+            try:
+                models.append(onnx_export.from_bytes(future.result()))
+            except BrokenProcessPool:
+                raise SiteError(f"the process exporting {name} ended abruptly (out of memory?)") from None
+        return models
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def export_models(named: list[tuple[str, Any]], workers: int | None = None) -> list:
+    """The page models (:func:`export_model`) of the exportable agents of ``named`` (``(name,
+    agent)`` pairs), each converted in a fresh process of its own (see
+    :mod:`c4jax.agents.onnx_export` for why), ``workers`` at a time (default: ``EXPORT_WORKERS``, at
+    most the CPU count; with Python 3.10, one at a time). The agents travel to the processes pickled."""
+    if not named:
+        return []
+    workers = workers or min(EXPORT_WORKERS, os.cpu_count() or 1)
+    if sys.version_info < (3, 11):  # a pool per model: its worker ends with the pool
+        return [model for pair in named for model in _export_in_pool([pair], 1)]
+    return _export_in_pool(named, workers)
+
+
 def check_file(name: str, exported: Any, path: Path, check_positions: int = CHECK_POSITIONS, seed: int = 0) -> None:
     """Check the written model of agent ``name`` (with the shared weights it refers to) on random
     positions of its game against the JAX agent; ``SiteError`` when it does not reproduce it."""
@@ -198,14 +247,14 @@ def build(folder: Path, names: list[str], check_positions: int = CHECK_POSITIONS
     ``names``; returns the written ``agents.json``. The agents are loaded first, so that a wrong
     name fails before anything is fetched or written. The parameter tensors that several models of
     a game hold alike are written once, into :func:`shared_file`, which those models refer to as
-    external data (:func:`c4jax.agents.onnx_export.share_initializers`); each model is checked
-    against its JAX agent as written, with that file."""
+    external data (:func:`c4jax.agents.onnx_export.share_initializers`); each model, converted in
+    its own process (:func:`export_models`), is checked against its JAX agent as written, with that file."""
     loaded = [load_agent(name) for name in names]
     dist = runtime(log)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "models").mkdir(exist_ok=True)
     copy_page(folder, dist)
-    models = [export_model(exported) for _, exported in loaded]
+    models = export_models([(name, exported) for name, (_, exported) in zip(names, loaded)])
     game_ids = [onnx_export.game_of(exported).id for _, exported in loaded]
     data: dict[str, tuple[dict, ...]] = {}
     for game_id in dict.fromkeys(game_ids):
