@@ -27,7 +27,9 @@ inside the functions that need them, never by ``import c4jax``.
 With jax2onnx 0.17, only a process's first conversion lowers the convolutions' static slices
 (gathers with constant indices) to ``Slice``; its later conversions may lower them to ``GatherND``
 with index arithmetic: a larger graph with the same scores. The static site's build
-(:mod:`c4jax.cli.website`) therefore converts each model in its own process.
+(:mod:`c4jax.cli.website`) therefore converts each model in its own process. A process's first
+conversion also imports all of jax2onnx's plugins (12 s of a single export in a fresh process on a
+busy 2-core CPU).
 """
 
 from __future__ import annotations
@@ -173,30 +175,6 @@ def _dims(t: Tensor) -> str:
     return "[" + ", ".join(["B", *map(str, t.shape)]) + "]"
 
 
-def _load_plugins() -> None:
-    """Register only jax2onnx's JAX and Flax plugins, the ones CNET needs.
-
-    By default jax2onnx imports every plugin on its first conversion, examples included (several
-    build and run Equinox models at import time): 17 s of a 19 s first export on a busy 2-core CPU,
-    against 1.7 s for the JAX and Flax plugins alone.
-    This reaches into jax2onnx's plugin discovery (``_import_tree``, ``_already_imported_plugins``,
-    stable within the pinned range); if those are gone the default discovery runs instead. Later
-    jax2onnx conversions in the same process see the same two plugin trees. Every export is
-    checked against the JAX agent anyway (:func:`check`).
-    """
-    try:
-        from jax2onnx.plugins import plugin_system as ps
-    except ImportError:
-        return
-    import_tree = getattr(ps, "_import_tree", None)
-    if import_tree is None or getattr(ps, "_already_imported_plugins", None) is not False:
-        return
-    root = Path(ps.__file__).parent
-    for tree in ("jax", "flax"):
-        import_tree(root / tree, f"jax2onnx.plugins.{tree}")
-    ps._already_imported_plugins = True
-
-
 def _dedupe_initializers(model) -> None:
     """Keep one copy of identical constant tensors (in place).
 
@@ -307,7 +285,6 @@ def to_model(agent: Any, *, opset: int = DEFAULT_OPSET, value: bool = False):
     onnx = _require("onnx")
     # jax2onnx's serializer logs a warning per shape constant it leaves untyped; the graph is valid.
     logging.getLogger("onnx_ir.serde").setLevel(logging.ERROR)
-    _load_plugins()
     batch = jax.export.symbolic_shape("B")[0]
     inputs, output = signature(agent)
     specs = [jax.ShapeDtypeStruct((batch, *t.shape), jnp.dtype(t.dtype)) for t in inputs]
