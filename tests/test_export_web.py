@@ -113,6 +113,12 @@ def test_site_converts_each_model_in_a_fresh_process():
     assert "Slice" in ops and "GatherND" not in ops, ops
 
 
+def test_export_models_without_jax2onnx_is_one_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "jax2onnx", None)  # import jax2onnx now raises ImportError
+    with pytest.raises(onnx_export.OnnxUnavailable, match="onnx' extra"):
+        website.export_models([("supervised", onnx_export.exportable(agents.load("supervised")))])
+
+
 def _tiny_model(weight: np.ndarray, bias: np.ndarray):
     import onnx
     from onnx import helper, numpy_helper

@@ -77,6 +77,12 @@ def _require(module: str):
                               f"install it with: {INSTALL_HINT}") from None
 
 
+def require() -> None:
+    """Raise a one-line :class:`OnnxUnavailable` unless jax2onnx, onnx and onnxruntime import."""
+    for module in ("jax2onnx", "onnx", "onnxruntime"):
+        _require(module)
+
+
 def exportable(agent: Any) -> NetworkAgent | AlphaZeroAgent:
     """The agent whose ``scores`` the ONNX graph computes: a network agent as it is, an
     AlphaZero agent without its search (its raw policy, ``num_simulations = 0``), the network that

@@ -29,7 +29,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -178,10 +177,17 @@ def _worker_init() -> None:
     jax.config.update("jax_platforms", "cpu")
 
 
-def _export_in_pool(named: list[tuple[str, Any]], workers: int) -> list:
-    fresh = {"max_tasks_per_child": 1} if sys.version_info >= (3, 11) else {}
-    pool = ProcessPoolExecutor(min(workers, len(named)), mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_worker_init, **fresh)
+def export_models(named: list[tuple[str, Any]], workers: int | None = None) -> list:
+    """The page models (:func:`export_model`) of the exportable agents of ``named`` (``(name,
+    agent)`` pairs), each converted in a fresh process of its own (see
+    :mod:`c4jax.agents.onnx_export` for why), ``workers`` at a time (default: ``EXPORT_WORKERS``,
+    at most the CPU count). The agents travel to the processes pickled."""
+    if not named:
+        return []
+    onnx_export.require()  # a one-line error here rather than from each process
+    workers = min(workers or EXPORT_WORKERS, os.cpu_count() or 1, len(named))
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init,
+                               max_tasks_per_child=1)
     try:
         futures = [(name, pool.submit(_export_bytes, exported)) for name, exported in named]
         models = []
@@ -193,19 +199,6 @@ def _export_in_pool(named: list[tuple[str, Any]], workers: int) -> list:
         return models
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-
-
-def export_models(named: list[tuple[str, Any]], workers: int | None = None) -> list:
-    """The page models (:func:`export_model`) of the exportable agents of ``named`` (``(name,
-    agent)`` pairs), each converted in a fresh process of its own (see
-    :mod:`c4jax.agents.onnx_export` for why), ``workers`` at a time (default: ``EXPORT_WORKERS``, at
-    most the CPU count; with Python 3.10, one at a time). The agents travel to the processes pickled."""
-    if not named:
-        return []
-    workers = workers or min(EXPORT_WORKERS, os.cpu_count() or 1)
-    if sys.version_info < (3, 11):  # a pool per model: its worker ends with the pool
-        return [model for pair in named for model in _export_in_pool([pair], 1)]
-    return _export_in_pool(named, workers)
 
 
 def check_file(name: str, exported: Any, path: Path, check_positions: int = CHECK_POSITIONS, seed: int = 0) -> None:
