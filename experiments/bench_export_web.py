@@ -10,7 +10,9 @@ Measures, with the shipped agents (a site is built into a temporary folder unles
   ``alphazero`` with its 256 simulations;
 - a raw network's move (``supervised``, ``checkers/alphazero@0``) and an AlphaZero move with N
   simulations (Connect Four 256, Checkers 500), each the median over random positions;
-- the site's size (models, runtime, total).
+- the site's size (models, runtime, total) and each model file's (the models and the weights
+  several of them share);
+- the machine's load average before and after the measurements.
 
 Writes ``benchmark.md`` and ``benchmark.json``, and ``connect_four.png`` / ``checkers.png`` (a whole
 game against ``alphazero`` and ``checkers/alphazero``, random moves for the human). Needs Chromium and
@@ -140,7 +142,9 @@ def main() -> None:
         website.build(site, website.shipped_agents())
     args.out.mkdir(parents=True, exist_ok=True)
     size = website.site_size(site)
-    results: dict = {"cpus": os.cpu_count(), "size_bytes": size}
+    files = {str(f.relative_to(site)): f.stat().st_size for f in sorted((site / "models").iterdir()) if f.is_file()}
+    results: dict = {"cpus": os.cpu_count(), "size_bytes": size, "model_files_bytes": files,
+                     "load_average_before": os.getloadavg()}
     with website.serve(site) as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=ARGS)
         results["first_move_s"] = {"supervised": first_load(browser, url, "supervised"),
@@ -165,6 +169,7 @@ def main() -> None:
             "checkers": screenshot_game(browser, url, "checkers", "checkers/alphazero@64", args.out / "checkers.png", 0),
         }
         browser.close()
+    results["load_average_after"] = os.getloadavg()
     (args.out / "benchmark.json").write_text(json.dumps(results, indent=1) + "\n")
     mib = lambda b: f"{b / 2**20:.1f} MiB"  # noqa: E731
     lines = ["# The static site in headless Chromium (`experiments/bench_export_web.py`)", "",
@@ -176,7 +181,13 @@ def main() -> None:
     for name, times in results["move_s"].items():
         lines.append(f"| one move, {name} | {1000 * statistics.median(times):.1f} ms |")
     lines += ["", f"Screenshots: `connect_four.png` ({results['games']['connect_four']}), "
-                  f"`checkers.png` ({results['games']['checkers']})."]
+                  f"`checkers.png` ({results['games']['checkers']}).", "",
+              "Load average (1, 5, 15 min) of the machine: "
+              f"{', '.join(f'{x:.2f}' for x in results['load_average_before'])} before the measurements, "
+              f"{', '.join(f'{x:.2f}' for x in results['load_average_after'])} after them.", "",
+              "| model file | size |", "| --- | ---: |"]
+    lines += [f"| `{name}` | {b / 2**10:.0f} KiB |" for name, b in files.items()]
+    lines += [f"| all models | {size['models'] / 2**10:.0f} KiB ({size['models']:,} bytes) |"]
     (args.out / "benchmark.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -24,7 +24,9 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-s
 CHECK_POSITIONS = 16  # the export's own check, on fewer positions than the command's default
 
 
-SMALL = ("dqn", "checkers/dqn")  # a site of one agent per game, for the tests that need no more
+# a small site for the tests that need no more: one agent of Checkers, two of Connect Four whose
+# frozen convolutions the site stores once (models/shared_connect_four.bin)
+SMALL = ("supervised", "dqn", "checkers/dqn")
 
 
 @functools.cache

@@ -91,7 +91,8 @@ def test_built_site_is_self_contained():
     manifest = json.loads((folder / "agents.json").read_text())
     assert [a["name"] for a in manifest["agents"]] == list(SMALL)
     for a in manifest["agents"]:
-        assert hashlib.sha256((folder / a["file"]).read_bytes()).hexdigest() == a["sha256"]
+        for f in [a, *a.get("data", [])]:
+            assert hashlib.sha256((folder / f["file"]).read_bytes()).hexdigest() == f["sha256"]
         assert ("search" in a) == (a["game"] == "checkers")  # every Checkers network plays as AlphaZero
     for name in website.PAGE_FILES:
         text = (folder / name).read_text()
@@ -99,3 +100,75 @@ def test_built_site_is_self_contained():
     assert all((folder / "ort" / f).is_file() for f in website.RUNTIME_FILES)
     size = website.site_size(folder)
     assert size["models"] < 8 * 2**20 and size["total"] < 30 * 2**20
+
+
+def test_site_converts_each_model_in_a_fresh_process():
+    """One worker converting the same agent twice gives the same bytes, its im2col slices ``Slice``
+    nodes: each conversion is the first of its process (jax2onnx 0.17 may lower them to ``GatherND``
+    index arithmetic in a process's later conversions)."""
+    agent = onnx_export.exportable(agents.load("supervised"))
+    first, second = website.export_models([("supervised", agent)] * 2, workers=1)
+    assert first.SerializeToString() == second.SerializeToString()
+    ops = {n.op_type for n in second.graph.node}
+    assert "Slice" in ops and "GatherND" not in ops, ops
+
+
+def test_export_models_without_jax2onnx_is_one_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "jax2onnx", None)  # import jax2onnx now raises ImportError
+    with pytest.raises(onnx_export.OnnxUnavailable, match="onnx' extra"):
+        website.export_models([("supervised", onnx_export.exportable(agents.load("supervised")))])
+
+
+def _tiny_model(weight: np.ndarray, bias: np.ndarray):
+    import onnx
+    from onnx import helper, numpy_helper
+
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Add", ["h", "b"], ["y"])], "tiny",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [None, weight.shape[0]])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [None, weight.shape[1]])],
+        [numpy_helper.from_array(weight, "w"), numpy_helper.from_array(bias, "b")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_share_initializers_stores_a_common_tensor_once(tmp_path):
+    """Two models with the same weight matrix and different biases: the matrix goes once into the
+    shared block (external data), the biases stay inside; onnxruntime computes what it did before."""
+    import onnxruntime as ort
+
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((32, 16)).astype(np.float32)  # 2 KiB, shared
+    other = rng.standard_normal((32, 16)).astype(np.float32)  # 2 KiB, in one model only
+    models = [_tiny_model(w, np.full(16, i, np.float32)) for i in range(2)] + [_tiny_model(other, np.zeros(16, np.float32))]
+    x = rng.standard_normal((3, 32)).astype(np.float32)
+    want = [x @ m_w + b for m_w, b in [(w, 0.0), (w, 1.0), (other, 0.0)]]
+    block = onnx_export.share_initializers(models, "shared.bin")
+    assert block == w.tobytes()
+    (tmp_path / "shared.bin").write_bytes(block)
+    for i, m in enumerate(models):
+        external = [t.name for t in m.graph.initializer if t.data_location == t.EXTERNAL]
+        assert external == (["w"] if i < 2 else [])
+        onnx_export.save(m, tmp_path / f"m{i}.onnx")
+        got = ort.InferenceSession(str(tmp_path / f"m{i}.onnx"), providers=["CPUExecutionProvider"]).run(
+            None, {"x": x})[0]
+        np.testing.assert_allclose(got, want[i], rtol=1e-5, atol=1e-5)
+    assert onnx_export.share_initializers([_tiny_model(w, w[0, :16]), _tiny_model(other, w[0, :16])], "s") == b""
+
+
+@pytest.mark.skipif(NPM is None, reason="building the site needs npm")
+def test_site_stores_the_frozen_convolutions_once():
+    """``supervised`` and ``dqn`` (fine-tuned from it with frozen convolutions) refer to one shared
+    weights file of Connect Four; the Checkers agent, alone in its game, keeps its weights inside."""
+    folder = built_site(SMALL)
+    entries = {a["name"]: a for a in json.loads((folder / "agents.json").read_text())["agents"]}
+    shared = [d["file"] for d in entries["dqn"]["data"]]
+    assert shared == [website.shared_file("connect_four")] and entries["supervised"]["data"] == entries["dqn"]["data"]
+    assert "data" not in entries["checkers/dqn"]
+    assert (folder / shared[0]).stat().st_size >= 256 * 2**10  # the two convolutions' kernels, 272 KiB
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(NPM is None, reason="building the site needs npm")
+def test_site_models_of_every_shipped_agent_total_at_most_5_mb():
+    folder = built_site()
+    assert website.site_size(folder)["models"] <= 5_000_000

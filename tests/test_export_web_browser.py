@@ -168,14 +168,21 @@ def test_search_in_the_page_agrees_with_the_jax_agent(site, browser, game_id, na
     ("truncated", "is not a readable ONNX model"),
     ("other_game", "is a Checkers model, not one of Connect Four"),
     ("tampered", "SHA-256 differs"),
+    ("shared_missing", "is missing"),
+    ("shared_tampered", "SHA-256 differs"),
 ])
 def test_a_bad_model_file_gives_a_clear_message(small_site, browser, tmp_path, damage, message):
+    """A missing, damaged or wrong model file, or shared weights file, of ``dqn``: the page names it."""
     folder = small_site
     copy = tmp_path / "site"
     shutil.copytree(folder, copy)
     manifest = json.loads((copy / "agents.json").read_text())
     entry = next(a for a in manifest["agents"] if a["name"] == "dqn")
     model = copy / entry["file"]
+    if damage.startswith("shared"):
+        (shared,) = entry["data"]
+        entry = {**entry, "file": shared["file"]}  # the file the message must name
+        damage, model = damage.split("_")[1], copy / shared["file"]
     if damage == "missing":
         model.unlink()
     elif damage == "truncated":

@@ -23,6 +23,13 @@ outside the graph (the static site's, ``c4jax export-web``) needs at every leaf.
 The conversion is jax2onnx tracing the agent's own jitted ``_scores`` (no second copy of the
 network); onnxruntime runs the check. Both come with the ``onnx`` extra and are imported only
 inside the functions that need them, never by ``import c4jax``.
+
+With jax2onnx 0.17, only a process's first conversion lowers the convolutions' static slices
+(gathers with constant indices) to ``Slice``; its later conversions may lower them to ``GatherND``
+with index arithmetic: a larger graph with the same scores. The static site's build
+(:mod:`c4jax.cli.website`) therefore converts each model in its own process. A process's first
+conversion also imports all of jax2onnx's plugins (12 s of a single export in a fresh process on a
+busy 2-core CPU).
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ from c4jax.io import atomic
 INSTALL_HINT = "pip install -e '.[onnx]'"
 TOLERANCE = 1e-4  # largest |ONNX - JAX| allowed on finite scores
 DEFAULT_OPSET = 21
+SHARE_MIN_BYTES = 1024  # the smallest tensor share_initializers stores once for several models
 INPUT_NAME, OUTPUT_NAME = "boards", "scores"  # Connect Four's input; every game's output
 VALUE_NAME = "value"  # the second output of an AlphaZero graph exported with value=True
 OBSERVATIONS_NAME, LEGAL_NAME = "observations", "legal_action_mask"  # the inputs of the other games' graphs
@@ -67,6 +75,12 @@ def _require(module: str):
     except ImportError as e:
         raise OnnxUnavailable(f"ONNX export needs the 'onnx' extra ({module} is missing: {e}); "
                               f"install it with: {INSTALL_HINT}") from None
+
+
+def require() -> None:
+    """Raise a one-line :class:`OnnxUnavailable` unless jax2onnx, onnx and onnxruntime import."""
+    for module in ("jax2onnx", "onnx", "onnxruntime"):
+        _require(module)
 
 
 def exportable(agent: Any) -> NetworkAgent | AlphaZeroAgent:
@@ -167,30 +181,6 @@ def _dims(t: Tensor) -> str:
     return "[" + ", ".join(["B", *map(str, t.shape)]) + "]"
 
 
-def _load_plugins() -> None:
-    """Register only jax2onnx's JAX and Flax plugins, the ones CNET needs.
-
-    By default jax2onnx imports every plugin on its first conversion, examples included (several
-    build and run Equinox models at import time): 17 s of a 19 s first export on a busy 2-core CPU,
-    against 1.7 s for the JAX and Flax plugins alone.
-    This reaches into jax2onnx's plugin discovery (``_import_tree``, ``_already_imported_plugins``,
-    stable within the pinned range); if those are gone the default discovery runs instead. Later
-    jax2onnx conversions in the same process see the same two plugin trees. Every export is
-    checked against the JAX agent anyway (:func:`check`).
-    """
-    try:
-        from jax2onnx.plugins import plugin_system as ps
-    except ImportError:
-        return
-    import_tree = getattr(ps, "_import_tree", None)
-    if import_tree is None or getattr(ps, "_already_imported_plugins", None) is not False:
-        return
-    root = Path(ps.__file__).parent
-    for tree in ("jax", "flax"):
-        import_tree(root / tree, f"jax2onnx.plugins.{tree}")
-    ps._already_imported_plugins = True
-
-
 def _dedupe_initializers(model) -> None:
     """Keep one copy of identical constant tensors (in place).
 
@@ -222,6 +212,51 @@ def _dedupe_initializers(model) -> None:
     kept_info = [v for v in graph.value_info if v.name not in rename]
     del graph.value_info[:]
     graph.value_info.extend(kept_info)
+
+
+def share_initializers(models: list, location: str, min_bytes: int = SHARE_MIN_BYTES) -> bytes:
+    """Store once the parameter tensors that several of ``models`` hold alike (in place).
+
+    An initializer of at least ``min_bytes`` whose element type, shape and bytes are those of an
+    initializer of another of the models (e.g. the frozen convolutions of networks fine-tuned from
+    the same one) becomes ONNX external data: its bytes go once into the returned block, and each
+    model refers to them by offset and length in the file ``location`` (relative to the model's
+    folder; onnxruntime-web takes it as ``externalData``). The block's tensors start at multiples
+    of 64 bytes. Returns ``b""``, the models unchanged, when no tensor is shared."""
+    def key(t) -> tuple | None:
+        if t.data_location == t.EXTERNAL or len(t.raw_data) < min_bytes:
+            return None
+        return (t.data_type, tuple(t.dims), t.raw_data)
+
+    holders: dict[tuple, set[int]] = {}
+    for i, model in enumerate(models):
+        for t in model.graph.initializer:
+            if (k := key(t)) is not None:
+                holders.setdefault(k, set()).add(i)
+    block = bytearray()
+    where: dict[tuple, tuple[int, int]] = {}
+    for k, held_by in holders.items():
+        if len(held_by) > 1:
+            block.extend(bytes(-len(block) % 64))
+            where[k] = (len(block), len(k[2]))
+            block.extend(k[2])
+    for model in models:
+        for t in model.graph.initializer:
+            if (k := key(t)) in where:
+                offset, length = where[k]
+                t.ClearField("raw_data")
+                t.data_location = t.EXTERNAL
+                del t.external_data[:]
+                for field, value in (("location", location), ("offset", offset), ("length", length)):
+                    entry = t.external_data.add()
+                    entry.key, entry.value = field, str(value)
+    return bytes(block)
+
+
+def strip_shape_info(model) -> None:
+    """Drop the graph's ``value_info`` (in place): the shapes of intermediate values, which
+    onnxruntime infers again when it loads the model."""
+    del model.graph.value_info[:]
 
 
 def _game_scores(agent: AlphaZeroAgent, observations: Array, legal: Array) -> Array:
@@ -256,7 +291,6 @@ def to_model(agent: Any, *, opset: int = DEFAULT_OPSET, value: bool = False):
     onnx = _require("onnx")
     # jax2onnx's serializer logs a warning per shape constant it leaves untyped; the graph is valid.
     logging.getLogger("onnx_ir.serde").setLevel(logging.ERROR)
-    _load_plugins()
     batch = jax.export.symbolic_shape("B")[0]
     inputs, output = signature(agent)
     specs = [jax.ShapeDtypeStruct((batch, *t.shape), jnp.dtype(t.dtype)) for t in inputs]
@@ -284,6 +318,12 @@ def to_model(agent: Any, *, opset: int = DEFAULT_OPSET, value: bool = False):
     onnx.helper.set_model_props(model, props)
     onnx.checker.check_model(model)
     return model
+
+
+def from_bytes(data: bytes):
+    """The ``onnx.ModelProto`` serialized in ``data`` (``model.SerializeToString()``)."""
+    onnx = _require("onnx")
+    return onnx.load_model_from_string(data)
 
 
 def save(model, path: str | Path) -> Path:

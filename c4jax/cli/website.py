@@ -9,9 +9,12 @@ A built site is one folder (nothing outside it is ever requested):
   and its licence, from the npm package pinned by ``c4jax/web/package.json`` and
   ``package-lock.json``; ``npm ci`` fetches it once into a cache folder (:func:`runtime`);
 - ``models/<agent>.onnx``: each agent exported by :mod:`c4jax.agents.onnx_export` (an AlphaZero
-  network with its value head as a second output) and checked against the JAX agent;
-- ``agents.json``: what the page needs to know of each agent (:func:`entry`) and each model's
-  SHA-256, so that the page recognises a damaged file.
+  network with its value head as a second output) in a process of its own (:func:`export_models`)
+  and checked against the JAX agent;
+  ``models/shared_<game>.bin``: the parameter tensors several of a game's models hold alike (e.g.
+  convolutions frozen while fine-tuning), stored once; the models refer to them as ONNX external data;
+- ``agents.json``: what the page needs to know of each agent (:func:`entry`) and the SHA-256 of each
+  model and shared file, so that the page recognises a damaged file.
 """
 
 from __future__ import annotations
@@ -21,10 +24,14 @@ import hashlib
 import http.server
 import importlib.resources
 import json
+import multiprocessing
 import os
 import shutil
+import signal
 import subprocess
 import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -37,6 +44,7 @@ from c4jax.agents import onnx_export
 from c4jax.agents.network_search import SOLVE_PB_C_INIT, AlphaZeroAgent
 from c4jax.agents.search import PB_C_BASE
 from c4jax.evaluation import random_boards
+from c4jax.io import atomic
 from c4jax.io.checkpoint import METADATA_FILE
 
 PAGE_FILES = ("index.html", "style.css", "app.js", "rules.js", "search.js")
@@ -46,6 +54,7 @@ RUNTIME_PACKAGE = "onnxruntime-web"
 RUNTIME_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
 CACHE_ENV = "C4JAX_WEB_CACHE"
 CHECK_POSITIONS = 200  # random positions each exported model is checked on against its JAX agent
+EXPORT_WORKERS = 2  # processes converting models at the same time (at most the CPU count)
 
 
 class SiteError(Exception):
@@ -116,15 +125,21 @@ def file_name(name: str) -> str:
     return "models/" + "".join(c if c.isalnum() or c in "-_" else "_" for c in name.lower()) + ".onnx"
 
 
-def entry(name: str, agent: Any, exported: Any, path: str, digest: str) -> dict:
-    """The page's description of one agent: its name, game, model file and SHA-256, what the graph
-    outputs (``policy`` probabilities or ``q`` values), its default mode (``det``: the best move,
-    ``sto``: sampled) and, for an AlphaZero network, its search (the JAX agent's simulations and
-    PUCT constants; see ``search.js``)."""
+def shared_file(game_id: str) -> str:
+    """The file of the parameter tensors that several models of a game share: ``models/shared_checkers.bin``."""
+    return f"models/shared_{game_id}.bin"
+
+
+def entry(name: str, agent: Any, exported: Any, path: str, digest: str, data: tuple[dict, ...] = ()) -> dict:
+    """The page's description of one agent: its name, game, model file and SHA-256, the files of the
+    weights the model keeps outside it (``data``: ``{"file", "sha256"}`` each; the key is absent when
+    there are none), what the graph outputs (``policy`` probabilities or ``q`` values), its default
+    mode (``det``: the best move, ``sto``: sampled) and, for an AlphaZero network, its search (the JAX
+    agent's simulations and PUCT constants; see ``search.js``)."""
     game = onnx_export.game_of(exported)
     meta = onnx_export.metadata(exported)
-    out = {"name": name, "game": game.id, "file": path, "sha256": digest, "output": meta["output"],
-           "mode": "det" if not getattr(agent, "stochastic", False) else "sto"}
+    out = {"name": name, "game": game.id, "file": path, "sha256": digest, **({"data": list(data)} if data else {}),
+           "output": meta["output"], "mode": "det" if not getattr(agent, "stochastic", False) else "sto"}
     if isinstance(exported, AlphaZeroAgent):
         sims = agent.num_simulations if isinstance(agent, AlphaZeroAgent) else 0
         out["search"] = {"simulations": sims, "c_init": SOLVE_PB_C_INIT, "c_base": PB_C_BASE, "solve": True}
@@ -142,24 +157,69 @@ def load_agent(name: str) -> tuple[Any, Any]:
         raise SiteError(f"cannot export agent {name!r}: {str(e).split('; known agents')[0]}") from None
 
 
-def export_agent(name: str, agent: Any, exported: Any, folder: Path, check_positions: int = CHECK_POSITIONS,
-                 seed: int = 0) -> dict:
-    """Export agent ``name`` (:func:`load_agent`'s pair) into ``folder/models/`` (an AlphaZero network
-    with its value head), check the file on random positions of its game against the JAX agent, and
-    return its :func:`entry`. ``SiteError`` when the check fails."""
-    with_value = isinstance(exported, AlphaZeroAgent)
-    model = onnx_export.to_model(exported, value=with_value)
-    path = file_name(name)
-    onnx_export.save(model, folder / path)
+def export_model(exported: Any):
+    """The page's ONNX model of an exportable agent: an AlphaZero network with its value head, no
+    shapes of intermediate values."""
+    model = onnx_export.to_model(exported, value=isinstance(exported, AlphaZeroAgent))
+    onnx_export.strip_shape_info(model)
+    return model
+
+
+def _export_bytes(exported: Any) -> bytes:
+    """In a worker process: the serialized page model (:func:`export_model`) of an exportable agent."""
+    return export_model(exported).SerializeToString()
+
+
+def _worker_init() -> None:
+    """A worker process ignores Ctrl-C (the parent reports it) and runs JAX on the CPU, so that
+    several workers do not each claim an accelerator's memory."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    jax.config.update("jax_platforms", "cpu")
+
+
+def export_models(named: list[tuple[str, Any]], workers: int | None = None) -> list:
+    """The page models (:func:`export_model`) of the exportable agents of ``named`` (``(name,
+    agent)`` pairs), each converted in a fresh process of its own (see
+    :mod:`c4jax.agents.onnx_export` for why), ``workers`` at a time (default: ``EXPORT_WORKERS``,
+    at most the CPU count). The agents travel to the processes pickled."""
+    if not named:
+        return []
+    onnx_export.require()  # a one-line error here rather than from each process
+    workers = min(workers or EXPORT_WORKERS, os.cpu_count() or 1, len(named))
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init,
+                               max_tasks_per_child=1)
+    try:
+        futures = [(name, pool.submit(_export_bytes, exported)) for name, exported in named]
+        models = []
+        for name, future in futures:
+            try:
+                models.append(onnx_export.from_bytes(future.result()))
+            except BrokenProcessPool:
+                raise SiteError(f"the process exporting {name} ended abruptly (out of memory?)") from None
+        return models
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def check_file(name: str, exported: Any, path: Path, check_positions: int = CHECK_POSITIONS, seed: int = 0) -> None:
+    """Check the written model of agent ``name`` (with the shared weights it refers to) on random
+    positions of its game against the JAX agent; ``SiteError`` when it does not reproduce it."""
     game = onnx_export.game_of(exported)
     key = jax.random.key(seed)
     positions = (random_boards(key, check_positions) if game.id == games.DEFAULT
                  else onnx_export.random_positions(game, key, check_positions))
-    result = onnx_export.check(exported, folder / path, positions)
+    result = onnx_export.check(exported, path, positions)
     if not result.ok:
         raise SiteError(f"the ONNX graph of {name} does not reproduce the agent ({result.summary()})")
-    digest = hashlib.sha256((folder / path).read_bytes()).hexdigest()
-    return entry(name, agent, exported, path, digest)
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _refers_outside(model) -> bool:
+    """Whether the model keeps a parameter tensor in an external data file."""
+    return any(t.data_location == t.EXTERNAL for t in model.graph.initializer)
 
 
 def copy_page(folder: Path, dist: Path) -> None:
@@ -178,17 +238,36 @@ def copy_page(folder: Path, dist: Path) -> None:
 def build(folder: Path, names: list[str], check_positions: int = CHECK_POSITIONS, log=print) -> dict:
     """Build the site into ``folder`` (created; its own files are replaced) with the agents
     ``names``; returns the written ``agents.json``. The agents are loaded first, so that a wrong
-    name fails before anything is fetched or written."""
+    name fails before anything is fetched or written. The parameter tensors that several models of
+    a game hold alike are written once, into :func:`shared_file`, which those models refer to as
+    external data (:func:`c4jax.agents.onnx_export.share_initializers`); each model, converted in
+    its own process (:func:`export_models`), is checked against its JAX agent as written, with that file."""
     loaded = [load_agent(name) for name in names]
     dist = runtime(log)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "models").mkdir(exist_ok=True)
     copy_page(folder, dist)
+    models = export_models([(name, exported) for name, (_, exported) in zip(names, loaded)])
+    game_ids = [onnx_export.game_of(exported).id for _, exported in loaded]
+    data: dict[str, tuple[dict, ...]] = {}
+    for game_id in dict.fromkeys(game_ids):
+        path = shared_file(game_id)
+        mine = [i for i, g in enumerate(game_ids) if g == game_id]
+        block = onnx_export.share_initializers([models[i] for i in mine], Path(path).name)
+        if block:
+            atomic.write_atomic(folder / path, lambda f: f.write(block))
+            data[game_id] = ({"file": path, "sha256": sha256(folder / path)},)
+            users = [names[i] for i in mine if _refers_outside(models[i])]
+            log(f"weights shared by {', '.join(users)}: {path}, {len(block) / 1024:.0f} KiB")
     entries = []
-    for name, (agent, exported) in zip(names, loaded):
-        entries.append(export_agent(name, agent, exported, folder, check_positions))
-        size = (folder / entries[-1]["file"]).stat().st_size
-        log(f"exported {name} ({entries[-1]['game']}): {entries[-1]['file']}, {size / 1024:.0f} KiB, checked")
+    for name, (agent, exported), model, game_id in zip(names, loaded, models, game_ids):
+        path = file_name(name)
+        onnx_export.save(model, folder / path)
+        check_file(name, exported, folder / path, check_positions)
+        uses = data.get(game_id, ()) if _refers_outside(model) else ()
+        entries.append(entry(name, agent, exported, path, sha256(folder / path), uses))
+        size = (folder / path).stat().st_size
+        log(f"exported {name} ({game_id}): {path}, {size / 1024:.0f} KiB, checked")
     manifest = {"c4jax_version": __version__, "runtime": f"{RUNTIME_PACKAGE} {runtime_version()}",
                 "agents": entries}
     (folder / "agents.json").write_text(json.dumps(manifest, indent=1) + "\n")

@@ -28,24 +28,44 @@ let queue = Promise.resolve(); // one network call at a time
 
 function hex(buffer) { return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join(""); }
 
-async function loadModel(entry) {
+async function fetchBytes(file, what, entry) {
   let response;
   try {
-    response = await fetch(entry.file);
+    response = await fetch(file);
   } catch (e) {
-    throw new PageError(`cannot read the model ${entry.file} of ${entry.name}: ${e.message}`);
+    throw new PageError(`cannot read the ${what} ${file} of ${entry.name}: ${e.message}`);
   }
   if (!response.ok) {
-    throw new PageError(`the model file ${entry.file} of ${entry.name} is missing (HTTP ${response.status}); `
+    throw new PageError(`the ${what} file ${file} of ${entry.name} is missing (HTTP ${response.status}); `
       + "rebuild the site with c4jax export-web");
   }
-  const bytes = new Uint8Array(await response.arrayBuffer());
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+async function checkDigest(bytes, file, sha256, entry) {
+  if (!(globalThis.crypto && crypto.subtle && sha256)) return;
+  const digest = hex(await crypto.subtle.digest("SHA-256", bytes));
+  if (digest !== sha256) {
+    throw new PageError(`${file} is not the file exported for ${entry.name} (its SHA-256 differs from `
+      + "agents.json): it was changed or damaged; rebuild the site with c4jax export-web");
+  }
+}
+
+// the model of an agent, with the weights it shares with other models of its game (entry.data:
+// ONNX external data, each file checked before the model is built from it)
+async function loadModel(entry) {
+  const data = entry.data || [];
+  const [bytes, ...shared] = await Promise.all([
+    fetchBytes(entry.file, "model", entry), ...data.map((d) => fetchBytes(d.file, "weights", entry))]);
+  for (const [i, d] of data.entries()) await checkDigest(shared[i], d.file, d.sha256, entry);
+  const externalData = data.map((d, i) => ({ path: d.file.split("/").pop(), data: shared[i] }));
   let session;
   try {
-    session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
+    session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"], externalData });
   } catch (e) {
     const why = String(e.message || e).split("\n")[0].slice(0, 160);
-    throw new PageError(`${entry.file} of ${entry.name} is not a readable ONNX model (${why}); `
+    const files = [entry.file, ...data.map((d) => d.file)].join(" with ");
+    throw new PageError(`${files} of ${entry.name} is not a readable ONNX model (${why}); `
       + "the file is damaged: rebuild the site with c4jax export-web");
   }
   const want = INPUTS[entry.game];
@@ -58,13 +78,7 @@ async function loadModel(entry) {
   if (entry.search && !session.outputNames.includes("value")) {
     throw new PageError(`${entry.file} has no value output, which ${entry.name}'s search needs; rebuild the site`);
   }
-  if (globalThis.crypto && crypto.subtle && entry.sha256) {
-    const digest = hex(await crypto.subtle.digest("SHA-256", bytes));
-    if (digest !== entry.sha256) {
-      throw new PageError(`${entry.file} is not the file exported for ${entry.name} (its SHA-256 differs from `
-        + "agents.json): it was changed or damaged; rebuild the site with c4jax export-web");
-    }
-  }
+  await checkDigest(bytes, entry.file, entry.sha256, entry);
   return session;
 }
 
