@@ -109,7 +109,8 @@ def test_a_tournament_on_the_new_game(tic_tac_toe, tmp_path):
     from c4jax.cli import tournament
 
     out = tmp_path / "t"
-    tournament.cli(["--agents", "tic_tac_toe/random", "tic_tac_toe/mcts20:det", "--out", str(out), "--no-progress"])
+    # the protocol match's two agents in its order: the match program compiled there plays the pair here
+    tournament.cli(["--agents", "tic_tac_toe/mcts50:det", "tic_tac_toe/random", "--out", str(out), "--no-progress"])
     assert (out / "tournament.json").is_file()
 
 
