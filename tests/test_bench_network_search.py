@@ -46,6 +46,6 @@ def test_a_tiny_run_times_both_searches(tmp_path, capsys):
 
 
 def test_no_mcts_simulations_leaves_out_the_pure_mcts_table(tmp_path):
-    rows = bench_network_search.main(["--simulations", "2", "--mcts-simulations", "--batch", "1",
+    rows = bench_network_search.main(["--simulations", "2", "--mcts-simulations", "--batch", "2",
                                       "--repeats", "1", "--out", str(tmp_path / "b.md")])
     assert rows["mcts"] == [] and "Pure MCTS" not in (tmp_path / "b.md").read_text()

@@ -24,12 +24,14 @@ def test_the_seat_indices_give_every_game_one_mover_per_ply():
     assert set(range(50)) <= set(even[0]) and set(range(50, 100)) <= set(odd[0])
 
 
-def test_deterministic_agents_play_the_per_match_games():
+def test_deterministic_agents_play_the_per_match_games_and_the_openings_are_found_inside_the_program():
     names = ["1steplA", "2steplA", "dqn"]
     loaded = [agents.load(n) for n in names]
     pairs = [(0, 1), (2, 0), (2, 2)]
     key = jax.random.key(5)
+    protocol.game_openings.cache_clear()  # a fresh process: the round robin's jit asks first
     results = lockstep.play_pairs(loaded, pairs, key, labels=names)
+    assert len(protocol.game_openings(loaded[0].game)[0]) == 50
     for (i, j), r in zip(pairs, results):
         m = protocol.match(loaded[i], loaded[j], key)
         assert (r.agent_a, r.agent_b) == (names[i], names[j])
@@ -62,17 +64,11 @@ def test_a_game_whose_turns_do_not_alternate_is_played_match_by_match():
         lockstep.play_pairs(checkers, [(0, 1)], jax.random.key(0))
 
 
-def test_the_openings_are_found_even_when_first_asked_inside_the_program():
-    protocol.game_openings.cache_clear()  # a fresh process: the round robin's jit asks first
-    (result,) = lockstep.play_pairs([agents.load("1steplA"), agents.load("2steplA")], [(0, 1)], jax.random.key(0))
-    assert result.total.games == 100 and len(protocol.game_openings(agents.load("1steplA").game)[0]) == 50
-
-
 def test_only_agents_whose_moves_ignore_the_key_are_asked_about_their_running_games_alone():
     # keyed agents keep every game in its place in the batch (and its key); the others are compacted
     assert not agents.load("alphazero@8").keyed and not agents.load("dqn").keyed
     assert agents.load("mcts8:det").keyed and agents.load("ppo:sto").keyed and agents.load("random").keyed
-    names = ["alphazero@2", "mcts4:det"]
+    names = ["dqn", "ppo:sto"]  # a greedy network, compacted, against one that samples with its games' keys
     loaded = [agents.load(n) for n in names]
     key = jax.random.key(2)
     (r,) = lockstep.play_pairs(loaded, [(0, 1)], key, labels=names)

@@ -79,7 +79,7 @@ def test_a_protocol_match_and_pure_mcts_on_the_new_game(tic_tac_toe):
 
 TINY = {
     "alphazero": ("--games", "4", "--num-simulations", "4", "--max-considered", "4", "--updates-per-iteration", "2",
-                  "--iterations-per-eval", "1", "--buffer-size", "400", "--batch-size", "8", "--eval-simulations", "4",
+                  "--iterations-per-eval", "1", "--buffer-size", "400", "--batch-size", "8", "--eval-simulations", "0",
                   "--play-simulations", "6", "--tower-blocks", "1", "--tower-channels", "8", "--total-updates", "2"),
     "ppo": ("--envs", "4", "--steps", "4", "--minibatch-size", "8", "--epochs", "1", "--collects-per-eval", "1",
             "--tower-blocks", "1", "--tower-channels", "4", "--total-updates", "2"),
@@ -109,7 +109,8 @@ def test_a_tournament_on_the_new_game(tic_tac_toe, tmp_path):
     from c4jax.cli import tournament
 
     out = tmp_path / "t"
-    tournament.cli(["--agents", "tic_tac_toe/random", "tic_tac_toe/mcts20:det", "--out", str(out), "--no-progress"])
+    # the protocol match's two agents in its order: the match program compiled there plays the pair here
+    tournament.cli(["--agents", "tic_tac_toe/mcts50:det", "tic_tac_toe/random", "--out", str(out), "--no-progress"])
     assert (out / "tournament.json").is_file()
 
 
