@@ -24,14 +24,15 @@ import hashlib
 import http.server
 import importlib.resources
 import json
-import multiprocessing
 import os
+import pickle
 import shutil
 import signal
 import subprocess
+import sys
+import tempfile
 import threading
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -165,40 +166,46 @@ def export_model(exported: Any):
     return model
 
 
-def _export_bytes(exported: Any) -> bytes:
-    """In a worker process: the serialized page model (:func:`export_model`) of an exportable agent."""
-    return export_model(exported).SerializeToString()
-
-
-def _worker_init() -> None:
-    """A worker process ignores Ctrl-C (the parent reports it) and runs JAX on the CPU, so that
-    several workers do not each claim an accelerator's memory."""
+def convert_file(agent_file: str, model_file: str) -> None:
+    """In a fresh process: the page model (:func:`export_model`) of the pickled exportable agent in
+    ``agent_file``, serialized into ``model_file``. It ignores Ctrl-C (the parent reports it) and runs
+    JAX on the CPU, so that several processes do not each claim an accelerator's memory."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     jax.config.update("jax_platforms", "cpu")
+    exported = pickle.loads(Path(agent_file).read_bytes())
+    Path(model_file).write_bytes(export_model(exported).SerializeToString())
+
+
+# what each converting process runs: a fresh interpreter, so that it depends on nothing of the caller's
+# script (a multiprocessing child would import the caller's main module again)
+_CONVERT = "import sys; from c4jax.cli.website import convert_file; convert_file(sys.argv[1], sys.argv[2])"
 
 
 def export_models(named: list[tuple[str, Any]], workers: int | None = None) -> list:
     """The page models (:func:`export_model`) of the exportable agents of ``named`` (``(name,
-    agent)`` pairs), each converted in a fresh process of its own (see
+    agent)`` pairs), each converted in a fresh Python process of its own (see
     :mod:`c4jax.agents.onnx_export` for why), ``workers`` at a time (default: ``EXPORT_WORKERS``,
     at most the CPU count). The agents travel to the processes pickled."""
     if not named:
         return []
     onnx_export.require()  # a one-line error here rather than from each process
     workers = min(workers or EXPORT_WORKERS, os.cpu_count() or 1, len(named))
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init,
-                               max_tasks_per_child=1)
-    try:
-        futures = [(name, pool.submit(_export_bytes, exported)) for name, exported in named]
-        models = []
-        for name, future in futures:
-            try:
-                models.append(onnx_export.from_bytes(future.result()))
-            except BrokenProcessPool:
-                raise SiteError(f"the process exporting {name} ended abruptly (out of memory?)") from None
-        return models
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    package_root = str(Path(__file__).resolve().parents[2])  # the c4jax the caller imported, for the processes
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
+    with tempfile.TemporaryDirectory(prefix="c4jax-export-") as tmp:
+        def convert(i: int, name: str, exported: Any):
+            agent_file, model_file = Path(tmp) / f"{i}.pickle", Path(tmp) / f"{i}.onnx"
+            agent_file.write_bytes(pickle.dumps(exported))
+            done = subprocess.run([sys.executable, "-c", _CONVERT, str(agent_file), str(model_file)], env=env,
+                                  capture_output=True, text=True)
+            if done.returncode != 0 or not model_file.exists():
+                last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+                raise SiteError(f"the process exporting {name} failed: {last}")
+            return onnx_export.from_bytes(model_file.read_bytes())
+
+        with ThreadPoolExecutor(workers) as pool:
+            futures = [pool.submit(convert, i, name, exported) for i, (name, exported) in enumerate(named)]
+            return [f.result() for f in futures]
 
 
 def check_file(name: str, exported: Any, path: Path, check_positions: int = CHECK_POSITIONS, seed: int = 0) -> None:
