@@ -205,6 +205,27 @@ def test_a_bad_model_file_gives_a_clear_message(small_site, browser, tmp_path, d
             page.close()
 
 
+def test_models_that_share_weights_load_at_the_same_time(small_site, browser):
+    """Two sessions of models that share a weights file are created at once (onnxruntime-web mounts
+    external data only while a session is created, in one table for all: the page creates sessions one
+    after another, or the first to finish would remove the other's files)."""
+    with serve(small_site) as url:
+        page = Page(browser, url)
+        try:
+            made = page.page.evaluate("""async () => {
+                const bytes = async (f) => new Uint8Array(await (await fetch(f)).arrayBuffer());
+                const entry = window.c4web.ui.manifest.agents.find((a) => a.name === "supervised");
+                const [model, shared] = await Promise.all([bytes(entry.file), bytes(entry.data[0].file)]);
+                const options = () => ({executionProviders: ["wasm"],
+                                        externalData: [{path: entry.data[0].file.split("/").pop(), data: shared}]});
+                const sessions = await Promise.all([1, 2, 3].map(
+                    () => window.c4web.createSession(model.slice(), options())));
+                return sessions.length; }""")
+            assert made == 3 and page.errors == [] and page.outside == []
+        finally:
+            page.close()
+
+
 def test_undo_new_game_side_and_links(small_site, browser):
     """Undo takes back the human's move and the agent's reply; a new game with the second side lets
     the agent open; the page's link opens the same position; Checkers shows its moves as PDN."""

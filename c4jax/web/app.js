@@ -51,6 +51,16 @@ async function checkDigest(bytes, file, sha256, entry) {
   }
 }
 
+// onnxruntime-web mounts a session's external data files while that session is created, in one table
+// that every session shares and that is emptied when a creation ends: creations that overlapped would
+// remove each other's files, so they run one after another
+let creating = Promise.resolve();
+function createSession(bytes, options) {
+  const next = creating.then(() => ort.InferenceSession.create(bytes, options));
+  creating = next.catch(() => {});
+  return next;
+}
+
 // the model of an agent, with the weights it shares with other models of its game (entry.data:
 // ONNX external data, each file checked before the model is built from it)
 async function loadModel(entry) {
@@ -61,7 +71,7 @@ async function loadModel(entry) {
   const externalData = data.map((d, i) => ({ path: d.file.split("/").pop(), data: shared[i] }));
   let session;
   try {
-    session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"], externalData });
+    session = await createSession(bytes, { executionProviders: ["wasm"], externalData });
   } catch (e) {
     const why = String(e.message || e).split("\n")[0].slice(0, 160);
     const files = [entry.file, ...data.map((d) => d.file)].join(" with ");
@@ -557,7 +567,7 @@ async function start() {
 }
 
 window.c4web = {
-  ready: null, ui, GAMES, agentMove,
+  ready: null, ui, GAMES, agentMove, createSession,
   // the page agent's move after `actions` of `gameId` (tests): {action, counts}
   async move(name, gameId, actions, { sims = 0, mode = "det" } = {}) {
     const entry = ui.manifest.agents.find((a) => a.name === name && a.game === gameId);
