@@ -57,7 +57,7 @@ INSTALL_HINT = "pip install -e '.[onnx]'"
 TOLERANCE = 1e-4  # largest |ONNX - JAX| allowed on finite scores
 DEFAULT_OPSET = 21
 SHARE_MIN_BYTES = 1024  # the smallest tensor share_initializers stores once for several models
-INPUT_NAME, OUTPUT_NAME = "boards", "scores"  # Connect Four's input; every game's output
+INPUT_NAME, OUTPUT_NAME = "boards", "scores"  # the default game's input; every game's output
 VALUE_NAME = "value"  # the second output of an AlphaZero graph exported with value=True
 OBSERVATIONS_NAME, LEGAL_NAME = "observations", "legal_action_mask"  # the inputs of the other games' graphs
 

@@ -230,7 +230,7 @@ def recurrent_fn(evaluate: LeafEvaluator, game=DEFAULT_GAME):
         child_keys = _fold(wrap_key(key_data), action + 1)
         new = jax.vmap(game.step)(state, action, _fold(child_keys, STEP_SALT))
         logits, value = evaluate(params, _fold(child_keys, jnp.zeros_like(action)), new)
-        reward = games.mover_reward(state, new)  # -0.0 for player 1 of Connect Four (a negated 0) ...
+        reward = games.mover_reward(state, new)  # -0.0 for a player whose reward is a negated 0 ...
         out = mctx.RecurrentFnOutput(
             reward=jnp.where(reward == 0.0, 0.0, reward),  # ... as +0.0: PUCT's min / max see one zero
             discount=games.discount(state, new),

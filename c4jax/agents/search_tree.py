@@ -274,7 +274,7 @@ def backward(tree: Tree, leaf_index: Array, solve: bool = False) -> Tree:
         )
         if solve:
             # The parents' states first, then their masks: a game may store the mask packed
-            # (Checkers), and unpacking every node's would cost the whole tree per step up.
+            # (as bits of a word), and unpacking every node's would cost the whole tree per step up.
             legal = jax.tree.map(lambda x: x[rows, parent], tree.embeddings[0]).legal_action_mask
             proven = node_proven(edge_proven(tree, parent), legal)
             tree = tree.replace(proven=tree.proven.at[rows, parent].set(

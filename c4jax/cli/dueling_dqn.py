@@ -21,7 +21,7 @@ from c4jax import games
 from c4jax.cli.dqn import defaults, main, parse
 from c4jax.learning import loop
 
-DEFAULT = defaults(games.DEFAULT, dueling=True)  # Connect Four's
+DEFAULT = defaults(games.DEFAULT, dueling=True)  # the default game's
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:

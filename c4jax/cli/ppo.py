@@ -36,7 +36,7 @@ from c4jax.cli import onpolicy_setup
 from c4jax.learning import config, loop, ppo
 from c4jax.learning.ppo import PPOConfig
 
-# the flags of PPO on Checkers that one PPO flag replaces
+# the flags of PPO's streams collection that one PPO flag replaces
 RENAMED = {"--value-weight": "--c1", "--entropy-weight": "--c2", "--collects-per-eval": "--buffers-per-eval"}
 
 

@@ -43,7 +43,7 @@ from c4jax.io import cliargs, interrupt
 from c4jax.io.cliargs import fail
 from c4jax.play import links
 
-GameId = Literal[tuple(games.with_views())]  # the games with a view: connect_four, checkers
+GameId = Literal[tuple(games.with_views())]  # the games whose kit has a view
 
 
 @dataclasses.dataclass(frozen=True)

@@ -171,12 +171,11 @@ class GameRecord:
     """The record of one game of a match (not a game's rules: those are :class:`c4jax.games.base.Game`),
     replayable with the game's ``step`` from its start position over ``moves``."""
 
-    opening: int  # index into openings(): 0 = the start position (Connect Four: 1 + 7*c1 + c2 after (c1, c2))
+    opening: int  # index into openings(): 0 = the start position, 1 + k after the kit's k-th opening
     a_first: bool  # agent A is the first player (played the first move of ``moves``)
     moves: tuple[int, ...]  # every action played, opening moves included
     outcome_a: int  # +1 A won, 0 draw, -1 A lost
-    length: int  # the kit's match length (Connect Four: stones on the final board, == len(moves) unless
-    # the last move was illegal; a game without one: the plies after the opening)
+    length: int  # the game's match length (its kit's MatchRules.length; without one: the plies after the opening)
 
     def swap(self) -> GameRecord:
         """The same game with A and B exchanged."""

@@ -231,7 +231,7 @@ class AlphaZeroConfig:
 
 @struct.dataclass
 class Sample:
-    board: Array  # the observation (Connect Four: int8[6, 7] board), for its player to move
+    board: Array  # the observation (game.observation_shape), for its player to move
     policy: Array  # float32[num_actions]: the search's improved policy (0 on illegal actions)
     value: Array  # float32[]: the game's outcome for the player to move (+1 / 0 / -1)
 

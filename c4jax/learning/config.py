@@ -152,7 +152,7 @@ def smoke_config(cfg):
             changes.update({k: v for k, v in other.items() if k in names and k not in own})
         if "out" in names:
             changes.update(out=str(Path("runs", SMOKE, *Path(c.out).parts[1:])), overwrite=True)
-        if "select_by" in names:  # only the fixed opponents: the kit's reference (1StepLA in Connect Four), else Random
+        if "select_by" in names:  # only the fixed opponents: the kit's reference agent, else Random
             changes.update(select_by=games.kit_of(c.game).reference or "random")
         with ranges.deferred():
             new.append(dataclasses.replace(c, **changes))
