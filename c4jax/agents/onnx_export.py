@@ -240,16 +240,13 @@ def share_initializers(models: list, location: str, min_bytes: int = SHARE_MIN_B
             block.extend(bytes(-len(block) % 64))
             where[k] = (len(block), len(k[2]))
             block.extend(k[2])
+    external = _require("onnx.external_data_helper")
     for model in models:
         for t in model.graph.initializer:
             if (k := key(t)) in where:
                 offset, length = where[k]
+                external.set_external_data(t, location, offset, length)
                 t.ClearField("raw_data")
-                t.data_location = t.EXTERNAL
-                del t.external_data[:]
-                for field, value in (("location", location), ("offset", offset), ("length", length)):
-                    entry = t.external_data.add()
-                    entry.key, entry.value = field, str(value)
     return bytes(block)
 
 
