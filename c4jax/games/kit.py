@@ -87,16 +87,21 @@ class Symmetry:
 
     def policy(self, policy: Array) -> Array:
         """``policy[..., A]`` over the original's actions as the same distribution over the image's."""
-        source = np.argsort(np.asarray(self.actions))  # the original action behind each image action
-        if np.array_equal(source, np.arange(len(source))[::-1]):
+        if self.reversal:
             return policy[..., ::-1]
+        source = np.argsort(np.asarray(self.actions))  # the original action behind each image action
         return jnp.take(policy, jnp.asarray(source), axis=-1)
 
     def action(self, action: Array) -> Array:
         """The image's action of ``action`` (int32[...])."""
-        if self.actions == tuple(range(len(self.actions) - 1, -1, -1)):  # a reversal: n - 1 - a
+        if self.reversal:
             return len(self.actions) - 1 - action
         return jnp.asarray(self.actions, jnp.int32)[action]
+
+    @property
+    def reversal(self) -> bool:
+        """Whether the symmetry reverses the actions (action ``a`` plays as ``n - 1 - a``: a mirror of columns)."""
+        return self.actions == tuple(range(len(self.actions) - 1, -1, -1))
 
 
 @dataclass(frozen=True)
