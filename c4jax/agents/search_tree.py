@@ -192,23 +192,24 @@ def simulate(tree: Tree, select) -> tuple[Array, Array]:
     """``(node, action)`` int32[B]: walk each tree from the root, selecting at every node, until the
     selected edge has no child node yet; returns that edge (one walk per board, ``vmap``-ed).
 
-    The root's selection (depth 0) and the others are two branches of a ``lax.cond`` running the
-    same rule. The split is kept on purpose: PUCT's tie-break noise (1e-7) is below half an ulp
-    of scores above 1, so exact ties are decided by the last bit of the scores, and that bit
-    depends on how XLA compiles them; with this program structure (a float32 depth included) the
-    Connect Four searches give exactly the bits of mctx's own search loop (a plain batched walk
-    changed 1 of 72 PUCT searches of 200 simulations).
+    The root's selection (depth 0, where the root's invalid actions are skipped) comes first, outside
+    the loop, so that the batched loop selects once per step. PUCT's tie-break noise (1e-7) is below
+    half an ulp of scores above 1, so exact ties are decided by the last bit of the scores, and that
+    bit depends on how XLA compiles them: with this structure (a float32 depth included) the Connect
+    Four searches give exactly the bits of mctx's own search loop (``tests/test_search.py``).
     """
 
     def walk(tree):  # one board's tree
         def body(carry):
             node, _, child, depth, _ = carry
             node = child
-            action = jax.lax.cond(depth == 0, lambda t, i, d: select(t, i, 0), select, tree, node, depth)
+            action = select(tree, node, depth)
             child = tree.children_index[node, action]
             return node, action, child, depth + 1, child != UNVISITED
 
-        start = (jnp.int32(UNVISITED), jnp.int32(UNVISITED), jnp.int32(ROOT), jnp.float32(0.0), jnp.bool_(True))
+        root_action = select(tree, jnp.int32(ROOT), 0)
+        child = tree.children_index[ROOT, root_action]
+        start = (jnp.int32(ROOT), root_action, child, jnp.float32(1.0), child != UNVISITED)
         node, action, _, _, _ = jax.lax.while_loop(lambda c: c[4], body, start)
         return node, action
 
