@@ -7,6 +7,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from c4jax import agents, games
 from c4jax.agents import arena
@@ -38,10 +39,13 @@ def _random_states(key):
     return jax.lax.scan(ply, states, jax.random.split(key, 9))[0]
 
 
-def test_an_agent_is_asked_only_where_it_moves():
+@pytest.mark.parametrize("name", ["checkers/alphazero@0", "checkers/alphazero@4solve"])
+def test_an_agent_is_asked_only_where_it_moves(name):
     """``decide`` answers in the chosen games (the full-batch agent's answer, for a deterministic one)
-    and 0 elsewhere, whatever the number of chosen games (every capacity, none chosen, all chosen)."""
-    net, rand = agents.load("checkers/alphazero@0"), agents.load("checkers/random")
+    and 0 elsewhere, whatever the number of chosen games (every capacity, none chosen, all chosen):
+    a costly agent (a search) through the gathered batches, a cheap one on the whole batch."""
+    net, rand = agents.load(name), agents.load("checkers/random")
+    assert net.costly == ("@4" in name) and not net.keyed
     decide = jax.jit(arena.decide, static_argnames=("capacities",))
     for count in (0, 1, 3, 5, 13, 20):
         states = _random_states(jax.random.key(count))

@@ -70,8 +70,13 @@ def decide(agent, states, mover: Array, key: Array, capacities: tuple[int, ...])
     """int32[B]: ``agent``'s actions in the games where ``mover`` [B] is true (0 elsewhere), asking it
     only about those: they are gathered into the smallest of ``capacities`` that holds them (the
     empty slots repeat one of them; their actions are dropped), so its cost follows the number of
-    games it moves in, not B; with none, it is not asked."""
+    games it moves in, not B; with none, it is not asked. An agent that is neither ``costly`` nor
+    ``keyed`` (a network's forward pass, a lookahead: the same moves wherever a game sits in the
+    batch) decides on all B at once instead, which compiles its decision once, not once per capacity;
+    an agent without a ``costly`` attribute counts as costly."""
     batch = mover.shape[0]
+    if not getattr(agent, "costly", True) and not getattr(agent, "keyed", True):
+        return jnp.where(mover, agent.act_states(states, key).astype(jnp.int32), 0)
     first = jnp.argmax(mover)
 
     def ask(cap: int):

@@ -171,6 +171,14 @@ class AgentBase:
         batch: true for agents that sample; an agent whose search plays random games says so too."""
         return self.stochastic
 
+    @property
+    def costly(self) -> bool:
+        """Whether one decision costs far more than a network's forward pass (a search, a solver, a
+        host call), so that a match asks the agent only about the games where it is to move
+        (:func:`c4jax.agents.arena.decide`) although that compiles its decision once per batch
+        size; a cheap deterministic agent decides on every game of the batch at once instead."""
+        return False
+
     def scores(self, boards) -> Array:
         if _is_traced(boards):
             return self._scores(boards)

@@ -52,6 +52,10 @@ class CallableAgent(AgentBase):
     returns: str = struct.field(pytree_node=False, default="scores")
     stochastic: bool = struct.field(pytree_node=False, default=False)
 
+    @property
+    def costly(self) -> bool:
+        return True  # a host call: asked only about the games where it is to move
+
     def _call(self, boards: np.ndarray, key_data: np.ndarray | None) -> np.ndarray:
         shape = tuple(self.game.observation_shape)
         b = np.ascontiguousarray(np.asarray(boards, np.int8).reshape((-1,) + shape))

@@ -187,6 +187,10 @@ class AlphaZeroAgent(AgentBase):
     def stochastic(self) -> bool:
         return not self.deterministic
 
+    @property
+    def costly(self) -> bool:
+        return self.num_simulations > 0  # a search (the raw policy is one forward pass)
+
     def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
         """Its raw policy's probabilities, or its search's shares; with the searched values where
         ``search_stats`` takes its game's observations (its kit's ``from_observation``: Connect Four's boards)."""

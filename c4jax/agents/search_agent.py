@@ -41,6 +41,10 @@ class SearchAgent(AgentBase):
     def stochastic(self) -> bool:
         return not self.deterministic
 
+    @property
+    def costly(self) -> bool:
+        return True
+
     def has_values(self) -> bool:
         """Whether ``search_stats`` can give the searched values: it takes observations of the agent's
         game that tell the whole state (its kit's ``from_observation``: Connect Four's boards)."""

@@ -6,12 +6,13 @@ compiles n(n-1)/2 programs, and each move of a match asks both agents for all 10
 only one of them is to move in each. Here all the games of all the pairs are one batch, played
 ply by ply in one ``lax.while_loop``: at each ply every agent decides only in the games where it is
 to move, in one call on all of them (a search agent's searches are batched across its matches).
-So the program holds each agent once, and each decision is made once. An agent whose moves do not
-depend on the key (``keyed`` false) is asked only about those of its games still running
-(:func:`c4jax.agents.arena.decide`: gathered into the smallest of a few batch sizes that holds
-them), so a search costs what its games' moves need, not the longest game's length times its
-games; an agent that samples (or plays random playouts) is asked about all of them, so that each
-game keeps its place in the batch and its key.
+So the program holds each agent once, and each decision is made once. A costly agent whose moves do
+not depend on the key (``costly`` and not ``keyed``: a network-guided search) is asked only about
+those of its games still running (:func:`c4jax.agents.arena.decide`: gathered into the smallest of
+a few batch sizes that holds them), so a search costs what its games' moves need, not the longest
+game's length times its games; a cheap one (a network, a lookahead) and one that samples (or plays
+random playouts) are asked about all of them, the first so that its decision compiles once, the
+second so that each game keeps its place in the batch and its key.
 
 This needs the player to move to alternate ply by ply: then whoever is to move after a game's
 opening moves at the even plies of the match and the other player at the odd ones (in Connect Four

@@ -167,6 +167,10 @@ class PerfectAgent(AgentBase):
     name: str = struct.field(pytree_node=False, default="perfect")
     stochastic: bool = struct.field(pytree_node=False, default=False)
 
+    @property
+    def costly(self) -> bool:
+        return True  # a solver call on the host for every board
+
     def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
         return ScoreInfo("perfect", f"exact solver score of each {action}: > 0 a win (higher: sooner), 0 a draw, "
                                     "< 0 a loss (lower: sooner)")
