@@ -127,7 +127,8 @@ def test_planted_mistakes_are_counted_wrong(small):
                                       & (small.scores[worse_i] < small.best[worse_i]))[0]
     planted[full_i] = np.flatnonzero(~legal[full_i])[0]
     raw = yardstick.grade(_Lookup(jnp.asarray(small.boards), jnp.asarray(planted)), jax.random.key(0), positions=small)
-    assert np.array_equal(raw["action"], planted)
+    # a deterministic agent is asked only about the graded positions (-1 at the others)
+    assert np.array_equal(raw["action"], np.where(small.nontrivial, planted, -1))
     n = int(small.nontrivial.sum())
     assert raw["n"].sum() == n and raw["keep"].sum() == n - 2 and raw["exact"].sum() == n - 3
     m = yardstick.metrics(raw)
@@ -151,6 +152,21 @@ def test_random_is_well_below_perfect_and_jit_matches_no_jit(small):
     assert again == full  # same key, same result
     la = evaluation.optimal_move_rate(agents.load("1steplA"), key, positions=small)
     assert la["yardstick/keep"] > yardstick.metrics(jitted)["yardstick/keep"]
+
+
+def test_a_deterministic_agent_graded_on_the_graded_positions_only_gets_the_full_grade(small):
+    """Asking an agent that ignores the key only about the non-trivial positions gives the counts and
+    the moves of asking it about every position."""
+    la = agents.load("2steplA")
+    assert not la.keyed
+    raw = yardstick.grade(la, jax.random.key(0), positions=small, batch_size=64)
+    every = yardstick._grade(la, jnp.asarray(small.boards), jnp.asarray(small.scores), jnp.asarray(small.phase),
+                             jnp.asarray(small.nontrivial), jax.random.key(0), batch_size=64)
+    for k in ("n", "keep", "exact"):
+        assert np.array_equal(raw[k], np.asarray(every[k])), k
+    graded = small.nontrivial
+    assert 0 < graded.sum() < len(small)
+    assert np.array_equal(raw["action"][graded], np.asarray(every["action"])[graded]) and (raw["action"][~graded] == -1).all()
 
 
 @needs_solver

@@ -163,15 +163,26 @@ _grade = jax.jit(_grade_impl, static_argnames=("batch_size",))
 def grade(agent, key: Array, *, positions: Positions | None = None, batch_size: int = 512,
           jit: bool = True) -> dict[str, np.ndarray]:
     """The raw grading: the agent's column for every position (``action``, int32[N]) and per-phase
-    counts (int[3]) of graded positions ``n``, outcome-keeping ``keep`` and ``exact`` choices."""
+    counts (int[3]) of graded positions ``n``, outcome-keeping ``keep`` and ``exact`` choices.
+
+    An agent whose moves do not depend on the key (``keyed`` false: deterministic ones) is asked
+    only about the graded (non-trivial) positions, which its grade depends on; its ``action`` is
+    -1 at the others. An agent that samples is asked about every position, so that each keeps
+    its place in its batch and its key."""
     pos = positions if positions is not None else load_positions()
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-    batch_size = min(batch_size, len(pos))
-    args = (agent, jnp.asarray(pos.boards), jnp.asarray(pos.scores), jnp.asarray(pos.phase),
-            jnp.asarray(pos.nontrivial), key)
+    asked = np.ones(len(pos), bool) if getattr(agent, "keyed", True) else pos.nontrivial
+    if not asked.any():  # nothing to grade: every position, so that the call has a batch
+        asked = np.ones(len(pos), bool)
+    batch_size = min(batch_size, int(asked.sum()))
+    args = (agent, jnp.asarray(pos.boards[asked]), jnp.asarray(pos.scores[asked]), jnp.asarray(pos.phase[asked]),
+            jnp.asarray(pos.nontrivial[asked]), key)
     out = _grade(*args, batch_size=batch_size) if jit else _grade_impl(*args, batch_size=batch_size)
-    return {k: np.asarray(v) for k, v in to_host(out).items()}
+    out = {k: np.asarray(v) for k, v in to_host(out).items()}
+    action = np.full(len(pos), -1, np.int32)
+    action[asked] = out["action"]
+    return {**out, "action": action}
 
 
 def metrics(raw: dict[str, np.ndarray]) -> dict[str, float]:
