@@ -133,7 +133,7 @@ def agent_from_checkpoint(directory: str | Path, mode: str | None = None, label:
     if net.get("tower"):
         raise checkpoint.CheckpointError(f"checkpoint {str(directory)!r} holds a residual tower, not a CNET: "
                                          "load it with agents.load (it plays with search)")
-    template = {"params": cnet.init_params(jax.random.key(0), width=width, heads=heads)}
+    template = {"params": cnet.param_shapes(width=width, heads=heads)}
     params = checkpoint.restore(directory, template)["params"]
     mode = mode or agent.get("default_mode", "det")
     return NetworkAgent(

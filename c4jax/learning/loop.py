@@ -217,7 +217,7 @@ def source_params(cfg: LoopConfig, width: int) -> dict | None:
     src_width, src_heads = meta["network"]["width"], meta["network"]["heads"]
     if src_width != width:
         raise checkpoint.CheckpointError(f"--init-from {cfg.init_from!r} has width {src_width}, this run uses {width}")
-    like = {"params": cnet.init_params(jax.random.key(0), width=width, heads=src_heads)}
+    like = {"params": cnet.param_shapes(width=width, heads=src_heads)}
     return checkpoint.restore(source, like)["params"]
 
 

@@ -120,5 +120,11 @@ def init_params(key: Array, width: int = 128, heads: str = "one"):
     return CNet(width=width, heads=heads).init(key, jnp.zeros((1, 6, 7), jnp.int8))["params"]
 
 
+def param_shapes(width: int = 128, heads: str = "one"):
+    """The shapes and dtypes (``jax.ShapeDtypeStruct``) of :func:`init_params`' parameters, traced
+    without computing them: a template to restore a checkpoint into."""
+    return jax.eval_shape(lambda key: init_params(key, width=width, heads=heads), jax.random.key(0))
+
+
 def num_params(params) -> int:
     return sum(int(x.size) for x in jax.tree.leaves(params))
