@@ -312,7 +312,11 @@ def test_every_game_takes_the_same_flags_with_its_own_defaults(capsys):
     assert "error: --preset published: the presets are Connect Four's" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("script", ["dqn.py", pytest.param("dueling_dqn.py", marks=pytest.mark.slow)])
+# slow: test_third_game's dqn run trains, saves a greedy agent and resumes through the same stream
+# collection on another game, and test_onpolicy's Checkers PPO script run steps Checkers through the same
+# per-ply streams (c4jax.learning.streams)
+@pytest.mark.slow
+@pytest.mark.parametrize("script", ["dqn.py", "dueling_dqn.py"])
 def test_dqn_script_trains_checkers_and_saves_a_greedy_agent(tmp_path, script):
     out = tmp_path / "ck"
     args = ("--game", "checkers", "--out", out, "--envs", "4", "--steps", "2", "--batch-size", "8",
