@@ -398,16 +398,17 @@ def test_alphazero_root_visits_equal_the_number_of_simulations(method):
 
 def test_typed_and_legacy_keys_give_the_same_searches():
     """Every entry point takes legacy uint32[2] keys (jax.random.PRNGKey) as the same keys."""
-    boards = np.stack([np.zeros((6, 7), np.int8), ENDGAME, BLOCK])
+    # the boards, agent and simulation counts of the tests above: the typed-key programs are theirs
+    boards = np.stack([np.zeros((6, 7), np.int8), ENDGAME, BLOCK, WIN])
     states = states_of(*boards)
-    agent = agents.load("mcts20")  # sampled moves: the key matters
+    agent = agents.load("mcts32")  # sampled moves: the key matters
     typed = np.asarray(agent.act(boards, jax.random.key(3)))
     np.testing.assert_array_equal(np.asarray(agent.act(boards, jax.random.PRNGKey(3))), typed)
     np.testing.assert_array_equal(np.asarray(agent.act_states(states, jax.random.PRNGKey(3))), typed)
-    legacy_out = pure(states, jax.random.split(jax.random.PRNGKey(2), 3), 20)
-    typed_out = pure(states, jax.random.split(jax.random.key(2), 3), 20)
+    legacy_out = pure(states, jax.random.split(jax.random.PRNGKey(2), 4), 200)
+    typed_out = pure(states, jax.random.split(jax.random.key(2), 4), 200)
     jax.tree.map(np.testing.assert_array_equal, legacy_out, typed_out)
-    pick = [np.asarray(search.select_action(typed_out, jax.random.split(k, 3), states.legal_mask))
+    pick = [np.asarray(search.select_action(typed_out, jax.random.split(k, 4), states.legal_mask))
             for k in (jax.random.PRNGKey(4), jax.random.key(4))]
     np.testing.assert_array_equal(*pick)
     s = env.from_board(ENDGAME)
