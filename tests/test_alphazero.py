@@ -361,7 +361,7 @@ def test_rows_without_a_policy_target_do_not_dilute_the_policy_loss():
 
 
 def test_value_target_mixes_the_outcome_with_the_searched_root_value():
-    cfg = azl.AlphaZeroConfig(num_simulations=8, value_q_weight=0.0)
+    cfg = azl.AlphaZeroConfig(num_simulations=4, value_q_weight=0.0)  # test_selfplay_targets_...'s program
     z_only, valid, _, _ = _selfplay(cfg)
     q_only, _, _, _ = _selfplay(dataclasses.replace(cfg, value_q_weight=1.0))  # same keys, same games
     half, _, _, _ = _selfplay(dataclasses.replace(cfg, value_q_weight=0.5))

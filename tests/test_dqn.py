@@ -139,11 +139,22 @@ def _run(script, out, *extra):
     return proc
 
 
+@pytest.fixture(scope="module")
+def dqn_run(tmp_path_factory):
+    """One finished 400-update dqn.py run (read, never changed, by the tests below): its output folder
+    and the completed process."""
+    out = tmp_path_factory.mktemp("dqn_run") / "dqn"
+    return out, _run("dqn.py", out)
+
+
 @pytest.mark.parametrize("script, name", [("dqn.py", "dqn"),
                                           pytest.param("dueling_dqn.py", "dueling_dqn", marks=pytest.mark.slow)])
-def test_script_end_to_end(tmp_path, script, name):
-    out = tmp_path / name
-    proc = _run(script, out)
+def test_script_end_to_end(tmp_path, script, name, request):
+    if script == "dqn.py":
+        out, proc = request.getfixturevalue("dqn_run")
+    else:
+        out = tmp_path / name
+        proc = _run(script, out)
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [200, 400]
     # stdout: a line before the first compiles, then one line per evaluation with its logged numbers
@@ -166,9 +177,8 @@ def test_script_end_to_end(tmp_path, script, name):
     assert agents.load(str(out)).params is not None  # a run directory loads its best agent
 
 
-def test_resume_continues_exactly_where_the_run_stopped(tmp_path):
-    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
-    _run("dqn.py", straight)
+def test_resume_continues_exactly_where_the_run_stopped(tmp_path, dqn_run):
+    straight, resumed = dqn_run[0], tmp_path / "resumed"
     # the same run, stopped after its first evaluation and resumed
     cmd = ["dqn.py", "--out", str(resumed), "--total-updates", "200",
            "--buffer-size", "2000", "--learning-starts", "200", "--eval-every", "200", "--no-progress"]
@@ -192,11 +202,10 @@ def _template(out):
     return {"state": loop._keys_to_data(state), "old_params": stacked.stack_seeds([params])}
 
 
-def test_eval_symmetric_picks_best_by_how_the_shipped_agent_plays(tmp_path):
+def test_eval_symmetric_picks_best_by_how_the_shipped_agent_plays(dqn_run):
     # With --eval-symmetric (the default) the evaluation matches play the agent exactly as agents.load does (greedy,
     # symmetric averaging), so the loaded best agent re-scores its recorded best win rate to the game.
-    out = tmp_path / "sym"
-    _run("dqn.py", out)  # the end-to-end run's settings: its compiled chunk is reused
+    out = dqn_run[0]
     best = checkpoint.read_metadata(out / "best")["metrics"]["eval/vs_1steplA"]
     agent = agents.load(str(out / "best"))
     assert agent.symmetric
@@ -312,7 +321,11 @@ def test_every_game_takes_the_same_flags_with_its_own_defaults(capsys):
     assert "error: --preset published: the presets are Connect Four's" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("script", ["dqn.py", pytest.param("dueling_dqn.py", marks=pytest.mark.slow)])
+# slow: test_third_game's dqn run trains, saves a greedy agent and resumes through the same stream
+# collection on another game, and test_onpolicy's Checkers PPO script run steps Checkers through the same
+# per-ply streams (c4jax.learning.streams)
+@pytest.mark.slow
+@pytest.mark.parametrize("script", ["dqn.py", "dueling_dqn.py"])
 def test_dqn_script_trains_checkers_and_saves_a_greedy_agent(tmp_path, script):
     out = tmp_path / "ck"
     args = ("--game", "checkers", "--out", out, "--envs", "4", "--steps", "2", "--batch-size", "8",

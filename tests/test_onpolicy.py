@@ -328,6 +328,10 @@ def test_ppo_script_trains_checkers_and_saves_an_agent_that_searches(tmp_path, m
     assert refused.returncode == 2 and "--preset thesis" in refused.stderr and "Traceback" not in refused.stderr
 
 
+# slow: test_ppo_script_trains_checkers_and_saves_an_agent_that_searches runs the same on-policy
+# trainer and stream collection on Checkers, and test_third_game's reinforce run trains, saves a
+# sampling REINFORCE agent and resumes on another game
+@pytest.mark.slow
 def test_reinforce_script_trains_checkers(tmp_path):
     out = tmp_path / "ck"
     done = run_script("reinforce.py", "--game", "checkers", "--out", out, "--envs", "4", "--steps", "8", "--eval-every",

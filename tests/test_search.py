@@ -117,7 +117,7 @@ def test_opponent_wins_are_negative_for_the_root_player():
     """In BLOCK every move but column 3 lets o win at once: wherever the search tried o's reply
     at column 3 below one of those moves, that edge's reward is +1 for o, and the root's Q of
     column 3 is the best."""
-    out = pure(states_of(BLOCK), keys(1), 300)
+    out = pure(states_of(BLOCK), keys(1), 200)
     tree, q = out.tree, np.asarray(out.qvalues[0])
     found = 0
     for a in (0, 1, 2, 4, 5, 6):
@@ -171,7 +171,7 @@ def test_pick_legal_is_the_kth_legal_action(actions):
 
 def test_finished_board_gives_zero_visits():
     finished = env.step(env.from_board(WIN), 3)
-    out = pure(jax.tree.map(lambda x: x[None], finished), keys(1), 10)
+    out = pure(jax.tree.map(lambda x: x[None], finished), keys(1), 20)
     assert int(out.visit_counts.sum()) == 0 and float(out.visit_probs.sum()) == 0.0
 
 
@@ -230,11 +230,11 @@ def test_solver_proves_and_plays_a_win_in_one_at_eight_simulations():
 def test_solver_proves_a_lost_root():
     """Against two open threats every move loses: each child is a proven win for o (its winning
     reply is a finished edge), so the root is a proven loss; a move and visit shares still come."""
-    states = states_of(LOST, LOST)
-    out = solved(states, keys(2, seed=1), 200)
-    assert out.tree.proven[:, 0].tolist() == [-1.0, -1.0] and out.root_value.tolist() == [-1.0, -1.0]
+    states = states_of(*[LOST] * 4)
+    out = solved(states, keys(4, seed=1), 200)
+    assert out.tree.proven[:, 0].tolist() == [-1.0] * 4 and out.root_value.tolist() == [-1.0] * 4
     assert (np.asarray(out.proven) == -1.0).all() and (np.asarray(out.qvalues) == -1.0).all()
-    assert out.visit_counts.sum(-1).tolist() == [200, 200]
+    assert out.visit_counts.sum(-1).tolist() == [200] * 4
     np.testing.assert_allclose(np.asarray(out.visit_probs.sum(-1)), 1.0, rtol=1e-6)
     assert (np.asarray(out.visit_probs) > 0).all()  # every move is as lost: all keep their shares
     best = np.asarray(search.best_column(out, states.legal_action_mask))
@@ -398,16 +398,17 @@ def test_alphazero_root_visits_equal_the_number_of_simulations(method):
 
 def test_typed_and_legacy_keys_give_the_same_searches():
     """Every entry point takes legacy uint32[2] keys (jax.random.PRNGKey) as the same keys."""
-    boards = np.stack([np.zeros((6, 7), np.int8), ENDGAME, BLOCK])
+    # the boards, agent and simulation counts of the tests above: the typed-key programs are theirs
+    boards = np.stack([np.zeros((6, 7), np.int8), ENDGAME, BLOCK, WIN])
     states = states_of(*boards)
-    agent = agents.load("mcts20")  # sampled moves: the key matters
+    agent = agents.load("mcts32")  # sampled moves: the key matters
     typed = np.asarray(agent.act(boards, jax.random.key(3)))
     np.testing.assert_array_equal(np.asarray(agent.act(boards, jax.random.PRNGKey(3))), typed)
     np.testing.assert_array_equal(np.asarray(agent.act_states(states, jax.random.PRNGKey(3))), typed)
-    legacy_out = pure(states, jax.random.split(jax.random.PRNGKey(2), 3), 20)
-    typed_out = pure(states, jax.random.split(jax.random.key(2), 3), 20)
+    legacy_out = pure(states, jax.random.split(jax.random.PRNGKey(2), 4), 200)
+    typed_out = pure(states, jax.random.split(jax.random.key(2), 4), 200)
     jax.tree.map(np.testing.assert_array_equal, legacy_out, typed_out)
-    pick = [np.asarray(search.select_action(typed_out, jax.random.split(k, 3), states.legal_mask))
+    pick = [np.asarray(search.select_action(typed_out, jax.random.split(k, 4), states.legal_mask))
             for k in (jax.random.PRNGKey(4), jax.random.key(4))]
     np.testing.assert_array_equal(*pick)
     s = env.from_board(ENDGAME)
