@@ -4,13 +4,17 @@ few sizes, and deterministic agents play the very games of the full-batch rollou
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from flax import struct
 
 from c4jax import agents, games
 from c4jax.agents import arena
+from c4jax.agents.network_search import AlphaZeroAgent
 from c4jax.evaluation import protocol
 
 CHECKERS = games.make("checkers")
@@ -39,13 +43,25 @@ def _random_states(key):
     return jax.lax.scan(ply, states, jax.random.split(key, 9))[0]
 
 
-@pytest.mark.parametrize("name", ["checkers/alphazero@0", "checkers/alphazero@4solve"])
-def test_an_agent_is_asked_only_where_it_moves(name):
+@struct.dataclass
+class _CostlyNetwork(AlphaZeroAgent):
+    """A raw network that says it is costly, so that ``decide`` gathers its games as it does a search's."""
+
+    @property
+    def costly(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("costly", [False, True])
+def test_an_agent_is_asked_only_where_it_moves(costly):
     """``decide`` answers in the chosen games (the full-batch agent's answer, for a deterministic one)
     and 0 elsewhere, whatever the number of chosen games (every capacity, none chosen, all chosen):
-    a costly agent (a search) through the gathered batches, a cheap one on the whole batch."""
-    net, rand = agents.load(name), agents.load("checkers/random")
-    assert net.costly == ("@4" in name) and not net.keyed
+    a costly agent through the gathered batches, a cheap one on the whole batch."""
+    net, rand = agents.load("checkers/alphazero@0"), agents.load("checkers/random")
+    assert not net.costly and not net.keyed
+    if costly:
+        net = _CostlyNetwork(**{f.name: getattr(net, f.name) for f in dataclasses.fields(net)})
+        assert net.costly
     decide = jax.jit(arena.decide, static_argnames=("capacities",))
     for count in (0, 1, 3, 5, 13, 20):
         states = _random_states(jax.random.key(count))
