@@ -1,4 +1,4 @@
-"""Benchmark: pure-MCTS search throughput of c4jax (mctx + the jitted environment) against
+"""Benchmark: pure-MCTS search throughput of c4jax (its batched search + the jitted environment) against
 OpenSpiel's C++ MCTS bot with random rollouts.
 
 What is measured
@@ -131,7 +131,7 @@ def openspiel_seconds(simulations: int, repeats: int) -> tuple[float, int] | Non
 def markdown(rows: list[dict], os_rate: float | None, args, command: str, header: str,
              az_rows: list[dict] | None = None) -> str:
     lines = [
-        "# Search throughput: c4jax pure MCTS (mctx, batched) vs OpenSpiel's C++ MCTS, and AlphaZero self-play",
+        "# Search throughput: c4jax pure MCTS (batched) vs OpenSpiel's C++ MCTS, and AlphaZero self-play",
         "",
         f"Made by `{command}`.",
         "",
