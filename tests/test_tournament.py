@@ -381,8 +381,8 @@ def test_the_timing_budget_sizes_an_expensive_agents_batch():
     assert timing._batch_within(1.0, 0.5, 4096) == 16  # never below 16
     assert timing._batch_within(1.0, 0.01, 32) == 32
     # mcts200 at batch 1 takes about 4 ms: with a 0.5 s budget (1.95 ms a decision at batch 256) it is
-    # timed on fewer than 256 boards, 1StepLA (about 0.1 ms, 20x below that on a loaded machine too) on
-    # all 256, and the table says which batch each had
+    # timed on fewer than 256 boards, 1StepLA (about 0.1 ms on a quiet machine, so a tenfold slowdown under load still fits)
+    # on all 256, and the table says which batch each had
     tm = evaluation.time_decisions(["mcts200:det"], jax.random.key(0), batch=256, repeats=3, batched_repeats=1,
                                  python_lookahead=(), budget_s=0.5)
     sizes = {e.agent: e.batch for e in tm.entries}
