@@ -93,8 +93,8 @@ TINY = {
 
 @pytest.mark.parametrize("algorithm", sorted(TINY))
 def test_every_self_play_algorithm_trains_on_the_new_game(tic_tac_toe, algorithm, tmp_path, capsys):
-    """Each script trains on the game and saves an agent of its kind (DQN greedy, PPO and REINFORCE
-    sampling, AlphaZero searching); the stream trainers resume their run to more updates."""
+    """Each script trains on the game, saves an agent of its kind (DQN greedy, PPO and REINFORCE
+    sampling, AlphaZero searching) and resumes its run to more updates."""
     from c4jax.cli import alphazero, dqn, ppo, reinforce
 
     cli = {"alphazero": alphazero.cli, "ppo": ppo.cli, "reinforce": reinforce.cli, "dqn": dqn.cli}[algorithm]
@@ -108,10 +108,9 @@ def test_every_self_play_algorithm_trains_on_the_new_game(tic_tac_toe, algorithm
     assert agent.stochastic == (algorithm in ("ppo", "reinforce"))
     assert (agent.num_simulations > 0) == (algorithm == "alphazero")
     assert len(evaluation.match(agent, agents.load("tic_tac_toe/random"), jax.random.key(1)).games) == 100
-    if algorithm != "alphazero":  # the stream trainers resume (AlphaZero compiles more: test_alphazero -m slow)
-        capsys.readouterr()
-        cli([*argv, "--total-updates", "4", "--resume"])  # the run's compiled programs go on
-        assert f"resumed {out} at 2 updates" in capsys.readouterr().out
+    capsys.readouterr()
+    cli([*argv, "--total-updates", "4", "--resume"])  # the run's compiled programs go on
+    assert f"resumed {out} at 2 updates" in capsys.readouterr().out
 
 
 def test_a_tournament_on_the_new_game(tic_tac_toe, tmp_path):
