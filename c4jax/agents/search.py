@@ -210,7 +210,7 @@ class RolloutEvaluator:
 
 
 rollout_evaluator = RolloutEvaluator()  # the default game's
-"""Pure MCTS on the default game (Connect Four): ``RolloutEvaluator(DEFAULT_GAME)``."""
+"""Pure MCTS on the default game: ``RolloutEvaluator(DEFAULT_GAME)``."""
 
 
 # --------------------------------------------------------------------------- the model

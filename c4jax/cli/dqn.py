@@ -47,14 +47,14 @@ class Config:
     """DQN hyperparameters. Their defaults are those of --preset (above) and --game; explicit flags override
     them. With --opponent, the opponent's moves are stored and learned from too (Q-learning is off-policy)."""
     preset: Literal["thesis", "published"] = "published"
-    """Training preset on Connect Four: 'thesis' (the thesis text, design.md §7) or 'published' (every
+    """Training preset of the default game: 'thesis' (the thesis text, design.md §7) or 'published' (every
     difference of the published training code turned on, design.md §7a; measured stronger for DQN, no
     stronger for Dueling DQN, docs/results/fidelity). It sets the defaults; explicit flags override it.
     Another game has its own defaults (only --preset smoke applies there)."""
 
 
 # Double DQN on a game's own rewards, the settings of --collect streams on a game that has no whole-game
-# self-play (docs/results/checkers); the game's kit sets its sizes (GameKit.defaults["dqn"])
+# self-play (docs/results/<game>); the game's kit sets its sizes (GameKit.defaults["dqn"])
 STREAM = dict(collect="streams", double=True, loss="huber", gamma=1.0, tau=0.005, eps_schedule="linear",
               eps_per_update=True, eps_start=1.0, eps_end=0.05, weight_decay=0.0, max_grad_norm=1.0, eval_every=0)
 

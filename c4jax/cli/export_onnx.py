@@ -53,7 +53,7 @@ class Args:
     out: Path
     """The .onnx file to write (its directory is created)."""
     boards: int = 1000
-    """Random positions of the agent's game (Connect Four: design.md §3) the written file is checked on."""
+    """Random positions of the agent's game (its kit's random_start) the written file is checked on."""
     seed: int = 0
     """PRNG seed of the check positions."""
     opset: int = onnx_export.DEFAULT_OPSET

@@ -49,7 +49,7 @@ class Config:
     """PPO hyperparameters. Their defaults are those of --preset (above) and --game; explicit flags override them.
     With --opponent, only the learner's own moves are training rows; the opponent's moves shape their returns."""
     preset: Literal["thesis", "published"] = "published"
-    """Training preset of Connect Four: 'thesis' (the thesis text, design.md §7) or 'published' (every difference
+    """Training preset of the default game: 'thesis' (the thesis text, design.md §7) or 'published' (every difference
     of the published training code turned on, design.md §7a; measured stronger for this trainer). It sets the
     defaults; explicit flags override it. Unused on a game trained with --collect streams (its kit's defaults), which refuses
     them; --preset smoke works on every game."""

@@ -39,7 +39,7 @@ class Config:
     flags override them. With --opponent, only the learner's own moves carry a loss; the opponent's moves shape
     their returns."""
     preset: Literal["thesis", "published"] = "thesis"
-    """Training preset of Connect Four: 'thesis' (the thesis text, design.md §7) or 'published' (every difference
+    """Training preset of the default game: 'thesis' (the thesis text, design.md §7) or 'published' (every difference
     of the published training code turned on, design.md §7a). It sets the defaults; explicit flags override it.
     Unused on a game trained with --collect streams (its kit's defaults), which refuses
     them; --preset smoke works on every game."""

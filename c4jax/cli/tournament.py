@@ -78,8 +78,8 @@ class Args:
     """seconds one batched timing call may take: an agent whose --timing-batch decisions would take longer
     (a search) is timed at a smaller power-of-two batch, shown in the table (0: every agent at --timing-batch)"""
     per_match: bool = False
-    """play one jitted match after another instead of all of them in one program (Connect Four on one
-    device); stochastic agents then sample with other keys"""
+    """play one jitted match after another instead of all of them in one program (a game whose player to
+    move alternates, on one device); stochastic agents then sample with other keys"""
     self_play: bool = False
     """also play every agent against itself (diagonal of Table 5.4 only)"""
     ratings_ci: Literal["bootstrap", "fisher"] = "bootstrap"

@@ -93,7 +93,7 @@ class AlphaZeroConfig:
     self-play costs several times more than its updates)."""
     eval_every: int = 0
     """Adam steps between evaluations (and checkpoints), a multiple of --updates-per-iteration; 0 = 8
-    iterations' (Checkers: 50). Saved as the number of iterations (iterations_per_eval)."""
+    iterations' (another game's kit may set its own). Saved as the number of iterations (iterations_per_eval)."""
     iterations_per_eval: Annotated[int, tyro.conf.Suppress] = 8
     """Self-play iterations between evaluations, which --eval-every sets."""
     learning_rate: float = 1e-3
@@ -122,7 +122,7 @@ class AlphaZeroConfig:
     """CNET width (filters and dense units) of the two-headed network."""
     tower_blocks: int = 0
     """Residual blocks of a residual-tower network (:mod:`c4jax.nets.tower`) instead of the CNET (0 = the
-    CNET; the CNET is for Connect Four only: other games need a tower). The speed of each network on a CPU is
+    CNET; the CNET reads only the default game's boards: other games need a tower). The speed of each network on a CPU is
     in docs/results/alphazero."""
     tower_channels: int = 64
     """Filters of every 3x3 convolution of the residual tower (with --tower-blocks)."""
@@ -153,7 +153,7 @@ class AlphaZeroConfig:
     merge_repeats: bool = False
     """Store each distinct position of an iteration's self-play once, with the mean value and policy
     targets of its copies (:mod:`c4jax.learning.dedup`), instead of one row per copy (the games' shared
-    first plies and, on Connect Four, the mirror images repeat positions)."""
+    first plies and, on a game with symmetries, the mirror images repeat positions)."""
 
     RANGES: ClassVar[dict] = {
         "games": ranges.ONE_OR_MORE, "num_simulations": ranges.ONE_OR_MORE, "max_considered": ranges.ONE_OR_MORE,

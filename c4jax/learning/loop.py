@@ -73,8 +73,8 @@ class LoopConfig:
     out: str = "runs/rl"
     """Run directory: metrics, plots, best/ (agent) and last/ (resumable state) checkpoints."""
     game: str = games.DEFAULT
-    """The game to train on (connect_four or checkers). Evaluation opponents are that game's agents (other games
-    than Connect Four have no 1StepLA and no yardstick: evaluate against random and mcts<N>)."""
+    """The game to train on (an id of c4jax.games.GAMES; an unknown one is answered with the list). Evaluation opponents are that game's agents (a game
+    whose kit has no lookahead and no yardstick evaluates against random and mcts<N>)."""
     seed: int = 0
     """Seed of initialisation, self-play and evaluation."""
     init_from: str = "supervised"

@@ -40,7 +40,7 @@ from c4jax.learning.train_state import TrainState
 GAMES_ONLY = {"td_advantage": False, "explore": 0.0, "selfplay_mirror_avg": False, "unmasked_log_probs": False}
 
 
-# the settings of --collect streams on a game whose kit gives none (those of PPO on Checkers, docs/results/checkers)
+# the settings of --collect streams on a game whose kit gives none (those measured in docs/results/<game>)
 STREAMS = MappingProxyType(dict(collect="streams", network="tower", envs=64, steps=64, epochs=4, minibatch_size=512,
                                 clip=0.2, c1=0.5, c2=0.01, gamma=1.0, gae_lambda=0.95, learning_rate=3e-4, weight_decay=0.0,
                                 max_grad_norm=0.5, buffers_per_eval=50, tower_blocks=2, tower_channels=32))

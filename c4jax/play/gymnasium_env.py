@@ -170,8 +170,8 @@ class C4jaxGymEnv(gymnasium.Env):
         return render_text(self.game, self._now.state)
 
 
-# gymnasium.make ids of the built-in games (keyword arguments of C4jaxGymEnv pass through make):
-# gymnasium.make("c4jax/ConnectFour-v0", opponent="1steplA")
+# gymnasium.make ids of the built-in games, "c4jax/<kit title without spaces>-v0" (keyword arguments of
+# C4jaxGymEnv, such as opponent="1steplA", pass through make)
 IDS = {f"c4jax/{games.kit_of(name).title.replace(' ', '')}-v0": name for name in games.GAMES}
 
 
