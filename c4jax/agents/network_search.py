@@ -31,7 +31,6 @@ agents search with proven values.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import jax
@@ -331,7 +330,7 @@ def agent_from_search_checkpoint(directory, mode: str | None = None, label: str 
         net = agent_from_checkpoint(directory, mode, label)
         return AlphaZeroAgent(params=net.params, label=net.label, width=net.width, num_simulations=sims,
                               deterministic=deterministic, solve=solve, saved_solve=saved)
-    template = {"params": jax.eval_shape(functools.partial(nets.init_params, tower=tower, game=game), jax.random.key(0))}
+    template = {"params": nets.param_shapes(tower=tower, game=game)}
     params = checkpoint.restore(directory, template, meta=meta)["params"]
     return AlphaZeroAgent(params=params, label=label or meta.get("name", directory.name), tower=tower,
                           num_simulations=sims, deterministic=deterministic, game=game, solve=solve,

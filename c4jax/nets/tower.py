@@ -25,6 +25,7 @@ All convolutions keep the board size ("same" padding with zeros) and run as im2c
 from __future__ import annotations
 
 import flax.linen as nn
+import jax
 import jax.numpy as jnp
 from jax import Array
 
@@ -132,6 +133,12 @@ def init_params(key: Array, width: int = 128, tower: tuple[int, ...] = (), game=
     game = games.make(games.DEFAULT) if game is None else game
     net = two_headed(width, tower, game, reply_head)
     return net.init(key, jnp.zeros((1,) + tuple(game.observation_shape), jnp.int8))["params"]
+
+
+def param_shapes(width: int = 128, tower: tuple[int, ...] = (), game=None, reply_head: bool = False):
+    """The shapes and dtypes (``jax.ShapeDtypeStruct``) of :func:`init_params`' parameters, traced
+    without computing them: a template to restore a checkpoint into."""
+    return jax.eval_shape(lambda key: init_params(key, width, tower, game, reply_head), jax.random.key(0))
 
 
 REPLY = "reply"  # the reply head's parameter subtree
