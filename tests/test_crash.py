@@ -26,7 +26,7 @@ import pytest
 
 import crash
 from c4jax.io import checkpoint, runlog
-from c4jax.games.connect_four import dataset as data
+from c4jax.learning import dataset as data
 from c4jax.learning import dqn, loop, stacked
 from scripts import run_script
 
@@ -210,7 +210,7 @@ def test_the_dataset_generator_killed_five_times_writes_the_same_dataset(tmp_pat
     job = dataset_job()
     ref, got, _ = _crash_run(tmp_path, job, seed=12)
     a, b = data.Dataset.load_npz(ref), data.Dataset.load_npz(got)
-    for k in ("boards", "actions", "groups"):
+    for k in ("observations", "actions", "groups"):
         np.testing.assert_array_equal(getattr(a, k), getattr(b, k))
     assert a.info == b.info
     assert not (got.parent / (got.name + ".progress")).exists()
@@ -269,7 +269,7 @@ def test_the_dataset_generator_killed_mid_write_resumes_exactly(tmp_path):
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "resuming from" in resumed.stdout
     a, b = data.Dataset.load_npz(ref), data.Dataset.load_npz(got)
-    for k in ("boards", "actions", "groups"):
+    for k in ("observations", "actions", "groups"):
         np.testing.assert_array_equal(getattr(a, k), getattr(b, k))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["crashed.npz", "reference.npz"]  # no litter
 

@@ -205,7 +205,7 @@ def test_make_dataset_refuses_an_existing_dataset_and_overwrite_replaces_it(tmp_
     proc = run_script("make_dataset.py", "--out", path, "--num-pairs", "64", "--batch", "16", "--no-progress",
                       "--overwrite")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    from c4jax.games.connect_four.dataset import Dataset
+    from c4jax.learning.dataset import Dataset
     assert len(Dataset.load_npz(path)) == 64
 
 

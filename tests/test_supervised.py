@@ -10,7 +10,7 @@ import optax
 import pytest
 
 from c4jax import agents
-from c4jax.games.connect_four import dataset as data
+from c4jax.learning import dataset as data
 from c4jax.nets import cnet
 from c4jax.learning import supervised as sv
 from scripts import run_script
@@ -48,12 +48,12 @@ def test_tiny_training_run_learns_above_chance(small_dataset):
     params = cnet.init_params(jax.random.key(0))
     state = sv.TrainState(params=params, opt_state=tx.init(params), step=jnp.int32(0))
     chunk, evaluate = sv.make_train_chunk(net, tx), sv.make_evaluate(net, batch_size=512)
-    loss0, acc0 = evaluate(params, val.boards, val.actions)
+    loss0, acc0 = evaluate(params, val.observations, val.actions)
     rng = np.random.default_rng(0)
     for _ in range(4):
         idx = sv.epoch_batches(rng, len(train), 64)
-        state, m = chunk(state, train.boards[idx], train.actions[idx])
-    loss1, acc1 = evaluate(state.params, val.boards, val.actions)
+        state, m = chunk(state, train.observations[idx], train.actions[idx])
+    loss1, acc1 = evaluate(state.params, val.observations, val.actions)
     assert int(state.step) == 4 * (len(train) // 64)
     assert loss1 < loss0 - 0.2
     assert acc1 > 0.3 > 1 / 7 + 0.1  # chance is 1/7
@@ -64,8 +64,8 @@ def test_evaluate_pads_the_last_batch_without_counting_padding(small_dataset):
     net = cnet.CNet(heads="one")
     params = cnet.init_params(jax.random.key(0))
     n = 1000
-    loss_a, acc_a = sv.make_evaluate(net, batch_size=333)(params, small_dataset.boards[:n], small_dataset.actions[:n])
-    logits = net.apply({"params": params}, small_dataset.boards[:n])
+    loss_a, acc_a = sv.make_evaluate(net, batch_size=333)(params, small_dataset.observations[:n], small_dataset.actions[:n])
+    logits = net.apply({"params": params}, small_dataset.observations[:n])
     ce = optax.softmax_cross_entropy_with_integer_labels(logits, small_dataset.actions[:n].astype(np.int32))
     np.testing.assert_allclose(loss_a, float(ce.mean()), rtol=1e-4)
     np.testing.assert_allclose(acc_a, float((logits.argmax(-1) == small_dataset.actions[:n]).mean()), rtol=1e-6)
@@ -136,3 +136,36 @@ def test_supervised_resume_continues_exactly(tmp_path, monkeypatch, small_datase
 
 def _rows(out):
     return [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_supervised_on_a_game_the_cnet_does_not_read(tmp_path, small_dataset, capsys):
+    """--game checkers: the teacher's moves are generated for Checkers, the residual tower's policy head
+    learns them, the agent loads as a Checkers agent playing its raw policy, and a dataset of another game
+    is refused in one line."""
+    from c4jax import games
+    from c4jax.cli import supervised
+
+    out, dataset = tmp_path / "ck", tmp_path / "ck.npz"
+    args = ["--game", "checkers", "--teacher", "random", "--num-pairs", "600", "--generation-batch", "8",
+            "--epochs", "2", "--batch-size", "32", "--tower-blocks", "1", "--tower-channels", "8", "--no-eval-matches",
+            "--no-progress"]
+    summary = supervised.cli([*args, "--out", str(out), "--dataset", str(dataset)])
+    assert 0.0 <= summary["metrics"]["test/accuracy"] <= 1.0
+    assert data.Dataset.load_npz(dataset).game == "checkers"
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["game"] == "checkers" and meta["network"]["tower"] == [1, 8]
+    agent = agents.load(str(out))
+    assert agents.game_of(agent) == "checkers" and agent.num_simulations == 0 and not agent.stochastic
+    game = games.make("checkers")
+    states = jax.vmap(game.init)(jax.random.split(jax.random.key(0), 3))
+    actions = np.asarray(agent.act_states(states, jax.random.key(1)))
+    assert np.asarray(states.legal_action_mask)[np.arange(3), actions].all()
+    other = tmp_path / "c4.npz"
+    small_dataset.save_npz(other)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as e:
+        supervised.cli([*args, "--out", str(tmp_path / "other"), "--dataset", str(other)])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --dataset") and "positions of connect_four, not of checkers" in err
+    assert err.count("\n") == 1

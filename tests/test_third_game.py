@@ -91,6 +91,20 @@ TINY = {
 }
 
 
+def test_the_supervised_stage_on_the_new_game(tic_tac_toe, tmp_path):
+    """The kit's teacher (pure MCTS, the default) plays the dataset, the tower learns its moves, and the greedy
+    policy plays the protocol matches against the reference agents and the teacher."""
+    from c4jax.cli import supervised
+
+    out = tmp_path / "supervised"
+    summary = supervised.cli(["--game", "tic_tac_toe", "--out", str(out), "--dataset", str(tmp_path / "d.npz"),
+                              "--num-pairs", "300", "--generation-batch", "16", "--epochs", "1", "--batch-size", "16",
+                              "--tower-blocks", "1", "--tower-channels", "4", "--no-progress"])
+    assert set(summary["metrics"]) >= {"test/accuracy", "eval/vs_random", "eval/vs_mcts100"}
+    agent = agents.load(str(out))
+    assert agents.game_of(agent) == "tic_tac_toe" and agent.num_simulations == 0
+
+
 @pytest.mark.parametrize("algorithm", sorted(TINY))
 def test_every_self_play_algorithm_trains_on_the_new_game(tic_tac_toe, algorithm, tmp_path, capsys):
     """Each script trains on the game, saves an agent of its kind (DQN greedy, PPO and REINFORCE

@@ -6,8 +6,8 @@
 
 from c4jax.agents.base import Agent, AgentBase
 from c4jax.agents.external import from_callable
-from c4jax.agents.registry import (canonical_name, checkpoint_path, checkpoints_dir, for_game, game_of, known_names,
-                                   load, register)
+from c4jax.agents.registry import (canonical_name, checkpoint_path, checkpoints_dir, for_game, game_of, in_game,
+                                   known_names, load, register)
 
 __all__ = ["Agent", "AgentBase", "canonical_name", "checkpoint_path", "checkpoints_dir", "for_game", "from_callable",
-           "game_of", "known_names", "load", "register"]
+           "game_of", "in_game", "known_names", "load", "register"]

@@ -189,6 +189,12 @@ def for_game(agent, game):
     return None
 
 
+def in_game(name: str, game: str) -> str:
+    """The ``load`` name of the agent ``name`` of ``game``: ``name`` itself on the default game or when it
+    already names its game, else ``<game>/<name>`` (``checkers/mcts100`` for ``mcts100``)."""
+    return name if game == DEFAULT or name.lower().startswith(f"{game}/") else f"{game}/{name}"
+
+
 def _split_game(name: str) -> tuple[str | None, str]:
     """``("checkers", "mcts500:det")`` for ``"checkers/mcts500:det"``; ``(None, name)`` when ``name``
     has no ``<game>/`` prefix of a known game (a path, or a name of the default game)."""

@@ -1,4 +1,4 @@
-"""Supervised stage (design.md §6): CNET128 learns to imitate 1StepLA.
+"""Supervised stage (design.md §6): a network learns to imitate a teacher (CNET128 and 1StepLA by default).
 
 ``c4jax train supervised ARGS`` and ``python experiments/supervised.py ARGS`` run this module
 (the same flags and ``--help``).
@@ -6,22 +6,25 @@
     python experiments/supervised.py                          # thesis settings, writes runs/supervised
     python experiments/supervised.py --out checkpoints/supervised   # how the shipped agent was made
     python experiments/supervised.py --out runs/supervised --resume  # continue an interrupted run
+    python experiments/supervised.py --game checkers          # another game -> runs/checkers/supervised
 
-Loads (or, when missing, generates and saves) the 1StepLA dataset, splits it
-80/10/10 keeping mirror pairs together, trains with Adam + L2 weight decay and
-cross-entropy, keeps the weights with the best validation accuracy, reports the
-test accuracy, plays the tournament-protocol matches of the greedy policy against
-Random and 1StepLA, and saves an Orbax checkpoint (loadable with
+Loads (or, when missing, generates and saves) the dataset of the teacher's moves
+(:mod:`c4jax.learning.dataset`; the game kit's teacher: 1StepLA for the default game), splits it
+80/10/10 keeping a position's images under the kit's symmetries together, trains with Adam + L2
+weight decay and cross-entropy, keeps the weights with the best validation accuracy, reports the
+test accuracy, plays the tournament-protocol matches of the greedy policy against the kit's
+reference agents and the teacher, and saves an Orbax checkpoint (loadable with
 ``agents.load(OUT)``), ``metrics.jsonl``/``metrics.csv``, ``curves.png`` and
 ``summary.json`` in ``--out``. After every epoch it saves the training state (optimiser,
 best weights so far, the minibatch order's generator) to ``--out/last``, from which ``--resume``
-continues exactly; a finished run deletes last/.
+continues exactly; a finished run deletes last/. The network is the CNET where the game's kit says it
+reads the observations, else the residual tower's policy head (:mod:`c4jax.nets.tower`; its value head is
+not trained, and the agent plays its raw policy).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 import sys
 import time
@@ -37,34 +40,47 @@ from tqdm.auto import tqdm
 from c4jax import agents, evaluation, games
 from c4jax.io import checkpoint, cliargs, interrupt, outdir, runlog, track
 from c4jax.learning import config, loop, ranges
+from c4jax.learning import dataset as data
+from c4jax.nets import tower as towers
 from c4jax.nets import cnet
 from c4jax.agents.network import NetworkAgent
+from c4jax.agents.network_search import AlphaZeroAgent
 from c4jax.learning import supervised as sv
-
-# the stage trains on the default game: it imitates its kit's dataset (design.md §6) and is evaluated against
-# its kit's reference agents
-KIT = games.kit_of(games.DEFAULT)
-data = importlib.import_module(KIT.dataset)
 
 LAST = "last"  # the resumable state, inside --out
 
 
 @dataclass(frozen=True)
 class Config:
-    """Supervised imitation of 1StepLA (defaults: the thesis, design.md §6)."""
+    """Supervised imitation of a teacher (defaults: the thesis on the default game, design.md §6; another
+    game's from its kit: --game NAME --help)."""
 
     out: str = "runs/supervised"
     """Run directory: checkpoint, metrics, plots and summary go here."""
-    dataset: str = "data/1steplA_200k.npz"
-    """Dataset .npz; generated with --num-pairs/--data-seed (and saved here) when missing."""
+    game: str = games.DEFAULT
+    """The game (one of c4jax.games.GAMES)."""
+    teacher: str = ""
+    """The agent to imitate (an agents.load name within --game; '': the game kit's teacher, 1steplA on the
+    default game)."""
+    dataset: str = ""
+    """Dataset .npz; generated with --num-pairs/--data-seed (and saved here) when missing ('':
+    data/[GAME/]TEACHER_<N>k.npz, the game's folder only for a game other than the default one)."""
     num_pairs: int = 200_000
-    """Rows to generate when the dataset file is missing (unique boards, mirrors included)."""
+    """Rows to generate when the dataset file is missing (distinct positions, their images included)."""
     data_seed: int = 0
     """Seed of dataset generation (when generated) and of the train/val/test split."""
+    generation_batch: int = 4096
+    """Games the teacher plays per jitted call when generating the dataset."""
+    opening_plies: int = 4
+    """Random moves that start each generated game, on a game whose kit has no random start positions."""
     seed: int = 0
     """Seed of the network initialisation and of the minibatch order."""
     width: int = 128
     """CNET width: filters and dense units (thesis: 96, 128, 160, 192)."""
+    tower_blocks: int = 2
+    """Residual blocks of the tower, on a game the CNET does not read (c4jax.nets.tower)."""
+    tower_channels: int = 32
+    """Filters of every 3x3 convolution of the tower."""
     learning_rate: float = 5e-4
     """Adam learning rate."""
     weight_decay: float = 2e-3
@@ -80,7 +96,8 @@ class Config:
     chunk_steps: int = 250
     """Training steps per jitted call (the progress bar advances per chunk)."""
     eval_matches: bool = True
-    """Play the protocol matches (100 games each) of the best network vs Random and 1StepLA."""
+    """Play the protocol matches (100 games each) of the best network vs the game kit's reference agents and the
+    teacher (Random and 1StepLA on the default game)."""
     symmetric: bool = True
     """The saved agent averages its policy with the mirrored board's (design.md §7, play time)."""
     progress: bool = True
@@ -97,15 +114,35 @@ class Config:
 
     RANGES: ClassVar[dict] = {
         "num_pairs": ranges.ONE_OR_MORE, "data_seed": ranges.NON_NEGATIVE, "seed": ranges.NON_NEGATIVE,
-        "width": ranges.ONE_OR_MORE, "learning_rate": ranges.POSITIVE, "weight_decay": ranges.NON_NEGATIVE,
+        "generation_batch": ranges.ONE_OR_MORE, "opening_plies": ranges.NON_NEGATIVE, "width": ranges.ONE_OR_MORE,
+        "tower_blocks": ranges.ONE_OR_MORE, "tower_channels": ranges.ONE_OR_MORE, "learning_rate": ranges.POSITIVE, "weight_decay": ranges.NON_NEGATIVE,
         "batch_size": ranges.ONE_OR_MORE, "epochs": ranges.ONE_OR_MORE, "val_fraction": ranges.Range(0, 1, high_open=True),
         "test_fraction": ranges.Range(0, 1, high_open=True), "chunk_steps": ranges.ONE_OR_MORE,
     }
-    SMOKE: ClassVar[dict] = {"dataset": "runs/smoke/1steplA_2k.npz", "num_pairs": 2000, "width": 16, "epochs": 1, "chunk_steps": 10}
+    SMOKE_PAIRS: ClassVar[int] = 2000
+
+    @property
+    def smoke(self) -> dict:
+        """``--preset smoke``: 2,000 rows (kept under runs/smoke), a small network, one epoch."""
+        return {"dataset": str(Path("runs", config.SMOKE) / default_dataset(self.game, self.teacher_name, self.SMOKE_PAIRS)),
+                "num_pairs": self.SMOKE_PAIRS, "width": 16, "tower_blocks": 1, "tower_channels": 8, "epochs": 1,
+                "chunk_steps": 10}
+
+    @property
+    def teacher_name(self) -> str:
+        """The ``agents.load`` name of the teacher (``--teacher``, else the game kit's)."""
+        return data.teacher_name(games.make(self.game), self.teacher)
+
+    @property
+    def dataset_path(self) -> Path:
+        return Path(self.dataset) if self.dataset else Path("data") / default_dataset(self.game, self.teacher_name,
+                                                                                       self.num_pairs)
 
     def __post_init__(self):
         if not ranges.checking():
             return
+        if self.game not in games.GAMES:
+            raise ValueError(f"--game must be one of {', '.join(games.GAMES)}, got {self.game!r}")
         ranges.check(self)
         if self.val_fraction + self.test_fraction >= 1:
             raise ValueError(f"--val-fraction + --test-fraction must be < 1 (the rest trains), got "
@@ -113,19 +150,50 @@ class Config:
         track.check_backends(self.track)
 
 
+def _short(game: str, name: str) -> str:
+    """``name`` without its ``<game>/``."""
+    return name[len(game) + 1:] if name.lower().startswith(f"{game}/") else name
+
+
+def default_dataset(game: str, teacher: str, num_pairs: int) -> Path:
+    """``[GAME/]TEACHER_<N>k.npz``: the dataset file's name under data/ (the game's folder only for a game
+    other than the default one; the teacher's name without the game, other characters than letters, digits,
+    ``-``, ``_`` and ``.`` as ``_``)."""
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in _short(game, teacher))
+    size = f"{num_pairs // 1000}k" if num_pairs % 1000 == 0 else str(num_pairs)
+    return Path(*([] if game == games.DEFAULT else [game]), f"{name}_{size}.npz")
+
+
+def defaults(game: str) -> Config:
+    """The default settings for ``game``: :class:`Config`'s, with runs in ``runs/<game>/supervised``
+    (``runs/supervised`` for the default game), then the flags that its kit sets for the stage
+    (``GameKit.defaults``, section ``supervised``)."""
+    out = Config.out if game == games.DEFAULT else f"runs/{game}/supervised"
+    with ranges.deferred():
+        return dataclasses.replace(Config(out=out, game=game),
+                                   **games.kit_of(game).defaults_of("supervised").get("supervised", {}))
+
+
 # Flags that a --resume may give other values than the run was started with; every other setting must match.
 RESUME_MAY_CHANGE = frozenset({"out", "resume", "overwrite", "progress", "epochs", "eval_matches", "track"})
 
 
 def load_or_make_dataset(cfg: Config) -> tuple[data.Dataset, dict]:
-    path = Path(cfg.dataset)
+    path = cfg.dataset_path
     if path.exists():
         try:
-            return data.Dataset.load_npz(path), {"dataset_path": str(path), "generated": False}
+            ds = data.Dataset.load_npz(path)
         except (ValueError, KeyError, zipfile.BadZipFile) as e:  # ValueError names the file
             raise loop.ConfigError(str(e) if isinstance(e, ValueError) else f"--dataset {str(path)!r}: {e}") from None
+        if ds.game != cfg.game:
+            raise loop.ConfigError(f"--dataset {str(path)!r} holds positions of {ds.game}, not of {cfg.game}")
+        return ds, {"dataset_path": str(path), "generated": False}
     t0 = time.perf_counter()
-    ds = data.generate(cfg.num_pairs, seed=cfg.data_seed, progress=cfg.progress)
+    try:
+        ds = data.generate(cfg.num_pairs, seed=cfg.data_seed, batch=cfg.generation_batch, progress=cfg.progress,
+                           game=games.make(cfg.game), teacher=cfg.teacher_name, opening_plies=cfg.opening_plies)
+    except ValueError as e:  # an unknown teacher, a teacher whose games repeat
+        raise loop.ConfigError(f"--teacher {cfg.teacher_name!r}: {e}") from None
     seconds = time.perf_counter() - t0
     path.parent.mkdir(parents=True, exist_ok=True)
     ds.save_npz(path)
@@ -172,10 +240,14 @@ def main(cfg: Config) -> dict:
     train, val, test = ds.split((train_frac, cfg.val_fraction, cfg.test_fraction), seed=cfg.data_seed)
     print(f"dataset {len(ds):,} rows: train {len(train):,} / val {len(val):,} / test {len(test):,}")
 
-    net = cnet.CNet(width=cfg.width, heads="one")
-    tx = sv.adam_l2(cfg.learning_rate, cfg.weight_decay)
+    game = games.make(cfg.game)
+    tower = () if games.kit_of(game).cnet else (cfg.tower_blocks, cfg.tower_channels)
     key = jax.random.key(cfg.seed)
-    params = cnet.init_params(key, width=cfg.width, heads="one")
+    if tower:
+        net, params = towers.two_headed(tower=tower, game=game), towers.init_params(key, tower=tower, game=game)
+    else:
+        net, params = cnet.CNet(width=cfg.width, heads="one"), cnet.init_params(key, width=cfg.width, heads="one")
+    tx = sv.adam_l2(cfg.learning_rate, cfg.weight_decay)
     state = sv.TrainState(params=params, opt_state=tx.init(params), step=jax.numpy.int32(0))
     train_chunk, evaluate_split = sv.make_train_chunk(net, tx), sv.make_evaluate(net)
     rng = np.random.default_rng(cfg.seed)
@@ -203,12 +275,12 @@ def main(cfg: Config) -> dict:
         losses, accs = [], []
         for i in range(0, len(batches), cfg.chunk_steps):
             idx = batches[i : i + cfg.chunk_steps]
-            state, m = train_chunk(state, train.boards[idx], train.actions[idx])
+            state, m = train_chunk(state, train.observations[idx], train.actions[idx])
             losses.append(np.asarray(m["loss"]))
             accs.append(np.asarray(m["accuracy"]))
             bar.update(len(idx))
         train_s = time.perf_counter() - t0
-        val_loss, val_acc = evaluate_split(state.params, val.boards, val.actions)
+        val_loss, val_acc = evaluate_split(state.params, val.observations, val.actions)
         row = log.log(epoch, {
             "epoch": epoch,
             "train/loss": float(np.concatenate(losses).mean()),
@@ -229,8 +301,8 @@ def main(cfg: Config) -> dict:
     bar.close()
     timings["train_s"] = round(time.perf_counter() - t_train, 2)
 
-    test_loss, test_acc = evaluate_split(best_params, test.boards, test.actions)
-    train_loss, train_acc = evaluate_split(best_params, train.boards, train.actions)
+    test_loss, test_acc = evaluate_split(best_params, test.observations, test.actions)
+    train_loss, train_acc = evaluate_split(best_params, train.observations, train.actions)
     metrics = {
         "best_epoch": best["epoch"],
         "train/accuracy": train_acc,
@@ -241,14 +313,17 @@ def main(cfg: Config) -> dict:
         "test/loss": test_loss,
     }
     print(f"best epoch {best['epoch']}: train acc {train_acc:.4f}, val acc {best['val/accuracy']:.4f}, "
-          f"test acc {test_acc:.4f} (thesis: ~0.87 train, ~0.85 test)")
+          f"test acc {test_acc:.4f}" + (" (thesis: ~0.87 train, ~0.85 test)" if _thesis_setting(cfg) else ""))
 
-    agent = NetworkAgent(params=best_params, label="supervised", width=cfg.width, heads="one",
-                         output="policy", sampled=False, symmetric=cfg.symmetric)
+    if tower:
+        agent = AlphaZeroAgent(params=best_params, label="supervised", tower=tower, num_simulations=0, game=game)
+    else:
+        agent = NetworkAgent(params=best_params, label="supervised", width=cfg.width, heads="one",
+                             output="policy", sampled=False, symmetric=cfg.symmetric)
     if cfg.eval_matches:
         t0 = time.perf_counter()
-        for opp in KIT.reference_agents:
-            res = evaluation.match(agent, agents.load(opp), jax.random.key(cfg.seed))
+        for opp in dict.fromkeys(games.kit_of(game).reference_agents + (_short(cfg.game, cfg.teacher_name),)):
+            res = evaluation.match(agent, agents.load(agents.in_game(opp, cfg.game)), jax.random.key(cfg.seed), game=game)
             metrics[f"eval/vs_{opp}"] = res.win_rate
             metrics[f"eval/vs_{opp}_first"] = res.win_rate_a_first
             metrics[f"eval/vs_{opp}_second"] = res.win_rate_b_first
@@ -260,8 +335,12 @@ def main(cfg: Config) -> dict:
     checkpoint.save(out, {"params": best_params}, {
         "name": "supervised",
         "algorithm": "supervised",
-        "network": {"width": cfg.width, "heads": "one"},
-        "agent": {"output": "policy", "default_mode": "det", "symmetric": cfg.symmetric},
+        "game": game.id,
+        # a tower plays its raw policy (name@N would search with its untrained value head)
+        "network": {"width": cfg.width, "heads": "two", "tower": list(tower)} if tower else
+                   {"width": cfg.width, "heads": "one"},
+        "agent": {"output": "policy", "default_mode": "det", "symmetric": cfg.symmetric,
+                  **({"search": {"simulations": 0, "solve": False}} if tower else {})},
         "config": dataclasses.asdict(cfg),
         "metrics": metrics,
         "data": {**data_info, "rows": len(ds), "train": len(train), "val": len(val), "test": len(test)},
@@ -273,7 +352,8 @@ def main(cfg: Config) -> dict:
         log.rows,
         [("cross-entropy loss", ["train/loss", "val/loss"], "loss"),
          ("accuracy", ["train/accuracy", "val/accuracy"], "accuracy")],
-        out / "curves.png", xlabel="epoch", suptitle=f"CNET{cfg.width} imitating 1StepLA",
+        out / "curves.png", xlabel="epoch",
+        suptitle=f"{f'tower {tower[0]}x{tower[1]}' if tower else f'CNET{cfg.width}'} imitating {cfg.teacher_name}",
     )
     summary = {"metrics": metrics, "timings": timings, "data": data_info,
                "command": runlog.command_line()}
@@ -284,10 +364,18 @@ def main(cfg: Config) -> dict:
 
 
 
+def _thesis_setting(cfg: Config) -> bool:
+    """Whether the run imitates the thesis' teacher on the default game (its accuracies are the thesis')."""
+    return cfg.game == games.DEFAULT and not cfg.teacher
+
+
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
-    """Parse ``argv`` (default: this process' arguments) and train; ``prog`` names the command in
-    ``--help`` (``c4jax train supervised``; default: the script's file name)."""
+    """Parse ``argv`` (default: this process' arguments; the defaults are those of its ``--game``) and
+    train; ``prog`` names the command in ``--help`` (``c4jax train supervised``; default: the script's
+    file name)."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    game = config.preset_from_argv(argv, flag="--game", default=games.DEFAULT)
+    default = defaults(game if game in games.GAMES else games.DEFAULT)  # an unknown --game: Config names the games
     with cliargs.one_line_errors(argv, prog):
-        cfg = config.parse_cli(Config(), argv, prog=prog)
+        cfg = config.parse_cli(default, argv, prog=prog)
     return loop.exit_on_error(main, cfg)

@@ -50,9 +50,11 @@ protocol) and the game's answers to what trainers, searches, matches and the UI 
   the thesis' whole-game trainers record (``--collect games``; design.md §2 for Connect Four), the
   game's outcome back-propagated over its zero-reward moves (:mod:`c4jax.learning.backprop`)
   (``None``: those trainers record the game's own rewards);
-- ``dataset``: the module of the game's supervised dataset (``Dataset``, ``generate``,
-  ``generate_with_stats``, ``DatasetNotFoundError``...), which the supervised stage trains on
-  (``None``: the game has none);
+- ``teacher``: the ``agents.load`` name (within the game) of the agent whose moves the supervised
+  stage imitates (:mod:`c4jax.learning.dataset`; default pure MCTS with 100 simulations, which plays
+  any game);
+- ``text_format``: the module of the game's dataset text format (``export_text(dataset, path)``,
+  ``import_text(path) -> Dataset``), ``None`` when it has none;
 - ``defaults``: per algorithm, the flags that differ from the algorithm's own defaults on this game
   (``{"alphazero": {"run": {...}, "az": {...}}}``, ``{"dqn": {"run": {...}, "dqn": {...}}}``, one mapping
   per config section).
@@ -155,7 +157,8 @@ class GameKit:
     plain_lookahead: str | None = None
     solver: str | None = None
     shaped_reward: Callable[[Any, Any, Array], Array] | None = None
-    dataset: str | None = None
+    teacher: str = "mcts100"
+    text_format: str | None = None
     defaults: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=lambda: MappingProxyType({}),
                                                                      compare=False)
 

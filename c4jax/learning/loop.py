@@ -179,9 +179,7 @@ class LoopConfig:
     def agent_name(self, name: str) -> str:
         """The ``agents.load`` name of the evaluation opponent ``name`` in this run's game
         (``mcts200`` is ``checkers/mcts200`` in a Checkers run)."""
-        if self.game == games.DEFAULT or name.lower().startswith(f"{self.game}/"):
-            return name
-        return f"{self.game}/{name}"
+        return agents.in_game(name, self.game)
 
     @property
     def fixed_opponents(self) -> tuple[str, ...]:

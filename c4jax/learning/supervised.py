@@ -1,4 +1,4 @@
-"""Supervised imitation of 1StepLA with CNET (design.md §6): pure, jitted pieces.
+"""Supervised imitation of a teacher (design.md §6: 1StepLA with CNET128): pure, jitted pieces.
 
 The experiment script (``experiments/supervised.py``) owns files, progress and
 evaluation; this module builds the optimiser, the loss, jitted chunks of training steps
@@ -8,6 +8,7 @@ resumable state after each epoch.
 
 from __future__ import annotations
 
+import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -16,7 +17,6 @@ from flax import struct
 from jax import Array
 
 from c4jax.io import checkpoint
-from c4jax.nets.cnet import CNet
 from c4jax.learning.optim import adam_l2  # noqa: F401  (re-exported: the supervised optimiser)
 from c4jax.learning.optim import apply_gradients
 
@@ -28,9 +28,15 @@ class TrainState:
     step: Array  # int32[]
 
 
-def loss_and_accuracy(net: CNet, params, boards: Array, actions: Array, weights: Array | None = None):
+def policy_logits(net: nn.Module, params, observations: Array) -> Array:
+    """The network's policy logits: a one-headed CNET's output, a two-headed network's first output."""
+    out = net.apply({"params": params}, observations)
+    return out[0] if isinstance(out, tuple) else out
+
+
+def loss_and_accuracy(net: nn.Module, params, boards: Array, actions: Array, weights: Array | None = None):
     """Mean cross-entropy and accuracy (argmax of the raw logits, as the thesis reports)."""
-    logits = net.apply({"params": params}, boards)
+    logits = policy_logits(net, params, boards)
     ce = optax.softmax_cross_entropy_with_integer_labels(logits, actions.astype(jnp.int32))
     hit = (jnp.argmax(logits, axis=-1) == actions).astype(jnp.float32)
     if weights is None:
@@ -39,8 +45,8 @@ def loss_and_accuracy(net: CNet, params, boards: Array, actions: Array, weights:
     return (ce * weights).sum() / total, (hit * weights).sum() / total
 
 
-def make_train_chunk(net: CNet, tx: optax.GradientTransformation):
-    """A jitted ``(state, boards[S, B, 6, 7], actions[S, B]) -> (state, metrics[S])``."""
+def make_train_chunk(net: nn.Module, tx: optax.GradientTransformation):
+    """A jitted ``(state, observations[S, B, ...], actions[S, B]) -> (state, metrics[S])``."""
 
     def _step(state: TrainState, batch):
         boards, actions = batch
@@ -58,7 +64,7 @@ def make_train_chunk(net: CNet, tx: optax.GradientTransformation):
     return train_chunk
 
 
-def make_evaluate(net: CNet, batch_size: int = 4096):
+def make_evaluate(net: nn.Module, batch_size: int = 4096):
     """``evaluate(params, boards[N], actions[N]) -> (loss, accuracy)`` over fixed-size jitted batches."""
 
     @jax.jit

@@ -2,7 +2,8 @@
 algorithms' settings that differ on Checkers (sized for a 2-core CPU, docs/results/checkers).
 
 Checkers has no symmetry that keeps its observations and actions (the board is seen from the
-mover's side), no random start positions and no yardstick; evaluations play Random and pure MCTS.
+mover's side), no random start positions and no yardstick; evaluations play Random and pure MCTS. The supervised stage
+imitates the shipped AlphaZero network's raw policy.
 """
 
 from __future__ import annotations
@@ -71,6 +72,13 @@ REINFORCE = MappingProxyType({
     "reinforce": MappingProxyType(dict(_ON_POLICY, c1=0.5, learning_rate=3e-4, episodes_per_eval=50)),
 })
 
+# the supervised stage plays 256 games per batch (a game records up to max_steps plies)
+SUPERVISED = MappingProxyType({"supervised": MappingProxyType(dict(generation_batch=256))})
+
 KIT = GameKit(game=GAME, title="Checkers", other_observation=other_observation, observation_range=_observation_range(),
-              view="c4jax.games.checkers.view", defaults=MappingProxyType({"alphazero": ALPHAZERO, "dqn": DQN, "ppo": PPO,
-                                                                     "reinforce": REINFORCE}))
+              view="c4jax.games.checkers.view",
+              # the supervised stage imitates the shipped AlphaZero network's own policy, without search
+              # (pure MCTS's random playouts of Checkers games cost too much for a dataset)
+              teacher="alphazero@0",
+              defaults=MappingProxyType({"alphazero": ALPHAZERO, "dqn": DQN, "ppo": PPO, "reinforce": REINFORCE,
+                                         "supervised": SUPERVISED}))

@@ -4,7 +4,8 @@ left-right mirror, design.md §3's random start positions, the measured UCT cons
 MCTS, the perfect-play yardstick, the thesis' reference opponent 1StepLA, the public boards as
 observations that tell the whole state (the agents' board API), its own agents (N-step
 lookahead, the perfect player, OpenSpiel's MCTS: :mod:`c4jax.games.connect_four.agents`), the
-shaped reward of design.md §2 and the supervised dataset of design.md §6 (1StepLA's moves).
+shaped reward of design.md §2, and 1StepLA as the teacher of design.md §6's supervised stage, with
+the thesis' dataset text format.
 
 The algorithms' own defaults are Connect Four's (the thesis'); AlphaZero's evaluations here also
 grade the network on the yardstick, which chooses ``best/`` (2,866 fixed positions: far less noisy
@@ -53,7 +54,8 @@ KIT = GameKit(
     plain_lookahead="c4jax.games.connect_four.reference:act",  # Table 5.1's plain-Python rows
     solver="c4jax.games.connect_four.perfect",  # the perfect player's solver (the solver extra)
     shaped_reward=shaped_reward,  # design.md §2
-    dataset="c4jax.games.connect_four.dataset",  # design.md §6: 1StepLA's moves
+    teacher="1steplA",  # design.md §6: the supervised stage imitates 1StepLA
+    text_format="c4jax.games.connect_four.dataset",  # the reference thesis' dataset text
     defaults=MappingProxyType({"alphazero": MappingProxyType({"run": MappingProxyType(dict(
         eval_yardstick=True, eval_opponents=("2steplA",), select_by="yardstick"))})}),
 )
