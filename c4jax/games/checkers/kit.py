@@ -72,8 +72,9 @@ REINFORCE = MappingProxyType({
     "reinforce": MappingProxyType(dict(_ON_POLICY, c1=0.5, learning_rate=3e-4, episodes_per_eval=50)),
 })
 
-# the supervised stage plays 256 games per batch (a game records up to max_steps plies)
-SUPERVISED = MappingProxyType({"supervised": MappingProxyType(dict(generation_batch=256))})
+# the supervised stage plays 256 games per batch (a game records up to max_steps plies), each after 8 random
+# moves: the teacher plays deterministically, and 4 random moves lead to about 33,000 distinct positions only
+SUPERVISED = MappingProxyType({"supervised": MappingProxyType(dict(generation_batch=256, opening_plies=8))})
 
 KIT = GameKit(game=GAME, title="Checkers", other_observation=other_observation, observation_range=_observation_range(),
               view="c4jax.games.checkers.view",
