@@ -125,8 +125,8 @@ class Config:
     def smoke(self) -> dict:
         """``--preset smoke``: 2,000 rows (kept under runs/smoke), a small network, one epoch."""
         return {"dataset": str(Path("runs", config.SMOKE) / default_dataset(self.game, self.teacher_name, self.SMOKE_PAIRS)),
-                "num_pairs": self.SMOKE_PAIRS, "width": 16, "tower_blocks": 1, "tower_channels": 8, "epochs": 1,
-                "chunk_steps": 10}
+                "num_pairs": self.SMOKE_PAIRS, "generation_batch": min(self.generation_batch, 64), "width": 16,
+                "tower_blocks": 1, "tower_channels": 8, "epochs": 1, "chunk_steps": 50}  # the epoch in one chunk
 
     @property
     def teacher_name(self) -> str:
