@@ -138,18 +138,17 @@ def _rows(out):
     return [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
 
 
-def test_supervised_on_a_game_the_cnet_does_not_read(tmp_path, small_dataset, capsys):
+@pytest.mark.slow  # the default run trains the tower on a new game: test_third_game's supervised test
+def test_supervised_on_a_game_the_cnet_does_not_read(tmp_path):
     """--game checkers: the teacher's moves are generated for Checkers, the residual tower's policy head
-    learns them, the agent loads as a Checkers agent playing its raw policy, and a dataset of another game
-    is refused in one line."""
+    learns them, and the agent loads as a Checkers agent playing its raw policy."""
     from c4jax import games
     from c4jax.cli import supervised
 
     out, dataset = tmp_path / "ck", tmp_path / "ck.npz"
-    args = ["--game", "checkers", "--teacher", "random", "--num-pairs", "600", "--generation-batch", "8",
-            "--epochs", "2", "--batch-size", "32", "--tower-blocks", "1", "--tower-channels", "8", "--no-eval-matches",
-            "--no-progress"]
-    summary = supervised.cli([*args, "--out", str(out), "--dataset", str(dataset)])
+    summary = supervised.cli(["--game", "checkers", "--teacher", "random", "--num-pairs", "600", "--generation-batch",
+                              "8", "--epochs", "2", "--batch-size", "32", "--tower-blocks", "1", "--tower-channels", "8",
+                              "--no-eval-matches", "--no-progress", "--out", str(out), "--dataset", str(dataset)])
     assert 0.0 <= summary["metrics"]["test/accuracy"] <= 1.0
     assert data.Dataset.load_npz(dataset).game == "checkers"
     meta = json.loads((out / "metadata.json").read_text())
@@ -160,12 +159,16 @@ def test_supervised_on_a_game_the_cnet_does_not_read(tmp_path, small_dataset, ca
     states = jax.vmap(game.init)(jax.random.split(jax.random.key(0), 3))
     actions = np.asarray(agent.act_states(states, jax.random.key(1)))
     assert np.asarray(states.legal_action_mask)[np.arange(3), actions].all()
-    other = tmp_path / "c4.npz"
-    small_dataset.save_npz(other)
-    capsys.readouterr()
+
+
+def test_a_dataset_of_another_game_is_refused_in_one_line(tmp_path, capsys):
+    from c4jax.cli import supervised
+
+    other = data.Dataset(np.zeros((4, 8, 8, 2), np.int8), np.arange(4), np.arange(4), game="checkers")
+    path = other.save_npz(tmp_path / "ck.npz")
     with pytest.raises(SystemExit) as e:
-        supervised.cli([*args, "--out", str(tmp_path / "other"), "--dataset", str(other)])
+        supervised.cli(["--out", str(tmp_path / "run"), "--dataset", str(path), "--no-progress"])
     assert e.value.code == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: --dataset") and "positions of connect_four, not of checkers" in err
-    assert err.count("\n") == 1
+    assert err.startswith("error: --dataset") and "positions of checkers, not of connect_four" in err
+    assert err.count("\n") == 1 and not (tmp_path / "run" / "metadata.json").exists()
