@@ -4,9 +4,12 @@ Compiling the jitted programs is most of the suite's time, and the tests' progra
 and run briefly, so XLA compiles them without its expensive CPU backend optimisations and with
 its older fusion code generator, which compiles faster (``XLA_FLAGS``, unless set already;
 measured: 29% less CPU time on ``tests/test_dqn.py``, and the older emitters 39% less again on
-``tests/test_search.py``). Both change the machine code, not the arithmetic: XLA compiles float
-operations without fast-math either way, and the tests that compare with recorded figures or with
-mctx's own search bit for bit pass.
+``tests/test_search.py``). XLA also emits each program as one object file instead of splitting it
+for parallel code generation: a program then holds fewer memory mappings (32% fewer on
+``tests/test_alphazero.py``), so a test process reaches the mapping budget below later or never.
+These flags change the machine code, not the arithmetic: XLA compiles float operations without
+fast-math either way, and the tests that compare with recorded figures or with mctx's own search
+bit for bit pass.
 
 Tests that start a subprocess (a killed and resumed trainer, several devices, an installed wheel)
 compile the same programs again in every subprocess. A JAX persistent compilation cache in a
@@ -29,16 +32,16 @@ import sys
 import tempfile
 
 _FAST_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
-_OLDER_EMITTERS = "--xla_cpu_use_fusion_emitters=false"
+_IF_KNOWN = "--xla_cpu_use_fusion_emitters=false --xla_cpu_parallel_codegen_split_count=1"
 
 
 def _xla_flags() -> str:
-    """The flags above, the emitters' only where this jaxlib knows the flag (XLA aborts on an
-    unknown one): probed once in a subprocess, whose environment the test workers inherit."""
+    """The flags above, the emitters' and the split count only where this jaxlib knows them (XLA
+    aborts on an unknown flag): probed once in a subprocess, whose environment the test workers inherit."""
     probe = subprocess.run([sys.executable, "-c", "import jax.numpy as jnp; jnp.zeros(1).block_until_ready()"],
-                           env={**os.environ, "XLA_FLAGS": f"{_FAST_COMPILE} {_OLDER_EMITTERS}", "JAX_PLATFORMS": "cpu"},
+                           env={**os.environ, "XLA_FLAGS": f"{_FAST_COMPILE} {_IF_KNOWN}", "JAX_PLATFORMS": "cpu"},
                            capture_output=True, timeout=300)
-    return f"{_FAST_COMPILE} {_OLDER_EMITTERS}" if probe.returncode == 0 else _FAST_COMPILE
+    return f"{_FAST_COMPILE} {_IF_KNOWN}" if probe.returncode == 0 else _FAST_COMPILE
 
 
 if "XLA_FLAGS" not in os.environ:
@@ -51,6 +54,13 @@ if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.5")
 
 os.environ["C4JAX_COMPILE_CACHE"] = "off"
+
+# A folder for what the test processes of one session build once and share (export_web_site.py's
+# sites), new for every session like the compilation cache above.
+if "C4JAX_TEST_SESSION_DIR" not in os.environ:
+    _shared = tempfile.mkdtemp(prefix="c4jax-test-session-")
+    atexit.register(shutil.rmtree, _shared, ignore_errors=True)
+    os.environ["C4JAX_TEST_SESSION_DIR"] = _shared
 
 # Several test processes (pytest-xdist) may share one accelerator: none grabs most of its memory.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
@@ -70,12 +80,18 @@ def _memory_maps() -> int | None:
         return None
 
 
+# the mappings one test file may add after the check: well above the 7,250 that tests/test_search.py,
+# the file with the most compiled programs measured, adds on its own
+_FILE_HEADROOM = 20_000
+
+
 def _map_budget() -> int | None:
     try:
         with open("/proc/sys/vm/max_map_count") as limit:
-            return int(limit.read()) // 2
+            limit_maps = int(limit.read())
     except (OSError, ValueError):
         return None
+    return max(limit_maps // 2, limit_maps - _FILE_HEADROOM)
 
 
 _MAP_BUDGET = _map_budget()
@@ -87,8 +103,9 @@ def _drop_compiled_programs_when_mappings_run_short():
     caches it, and a process may hold at most ``vm.max_map_count`` of them (65,530 by default).
     The whole suite in one process (``-n 1``, or ``-n 0``) compiles enough programs to reach that
     limit, and XLA then crashes in the next compilation (a segmentation fault, not an error).
-    After a test file, once the process holds more than half the limit, JAX's caches are
-    cleared; the later files compile what they need again."""
+    After a test file, once the process holds more than the limit less a file's headroom (or
+    half the limit, where that is more), JAX's caches are cleared; the later files compile what
+    they need again."""
     yield
     if _MAP_BUDGET is not None and (_memory_maps() or 0) > _MAP_BUDGET:
         jax.clear_caches()

@@ -1,14 +1,20 @@
-"""The static site the export-web tests share: built once per test process with every shipped
+"""The static site the export-web tests share: built once per test session with every shipped
 network agent (``c4jax.cli.website.build``; ``npm ci`` fetches onnxruntime-web into the cache on the
 first build), served by a local static file server; and the JAX agents' moves the page must equal."""
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import shutil
 import tempfile
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: each test process builds its own sites
+    fcntl = None
 
 import jax
 
@@ -31,11 +37,25 @@ SMALL = ("supervised", "dqn", "checkers/dqn")
 
 @functools.cache
 def built_site(names: tuple[str, ...] | None = None) -> Path:
-    """A site with the agents ``names`` (default: every shipped network agent), built on the first call
-    of the process for those names."""
-    folder = Path(tempfile.mkdtemp(prefix="c4jax-site-"))
-    website.build(folder, list(names or website.shipped_agents()), check_positions=CHECK_POSITIONS,
-                  log=lambda *_: None)
+    """A site with the agents ``names`` (default: every shipped network agent), built once per test
+    session for those names: into the session's shared folder (conftest.py's
+    ``C4JAX_TEST_SESSION_DIR``) under a file lock, so a second test process waits for the first's
+    build and reads it; a process without that folder builds its own. The tests read the site,
+    never change it (they change copies)."""
+    names = tuple(names or website.shipped_agents())
+    session = os.environ.get("C4JAX_TEST_SESSION_DIR")
+    if not session or fcntl is None:
+        folder = Path(tempfile.mkdtemp(prefix="c4jax-site-"))
+        website.build(folder, list(names), check_positions=CHECK_POSITIONS, log=lambda *_: None)
+        return folder
+    folder = Path(session) / f"site-{hashlib.sha256(' '.join(names).encode()).hexdigest()[:16]}"
+    done = folder.with_name(folder.name + ".done")
+    with open(folder.with_name(folder.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a build that failed part-way
+            website.build(folder, list(names), check_positions=CHECK_POSITIONS, log=lambda *_: None)
+            done.touch()
     return folder
 
 

@@ -20,6 +20,11 @@ NAMES = sorted({SMALLER.get(n, n) for n in agents.known_names()} | {"dqn@8:sto"}
 # The searches' own test (tests/test_search.py, typed and legacy keys) covers these two in the default
 # run; each compiles searches of its own, so here they run with `pytest -m slow`.
 SEARCHES = {"mcts16", "alphazero"}
+# slow: the same agent classes with typed and legacy keys run in the default run: 4steplA is
+# NStepLookahead at depth 4, [3stepla] the same class at depth 3; dqn@8:sto is a SearchAgent with
+# sampled visits and rollouts, as test_search.py::test_typed_and_legacy_keys_give_the_same_searches's
+# mcts32 is (test_guided.py plays the guided search itself)
+SLOW = SEARCHES | {"4stepla", "dqn@8:sto"}
 
 
 def _boards() -> np.ndarray:
@@ -37,7 +42,7 @@ def test_the_names_cover_every_kind_of_agent():
     assert ("perfect" in NAMES) == perfect.solver_available()
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SEARCHES else n for n in NAMES])
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in NAMES])
 def test_every_agent_acts_with_typed_and_legacy_keys(name):
     """The agent as ``agents.load(name)`` gives it (its default mode): the same moves from a typed key
     and from the legacy key with the same data, on concrete boards and inside a jitted function."""

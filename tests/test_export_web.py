@@ -1,5 +1,5 @@
 """``c4jax export-web`` without a browser: the value output the page's search reads, the command's
-user errors, and the built site's files (built once per process, with npm; see export_web_site.py)."""
+user errors, and the built site's files (built once per test session, with npm; see export_web_site.py)."""
 
 from __future__ import annotations
 

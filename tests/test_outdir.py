@@ -290,7 +290,7 @@ def test_supervised_resume_refuses_other_settings_and_may_train_longer(tmp_path,
     from c4jax.learning import supervised as sv
 
     out = tmp_path / "sup"
-    args = ("--dataset", tmp_path / "ds.npz", "--num-pairs", "2000", "--chunk-steps", "10", "--no-eval-matches",
+    args = ("--dataset", tmp_path / "ds.npz", "--num-pairs", "400", "--chunk-steps", "10", "--no-eval-matches",
             "--no-progress")
     save = sv.save_progress
 
