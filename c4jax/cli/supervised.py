@@ -98,6 +98,8 @@ class Config:
     eval_matches: bool = True
     """Play the protocol matches (100 games each) of the best network vs the game kit's reference agents and the
     teacher (Random and 1StepLA on the default game)."""
+    eval_teacher: bool = True
+    """With --eval-matches, also play the teacher where it is not one of the kit's reference agents."""
     symmetric: bool = True
     """The saved agent averages its policy with the mirrored board's (design.md §7, play time)."""
     progress: bool = True
@@ -126,7 +128,8 @@ class Config:
         """``--preset smoke``: 2,000 rows (kept under runs/smoke), a small network, one epoch."""
         return {"dataset": str(Path("runs", config.SMOKE) / default_dataset(self.game, self.teacher_name, self.SMOKE_PAIRS)),
                 "num_pairs": self.SMOKE_PAIRS, "generation_batch": min(self.generation_batch, 64), "width": 16,
-                "tower_blocks": 1, "tower_channels": 8, "epochs": 1, "chunk_steps": 50}  # the epoch in one chunk
+                "tower_blocks": 1, "tower_channels": 8, "epochs": 1, "chunk_steps": 50,  # the epoch in one chunk
+                "eval_teacher": False}
 
     @property
     def teacher_name(self) -> str:
@@ -175,7 +178,8 @@ def defaults(game: str) -> Config:
 
 
 # Flags that a --resume may give other values than the run was started with; every other setting must match.
-RESUME_MAY_CHANGE = frozenset({"out", "resume", "overwrite", "progress", "epochs", "eval_matches", "track"})
+RESUME_MAY_CHANGE = frozenset({"out", "resume", "overwrite", "progress", "epochs", "eval_matches", "eval_teacher",
+                               "track"})
 
 
 def load_or_make_dataset(cfg: Config) -> tuple[data.Dataset, dict]:
@@ -322,7 +326,8 @@ def main(cfg: Config) -> dict:
                              output="policy", sampled=False, symmetric=cfg.symmetric)
     if cfg.eval_matches:
         t0 = time.perf_counter()
-        for opp in dict.fromkeys(games.kit_of(game).reference_agents + (_short(cfg.game, cfg.teacher_name),)):
+        teacher = (_short(cfg.game, cfg.teacher_name),) if cfg.eval_teacher else ()
+        for opp in dict.fromkeys(games.kit_of(game).reference_agents + teacher):
             res = evaluation.match(agent, agents.load(agents.in_game(opp, cfg.game)), jax.random.key(cfg.seed), game=game)
             metrics[f"eval/vs_{opp}"] = res.win_rate
             metrics[f"eval/vs_{opp}_first"] = res.win_rate_a_first
