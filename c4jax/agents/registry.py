@@ -191,7 +191,7 @@ def for_game(agent, game):
 
 def in_game(name: str, game: str) -> str:
     """The ``load`` name of the agent ``name`` of ``game``: ``name`` itself on the default game or when it
-    already names its game, else ``<game>/<name>`` (``checkers/mcts100`` for ``mcts100``)."""
+    already names its game, else ``<game>/<name>`` (``<game>/mcts100`` for ``mcts100``)."""
     return name if game == DEFAULT or name.lower().startswith(f"{game}/") else f"{game}/{name}"
 
 

@@ -6,7 +6,7 @@
     python experiments/supervised.py                          # thesis settings, writes runs/supervised
     python experiments/supervised.py --out checkpoints/supervised   # how the shipped agent was made
     python experiments/supervised.py --out runs/supervised --resume  # continue an interrupted run
-    python experiments/supervised.py --game checkers          # another game -> runs/checkers/supervised
+    python experiments/supervised.py --game GAME              # another game -> runs/GAME/supervised
 
 Loads (or, when missing, generates and saves) the dataset of the teacher's moves
 (:mod:`c4jax.learning.dataset`; the game kit's teacher: 1StepLA for the default game), splits it

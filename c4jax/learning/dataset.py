@@ -1,8 +1,8 @@
 """The supervised stage's dataset (design.md §6): a teacher's moves in any game, generated, split and saved.
 
-:func:`generate` lets a teacher (an agent; the game kit's ``teacher``: 1StepLA for Connect Four)
+:func:`generate` lets a teacher (an agent; the game kit's ``teacher``: 1StepLA for the default game)
 play both sides of batches of games, one jitted batch at a time, from the kit's random start
-positions (design.md §3 for Connect Four) or, for a game without them, from its start position after
+positions (design.md §3 for the default game) or, for a game without them, from its start position after
 ``opening_plies`` uniformly random moves. Every position the teacher moves in (the mover's
 observation) is kept with its action if no image of it under the kit's symmetries was collected
 before; the row is followed by its images (observation transformed, action mapped: for Connect
@@ -12,7 +12,7 @@ straddle two splits (the mirror in the test set of a board seen in training woul
 
 Files: :meth:`Dataset.save_npz` / :meth:`Dataset.load_npz`, a compressed ``.npz`` with a format
 version, the game and the generator settings. A kit's ``text_format`` module reads and writes a
-game's text format (Connect Four's: the reference thesis' ``0``/``1``/``2`` characters).
+game's text format (the default game's: the reference thesis' ``0``/``1``/``2`` characters).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from c4jax.games.base import done
 from c4jax.io import atomic
 
 FORMAT_NAME = "c4jax.dataset"
-FORMAT_VERSION = 2  # 1: Connect Four boards only (an array "boards", no game); still read
+FORMAT_VERSION = 2  # 1: the default game's boards only (an array "boards", no game); still read
 
 
 class DatasetNotFoundError(FileNotFoundError, ValueError):
@@ -42,7 +42,7 @@ class DatasetNotFoundError(FileNotFoundError, ValueError):
 
 
 def action_dtype(game) -> np.dtype:
-    """The narrowest signed integer that holds ``game``'s actions (int8 for Connect Four's seven)."""
+    """The narrowest signed integer that holds ``game``'s actions (int8 for seven)."""
     return np.dtype(np.int8 if game.num_actions <= 128 else np.int16 if game.num_actions <= 2**15 else np.int32)
 
 
