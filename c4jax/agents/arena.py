@@ -66,22 +66,51 @@ def compact_capacities(batch: int) -> tuple[int, ...]:
     return tuple(sorted({max(1, -(-batch * n // 100)) for n in (4, 12, 30, 60)} | {batch}))
 
 
+def first_copies(states, among: Array) -> Array:
+    """int32[B]: for each game where ``among`` [B] is true, the first such game whose state is the same
+    to the bit (every leaf of the state pytree); every other game maps to itself. A sort over the
+    states' words, so its cost grows as B log B, not B²."""
+    batch = among.shape[0]
+    columns = []
+    for x in jax.tree.leaves(states):
+        if jnp.issubdtype(x.dtype, jax.dtypes.prng_key):
+            x = jax.random.key_data(x)
+        x = x.reshape(batch, -1)
+        if jnp.issubdtype(x.dtype, jnp.floating) and x.dtype.itemsize == 4:
+            x = jax.lax.bitcast_convert_type(x, jnp.uint32)
+        columns += list(x.astype(jnp.uint32).T)
+    order = jnp.arange(batch, dtype=jnp.int32)
+    # the games of ``among`` first, equal states next to each other, each run in the games' order
+    keys = [(~among).astype(jnp.uint32)] + columns + [order]
+    ranked = jax.lax.sort(keys, num_keys=len(keys))
+    among_s, cols_s, index_s = ranked[0] == 0, jnp.stack(ranked[1:-1], axis=1), ranked[-1]
+    same = jnp.concatenate([jnp.zeros(1, jnp.bool_), among_s[1:] & among_s[:-1]
+                            & jnp.all(cols_s[1:] == cols_s[:-1], axis=1)])
+    run_start = jax.lax.cummax(jnp.where(same, 0, order))  # position of the first game of each run
+    return jnp.zeros(batch, jnp.int32).at[index_s].set(index_s[run_start])
+
+
 def decide(agent, states, mover: Array, key: Array, capacities: tuple[int, ...]) -> Array:
     """int32[B]: ``agent``'s actions in the games where ``mover`` [B] is true (0 elsewhere), asking it
     only about those: they are gathered into the smallest of ``capacities`` that holds them (the
     empty slots repeat one of them; their actions are dropped), so its cost follows the number of
-    games it moves in, not B; with none, it is not asked. An agent that is neither ``costly`` nor
-    ``keyed`` (a network's forward pass, a lookahead: the same moves wherever a game sits in the
-    batch) decides on all B at once instead, which compiles its decision once, not once per capacity;
-    an agent without a ``costly`` attribute counts as costly."""
+    games it moves in, not B; with none, it is not asked. An agent whose moves do not depend on the
+    key (not ``keyed``) is asked once per distinct state (:func:`first_copies`): games that reached
+    the same position share its answer. An agent that is neither ``costly`` nor ``keyed`` (a
+    network's forward pass, a lookahead: the same moves wherever a game sits in the batch) decides
+    on all B at once instead, which compiles its decision once, not once per capacity; an agent
+    without a ``costly`` attribute counts as costly."""
     batch = mover.shape[0]
-    if not getattr(agent, "costly", True) and not getattr(agent, "keyed", True):
+    keyed = getattr(agent, "keyed", True)
+    if not getattr(agent, "costly", True) and not keyed:
         return jnp.where(mover, agent.act_states(states, key).astype(jnp.int32), 0)
-    first = jnp.argmax(mover)
+    source = jnp.arange(batch, dtype=jnp.int32) if keyed else first_copies(states, mover)
+    asked = mover & (source == jnp.arange(batch))
+    first = jnp.argmax(asked)
 
     def ask(cap: int):
         def branch(_):
-            slots = jnp.nonzero(mover, size=cap, fill_value=batch)[0]
+            slots = jnp.nonzero(asked, size=cap, fill_value=batch)[0]
             picked = jax.tree.map(lambda x: x[jnp.where(slots < batch, slots, first)], states)
             acts = agent.act_states(picked, key).astype(jnp.int32)
             return jnp.zeros(batch, jnp.int32).at[slots].set(acts, mode="drop")
@@ -90,9 +119,10 @@ def decide(agent, states, mover: Array, key: Array, capacities: tuple[int, ...])
     def nobody(_):  # no game of this agent's to move: it is not asked at all
         return jnp.zeros(batch, jnp.int32)
 
-    count = mover.sum()
+    count = asked.sum()
     which = jnp.minimum(jnp.searchsorted(jnp.asarray(capacities), count), len(capacities) - 1)  # first cap >= count
-    return jax.lax.switch(jnp.where(count == 0, 0, which + 1), [nobody] + [ask(c) for c in capacities], None)
+    actions = jax.lax.switch(jnp.where(count == 0, 0, which + 1), [nobody] + [ask(c) for c in capacities], None)
+    return jnp.where(mover, actions[source], 0)
 
 
 def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=DEFAULT_GAME,
