@@ -77,6 +77,55 @@ def test_an_agent_is_asked_only_where_it_moves(costly):
         assert legal[np.flatnonzero(mover), moves[mover]].all() and (moves[~mover] == 0).all()
 
 
+@struct.dataclass
+class _BatchSize:
+    """Answers every game with the size of the batch it was asked about: shows how ``decide`` asks."""
+
+    keyed: bool = struct.field(pytree_node=False, default=False)
+    costly = True
+
+    def act_states(self, states, key):
+        del key
+        size = states.legal_action_mask.shape[0]
+        return jnp.full((size,), size, jnp.int32)
+
+
+def _play(game, *lines):
+    """The states after each line of moves, batched in order."""
+    out = []
+    for line in lines:
+        s = game.init(jax.random.key(0))
+        for a in line:
+            s = game.step(s, jnp.int32(a))
+        out.append(s)
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *out)
+
+
+def test_first_copies_maps_each_position_to_its_first_game():
+    """Games that reached the same state (by other move orders too) map to the first of them; games
+    outside ``among`` map to themselves and are nobody's copy."""
+    c4 = games.make("connect_four")
+    states = _play(c4, [3, 2, 4], [4, 2, 3], [3], [2, 3, 4], [4, 2, 3], [3, 2, 4], [3])
+    among = jnp.asarray([True, True, True, False, True, False, True])
+    np.testing.assert_array_equal(np.asarray(arena.first_copies(states, among)), [0, 0, 2, 3, 0, 5, 2])
+    sources = np.asarray(jax.jit(arena.first_copies)(_random_states(jax.random.key(1)), jnp.ones(20, bool)))
+    np.testing.assert_array_equal(sources, np.arange(20))  # 20 different Checkers positions
+
+
+@pytest.mark.parametrize("keyed", [False, True])
+def test_an_agent_whose_moves_ignore_the_key_is_asked_once_per_distinct_position(keyed):
+    """Copies of a position share one answer: the agent is asked about the 6 distinct ones of 13
+    games (12 moving); an agent whose moves depend on the key is asked about every moving game."""
+    states = _random_states(jax.random.key(2))
+    picks = jnp.asarray([0, 0, 1, 1, 1, 2, 3, 3, 4, 5, 5, 5, 2])
+    copies = jax.tree.map(lambda x: x[picks], states)
+    mover = jnp.ones(13, bool).at[5].set(False)  # the only mover at 2 is game 12, a copy
+    got = np.asarray(jax.jit(arena.decide, static_argnames=("capacities",))(
+        _BatchSize(keyed=keyed), copies, mover, jax.random.key(0), capacities=tuple(range(1, 14))))
+    expected = 12 if keyed else 6
+    np.testing.assert_array_equal(got, np.where(np.asarray(mover), expected, 0))
+
+
 def test_deterministic_agents_play_the_same_checkers_match_compacted_or_not():
     """Multi-jumps make a player move several times in a row, so who is asked changes game by game."""
     a, b = agents.load("checkers/alphazero@0"), agents.load("checkers/dqn")
