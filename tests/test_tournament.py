@@ -387,8 +387,26 @@ def test_the_timing_budget_sizes_an_expensive_agents_batch():
                                  python_lookahead=(), budget_s=0.5)
     sizes = {e.agent: e.batch for e in tm.entries}
     assert sizes["1steplA:det"] == 256 and 16 <= sizes["mcts200:det"] < 256
+    # a network is not a search: timed at the full batch whatever its batch-1 time (mostly dispatch)
+    sizes = {e.agent: e.batch for e in evaluation.time_decisions(
+        ["dqn"], jax.random.key(0), batch=4096, repeats=1, batched_repeats=1, python_lookahead=(), budget_s=1e-6).entries}
+    assert sizes == {"dqn:det": 4096, "1steplA:det": 4096, "2steplA:det": 4096}
     table = tm.table()
     assert "batch" in table.header and "s/decision (batched)" in table.header
     assert all(len(row) == len(table.header) for row in table.rows)
     with pytest.raises(ValueError, match="budget_s"):
         evaluation.time_decisions(["random"], jax.random.key(0), budget_s=-1)
+
+
+def test_agents_that_differ_only_by_name_share_one_timed_program():
+    import dataclasses
+
+    from c4jax.evaluation import timing
+
+    ppo = agents.load("ppo:det")
+    twin = dataclasses.replace(ppo, label="twin")
+    before = timing._decide._cache_size()
+    tm = evaluation.time_decisions([ppo, twin], jax.random.key(0), batch=24, repeats=1, batched_repeats=1,
+                                   python_lookahead=(), references=())
+    assert [e.agent for e in tm.entries] == ["ppo:det", "twin:det"]
+    assert timing._decide._cache_size() - before == 2  # batch 1 and batch 24, once for both

@@ -75,8 +75,8 @@ class Args:
     timing_batched_repeats: int = 5
     """timed calls per agent at --timing-batch (median reported)"""
     timing_budget: float = 1.0
-    """seconds one batched timing call may take: an agent whose --timing-batch decisions would take longer
-    (a search) is timed at a smaller power-of-two batch, shown in the table (0: every agent at --timing-batch)"""
+    """seconds one batched timing call of a search may take: a search whose --timing-batch decisions would
+    take longer is timed at a smaller power-of-two batch, shown in the table (0: every agent at --timing-batch)"""
     per_match: bool = False
     """play one jitted match after another instead of all of them in one program (a game whose player to
     move alternates, on one device); stochastic agents then sample with other keys"""

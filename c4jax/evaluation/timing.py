@@ -7,6 +7,7 @@ plain-Python rows."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import platform
@@ -146,7 +147,7 @@ class Timing:
                   f"{len(self.entries[0].batched) if self.entries else 0} at batch {self.batch} (agents "
                   "interleaved), on design.md §3 random non-terminal boards"
                   + ("" if self.one_batch else
-                     f"; an agent whose call on {self.batch} boards would take more than {self.budget_s:g} s is "
+                     f"; a search whose call on {self.batch} boards would take more than {self.budget_s:g} s is "
                      "timed at the largest power-of-two batch that fits (its 'batch' column), estimated from its "
                      "batch-1 time") + (f", {self.device}" if self.device else "")
                   + ". 'X time / agent time' > 1: the agent decides faster than X (thesis, batch 1 on a laptop: "
@@ -181,11 +182,16 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
     ``repeats`` single-board calls (interleaved with the others) and one loop over
     ``python_boards`` boards as its "batched" time per decision.
 
-    ``budget_s`` > 0 sizes the batched calls to the agent's cost: an agent whose batch-1
-    decision time (median of 3 calls after the warm-up) times ``batch`` exceeds it is timed
-    at the largest power of two ``b`` with ``b`` times that time within the budget (at least
-    16), so that an expensive search is not asked thousands of decisions per timed call; its
-    entry records its batch. 0 times every agent at ``batch``.
+    ``budget_s`` > 0 sizes the batched calls of a ``costly`` agent (a search; an agent without the
+    attribute counts as costly) to its cost: when its batch-1 decision time (median of 3 calls
+    after the warm-up) times ``batch`` exceeds the budget, it is timed at the largest power of two
+    ``b`` with ``b`` times that time within the budget (at least 16), so that an expensive search
+    is not asked thousands of decisions per timed call; its entry records its batch. Every other
+    agent (a network, a lookahead: a batch-1 time that is mostly the call's dispatch) and every
+    agent when ``budget_s`` is 0 is timed at ``batch``.
+
+    Agents that differ only by their ``label`` (a name, not part of the decision: ``ppo:sto`` and
+    ``reinforce:sto``) share one compiled program per batch size.
     """
     if budget_s < 0:
         raise ValueError(f"budget_s must be >= 0, got {budget_s}")
@@ -209,11 +215,12 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
     boards = random_boards(board_key, max(batch, 16))
     singles = [jax.block_until_ready(boards[k : k + 1]) for k in range(16)]
     sizes = []
-    for a in loaded:  # compile and warm up both shapes; size the batch to the agent's cost
+    loaded = [_unlabelled(a) for a in loaded]
+    for a in loaded:  # compile and warm up both shapes; size the batch to a search's cost
         _decide(a, singles[0], act_key).block_until_ready()
         _decide(a, singles[0], act_key).block_until_ready()
         size = batch
-        if budget_s > 0:
+        if budget_s > 0 and getattr(a, "costly", True):
             probe = []
             for k in range(3):
                 t0 = time.perf_counter()
@@ -261,6 +268,14 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
         batch=batch, references=tuple(ref_labels), added=tuple(added),
         device=device_description(), python_references=tuple(e.agent for e in py_entries), budget_s=budget_s,
     )
+
+
+def _unlabelled(agent):
+    """``agent`` with an empty ``label`` (a static field of the network agents, so a part of the
+    jitted program's cache key), when it has one: its decisions are the same."""
+    if dataclasses.is_dataclass(agent) and any(f.name == "label" for f in dataclasses.fields(agent)):
+        return dataclasses.replace(agent, label="")
+    return agent
 
 
 def _batch_within(budget_s: float, single_s: float, batch: int, smallest: int = 16) -> int:
