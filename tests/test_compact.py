@@ -155,3 +155,20 @@ def test_a_compacted_match_of_a_sampling_agent_is_reproducible():
     first = protocol.match(a, b, jax.random.key(7))
     assert first.games == protocol.match(a, b, jax.random.key(7)).games
     assert first.games != protocol.match(a, b, jax.random.key(8)).games
+
+
+def test_a_search_is_gathered_in_a_full_batch_match_and_a_sampling_opponent_keeps_its_games():
+    """``gather_searches``: in a rollout that asks the agents about every game, a costly agent whose
+    moves ignore the key is asked only where it moves, and a sampling opponent still samples with
+    the keys of every game's place: the same games as without it."""
+    search = _CostlyNetwork(**{f.name: getattr(agents.load("alphazero@0"), f.name)
+                               for f in dataclasses.fields(agents.load("alphazero@0"))})
+    assert arena.gathers(search) and not arena.gathers(agents.load("ppo:sto"))
+    states = arena.random_initial_states(jax.random.key(4), 24)
+    first = jnp.arange(24) % 2 == 0
+    play = jax.jit(arena.rollout, static_argnames=("gather_searches",))
+    for b in (agents.load("ppo:sto"), agents.load("random")):
+        full = play(search, b, states, first, jax.random.key(0))
+        gathered = play(search, b, states, first, jax.random.key(0), gather_searches=True)
+        for k in ("actions", "valid", "by_a", "outcome_a"):
+            np.testing.assert_array_equal(np.asarray(getattr(full, k)), np.asarray(getattr(gathered, k)), err_msg=k)

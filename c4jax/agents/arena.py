@@ -125,8 +125,15 @@ def decide(agent, states, mover: Array, key: Array, capacities: tuple[int, ...])
     return jnp.where(mover, actions[source], 0)
 
 
+def gathers(agent) -> bool:
+    """Whether ``agent`` is a costly one whose moves do not depend on the key (a network-guided
+    search): asked only about the games where it is to move, once per distinct position
+    (:func:`decide`), it makes the very moves it makes when asked about every game."""
+    return getattr(agent, "costly", True) and not getattr(agent, "keyed", True)
+
+
 def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=DEFAULT_GAME,
-            reward_fn: RewardFn | None = None, compact: bool = False) -> Trajectory:
+            reward_fn: RewardFn | None = None, compact: bool = False, gather_searches: bool = False) -> Trajectory:
     """Play the games ``states`` ([B]) of ``game`` to the end and record them.
 
     Args:
@@ -145,6 +152,9 @@ def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=
         of searching agents runs several times faster. The agents' sampling keys then differ from
         those of ``compact=False`` (stochastic agents play other games, the same for the same key).
         Not for a ``vmap`` of rollouts: there the switch between batch sizes runs every size.
+      gather_searches: with ``compact=False``, still ask an agent that :func:`gathers` (a
+        network-guided search) only about the games where it is to move: the same games, each
+        decision made once (not for a ``vmap`` of rollouts either).
 
     Jit it with the agents as arguments: ``jax.jit(rollout)(a, b, states, first, key)``.
     Traced under a mesh with a batch axis (``c4jax.io.devices``), the games are split over
@@ -175,10 +185,15 @@ def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=
         live = ~games.done(c.state)
         obs = jax.vmap(game.observe)(c.state)
         a_turn = c.state.current_player == a_player
-        if compact and agent_b is not None:
+        if agent_b is not None and (compact or (gather_searches and (gathers(agent_a) or gathers(agent_b)))):
             caps = compact_capacities(batch)
-            action = jnp.where(a_turn, decide(agent_a, c.state, live & a_turn, key_a, caps),
-                               decide(agent_b, c.state, live & ~a_turn, key_b, caps))
+
+            def ask(agent, mover, k):
+                if compact or gathers(agent):
+                    return decide(agent, c.state, mover, k, caps)
+                return agent.act_states(c.state, k)  # every game, each with its key and place as without
+
+            action = jnp.where(a_turn, ask(agent_a, live & a_turn, key_a), ask(agent_b, live & ~a_turn, key_b))
         else:
             action = agent_a.act_states(c.state, key_a)
             if agent_b is not None:

@@ -11,7 +11,10 @@ player. From the opening on, both agents play their own policies. A's win rate i
 
 All 100 games run in one jitted call of :func:`c4jax.agents.arena.rollout` with the
 agents passed as arguments, so a match between agents of already-seen types (for a
-network agent: the same architecture, any weights) does not re-trace. Called under a mesh
+network agent: the same architecture, any weights) does not re-trace. A network-guided search
+is asked only about the games where it is to move, once per distinct position
+(``arena.rollout``'s ``gather_searches``: its moves are the same as when asked about every game,
+at a fraction of the searches). Called under a mesh
 with a batch axis (``jax.set_mesh``, as ``--devices N`` of the trainers and the tournament
 sets), the games are split over its devices when N divides them; the results are the same.
 
@@ -300,12 +303,15 @@ def game_lengths(game, final, valid: Array) -> Array:
     return jax.vmap(length)(final).astype(jnp.int32) if length is not None else valid.sum(axis=-1, dtype=jnp.int32)
 
 
-@functools.partial(jax.jit, static_argnames=("game", "compact"))
-def _play_game(agent_a, agent_b, key: Array, moves: Array, a_to_move: Array, game, compact: bool = True) -> dict:
-    """One match of ``game``; ``compact``: each agent is asked only where it is to move
-    (``arena.rollout``'s ``compact``: a match of searches several times faster; off under ``vmap``)."""
+@functools.partial(jax.jit, static_argnames=("game", "compact", "gather_searches"))
+def _play_game(agent_a, agent_b, key: Array, moves: Array, a_to_move: Array, game, compact: bool = True,
+               gather_searches: bool = False) -> dict:
+    """One match of ``game``; ``compact``: each agent is asked only where it is to move, and
+    ``gather_searches``: a network-guided search is (``arena.rollout``'s: a match of searches several
+    times faster; both off under ``vmap``)."""
     states = match_states(game, moves)
-    traj = arena.rollout(agent_a, agent_b, states, a_to_move, key, game=game, compact=compact)
+    traj = arena.rollout(agent_a, agent_b, states, a_to_move, key, game=game, compact=compact,
+                         gather_searches=gather_searches)
     return {"actions": traj.actions, "valid": traj.valid, "outcome_a": traj.outcome_a,
             "length": game_lengths(game, traj.final, traj.valid)}
 
@@ -361,7 +367,7 @@ def match(agent_a, agent_b, key: Array, *, game=None) -> MatchResult:
     game = game_of(agent_a, game)
     moves, a_first, a_to_move = seats(game)
     out = to_host(_play_game(agent_a, agent_b, key, jnp.asarray(moves), jnp.asarray(a_to_move), game,
-                             games.kit_of(game).match.compact))
+                             games.kit_of(game).match.compact, gather_searches=True))
     return match_result(out, a_first, moves, agent_name(agent_a), agent_name(agent_b))
 
 

@@ -71,7 +71,7 @@ class _Plies:
 def _segment(agent_a, agent_b, states, a_to_move: Array, key: Array, plies: _Plies, compact: bool) -> dict:
     """At most ``plies.max_steps`` plies of the match's rollout from ``states``, and what the next call
     continues from: the states, whether A is to move in each, and the rollout's key after these plies."""
-    traj = arena.rollout(agent_a, agent_b, states, a_to_move, key, game=plies, compact=compact)
+    traj = arena.rollout(agent_a, agent_b, states, a_to_move, key, game=plies, compact=compact, gather_searches=True)
     a_player = jnp.where(a_to_move, states.current_player, 1 - states.current_player)
     played = jnp.any(traj.valid, axis=0).sum()  # the rollout's loop ran once per ply where a game was live
     next_key = jax.lax.fori_loop(0, played, lambda _, k: jax.random.split(k, 3)[0], key)
