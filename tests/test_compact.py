@@ -78,16 +78,15 @@ def test_an_agent_is_asked_only_where_it_moves(costly):
 
 
 @struct.dataclass
-class _BatchSize:
-    """Answers every game with the size of the batch it was asked about: shows how ``decide`` asks."""
+class _SlotIndex:
+    """Answers each game with its place in the batch it was asked in: shows how ``decide`` asks."""
 
     keyed: bool = struct.field(pytree_node=False, default=False)
     costly = True
 
     def act_states(self, states, key):
         del key
-        size = states.legal_action_mask.shape[0]
-        return jnp.full((size,), size, jnp.int32)
+        return jnp.arange(states.legal_action_mask.shape[0], dtype=jnp.int32)
 
 
 def _play(game, *lines):
@@ -114,15 +113,29 @@ def test_first_copies_maps_each_position_to_its_first_game():
 
 @pytest.mark.parametrize("keyed", [False, True])
 def test_an_agent_whose_moves_ignore_the_key_is_asked_once_per_distinct_position(keyed):
-    """Copies of a position share one answer: the agent is asked about the 6 distinct ones of 13
-    games (12 moving); an agent whose moves depend on the key is asked about every moving game."""
+    """Copies of a position share one answer: of 13 games (12 moving) the agent is asked about the 6
+    distinct positions, each game's first copy in order; an agent whose moves depend on the key is
+    asked about every moving game."""
     states = _random_states(jax.random.key(2))
     picks = jnp.asarray([0, 0, 1, 1, 1, 2, 3, 3, 4, 5, 5, 5, 2])
     copies = jax.tree.map(lambda x: x[picks], states)
     mover = jnp.ones(13, bool).at[5].set(False)  # the only mover at 2 is game 12, a copy
     got = np.asarray(jax.jit(arena.decide, static_argnames=("capacities",))(
-        _BatchSize(keyed=keyed), copies, mover, jax.random.key(0), capacities=tuple(range(1, 14))))
-    expected = 12 if keyed else 6
+        _SlotIndex(keyed=keyed), copies, mover, jax.random.key(0), capacities=tuple(range(1, 14))))
+    # asked: games 0, 2, 6, 8, 9, 12 (the first of each position) / every mover in order
+    expected = [0, 1, 2, 3, 4, 0, 5, 6, 7, 8, 9, 10, 11] if keyed else [0, 0, 1, 1, 1, 0, 2, 2, 3, 4, 4, 4, 5]
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_a_search_on_a_cpu_is_asked_in_chunks_of_one_compiled_size():
+    """More distinct positions than a chunk: the agent is asked in calls of ``CPU_CHUNK`` games."""
+    states = jax.tree.map(lambda *xs: jnp.concatenate(xs), *(_random_states(jax.random.key(k)) for k in (5, 6, 7)))
+    mover = jnp.arange(60) % 4 != 1  # 45 moving games
+    assert np.array_equal(np.asarray(arena.first_copies(states, mover)), np.arange(60))  # all different
+    got = np.asarray(jax.jit(arena.decide, static_argnames=("capacities",))(
+        _SlotIndex(), states, mover, jax.random.key(0), capacities=(60,)))
+    rank = np.cumsum(np.asarray(mover)) - 1
+    expected = rank % arena.CPU_CHUNK if jax.default_backend() == "cpu" else rank
     np.testing.assert_array_equal(got, np.where(np.asarray(mover), expected, 0))
 
 

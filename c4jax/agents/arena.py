@@ -92,14 +92,21 @@ def first_copies(states, among: Array) -> Array:
 
 def decide(agent, states, mover: Array, key: Array, capacities: tuple[int, ...]) -> Array:
     """int32[B]: ``agent``'s actions in the games where ``mover`` [B] is true (0 elsewhere), asking it
-    only about those: they are gathered into the smallest of ``capacities`` that holds them (the
-    empty slots repeat one of them; their actions are dropped), so its cost follows the number of
-    games it moves in, not B; with none, it is not asked. An agent whose moves do not depend on the
-    key (not ``keyed``) is asked once per distinct state (:func:`first_copies`): games that reached
-    the same position share its answer. An agent that is neither ``costly`` nor ``keyed`` (a
-    network's forward pass, a lookahead: the same moves wherever a game sits in the batch) decides
-    on all B at once instead, which compiles its decision once, not once per capacity; an agent
-    without a ``costly`` attribute counts as costly."""
+    only about those, so that its cost follows the number of games it moves in, not B; with none,
+    it is not asked.
+
+    - An agent whose moves depend on the key (``keyed``: it samples, or plays random games) is asked
+      in the smallest of ``capacities`` that holds those games (the empty slots repeat one of them;
+      their actions are dropped).
+    - An agent whose moves do not (a network-guided search) is asked once per distinct state
+      (:func:`first_copies`: games that reached the same position share its answer); on a CPU in
+      calls of ``CPU_CHUNK`` games, as many as they need (one compiled decision, and a search's cost
+      per game hardly changes with the batch there), elsewhere as a keyed agent is.
+    - An agent that is neither ``costly`` nor ``keyed`` (a network's forward pass, a lookahead: the
+      same moves wherever a game sits in the batch) decides on all B at once instead, which compiles
+      its decision once.
+
+    An agent without a ``costly`` attribute counts as costly."""
     batch = mover.shape[0]
     keyed = getattr(agent, "keyed", True)
     if not getattr(agent, "costly", True) and not keyed:
@@ -120,9 +127,30 @@ def decide(agent, states, mover: Array, key: Array, capacities: tuple[int, ...])
         return jnp.zeros(batch, jnp.int32)
 
     count = asked.sum()
-    which = jnp.minimum(jnp.searchsorted(jnp.asarray(capacities), count), len(capacities) - 1)  # first cap >= count
-    actions = jax.lax.switch(jnp.where(count == 0, 0, which + 1), [nobody] + [ask(c) for c in capacities], None)
+    if not keyed and jax.default_backend() == "cpu":
+        actions = _in_chunks(agent, states, asked, key, min(CPU_CHUNK, batch))
+    else:
+        which = jnp.minimum(jnp.searchsorted(jnp.asarray(capacities), count), len(capacities) - 1)  # first cap >= count
+        actions = jax.lax.switch(jnp.where(count == 0, 0, which + 1), [nobody] + [ask(c) for c in capacities], None)
     return jnp.where(mover, actions[source], 0)
+
+
+CPU_CHUNK = 32  # games per call of a search on a CPU, where its cost per game hardly changes above it
+
+
+def _in_chunks(agent, states, asked: Array, key: Array, chunk: int) -> Array:
+    """int32[B]: ``agent``'s actions in the ``asked`` games (0 elsewhere), ``chunk`` of them per call,
+    in as many calls as they need (none when no game is asked): one compiled decision."""
+    batch = asked.shape[0]
+    order = jnp.concatenate([jnp.nonzero(asked, size=batch, fill_value=batch)[0], jnp.full(chunk, batch, jnp.int32)])
+    first = jnp.argmax(asked)
+
+    def one(i, actions):
+        slots = jax.lax.dynamic_slice(order, (i * chunk,), (chunk,))
+        picked = jax.tree.map(lambda x: x[jnp.where(slots < batch, slots, first)], states)
+        return actions.at[slots].set(agent.act_states(picked, key).astype(jnp.int32), mode="drop")
+
+    return jax.lax.fori_loop(0, -(-asked.sum() // chunk), one, jnp.zeros(batch, jnp.int32))
 
 
 def gathers(agent) -> bool:

@@ -9,9 +9,8 @@ to move, in one call on all of them (a search agent's searches are batched acros
 So the program holds each agent once, and each decision is made once. A costly agent whose moves do
 not depend on the key (``costly`` and not ``keyed``: a network-guided search) is asked only about
 those of its games still running, once per distinct position (:func:`c4jax.agents.arena.decide`:
-gathered into the smallest of a few batch sizes that holds them; games that reached the same
-position share its answer), so a search costs what its games' moves need, not the longest
-game's length times its games; a cheap one (a network, a lookahead) and one that samples (or plays
+games that reached the same position share its answer), so a search costs what its games' moves
+need, not the longest game's length times its games; a cheap one (a network, a lookahead) and one that samples (or plays
 random playouts) are asked about all of them, the first so that its decision compiles once, the
 second so that each game keeps its place in the batch and its key.
 
