@@ -71,21 +71,24 @@ def _action_maps() -> tuple[np.ndarray, dict]:
 
 
 _TO_OURS, _OUR_SQUARES = _action_maps()
-_CELL_OF_SQUARE = np.array([bb.row_col(q)[0] * 8 + bb.row_col(q)[1] for q in range(32)])
-_WEIGHTS = np.uint64(1) << np.arange(32, dtype=np.uint64)
+_CELL_OF_SQUARE = [bb.row_col(q)[0] * 8 + bb.row_col(q)[1] for q in range(32)]
 
 
 def _os_board(state) -> tuple[int, int, int]:
     """(first player's pieces, second player's pieces, kings) as bitboards of the first
     player's frame, read from OpenSpiel's text board ('o'/'8': first player's man/king,
     '+'/'*': second player's)."""
-    lines = str(state).split("\n")[:8]
-    cells = np.frombuffer("".join(line[1:9] for line in lines).encode(), np.uint8)[_CELL_OF_SQUARE]
-
-    def bits(chars: bytes) -> int:
-        return int((np.isin(cells, np.frombuffer(chars, np.uint8)) * _WEIGHTS).sum())
-
-    return bits(b"o8"), bits(b"+*"), bits(b"8*")
+    text = "".join(line[1:9] for line in str(state).split("\n")[:8])
+    first = second = kings = 0
+    for q, cell in enumerate(_CELL_OF_SQUARE):  # plain Python: a few numpy calls per ply cost more
+        char = text[cell]
+        if char in "o8":
+            first |= 1 << q
+        elif char in "+*":
+            second |= 1 << q
+        if char in "8*":
+            kings |= 1 << q
+    return first, second, kings
 
 
 def play_openspiel(n_games: int, seed: int) -> dict[str, np.ndarray]:
@@ -116,8 +119,7 @@ def play_openspiel(n_games: int, seed: int) -> dict[str, np.ndarray]:
     length = max(len(g) for g in games)
     out = {}
     for name in games[0][0]:
-        rows = [[g[min(i, len(g) - 1)][name] for i in range(length)] for g in games]
-        out[name] = np.asarray(rows)
+        out[name] = np.asarray([[p[name] for p in g] + [g[-1][name]] * (length - len(g)) for g in games])
     out["length"] = np.array([len(g) for g in games])
     return out
 

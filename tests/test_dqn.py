@@ -26,8 +26,8 @@ from scripts import run_script
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# A small configuration that starts learning at once: 10 games -> 200 updates per iteration.
-TINY = dict(buffer_size=2000, learning_starts=200, eval_every=200, episodes_per_iteration=10)
+# A small configuration that starts learning at once: 10 games -> 40 updates per iteration.
+TINY = dict(buffer_size=2000, learning_starts=200, eval_every=40, episodes_per_iteration=10, updates_per_episode=4)
 
 
 # --- buffer ---------------------------------------------------------------------------------
@@ -113,7 +113,7 @@ def test_updates_change_the_head_but_never_the_frozen_conv(dueling, double, loss
                                  jax.random.key(0))
     state = algo.init(jax.random.key(1), params)
     new, metrics = algo.chunk(state)
-    assert int(new.updates) == 200 and int(new.episodes) >= 10
+    assert int(new.updates) == 40 and int(new.episodes) >= 10
     chex.assert_trees_all_equal(new.params["conv"], params["conv"])
     assert not np.allclose(new.params["dense"]["kernel"], params["dense"]["kernel"])
     assert all(np.isfinite(np.asarray(v)).all() for v in metrics.values())
@@ -131,9 +131,13 @@ def test_unfrozen_conv_trains():
 # --- scripts and resume ---------------------------------------------------------------------
 
 
+# TINY's run: evaluations after 40 and 80 updates
+SCRIPT_FLAGS = ("--buffer-size", "2000", "--learning-starts", "200", "--updates-per-episode", "4", "--eval-every", "40",
+                "--no-progress")
+
+
 def _run(script, out, *extra):
-    cmd = [script, "--out", str(out), "--total-updates", "400",
-           "--buffer-size", "2000", "--learning-starts", "200", "--eval-every", "200", "--no-progress", *extra]
+    cmd = [script, "--out", str(out), "--total-updates", "80", *SCRIPT_FLAGS, *extra]
     proc = run_script(*cmd)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc
@@ -141,7 +145,7 @@ def _run(script, out, *extra):
 
 @pytest.fixture(scope="module")
 def dqn_run(tmp_path_factory):
-    """One finished 400-update dqn.py run (read, never changed, by the tests below): its output folder
+    """One finished 80-update dqn.py run (read, never changed, by the tests below): its output folder
     and the completed process."""
     out = tmp_path_factory.mktemp("dqn_run") / "dqn"
     return out, _run("dqn.py", out)
@@ -156,12 +160,12 @@ def test_script_end_to_end(tmp_path, script, name, request):
         out = tmp_path / name
         proc = _run(script, out)
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
-    assert [r["step"] for r in rows] == [200, 400]
+    assert [r["step"] for r in rows] == [40, 80]
     # stdout: a line before the first compiles, then one line per evaluation with its logged numbers
     lines = proc.stdout.splitlines()
     assert lines[:2] == [f"{name}: compiling the training program ...", f"{name}: compiling the evaluation matches ..."]
     per_eval = [line for line in lines if line.startswith(f"{name}  ")]
-    assert [line.split("  ")[1] for line in per_eval] == ["200 upd", "400 upd"]
+    assert [line.split("  ")[1] for line in per_eval] == ["40 upd", "80 upd"]
     for line, row in zip(per_eval, rows):
         assert (f"vs_random {row['eval/vs_random']:.2f}  vs_old {row['eval/vs_old']:.2f}  "
                 f"vs_1steplA {row['eval/vs_1steplA']:.2f}  best {row['eval/best_vs_1steplA']:.2f}") in line
@@ -180,15 +184,14 @@ def test_script_end_to_end(tmp_path, script, name, request):
 def test_resume_continues_exactly_where_the_run_stopped(tmp_path, dqn_run):
     straight, resumed = dqn_run[0], tmp_path / "resumed"
     # the same run, stopped after its first evaluation and resumed
-    cmd = ["dqn.py", "--out", str(resumed), "--total-updates", "200",
-           "--buffer-size", "2000", "--learning-starts", "200", "--eval-every", "200", "--no-progress"]
+    cmd = ["dqn.py", "--out", str(resumed), "--total-updates", "40", *SCRIPT_FLAGS]
     assert run_script(*cmd).returncode == 0
     _run("dqn.py", resumed, "--resume")
     a = checkpoint.restore(straight / "last", _template(straight))
     b = checkpoint.restore(resumed / "last", _template(resumed))
     chex.assert_trees_all_equal(a, b)  # params, target, optimizer, buffer, key, counters
     rows = [json.loads(line) for line in (resumed / "metrics.jsonl").read_text().splitlines()]
-    assert [r["step"] for r in rows] == [200, 400]
+    assert [r["step"] for r in rows] == [40, 80]
     # resuming with nothing to resume is a clear error
     bad = run_script("dqn.py", "--out", str(tmp_path / "none"),
                           "--resume", "--no-progress")
@@ -196,7 +199,7 @@ def test_resume_continues_exactly_where_the_run_stopped(tmp_path, dqn_run):
 
 
 def _template(out):
-    algo = DQN(DQNConfig(buffer_size=2000, learning_starts=200, eval_every=200))
+    algo = DQN(DQNConfig(**TINY))
     params = loop.initial_params(loop.LoopConfig(), algo.heads, 128, jax.random.key(0))
     state = stacked.stack_seeds([algo.init(jax.random.key(0), params)])  # last/ holds K = 1 stacked seeds
     return {"state": loop._keys_to_data(state), "old_params": stacked.stack_seeds([params])}

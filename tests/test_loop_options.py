@@ -9,8 +9,9 @@ from c4jax.io import checkpoint
 from c4jax.learning import loop
 from scripts import run_script
 
-DQN = ("--total-updates", "400", "--buffer-size", "2000", "--learning-starts", "200", "--eval-every", "200",
-       "--no-progress")
+# two evaluations, after 40 and 80 updates (4 per self-play game)
+DQN = ("--total-updates", "80", "--buffer-size", "2000", "--learning-starts", "200", "--updates-per-episode", "4",
+       "--eval-every", "40", "--no-progress")
 
 
 def test_eval_yardstick_and_select_by_an_extra_opponent(tmp_path):

@@ -114,12 +114,13 @@ def test_collect_is_collect_mixed_without_an_opponent():
 
 
 def test_dqn_learns_from_games_against_the_opponent():
-    cfg = DQNConfig(buffer_size=2000, learning_starts=200, eval_every=200, opponent="2steplA:sto", opponent_frac=0.5)
+    cfg = DQNConfig(buffer_size=2000, learning_starts=200, eval_every=40, updates_per_episode=4, opponent="2steplA:sto",
+                    opponent_frac=0.5)
     algo = DQN(cfg)
     params = loop.initial_params(loop.LoopConfig(), algo.heads, 128, jax.random.key(0))
     state = algo.init(jax.random.key(1), params)
     new, metrics = algo.chunk(state)
-    assert int(new.updates) == 200 and int(new.episodes) >= 10
+    assert int(new.updates) == 40 and int(new.episodes) >= 10
     chex.assert_trees_all_equal(new.params["conv"], params["conv"])
     assert all(np.isfinite(np.asarray(v)).all() for v in metrics.values())
 

@@ -81,13 +81,25 @@ PPO_FLAGS = ("--buffer-size", "256", "--games-per-collect", "16", "--epochs", "2
 REI_FLAGS = ("--games-per-collect", "5", "--episodes-per-eval", "10")
 
 
+@pytest.fixture(scope="module")
+def ppo_run(tmp_path_factory):
+    """One finished 32-update ppo.py run (two buffers of at most 16 updates; read, never changed, by the
+    tests below): its output folder."""
+    out = tmp_path_factory.mktemp("ppo_run") / "ppo"
+    _run("ppo.py", out, "--total-updates", "32", *PPO_FLAGS)
+    return out
+
+
 @pytest.mark.parametrize("script, name, flags, total", [
-    ("ppo.py", "ppo", PPO_FLAGS, "32"),  # two buffers of at most 16 updates
+    ("ppo.py", "ppo", PPO_FLAGS, "32"),
     ("reinforce.py", "reinforce", REI_FLAGS, "20"),
 ])
-def test_script_end_to_end(tmp_path, script, name, flags, total):
-    out = tmp_path / name
-    _run(script, out, "--total-updates", total, *flags)
+def test_script_end_to_end(tmp_path, script, name, flags, total, request):
+    if script == "ppo.py":
+        out = request.getfixturevalue("ppo_run")
+    else:
+        out = tmp_path / name
+        _run(script, out, "--total-updates", total, *flags)
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert len(rows) >= 2 and rows[-1]["step"] <= int(total)  # the budget is not passed
     for key in ("train/loss", "eval/vs_1steplA", "eval/vs_random", "eval/vs_old", "selfplay/length"):
@@ -100,12 +112,11 @@ def test_script_end_to_end(tmp_path, script, name, flags, total):
     assert sto.stochastic and not det.stochastic
 
 
-def test_ppo_resume_continues_exactly(tmp_path):
-    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
-    _run("ppo.py", straight, "--total-updates", "20", *PPO_FLAGS)
+def test_ppo_resume_continues_exactly(tmp_path, ppo_run):
+    straight, resumed = ppo_run, tmp_path / "resumed"
     first = json.loads((straight / "metrics.jsonl").read_text().splitlines()[0])["step"]
     _run("ppo.py", resumed, "--total-updates", str(first), *PPO_FLAGS)
-    _run("ppo.py", resumed, "--total-updates", "20", "--resume", *PPO_FLAGS)
+    _run("ppo.py", resumed, "--total-updates", "32", "--resume", *PPO_FLAGS)
     a = json.loads((straight / "last" / "metadata.json").read_text())["metrics"]
     b = json.loads((resumed / "last" / "metadata.json").read_text())["metrics"]
     for k in ("train/loss", "eval/vs_1steplA", "eval/vs_old", "selfplay/episodes"):

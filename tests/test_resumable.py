@@ -32,7 +32,10 @@ def _stop_after(pairs: int):
     return check
 
 
-@pytest.mark.parametrize("a, b", [("reinforce:sto", "1steplA"), ("checkers/random", "checkers/random")])
+# slow: test_sigterm_during_a_match_names_what_is_kept_and_resume_finishes_it stops and resumes a Checkers match
+# (a compact one) to the uninterrupted result in the default run
+@pytest.mark.parametrize("a, b", [("reinforce:sto", "1steplA"),
+                                  pytest.param("checkers/random", "checkers/random", marks=pytest.mark.slow)])
 def test_a_stopped_match_continues_to_the_uninterrupted_result(tmp_path, a, b):
     agent_a, agent_b = agents.load(a), agents.load(b)
     key = jax.random.key(4)

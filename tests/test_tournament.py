@@ -387,10 +387,11 @@ def test_the_timing_budget_sizes_an_expensive_agents_batch():
                                  python_lookahead=(), budget_s=0.5)
     sizes = {e.agent: e.batch for e in tm.entries}
     assert sizes["1steplA:det"] == 256 and 16 <= sizes["mcts200:det"] < 256
-    # a network is not a search: timed at the full batch whatever its batch-1 time (mostly dispatch)
+    # a network is not a search: timed at the full batch whatever its batch-1 time (mostly dispatch), where the
+    # budget would size a search down to 16 boards
     sizes = {e.agent: e.batch for e in evaluation.time_decisions(
-        ["dqn"], jax.random.key(0), batch=4096, repeats=1, batched_repeats=1, python_lookahead=(), budget_s=1e-6).entries}
-    assert sizes == {"dqn:det": 4096, "1steplA:det": 4096, "2steplA:det": 4096}
+        ["dqn"], jax.random.key(0), batch=256, repeats=1, batched_repeats=1, python_lookahead=(), budget_s=1e-6).entries}
+    assert sizes == {"dqn:det": 256, "1steplA:det": 256, "2steplA:det": 256}
     table = tm.table()
     assert "batch" in table.header and "s/decision (batched)" in table.header
     assert all(len(row) == len(table.header) for row in table.rows)
