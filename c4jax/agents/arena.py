@@ -75,10 +75,11 @@ def first_copies(states, among: Array) -> Array:
     for x in jax.tree.leaves(states):
         if jnp.issubdtype(x.dtype, jax.dtypes.prng_key):
             x = jax.random.key_data(x)
-        x = x.reshape(batch, -1)
-        if jnp.issubdtype(x.dtype, jnp.floating) and x.dtype.itemsize == 4:
+        if jnp.issubdtype(x.dtype, jnp.floating):  # compared by their bits, not their values
+            x = jax.lax.bitcast_convert_type(x, jnp.dtype(f"uint{8 * x.dtype.itemsize}"))
+        if x.dtype.itemsize == 8:  # two 32-bit words each
             x = jax.lax.bitcast_convert_type(x, jnp.uint32)
-        columns += list(x.astype(jnp.uint32).T)
+        columns += list(x.reshape(batch, -1).astype(jnp.uint32).T)
     order = jnp.arange(batch, dtype=jnp.int32)
     # the games of ``among`` first, equal states next to each other, each run in the games' order
     keys = [(~among).astype(jnp.uint32)] + columns + [order]
