@@ -110,7 +110,8 @@ def test_first_copies_maps_each_position_to_its_first_game():
     sources = np.asarray(jax.jit(arena.first_copies)(_random_states(jax.random.key(1)), jnp.ones(20, bool)))
     np.testing.assert_array_equal(sources, np.arange(20))  # 20 different Checkers positions
     # any leaf, compared by its bits: 0.5 and 0.25 differ although both are 0 as integers
-    leaves = {"half": jnp.asarray([0.5, 0.25, 0.5, 0.5], jnp.bfloat16), "b": jnp.asarray([[1, 2], [1, 2], [1, 2], [1, 3]], jnp.int8)}
+    leaves = {"half": jnp.asarray([0.5, 0.25, 0.5, 0.5], jnp.bfloat16),
+              "b": jnp.asarray([[1, 2], [1, 2], [1, 2], [1, 3]], jnp.int8)}
     np.testing.assert_array_equal(np.asarray(arena.first_copies(leaves, jnp.ones(4, bool))), [0, 1, 0, 3])
 
 
