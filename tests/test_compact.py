@@ -181,6 +181,7 @@ def test_a_search_is_gathered_in_a_full_batch_match_and_a_sampling_opponent_keep
     search = _CostlyNetwork(**{f.name: getattr(agents.load("alphazero@0"), f.name)
                                for f in dataclasses.fields(agents.load("alphazero@0"))})
     assert arena.gathers(search) and not arena.gathers(agents.load("ppo:sto"))
+    assert not arena.gathers(agents.load("ppo@4:det"))  # a guided search plays random playouts: keyed
     states = arena.random_initial_states(jax.random.key(4), 24)
     first = jnp.arange(24) % 2 == 0
     play = jax.jit(arena.rollout, static_argnames=("gather_searches",))

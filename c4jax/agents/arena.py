@@ -99,7 +99,7 @@ def decide(agent, states, mover: Array, key: Array, capacities: tuple[int, ...])
     - An agent whose moves depend on the key (``keyed``: it samples, or plays random games) is asked
       in the smallest of ``capacities`` that holds those games (the empty slots repeat one of them;
       their actions are dropped).
-    - An agent whose moves do not (a network-guided search) is asked once per distinct state
+    - An agent whose moves do not (AlphaZero's search) is asked once per distinct state
       (:func:`first_copies`: games that reached the same position share its answer); on a CPU in
       calls of ``CPU_CHUNK`` games, as many as they need (one compiled decision, and a search's cost
       per game hardly changes with the batch there), elsewhere as a keyed agent is.
@@ -155,9 +155,9 @@ def _in_chunks(agent, states, asked: Array, key: Array, chunk: int) -> Array:
 
 
 def gathers(agent) -> bool:
-    """Whether ``agent`` is a costly one whose moves do not depend on the key (a network-guided
-    search): asked only about the games where it is to move, once per distinct position
-    (:func:`decide`), it makes the very moves it makes when asked about every game."""
+    """Whether ``agent`` is a costly one whose moves do not depend on the key (AlphaZero's search,
+    which plays no random playouts): asked only about the games where it is to move, once per
+    distinct position (:func:`decide`), it makes the very moves it makes when asked about every game."""
     return getattr(agent, "costly", True) and not getattr(agent, "keyed", True)
 
 
@@ -181,9 +181,9 @@ def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=
         of searching agents runs several times faster. The agents' sampling keys then differ from
         those of ``compact=False`` (stochastic agents play other games, the same for the same key).
         Not for a ``vmap`` of rollouts: there the switch between batch sizes runs every size.
-      gather_searches: with ``compact=False``, still ask an agent that :func:`gathers` (a
-        network-guided search) only about the games where it is to move: the same games, each
-        decision made once (not for a ``vmap`` of rollouts either).
+      gather_searches: with ``compact=False``, still ask an agent that :func:`gathers` (AlphaZero's
+        search) only about the games where it is to move: the same games, each decision made once
+        (not for a ``vmap`` of rollouts either).
 
     Jit it with the agents as arguments: ``jax.jit(rollout)(a, b, states, first, key)``.
     Traced under a mesh with a batch axis (``c4jax.io.devices``), the games are split over

@@ -45,6 +45,10 @@ class SearchAgent(AgentBase):
     def costly(self) -> bool:
         return True
 
+    @property
+    def keyed(self) -> bool:
+        return True  # random playouts (pure MCTS, a guided one): even the most visited move depends on the key
+
     def has_values(self) -> bool:
         """Whether ``search_stats`` can give the searched values: it takes observations of the agent's
         game that tell the whole state (its kit's ``from_observation``: Connect Four's boards)."""
@@ -146,10 +150,6 @@ class MCTSAgent(SearchAgent):
         games.check_game(self.game)
         if self.uct_c is not None and not (isinstance(self.uct_c, (int, float)) and 0 < self.uct_c < float("inf")):
             raise ValueError(f"pure MCTS needs a positive UCT constant c, got {self.uct_c!r}")
-
-    @property
-    def keyed(self) -> bool:
-        return True  # random playouts: even the most visited move depends on the key
 
     @property
     def c(self) -> float:

@@ -7,7 +7,7 @@ only one of them is to move in each. Here all the games of all the pairs are one
 ply by ply in one ``lax.while_loop``: at each ply every agent decides only in the games where it is
 to move, in one call on all of them (a search agent's searches are batched across its matches).
 So the program holds each agent once, and each decision is made once. A costly agent whose moves do
-not depend on the key (``costly`` and not ``keyed``: a network-guided search) is asked only about
+not depend on the key (``costly`` and not ``keyed``: AlphaZero's search) is asked only about
 those of its games still running, once per distinct position (:func:`c4jax.agents.arena.decide`:
 games that reached the same position share its answer), so a search costs what its games' moves
 need, not the longest game's length times its games; a cheap one (a network, a lookahead) and one that samples (or plays

@@ -11,8 +11,8 @@ player. From the opening on, both agents play their own policies. A's win rate i
 
 All 100 games run in one jitted call of :func:`c4jax.agents.arena.rollout` with the
 agents passed as arguments, so a match between agents of already-seen types (for a
-network agent: the same architecture, any weights) does not re-trace. A network-guided search
-is asked only about the games where it is to move, once per distinct position
+network agent: the same architecture, any weights) does not re-trace. AlphaZero's search
+(no random playouts) is asked only about the games where it is to move, once per distinct position
 (``arena.rollout``'s ``gather_searches``: its moves are the same as when asked about every game,
 at a fraction of the searches). Called under a mesh
 with a batch axis (``jax.set_mesh``, as ``--devices N`` of the trainers and the tournament
@@ -307,7 +307,7 @@ def game_lengths(game, final, valid: Array) -> Array:
 def _play_game(agent_a, agent_b, key: Array, moves: Array, a_to_move: Array, game, compact: bool = True,
                gather_searches: bool = False) -> dict:
     """One match of ``game``; ``compact``: each agent is asked only where it is to move, and
-    ``gather_searches``: a network-guided search is (``arena.rollout``'s: a match of searches several
+    ``gather_searches``: AlphaZero's search is (``arena.rollout``'s: a match of searches several
     times faster; both off under ``vmap``)."""
     states = match_states(game, moves)
     traj = arena.rollout(agent_a, agent_b, states, a_to_move, key, game=game, compact=compact,

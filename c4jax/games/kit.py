@@ -118,7 +118,7 @@ class MatchRules:
       the matches of a round robin can be played as one program (:mod:`c4jax.evaluation.lockstep`);
     - ``compact``: a match asks each agent only in the games where it is to move (``arena.rollout``'s
       ``compact``); ``False``: both agents in every game at every ply, which samples with other keys
-      (a network-guided search, whose moves ignore the key, is asked only where it is to move either way);
+      (AlphaZero's search, whose moves ignore the key, is asked only where it is to move either way);
     - ``length``: ``final state -> int32[]``, the length a match reports for a finished game (``None``:
       the plies played after the opening);
     - ``length_text``: what that length counts, in the words of a table's note.
