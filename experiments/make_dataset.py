@@ -8,7 +8,7 @@ game its left-right mirror, action 6 - a). Writes a compressed ``.npz``
 (``c4jax.learning.dataset.Dataset.load_npz`` reads it) and optionally the game's text format (the
 reference thesis' on the default game).
 
-Usage: ``python experiments/make_dataset.py [--game connect_four] [--teacher 1steplA] [--num-pairs 200000]
+Usage: ``python experiments/make_dataset.py [--game GAME] [--teacher NAME] [--num-pairs 200000]
 [--seed 0] [--batch 4096] [--out data/1steplA_200k.npz] [--text-out data/1steplA_200k.txt] [--resume | --overwrite]``
 
 Every ``--save-every`` batches the rows collected so far and the PRNG key are saved to

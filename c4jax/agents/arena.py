@@ -172,7 +172,7 @@ def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=
       a_moves_first: bool[B]: agent A is the player to move in ``states[b]`` (else agent B
         is); whose move it is afterwards follows ``current_player``.
       key: PRNG key for the agents' sampling.
-      game: the game (:class:`c4jax.games.base.Game`; the default game, Connect Four, unless given).
+      game: the game (:class:`c4jax.games.base.Game`; the default game unless given).
       reward_fn: the reward recorded for each move (default: the game's own reward for the
         mover, ``c4jax.games.base.mover_reward``; the thesis' whole-game trainers record the
         game kit's ``shaped_reward``).
@@ -255,7 +255,7 @@ def broadcast_mask(mask: Array, like: Array) -> Array:
 
 def random_initial_states(key: Array, batch: int, game=DEFAULT_GAME) -> object:
     """[batch] random start positions of ``game``, as its kit makes them (``GameKit.random_start``;
-    Connect Four: design.md §3's)."""
+    the default game's: design.md §3's)."""
     start = game_registry.kit_of(game).random_start
     if start is None:
         raise ValueError(f"{game.id} has no random start positions")
@@ -263,5 +263,5 @@ def random_initial_states(key: Array, batch: int, game=DEFAULT_GAME) -> object:
 
 
 def initial_states(batch: int, game=DEFAULT_GAME) -> object:
-    """[batch] start positions of ``game`` (Connect Four: empty boards)."""
+    """[batch] start positions of ``game`` (the default game's: empty boards)."""
     return jax.vmap(game.init)(jax.random.split(jax.random.key(0), batch))

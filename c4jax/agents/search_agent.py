@@ -1,8 +1,8 @@
 """The agents that play a search (:mod:`c4jax.agents.search`): :class:`SearchAgent`, the entry
 points of any agent whose move is its search's (``act`` / ``scores`` of observations that tell the
-whole state, Connect Four's public boards; ``act_states`` / ``scores_states`` of states of its
+whole state, the default game's public boards; ``act_states`` / ``scores_states`` of states of its
 game), and :class:`MCTSAgent`, pure MCTS
-(``agents.load("mcts<N>")``, ``"checkers/mcts<N>"``)."""
+(``agents.load("mcts<N>")``, ``"<game>/mcts<N>"``)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ class SearchAgent(AgentBase):
 
     def has_values(self) -> bool:
         """Whether ``search_stats`` can give the searched values: it takes observations of the agent's
-        game that tell the whole state (its kit's ``from_observation``: Connect Four's boards)."""
+        game that tell the whole state (its kit's ``from_observation``: the default game's boards)."""
         return game_registry.kit_of(self.game).from_observation is not None
 
     def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
@@ -126,14 +126,14 @@ def _jit_search_stats(agent: SearchAgent, boards: Array) -> tuple[Array, Array]:
 @struct.dataclass
 class MCTSAgent(SearchAgent):
     """Pure MCTS (uniform prior, random-playout values, UCT with c = ``uct_c``, by default the
-    game's :func:`default_uct_c`: 1.0 for Connect Four) with ``num_simulations`` per move, on
-    ``game`` (the default game, Connect Four, unless given); ``solve`` backs up proven wins and losses (MCTS-Solver,
+    game's :func:`default_uct_c`: 1.0 for the default game) with ``num_simulations`` per move, on
+    ``game`` (the default game unless given); ``solve`` backs up proven wins and losses (MCTS-Solver,
     module docstring; on by default, ``SOLVE``).
 
     ``act``: a column sampled from the root visit counts (``deterministic=False``,
     ``:sto``) or the most visited one (``:det``). ``scores``: the root visit shares,
     full columns ``-inf``, from a search keyed by the board (see the module docstring).
-    ``act`` / ``scores`` take observations of ``game`` that tell its states (Connect Four's public
+    ``act`` / ``scores`` take observations of ``game`` that tell its states (the default game's public
     boards); ``act_states`` / ``scores_states`` take states of ``game`` (any game of the protocol).
     """
 

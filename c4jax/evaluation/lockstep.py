@@ -1,5 +1,5 @@
 """Every match of a round robin in one jitted program (design.md §9), for a game whose player to move
-alternates at every ply (its kit's ``match.alternating``: Connect Four).
+alternates at every ply (its kit's ``match.alternating``, as the default game's).
 
 :func:`c4jax.evaluation.protocol.match` plays one match per jitted call: a tournament of n agents
 compiles n(n-1)/2 programs, and each move of a match asks both agents for all 100 games although
@@ -15,8 +15,8 @@ random playouts) are asked about all of them, the first so that its decision com
 second so that each game keeps its place in the batch and its key.
 
 This needs the player to move to alternate ply by ply: then whoever is to move after a game's
-opening moves at the even plies of the match and the other player at the odd ones (in Connect Four
-every opening leaves the first player to move). Agent ``k``'s games at even plies and at odd plies
+opening moves at the even plies of the match and the other player at the odd ones (in the default
+game every opening leaves the first player to move). Agent ``k``'s games at even plies and at odd plies
 are fixed index sets of the same size, chosen by the ply's parity. :func:`fits` tells whether a
 game allows it.
 
@@ -56,7 +56,7 @@ def seat_indices(n_agents: int, pairs: Sequence[tuple[int, int]],
     """For each agent, the games (``p * 100 + i`` for game ``i`` of pair ``p``) where it is to move
     at even plies and at odd plies; the two sets have the same size. ``a_to_move`` bool[100]: A is to
     move after game ``i``'s opening (default: in games 0..49, where A is the first player, as after
-    Connect Four's openings). A pair ``(k, k)`` is a self-match: agent ``k`` moves in all its games at
+    the default game's openings). A pair ``(k, k)`` is a self-match: agent ``k`` moves in all its games at
     every ply."""
     a_first = np.arange(GAMES) < protocol.NUM_OPENINGS if a_to_move is None else np.asarray(a_to_move, bool)
     even: list[list[np.ndarray]] = [[] for _ in range(n_agents)]

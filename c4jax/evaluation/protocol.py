@@ -2,7 +2,7 @@
 
 A **match** between agents A and B is 100 games. There are 50 openings: the start position and
 49 positions after two plies, which the game's kit gives (:class:`c4jax.games.kit.MatchRules`) or
-the rules yield (:func:`game_openings`). In Connect Four they are the thesis': the empty board and
+the rules yield (:func:`game_openings`). In the default game they are the thesis': the empty board and
 the 49 boards after every pair ``(c1, c2)`` of first moves (``c1`` by the first player, ``c2`` by the
 second). Each opening is played twice, once with A as the first player (A moves first from the start
 position; after ``(c1, c2)`` the stone ``c1`` is A's and A is to move) and once with B as the first
@@ -59,9 +59,9 @@ def game_of(agent_a, game=None):
 @functools.lru_cache(maxsize=None)
 def game_openings(game) -> tuple[np.ndarray, np.ndarray]:
     """The 50 openings of ``game``'s protocol matches: the start position (``game.init(key(0))``) and
-    49 positions after two plies, those of its kit (:class:`c4jax.games.kit.MatchRules`, Connect
-    Four: the thesis' 49 two-move openings) or, when the kit has none, every pair of first moves when
-    the game has 49 (Checkers: 7 first moves, 7 replies to each), else 49 spread evenly over the pairs
+    49 positions after two plies, those of its kit (:class:`c4jax.games.kit.MatchRules`; the
+    default game's: the thesis' 49 two-move openings) or, when the kit has none, every pair of first moves when
+    the game has 49 (7 first moves, 7 replies to each), else 49 spread evenly over the pairs
     in order (repeated when there are fewer). Returns ``(moves int32[50, 2], a_to_move bool[50])``: the
     opening plies (``-1`` pads opening 0) and whether the player to move after them is the one who
     moved first. Evaluated eagerly even when first called under a trace (the cache holds no tracers)."""
@@ -123,10 +123,10 @@ def _opening_states(game) -> object:
 
 
 def openings(game=None) -> tuple[object, Array]:
-    """The 50 protocol openings of ``game`` (default: :data:`c4jax.games.DEFAULT`, Connect Four; cached).
+    """The 50 protocol openings of ``game`` (default: :data:`c4jax.games.DEFAULT`; cached).
 
     Returns:
-      states: the states [50]: opening ``0`` is the start position; in Connect Four opening
+      states: the states [50]: opening ``0`` is the start position; in the default game opening
         ``1 + 7*c1 + c2`` is the board after the first player played ``c1`` and the second ``c2``
         (first player to move again).
       moves: int32[50, 2]: the opening moves ``(c1, c2)``; ``-1`` pads opening 0.
@@ -356,7 +356,7 @@ def match(agent_a, agent_b, key: Array, *, game=None) -> MatchResult:
         self-match.
       key: PRNG key for the agents' sampling (ignored by deterministic agents).
       game: the game (default: the agents' game, :func:`game_of`). The match is played over the
-        game's 50 openings (:func:`game_openings`; Connect Four: the thesis', module docstring), each
+        game's 50 openings (:func:`game_openings`; the default game's: the thesis', module docstring), each
         once per seat, in one jitted call; how the agents are asked and a game's length are the
         game kit's (:class:`c4jax.games.kit.MatchRules`).
 
@@ -380,7 +380,7 @@ def match_many(agent_a, agent_b, keys: Array, *, b_batched: bool = False, game=N
     the same way when ``b_batched``, else shared) with ``keys[k]``; it is the match
     ``match(slice_k(agent_a), agent_b, keys[k])`` would play, up to floating-point
     rounding of the batched network evaluation; in a game whose matches are compact (its kit's
-    ``match.compact``: Checkers), stochastic agents sample with other keys than there (:func:`match`
+    ``match.compact``), stochastic agents sample with other keys than there (:func:`match`
     asks each agent only where it is to move, which a ``vmap`` cannot). ``game``: as :func:`match`'s.
     """
     keys = jnp.asarray(keys)

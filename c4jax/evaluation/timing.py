@@ -2,7 +2,7 @@
 
 Agents decide with their board API (``agent.act(boards, key)``) on random start positions of the
 default game (its kit's ``random_start``, seen by the player to move); its kit's
-``plain_lookahead`` (Connect Four's :mod:`c4jax.games.connect_four.reference`) gives the
+``plain_lookahead`` (a plain-Python N-step lookahead, where the kit has one) gives the
 plain-Python rows."""
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def timed(game_id: str) -> bool:
 @functools.partial(jax.jit, static_argnums=1)
 def random_boards(key: Array, batch: int) -> Array:
     """``[batch, *observation_shape]``: random start positions of the default game (its kit's
-    ``random_start``; Connect Four: design.md §3's non-terminal boards, ``int8[batch, 6, 7]``), from
+    ``random_start``: design.md §3's non-terminal boards), from
     the mover's point of view."""
     game = games.make(games.DEFAULT)
     states = jax.vmap(games.kit_of(game).random_start)(jax.random.split(key, batch))
@@ -177,7 +177,7 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
     too when not in the list, so that every speed-up column exists.
 
     ``python_lookahead``: depths N of the plain-Python lookahead (the default game kit's
-    ``plain_lookahead``, Connect Four's :mod:`c4jax.games.connect_four.reference`: the thesis' kind
+    ``plain_lookahead``: nested lists and recursion, the thesis' kind
     of baseline; none when the kit has none) timed as extra rows ``"<N>steplA (plain Python)"``:
     ``repeats`` single-board calls (interleaved with the others) and one loop over
     ``python_boards`` boards as its "batched" time per decision.
