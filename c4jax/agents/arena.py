@@ -114,42 +114,49 @@ def decide(agent, states, mover: Array, key: Array, capacities: tuple[int, ...])
         return jnp.where(mover, agent.act_states(states, key).astype(jnp.int32), 0)
     source = jnp.arange(batch, dtype=jnp.int32) if keyed else first_copies(states, mover)
     asked = mover & (source == jnp.arange(batch))
-    first = jnp.argmax(asked)
-
-    def ask(cap: int):
-        def branch(_):
-            slots = jnp.nonzero(asked, size=cap, fill_value=batch)[0]
-            picked = jax.tree.map(lambda x: x[jnp.where(slots < batch, slots, first)], states)
-            acts = agent.act_states(picked, key).astype(jnp.int32)
-            return jnp.zeros(batch, jnp.int32).at[slots].set(acts, mode="drop")
-        return branch
-
-    def nobody(_):  # no game of this agent's to move: it is not asked at all
-        return jnp.zeros(batch, jnp.int32)
-
-    count = asked.sum()
     if not keyed and jax.default_backend() == "cpu":
         actions = _in_chunks(agent, states, asked, key, min(CPU_CHUNK, batch))
     else:
-        which = jnp.minimum(jnp.searchsorted(jnp.asarray(capacities), count), len(capacities) - 1)  # first cap >= count
-        actions = jax.lax.switch(jnp.where(count == 0, 0, which + 1), [nobody] + [ask(c) for c in capacities], None)
+        actions = _in_capacities(agent, states, asked, key, capacities)
     return jnp.where(mover, actions[source], 0)
 
 
 CPU_CHUNK = 32  # games per call of a search on a CPU, where its cost per game hardly changes above it
 
 
+def _answer(agent, states, asked: Array, slots: Array, key: Array, actions: Array) -> Array:
+    """``actions`` with the agent's answers for the games ``slots`` (``B``: an empty slot, asked about
+    the first asked game, its answer dropped)."""
+    batch = asked.shape[0]
+    picked = jax.tree.map(lambda x: x[jnp.where(slots < batch, slots, jnp.argmax(asked))], states)
+    return actions.at[slots].set(agent.act_states(picked, key).astype(jnp.int32), mode="drop")
+
+
+def _in_capacities(agent, states, asked: Array, key: Array, capacities: tuple[int, ...]) -> Array:
+    """int32[B]: the agent's actions in the ``asked`` games (0 elsewhere), in one call of the smallest
+    of ``capacities`` that holds them (none when no game is asked)."""
+    batch = asked.shape[0]
+
+    def ask(cap: int):
+        return lambda _: _answer(agent, states, asked, jnp.nonzero(asked, size=cap, fill_value=batch)[0], key,
+                                 jnp.zeros(batch, jnp.int32))
+
+    def nobody(_):  # no game of this agent's to move: it is not asked at all
+        return jnp.zeros(batch, jnp.int32)
+
+    count = asked.sum()
+    which = jnp.minimum(jnp.searchsorted(jnp.asarray(capacities), count), len(capacities) - 1)  # first cap >= count
+    return jax.lax.switch(jnp.where(count == 0, 0, which + 1), [nobody] + [ask(c) for c in capacities], None)
+
+
 def _in_chunks(agent, states, asked: Array, key: Array, chunk: int) -> Array:
-    """int32[B]: ``agent``'s actions in the ``asked`` games (0 elsewhere), ``chunk`` of them per call,
+    """int32[B]: the agent's actions in the ``asked`` games (0 elsewhere), ``chunk`` of them per call,
     in as many calls as they need (none when no game is asked): one compiled decision."""
     batch = asked.shape[0]
     order = jnp.concatenate([jnp.nonzero(asked, size=batch, fill_value=batch)[0], jnp.full(chunk, batch, jnp.int32)])
-    first = jnp.argmax(asked)
 
     def one(i, actions):
-        slots = jax.lax.dynamic_slice(order, (i * chunk,), (chunk,))
-        picked = jax.tree.map(lambda x: x[jnp.where(slots < batch, slots, first)], states)
-        return actions.at[slots].set(agent.act_states(picked, key).astype(jnp.int32), mode="drop")
+        return _answer(agent, states, asked, jax.lax.dynamic_slice(order, (i * chunk,), (chunk,)), key, actions)
 
     return jax.lax.fori_loop(0, -(-asked.sum() // chunk), one, jnp.zeros(batch, jnp.int32))
 
