@@ -282,12 +282,13 @@ def _images(game, observations: np.ndarray) -> list[np.ndarray]:
             for s in games.kit_of(game).symmetries]
 
 
-def _canonical(game, observations: np.ndarray) -> np.ndarray:
-    """``[n, size]``: of each position's flat observation and its images, the lexicographically smallest."""
+def _canonical(game, observations: np.ndarray, images: list[np.ndarray] | None = None) -> np.ndarray:
+    """``[n, size]``: of each position's flat observation and its images (``_images``, computed here
+    unless given), the lexicographically smallest."""
     n, size = len(observations), int(np.prod(observations.shape[1:]))
     best = observations.reshape(n, size)
     rows = np.arange(n)
-    for image in _images(game, observations):
+    for image in _images(game, observations) if images is None else images:
         flat = image.reshape(n, size)
         diff = best != flat
         first = diff.argmax(axis=1)
@@ -527,7 +528,8 @@ def _new_rows(game, observations: np.ndarray, actions: np.ndarray, seen: set[byt
     turns the sequential rule into a first-occurrence ``np.unique`` plus one set lookup per distinct key.
     Returns (observations, actions, groups, number of originals), at most ``room`` rows.
     """
-    canon = _canonical(game, observations)
+    images = _images(game, observations)
+    canon = _canonical(game, observations, images)
     _, first = np.unique(_void(canon), return_index=True)
     first.sort()  # first occurrence of each distinct key, in the order met
     keys = _void(canon[first]).tolist()
@@ -535,8 +537,8 @@ def _new_rows(game, observations: np.ndarray, actions: np.ndarray, seen: set[byt
     idx = first[fresh]
     # each original, then its images that differ from it and from the images before them
     rows_obs, rows_act = [observations[idx]], [actions[idx]]
-    for sym, image in zip(games.kit_of(game).symmetries, _images(game, observations[idx])):
-        rows_obs.append(image)
+    for sym, image in zip(games.kit_of(game).symmetries, images):
+        rows_obs.append(image[idx])
         rows_act.append(np.asarray(sym.action(actions[idx].astype(np.int32))).astype(actions.dtype))
     flat = [o.reshape(len(idx), int(np.prod(o.shape[1:]))) for o in rows_obs]
     distinct = np.stack([np.ones(len(idx), bool)] + [
