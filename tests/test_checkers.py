@@ -344,14 +344,18 @@ def test_jit_and_no_jit_agree(seed):
     assert bool(jitted.terminated)  # action 0 (square 0 stepping up-left, off the board) is illegal
 
 
+# compiled once for every example below (a function jitted inside the test would compile again for each)
+_BATCH_OF_GAMES = jax.jit(jax.vmap(lambda k: _random_actions(k, 150)))
+_ONE_GAME = jax.jit(lambda k: _random_actions(k, 150))
+
+
 @settings(max_examples=5, deadline=None, derandomize=True)
 @given(st.integers(min_value=0, max_value=2**31 - 1))
 def test_vmap_equals_a_loop_over_games(seed):
     keys = jax.random.split(jax.random.PRNGKey(seed), 8)
-    final, trace = jax.jit(jax.vmap(lambda k: _random_actions(k, 150)))(keys)
-    single = jax.jit(lambda k: _random_actions(k, 150))
+    final, trace = _BATCH_OF_GAMES(keys)
     for i in range(len(keys)):
-        one_final, one_trace = single(keys[i])
+        one_final, one_trace = _ONE_GAME(keys[i])
         chex.assert_trees_all_equal(jax.tree.map(lambda x: x[i], final), one_final)
         chex.assert_trees_all_equal(jax.tree.map(lambda x: x[i], trace), one_trace)
     obs = jax.vmap(GAME.observe)(final)
