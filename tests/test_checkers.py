@@ -17,6 +17,8 @@ from c4jax.games.checkers import env, notation
 from c4jax.games.checkers.game import GAME, OPENSPIEL_GAME, Checkers
 
 STEP = jax.jit(GAME.step)
+# compiled once: a method read off the game is a new object each time, and jit compiles it again
+OBSERVE = jax.jit(GAME.observe)
 
 
 def play(state, moves, game=GAME):
@@ -340,18 +342,22 @@ def test_jit_and_no_jit_agree(seed):
             eager_obs = GAME.observe(eager)
         jitted = STEP(jitted, action)
         chex.assert_trees_all_equal(eager, jitted)
-        chex.assert_trees_all_equal(eager_obs, jax.jit(GAME.observe)(jitted))
+        chex.assert_trees_all_equal(eager_obs, OBSERVE(jitted))
     assert bool(jitted.terminated)  # action 0 (square 0 stepping up-left, off the board) is illegal
+
+
+# compiled once for every example below (a function jitted inside the test would compile again for each)
+_BATCH_OF_GAMES = jax.jit(jax.vmap(lambda k: _random_actions(k, 150)))
+_ONE_GAME = jax.jit(lambda k: _random_actions(k, 150))
 
 
 @settings(max_examples=5, deadline=None, derandomize=True)
 @given(st.integers(min_value=0, max_value=2**31 - 1))
 def test_vmap_equals_a_loop_over_games(seed):
     keys = jax.random.split(jax.random.PRNGKey(seed), 8)
-    final, trace = jax.jit(jax.vmap(lambda k: _random_actions(k, 150)))(keys)
-    single = jax.jit(lambda k: _random_actions(k, 150))
+    final, trace = _BATCH_OF_GAMES(keys)
     for i in range(len(keys)):
-        one_final, one_trace = single(keys[i])
+        one_final, one_trace = _ONE_GAME(keys[i])
         chex.assert_trees_all_equal(jax.tree.map(lambda x: x[i], final), one_final)
         chex.assert_trees_all_equal(jax.tree.map(lambda x: x[i], trace), one_trace)
     obs = jax.vmap(GAME.observe)(final)
@@ -394,9 +400,10 @@ def test_draws_match_a_plain_position_count():
                 continue  # the middle of a multi-jump
             fen_now = notation.to_fen(state)
             seen.append(fen_now)
-            blocked = not notation.legal_moves(notation.from_fen(fen_now))
             repeated = seen.count(fen_now) >= 3
-            expect_draw = (repeated or quiet >= 100) and not blocked
+            # whether the new mover has a move, asked only where it decides (rebuilding a state from its FEN
+            # runs op by op)
+            expect_draw = (repeated or quiet >= 100) and bool(notation.legal_moves(notation.from_fen(fen_now)))
             drawn = bool(state.terminated) and state.rewards.tolist() == [0.0, 0.0]
             assert drawn == expect_draw, (fen, text, fen_now, seen.count(fen_now), quiet)
             assert int(state.quiet) == quiet

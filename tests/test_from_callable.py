@@ -27,6 +27,10 @@ def centre_column(board: np.ndarray) -> int:
     return int(np.argmax(np.where(board[0] == 0, CENTRE, -np.inf)))
 
 
+# compiled once: the games' replays below take a thousand steps, each tens of operations when run op by op
+_step, _observe = jax.jit(env.step), jax.jit(env.observe)
+
+
 def _own_moves(game, a_first: bool):
     """(board before the move, the move) for every move of agent A after the opening."""
     s = env.init()
@@ -34,8 +38,8 @@ def _own_moves(game, a_first: bool):
     for ply, col in enumerate(game.moves):
         a_moves = (ply % 2 == 0) == a_first
         if ply >= opening and a_moves:
-            yield np.asarray(env.observe(s)), col
-        s = env.step(s, col)
+            yield np.asarray(_observe(s)), col
+        s = _step(s, col)
 
 
 def test_a_numpy_policy_plays_its_own_moves_in_a_protocol_match():

@@ -39,10 +39,13 @@ def test_connect_four_protocol_views_follow_the_rules():
     with the environment's own fields on random games."""
     keys = jax.random.split(jax.random.key(0), 256)
     states = jax.vmap(C4.init)(keys)
+    # each compiled once for the 43 plies (op by op, every ply ran hundreds of small programs)
+    random_actions, step = jax.jit(jax.vmap(base.random_legal_action)), jax.jit(jax.vmap(C4.step))
+    mover_reward, discount = jax.jit(jax.vmap(base.mover_reward)), jax.jit(jax.vmap(base.discount))
     for t in range(env.MAX_MOVES + 1):
         k = jax.random.fold_in(jax.random.key(1), t)
-        actions = jax.vmap(base.random_legal_action)(jax.random.split(k, 256), states.legal_action_mask)
-        new = jax.vmap(C4.step)(states, actions)
+        actions = random_actions(jax.random.split(k, 256), states.legal_action_mask)
+        new = step(states, actions)
         np.testing.assert_array_equal(new.current_player, new.num_moves % 2)
         np.testing.assert_array_equal(new.legal_action_mask, new.legal_mask)
         assert not new.truncated.any()
@@ -50,10 +53,10 @@ def test_connect_four_protocol_views_follow_the_rules():
         r = np.asarray(new.rewards)
         np.testing.assert_array_equal(r.sum(-1), 0.0)
         np.testing.assert_array_equal(r[:, 0], np.where(new.done, new.winner, 0))
-        mover = jax.vmap(base.mover_reward)(states, new)
+        mover = mover_reward(states, new)
         np.testing.assert_array_equal(mover, np.where(states.done, 0.0, np.where(new.done, np.abs(new.winner), 0.0)))
         # the player to move alternates until the end: the search's discount is -1, then 0
-        np.testing.assert_array_equal(jax.vmap(base.discount)(states, new), np.where(new.done, 0.0, -1.0))
+        np.testing.assert_array_equal(discount(states, new), np.where(new.done, 0.0, -1.0))
         states = new
     assert states.done.all()
 

@@ -184,10 +184,11 @@ def test_only_networks_with_a_value_head_are_baselines():
 def _pgx_states(moves: list[int], n: int):
     """A batch of ``n`` pgx connect_four states: the last ``n`` prefixes of ``moves`` played."""
     pgx_env, out = pgx.make("connect_four"), []
+    init, step = jax.jit(pgx_env.init), jax.jit(pgx_env.step)  # compiled once for the prefixes' moves
     for k in range(len(moves) - n + 1, len(moves) + 1):
-        state = pgx_env.init(jax.random.key(k))
+        state = init(jax.random.key(k))
         for col in moves[:k]:
-            state = pgx_env.step(state, col)
+            state = step(state, col)
         out.append(state)
     return jax.tree.map(lambda *x: jnp.stack(x), *out)
 

@@ -394,17 +394,21 @@ def test_the_page_and_its_assets_are_served_without_external_resources(server):
     assert "default-src 'self'" in headers["Content-Security-Policy"]
 
 
-def test_cli_help_port_check_and_console_script():
-    run = lambda *a: subprocess.run([sys.executable, "-m", "c4jax.play", *a], cwd=ROOT,  # noqa: E731
-                                    capture_output=True, text=True, timeout=120)
-    res = run("--help")
+def test_cli_help_port_check_and_console_script(capsys):
+    """``python -m c4jax.play --help`` in its own process; the refusals (exit 2 before any port is bound)
+    from the same ``main`` in this process (test_a_busy_port_is_reported runs one in its own process)."""
+    from c4jax.play import __main__ as play_main
+
+    res = subprocess.run([sys.executable, "-m", "c4jax.play", "--help"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
     assert res.returncode == 0 and "--port" in res.stdout and "--open" in res.stdout and "--agent" in res.stdout
-    res = run("--port", "70000")
-    assert res.returncode == 2 and "--port" in res.stderr
-    res = run("--port", "0", "--agents", "random,nobody")
-    assert res.returncode == 2 and "unknown agent 'nobody'" in res.stderr
-    res = run("--port", "0", "--agents", "random", "--agent", str(ROOT / "no" / "such" / "checkpoint"))
-    assert res.returncode == 2 and "cannot load the agents" in res.stderr
+    for argv, says in ((["--port", "70000"], "--port"),
+                       (["--port", "0", "--agents", "random,nobody"], "unknown agent 'nobody'"),
+                       (["--port", "0", "--agents", "random", "--agent", str(ROOT / "no" / "such" / "checkpoint")],
+                        "cannot load the agents")):
+        with pytest.raises(SystemExit) as e:
+            play_main.main(argv)
+        assert e.value.code == 2 and says in capsys.readouterr().err, argv
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert pyproject["project"]["scripts"]["c4jax-play"] == "c4jax.play.__main__:main"
 
