@@ -6,7 +6,7 @@
     python experiments/alphazero.py                             # defaults -> runs/alphazero
     python experiments/alphazero.py --method puct --out runs/az_puct
     python experiments/alphazero.py --out runs/alphazero --resume  # continue an interrupted run
-    python experiments/alphazero.py --game checkers             # Checkers' defaults -> runs/checkers/alphazero
+    python experiments/alphazero.py --game GAME                 # that game's defaults -> runs/GAME/alphazero
 
 Every move of every self-play game is chosen by a batched search whose model is the jitted
 environment, guided by a two-headed CNET that trains on (board, search policy, outcome) with

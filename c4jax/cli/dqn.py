@@ -7,7 +7,7 @@
     python experiments/dqn.py --preset thesis         # the thesis text's (design.md §7)
     python experiments/dqn.py --double --loss huber --tau 0.001 --out runs/ddqn
     python experiments/dqn.py --out runs/dqn --resume # continue an interrupted run
-    python experiments/dqn.py --game checkers         # DQN on Checkers -> runs/checkers/dqn
+    python experiments/dqn.py --game GAME             # DQN on another game -> runs/GAME/dqn
 
 The default preset is the published code's (design.md §7a): over 4 seeds it trained stronger
 agents than the thesis text's settings (docs/results/fidelity).

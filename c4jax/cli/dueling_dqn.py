@@ -4,7 +4,7 @@
 (the same flags and ``--help``).
 
     python experiments/dueling_dqn.py                 # thesis settings -> runs/dueling_dqn
-    python experiments/dueling_dqn.py --game checkers # -> runs/checkers/dueling_dqn
+    python experiments/dueling_dqn.py --game GAME    # -> runs/GAME/dueling_dqn
 
 Same flags as ``c4jax train dqn`` (``--help``); only the defaults differ: the dueling head, and on
 Connect Four the thesis text's preset (``--preset published`` measured no stronger for Dueling DQN,

@@ -7,7 +7,7 @@
     python experiments/ppo.py --preset thesis          # the thesis text's (design.md §7)
     python experiments/ppo.py --gae-lambda 0.95 --out runs/ppo_gae
     python experiments/ppo.py --out runs/ppo --resume  # continue an interrupted run
-    python experiments/ppo.py --game checkers          # PPO on Checkers -> runs/checkers/ppo
+    python experiments/ppo.py --game GAME              # PPO on another game -> runs/GAME/ppo
 
 The default preset is the published code's (design.md §7a): over 4 seeds it trained stronger
 agents than the thesis text's settings (docs/results/fidelity).

@@ -3,7 +3,7 @@
 ``c4jax watch ARGS`` and ``python experiments/watch.py ARGS`` run this module
 (the same flags and ``--help``).
 
-    python experiments/watch.py dqn 2steplA                               # Connect Four, dqn first
+    python experiments/watch.py dqn 2steplA                               # the default game, dqn first
     python experiments/watch.py 2steplA alphazero --first b --every --svg game.svg --gif game.gif
     python experiments/watch.py random mcts50 --game checkers --svg checkers.svg
 

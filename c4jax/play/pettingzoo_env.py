@@ -1,9 +1,10 @@
 """Any c4jax game as a PettingZoo AEC environment (the ``pettingzoo`` extra), in the conventions of
 PettingZoo's classic environments:
 
+    from c4jax import games
     from c4jax.play import pettingzoo_env
 
-    env = pettingzoo_env.env("connect_four")           # or "checkers", a game object, "pgx:<id>"
+    env = pettingzoo_env.env(games.DEFAULT)            # or any id of games.GAMES, a game object, "pgx:<id>"
     env.reset(seed=0)
     for agent in env.agent_iter():
         observation, reward, termination, truncation, info = env.last()
