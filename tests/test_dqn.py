@@ -18,7 +18,7 @@ from c4jax.io import checkpoint
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.kit import MIRROR
 from c4jax.agents import arena
-from c4jax.learning import loop, stacked
+from c4jax.learning import loop, stacked, train_state
 from c4jax.learning.dqn import DQN, DQNConfig, epsilon, transitions
 from c4jax.learning import backprop as backprop_lib
 from c4jax.nets import tower as towers
@@ -208,7 +208,7 @@ def _template(out):
     algo = DQN(DQNConfig(**TINY))
     params = loop.initial_params(loop.LoopConfig(), algo.heads, 128, jax.random.key(0))
     state = stacked.stack_seeds([algo.init(jax.random.key(0), params)])  # last/ holds K = 1 stacked seeds
-    return {"state": loop._keys_to_data(state), "old_params": stacked.stack_seeds([params])}
+    return {"state": train_state.keys_to_data(state), "old_params": stacked.stack_seeds([params])}
 
 
 def test_eval_symmetric_picks_best_by_how_the_shipped_agent_plays(dqn_run):

@@ -26,7 +26,7 @@ from c4jax.games.connect_four import env
 from c4jax.games.connect_four.board import legal_mask, mirror_boards
 from c4jax.games.connect_four.kit import MIRROR
 from c4jax.io import checkpoint
-from c4jax.learning import config, loop, losses, onpolicy, rundir, selection, stacked
+from c4jax.learning import config, loop, losses, onpolicy, rundir, selection, stacked, train_state
 from c4jax.learning import dqn as dqn_lib
 from c4jax.learning.dqn import DQN, DQNConfig, EpsilonGreedy, Transition, epsilon, mirror_avg_q
 from c4jax.learning.ppo import PPO, PPOConfig
@@ -519,7 +519,7 @@ def test_published_preset_resumes_exactly(tmp_path):
     assert meta["config"]["target_online"] and meta["config"]["reward_backprop"] == "segments"
     algo = DQN(DQNConfig(buffer_size=2000, learning_starts=200, eval_every=200))
     params = loop.initial_params(loop.LoopConfig(), algo.heads, 128, jax.random.key(0))
-    like = {"state": loop._keys_to_data(stacked.stack_seeds([algo.init(jax.random.key(0), params)])),
+    like = {"state": train_state.keys_to_data(stacked.stack_seeds([algo.init(jax.random.key(0), params)])),
             "old_params": stacked.stack_seeds([params])}
     a, b = checkpoint.restore(straight / "last", like), checkpoint.restore(resumed / "last", like)
     chex.assert_trees_all_equal(a, b)

@@ -157,7 +157,7 @@ def test_a_trainer_refuses_an_out_that_holds_a_run_and_overwrite_replaces_it(ppo
     out = _copy(ppo_run, tmp_path)
     before = _snapshot(out)
     line = _one_error_line(run_script("ppo.py", "--out", out, "--total-updates", "20", *PPO))
-    assert "already holds a run (metrics.jsonl, last/, best/, summary.json)" in line and "--overwrite" in line
+    assert "already holds a run (metrics.jsonl, last/, best/, portable/, summary.json)" in line and "--overwrite" in line
     assert _snapshot(out) == before
     (out / "notes.txt").write_text("mine")
     proc = run_script("ppo.py", "--out", out, "--total-updates", "20", "--overwrite", *PPO)

@@ -58,6 +58,8 @@ def _run_markers(d: Path) -> list[str]:
     for sub in ("last", "best"):
         if checkpoint.exists(d / sub):
             found.append(f"{sub}/")
+    if (d / "portable" / "metadata.json").is_file():
+        found.append("portable/")
     if (d / checkpoint.METADATA_FILE).is_file():
         found.append(checkpoint.METADATA_FILE)
     if (d / "summary.json").is_file():
@@ -99,7 +101,7 @@ class Kind:
 RUN = Kind(
     noun="run",
     found=_run_found,
-    owned=("metrics.jsonl", "metrics.csv", "summary.json", "seeds.md", "curves.png", "curves_wall.png", "last", "best",
+    owned=("metrics.jsonl", "metrics.csv", "summary.json", "seeds.md", "curves.png", "curves_wall.png", "last", "portable", "best",
            "seed_*", checkpoint.METADATA_FILE, checkpoint.PREVIOUS_FILE, f"{checkpoint.STATE_PREFIX}*", "tb", "wandb"),
 )
 def _dataset_found(path: Path) -> list[str]:

@@ -71,6 +71,13 @@ class Algorithm:
         algorithms here set it per instance to ``jax.jit(self._chunk)``."""
         raise NotImplementedError
 
+    def collect(self, state: TrainState) -> TrainState:
+        """One round of the algorithm's self-play into its replay buffer, without an update and
+        without counting the games in ``state.episodes`` (jittable, vmappable): how a run resumed
+        from its portable state (:mod:`c4jax.learning.portable`) refills the buffer. Only an
+        algorithm with a replay buffer needs it."""
+        raise NotImplementedError(f"{self.name} has no replay buffer to refill")
+
     def chunk_of(self, units: int):
         """A chunk shorter than :meth:`chunk`, of ``units`` (what :meth:`short_block` returns): the last
         block of a run whose ``--total-updates`` ends inside a block. The algorithms here jit their

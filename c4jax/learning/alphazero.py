@@ -474,6 +474,13 @@ class AlphaZero(Algorithm):
             state = state.replace(ema=jax.tree.map(lambda e, p: d * e + (1.0 - d) * p, state.ema, params))
         return state, {"train/loss": loss, **aux}
 
+    def collect(self, state: AlphaZeroState) -> AlphaZeroState:
+        """One iteration's self-play games (mirrors included) into the buffer, no update."""
+        key, start_key, play_key = jax.random.split(state.key, 3)
+        samples, valid, _, _ = selfplay(state.params, play_key, self._starts(start_key), self.cfg, self.game)
+        rows, row_valid = with_symmetries(samples, valid, kit_of(self.game).symmetries)
+        return state.replace(buffer=rb.add(state.buffer, rows, row_valid), key=key)
+
     def _iteration(self, state: AlphaZeroState, _):
         cfg = self.cfg
         key, start_key, play_key, update_key = jax.random.split(state.key, 4)

@@ -410,6 +410,9 @@ class DQN(Algorithm):
     def init(self, key: Array, params):
         return self.collection.init(self.tx, key, params)
 
+    def collect(self, state):
+        return self.collection.collect(self, state)
+
     def fresh_params(self, key: Array):
         """A residual tower's initial parameters (``None`` for a CNET, which the loop makes)."""
         if not self.tower:

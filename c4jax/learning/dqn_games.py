@@ -153,19 +153,29 @@ class GameCollection:
                              done=jnp.bool_(False))
         return DQNState.create(params, tx, key, target_params=params, buffer=rb.init(example, self.cfg.buffer_size))
 
-    def iteration(self, algo, state: DQNState):
-        """Play a batch of ε-greedy self-play games, store them, and update if the buffer is ready."""
+    def _play(self, algo, state: DQNState, start_key: Array, play_key: Array):
+        """A batch of ε-greedy self-play games stored in the buffer: the new state and their trajectories."""
         cfg, strategies = self.cfg, algo.strategies
-        key, start_key, play_key = jax.random.split(state.key, 3)
-        games_ = cfg.episodes_per_iteration
-        starts = arena.random_initial_states(start_key, games_, self.game)
+        starts = arena.random_initial_states(start_key, cfg.episodes_per_iteration, self.game)
         behaviour = EpsilonGreedy(params=state.params, epsilon=algo.behaviour_epsilon(state), net=algo.net,
                                   legal=self.legal, q=strategies.behaviour_q)
-        traj, _ = strategies.play(behaviour, cfg.opponent_agent, starts, cfg.opponent_games(games_), play_key,
-                                  game=self.game)
+        traj, _ = strategies.play(behaviour, cfg.opponent_agent, starts, cfg.opponent_games(cfg.episodes_per_iteration),
+                                  play_key, game=self.game)
         items, valid = transitions(traj, cfg.reward_backprop_n, self.symmetry, strategies.backprop)
-        state = state.replace(buffer=rb.add(state.buffer, items, valid), key=key,
-                              episodes=state.episodes + games_)
+        return state.replace(buffer=rb.add(state.buffer, items, valid)), traj
+
+    def collect(self, algo, state: DQNState) -> DQNState:
+        """One batch of games into the buffer, no update (:meth:`c4jax.learning.algorithm.Algorithm.collect`)."""
+        key, start_key, play_key = jax.random.split(state.key, 3)
+        return self._play(algo, state, start_key, play_key)[0].replace(key=key)
+
+    def iteration(self, algo, state: DQNState):
+        """Play a batch of ε-greedy self-play games, store them, and update if the buffer is ready."""
+        cfg = self.cfg
+        key, start_key, play_key = jax.random.split(state.key, 3)
+        games_ = cfg.episodes_per_iteration
+        state, traj = self._play(algo, state, start_key, play_key)
+        state = state.replace(key=key, episodes=state.episodes + games_)
         n_updates = cfg.updates_per_episode * games_
         ready = state.buffer.size >= cfg.learning_starts
         # A loop of 0 or n_updates steps rather than lax.cond(ready, ...): under vmap (--vmap-seeds)

@@ -116,6 +116,14 @@ class StreamCollection:
         flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), rows)
         return flat, envs, plies, finished, lengths
 
+    def collect(self, algo, state: StreamDQNState) -> StreamDQNState:
+        """``steps`` plies of every running game into the buffer, no update
+        (:meth:`c4jax.learning.algorithm.Algorithm.collect`)."""
+        key, play_key = jax.random.split(state.key)
+        rows, envs, plies, _, _ = self.play(algo, state, play_key)
+        return state.replace(key=key, envs=envs, plies=plies,
+                             buffer=rb.add(state.buffer, rows, jnp.ones(rows.action.shape, jnp.bool_)))
+
     def iteration(self, algo, state: StreamDQNState, _):
         cfg = self.cfg
         key, play_key, update_key = jax.random.split(state.key, 3)

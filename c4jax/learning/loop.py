@@ -37,6 +37,7 @@ best/ is rewritten identically when the evaluations after the checkpoint are pla
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import sys
 import time
 from dataclasses import dataclass
@@ -44,20 +45,19 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, Literal
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 from tqdm.auto import tqdm
 
 from c4jax import agents, games
 from c4jax.io import checkpoint, compile_cache, devices, interrupt, outdir, track
 from c4jax.nets import cnet
-from c4jax.learning import ranges, selection
+from c4jax.learning import portable, ranges, selection
 from c4jax.learning.algorithm import Algorithm
 from c4jax.learning.training_eval import evaluate, evaluated_agent, metrics_row
 from c4jax.learning.placement import SHARD_MODES, Placement, plan
 from c4jax.learning.rundir import BEST, LAST, SeedRun, seed_dir, summarize_seeds
 from c4jax.learning.stacked import make_chunk, seed_slice, stack_seeds
-from c4jax.learning.train_state import where_seeds
+from c4jax.learning.train_state import data_to_keys, keys_to_data, where_seeds
 
 
 
@@ -244,23 +244,11 @@ def initial_state(algo: Algorithm, cfg: LoopConfig, width: int, seed: int, sourc
 # --- checkpoints of the whole training state ------------------------------------------------
 
 
-def _is_key(x) -> bool:
-    return hasattr(x, "dtype") and jnp.issubdtype(x.dtype, jax.dtypes.prng_key)
-
-
-def _keys_to_data(tree):
-    return jax.tree.map(lambda x: jax.random.key_data(x) if _is_key(x) else x, tree)
-
-
-def _data_to_keys(tree, like):
-    return jax.tree.map(lambda x, t: jax.random.wrap_key_data(x) if _is_key(t) else x, tree, like)
-
-
 def save_state(directory: Path, state, old_params, loop: dict, meta: dict, write: bool = True) -> None:
     """``last/``, from host copies of the arrays (so that any number of devices can resume it), keeping
     the checkpoint before as a fallback. Every process of a multi-process run calls it; only one with
     ``write`` writes the files."""
-    tree = devices.to_host({"state": _keys_to_data(state), "old_params": old_params})
+    tree = devices.to_host({"state": keys_to_data(state), "old_params": old_params})
     if write:
         checkpoint.save(directory, tree, {**meta, "loop": loop}, keep_previous=True)
 
@@ -276,9 +264,9 @@ def load_state(directory: Path, state_like, params_like, seeds: list[int] | None
         if seeds is not None and meta.get("seeds") != seeds:
             raise checkpoint.CheckpointError(f"--resume: {str(directory)!r} holds seeds {meta.get('seeds')}, not {seeds}")
 
-    like = {"state": _keys_to_data(state_like), "old_params": params_like}
+    like = {"state": keys_to_data(state_like), "old_params": params_like}
     tree, meta = checkpoint.restore_latest(directory, like, check=check)
-    return _data_to_keys(tree["state"], state_like), tree["old_params"], meta["loop"]
+    return data_to_keys(tree["state"], state_like), tree["old_params"], meta["loop"]
 
 
 # --- the loop -------------------------------------------------------------------------------
@@ -296,8 +284,24 @@ def _meta_common(algo: Algorithm, cfg: LoopConfig, width: int, algo_config: dict
 
 
 def _check_resumable(out: Path) -> None:
-    if not checkpoint.exists(out / LAST):
-        raise checkpoint.CheckpointError(f"--resume: no checkpoint to resume in {str(out / LAST)!r}")
+    if not checkpoint.exists(out / LAST) and not portable.exists(out / portable.PORTABLE):
+        raise checkpoint.CheckpointError(f"--resume: no checkpoint to resume in {str(out / LAST)!r} "
+                                         f"(nor a portable state in {str(out / portable.PORTABLE)!r})")
+
+
+def _resume_state(algo: Algorithm, out: Path, state, old_params, seeds: list[int], game: str, write: bool):
+    """``(state, old_params, counters)`` of ``--resume``: from ``last/`` (exact), else from the portable
+    state, whose replay buffers are refilled by self-play first (:mod:`c4jax.learning.portable`)."""
+    if checkpoint.exists(out / LAST):
+        return load_state(out / LAST, state, old_params, seeds, game)
+    state, old_params, counters, targets = portable.load(out / portable.PORTABLE, state, old_params, seeds, game)
+    rows = sum(max(n) for n in targets.values()) if targets else 0
+    if write:
+        print(f"{algo.name}: resuming from the portable state {out / portable.PORTABLE}"
+              + (f": refilling the replay buffer by self-play ({rows:,} rows; not bit-exact) ..." if rows else ""),
+              flush=True)
+    state, _ = portable.refill(algo, state, targets, len(seeds))
+    return state, old_params, counters
 
 
 def exit_on_error(fn: Callable[..., Any], *args, **kwargs) -> Any:
@@ -333,6 +337,8 @@ def check_resume_config(out: Path, config: dict) -> None:
             break
         except checkpoint.CheckpointError:
             continue
+    if saved is None and portable.exists(out / portable.PORTABLE):
+        saved = portable.read_metadata(out / portable.PORTABLE).get("config")
     if saved and saved.get("init_from") and config.get("init_from") and saved["init_from"] != config["init_from"]:
         # one checkpoint named two ways (the shipped name, or a path to it) is the same setting
         was, now = (agents.checkpoint_path(c["init_from"]).resolve() for c in (saved, config))
@@ -449,9 +455,10 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     counters = {"seeds": [selection.new_counters() for _ in seeds], "wall_s": 0.0}
     old_params = algo.playing_params(state)
     if cfg.resume:
-        state, old_params, counters = load_state(out / LAST, state, old_params, seeds, cfg.game)
+        state, old_params, counters = _resume_state(algo, out, state, old_params, seeds, cfg.game, write)
     elif write:  # a new run: an older run's state must not become the fallback of this one's
         checkpoint.remove(out / LAST)
+        shutil.rmtree(out / portable.PORTABLE, ignore_errors=True)
     chunk, state = make_chunk(algo, k_seeds, placement, state)  # a resumed run: onto any number of devices
     if placement.mesh is not None:
         old_params = devices.put(old_params, jax.tree.map(lambda s: s.sharding, state.params))
@@ -510,6 +517,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
         counters["wall_s"] = wall
         metrics_meta = rows[0] if k_seeds == 1 else {"seeds": rows}
         save_state(out / LAST, state, old_params, counters, {**meta_all, "metrics": metrics_meta}, write)
+        portable.save(out / portable.PORTABLE, state, old_params, counters, meta_all, write)
         interrupt.set_note(interrupt.resume_note(out / LAST, f"{int(updates.min()):,} updates"))
         bar.update(int(updates.min()) - before)
         if write:

@@ -32,6 +32,22 @@ class TrainState:
                    episodes=jnp.int32(0), **extra)
 
 
+def is_key(x) -> bool:
+    """Whether ``x`` is an array of typed PRNG keys."""
+    return hasattr(x, "dtype") and jnp.issubdtype(x.dtype, jax.dtypes.prng_key)
+
+
+def keys_to_data(tree):
+    """``tree`` with every typed PRNG key array replaced by its ``uint32`` key data (to save it)."""
+    return jax.tree.map(lambda x: jax.random.key_data(x) if is_key(x) else x, tree)
+
+
+def data_to_keys(tree, like):
+    """The inverse of :func:`keys_to_data`: key data back to keys where ``like`` (the same
+    structure) holds keys."""
+    return jax.tree.map(lambda x, t: jax.random.wrap_key_data(x) if is_key(t) else x, tree, like)
+
+
 def where_seeds(mask, on_true, on_false):
     """Per seed: the pytree ``on_true`` where ``mask`` (bool[K], one per seed on the leading axis
     of a ``--vmap-seeds`` state) else ``on_false``."""
