@@ -69,3 +69,46 @@ def test_the_page_says_which_agents_are_warming_up():
             assert not problems, problems
         finally:
             browser.close()
+
+
+def test_ctrl_c_during_the_warm_up_stops_the_server_at_once():
+    """SIGINT while every agent is still loading or compiling: the process is gone within seconds,
+    before the warm-up ends (it would take minutes), with one line and exit status 0."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "c4jax.play", "--port", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "C4JAX_COMPILE_CACHE": "off"})
+    try:
+        line = proc.stdout.readline()
+        assert "serving on" in line, line + proc.stderr.read()
+        port = int(line.split("127.0.0.1:")[1].split("/")[0])
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # until the agents are loaded and their compiles under way
+            status, info = request(port, "GET", "/api/agents")
+            if not info["loading"] and info["warming_up"] and any(a["ready"] for a in info["agents"]):
+                break
+            time.sleep(0.5)
+        assert info["warming_up"], info
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert out.strip().splitlines()[-1] == "c4jax play: stopped" and "c4jax play: ready" not in out, out
+    assert took < 10 and "Traceback" not in err, (took, err)
+
+
+def test_a_client_that_hangs_up_is_not_an_internal_error(capsys):
+    handler = object.__new__(play_server.Handler)
+    handler.command, handler.path = "GET", "/api/agents"
+
+    def hung_up():
+        raise BrokenPipeError(32, "Broken pipe")
+
+    handler._guard(hung_up)
+    assert handler.close_connection and capsys.readouterr().err == ""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
 import sys
 import threading
 import webbrowser
@@ -11,7 +13,7 @@ from typing import Annotated
 import tyro
 
 from c4jax import games
-from c4jax.io import cliargs, compile_cache
+from c4jax.io import cliargs, compile_cache, interrupt
 from c4jax.io.cliargs import fail
 
 DESCRIPTION = "Play in the browser against the c4jax agents (a local web server on 127.0.0.1)."
@@ -60,6 +62,20 @@ def main(argv: list[str] | None = None, prog: str = "c4jax-play") -> int:
     args = cliargs.parse(args_class(), argv, prog, description=DESCRIPTION)
     if not 0 <= args.port <= 65535:
         fail(f"--port must be in 0..65535, got {args.port}")
+    with interrupt.guard(on_interrupt=_stopped):  # Ctrl-C or SIGTERM: gone at once, also while warming up
+        return _serve(args)
+
+
+def _stopped() -> None:
+    """End the server at once: the warm-up's compiles run in threads that the interpreter's exit
+    would wait for."""
+    print("\nc4jax play: stopped", flush=True)
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    os._exit(0)
+
+
+def _serve(args) -> int:
     from c4jax.play import server
 
     names = _names(args.agents)
@@ -86,8 +102,6 @@ def main(argv: list[str] | None = None, prog: str = "c4jax-play") -> int:
         threading.Timer(0.2, webbrowser.open, args=(url,)).start()
     try:
         httpd.serve_forever()
-    except KeyboardInterrupt:
-        print("\nc4jax play: stopped", flush=True)
     finally:
         httpd.server_close()
     return 0

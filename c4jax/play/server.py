@@ -91,6 +91,8 @@ class Handler(BaseHTTPRequestHandler):
         except RequestError as e:
             self._error(e.status, e.message, close=True)  # the body may be unread: start afresh
             self._linger()
+        except (BrokenPipeError, ConnectionResetError):  # the client hung up before the answer: nothing to say
+            self.close_connection = True
         except Exception as e:  # a bug: answer 500, keep serving
             print(f"c4jax play: internal error on {self.command} {self.path}: {e!r}", file=sys.stderr)
             self._error(500, f"internal server error: {type(e).__name__}", close=True)
