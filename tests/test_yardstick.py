@@ -239,3 +239,14 @@ def test_make_yardstick_is_deterministic_and_says_when_games_are_too_few(tmp_pat
     assert np.array_equal(pa.boards, pb.boards) and np.array_equal(pa.scores, pb.scores)
     too_many = run_script("make_yardstick.py", *TINY, "--per-phase", 4, 4, 5000, "--out", tmp_path / "x.npz")
     assert too_many.returncode == 2 and "play more --games" in too_many.stderr
+
+
+def test_an_agent_of_a_game_without_a_yardstick_is_refused_in_one_line(tmp_path):
+    from c4jax import games
+
+    without = [g for g in games.GAMES if not games.kit_of(g).yardstick]
+    if not without:
+        pytest.skip("every registered game has a yardstick")
+    r = run_script("yardstick.py", "--agents", f"{without[0]}/random", "--out", tmp_path / "y")
+    assert r.returncode == 2 and "has no yardstick" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    assert not (tmp_path / "y").exists()

@@ -29,7 +29,7 @@ from typing import Sequence
 import jax
 
 import c4jax
-from c4jax import agents
+from c4jax import agents, games
 from c4jax.evaluation import yardstick
 from c4jax.io import cliargs, interrupt, outdir
 from c4jax.io.cliargs import fail
@@ -114,6 +114,11 @@ def main(args: Args, command: str | None = None) -> dict:
             loaded.append(agents.load(spec))
         except (ValueError, OSError) as e:
             fail(f"cannot load agent {spec!r}: {str(e).split('; known agents')[0]}")
+        game = agents.game_of(loaded[-1])
+        if not games.kit_of(game).yardstick:
+            graded = sorted(g for g in games.GAMES if games.kit_of(g).yardstick)
+            fail(f"cannot grade {spec!r}: it plays {game}, which has no yardstick of solved positions "
+                 f"(the yardstick grades {', '.join(graded)})")
     try:
         out = outdir.claim(args.out, outdir.YARDSTICK, overwrite=args.overwrite)
     except outdir.OutputError as e:
