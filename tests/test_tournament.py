@@ -330,10 +330,12 @@ def test_cli_end_to_end(tmp_path, capsys):
     assert d["command"].startswith("python experiments/tournament.py") and d["seed"] == 0
     # every match links to its game from the empty board (the first agent first) in the play UI
     examples = report.split("## Example games", 1)[1]
+    spec_of = {a["name"]: a["spec"] for a in d["agents"]}  # the links name each agent as it was asked for
     for m in d["matches"]:
         game = m["games"][0]
         assert game["opening"] == 0 and game["a_first"]
-        link = links.play_link(game["moves"], m["agent_b"], human_first=True)
+        link = links.play_link(game["moves"], spec_of[m["agent_b"]], human_first=True)
+        assert f"agent={spec_of[m['agent_b']]}&" in link
         assert f"| `{m['agent_a']}` | `{m['agent_b']}` |" in examples and f"[open]({link})" in examples
     assert [a["spec"] for a in d["agents"]] == ["random", "1steplA", "2steplA"]
     assert len(d["matches"]) == 3 and all(len(m["games"]) == 100 for m in d["matches"])

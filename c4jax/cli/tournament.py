@@ -173,10 +173,13 @@ def _section(table: evaluation.Table) -> str:
     return f"## {table.title}\n\n{table.to_markdown(title=False)}\n{table.note}\n"
 
 
-def example_games(t: evaluation.Tournament, url: str = links.DEFAULT_URL) -> str:
+def example_games(t: evaluation.Tournament, url: str = links.DEFAULT_URL, specs: dict[str, str] | None = None) -> str:
     """The report's section of example games: for every match, its game from the empty board with
     the first agent (A) moving first, as a link that opens it in the play UI (B as the opponent,
-    A's side as the viewer's; ← / → step through it). Empty for a game that the play UI has no page for."""
+    A's side as the viewer's; ← / → step through it). ``specs``: the name each agent was asked for by
+    (``agents.load``'s, which the play server takes), by its name in the tournament (default: the
+    same). Empty for a game that the play UI has no page for."""
+    specs = specs or {}
     if t.game not in games.with_views():
         return ""
     rows = []
@@ -185,7 +188,7 @@ def example_games(t: evaluation.Tournament, url: str = links.DEFAULT_URL) -> str
         if game is None:
             continue
         result = {1: f"`{m.agent_a}` won", 0: "draw", -1: f"`{m.agent_b}` won"}[game.outcome_a]
-        link = links.play_link(game.moves, m.agent_b, game=t.game, human_first=True, url=url)
+        link = links.play_link(game.moves, specs.get(m.agent_b, m.agent_b), game=t.game, human_first=True, url=url)
         rows.append(f"| `{m.agent_a}` | `{m.agent_b}` | {result} after {len(game.moves)} moves | [open]({link}) |")
     if not rows:
         return ""
@@ -290,7 +293,7 @@ def main(args: Args, command: str | None = None) -> dict:
     report += [_section(t.table_5_2()), "![Table 5.2 heatmap](heatmap.png)", "", _section(t.table_5_3()),
                "## Ratings (Bradley–Terry, Elo scale)", "", rt.to_markdown(title=False), rt.description(), "",
                _section(t.table_5_4())]
-    examples = example_games(t, args.play_url)
+    examples = example_games(t, args.play_url, dict(zip(labels, args.agents)))
     if examples:
         report.append(examples)
     report.append("Every game (openings, moves, outcomes) is in `tournament.json`; each table is also a CSV file.")
