@@ -10,7 +10,8 @@ What is measured
 - **Batched throughput**: positions per second of one ``act`` call on ``B`` boards at the depths and
   batch sizes of ``--batched`` (fastest of ``--repeats``).
 - **Plain Python**, for scale: the alpha-beta of tests/minimax_reference.py (the differential test's
-  reference, written from the seed's pseudocode) on the same positions at ``--python-depths``.
+  reference, written from the seed's pseudocode) on the same positions at ``--python-depths``:
+  seconds per move and the nodes it visits (against the ``7 ** D`` leaves of the full-width search).
 
 Usage: ``python experiments/bench_minimax.py [--out FILE.md]``; the result is printed as a Markdown
 table (and written to ``--out``).
@@ -81,17 +82,31 @@ def batched(depth: int, batch: int, boards: np.ndarray, repeats: int) -> float:
     return batch / _fastest(compiled, (agent, x, key), repeats)
 
 
-def python_per_move(depth: int, boards: np.ndarray) -> float:
-    """Median seconds per move of the plain-Python alpha-beta of tests/minimax_reference.py."""
+def python_per_move(depth: int, boards: np.ndarray) -> tuple[float, int]:
+    """(median seconds per move, median nodes visited) of the plain-Python alpha-beta of
+    tests/minimax_reference.py (nodes counted in a second, untimed search)."""
     sys.path.insert(0, str(TESTS))
     import minimax_reference as ref
 
-    times = []
+    times, nodes = [], []
+    search = ref.minimax
     for b in boards:
         start = time.perf_counter()
         ref.best_move(b.reshape(-1).tolist(), depth)
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        count = [0]
+
+        def counted(*a, **k):
+            count[0] += 1
+            return search(*a, **k)
+
+        ref.minimax = counted
+        try:
+            ref.best_move(b.reshape(-1).tolist(), depth)
+        finally:
+            ref.minimax = search
+        nodes.append(count[0])
+    return statistics.median(times), int(statistics.median(nodes))
 
 
 def _pairs(text: str) -> list[tuple[int, int]]:
@@ -120,14 +135,16 @@ def main(argv: list[str] | None = None) -> str:
         p.error(f"--positions and --repeats must be >= 1, --depths in 1..{mm.MAX_DEPTH}")
     boards = positions(args.positions, args.seed)
 
-    lines = ["| depth | leaves (7^D) | seconds per move, batch 1 | compile (s) | plain-Python alpha-beta (s per move) |",
-             "| ---: | ---: | ---: | ---: | ---: |"]
+    lines = ["| depth | leaves (7^D) | seconds per move, batch 1 | compile (s) | plain-Python alpha-beta (s per move) "
+             "| its nodes visited (median) |",
+             "| ---: | ---: | ---: | ---: | ---: | ---: |"]
     results = {}
     for d in args.depths:
         s, c = per_move(d, boards, args.repeats)
         results[d] = s
-        py = f"{python_per_move(d, boards):.4f}" if d in args.python_depths else ""
-        lines.append(f"| {d} | {7 ** d:,} | {s:.5f} | {c:.1f} | {py} |")
+        py, nodes = python_per_move(d, boards) if d in args.python_depths else (None, None)
+        py = "" if py is None else f"{py:.4f} | {nodes:,}"
+        lines.append(f"| {d} | {7 ** d:,} | {s:.5f} | {c:.1f} | {py or ' |'} |")
         print(lines[-1], flush=True)
     out = lines + [""]
     if mm.MAX_DEPTH in results:

@@ -177,3 +177,14 @@ def test_a_finished_game_in_the_batch_gets_no_move():
     won = _board(["xxx....", "oooox.."])  # o has four
     scores = np.asarray(agents.load("minimax2").scores(np.stack([won, WIN_NOW])))  # batch 2, as HAND
     assert np.isneginf(scores[0]).all() and scores[1, 3] == mm.WIN - 1
+
+
+def test_minimax_is_a_training_opponent_and_on_the_play_menu():
+    """``--opponent minimax1`` (c4jax.learning.opponent) loads it; the play UI's default menu offers
+    depths 1, 4 and 7."""
+    from c4jax.learning.opponent import training_opponent
+    from c4jax.play import catalogue
+
+    assert training_opponent("minimax1") == MinimaxAgent(depth=1)
+    assert {"minimax1", "minimax4", "minimax7"} <= set(catalogue.default_menu())
+    assert [a.name for a in catalogue.variants("minimax7")] == ["minimax7:det", "minimax7:sto"]
