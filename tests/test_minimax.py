@@ -188,3 +188,15 @@ def test_minimax_is_a_training_opponent_and_on_the_play_menu():
     assert training_opponent("minimax1") == MinimaxAgent(depth=1)
     assert {"minimax1", "minimax4", "minimax7"} <= set(catalogue.default_menu())
     assert [a.name for a in catalogue.variants("minimax7")] == ["minimax7:det", "minimax7:sto"]
+
+
+def test_the_play_ui_answers_with_minimax():
+    """A play-UI entry compiles its request path (a move and its scores) and says what its scores are."""
+    from c4jax.play import answers
+    from c4jax.play.server import Catalogue
+
+    entry = Catalogue(["minimax2"], game_agents={"checkers": []}, log=lambda m: None).get("minimax2")
+    assert entry.name == "minimax2:det" and entry.kind == "lookahead" and "seed 002" in entry.scores_label
+    assert entry.compile()
+    reply = answers.game_answer(entry, [3, 3, 2], human_first=True, play=True)  # the human moved first: 3 stones
+    assert reply["agent"] == "minimax2:det" and 0 <= reply["agent_move"] < 7 and len(reply["moves"]) == 4

@@ -16,8 +16,8 @@ saves time, the values and the chosen column are the same):
   :data:`WIN` (10**6), above any heuristic sum, so any forced win beats any heuristic value, and a
   faster win (a later loss) is preferred: the seed says neither, this is the stated rule.
 - **Depth** ``D``: the root player's move is ply 1, leaves at ply ``D`` are scored by the
-  heuristic (``minimax1``: the move whose board scores best; the seed's depth 3 "measures the next
-  two turns of the opponent with respect to our turn in between").
+  heuristic, as the pseudocode's ``minimax(root, D, TRUE)`` counts (``minimax1``: the move whose
+  board scores best).
 - **Move order and ties**: children in column order 0..6, as the pseudocode's ``for each child``;
   the value of a node is the max (the root player to move) or min (the opponent) over its legal
   children. :func:`best_columns` marks every column of the maximal value; the deterministic player
