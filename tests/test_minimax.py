@@ -116,7 +116,8 @@ VERTICAL = _board(["o......", "o.....x", "o.x...x"])  # o wins at column 0 unles
 HAND = np.stack([WIN_NOW, VERTICAL])
 
 
-@pytest.mark.parametrize("depth", range(1, 8))
+# depths 5-7 compile searches of their own (2-4 s each): with `pytest -m slow`
+@pytest.mark.parametrize("depth", [1, 2, 3, 4] + [pytest.param(d, marks=pytest.mark.slow) for d in (5, 6, 7)])
 def test_an_immediate_win_is_taken_and_an_immediate_loss_blocked(depth):
     """At every depth the four at column 3 is played, at its value WIN - 1 (the fastest win). From depth
     2 the opponent's reply is searched: the vertical threat is blocked and every other column scores a
