@@ -88,6 +88,9 @@ def test_game_folders_are_layered_by_what_they_import():
     its rules are games."""
     assert _layer("c4jax.games.connect_four.env") == LAYERS.index("games")
     assert _layer("c4jax.games.connect_four.lookahead") == LAYERS.index("agents")
+    # seed 002's minimax: the pure search is rules (boards -> values), its agent wrapper an agent
+    assert _layer("c4jax.games.connect_four.minimax") == LAYERS.index("games")
+    assert _layer("c4jax.games.connect_four.minimax_agent") == LAYERS.index("agents")
 
 
 @pytest.mark.parametrize("game", GAME_IDS)

@@ -6,7 +6,8 @@ insensitive: ``random``, ``mcts<N>`` (pure MCTS with N simulations per move, pro
 shipped in ``checkpoints/`` (``supervised``: greedy by default, ``supervised:sto`` samples), the
 path of any checkpoint directory (which plays the game it was trained on), and the agents that a
 game's kit registers (``GameKit.agents``, :func:`register` on first use of the registry): the
-default game's under their own names (Connect Four's ``1steplA`` .. ``4steplA``, ``perfect``,
+default game's under their own names (Connect Four's ``1steplA`` .. ``4steplA``, ``minimax1`` ..
+``minimax7`` (seed 002's opponent), ``perfect``,
 ``openspiel-mcts<N>``: :mod:`c4jax.games.connect_four.agents`), another game's as ``<game>/<agent>``.
 
 ``@<N>`` before the suffix plays a trained agent with N simulations of search per move:
@@ -207,7 +208,7 @@ def _split_game(name: str) -> tuple[str | None, str]:
 def load(name: str) -> Agent:
     """Build an agent from ``<agent>[:sto|:det]`` (case insensitive) or ``<checkpoint dir>[:sto|:det]``.
 
-    ``<agent>`` is a built-in (``random``, ``1steplA`` .. ``4steplA``, ``perfect``,
+    ``<agent>`` is a built-in (``random``, ``1steplA`` .. ``4steplA``, ``minimax1`` .. ``minimax7``, ``perfect``,
     ``mcts<N>``, ``openspiel-mcts<N>``) or a trained agent shipped in ``checkpoints/`` (``supervised``, ...);
     anything else is read as the path of a checkpoint directory. Without a suffix an agent
     plays its default mode. A trained agent takes ``@<simulations>`` before the suffix:

@@ -61,7 +61,7 @@ class Args:
     """Round-robin tournament (thesis §5.2): Tables 5.1-5.4, ratings, heatmap and report."""
 
     agents: tuple[str, ...] = default_agents()
-    """agents: <agent>[:sto|:det] (random, 1steplA..4steplA, shipped trained agents) or checkpoint paths"""
+    """agents: <agent>[:sto|:det] (random, 1steplA..4steplA, minimax1..minimax7, shipped trained agents) or checkpoint paths"""
     out: Path = DEFAULT_OUT
     """output directory"""
     seed: int = 0

@@ -40,7 +40,7 @@ from c4jax.io.tables import Table
 @dataclasses.dataclass(frozen=True)
 class Args:
     agents: tuple[str, ...] = ("random", "1steplA", "2steplA")
-    """Agents to grade (names as in agents.load, or checkpoint directories)."""
+    """Agents to grade (names as in agents.load: random, 1steplA, minimax4, dqn, ...; or checkpoint directories)."""
     out: Path = Path("runs/yardstick")
     """Output directory (created)."""
     seed: int = 0

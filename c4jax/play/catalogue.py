@@ -3,7 +3,8 @@ entries under their canonical names (:func:`c4jax.agents.canonical_name`, what `
 takes), aliases, a default, and the warm-up that compiles every entry's request path.
 
 The default game's menu (Connect Four) holds the agents named (every agent ``agents.load``
-knows, by default, plus the pure-MCTS agents of :data:`SEARCH_MENU`) and the checkpoints given.
+knows, by default, plus the pure-MCTS agents of :data:`SEARCH_MENU` and seed 002's minimax at its
+shallowest and deepest, :data:`MINIMAX_MENU`) and the checkpoints given.
 Another game's menu holds, by default, the agents of that menu that can play it
 (:func:`c4jax.agents.for_game`: random and pure MCTS switch games) and, with the default menu,
 the agents shipped for it (``checkers/alphazero``); or the names given for it (loudly: a name that
@@ -32,6 +33,8 @@ from c4jax.agents.base import ScoreInfo
 from c4jax.play.answers import RequestError, describe, game_answer, key
 
 SEARCH_MENU = ("mcts200", "mcts1000")  # pure-MCTS agents on the default menu besides agents.known_names()
+# seed 002's minimax (design.md §4a) besides known_names()'s minimax4: depth 1 (what its DQN beat) and 7 (its deepest)
+MINIMAX_MENU = ("minimax1", "minimax7")
 LOAD_WAIT = 300.0  # seconds a request for an agent not on the menu waits for the loading to finish
 
 
@@ -133,9 +136,10 @@ def variants(spec: str) -> list:
 
 
 def default_menu() -> list[str]:
-    """The default game's names on the default menu: every agent ``agents.load`` knows and :data:`SEARCH_MENU`."""
+    """The default game's names on the default menu: every agent ``agents.load`` knows, :data:`SEARCH_MENU`
+    and :data:`MINIMAX_MENU`."""
     known = agents.known_names()
-    return known + [n for n in SEARCH_MENU if n not in known]
+    return known + [n for n in SEARCH_MENU + MINIMAX_MENU if n not in known]
 
 
 class Catalogue:

@@ -1,0 +1,128 @@
+"""Seed 002's opponent (design.md §4a): depth-limited minimax over its window heuristic, as a pure
+batched search from public boards to each column's exact minimax value.
+
+What it computes (the rules an alpha-beta search of the seed's pseudocode returns too; pruning only
+saves time, the values and the chosen column are the same):
+
+- **Heuristic** (:func:`heuristic`), the seed's ``evaluate_window`` summed over all 69 windows of
+  four cells, always from the point of view of the player to move at the root (the seed's
+  ``AI_PIECE``): a window of 4 own stones +100, 3 own and 1 empty +5, 2 own and 2 empty +2,
+  3 opponent stones and 1 empty -4 (a window of 4 opponent stones scores 0, as in the seed). No
+  centre-column bonus: the seed's ``evaluate_window`` has none and it shows no other term. On a
+  board without a four the sum lies in [-4 * 69, 5 * 69] = [-276, 345].
+- **Terminal boards** (a four, or a full board) end the search at any depth and score
+  ``+(WIN - ply)`` when the root player made the four, ``-(WIN - ply)`` when the opponent did
+  (``ply``: moves from the root, 1 for the root's own move) and 0 for a draw. ``WIN`` is
+  :data:`WIN` (10**6), above any heuristic sum, so any forced win beats any heuristic value, and a
+  faster win (a later loss) is preferred: the seed says neither, this is the stated rule.
+- **Depth** ``D``: the root player's move is ply 1, leaves at ply ``D`` are scored by the
+  heuristic, as the pseudocode's ``minimax(root, D, TRUE)`` counts (``minimax1``: the move whose
+  board scores best).
+- **Move order and ties**: children in column order 0..6, as the pseudocode's ``for each child``;
+  the value of a node is the max (the root player to move) or min (the opponent) over its legal
+  children. :func:`best_columns` marks every column of the maximal value; the deterministic player
+  takes the first (lowest) of them, what a search that keeps its best move on a strictly greater
+  value gives.
+
+Algorithm: full-width expansion of all ``7 ** D`` move sequences of every board at once, as
+bitboards with trailing ``[7] * D`` axes (the structure of :mod:`c4jax.games.connect_four.lookahead`),
+leaves scored bit-parallel over all windows (:func:`c4jax.games.connect_four.bitboard.window_counts`),
+reduced level by level with max / min. There are no branches to take, so it vectorises and fuses
+into a few XLA loops, and it gives every column's exact value (not the bound alpha-beta leaves for a
+pruned column). design.md §4a says why this suits the hardware; docs/results/minimax.md measures it.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import Array
+
+from c4jax.games.connect_four import bitboard as bb
+from c4jax.games.connect_four import env
+from c4jax.games.connect_four.bitboard import Bits
+
+COLS = bb.COLS
+MAX_DEPTH = 7  # the seed's deepest search (over 10 s per move on its machine)
+WIN = 1_000_000  # a four made at ply p scores +-(WIN - p): beyond any heuristic sum (|h| <= 345)
+ILLEGAL = np.iinfo(np.int32).min  # the value of a full column in :func:`column_values`
+_INT_MAX = np.iinfo(np.int32).max
+
+# The seed's evaluate_window, by window content (exactly k stones of one side and 4 - k empty cells).
+OWN4, OWN3, OWN2, OPP3 = 100, 5, 2, -4
+
+
+def heuristic(me: Bits, them: Bits) -> Array:
+    """int32[...]: the seed's window score of ``me``'s position (``me``, ``them``: the stones of each
+    side, any batch shape): ``100*own4 + 5*own3 + 2*own2 - 4*opp3`` over the 69 windows."""
+    n = bb.window_counts(me, them)
+    return OWN4 * n["me4"] + OWN3 * n["me3"] + OWN2 * n["me2"] + OPP3 * n["them3"]
+
+
+def _children(me: Bits, them: Bits, me_to_move: bool) -> tuple[Bits, Bits, Array, Array, Array]:
+    """Every column's child of each node (a new trailing [7] axis): (me, them, legal, won, full)."""
+    mask = me | them
+    free = bb.playable(mask)
+    cells = Bits(free.lo[..., None] & bb.COLUMN_LO, free.hi[..., None] & bb.COLUMN_HI)
+    legal = cells.any()
+    widen = lambda b: Bits(b.lo[..., None], b.hi[..., None])  # noqa: E731
+    mover = widen(me if me_to_move else them) | cells
+    child_me, child_them = (mover, widen(them)) if me_to_move else (widen(me), mover)
+    won = bb.has_four(mover)
+    full = (widen(mask) | cells).count() == bb.ROWS * COLS
+    return child_me, child_them, legal, won, full
+
+
+def _expand(me: Bits, them: Bits, depth: int, me_to_move: bool, ply: int) -> tuple[Array, Array]:
+    """(value int32[..., 7], legal bool[..., 7]) of each column's child of non-terminal nodes at
+    ``ply`` with ``depth`` >= 1 plies left to search (the root player ``me`` maximises)."""
+    child_me, child_them, legal, won, full = _children(me, them, me_to_move)
+    if depth == 1:
+        below = heuristic(child_me, child_them)
+    else:
+        values, child_legal = _expand(child_me, child_them, depth - 1, not me_to_move, ply + 1)
+        below = _reduce(values, child_legal, maximize=not me_to_move)
+    win = WIN - (ply + 1)
+    terminal = jnp.where(won, win if me_to_move else -win, 0)
+    return jnp.where(won | full, terminal, below), legal
+
+
+def _reduce(values: Array, legal: Array, maximize: bool) -> Array:
+    pick, pad = (jnp.max, ILLEGAL) if maximize else (jnp.min, _INT_MAX)
+    return pick(jnp.where(legal, values, pad), axis=-1)
+
+
+def column_values(boards: Array, depth: int) -> tuple[Array, Array]:
+    """Each column's depth-``depth`` minimax value for the player to move.
+
+    ``boards``: int8[B, 6, 7] public boards (design.md §1), games not over; ``depth``: a Python int
+    in 1 .. :data:`MAX_DEPTH` (static). Returns ``(values, legal)``: int32[B, 7], the value of
+    playing each column (the module docstring's rules: the heuristic at ply ``depth``, +-(WIN - ply)
+    for a four, 0 for a draw), :data:`ILLEGAL` for a full column, and bool[B, 7], the free columns.
+    Pure, batched and jittable; every value is exact (an integer, no rounding).
+    """
+    if not isinstance(depth, int) or not 1 <= depth <= MAX_DEPTH:
+        raise ValueError(f"minimax depth must be an int in 1..{MAX_DEPTH}, got {depth!r}")
+    state = jax.vmap(env.from_board)(boards)
+    values, legal = _expand(state.cur, state.opp, depth, True, 0)
+    return jnp.where(legal, values, ILLEGAL), legal
+
+
+def best_columns(values: Array, legal: Array) -> Array:
+    """bool[B, 7]: the legal columns of the largest value (``values``, ``legal``: as
+    :func:`column_values` returns them)."""
+    top = _reduce(values, legal, maximize=True)
+    return legal & (values == top[..., None])
+
+
+def first_best(values: Array, legal: Array) -> Array:
+    """int32[B]: the lowest column of the largest value (the deterministic tie rule)."""
+    return jnp.argmax(best_columns(values, legal), axis=-1).astype(jnp.int32)
+
+
+def value(boards: Array, depth: int) -> Array:
+    """int32[B]: the depth-``depth`` minimax value of each board for the player to move (what an
+    alpha-beta search of the seed's pseudocode returns at the root)."""
+    values, legal = column_values(boards, depth)
+    return _reduce(values, legal, maximize=True)
