@@ -250,7 +250,7 @@ def test_streams_config_is_checked():
         PPO(PPOConfig(), TTT)
     with pytest.raises(ValueError, match="--network cnet: the CNET does not read"):
         Reinforce(ReinforceConfig(collect="streams"), TTT)
-    with pytest.raises(ValueError, match="the published code.s switches .* which tic_tac_toe with --network tower"):
+    with pytest.raises(ValueError, match="the published code.s switches .* which pgx:tic_tac_toe with --network tower"):
         PPO(PPOConfig(network="tower", explore=0.1), TTT)
 
 
