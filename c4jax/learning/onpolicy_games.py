@@ -159,7 +159,8 @@ class Strategies:
     backprop: Callable[[arena.Trajectory, float], Array] = backprop_lib.backprop_per_player
     """``(traj, n) -> rewards [B, T]``: a value of ``backprop_lib.BACKPROP``."""
     targets: Callable = monte_carlo_targets
-    """Value targets and advantages: ``monte_carlo_targets`` or ``one_step_td_targets``."""
+    """``(collection, params, traj, rewards [B, T], values [B, S, T], played [B, S, T], sign [B, T], *, gamma,
+    gae_lambda) -> (returns [B, T], advantages [B, S, T])``: ``monte_carlo_targets`` or ``one_step_td_targets``."""
     log_prob_columns: Callable[[Array], Array] | None = None
     """``boards -> bool[..., A]``: the actions of the stored and recomputed log-probs and of the entropy;
     ``None``: the legal ones, ``all_columns``: every column (unmasked)."""
