@@ -47,11 +47,14 @@ algo_name, chunks = sys.argv[1], int(sys.argv[2])
 from c4jax.nets import cnet
 key = jax.random.key(0)
 if algo_name in ("ppo", "reinforce"):
+    from c4jax import games
     if algo_name == "ppo":
+        from c4jax.learning import ppo as module
         from c4jax.learning.ppo import PPO as Algo, PPOConfig as Config
     else:
+        from c4jax.learning import reinforce as module
         from c4jax.learning.reinforce import Reinforce as Algo, ReinforceConfig as Config
-    algo = Algo(Config())
+    algo = getattr(module, "trainer", Algo)(Config(), games.make(games.DEFAULT))  # a revision's trainer(cfg, game)
     params = cnet.init_params(key, width=128, heads="two")
 elif algo_name in ("dqn", "dueling_dqn"):
     from c4jax.learning.dqn import DQN, DQNConfig

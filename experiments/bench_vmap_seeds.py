@@ -35,14 +35,16 @@ import time
 import jax
 import numpy as np
 
+from c4jax import games
 from c4jax.learning import loop, stacked
 from c4jax.learning.dqn import DQN, DQNConfig
 from c4jax.learning.ppo import PPO, PPOConfig
 from c4jax.learning.reinforce import Reinforce, ReinforceConfig
 
+C4 = games.make(games.DEFAULT)
 ALGOS = {
-    "ppo": lambda: (PPO(PPOConfig()), PPOConfig().width),
-    "reinforce": lambda: (Reinforce(ReinforceConfig()), ReinforceConfig().width),
+    "ppo": lambda: (PPO(PPOConfig(), C4), PPOConfig().width),
+    "reinforce": lambda: (Reinforce(ReinforceConfig(), C4), ReinforceConfig().width),
     "dqn": lambda: (DQN(DQNConfig()), DQNConfig().width),
     "dueling_dqn": lambda: (DQN(DQNConfig(dueling=True)), DQNConfig().width),
 }

@@ -25,13 +25,15 @@ import numpy as np  # noqa: E402
 
 from scripts import run_script  # noqa: E402
 
-from c4jax import agents, evaluation  # noqa: E402
+from c4jax import agents, evaluation, games  # noqa: E402
 from c4jax.evaluation import protocol  # noqa: E402
 from c4jax.io import devices  # noqa: E402
-from c4jax.learning import loop, onpolicy, placement, rundir, stacked  # noqa: E402
+from c4jax.learning import loop, onpolicy_games, placement, rundir, stacked  # noqa: E402
 from c4jax.learning.dqn import DQN, DQNConfig  # noqa: E402
 from c4jax.learning.ppo import PPO, PPOConfig  # noqa: E402
 from c4jax.nets import cnet  # noqa: E402
+
+C4 = games.make(games.DEFAULT)
 
 PPO_FLAGS = ("--buffer-size", "256", "--games-per-collect", "16", "--epochs", "2", "--total-updates", "20")
 REI_FLAGS = ("--games-per-collect", "4", "--episodes-per-eval", "8", "--total-updates", "16")
@@ -90,13 +92,13 @@ def check_cheap(work: Path) -> dict:
     except ValueError as e:
         out["too_many_error"] = str(e)
     try:
-        placement.plan(PPO(PPOConfig(games_per_collect=10, buffer_size=250)), 4)
+        placement.plan(PPO(PPOConfig(games_per_collect=10, buffer_size=250), C4), 4)
     except ValueError as e:
         out["divisible_error"] = str(e)
-    out["auto_modes"] = {f"K={k}": placement.plan(PPO(PPOConfig()), 4, k).mode for k in (1, 2, 4, 8)}
-    out["two_devices_mode"] = placement.plan(PPO(PPOConfig()), 2, 2).mode
+    out["auto_modes"] = {f"K={k}": placement.plan(PPO(PPOConfig(), C4), 4, k).mode for k in (1, 2, 4, 8)}
+    out["two_devices_mode"] = placement.plan(PPO(PPOConfig(), C4), 2, 2).mode
     # the default (all devices) takes as many as the batches allow: 10 games split over 2, not 4
-    out["auto_fallback"] = placement.plan(PPO(PPOConfig(games_per_collect=10, buffer_size=250)), 0).n
+    out["auto_fallback"] = placement.plan(PPO(PPOConfig(games_per_collect=10, buffer_size=250), C4), 0).n
 
     # a protocol match: the same games whether its 100 games are split over 4 devices or not
     key = jax.random.key(3)
@@ -113,22 +115,22 @@ def check_cheap(work: Path) -> dict:
     out["match_actions"] = _sharding(played["actions"])
 
     # a PPO update (minibatch gradients averaged over 4 devices) against the same update on 1 device
-    algo = PPO(PPOConfig())
+    algo = PPO(PPOConfig(epochs=1, minibatch_size=32), games.make(games.DEFAULT))
     params = _init_params("two")
     rng, n = np.random.default_rng(1), 128
-    batch = onpolicy.Batch(
-        boards=rng.integers(-1, 2, (n, 6, 7)).astype(np.int8), actions=rng.integers(0, 7, n).astype(np.int32),
-        rewards=np.zeros(n, np.float32), returns=rng.standard_normal(n).astype(np.float32),
-        old_logp=np.full(n, -1.9, np.float32), old_value=np.zeros(n, np.float32),
-        advantages=rng.standard_normal(n).astype(np.float32), done=np.zeros(n, bool), valid=rng.random(n) < 0.9,
-        mirrored=np.zeros(n, bool))
+    boards = rng.integers(-1, 2, (n, 6, 7)).astype(np.int8)
+    batch = onpolicy_games.Samples(
+        obs=boards, legal=boards[:, 0, :] == 0, action=rng.integers(0, 7, n).astype(np.int32),
+        logp=np.full(n, -1.9, np.float32), value=np.zeros(n, np.float32), reward=np.zeros(n, np.float32),
+        done=np.zeros(n, bool), advantage=rng.standard_normal(n).astype(np.float32),
+        target=rng.standard_normal(n).astype(np.float32), valid=rng.random(n) < 0.9)
     opt = algo.tx.init(params)
-    kw = dict(tx=algo.tx, epochs=1, minibatch_size=32)
-    p1, _, m1 = onpolicy.ppo_update(params, opt, batch, jax.random.key(4), **kw)
+    update = jax.jit(algo.update)
+    p1, _, m1, _ = update(params, opt, batch, jax.random.key(4))
     with jax.set_mesh(mesh):
         rep = devices.replicated(mesh)
-        p4, _, m4 = onpolicy.ppo_update(devices.put(params, rep), devices.put(opt, rep),
-                                        devices.put(batch, devices.batch_sharding(mesh)), jax.random.key(4), **kw)
+        p4, _, m4, _ = update(devices.put(params, rep), devices.put(opt, rep),
+                              devices.put(batch, devices.batch_sharding(mesh)), jax.random.key(4))
     diff = jax.tree.map(lambda x, y: float(np.max(np.abs(np.asarray(x) - np.asarray(y)))), p1, p4)
     out["ppo_update"] = {"loss_1": float(m1["train/loss"]), "loss_4": float(m4["train/loss"]),
                          "max_param_diff": max(jax.tree.leaves(diff)), "params": _sharding(p4["head"]["out"]["kernel"])}

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from c4jax import games
 from c4jax.io import devices
 from c4jax.learning import loop, placement
 from c4jax.learning.ppo import PPO, PPOConfig
@@ -64,9 +65,9 @@ def _assert_same_run(one: list[dict], other: list[dict]) -> None:
 
 def test_one_device_plans_no_mesh_and_clear_errors():
     n = len(devices.select())  # all of them
-    assert placement.plan(PPO(PPOConfig()), 1) is placement.ONE_DEVICE
+    assert placement.plan(PPO(PPOConfig(), games.make(games.DEFAULT)), 1) is placement.ONE_DEVICE
     if n == 1:
-        assert placement.plan(PPO(PPOConfig()), 0) is placement.ONE_DEVICE  # the default on a one-device machine
+        assert placement.plan(PPO(PPOConfig(), games.make(games.DEFAULT)), 0) is placement.ONE_DEVICE  # the default on a one-device machine
     with pytest.raises(devices.DeviceError, match=f"--devices {n + 1}: only {n} "):
         devices.select(n + 1)
     with pytest.raises(devices.DeviceError, match="multiple of 4: --games 6, --buffer-size 10"):

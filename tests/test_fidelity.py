@@ -26,7 +26,8 @@ from c4jax.games.connect_four import env
 from c4jax.games.connect_four.board import legal_mask, mirror_boards
 from c4jax.games.connect_four.kit import MIRROR
 from c4jax.io import checkpoint
-from c4jax.learning import config, loop, losses, onpolicy, rundir, selection, stacked, train_state
+from c4jax import games
+from c4jax.learning import config, loop, losses, onpolicy_games, rundir, selection, stacked, train_state
 from c4jax.learning import dqn as dqn_lib
 from c4jax.learning.dqn import DQN, DQNConfig, EpsilonGreedy, Transition, epsilon, mirror_avg_q
 from c4jax.learning.ppo import PPO, PPOConfig
@@ -294,28 +295,37 @@ def _params(seed=0):
     return loop.initial_params(loop.LoopConfig(), "two", 128, jax.random.key(seed))
 
 
+C4 = games.make(games.DEFAULT)
+
+
+def _collect(algo, params, start_key, play_key):
+    """The flat samples of one collection of ``algo`` (whole games) from ``params``."""
+    state = algo.init(jax.random.key(0), params)
+    samples = jax.jit(lambda s: algo.collection.collect(s, (start_key, play_key), algo.cfg.gae_lambda)[1])(state)
+    return jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), samples)
+
+
 def test_collect_with_the_published_switches():
     params = _params()
-    starts = arena.random_initial_states(jax.random.key(1), 6)
-    published = PPO(config.with_preset(PPOConfig(), "published")).strategies
-    batch = onpolicy.collect_mixed(params, jax.random.key(2), starts, None, 0, strategies=published)[0]
+    algo = PPO(config.with_preset(PPOConfig(games_per_collect=6), "published"), C4)
+    batch = _collect(algo, params, jax.random.key(1), jax.random.key(2))
     valid = np.asarray(batch.valid)
     # value targets and advantages: one-step TD on the mirror-averaged value of the collecting network
-    logits, v = onpolicy._apply(params, batch.boards, 128)
-    _, v_m = onpolicy._apply(params, mirror_boards(batch.boards), 128)
+    logits, v = algo.collection.apply(params, batch.obs)
+    _, v_m = algo.collection.apply(params, mirror_boards(batch.obs))
     v_bar = np.asarray(0.5 * (v + v_m)).reshape(-1, 84)[:, :42]
-    ep = onpolicy.split_episodes(batch)
-    rewards = np.asarray(ep.rewards[:, :42])
+    ep = jax.tree.map(lambda x: x.reshape((-1, 84) + x.shape[1:]), batch)
+    rewards = np.asarray(ep.reward[:, :42])
     nxt = np.concatenate([v_bar[:, 1:], np.zeros((v_bar.shape[0], 1))], axis=1)
     want = np.where(np.asarray(ep.done[:, :42]), rewards, rewards - 0.95 * nxt)
     want = np.where(np.asarray(ep.valid[:, :42]), want, 0.0)
-    np.testing.assert_allclose(np.asarray(ep.returns[:, :42]), want, atol=2e-5)
-    np.testing.assert_allclose(np.asarray(ep.advantages[:, :42]), np.where(ep.valid[:, :42], want - v_bar, 0), atol=2e-5)
+    np.testing.assert_allclose(np.asarray(ep.target[:, :42]), want, atol=2e-5)
+    np.testing.assert_allclose(np.asarray(ep.advantage[:, :42]), np.where(ep.valid[:, :42], want - v_bar, 0), atol=2e-5)
     # a mirrored episode has its original's targets and advantages (V̄ is mirror-symmetric)
-    np.testing.assert_allclose(ep.advantages[:, 42:], ep.advantages[:, :42], atol=2e-5)
+    np.testing.assert_allclose(ep.advantage[:, 42:], ep.advantage[:, :42], atol=2e-5)
     # stored log-probs over all 7 columns, unmasked, of the network's own logits
-    logp = np.asarray(jax.nn.log_softmax(logits))[np.arange(batch.size), np.asarray(batch.actions)]
-    np.testing.assert_allclose(np.asarray(batch.old_logp)[valid], logp[valid], atol=1e-5)
+    logp = np.asarray(jax.nn.log_softmax(logits))[np.arange(batch.size), np.asarray(batch.action)]
+    np.testing.assert_allclose(np.asarray(batch.logp)[valid], logp[valid], atol=1e-5)
     # no draws: every game ends with a win (+1 for its last move)
     last = np.asarray(ep.valid[:, :42]).sum(1) - 1
     np.testing.assert_array_equal(rewards[np.arange(len(last)), last], 1.0)
@@ -327,12 +337,13 @@ def test_behaviour_policy_explores_and_samples_the_mirror_averaged_logits():
     board[:, 0] = [1, -1, 1, -1, 1, -1]
     board[5, 3], board[5, 2] = 1, -1
     boards = jnp.broadcast_to(jnp.asarray(board), (20000, 6, 7))
-    logits, _ = onpolicy._apply(params, boards[:1], 128)
-    mirrored, _ = onpolicy._apply(params, mirror_boards(boards[:1]), 128)
+    collection = PPO(PPOConfig(), C4).collection
+    logits, _ = collection.apply(params, boards[:1])
+    mirrored, _ = collection.apply(params, mirror_boards(boards[:1]))
     avg = 0.5 * (logits + mirrored[..., ::-1])
     probs = np.asarray(jax.nn.softmax(jnp.where(jnp.arange(7) == 0, -jnp.inf, avg[0])))
     for explore in (0.0, 0.5, 1.0):
-        agent = onpolicy.exploring_policy(params, 128, explore=explore, mirror_avg=True)
+        agent = onpolicy_games.exploring_policy(collection, params, explore=explore, mirror_avg=True)
         acts = np.asarray(jax.jit(agent.act)(boards, jax.random.key(1)))
         freq = np.bincount(acts, minlength=7) / len(acts)
         want = (1 - explore) * probs + explore * np.r_[0.0, np.full(6, 1 / 6)]
@@ -344,29 +355,29 @@ def test_ppo_loss_unmasked_entropy_and_log_probs():
     params = _params()
     board = np.zeros((6, 7), np.int8)
     board[:, 6] = [1, -1, 1, -1, 1, -1]  # column 6 full
-    starts = arena.random_initial_states(jax.random.key(1), 4)
-    batch = onpolicy.take_first(onpolicy.collect(params, jax.random.key(2), starts), 32)
-    batch = batch.replace(boards=batch.boards.at[:].set(jnp.asarray(board)), actions=jnp.zeros(32, jnp.int32),
-                          old_logp=jnp.zeros(32), valid=jnp.ones(32, bool))
-    logits, _ = onpolicy._apply(params, batch.boards[:1], 128)
+    algo = PPO(PPOConfig(games_per_collect=4), C4)
+    batch = onpolicy_games.take_first(_collect(algo, params, jax.random.key(1), jax.random.key(2)), 32)
+    batch = batch.replace(obs=batch.obs.at[:].set(jnp.asarray(board)), action=jnp.zeros(32, jnp.int32),
+                          logp=jnp.zeros(32), valid=jnp.ones(32, bool))
+    logits, _ = algo.collection.apply(params, batch.obs[:1])
     p = jax.nn.softmax(logits[0])
     full_entropy = float(-(p * jnp.log(p)).sum())
     pm = jax.nn.softmax(logits[0, :6])
     masked_entropy = float(-(pm * jnp.log(pm)).sum())
     w = jnp.ones(32)
-    kw = dict(width=128, clip=0.2, c1=0.75, c2=0.04)
-    _, m_un = onpolicy._ppo_minibatch_loss(params, batch, w, log_prob_columns=all_columns, **kw)
-    _, m = onpolicy._ppo_minibatch_loss(params, batch, w, **kw)
-    assert float(m_un["entropy"]) == pytest.approx(full_entropy, rel=1e-5)
-    assert float(m["entropy"]) == pytest.approx(masked_entropy, rel=1e-5)
+    unmasked = PPO(PPOConfig(games_per_collect=4, unmasked_log_probs=True), C4)
+    _, m_un = unmasked.loss(params, batch.replace(legal=all_columns(batch.obs)), w)
+    _, m = algo.loss(params, batch.replace(legal=legal_mask(batch.obs)), w)
+    assert float(m_un["train/entropy"]) == pytest.approx(full_entropy, rel=1e-5)
+    assert float(m["train/entropy"]) == pytest.approx(masked_entropy, rel=1e-5)
     # ratio exp(log pi(0|s) - 0): unmasked log pi is lower (part of the mass sits on the full column)
-    assert float(m_un["approx_kl"]) != pytest.approx(float(m["approx_kl"]))
+    assert float(m_un["train/approx_kl"]) != pytest.approx(float(m["train/approx_kl"]))
 
 
 def test_ppo_evaluates_every_n_buffers():
     small = dict(buffer_size=64, games_per_collect=4, epochs=1, minibatch_size=32)
-    two = PPO(PPOConfig(buffers_per_eval=2, **small))
-    one = PPO(PPOConfig(**small))
+    two = PPO(PPOConfig(buffers_per_eval=2, **small), C4)
+    one = PPO(PPOConfig(**small), C4)
     state = two.init(jax.random.key(0), _params())
     s2, m2 = two.chunk(state)
     s1, m1a = one.chunk(state)
@@ -417,13 +428,14 @@ MIRROR_AVG_Q = (mirror_avg_q, {"symmetry": MIRROR})  # the published code's Q, o
 
 
 def test_presets_choose_the_strategies():
-    assert PPO(PPOConfig()).strategies == Reinforce(ReinforceConfig()).strategies == onpolicy.THESIS
-    ppo = PPO(config.with_preset(PPOConfig(), "published")).strategies
-    assert ppo.behaviour.func is onpolicy.exploring_policy and ppo.behaviour.keywords == {"explore": 0.1, "mirror_avg": True}
+    assert PPO(PPOConfig(), C4).strategies == Reinforce(ReinforceConfig(), C4).strategies == onpolicy_games.THESIS
+    ppo = PPO(config.with_preset(PPOConfig(), "published"), C4).strategies
+    assert ppo.behaviour.func is onpolicy_games.exploring_policy
+    assert ppo.behaviour.keywords == {"explore": 0.1, "mirror_avg": True}
     assert (ppo.play, ppo.backprop, ppo.targets, ppo.log_prob_columns) == (
-        rollouts.mixed_rollout_no_draws, backprop_lib.backprop_segments, onpolicy.one_step_td_targets, all_columns)
-    rei = Reinforce(config.with_preset(ReinforceConfig(), "published")).strategies
-    assert rei == onpolicy.Strategies(play=rollouts.mixed_rollout_no_draws, backprop=backprop_lib.backprop_segments)
+        rollouts.mixed_rollout_no_draws, backprop_lib.backprop_segments, onpolicy_games.one_step_td_targets, all_columns)
+    rei = Reinforce(config.with_preset(ReinforceConfig(), "published"), C4).strategies
+    assert rei == onpolicy_games.Strategies(play=rollouts.mixed_rollout_no_draws, backprop=backprop_lib.backprop_segments)
     for preset, want in (("thesis", (dqn_lib.target_network, dqn_lib.q_values, legal_mask)),
                          ("published", (dqn_lib.online_network, MIRROR_AVG_Q, all_columns))):
         s = DQN(config.with_preset(DQNConfig(), preset)).strategies

@@ -10,13 +10,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from c4jax import agents
+from c4jax import agents, games
 from c4jax.learning import losses
 from c4jax.agents import arena
-from c4jax.learning import loop, onpolicy
+from c4jax.learning import loop
 from c4jax.learning.dqn import DQN, DQNConfig
 from c4jax.learning.opponent import OpponentConfig
-from c4jax.learning.ppo import PPOConfig
+from c4jax.learning.ppo import PPO, PPOConfig
 from c4jax.learning.reinforce import ReinforceConfig
 from c4jax.learning import rollouts
 from c4jax.games.connect_four.rewards import shaped_reward
@@ -82,13 +82,18 @@ def _supervised_two_heads():
     return loop.initial_params(loop.LoopConfig(), "two", 128, jax.random.key(0))
 
 
+def _collect(cfg, params):
+    """One whole-games collection of PPO with ``cfg``: ``(samples [B, 2T], {"selfplay/length"})``."""
+    algo = PPO(cfg, games.make(games.DEFAULT))
+    state = algo.init(jax.random.key(0), params)
+    return jax.jit(lambda s: algo.collection.collect(s, (jax.random.key(2), jax.random.key(5)))[1:])(state)
+
+
 def test_collected_rows_are_the_learners_moves_with_returns_over_the_whole_game():
     params = _supervised_two_heads()
-    opponent = agents.load("1steplA:sto")
-    states = arena.random_initial_states(jax.random.key(2), 8)
-    batch, lengths = onpolicy.collect_mixed(params, jax.random.key(5), states, opponent, 8)
-    rows = onpolicy.split_episodes(batch)  # [8, 84]: episode then mirror
-    valid = np.asarray(rows.valid)
+    rows, _ = _collect(PPOConfig(games_per_collect=8, opponent="1steplA:sto", opponent_frac=1.0), params)
+    valid = np.asarray(rows.valid)  # [8, 84]: episode then mirror
+    lengths = (np.asarray(rows.done[:, :42]).argmax(-1) + 1)
     np.testing.assert_array_equal(valid[:, :42], valid[:, 42:])
     # about half the moves of each game are the learner's: the rows are the moves of one seat
     played = np.arange(42)[None] < np.asarray(lengths)[:, None]
@@ -98,19 +103,15 @@ def test_collected_rows_are_the_learners_moves_with_returns_over_the_whole_game(
         idx = np.nonzero(valid[g, :42])[0]
         assert (np.diff(idx) == 2).all()
         # returns run over every move of the game, the opponent's included
-        full = losses.turn_based_returns(jnp.asarray(rows.rewards[g, :42]), jnp.asarray(played[g]), 0.95)
-        np.testing.assert_allclose(np.asarray(rows.returns[g, idx]), np.asarray(full)[idx], rtol=1e-6)
+        full = losses.turn_based_returns(jnp.asarray(rows.reward[g, :42]), jnp.asarray(played[g]), 0.95)
+        np.testing.assert_allclose(np.asarray(rows.target[g, idx]), np.asarray(full)[idx], rtol=1e-6)
     # padding and opponent rows carry nothing
-    assert (np.asarray(rows.advantages)[~valid] == 0).all() and (np.asarray(rows.old_logp)[~valid] == 0).all()
+    assert (np.asarray(rows.advantage)[~valid] == 0).all() and (np.asarray(rows.logp)[~valid] == 0).all()
 
 
-def test_collect_is_collect_mixed_without_an_opponent():
-    params = _supervised_two_heads()
-    states = arena.random_initial_states(jax.random.key(2), 8)
-    plain = onpolicy.collect(params, jax.random.key(5), states)
-    mixed, lengths = onpolicy.collect_mixed(params, jax.random.key(5), states, None, 0)
-    chex.assert_trees_all_equal(plain, mixed)
-    assert float(lengths.mean()) == float(plain.valid.sum() / 16)
+def test_without_an_opponent_every_move_is_a_row():
+    plain, stats = _collect(PPOConfig(games_per_collect=8), _supervised_two_heads())
+    assert float(stats["selfplay/length"]) == float(plain.valid.sum() / 16)
 
 
 def test_dqn_learns_from_games_against_the_opponent():

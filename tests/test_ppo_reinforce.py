@@ -8,10 +8,9 @@ import jax
 import numpy as np
 import pytest
 
-from c4jax import agents
+from c4jax import agents, games
 from c4jax.io import checkpoint
-from c4jax.agents import arena
-from c4jax.learning import loop, onpolicy, training_eval
+from c4jax.learning import loop, onpolicy_games, training_eval
 from c4jax.learning.ppo import PPO, PPOConfig
 from c4jax.learning.reinforce import Reinforce, ReinforceConfig
 from scripts import run_script
@@ -19,13 +18,15 @@ from scripts import run_script
 ROOT = Path(__file__).resolve().parent.parent
 SMALL_PPO = dict(buffer_size=256, games_per_collect=16, epochs=2, minibatch_size=32)
 SMALL_REI = dict(games_per_collect=5, episodes_per_eval=10)
+C4 = games.make(games.DEFAULT)
 
 
 def _params(heads="two"):
     return loop.initial_params(loop.LoopConfig(), heads, 128, jax.random.key(0))
 
 
-@pytest.mark.parametrize("make", [lambda: PPO(PPOConfig(**SMALL_PPO)), lambda: Reinforce(ReinforceConfig(**SMALL_REI))])
+@pytest.mark.parametrize("make", [lambda: PPO(PPOConfig(**SMALL_PPO), C4),
+                                  lambda: Reinforce(ReinforceConfig(**SMALL_REI), C4)])
 def test_a_chunk_trains_the_dense_layers_and_never_the_frozen_conv(make):
     algo = make()
     params = _params()
@@ -62,12 +63,13 @@ def test_the_default_collection_fills_the_thesis_buffer_of_2000_transitions():
     assert cfg.games_per_collect == 0 and cfg.games == 160
     assert PPOConfig(buffer_size=256).games == 21 and PPOConfig(games_per_collect=7).games == 7
     params = _params()
+    algo = PPO(cfg, C4)
+    state = algo.init(jax.random.key(0), params)
+    collect = jax.jit(lambda keys: algo.collection.collect(state, keys)[1])
     for seed in range(3):
-        start_key, play_key = jax.random.split(jax.random.key(seed))
-        starts = arena.random_initial_states(start_key, cfg.games)
-        batch = onpolicy.collect(params, play_key, starts)
+        batch = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), collect(jax.random.split(jax.random.key(seed))))
         assert int(batch.valid.sum()) >= cfg.buffer_size
-        assert int(onpolicy.take_first(batch, cfg.buffer_size).valid.sum()) == cfg.buffer_size
+        assert int(onpolicy_games.take_first(batch, cfg.buffer_size).valid.sum()) == cfg.buffer_size
 
 
 def _run(script, out, *extra):
@@ -188,7 +190,7 @@ def test_vmap_seeds_match_single_seed_runs_and_resume_exactly(tmp_path):
 
 
 def test_eval_greedy_makes_the_evaluated_policy_deterministic():
-    ppo = PPO(PPOConfig(**SMALL_PPO))
+    ppo = PPO(PPOConfig(**SMALL_PPO), C4)
     params = _params()
     sampled = training_eval.evaluated_agent(ppo, loop.LoopConfig(), 128)(params, "ppo")
     greedy = training_eval.evaluated_agent(ppo, loop.LoopConfig(eval_greedy=True), 128)(params, "ppo")
@@ -199,7 +201,7 @@ def test_eval_greedy_makes_the_evaluated_policy_deterministic():
 
 
 def test_evaluation_plays_with_symmetric_averaging_unless_told_not_to():
-    ppo = PPO(PPOConfig(**SMALL_PPO))
+    ppo = PPO(PPOConfig(**SMALL_PPO), C4)
     params = _params()
     assert training_eval.evaluated_agent(ppo, loop.LoopConfig(), 128)(params, "ppo").symmetric
     plain = training_eval.evaluated_agent(ppo, loop.LoopConfig(eval_symmetric=False), 128)(params, "ppo")

@@ -9,7 +9,10 @@ from c4jax.learning import stacked
 from c4jax.learning.placement import ONE_DEVICE
 from c4jax.learning.alphazero import AlphaZero, AlphaZeroConfig
 from c4jax.learning.dqn import DQN, DQNConfig
-from c4jax.learning.ppo import PPO, PPOConfig, StreamPPO
+from c4jax.learning.ppo import PPO, PPOConfig
+
+
+C4 = games.make(games.DEFAULT)
 
 
 def _chunk(algo, k=1):
@@ -18,7 +21,7 @@ def _chunk(algo, k=1):
 
 def test_equal_settings_share_one_chunk_and_other_settings_do_not():
     for make, other in [(lambda: DQN(DQNConfig()), lambda: DQN(DQNConfig(dueling=True))),
-                        (lambda: PPO(PPOConfig()), lambda: PPO(PPOConfig(), freeze_conv=False)),
+                        (lambda: PPO(PPOConfig(), C4), lambda: PPO(PPOConfig(), C4, freeze_conv=False)),
                         (lambda: AlphaZero(AlphaZeroConfig()), lambda: AlphaZero(AlphaZeroConfig(num_simulations=8)))]:
         first = _chunk(make())
         assert _chunk(make()) is first  # a resumed run, or the next run of a sweep, in the same process
@@ -26,9 +29,9 @@ def test_equal_settings_share_one_chunk_and_other_settings_do_not():
         assert _chunk(other()) is not first
     checkers = games.make("checkers")
     cfg = PPOConfig(collect="streams", network="tower", minibatch_size=512)
-    first = _chunk(StreamPPO(cfg, checkers))
-    assert _chunk(StreamPPO(cfg, checkers)) is first
-    assert _chunk(StreamPPO(dataclasses.replace(cfg, learning_rate=3e-4), checkers)) is not first
+    first = _chunk(PPO(cfg, checkers))
+    assert _chunk(PPO(cfg, checkers)) is first
+    assert _chunk(PPO(dataclasses.replace(cfg, learning_rate=3e-4), checkers)) is not first
 
 
 def test_an_algorithm_that_plays_a_loaded_opponent_compiles_its_own_chunk():

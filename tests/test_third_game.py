@@ -3,7 +3,8 @@
 The test takes the guide's own files of its example game (tic-tac-toe: every code block of that
 section that starts with ``# tictactoe/<file>.py``), writes them under a temporary folder only,
 adds the registry line, and then runs what the guide promises on it: the conformance suite,
-AlphaZero, PPO, REINFORCE and DQN by self-play for a few updates each, a protocol match, a tournament, the
+AlphaZero, PPO, REINFORCE and DQN by self-play for a few updates each (PPO and REINFORCE also on whole games, as
+on Checkers), a protocol match, a tournament, the
 play server's API and a whole game on its page in a real browser (headless Chromium, skipped only
 where it or Playwright is missing).
 """
@@ -125,6 +126,32 @@ def test_every_self_play_algorithm_trains_on_the_new_game(tic_tac_toe, algorithm
     capsys.readouterr()
     cli([*argv, "--total-updates", "4", "--resume"])  # the run's compiled programs go on
     assert f"resumed {out} at 2 updates" in capsys.readouterr().out
+
+
+WHOLE_GAMES = {
+    "ppo": ("--collect", "games", "--network", "tower", "--games-per-collect", "3", "--buffer-size", "32",
+            "--minibatch-size", "16", "--epochs", "1", "--eval-every", "2", "--total-updates", "2"),
+    "reinforce": ("--collect", "games", "--network", "tower", "--games-per-collect", "2", "--eval-every", "2",
+                  "--total-updates", "2"),
+}
+
+
+@pytest.mark.parametrize("algorithm", sorted(WHOLE_GAMES))
+@pytest.mark.parametrize("game", ["tic_tac_toe", "checkers"])
+def test_whole_games_ppo_and_reinforce_train_on_a_game_without_random_starts_or_mirror(tic_tac_toe, game, algorithm,
+                                                                                        tmp_path):
+    """--collect games plays whole self-play games of any game (its own start position, no mirror, its own
+    rewards back-propagated) on the residual tower, and saves a sampling agent of the game."""
+    from c4jax.cli import ppo, reinforce
+
+    cli = {"ppo": ppo.cli, "reinforce": reinforce.cli}[algorithm]
+    out = tmp_path / f"{game}_{algorithm}"
+    summary = cli(["--game", game, "--out", str(out), *WHOLE_GAMES[algorithm], "--tower-blocks", "1",
+                   "--tower-channels", "4", "--eval-opponents", "--select-by", "random", "--no-progress"])
+    assert summary["best_updates"] == 2 and summary["final"]["selfplay/episodes"] >= 2
+    assert 1 <= summary["final"]["selfplay/length"] <= games.make(game).max_steps
+    agent = agents.load(str(out))
+    assert agents.game_of(agent) == game and agent.stochastic and agent.num_simulations == 0
 
 
 def test_a_tournament_on_the_new_game(tic_tac_toe, tmp_path):

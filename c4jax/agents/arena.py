@@ -39,6 +39,7 @@ class Trajectory:
     by_a: Array  # bool[B, T]: agent A made the move (else agent B)
     final: object  # game state [B]: the finished games
     outcome_a: Array  # float32[B]: agent A's total reward (+1 won, -1 lost, 0 draw)
+    legal: Array | None = None  # bool[B, T, A]: the legal actions before the move (``record_legal``; else None)
 
     @property
     def length(self) -> Array:
@@ -169,7 +170,8 @@ def gathers(agent) -> bool:
 
 
 def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=DEFAULT_GAME,
-            reward_fn: RewardFn | None = None, compact: bool = False, gather_searches: bool = False) -> Trajectory:
+            reward_fn: RewardFn | None = None, compact: bool = False, gather_searches: bool = False,
+            record_legal: bool = False) -> Trajectory:
     """Play the games ``states`` ([B]) of ``game`` to the end and record them.
 
     Args:
@@ -191,6 +193,7 @@ def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=
       gather_searches: with ``compact=False``, still ask an agent that :func:`gathers` (AlphaZero's
         search) only about the games where it is to move: the same games, each decision made once
         (not for a ``vmap`` of rollouts either).
+      record_legal: also record the legal actions before each move (``Trajectory.legal``).
 
     Jit it with the agents as arguments: ``jax.jit(rollout)(a, b, states, first, key)``.
     Traced under a mesh with a batch axis (``c4jax.io.devices``), the games are split over
@@ -210,6 +213,8 @@ def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=
         "valid": jnp.zeros((steps, batch), jnp.bool_),
         "by_a": jnp.zeros((steps, batch), jnp.bool_),
     }
+    if record_legal:
+        record["legal"] = jnp.zeros((steps,) + states.legal_action_mask.shape, jnp.bool_)
     record = shard_batch(record, axis=1)  # time-major: the games are axis 1
     reward_of = reward_fn if reward_fn is not None else (lambda before, after, action: games.mover_reward(before, after))
 
@@ -242,6 +247,7 @@ def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=
             "done": games.done(new),
             "valid": live,
             "by_a": a_turn,
+            "legal": c.state.legal_action_mask,
         }
         record = {k: v.at[c.t].set(jnp.where(broadcast_mask(live, v[c.t]), rows[k], v[c.t]))
                   for k, v in c.record.items()}

@@ -3,9 +3,10 @@ line whose defaults depend on ``--game``.
 
 A command's config (``Config``) has three fields: ``run`` (:class:`c4jax.learning.loop.LoopConfig`), the
 algorithm's section (``ppo`` or ``reinforce``, also the name of its entry in ``GameKit.defaults``) and
-``preset``. On a game that the whole-games collection plays (Connect Four) the defaults are the command's
-with its ``--preset``; on any other game they are ``--collect streams`` with the algorithm's ``STREAMS``
-settings, from scratch, evaluated against pure MCTS, then what the game's kit sets; ``--preset thesis``
+``preset``. On a game whose kit has what the thesis' whole-games settings assume (CNET boards, random
+starts, a mirror: Connect Four) the defaults are the command's with its ``--preset``; on any other game
+they are ``--collect streams`` with the algorithm's ``STREAMS`` settings, from scratch, evaluated against
+pure MCTS, then what the game's kit sets; ``--preset thesis``
 and ``published`` (Connect Four's collection settings) are refused there in one line (the ``preset``
 field is then unused), ``--preset smoke`` applies to every game.
 """
@@ -18,7 +19,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from c4jax import games
 from c4jax.io import cliargs
-from c4jax.learning import config, loop, onpolicy
+from c4jax.learning import config, loop
+from c4jax.learning.dqn_games import whole_games_fit
 
 
 def _section(cfg) -> str:
@@ -27,8 +29,8 @@ def _section(cfg) -> str:
 
 
 def defaults(default, game: str, streams: Mapping[str, Any], total_updates: int):
-    """``default`` (a command's config, Connect Four's) fitted to ``game``: unchanged where the whole-games
-    collection plays it (``--game`` set), else the algorithm's class defaults with ``streams`` (its
+    """``default`` (a command's config, Connect Four's) fitted to ``game``: unchanged where the thesis'
+    whole-games settings fit it (``--game`` set), else the algorithm's class defaults with ``streams`` (its
     ``--collect streams`` settings), ``total_updates`` updates from scratch, evaluated against pure MCTS
     with 100 simulations (which chooses best/) without the old-network rule; then the
     flags that the game's kit sets for the algorithm (``GameKit.defaults``). Runs go to
@@ -36,7 +38,7 @@ def defaults(default, game: str, streams: Mapping[str, Any], total_updates: int)
     name = _section(default)
     algo, run = getattr(default, name), default.run
     out = run.out if game == games.DEFAULT else f"runs/{game}/{name}"
-    if onpolicy.plays_whole_games(games.make(game)):
+    if whole_games_fit(games.make(game)):  # the thesis' settings (CNET boards, random starts, a mirror) fit
         run = dataclasses.replace(run, out=out, game=game)
     else:
         algo = dataclasses.replace(type(algo)(), **streams)

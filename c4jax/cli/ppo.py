@@ -61,7 +61,7 @@ def defaults(game: str) -> Config:
 
 
 def main(cfg: Config) -> dict:
-    return onpolicy_setup.train(ppo.trainer, cfg)
+    return onpolicy_setup.train(ppo.PPO, cfg)
 
 
 def parse(argv: Sequence[str], prog: str | None = None) -> Config:

@@ -51,7 +51,7 @@ def defaults(game: str) -> Config:
 
 
 def main(cfg: Config) -> dict:
-    return onpolicy_setup.train(reinforce.trainer, cfg)
+    return onpolicy_setup.train(reinforce.Reinforce, cfg)
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:

@@ -15,8 +15,10 @@ from c4jax.agents.arena import Trajectory
 
 def backprop_per_player(traj: Trajectory, n: float = 3.0) -> Array:
     """float32[B, T]: design.md §2 back-propagation of a rollout's rewards, each player's own moves
-    numbered 1..T (:func:`backprop_episode`)."""
-    return jax.vmap(backprop_episode, in_axes=(0, 0, 0, None))(traj.rewards, traj.valid, traj.first_mover_outcome, n)
+    numbered 1..T (:func:`backprop_episode`; who made each move from ``traj.by_a``)."""
+    first_player = traj.by_a == traj.by_a[:, :1]
+    return jax.vmap(backprop_episode, in_axes=(0, 0, 0, None, 0))(traj.rewards, traj.valid, traj.first_mover_outcome,
+                                                                  n, first_player)
 
 
 def backprop_segments(traj: Trajectory, n: float = 3.0) -> Array:
@@ -40,7 +42,8 @@ def backprop_rewards(traj: Trajectory, n: float = 3.0, variant: str = "per_playe
     return BACKPROP[variant](traj, n)
 
 
-def backprop_episode(rewards: Array, valid: Array, first_mover_outcome: Array, n: float = 3.0) -> Array:
+def backprop_episode(rewards: Array, valid: Array, first_mover_outcome: Array, n: float = 3.0,
+                     first_player: Array | None = None) -> Array:
     """design.md §2 reward back-propagation over one finished episode (vmap for a batch).
 
     Args:
@@ -49,6 +52,8 @@ def backprop_episode(rewards: Array, valid: Array, first_mover_outcome: Array, n
       first_mover_outcome: float32[]: +1 if the player who made move 0 won, -1 if it
         lost, 0 for a draw.
       n: exponent of ``r_t = r_T * (t / T) ** n``.
+      first_player: bool[L]: move t was made by the player who made move 0 (``None``: the players
+        alternate, as in Connect Four).
 
     Returns:
       float32[L]: each player's t-th own move (1-based) of its T moves gets
@@ -59,9 +64,12 @@ def backprop_episode(rewards: Array, valid: Array, first_mover_outcome: Array, n
     chex.assert_equal_shape([rewards, valid])
     index = jnp.arange(rewards.shape[0])
     length = valid.sum()
-    player = index % 2  # 0: the first mover of the episode, 1: the other player
-    own_t = index // 2 + 1
-    own_total = jnp.where(player == 0, (length + 1) // 2, length // 2)
+    if first_player is None:
+        first_player = index % 2 == 0
+    player = jnp.where(first_player, 0, 1)  # 0: the first mover of the episode, 1: the other player
+    own_t = jnp.cumsum(player[:, None] == jnp.arange(2), axis=0, dtype=jnp.int32)[index, player]
+    first_moves = jnp.sum(first_player & valid, dtype=jnp.int32)
+    own_total = jnp.where(player == 0, first_moves, length - first_moves)
     z = jnp.where(player == 0, first_mover_outcome, -first_mover_outcome)
     prop = z * (own_t / jnp.maximum(own_total, 1)) ** n
     out = jnp.where(rewards == 0.0, prop, rewards)

@@ -6,7 +6,7 @@ switch off: the config classes' defaults) and ``"published"`` turns on each diff
 published training code (design.md §7a). ``with_preset(cfg, name)`` applies a preset to any config dataclass
 (the fields it has); ``preset_from_argv`` reads ``--preset NAME`` from a command line so that a
 script can make the preset its defaults and let every explicit flag override them. A trainer
-turns its flags into strategy functions once, when it is made (``onpolicy.Strategies``,
+turns its flags into strategy functions once, when it is made (``onpolicy_games.Strategies``,
 ``dqn.Strategies``).
 """
 

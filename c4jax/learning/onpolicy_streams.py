@@ -1,5 +1,5 @@
-"""REINFORCE and PPO on per-ply streams of games (``--collect streams``): any two-player zero-sum game
-of the protocol (:class:`c4jax.games.base.Game`), with the game's own rewards (+1 win, 0 draw, -1 loss),
+"""The per-ply streams collection of PPO and REINFORCE (``--collect streams``, :mod:`c4jax.learning.onpolicy`):
+any two-player zero-sum game of the protocol (:class:`c4jax.games.base.Game`), with the game's own rewards (+1 win, 0 draw, -1 loss),
 as the MCTS thesis trains PPO on Checkers.
 
 ``envs`` games run side by side and each starts again as soon as it ends (purejaxrl's layout), so a
@@ -18,11 +18,9 @@ and the value target is ``A_t + V(s_t)`` (λ = 1: the return, bootstrapped from 
 state after the collection's last ply). A game cut by the game's own ply cap is a draw (the game's
 rules say so), not a truncated episode to bootstrap.
 
-The network (``--network``) is the residual tower (:mod:`c4jax.nets.tower`) of AlphaZero's agents,
-whose agent plays through :class:`c4jax.agents.network_search.AlphaZeroAgent` (its raw policy, ``@0``,
-how it is saved; ``@N``: N simulations of search guided by its policy and value heads), or the
-two-headed CNET where the game's kit says the CNET reads its observations (``--init-from`` and
-``--freeze-conv`` then apply as on the whole-games collection).
+The rows reach the updates flat, in that order (one group of ``envs x steps`` rows); PPO shuffles them with
+a permutation per epoch, normalises the advantages over each minibatch and regresses the tanh value with the
+squared error (:attr:`StreamCollection.value_loss`).
 """
 
 from __future__ import annotations
@@ -31,20 +29,14 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import optax
 from flax import struct
 from jax import Array
 
-from c4jax import games
-from c4jax.agents.network_search import AlphaZeroAgent
 from c4jax.agents.policy import masked_logits
-from c4jax.games import base as game_base
 from c4jax.learning import losses
-from c4jax.learning.algorithm import Algorithm
-from c4jax.learning.optim import adam_l2, make_optimizer
+from c4jax.learning.onpolicy_games import Samples
 from c4jax.learning.streams import finished_games, play_ply
 from c4jax.learning.train_state import TrainState
-from c4jax.nets import tower as towers
 
 
 @struct.dataclass
@@ -67,77 +59,34 @@ class StreamState(TrainState):
     plies: Array  # int32[E]: plies played in each running game
 
 
-def with_clipping(tx: optax.GradientTransformation, max_grad_norm: float) -> optax.GradientTransformation:
-    """``tx`` after clipping the gradients to the global norm ``max_grad_norm`` (0: ``tx`` itself)."""
-    return optax.chain(optax.clip_by_global_norm(max_grad_norm), tx) if max_grad_norm > 0 else tx
+class StreamCollection:
+    """Per-ply streams of ``algo.game`` (:class:`c4jax.learning.onpolicy.OnPolicy`): see the module docstring."""
 
+    keys = 1  # the plies'
+    weighted = False  # every row is valid and weighs the same
+    value_loss, normalise_advantages, kl = "squared", True, "k1"  # PPO's loss on these rows
 
-class StreamsAlgorithm(Algorithm):
-    """The loop-facing part of REINFORCE and PPO on per-ply streams of ``game``: the network of
-    ``cfg.network`` (:class:`c4jax.learning.onpolicy.OnPolicyConfig`), Adam with L2 and optional
-    gradient clipping, the running games, the collection and its GAE. The subclass sets ``name`` and
-    ``_chunk``."""
+    def __init__(self, algo):
+        self.cfg, self.game, self.net = algo.cfg, algo.game, algo.net
 
-    heads = "two"
-    output = "policy"
-    default_mode = "sto"  # the evaluations and the saved agent sample the policy
-
-    def __init__(self, cfg, game, freeze_conv: bool = False):
-        game_base.check_game(game)
-        self.cfg, self.game = cfg, game
-        self.tower = cfg.tower if cfg.network == "tower" else ()
-        if not self.tower and not games.kit_of(game).cnet:
-            raise ValueError(f"--network cnet: the CNET does not read {game.id}'s observations; train the residual "
-                             "tower (--network tower)")
-        self.net = towers.two_headed(cfg.width, self.tower, game)
-        if self.tower:
-            tx = adam_l2(cfg.learning_rate, cfg.weight_decay)
-            self.network_meta = {"tower": list(self.tower)}
-            # the raw network; name@N searches with it, with proven values (the project's PUCT search, whose
-            # cost grows about linearly in N where mctx's grows like N squared: docs/results/<game>)
-            self.agent_meta = {"search": {"simulations": 0, "solve": True}}
-        else:  # a CNET: the loop makes it (--init-from), the conv block optionally frozen
-            tx = make_optimizer(cfg.learning_rate, cfg.weight_decay, freeze_conv)
-        self.tx = with_clipping(tx, cfg.max_grad_norm)
-        self.chunk = jax.jit(self._chunk)
-        self.compile_key = (type(self), cfg, game, freeze_conv)
-
-    def fresh_params(self, key: Array):
-        if not self.tower:
-            return None
-        return towers.init_params(key, tower=self.tower, game=self.game)
-
-    def agent_of(self, params, label: str, sampled: bool = False, symmetric: bool = False, *,
-                 width: int | None = None):
-        """The raw network over the legal actions, sampled from its policy or its best action: the tower
-        through :class:`AlphaZeroAgent` (``width`` unused), a CNET (of ``width``, default the config's) as the
-        loop's default agent."""
-        if not self.tower:
-            return super().agent_of(params, label, sampled, symmetric, width=width or self.cfg.width)
-        return AlphaZeroAgent(params=params, label=label, tower=self.tower, num_simulations=0,
-                              deterministic=not sampled, game=self.game)
-
-    def chunk_of(self, units: int):
-        return jax.jit(lambda state: self._chunk(state, units=units))
-
-    def init(self, key: Array, params) -> StreamState:
+    def init(self, tx, key: Array, params) -> StreamState:
         env_key, key = jax.random.split(key)
         envs, plies = self.initial_games(env_key, self.cfg.envs)
-        return StreamState.create(params, self.tx, key, envs=envs, plies=plies)
+        return StreamState.create(params, tx, key, envs=envs, plies=plies)
 
     def initial_games(self, key: Array, envs: int) -> tuple[Any, Array]:
         """``envs`` fresh games and their ply counters."""
         return jax.vmap(self.game.init)(jax.random.split(key, envs)), jnp.zeros(envs, jnp.int32)
 
-    def _apply(self, params, obs: Array, legal: Array) -> tuple[Array, Array]:
-        """Masked logits and tanh value of observations [..., *obs] with legal masks [..., A]."""
+    def forward(self, params, obs: Array, legal: Array) -> tuple[Array, Array, Array]:
+        """``(masked logits, legal, tanh value)`` of observations [..., *obs] with legal masks [..., A]."""
         lead = legal.shape[:-1]
         flat = obs.reshape((-1,) + obs.shape[len(lead):])
         logits, value = self.net.apply({"params": params}, flat)
         logits = masked_logits(logits.reshape(lead + logits.shape[-1:]), legal)
-        return logits, jnp.tanh(value.reshape(lead))
+        return logits, legal, jnp.tanh(value.reshape(lead))
 
-    def _collect(self, params, envs, plies: Array, key: Array):
+    def play(self, params, envs, plies: Array, key: Array):
         """``steps`` plies of every running game: ``(rows [T, E], V of the states after them, the games,
         their ply counters, games finished, their total length)``."""
         game = self.game
@@ -147,7 +96,7 @@ class StreamsAlgorithm(Algorithm):
             act_key, reset_key = jax.random.split(k)
             obs = jax.vmap(game.observe)(envs)
             legal = envs.legal_action_mask
-            logits, value = self._apply(params, obs, legal)
+            logits, _, value = self.forward(params, obs, legal)
             action = jax.random.categorical(act_key, logits).astype(jnp.int32)
             logp = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], axis=-1)[:, 0]
             ply_, envs, next_plies = play_ply(game, envs, action, plies, reset_key)
@@ -158,15 +107,37 @@ class StreamsAlgorithm(Algorithm):
 
         start = (envs, plies, jnp.int32(0), jnp.int32(0))
         (envs, plies, finished, lengths), rows = jax.lax.scan(ply, start, jax.random.split(key, self.cfg.steps))
-        _, last_value = self._apply(params, jax.vmap(game.observe)(envs), envs.legal_action_mask)
+        last_value = self.forward(params, jax.vmap(game.observe)(envs), envs.legal_action_mask)[2]
         return rows, last_value, envs, plies, finished, lengths
 
-    def _advantages(self, rows: Rows, last_value: Array, lam: float) -> tuple[Array, Array]:
-        """``(advantages, value targets)`` [T, E]: the negamax GAE(``lam``) of every game column."""
-        gae = jax.vmap(lambda r, v, s, d, last: losses.negamax_gae(r, v, s, d, gamma=self.cfg.gamma, lam=lam,
+    def collect(self, state: StreamState, keys, gae_lambda: float = 1.0):
+        """One collection from ``keys`` (:attr:`keys` of them): ``(state with its games advanced and the
+        finished ones counted, samples [1, T·E] with the negamax GAE(``gae_lambda``) advantages and value
+        targets, {"selfplay/finished", "selfplay/length_sum"})``."""
+        (play_key,) = keys
+        rows, last_value, envs, plies, finished, lengths = self.play(state.params, state.envs, state.plies, play_key)
+        gae = jax.vmap(lambda r, v, s, d, last: losses.negamax_gae(r, v, s, d, gamma=self.cfg.gamma, lam=gae_lambda,
                                                                   last_value=last))
         adv = gae(rows.reward.T, rows.value.T, rows.sign.T, rows.done.T, last_value).T
-        return adv, adv + rows.value
+        samples = Samples(obs=rows.obs, legal=rows.legal, action=rows.action, logp=rows.logp, value=rows.value,
+                          reward=rows.reward, done=rows.done, advantage=adv, target=adv + rows.value,
+                          valid=jnp.ones(rows.action.shape, jnp.bool_))
+        samples = jax.tree.map(lambda x: x.reshape((1, -1) + x.shape[2:]), samples)
+        state = state.replace(envs=envs, plies=plies, episodes=state.episodes + finished)
+        return state, samples, {"selfplay/finished": finished.astype(jnp.float32),
+                                "selfplay/length_sum": lengths.astype(jnp.float32)}
+
+    @staticmethod
+    def buffer(samples: Samples) -> tuple[Samples, dict]:
+        """PPO's buffer: the whole collection."""
+        return samples, {}
+
+    @staticmethod
+    def minibatches(key: Array, valid: Array, size: int) -> tuple[Array, None]:
+        """``(index [M, size], None)`` of one epoch: a permutation of the rows cut into ``M = N / size``
+        minibatches (every row weighs the same)."""
+        n = valid.shape[0]
+        return jax.random.permutation(key, n).reshape(n // size, size), None
 
     @staticmethod
     def chunk_metrics(state: TrainState, m: dict) -> dict:

@@ -38,3 +38,8 @@ def apply_gradients(tx: optax.GradientTransformation, params: Any, opt_state: op
     """One optimiser step, the one every trainer takes: ``(new params, new optimiser state)``."""
     updates, opt_state = tx.update(grads, opt_state, params)
     return optax.apply_updates(params, updates), opt_state
+
+
+def with_clipping(tx: optax.GradientTransformation, max_grad_norm: float) -> optax.GradientTransformation:
+    """``tx`` after clipping the gradients to the global norm ``max_grad_norm`` (0: ``tx`` itself)."""
+    return optax.chain(optax.clip_by_global_norm(max_grad_norm), tx) if max_grad_norm > 0 else tx

@@ -1,22 +1,19 @@
-"""PPO for two-player self-play (design.md §7), on every game: one config (:class:`PPOConfig`), two
-collections (``--collect``, :class:`~c4jax.learning.onpolicy.OnPolicyConfig`), one GAE
-(:func:`c4jax.learning.losses.negamax_gae`) and one loss (:func:`c4jax.learning.losses.ppo_loss`).
-:func:`trainer` makes the algorithm of a config and a game.
+"""PPO for two-player self-play (design.md §7), on every game: its config (:class:`PPOConfig`), its loss
+(:meth:`PPO.loss`, on :func:`c4jax.learning.losses.ppo_loss`), its update (:meth:`PPO.update`) and the
+algorithm (:class:`PPO`), whatever collects the rows (``--collect``, :mod:`c4jax.learning.onpolicy`).
 
-``--collect games`` (:class:`PPO`, the thesis). Each *buffer*: ``games_per_collect``
-(default: enough to fill it) self-play games sampled from the current policy in parallel from
-design.md §3 random start boards, each followed by its mirror
-(the mirrored action's log-prob recomputed on the mirrored board), trimmed to the
-first ``buffer_size`` transitions in game order; then ``epochs`` passes of shuffled
-minibatches with the clipped objective, Smooth-L1 value loss and entropy bonus;
-then the buffer is discarded. The host loop evaluates after every buffer (every
-``buffers_per_eval`` buffers).
-Optionally (``--opponent``) a fixed agent plays one side of a fraction of the games.
+Each *buffer*: one collection, then ``epochs`` passes of shuffled minibatches with the clipped objective,
+the value loss and the entropy bonus over the legal actions; then the buffer is discarded. The host loop
+evaluates every ``buffers_per_eval`` buffers.
 
-``--collect streams`` (:class:`StreamPPO`, :mod:`c4jax.learning.onpolicy_streams`): each buffer is one
-collection of ``envs x steps`` plies with the game's own rewards, then ``epochs`` passes of shuffled
-minibatches (``minibatch_size`` divides the collection) with the squared value error on tanh values
-and advantages normalised over each minibatch.
+- ``--collect games`` (the thesis, :mod:`c4jax.learning.onpolicy_games`): ``games_per_collect`` (default:
+  enough to fill it) whole self-play games sampled from the current policy, each followed by its mirror,
+  trimmed to the first ``buffer_size`` rows in game order; minibatches of ``minibatch_size`` valid rows
+  (the last one of an epoch may be short), the Smooth-L1 value loss. Optionally (``--opponent``) a fixed
+  agent plays one side of a fraction of the games.
+- ``--collect streams`` (:mod:`c4jax.learning.onpolicy_streams`): a buffer is one collection of
+  ``envs x steps`` plies with the game's own rewards and GAE(λ); ``minibatch_size`` divides it; the squared
+  error of the tanh value and advantages normalised over each minibatch.
 """
 
 from __future__ import annotations
@@ -30,11 +27,13 @@ from typing import Annotated, ClassVar
 import jax
 import jax.numpy as jnp
 import tyro
+from jax import Array
 
-from c4jax.agents import arena
-from c4jax.learning import losses, onpolicy, onpolicy_streams, ranges
+from c4jax.io.devices import shard_batch
+from c4jax.learning import losses, onpolicy, ranges
+from c4jax.learning.onpolicy import weighted_mean
+from c4jax.learning.onpolicy_games import Samples, Strategies
 from c4jax.learning.optim import apply_gradients
-from c4jax.learning.train_state import TrainState
 
 # the whole-games collection's PPO switches (design.md §7a), with the values that leave them off
 GAMES_ONLY = {"td_advantage": False, "explore": 0.0, "selfplay_mirror_avg": False, "unmasked_log_probs": False}
@@ -153,119 +152,81 @@ class PPOConfig(onpolicy.OnPolicyConfig):
         return games
 
 
-def trainer(cfg: PPOConfig, game, freeze_conv: bool = True):
-    """The PPO algorithm of ``cfg``'s collection on ``game``: :class:`PPO` (whole games, on a game whose kit
-    says the CNET reads its boards) or :class:`StreamPPO`; ``ValueError`` when the game cannot take it."""
-    if cfg.streams:
-        return StreamPPO(cfg, game, freeze_conv)
-    onpolicy.check_games_collection(game)
-    return PPO(cfg, freeze_conv=freeze_conv)
-
-
-class PPO(onpolicy.OnPolicyAlgorithm):
-    """PPO on the whole-games collection (the thesis, design.md §7)."""
+class PPO(onpolicy.OnPolicy):
+    """PPO on ``game`` with the collection of ``cfg.collect`` (:class:`~c4jax.learning.onpolicy.OnPolicy`);
+    ``ValueError`` when ``cfg`` does not fit the game."""
 
     name = "ppo"
 
-    def __init__(self, cfg: PPOConfig, freeze_conv: bool = True):
-        self.cfg = cfg
-        self.strategies = onpolicy.Strategies.of(
-            cfg, explore=cfg.explore, mirror_avg=cfg.selfplay_mirror_avg, td_advantage=cfg.td_advantage,
-            unmasked_log_probs=cfg.unmasked_log_probs)
-        self.batch_sizes = {"--games-per-collect (games per buffer)": cfg.games, "--buffer-size": cfg.buffer_size,
-                            "--minibatch-size": cfg.minibatch_size}
-        super().__init__(cfg.learning_rate, cfg.weight_decay, freeze_conv)
-        self.update_step, self.update_step_name = cfg.buffer_updates, "buffer"
-        self.eval_updates = cfg.buffers_per_eval * cfg.buffer_updates
-
-    def chunk_of(self, units: int):
-        return jax.jit(partial(self._chunk, units=units))
-
-    def _chunk(self, state: TrainState, units: int | None = None):
-        """``buffers_per_eval`` buffers (``units``: that many; one ``lax.scan``); metrics averaged over them."""
-        buffers = self.cfg.buffers_per_eval if units is None else units
-        if buffers == 1:
-            return self._buffer(state, None)
-        state, m = jax.lax.scan(self._buffer, state, None, length=buffers)
-        metrics = {k: v.mean() for k, v in m.items()}
-        metrics["selfplay/episodes"] = state.episodes.astype(jnp.float32)
-        return state, metrics
-
-    def _buffer(self, state: TrainState, _):
-        cfg = self.cfg
-        key, start_key, play_key, update_key = jax.random.split(state.key, 4)
-        starts = arena.random_initial_states(start_key, cfg.games)
-        batch, lengths = onpolicy.collect_mixed(
-            state.params, play_key, starts, cfg.opponent_agent, cfg.opponent_games(cfg.games), gamma=cfg.gamma,
-            gae_lambda=cfg.gae_lambda, width=cfg.width, backprop_n=cfg.reward_backprop_n, strategies=self.strategies)
-        games_length = lengths.mean()
-        buffer = onpolicy.take_first(batch, cfg.buffer_size)
-        params, opt_state, m = onpolicy.ppo_update(
-            state.params, state.opt_state, buffer, update_key, tx=self.tx, epochs=cfg.epochs,
-            minibatch_size=cfg.minibatch_size, clip=cfg.clip, c1=cfg.c1, c2=cfg.c2, width=cfg.width,
-            log_prob_columns=self.strategies.log_prob_columns)
-        new = state.replace(params=params, opt_state=opt_state, key=key, updates=state.updates + m["train/updates"],
-                             episodes=state.episodes + cfg.games)
-        metrics = {k: v for k, v in m.items() if k not in ("train/updates", "train/samples")}
-        metrics.update({"selfplay/length": games_length.astype(jnp.float32),
-                        "buffer/samples": m["train/samples"].astype(jnp.float32),
-                        "selfplay/episodes": new.episodes.astype(jnp.float32)})
-        return new, metrics
-
-
-class StreamPPO(onpolicy_streams.StreamsAlgorithm):
-    """PPO on per-ply streams of ``game`` (``--collect streams``)."""
-
-    name = "ppo"
-
-    def __init__(self, cfg: PPOConfig, game, freeze_conv: bool = False):
+    def __init__(self, cfg: PPOConfig, game, freeze_conv: bool = True):
+        self.strategies = Strategies.of(cfg, explore=cfg.explore, mirror_avg=cfg.selfplay_mirror_avg,
+                                        td_advantage=cfg.td_advantage, unmasked_log_probs=cfg.unmasked_log_probs)
+        self.games = cfg.games
         super().__init__(cfg, game, freeze_conv)
-        self.update_step, self.update_step_name = cfg.buffer_updates, "collection"
+        if not cfg.streams:
+            self.batch_sizes = {"--games-per-collect (games per buffer)": cfg.games, "--buffer-size": cfg.buffer_size,
+                                "--minibatch-size": cfg.minibatch_size}
+        self.update_step, self.update_step_name = cfg.buffer_updates, "collection" if cfg.streams else "buffer"
         self.eval_updates = cfg.buffers_per_eval * cfg.buffer_updates
 
-    def _loss(self, params, mb: onpolicy_streams.Rows, adv, target):
-        cfg = self.cfg
-        logits, value = self._apply(params, mb.obs, mb.legal)
-        norm = (adv - adv.mean()) / (adv.std() + 1e-8)
-        loss_fn = partial(losses.ppo_loss, clip=cfg.clip, c1=cfg.c1, c2=cfg.c2, value_loss="squared")
-        total, aux = jax.vmap(loss_fn)(logits, mb.legal, mb.action, mb.logp, norm, value, target)
-        loss = total.mean()
-        return loss, {"train/loss": loss, "train/policy_loss": aux["policy_loss"].mean(),
-                      "train/value_loss": aux["value_loss"].mean(), "train/entropy": aux["entropy"].mean(),
-                      "train/approx_kl": jnp.mean(mb.logp - aux["log_prob"]),
-                      "train/clip_fraction": aux["clipped"].mean()}
+    def loss(self, params, mb: Samples, weights: Array | None):
+        """``(loss, metrics)`` of minibatch ``mb`` [M]: the mean of :func:`losses.ppo_loss` over its rows, weighted
+        by ``weights`` [M] (``None``: every row alike), with the collection's value loss, its advantages
+        (normalised over the minibatch where the collection says so) and its KL estimator in the metrics
+        (``k3``: ``(ratio - 1) - log ratio``, ``k1``: ``log pi_old - log pi``)."""
+        cfg, c = self.cfg, self.collection
+        logits, legal, value = c.forward(params, mb.obs, mb.legal)
+        adv = mb.advantage
+        if c.normalise_advantages:
+            adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+        loss_fn = partial(losses.ppo_loss, clip=cfg.clip, c1=cfg.c1, c2=cfg.c2, value_loss=c.value_loss)
+        total, aux = jax.vmap(loss_fn)(logits, legal, mb.action, mb.logp, adv, value, mb.target)
+        kl = aux["approx_kl"] if c.kl == "k3" else mb.logp - aux["log_prob"]
+        rows = {"loss": total, "policy_loss": aux["policy_loss"], "value_loss": aux["value_loss"],
+                "entropy": aux["entropy"], "approx_kl": kl, "clip_fraction": aux["clipped"]}
+        metrics = {f"train/{k}": weighted_mean(v, weights) for k, v in rows.items()}
+        return metrics["train/loss"], metrics
 
-    def _buffer(self, state: onpolicy_streams.StreamState, _):
-        """One collection, then --epochs passes of shuffled minibatches over it."""
-        cfg = self.cfg
-        key, play_key, epoch_key = jax.random.split(state.key, 3)
-        rows, last_value, envs, plies, finished, lengths = self._collect(state.params, state.envs, state.plies, play_key)
-        adv, target = self._advantages(rows, last_value, cfg.gae_lambda)
-        n = cfg.envs * cfg.steps
-        flat = jax.tree.map(lambda x: x.reshape((n,) + x.shape[2:]), (rows, adv, target))
-        grad = jax.grad(self._loss, has_aux=True)
+    def update(self, params, opt_state, buffer: Samples, key: Array):
+        """``epochs`` passes over the flat ``buffer`` [N], each in the collection's shuffled minibatches of
+        ``minibatch_size`` rows (one ``lax.scan``). A weighted minibatch without weight makes no optimiser step
+        (no Adam step, no weight decay). Returns ``(params, opt_state, metrics, updates)``: the ``train/*``
+        metrics averaged over the minibatches that made a step, and the number of those steps (int32)."""
+        cfg, c = self.cfg, self.collection
+        grad = jax.value_and_grad(self.loss, has_aux=True)
 
-        def minibatch(carry, index):
-            params, opt_state = carry
-            mb, a, t = jax.tree.map(lambda x: x[index], flat)
-            grads, metrics = grad(params, mb, a, t)
-            return apply_gradients(self.tx, params, opt_state, grads), metrics
+        def minibatch(carry, xs):
+            index, weights = xs
+            mb, weights = shard_batch((jax.tree.map(lambda x: x[index], buffer), weights))  # split over devices
+            (_, metrics), grads = grad(carry[0], mb, weights)
+            if weights is None:
+                return apply_gradients(self.tx, *carry, grads), metrics
+            stepped = weights.sum() > 0
+            carry = jax.lax.cond(stepped, lambda p: apply_gradients(self.tx, *p, grads), lambda p: p, carry)
+            return carry, {**metrics, "stepped": stepped.astype(jnp.float32)}
 
         def epoch(carry, k):
-            order = jax.random.permutation(k, n).reshape(cfg.minibatches, cfg.minibatch_size)
-            return jax.lax.scan(minibatch, carry, order)
+            return jax.lax.scan(minibatch, carry, c.minibatches(k, buffer.valid, cfg.minibatch_size))
 
-        (params, opt_state), m = jax.lax.scan(epoch, (state.params, state.opt_state),
-                                              jax.random.split(epoch_key, cfg.epochs))
-        state = state.replace(params=params, opt_state=opt_state, key=key, envs=envs, plies=plies,
-                              updates=state.updates + cfg.buffer_updates, episodes=state.episodes + finished)
-        metrics = {k: v.mean() for k, v in m.items()}
-        metrics["selfplay/finished"] = finished.astype(jnp.float32)
-        metrics["selfplay/length_sum"] = lengths.astype(jnp.float32)
-        return state, metrics
+        (params, opt_state), m = jax.lax.scan(epoch, (params, opt_state), jax.random.split(key, cfg.epochs))
+        if "stepped" not in m:
+            return params, opt_state, {k: v.mean() for k, v in m.items()}, jnp.int32(cfg.buffer_updates)
+        stepped = m.pop("stepped")
+        count = stepped.sum()
+        metrics = {k: jnp.sum(v * stepped) / jnp.maximum(count, 1.0) for k, v in m.items()}
+        return params, opt_state, metrics, count.astype(jnp.int32)
 
-    def _chunk(self, state: onpolicy_streams.StreamState, units: int | None = None):
-        """``buffers_per_eval`` collections (``units``: that many)."""
-        length = self.cfg.buffers_per_eval if units is None else units
-        state, m = jax.lax.scan(self._buffer, state, None, length=length)
-        return state, self.chunk_metrics(state, m)
+    def _buffer(self, state, _):
+        """One collection and its update."""
+        c = self.collection
+        key, *keys = jax.random.split(state.key, 2 + c.keys)
+        state, samples, stats = c.collect(state, keys[:-1], self.cfg.gae_lambda)
+        buffer, more = c.buffer(jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), samples))
+        params, opt_state, metrics, updates = self.update(state.params, state.opt_state, buffer, keys[-1])
+        state = state.replace(params=params, opt_state=opt_state, key=key, updates=state.updates + updates)
+        return state, {**metrics, **stats, **more}
+
+    def _chunk(self, state, units: int | None = None):
+        """``buffers_per_eval`` buffers (``units``: that many; one ``lax.scan``)."""
+        state, m = jax.lax.scan(self._buffer, state, None, length=self.cfg.buffers_per_eval if units is None else units)
+        return state, self.collection.chunk_metrics(state, m)

@@ -1,18 +1,19 @@
-"""REINFORCE with a learned baseline for two-player self-play (design.md §7), on every game: one config
-(:class:`ReinforceConfig`), two collections (``--collect``, :class:`~c4jax.learning.onpolicy.OnPolicyConfig`);
-:func:`trainer` makes the algorithm of a config and a game.
+"""REINFORCE with a learned baseline for two-player self-play (design.md §7), on every game: its config
+(:class:`ReinforceConfig`), its loss (:meth:`Reinforce.loss`, on :func:`c4jax.learning.losses.reinforce_loss`),
+its update (:meth:`Reinforce.update`) and the algorithm (:class:`Reinforce`), whatever collects the rows
+(``--collect``, :mod:`c4jax.learning.onpolicy`).
 
-``--collect games`` (:class:`Reinforce`, the thesis): one gradient update per self-play episode (together with its mirror), each
-episode used once: advantage ``G - V(s)``, Smooth-L1 value loss, the thesis'
-objective ``L_policy - 0.75·L_value`` (minimised as its negative). For speed the
-``games_per_collect`` episodes of an iteration are played in parallel by the
-same weights and then applied one update each, in order; with the thesis'
-learning rate (5e-6) the weights barely move within an iteration.
+The loss of a row: advantage ``G - V(s)`` with the current network's baseline, Smooth-L1 value loss, the
+thesis' objective ``L_policy - c1·L_value`` (minimised as its negative); one gradient step per group of rows,
+each row used once.
 
-``--collect streams`` (:class:`StreamReinforce`, :mod:`c4jax.learning.onpolicy_streams`): one gradient
-update per collection of ``envs x steps`` plies with the game's own rewards, on all its rows: advantage
-``G - V(s)`` with ``G`` the negamax return (GAE with λ = 1, bootstrapped from the value of the state after
-the collection's last ply), the same loss (Smooth-L1 of the tanh value).
+- ``--collect games`` (the thesis, :mod:`c4jax.learning.onpolicy_games`): a group is one self-play episode
+  with its mirror. For speed the ``games_per_collect`` episodes of an iteration are played in parallel by the
+  same weights and then applied one update each, in order; with the thesis' learning rate (5e-6) the weights
+  barely move within an iteration.
+- ``--collect streams`` (:mod:`c4jax.learning.onpolicy_streams`): a group is a whole collection of
+  ``envs x steps`` plies with the game's own rewards, ``G`` the negamax return (GAE with λ = 1, bootstrapped
+  from the value of the state after the collection's last ply), the value through ``tanh``.
 """
 
 from __future__ import annotations
@@ -25,11 +26,12 @@ from typing import Annotated, ClassVar
 import jax
 import jax.numpy as jnp
 import tyro
+from jax import Array
 
-from c4jax.agents import arena
-from c4jax.learning import losses, onpolicy, onpolicy_streams, ranges
+from c4jax.learning import losses, onpolicy, ranges
+from c4jax.learning.onpolicy import weighted_mean
+from c4jax.learning.onpolicy_games import Samples, Strategies
 from c4jax.learning.optim import apply_gradients
-from c4jax.learning.train_state import TrainState
 
 
 # the settings of --collect streams on a game whose kit gives none: one update per collection of 4,096 plies
@@ -86,92 +88,61 @@ class ReinforceConfig(onpolicy.OnPolicyConfig):
         return self.STREAMS_SMOKE if self.streams else self.SMOKE
 
 
-def trainer(cfg: ReinforceConfig, game, freeze_conv: bool = True):
-    """The REINFORCE algorithm of ``cfg``'s collection on ``game``: :class:`Reinforce` (whole games, on a game
-    whose kit says the CNET reads its boards) or :class:`StreamReinforce`; ``ValueError`` when the game cannot
-    take it."""
-    if cfg.streams:
-        return StreamReinforce(cfg, game, freeze_conv)
-    onpolicy.check_games_collection(game)
-    return Reinforce(cfg, freeze_conv=freeze_conv)
-
-
-class Reinforce(onpolicy.OnPolicyAlgorithm):
-    """REINFORCE on the whole-games collection (the thesis, design.md §7)."""
+class Reinforce(onpolicy.OnPolicy):
+    """REINFORCE on ``game`` with the collection of ``cfg.collect`` (:class:`~c4jax.learning.onpolicy.OnPolicy`);
+    ``ValueError`` when ``cfg`` does not fit the game."""
 
     name = "reinforce"
 
-    def __init__(self, cfg: ReinforceConfig, freeze_conv: bool = True):
-        self.cfg = cfg
-        self.strategies = onpolicy.Strategies.of(cfg)
-        self.batch_sizes = {"--games-per-collect": cfg.games_per_collect}  # an update (one episode) is not split
-        super().__init__(cfg.learning_rate, cfg.weight_decay, freeze_conv)
-        self.update_step, self.update_step_name = cfg.games_per_collect, "iteration (--games-per-collect)"
-        self.eval_updates = cfg.episodes_per_eval
-
-    def chunk_of(self, units: int):
-        return jax.jit(partial(self._chunk, units=units))
-
-    def _iteration(self, state: TrainState, _):
-        cfg = self.cfg
-        key, start_key, play_key = jax.random.split(state.key, 3)
-        starts = arena.random_initial_states(start_key, cfg.games_per_collect)
-        batch, lengths = onpolicy.collect_mixed(
-            state.params, play_key, starts, cfg.opponent_agent, cfg.opponent_games(cfg.games_per_collect),
-            gamma=cfg.gamma, width=cfg.width, backprop_n=cfg.reward_backprop_n, strategies=self.strategies)
-        params, opt_state, m = onpolicy.reinforce_updates(state.params, state.opt_state, batch, tx=self.tx,
-                                                          c1=cfg.c1, width=cfg.width)
-        new = state.replace(params=params, opt_state=opt_state, key=key,
-                             updates=state.updates + cfg.games_per_collect,
-                             episodes=state.episodes + cfg.games_per_collect)
-        m = {k: v.mean() for k, v in m.items() if k != "train/samples"}
-        m["selfplay/length"] = lengths.mean()
-        return new, m
-
-    def _chunk(self, state: TrainState, units: int | None = None):
-        """``episodes_per_eval`` episodes (``units``: that many iterations of ``games_per_collect``)."""
-        steps = self.cfg.episodes_per_eval // self.cfg.games_per_collect if units is None else units
-        state, m = jax.lax.scan(self._iteration, state, None, length=steps)
-        metrics = {k: v.mean().astype(jnp.float32) for k, v in m.items()}
-        metrics["selfplay/episodes"] = state.episodes.astype(jnp.float32)
-        return state, metrics
-
-
-class StreamReinforce(onpolicy_streams.StreamsAlgorithm):
-    """REINFORCE with baseline on per-ply streams of ``game`` (``--collect streams``): one update per collection."""
-
-    name = "reinforce"
-
-    def __init__(self, cfg: ReinforceConfig, game, freeze_conv: bool = False):
+    def __init__(self, cfg: ReinforceConfig, game, freeze_conv: bool = True):
+        self.strategies, self.games = Strategies.of(cfg), cfg.games_per_collect
         super().__init__(cfg, game, freeze_conv)
-        self.update_step, self.update_step_name = 1, "collection"
+        if not cfg.streams:
+            self.batch_sizes = {"--games-per-collect": cfg.games_per_collect}  # an update (one episode) is not split
+        self.update_step = 1 if cfg.streams else cfg.games_per_collect
+        self.update_step_name = "collection" if cfg.streams else "iteration (--games-per-collect)"
         self.eval_updates = cfg.episodes_per_eval
 
-    def _loss(self, params, rows: onpolicy_streams.Rows, returns):
-        logits, value = self._apply(params, rows.obs, rows.legal)
-        total, aux = jax.vmap(partial(losses.reinforce_loss, c1=self.cfg.c1))(logits, rows.legal, rows.action,
-                                                                              returns, value)
-        loss = total.mean()
-        return loss, {"train/loss": loss, "train/policy_loss": aux["policy_loss"].mean(),
-                      "train/value_loss": aux["value_loss"].mean(), "train/entropy": aux["entropy"].mean(),
-                      "train/advantage": aux["advantage"].mean()}
+    def loss(self, params, rows: Samples, weights: Array | None):
+        """``(loss, metrics)`` of one group of rows [R]: the mean of :func:`losses.reinforce_loss` over them,
+        weighted by ``weights`` [R] (``None``: every row alike)."""
+        logits, legal, value = self.collection.forward(params, rows.obs, rows.legal)
+        total, aux = jax.vmap(partial(losses.reinforce_loss, c1=self.cfg.c1))(logits, legal, rows.action, rows.target,
+                                                                              value)
+        per_row = {"loss": total, "policy_loss": aux["policy_loss"], "value_loss": aux["value_loss"],
+                   "entropy": aux["entropy"], "advantage": aux["advantage"]}
+        metrics = {f"train/{k}": weighted_mean(v, weights) for k, v in per_row.items()}
+        return metrics["train/loss"], metrics
 
-    def _iteration(self, state: onpolicy_streams.StreamState, _):
-        """One collection and one gradient step on all its rows."""
-        key, play_key = jax.random.split(state.key)
-        rows, last_value, envs, plies, finished, lengths = self._collect(state.params, state.envs, state.plies, play_key)
-        _, returns = self._advantages(rows, last_value, 1.0)
-        flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), (rows, returns))
-        grads, m = jax.grad(self._loss, has_aux=True)(state.params, *flat)
-        params, opt_state = apply_gradients(self.tx, state.params, state.opt_state, grads)
-        state = state.replace(params=params, opt_state=opt_state, key=key, envs=envs, plies=plies,
-                              updates=state.updates + 1, episodes=state.episodes + finished)
-        m["selfplay/finished"] = finished.astype(jnp.float32)
-        m["selfplay/length_sum"] = lengths.astype(jnp.float32)
-        return state, m
+    def update(self, params, opt_state, samples: Samples):
+        """One gradient step on each group of ``samples`` [G, R] in turn (one ``lax.scan``; a group without a
+        valid row makes none), the rows weighted by ``valid`` where the collection weighs them (else one group,
+        one plain step). Returns ``(params, opt_state, metrics)``, the metrics averaged
+        over the groups."""
+        grad = jax.value_and_grad(self.loss, has_aux=True)
+        if not self.collection.weighted:
+            (_, m), grads = grad(params, jax.tree.map(lambda x: x[0], samples), None)
+            return *apply_gradients(self.tx, params, opt_state, grads), m
 
-    def _chunk(self, state: onpolicy_streams.StreamState, units: int | None = None):
-        """``episodes_per_eval`` collections (``units``: that many)."""
-        length = self.cfg.episodes_per_eval if units is None else units
+        def group(carry, rows: Samples):
+            (_, m), grads = grad(carry[0], rows, rows.valid.astype(jnp.float32))
+            carry = jax.lax.cond(rows.valid.any(), lambda p: apply_gradients(self.tx, *p, grads), lambda p: p, carry)
+            return carry, m
+
+        (params, opt_state), m = jax.lax.scan(group, (params, opt_state), samples)
+        return params, opt_state, {k: v.mean() for k, v in m.items()}
+
+    def _iteration(self, state, _):
+        """One collection and its updates."""
+        c = self.collection
+        key, *keys = jax.random.split(state.key, 1 + c.keys)
+        state, samples, stats = c.collect(state, keys)
+        params, opt_state, metrics = self.update(state.params, state.opt_state, samples)
+        state = state.replace(params=params, opt_state=opt_state, key=key, updates=state.updates + self.update_step)
+        return state, {**metrics, **stats}
+
+    def _chunk(self, state, units: int | None = None):
+        """``episodes_per_eval`` updates (``units``: that many collections; one ``lax.scan``)."""
+        length = self.eval_updates // self.update_step if units is None else units
         state, m = jax.lax.scan(self._iteration, state, None, length=length)
-        return state, self.chunk_metrics(state, m)
+        return state, self.collection.chunk_metrics(state, m)

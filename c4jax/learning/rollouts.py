@@ -34,7 +34,8 @@ class _PerGame(AgentBase):
                          self.base.act_states(states, key_base))
 
 
-def mixed_rollout(learner, opponent, states, n_vs: int, key: Array, *, game=DEFAULT_GAME) -> tuple[Trajectory, Array]:
+def mixed_rollout(learner, opponent, states, n_vs: int, key: Array, *, game=DEFAULT_GAME,
+                  record_legal: bool = False) -> tuple[Trajectory, Array]:
     """Games of ``learner`` against itself and against a fixed ``opponent``, in one batch.
 
     The first ``n_vs`` of the B games are ``learner`` against ``opponent``, the learner
@@ -44,23 +45,24 @@ def mixed_rollout(learner, opponent, states, n_vs: int, key: Array, *, game=DEFA
     Returns ``(trajectory, learner_moves)``: ``learner_moves`` (bool[B, T]) marks the
     moves the learner made (every move of a self-play game). Agent A of the trajectory
     is the learner; it records each move's shaped reward of ``game``'s kit (its own reward where the
-    kit has none).
+    kit has none), and with ``record_legal`` the legal actions before each move.
     """
     reward_fn = games.kit_of(game).shaped_reward
     batch = states.terminated.shape[0]
     if opponent is None or n_vs == 0:
-        traj = arena.rollout(learner, None, states, True, key, game=game, reward_fn=reward_fn)
+        traj = arena.rollout(learner, None, states, True, key, game=game, reward_fn=reward_fn,
+                             record_legal=record_legal)
         return traj, traj.valid
     seat_key, play_key = jax.random.split(key)
     vs = jnp.arange(batch) < n_vs
     learner_first = jax.random.bernoulli(seat_key, 0.5, (batch,)) | ~vs
     traj = arena.rollout(learner, _PerGame(learner, opponent, vs), states, learner_first, play_key, game=game,
-                         reward_fn=reward_fn)
+                         reward_fn=reward_fn, record_legal=record_legal)
     return traj, traj.valid & (traj.by_a | ~vs[:, None])
 
 
 def mixed_rollout_no_draws(learner, opponent, states, n_vs: int, key: Array, max_rounds: int = 8, *,
-                           game=DEFAULT_GAME) -> tuple[Trajectory, Array]:
+                           game=DEFAULT_GAME, record_legal: bool = False) -> tuple[Trajectory, Array]:
     """``mixed_rollout`` with every drawn game discarded and replaced by a game from the empty
     board (the published training code, design.md §7a), as in the same seat arrangement.
 
@@ -69,7 +71,7 @@ def mixed_rollout_no_draws(learner, opponent, states, n_vs: int, key: Array, max
     ``mixed_rollout(..., key)``; round r > 0 plays all B games again from empty boards with
     ``fold_in(key, r)`` and takes the games that are still draws from it.
     """
-    traj, moves = mixed_rollout(learner, opponent, states, n_vs, key, game=game)
+    traj, moves = mixed_rollout(learner, opponent, states, n_vs, key, game=game, record_legal=record_legal)
     empty = arena.initial_states(states.terminated.shape[0], game)
 
     def drawn(t: Trajectory) -> Array:
@@ -81,7 +83,8 @@ def mixed_rollout_no_draws(learner, opponent, states, n_vs: int, key: Array, max
 
     def body(c):
         r, t, m = c
-        new_t, new_m = mixed_rollout(learner, opponent, empty, n_vs, jax.random.fold_in(key, r), game=game)
+        new_t, new_m = mixed_rollout(learner, opponent, empty, n_vs, jax.random.fold_in(key, r), game=game,
+                                     record_legal=record_legal)
         d = drawn(t)
         t = jax.tree.map(lambda a, b: jnp.where(broadcast_mask(d, a), a, b), new_t, t)
         return r + 1, t, jnp.where(d[:, None], new_m, m)
