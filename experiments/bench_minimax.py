@@ -6,7 +6,7 @@ What is measured
   of ``--positions`` random unfinished positions (0..20 random moves from the empty board, seeded),
   compiled ahead (compile time reported apart); the figure is the median over the positions of the
   fastest of ``--repeats`` calls. For depth 7 it is set against seed 002's "over 10 seconds" per move
-  at depth 7 with alpha-beta (target of issue 60: at least 10x faster, below 1 s).
+  at depth 7 with alpha-beta (the target: at least 10x faster, below 1 s).
 - **Batched throughput**: positions per second of one ``act`` call on ``B`` boards at the depths and
   batch sizes of ``--batched`` (fastest of ``--repeats``).
 - **Plain Python**, for scale: the alpha-beta of tests/minimax_reference.py (the differential test's
