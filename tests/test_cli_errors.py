@@ -10,8 +10,11 @@ import io
 
 import pytest
 
+from c4jax import games
 from c4jax.cli import main as c4jax_main
 from c4jax.io import cliargs
+
+WATCHED = games.with_views()  # the games `watch --game` takes
 
 # {tmp}: the test's temporary directory, which holds junk.npz (not an .npz archive) and a file 'file'
 CASES = {
@@ -75,14 +78,14 @@ def test_a_mistake_is_one_error_line_and_exit_2(command, args, tmp_path):
 
 @pytest.mark.parametrize("argv, line", [
     ("train ppo --game nosuchgame",
-     "error: --game must be one of ['checkers', 'connect_four'], got 'nosuchgame' (see c4jax train ppo --help)"),
+     f"error: --game must be one of {sorted(games.GAMES)}, got 'nosuchgame' (see c4jax train ppo --help)"),
     ("train reinforce --game checkers --preset thesis",
      "error: --preset thesis: Connect Four's presets set the whole-games collection (design.md §7, §7a); checkers "
      "trains with --collect streams and its own defaults (--preset smoke: the smallest run)"),
     ("match random random --keys x", "error: --keys: invalid literal for int() with base 10: 'x' (see c4jax match --help)"),
     ("match random", "error: missing B (see c4jax match --help)"),
     ("watch random random --game chess",
-     "error: --game: invalid choice 'chess'; choose one of connect_four, checkers (see c4jax watch --help)"),
+     f"error: --game: invalid choice 'chess'; choose one of {', '.join(WATCHED)} (see c4jax watch --help)"),
     ("watch random random --gam checkers",
      "error: unrecognized options: --gam, checkers; did you mean --game? (see c4jax watch --help)"),
     ("train dqn --total-updates", "error: --total-updates needs 1 value (see c4jax train dqn --help)"),

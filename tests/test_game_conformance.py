@@ -22,7 +22,8 @@ C4 = games.make("connect_four")
 HAS_PGX = importlib.util.find_spec("pgx") is not None
 
 
-@pytest.mark.parametrize("game", [C4, games.make("checkers"), OPENSPIEL_GAME], ids=lambda g: g.id)
+# every registered game, and the Checkers variant with OpenSpiel's draw rule
+@pytest.mark.parametrize("game", [games.make(g) for g in games.GAMES] + [OPENSPIEL_GAME], ids=lambda g: g.id)
 def test_game_conforms(game):
     summary = testing.check(game)
     assert summary.game_id == game.id and summary.games == 16
