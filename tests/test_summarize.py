@@ -57,7 +57,9 @@ def test_until_minutes_compares_runs_at_equal_wall_clock_time(tmp_path):
     assert by_name["fast"]["best/eval/vs_1steplA"] == 0.66 and by_name["fast"]["steps"] == 500
     assert by_name["slow"]["best/eval/vs_1steplA"] == 0.55 and by_name["slow"]["minutes"] == 3.0
     assert (tmp_path / "cut" / "curves.png").is_file() and "| minutes |" in (tmp_path / "cut" / "summary.md").read_text()
-    for bad in (dict(x="hours"), dict(until_minutes=-1.0)):
+    summarize.summarize(summarize.Args(runs=runs, out=str(tmp_path / "hours"), x="hours"))
+    assert (tmp_path / "hours" / "curves.png").is_file()
+    for bad in (dict(x="days"), dict(until_minutes=-1.0)):
         with pytest.raises(ValueError, match="--x|--until-minutes"):
             summarize.summarize(summarize.Args(runs=runs, out=str(tmp_path / "bad"), **bad))
 

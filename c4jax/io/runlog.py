@@ -136,6 +136,10 @@ def smooth(values: Sequence[float], window: int) -> np.ndarray:
     return (c[idx] - c[lo]) / (idx - lo)
 
 
+FEW_POINTS = 20  # a series with fewer points is drawn with markers
+MARK_STYLES = ({"color": "tab:green", "linestyle": ":"}, {"color": "tab:red", "linestyle": "--", "alpha": 0.6})
+
+
 def plot_panels(
     rows: list[dict],
     panels: Iterable[tuple[str, Sequence[str], str]],
@@ -145,16 +149,21 @@ def plot_panels(
     xlabel: str = "step",
     smooth_window: int = 1,
     suptitle: str | None = None,
+    marks: dict[str, Sequence[float]] | None = None,
 ) -> Path:
     """One PNG with a subplot per ``(title, metric keys, ylabel)``; missing keys are skipped.
 
-    With ``smooth_window > 1`` each series is drawn twice in one colour: its raw points, faint,
-    and over them the trailing moving average (:func:`smooth`) as the labelled line, so that an
-    outlier the average flattens stays visible."""
+    With ``smooth_window > 1`` each series longer than the window is drawn twice in one colour: its
+    raw points, faint, and over them the trailing moving average (:func:`smooth`) as the labelled
+    line, so that an outlier the average flattens stays visible; a shorter series is drawn as its
+    points. A series of fewer than :data:`FEW_POINTS` points is drawn with markers, and an x-axis of
+    ``step`` has integer ticks. ``marks``: vertical lines on every panel at these x values, by label
+    (``{"best": [x], "revert": [x, ...]}``: the training loop's best evaluation and reverts)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     panels = list(panels)
     cols = min(len(panels), 3)
@@ -166,15 +175,22 @@ def plot_panels(
             if not pts:
                 continue
             xs, ys = zip(*pts)
-            if smooth_window > 1:
+            few = {"marker": "o", "markersize": 4} if len(pts) < FEW_POINTS else {}
+            if 1 < smooth_window < len(pts):
                 raw = ax.plot(xs, ys, marker=".", markersize=3, linewidth=0.6, alpha=0.3)[0]
                 ax.plot(xs, smooth(ys, smooth_window), color=raw.get_color(), label=f"{key} (mean of {smooth_window})")
             else:
-                ax.plot(xs, ys, label=key)
+                ax.plot(xs, ys, label=key, **few)
+        if ax.lines:
+            for (label, at), style in zip((marks or {}).items(), MARK_STYLES):
+                for i, v in enumerate(at):
+                    ax.axvline(v, label=label if i == 0 else None, linewidth=0.9, **style)
         ax.set_title(title)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
+        if x == "step":
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if ax.lines:
             ax.legend(fontsize=8)
     for ax in list(axes.flat)[len(panels):]:

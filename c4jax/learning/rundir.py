@@ -70,9 +70,11 @@ class SeedRun:
             panels.append(("perfect-play yardstick (non-trivial positions)",
                            ["yardstick/keep", "yardstick/exact", "yardstick/keep_opening", "yardstick/keep_middle",
                             "yardstick/keep_end"], "share of moves"))
-        runlog.plot_panels(self.log.rows, panels, self.out / "curves.png", xlabel="updates",
-                           smooth_window=5, suptitle=f"{algo_name} (seed {self.seed})")
         loop, best = self.loop, self.out / BEST
+        marks = {"best": [loop["best_updates"]] if loop.get("evals") else [],
+                 "revert": [r["step"] for r in self.log.rows if r.get("eval/reverted")]}
+        runlog.plot_panels(self.log.rows, panels, self.out / "curves.png", xlabel="updates",
+                           smooth_window=5, suptitle=f"{algo_name} (seed {self.seed})", marks=marks)
         summary = {
             "algorithm": algo_name,
             "seed": self.seed,
