@@ -110,3 +110,11 @@ def _drop_compiled_programs_when_mappings_run_short():
     if _MAP_BUDGET is not None and (_memory_maps() or 0) > _MAP_BUDGET:
         jax.clear_caches()
         gc.collect()
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test marked ``slow`` (a long end-to-end run, ``-m slow``) has no time limit unless it sets
+    its own (``@pytest.mark.timeout``); the default run's tests keep pyproject's ``timeout``."""
+    for item in items:
+        if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(0))

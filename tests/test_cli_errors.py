@@ -28,7 +28,7 @@ CASES = {
                   "--devices 99 --out {tmp}/r", "--game checkers --collect games --out {tmp}/r", "--collect streams"],
     "train dueling_dqn": ["--game nosuchgame", "--game checkers --preset published", "--loss nope"],
     "train reinforce": ["--game nosuchgame", "--game checkers --preset thesis", "--game=checkers --replace-draws",
-                        "--game checkers --collect games --games-per-collect 10 --out {tmp}/r", "--c1 x"],
+                        "--game checkers --collect games --games-per-collect 0 --out {tmp}/r", "--c1 x"],
     "train alphazero": ["--game nosuchgame", "--method foo", "--game checkers --num-simulations x",
                         "--eval-opponents nosuch --out {tmp}/r"],
     "train supervised": ["--epochs 0", "--val-fraction 0.9 --test-fraction 0.2", "--nosuch",
