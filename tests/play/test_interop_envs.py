@@ -26,7 +26,7 @@ from c4jax.play import gymnasium_env, pettingzoo_env  # noqa: E402
 from c4jax.play.env_support import other_view  # noqa: E402
 from scripts import ROOT  # noqa: E402
 
-GAMES = ["connect_four", "checkers"]
+GAMES = list(games.GAMES)  # every registered game
 
 
 @pytest.mark.parametrize("game", GAMES)
