@@ -9,7 +9,7 @@ What is measured
   at depth 7 with alpha-beta (the target: at least 10x faster, below 1 s).
 - **Batched throughput**: positions per second of one ``act`` call on ``B`` boards at the depths and
   batch sizes of ``--batched`` (fastest of ``--repeats``).
-- **Plain Python**, for scale: the alpha-beta of tests/minimax_reference.py (the differential test's
+- **Plain Python**, for scale: the alpha-beta of tests/support/minimax_reference.py (the differential test's
   reference, written from the seed's pseudocode) on the same positions at ``--python-depths``:
   seconds per move and the nodes it visits (against the ``7 ** D`` leaves of the full-width search).
 
@@ -36,7 +36,7 @@ from c4jax.games.connect_four import minimax as mm
 from c4jax.games.connect_four.minimax_agent import MinimaxAgent
 
 SEED_002_DEPTH7_S = 10.0  # seed 002: "for this depth [7], one Minimax turn takes over 10 seconds"
-TESTS = Path(__file__).resolve().parent.parent / "tests"
+TESTS = Path(__file__).resolve().parent.parent / "tests" / "support"  # minimax_reference.py
 
 
 def positions(n: int, seed: int) -> np.ndarray:
@@ -84,7 +84,7 @@ def batched(depth: int, batch: int, boards: np.ndarray, repeats: int) -> float:
 
 def python_per_move(depth: int, boards: np.ndarray) -> tuple[float, int]:
     """(median seconds per move, median nodes visited) of the plain-Python alpha-beta of
-    tests/minimax_reference.py (nodes counted in a second, untimed search)."""
+    tests/support/minimax_reference.py (nodes counted in a second, untimed search)."""
     sys.path.insert(0, str(TESTS))
     import minimax_reference as ref
 

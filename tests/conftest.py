@@ -3,10 +3,10 @@
 Compiling the jitted programs is most of the suite's time, and the tests' programs are small
 and run briefly, so XLA compiles them without its expensive CPU backend optimisations and with
 its older fusion code generator, which compiles faster (``XLA_FLAGS``, unless set already;
-measured: 29% less CPU time on ``tests/test_dqn.py``, and the older emitters 39% less again on
-``tests/test_search.py``). XLA also emits each program as one object file instead of splitting it
+measured: 29% less CPU time on ``tests/learning/test_dqn.py``, and the older emitters 39% less again on
+``tests/agents/test_search.py``). XLA also emits each program as one object file instead of splitting it
 for parallel code generation: a program then holds fewer memory mappings (32% fewer on
-``tests/test_alphazero.py``), so a test process reaches the mapping budget below later or never.
+``tests/learning/test_alphazero.py``), so a test process reaches the mapping budget below later or never.
 These flags change the machine code, not the arithmetic: XLA compiles float operations without
 fast-math either way, and the tests that compare with recorded figures or with mctx's own search
 bit for bit pass.
@@ -80,7 +80,7 @@ def _memory_maps() -> int | None:
         return None
 
 
-# the mappings one test file may add after the check: well above the 7,250 that tests/test_search.py,
+# the mappings one test file may add after the check: well above the 7,250 that tests/agents/test_search.py,
 # the file with the most compiled programs measured, adds on its own
 _FILE_HEADROOM = 20_000
 

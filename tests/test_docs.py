@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 import unicodedata
 from functools import cache
 from pathlib import Path
@@ -131,7 +132,7 @@ def test_no_table_is_a_header_without_rows(path):
 
 def test_the_checks_find_what_they_look_for(tmp_path, monkeypatch):
     """The link and table checks on a planted file: a missing file, a missing anchor, an empty table."""
-    monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path)
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)  # this module (imported by path)
     (tmp_path / "b.md").write_text("# Title\n\n## Several devices and hosts\n\n## Title\n")
     doc = tmp_path / "a.md"
     doc.write_text("[ok](b.md#several-devices-and-hosts) [ok2](b.md#title-1) ![img](missing.png)\n"

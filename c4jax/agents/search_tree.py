@@ -196,7 +196,7 @@ def simulate(tree: Tree, select) -> tuple[Array, Array]:
     the loop, so that the batched loop selects once per step. PUCT's tie-break noise (1e-7) is below
     half an ulp of scores above 1, so exact ties are decided by the last bit of the scores, and that
     bit depends on how XLA compiles them: with this structure (a float32 depth included) the Connect
-    Four searches give exactly the bits of mctx's own search loop (``tests/test_search.py``).
+    Four searches give exactly the bits of mctx's own search loop (``tests/agents/test_search.py``).
     """
 
     def walk(tree):  # one board's tree

@@ -3,7 +3,7 @@
 A built site is one folder (nothing outside it is ever requested):
 
 - ``index.html``, ``style.css``, ``app.js`` (the page), ``rules.js`` (both games' rules, checked
-  against the JAX games by ``tests/test_export_web_rules.py``), ``search.js`` (AlphaZero's search);
+  against the JAX games by ``tests/web/test_rules.py``), ``search.js`` (AlphaZero's search);
   the page files live in the package folder ``c4jax/web/``;
 - ``ort/``: onnxruntime-web's WebAssembly build (``ort.wasm.min.mjs``, its loader and ``.wasm``)
   and its licence, from the npm package pinned by ``c4jax/web/package.json`` and

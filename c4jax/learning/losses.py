@@ -83,7 +83,7 @@ def negamax_gae(rewards: Array, values: Array, sign: Array, done: Array, gamma: 
     next_values = jnp.concatenate([values[1:], jnp.reshape(jnp.asarray(last_value, jnp.float32), (1,))])
     deltas = _td_targets(rewards, next_values, sign, done, gamma) - values
     # A_t = delta_t + coef_t A_{t+1}: one product and one sum a step, so with sign = -1 the float
-    # operations are those of the thesis' A_t = delta_t - gamma lam A_{t+1} (tests/test_losses.py)
+    # operations are those of the thesis' A_t = delta_t - gamma lam A_{t+1} (tests/learning/test_losses.py)
     coefs = jnp.where(done, 0.0, gamma * lam * sign)
 
     def _step(a_next: Array, x) -> tuple[Array, Array]:

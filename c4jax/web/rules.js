@@ -1,6 +1,6 @@
 // The rules of Connect Four and Checkers for the static site (design.md §1 and "Checkers"): the
 // same states, actions, observations and results as c4jax.games.make("connect_four" / "checkers"),
-// checked against them by tests/test_export_web_rules.py (random games, both games).
+// checked against them by tests/web/test_rules.py (random games, both games).
 //
 // A game object has: id, numActions, obsShape, init(), step(state, action) -> new state (the old
 // one is left as it is), legal(state) -> Uint8Array of numActions flags, observe(state) -> Int8Array

@@ -1,7 +1,7 @@
 // AlphaZero's search in the page: the PUCT search with proven wins and losses of
 // c4jax.agents.search.run(rule="puct", solve=True), which agents.load("alphazero@N") plays, with
 // the network (onnxruntime-web) as the evaluator. Tested against the JAX agent by
-// tests/test_export_web_browser.py.
+// tests/web/test_export_web_browser.py.
 //
 // One simulation walks from the root to an edge that has no node yet (PUCT: the children's Q
 // rescaled to [0, 1] between the lowest and highest of the node's value and its visited children's

@@ -1,4 +1,4 @@
-// Replays games with the site's JS rules (c4jax/web/rules.js) for tests/test_export_web_rules.py.
+// Replays games with the site's JS rules (c4jax/web/rules.js) for tests/web/test_rules.py.
 // stdin: {"game": id, "rules": null | {quietLimit, maxSteps} (Checkers), "games": [{"start": null | [cur, opp, kings, player], "actions": [...]}, ...]}
 // stdout: per game and per state after each action (the start included): legal actions, player to
 // move, terminated, truncated, rewards and the observation, as flat lists.
