@@ -33,7 +33,7 @@ declare -A BACK=(
   [td_advantage]="--no-td-advantage"
   [explore]="--explore 0.0"
   [unmasked_log_probs]="--no-unmasked-log-probs"
-  [buffers_per_eval]="--buffers-per-eval 1"
+  [buffers_per_eval]="--eval-every 315"
 )
 COMMON="reward_backprop replace_draws old_rule"
 DQN_SWITCHES="target_online target_mirror_avg target_unmasked eps_per_update selfplay_mirror_avg reset_target_on_old $COMMON"

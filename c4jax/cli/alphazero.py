@@ -27,22 +27,15 @@ tower instead of the CNET, evaluation against Random, the old network and pure M
 from __future__ import annotations
 
 import dataclasses
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Literal, Sequence
 
 from c4jax import games
-from c4jax.io import cliargs, runlog
-from c4jax.learning import config, loop, rundir
+from c4jax.cli import training
+from c4jax.io import runlog
+from c4jax.learning import loop, rundir
 from c4jax.learning.alphazero import AlphaZero, AlphaZeroConfig
-
-
-def _run_defaults() -> loop.LoopConfig:
-    # from scratch and no old-network rule (revert_drop 1 never fires): reverting on noisy matches held
-    # a run back; best/ by pure MCTS with 100 simulations unless the game's kit says otherwise
-    return loop.LoopConfig(out="runs/alphazero", init_from="", freeze_conv=False, total_updates=60_000,
-                           eval_opponents=("mcts100",), select_by="mcts100", revert_drop=1.0)
 
 
 @dataclass(frozen=True)
@@ -51,24 +44,26 @@ class Config:
 
     run: loop.LoopConfig = field(default_factory=lambda: defaults(games.DEFAULT).run)
     az: AlphaZeroConfig = field(default_factory=lambda: defaults(games.DEFAULT).az)
+    preset: Literal["default", "smoke"] = "default"
+    """'default': the settings above (the game's); 'smoke': the smallest run, which checks the pipeline."""
 
 
-def defaults(game: str) -> Config:
-    """The default settings for ``game``: :class:`Config`'s, fitted to what the game's kit has (a
-    residual tower where the CNET does not read its observations, random starts only where it has
-    them, at most all of its actions considered), then the flags that its kit sets for AlphaZero
-    (``GameKit.defaults``); runs go to ``runs/<game>/alphazero`` (``runs/alphazero`` for the default
-    game)."""
+def defaults(game: str, preset: str | None = None) -> Config:
+    """The settings of ``game`` with ``preset``: :class:`~c4jax.learning.alphazero.AlphaZeroConfig`'s,
+    fitted to what the game's kit has (a residual tower where the CNET does not read its observations,
+    random starts only where it has them, at most all of its actions considered), from scratch
+    (:func:`c4jax.learning.loop.from_scratch`, 60,000 updates); then the flags that its kit sets for
+    AlphaZero (``GameKit.defaults``), then the preset (:func:`c4jax.cli.training.with_preset`). Runs go to
+    ``runs/[<game>/]alphazero``."""
     kit = games.kit_of(game)
     fitted = AlphaZeroConfig()
     fitted = dataclasses.replace(
         fitted, max_considered=min(fitted.max_considered, kit.game.num_actions),
         random_start_frac=fitted.random_start_frac if kit.random_start is not None else 0.0,
         **({} if kit.cnet else {"tower_blocks": 2, "tower_channels": 32}))
-    own = kit.defaults_of("alphazero")
-    out = "runs/alphazero" if game == games.DEFAULT else f"runs/{game}/alphazero"
-    run = dataclasses.replace(_run_defaults(), out=out, game=game, **own.get("run", {}))
-    return Config(run=run, az=dataclasses.replace(fitted, **own.get("az", {})))
+    run = loop.from_scratch(training.out_dir(game, "alphazero"), game, total_updates=60_000)
+    cfg = training.from_kit(Config(run=run, az=fitted, preset="default"), game, "alphazero")
+    return training.with_preset(cfg, preset)
 
 
 def plot_wall_clock(run_dir: Path) -> Path:
@@ -82,14 +77,13 @@ def plot_wall_clock(run_dir: Path) -> Path:
 
 
 def trainer(cfg: Config) -> AlphaZero:
-    """The trainer of ``cfg``; a setting that does not fit the game ends the script with one line."""
-    try:
+    """The trainer of ``cfg``; a setting that does not fit the game ends the command with one line."""
+    def make():
         if cfg.az.ema_decay > 0 and cfg.run.revert_drop < 1:
             raise ValueError("--ema-decay needs the old-network rule off (--revert-drop 1): a revert would put "
                              "the averaged weights back into training")
         return AlphaZero(cfg.az, freeze_conv=cfg.run.freeze_conv, game=games.make(cfg.run.game))
-    except ValueError as e:
-        cliargs.fail(str(e))
+    return training.trainer(make)
 
 
 def main(cfg: Config) -> dict:
@@ -105,12 +99,4 @@ def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     """Parse ``argv`` (default: this process' arguments; the defaults are those of its ``--game``) and
     train; ``prog`` names the command in ``--help`` (``c4jax train alphazero``; default: the script's file
     name)."""
-    argv = sys.argv[1:] if argv is None else list(argv)
-    game = config.preset_from_argv(argv, flag="--game", default=loop.LoopConfig.game)
-    try:
-        default = defaults(game)
-    except ValueError:  # an unknown --game: the parser's check of --game names it
-        default = defaults(games.DEFAULT)
-    with cliargs.one_line_errors(argv, prog):
-        cfg = config.parse_cli(default, argv, prog=prog)
-    return loop.exit_on_error(main, cfg)
+    return training.command(defaults, main, argv, prog)

@@ -14,18 +14,24 @@ docs/results/fidelity). On a game with a residual tower the head is the tower's 
 
 from __future__ import annotations
 
-import sys
 from typing import Sequence
 
 from c4jax import games
-from c4jax.cli.dqn import defaults, main, parse
-from c4jax.learning import loop
+from c4jax.cli import training
+from c4jax.cli.dqn import defaults as dqn_defaults
+from c4jax.cli.dqn import main
 
-DEFAULT = defaults(games.DEFAULT, dueling=True)  # the default game's
+
+def defaults(game: str, preset: str | None = None):
+    """The Dueling DQN settings of ``game`` with ``preset`` (:func:`c4jax.cli.dqn.defaults`)."""
+    return dqn_defaults(game, preset, dueling=True)
+
+
+DEFAULT = defaults(games.DEFAULT)  # the default game's
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     """Parse ``argv`` (default: this process' arguments) over the Dueling DQN defaults of its ``--game``
     and train; ``prog`` names the command in ``--help`` (``c4jax train dueling_dqn``; default: the script's
     file name)."""
-    return loop.exit_on_error(main, parse(sys.argv[1:] if argv is None else argv, prog=prog, dueling=True))
+    return training.command(defaults, main, argv, prog)

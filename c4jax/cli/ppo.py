@@ -28,48 +28,41 @@ plays it with 500 simulations of search guided by its policy and value heads. ``
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
-from c4jax.cli import onpolicy_setup
-from c4jax.learning import config, loop, ppo
+from c4jax import games
+from c4jax.cli import training
+from c4jax.learning import loop, ppo
 from c4jax.learning.ppo import PPOConfig
-
-# the flags of PPO's streams collection that one PPO flag replaces
-RENAMED = {"--value-weight": "--c1", "--entropy-weight": "--c2", "--collects-per-eval": "--buffers-per-eval"}
 
 
 @dataclass(frozen=True)
 class Config:
     """PPO self-play training."""
 
-    run: loop.LoopConfig = field(default_factory=lambda: config.with_preset(loop.LoopConfig(out="runs/ppo"), "published"))
-    ppo: PPOConfig = field(default_factory=lambda: config.with_preset(PPOConfig(), "published"))
+    run: loop.LoopConfig = field(default_factory=lambda: defaults(games.DEFAULT).run)
+    ppo: PPOConfig = field(default_factory=lambda: defaults(games.DEFAULT).ppo)
     """PPO hyperparameters. Their defaults are those of --preset (above) and --game; explicit flags override them.
     With --opponent, only the learner's own moves are training rows; the opponent's moves shape their returns."""
-    preset: Literal["thesis", "published"] = "published"
-    """Training preset of the default game: 'thesis' (the thesis text, design.md §7) or 'published' (every difference
-    of the published training code turned on, design.md §7a; measured stronger for this trainer). It sets the
-    defaults; explicit flags override it. Unused on a game trained with --collect streams (its kit's defaults), which refuses
-    them; --preset smoke works on every game."""
+    preset: Literal["thesis", "published", "smoke"] = "published"
+    """'thesis' (the thesis text, design.md §7) or 'published' (every difference of the published training code
+    turned on, design.md §7a): the default game's whole-games settings, which explicit flags override; another
+    game trains with --collect streams and its kit's defaults, and refuses them. 'smoke': the smallest run, which
+    checks the pipeline (any game)."""
 
 
-def defaults(game: str) -> Config:
-    """The default settings of ``game`` (:func:`c4jax.cli.onpolicy_setup.defaults`)."""
-    return onpolicy_setup.defaults(Config(), game, ppo.STREAMS, ppo.STREAMS_UPDATES)
+def defaults(game: str, preset: str | None = None) -> Config:
+    """The settings of ``game`` with ``preset`` (:func:`c4jax.cli.training.onpolicy_defaults`)."""
+    return training.onpolicy_defaults(Config, PPOConfig, ppo.STREAMS, ppo.STREAMS_UPDATES, game, preset)
 
 
 def main(cfg: Config) -> dict:
-    return onpolicy_setup.train(ppo.PPO, cfg)
-
-
-def parse(argv: Sequence[str], prog: str | None = None) -> Config:
-    """The command line's config, over the defaults of its ``--game`` (:func:`defaults`)."""
-    return onpolicy_setup.parse(onpolicy_setup.renamed(argv, RENAMED), defaults, prog=prog)
+    return training.train(training.trainer(lambda: ppo.PPO(cfg.ppo, games.make(cfg.run.game), cfg.run.freeze_conv)),
+                          cfg)
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     """Parse ``argv`` (default: this process' arguments) and train; ``prog`` names the command in
     ``--help`` (``c4jax train ppo``; default: the script's file name)."""
-    return loop.exit_on_error(main, parse(sys.argv[1:] if argv is None else argv, prog=prog))
+    return training.command(defaults, main, argv, prog)

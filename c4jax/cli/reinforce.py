@@ -20,11 +20,11 @@ sampled play, ``:det`` greedy) and last/ (the resumable training state) to --out
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
-from c4jax.cli import onpolicy_setup
+from c4jax import games
+from c4jax.cli import training
 from c4jax.learning import loop, reinforce
 from c4jax.learning.reinforce import ReinforceConfig
 
@@ -33,29 +33,30 @@ from c4jax.learning.reinforce import ReinforceConfig
 class Config:
     """REINFORCE-with-baseline self-play training."""
 
-    run: loop.LoopConfig = field(default_factory=lambda: loop.LoopConfig(out="runs/reinforce"))
-    reinforce: ReinforceConfig = field(default_factory=ReinforceConfig)
+    run: loop.LoopConfig = field(default_factory=lambda: defaults(games.DEFAULT).run)
+    reinforce: ReinforceConfig = field(default_factory=lambda: defaults(games.DEFAULT).reinforce)
     """REINFORCE-with-baseline hyperparameters. Their defaults are those of --preset (above) and --game; explicit
     flags override them. With --opponent, only the learner's own moves carry a loss; the opponent's moves shape
     their returns."""
-    preset: Literal["thesis", "published"] = "thesis"
-    """Training preset of the default game: 'thesis' (the thesis text, design.md §7) or 'published' (every difference
-    of the published training code turned on, design.md §7a). It sets the defaults; explicit flags override it.
-    Unused on a game trained with --collect streams (its kit's defaults), which refuses
-    them; --preset smoke works on every game."""
+    preset: Literal["thesis", "published", "smoke"] = "thesis"
+    """'thesis' (the thesis text, design.md §7) or 'published' (every difference of the published training code
+    turned on, design.md §7a): the default game's whole-games settings, which explicit flags override; another
+    game trains with --collect streams and its kit's defaults, and refuses them. 'smoke': the smallest run, which
+    checks the pipeline (any game)."""
 
 
-def defaults(game: str) -> Config:
-    """The default settings of ``game`` (:func:`c4jax.cli.onpolicy_setup.defaults`)."""
-    return onpolicy_setup.defaults(Config(), game, reinforce.STREAMS, reinforce.STREAMS_UPDATES)
+def defaults(game: str, preset: str | None = None) -> Config:
+    """The settings of ``game`` with ``preset`` (:func:`c4jax.cli.training.onpolicy_defaults`)."""
+    return training.onpolicy_defaults(Config, ReinforceConfig, reinforce.STREAMS, reinforce.STREAMS_UPDATES, game,
+                                      preset)
 
 
 def main(cfg: Config) -> dict:
-    return onpolicy_setup.train(reinforce.Reinforce, cfg)
+    return training.train(training.trainer(
+        lambda: reinforce.Reinforce(cfg.reinforce, games.make(cfg.run.game), cfg.run.freeze_conv)), cfg)
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     """Parse ``argv`` (default: this process' arguments; the defaults are those of its ``--game``) and train;
     ``prog`` names the command in ``--help`` (``c4jax train reinforce``; default: the script's file name)."""
-    argv = sys.argv[1:] if argv is None else list(argv)
-    return loop.exit_on_error(main, onpolicy_setup.parse(argv, defaults, prog=prog))
+    return training.command(defaults, main, argv, prog)

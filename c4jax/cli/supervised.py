@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 import time
 import zipfile
 from dataclasses import dataclass
@@ -38,7 +37,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from c4jax import agents, evaluation, games
-from c4jax.io import checkpoint, cliargs, interrupt, outdir, runlog, track
+from c4jax.io import checkpoint, interrupt, outdir, runlog, track
+from c4jax.cli import training
 from c4jax.learning import config, loop, ranges
 from c4jax.learning import dataset as data
 from c4jax.nets import tower as towers
@@ -113,6 +113,8 @@ class Config:
     track: tuple[Literal["tensorboard", "wandb"], ...] = ()
     """Also send every epoch's metrics to these trackers: tensorboard (event files in OUT/tb) and/or wandb
     (the track extra)."""
+    preset: Literal["default", "smoke"] = "default"
+    """'default': the settings above (the game's); 'smoke': the smallest run, which checks the pipeline."""
 
     RANGES: ClassVar[dict] = {
         "num_pairs": ranges.ONE_OR_MORE, "data_seed": ranges.NON_NEGATIVE, "seed": ranges.NON_NEGATIVE,
@@ -141,12 +143,10 @@ class Config:
         return Path(self.dataset) if self.dataset else Path("data") / default_dataset(self.game, self.teacher_name,
                                                                                        self.num_pairs)
 
-    def __post_init__(self):
-        if not ranges.checking():
-            return
+    def check(self) -> None:
+        """``ValueError`` for settings that do not fit together (:func:`c4jax.learning.config.validate`)."""
         if self.game not in games.GAMES:
-            raise ValueError(f"--game must be one of {', '.join(games.GAMES)}, got {self.game!r}")
-        ranges.check(self)
+            raise ValueError(f"--game must be one of {sorted(games.GAMES)}, got {self.game!r}")
         if self.val_fraction + self.test_fraction >= 1:
             raise ValueError(f"--val-fraction + --test-fraction must be < 1 (the rest trains), got "
                              f"{self.val_fraction} + {self.test_fraction}")
@@ -167,19 +167,18 @@ def default_dataset(game: str, teacher: str, num_pairs: int) -> Path:
     return Path(*([] if game == games.DEFAULT else [game]), f"{name}_{size}.npz")
 
 
-def defaults(game: str) -> Config:
+def defaults(game: str, preset: str | None = None) -> Config:
     """The default settings for ``game``: :class:`Config`'s, with runs in ``runs/<game>/supervised``
     (``runs/supervised`` for the default game), then the flags that its kit sets for the stage
     (``GameKit.defaults``, section ``supervised``)."""
-    out = Config.out if game == games.DEFAULT else f"runs/{game}/supervised"
-    with ranges.deferred():
-        return dataclasses.replace(Config(out=out, game=game),
-                                   **games.kit_of(game).defaults_of("supervised").get("supervised", {}))
+    cfg = dataclasses.replace(Config(out=training.out_dir(game, "supervised"), game=game),
+                              **games.kit_of(game).defaults_of("supervised").get("supervised", {}))
+    return training.with_preset(cfg, preset)
 
 
 # Flags that a --resume may give other values than the run was started with; every other setting must match.
 RESUME_MAY_CHANGE = frozenset({"out", "resume", "overwrite", "progress", "epochs", "eval_matches", "eval_teacher",
-                               "track"})
+                               "track", "preset"})
 
 
 def load_or_make_dataset(cfg: Config) -> tuple[data.Dataset, dict]:
@@ -226,6 +225,10 @@ def _saved_config(last: Path) -> dict | None:
 
 
 def main(cfg: Config) -> dict:
+    try:
+        config.validate(cfg)
+    except ValueError as e:
+        raise loop.ConfigError(str(e)) from None
     out = outdir.claim(cfg.out, outdir.RUN, resume=cfg.resume, overwrite=cfg.overwrite)
     if cfg.resume and not checkpoint.exists(out / LAST):
         done = _finished_summary(out)
@@ -378,9 +381,4 @@ def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     """Parse ``argv`` (default: this process' arguments; the defaults are those of its ``--game``) and
     train; ``prog`` names the command in ``--help`` (``c4jax train supervised``; default: the script's
     file name)."""
-    argv = sys.argv[1:] if argv is None else list(argv)
-    game = config.preset_from_argv(argv, flag="--game", default=games.DEFAULT)
-    default = defaults(game if game in games.GAMES else games.DEFAULT)  # an unknown --game: Config names the games
-    with cliargs.one_line_errors(argv, prog):
-        cfg = config.parse_cli(default, argv, prog=prog)
-    return loop.exit_on_error(main, cfg)
+    return training.command(defaults, main, argv, prog)

@@ -52,7 +52,7 @@ from c4jax.games import DEFAULT, Symmetry, kit_of, make
 from c4jax.games import base as games
 from c4jax.io.devices import shard_batch
 from c4jax.learning import buffer as rb
-from c4jax.learning import dedup, ranges
+from c4jax.learning import config, dedup, ranges
 from c4jax.learning.algorithm import Algorithm
 from c4jax.learning.optim import apply_gradients, make_optimizer
 from c4jax.learning.train_state import TrainState
@@ -174,17 +174,18 @@ class AlphaZeroConfig:
         "total_updates": 2,
     }
 
-    def __post_init__(self):
-        if not ranges.checking():
-            return
-        ranges.check(self)
+    def check(self) -> None:
+        """``ValueError`` for settings that do not fit together (:func:`c4jax.learning.config.validate`)."""
         if self.method not in METHODS:
             raise ValueError(f"--method must be one of {METHODS}, got {self.method!r}")
         if self.solve and self.method != "puct":
             raise ValueError(f"--solve searches self-play with PUCT and proven values: it needs --method puct, "
                              f"got --method {self.method}")
-        ranges.eval_every_to_units(self, "iterations_per_eval", self.updates_per_iteration,
-                                   "iteration (--updates-per-iteration)")
+        config.check_eval_every(self, self.updates_per_iteration, "iteration (--updates-per-iteration)")
+
+    def normalised(self) -> "AlphaZeroConfig":
+        """This config with ``eval_every`` given as ``iterations_per_eval`` (:func:`c4jax.learning.config.settle`)."""
+        return config.eval_in_units(self, "iterations_per_eval", self.updates_per_iteration)
 
     def check_game(self, game) -> None:
         """The settings that depend on the game: ``ValueError`` when they do not fit ``game``."""
@@ -394,6 +395,7 @@ class AlphaZero(Algorithm):
     batch_fields = tuple(f"buffer.{f}" for f in rb.BATCH_FIELDS)  # the replay storage, split over devices
 
     def __init__(self, cfg: AlphaZeroConfig, freeze_conv: bool = False, game=DEFAULT_GAME):
+        cfg = config.settle(cfg)
         games.check_game(game)
         cfg.check_game(game)
         self.cfg, self.game = cfg, game

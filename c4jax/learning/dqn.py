@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
+from types import MappingProxyType
 from typing import Annotated, Callable, ClassVar
 
 import jax
@@ -44,7 +45,7 @@ from jax import Array
 
 from c4jax import games
 from c4jax.learning import buffer as rb
-from c4jax.learning import losses, ranges
+from c4jax.learning import config, losses, ranges
 from c4jax.agents.network_search import AlphaZeroAgent
 from c4jax.nets import tower as towers
 from c4jax.nets.cnet import CNet
@@ -63,6 +64,13 @@ from c4jax.learning.optim import adam_l2, apply_gradients, make_optimizer
 from c4jax.learning.train_state import where_seeds
 from c4jax.learning import rollouts
 from c4jax.learning import backprop as backprop_lib
+
+
+# Double DQN on a game's own rewards: the settings of --collect streams on a game that has no whole-game
+# self-play (its kit sets the sizes: GameKit.defaults["dqn"])
+STREAMS = MappingProxyType(dict(collect="streams", double=True, loss="huber", gamma=1.0, tau=0.005,
+                                eps_schedule="linear", eps_per_update=True, eps_start=1.0, eps_end=0.05,
+                                weight_decay=0.0, max_grad_norm=1.0, eval_every=0))
 
 
 @dataclass(frozen=True)
@@ -118,7 +126,7 @@ class DQNConfig(SelfPlayConfig):
     eps_start to eps_end over eps_decay)."""
     eval_every: int = 1000
     """Updates between evaluations (and checkpoints). --collect streams: a multiple of
-    --updates-per-iteration, 0 = --iterations-per-eval's iterations (those before --learning-starts make
+    --updates-per-iteration, 0 = the game's default number of iterations (those before --learning-starts make
     no updates); saved as the number of iterations (iterations_per_eval)."""
     iterations_per_eval: Annotated[int, tyro.conf.Suppress] = 500
     """Iterations between evaluations with --collect streams, which --eval-every sets."""
@@ -155,7 +163,7 @@ class DQNConfig(SelfPlayConfig):
         "updates_per_episode": ranges.ONE_OR_MORE, "episodes_per_iteration": ranges.ONE_OR_MORE,
         "target_update_every": ranges.ONE_OR_MORE, "tau": ranges.Range(0, 1, low_open=True),
         "eps_start": ranges.UNIT, "eps_end": ranges.UNIT, "eps_decay": ranges.POSITIVE,
-        "eval_every": ranges.at_least(0, "(0: --iterations-per-eval's iterations, --collect streams)"),
+        "eval_every": ranges.at_least(0, "(0: the default, --collect streams)"),
         "huber_delta": ranges.POSITIVE, "envs": ranges.ONE_OR_MORE, "steps": ranges.ONE_OR_MORE,
         "updates_per_iteration": ranges.ONE_OR_MORE, "iterations_per_eval": ranges.ONE_OR_MORE,
         "max_grad_norm": ranges.NON_NEGATIVE, "value_weight": ranges.NON_NEGATIVE,
@@ -176,10 +184,9 @@ class DQNConfig(SelfPlayConfig):
         """``--preset smoke``'s sizes of this collection (:func:`c4jax.learning.config.smoke_sizes`)."""
         return self.STREAM_SMOKE if self.collect == "streams" else self.SMOKE
 
-    def __post_init__(self):
-        super().__post_init__()
-        if not ranges.checking():
-            return
+    def check(self) -> None:
+        """``ValueError`` for settings that do not fit together (:func:`c4jax.learning.config.validate`)."""
+        super().check()
         if self.loss not in ("mse", "huber"):
             raise ValueError(f"--loss must be 'mse' or 'huber', got {self.loss!r}")
         if self.collect not in ("games", "streams"):
@@ -200,15 +207,21 @@ class DQNConfig(SelfPlayConfig):
     def _check_stream(self) -> None:
         on = [f for f in self.GAMES_ONLY if getattr(self, f)]
         on += ["reward_backprop"] if self.reward_backprop != "per_player" else []
-        on += ["opponent"] if self.opponent_agent is not None else []
+        on += ["opponent"] if not self.self_play else []
         if on:
             flags = ", ".join("--" + f.replace("_", "-") for f in on)
             raise ValueError(f"{flags}: only with --collect games (the thesis' whole games)")
         if self.envs * self.steps > self.buffer_size:
             raise ValueError(f"--buffer-size ({self.buffer_size}) must hold one iteration's transitions "
                              f"(--envs x --steps = {self.envs * self.steps})")
-        ranges.eval_every_to_units(self, "iterations_per_eval", self.updates_per_iteration,
-                                   "iteration (--updates-per-iteration)")
+        config.check_eval_every(self, self.updates_per_iteration, "iteration (--updates-per-iteration)")
+
+    def normalised(self) -> "DQNConfig":
+        """This config with --collect streams' ``eval_every`` given as ``iterations_per_eval``
+        (:func:`c4jax.learning.config.settle`)."""
+        if self.collect != "streams":
+            return self
+        return config.eval_in_units(self, "iterations_per_eval", self.updates_per_iteration)
 
     @property
     def iteration_updates(self) -> int:
@@ -367,7 +380,7 @@ class DQN(Algorithm):
     default_mode = "det"
 
     def __init__(self, cfg: DQNConfig, freeze_conv: bool = True, game=None):
-        self.cfg = cfg
+        self.cfg = cfg = config.settle(cfg)
         self.game = games.make(games.DEFAULT) if game is None else check_game(game)
         kit = games.kit_of(self.game)
         if cfg.collect == "games" and not whole_games_fit(self.game):

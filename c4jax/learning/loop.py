@@ -53,6 +53,7 @@ from c4jax.io import checkpoint, compile_cache, devices, interrupt, outdir, trac
 from c4jax.nets import cnet
 from c4jax.learning import portable, ranges, selection
 from c4jax.learning.algorithm import Algorithm
+from c4jax.learning.config import validate
 from c4jax.learning.training_eval import evaluate, evaluated_agent, metrics_row
 from c4jax.learning.placement import SHARD_MODES, Placement, plan
 from c4jax.learning.rundir import BEST, LAST, SeedRun, seed_dir, summarize_seeds
@@ -150,10 +151,9 @@ class LoopConfig:
 
     SMOKE: ClassVar[dict] = {"eval_opponents": (), "eval_yardstick": False, "init_from": "", "freeze_conv": False}
 
-    def __post_init__(self):
-        if not ranges.checking():
-            return
-        ranges.check(self)
+    def check(self) -> None:
+        """``ValueError`` for settings that do not fit together (:func:`c4jax.learning.config.validate`; the
+        evaluation opponents load when the run starts: :func:`load_opponents`)."""
         if self.shard not in SHARD_MODES:
             raise ValueError(f"--shard must be one of {SHARD_MODES}, got {self.shard!r}")
         if not 0 <= self.process_id < self.num_processes:
@@ -163,8 +163,6 @@ class LoopConfig:
         track.check_backends(self.track)
         if self.game not in games.GAMES:
             raise ValueError(f"--game must be one of {sorted(games.GAMES)}, got {self.game!r}")
-        for name in self.eval_opponents:
-            agents.load(self.agent_name(name))  # a clear error for an unknown name before any training
         kit = games.kit_of(self.game)
         if not kit.yardstick and self.eval_yardstick:
             raise ValueError(f"--eval-yardstick grades moves against solved positions; {self.game} has no yardstick "
@@ -204,6 +202,14 @@ class LoopConfig:
         """The old-network rule's settings."""
         return selection.Rule(revert_drop=self.revert_drop, old_best_start=self.old_best_start,
                               revert_at_equal=self.revert_at_equal)
+
+
+def from_scratch(out: str, game: str, **changes) -> LoopConfig:
+    """The run settings of a network trained from scratch on ``game``'s own rewards (AlphaZero, and a
+    trainer's ``--collect streams``): nothing to start from or freeze, evaluated against pure MCTS with 100
+    simulations (which also chooses best/), without the old-network rule; ``changes``: other fields."""
+    return LoopConfig(**{**dict(out=out, game=game, init_from="", freeze_conv=False, eval_opponents=("mcts100",),
+                                select_by="mcts100", revert_drop=1.0), **changes})
 
 
 def source_params(cfg: LoopConfig, width: int) -> dict | None:
@@ -420,6 +426,10 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
     With K > 1 also ``<out>/summary.json``, ``seeds.md`` and ``curves.png``: each seed's
     best and final win rate vs 1StepLA with their mean ± standard deviation.
     """
+    try:
+        validate(cfg)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
     if cfg.num_processes > 1:
         devices.initialize(cfg.coordinator_address, cfg.num_processes, cfg.process_id)
     placement = plan(algo, cfg.devices, cfg.vmap_seeds, cfg.shard)
@@ -427,11 +437,22 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
         return _run(algo, cfg, placement, width=width, algo_config=algo_config, extra_panels=extra_panels)
 
 
+def load_opponents(cfg: LoopConfig) -> None:
+    """Load each of ``cfg.eval_opponents`` once: :class:`ConfigError` naming the first that is unknown
+    or unusable, before the run writes anything."""
+    for name in cfg.eval_opponents:
+        try:
+            agents.load(cfg.agent_name(name))
+        except (ValueError, FileNotFoundError, checkpoint.CheckpointError) as e:
+            raise ConfigError(f"--eval-opponents {name!r}: {e}") from None
+
+
 def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, algo_config: dict,
          extra_panels: Callable[[], list] | None = None) -> dict:
     """:func:`run` on ``placement``'s devices."""
     if algo.game.id != cfg.game:
         raise ConfigError(f"{algo.name} trains on {algo.game.id} only; this run's --game is {cfg.game}")
+    load_opponents(cfg)
     total = budget(algo, cfg.total_updates)
     write = devices.is_main_process()
     if write and total != cfg.total_updates:

@@ -73,10 +73,9 @@ class OnPolicyConfig(SelfPlayConfig):
                               "max_grad_norm": ranges.NON_NEGATIVE, "tower_blocks": ranges.ONE_OR_MORE,
                               "tower_channels": ranges.ONE_OR_MORE}
 
-    def __post_init__(self):
-        super().__post_init__()
-        if not ranges.checking():
-            return
+    def check(self) -> None:
+        """``ValueError`` for settings that do not fit together (:func:`c4jax.learning.config.validate`)."""
+        super().check()
         if self.collect not in COLLECTIONS:
             raise ValueError(f"--collect must be one of {COLLECTIONS}, got {self.collect!r}")
         if self.network not in NETWORKS:

@@ -49,17 +49,23 @@ class OpponentConfig:
 
     RANGES: ClassVar[dict] = {"opponent_frac": ranges.UNIT}
 
-    def __post_init__(self):
-        if not ranges.checking():
-            return
-        ranges.check(self)  # every numeric field of the config (its subclasses' too), before any other check
-        _ = self.opponent_agent  # loaded once, here: an unknown name fails at the command line
+    def check(self) -> None:
+        """``ValueError`` for an opponent that is not a name (whether the agent exists is known when the
+        run starts and loads it: :attr:`opponent_agent`)."""
+        if not isinstance(self.opponent, str) or not self.opponent.strip():
+            raise ValueError(f"--opponent must be 'self' or an agent name, got {self.opponent!r}")
+
+    @property
+    def self_play(self) -> bool:
+        """Whether every training game is self-play (``--opponent self``)."""
+        return self.opponent.strip().lower() == SELF
 
     @cached_property
     def opponent_agent(self):
-        """The opponent as an agent, or None for 'self'."""
+        """The opponent as an agent, or None for 'self', loaded at the first use (``ValueError`` for an
+        unknown name or an unusable checkpoint)."""
         return training_opponent(self.opponent)
 
     def opponent_games(self, games: int) -> int:
         """How many of a batch of ``games`` are played against the opponent (none for 'self')."""
-        return 0 if self.opponent_agent is None else int(round(self.opponent_frac * games))
+        return 0 if self.self_play else int(round(self.opponent_frac * games))

@@ -30,7 +30,7 @@ import tyro
 from jax import Array
 
 from c4jax.io.devices import shard_batch
-from c4jax.learning import losses, onpolicy, ranges
+from c4jax.learning import config, losses, onpolicy, ranges
 from c4jax.learning.onpolicy import weighted_mean
 from c4jax.learning.onpolicy_games import Samples, Strategies
 from c4jax.learning.optim import apply_gradients
@@ -106,10 +106,9 @@ class PPOConfig(onpolicy.OnPolicyConfig):
     STREAMS_SMOKE: ClassVar[dict] = {"envs": 4, "steps": 8, "minibatch_size": 16, "epochs": 1, "buffers_per_eval": 1,
                                      "tower_blocks": 1, "tower_channels": 4, "total_updates": 2}
 
-    def __post_init__(self):
-        super().__post_init__()
-        if not ranges.checking():
-            return
+    def check(self) -> None:
+        """``ValueError`` for settings that do not fit together (:func:`c4jax.learning.config.validate`)."""
+        super().check()
         if self.streams:
             self.refuse_games_only(GAMES_ONLY)
             if (self.envs * self.steps) % self.minibatch_size:
@@ -120,7 +119,11 @@ class PPOConfig(onpolicy.OnPolicyConfig):
             if self.minibatch_size > self.buffer_size:
                 raise ValueError(f"--minibatch-size ({self.minibatch_size}) cannot exceed --buffer-size ({self.buffer_size})")
             unit = "buffer (--epochs x ceil(--buffer-size / --minibatch-size))"
-        ranges.eval_every_to_units(self, "buffers_per_eval", self.buffer_updates, unit)
+        config.check_eval_every(self, self.buffer_updates, unit)
+
+    def normalised(self) -> "PPOConfig":
+        """This config with ``eval_every`` given as ``buffers_per_eval`` (:func:`c4jax.learning.config.settle`)."""
+        return config.eval_in_units(self, "buffers_per_eval", self.buffer_updates)
 
     @property
     def smoke(self) -> dict:
@@ -159,6 +162,7 @@ class PPO(onpolicy.OnPolicy):
     name = "ppo"
 
     def __init__(self, cfg: PPOConfig, game, freeze_conv: bool = True):
+        cfg = config.settle(cfg)
         self.strategies = Strategies.of(cfg, explore=cfg.explore, mirror_avg=cfg.selfplay_mirror_avg,
                                         td_advantage=cfg.td_advantage, unmasked_log_probs=cfg.unmasked_log_probs)
         self.games = cfg.games

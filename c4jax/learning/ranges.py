@@ -2,24 +2,17 @@
 config class and checked in one place.
 
 A config dataclass lists its numeric fields in a ``RANGES`` class attribute (``{field: Range}``);
-its ``__post_init__`` calls :func:`check` first, which goes through the tables of the class and of
-its bases and raises ``ValueError("--flag must be <range>, got <value>")`` for the first value out of
-range (NaN included), before the config's own checks of settings that depend on each other.
-
-A command line is parsed with the checks held back (:func:`deferred`): the parser builds the
-configs without them, then the trainer script rebuilds each one with its checks on, so that a bad
-value ends the script with one ``error:`` line (exit status 2) before anything compiles.
+:func:`check` goes through the tables of the class and of its bases and raises
+``ValueError("--flag must be <range>, got <value>")`` for the first value out of range (NaN
+included). :func:`c4jax.learning.config.validate` runs it before a config's own checks of settings
+that depend on each other.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
-from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Iterator, Mapping
-
-_DEFERRED: ContextVar[bool] = ContextVar("c4jax_checks_deferred", default=False)
+from typing import Mapping
 
 
 @dataclass(frozen=True)
@@ -100,34 +93,3 @@ def check_values(values: Mapping[str, object], ranges: Mapping[str, Range]) -> N
 def check(cfg) -> None:
     """Check every field of ``cfg`` listed in its class' ranges (:func:`ranges_of`)."""
     check_values({name: getattr(cfg, name) for name in ranges_of(type(cfg))}, ranges_of(type(cfg)))
-
-
-def checking() -> bool:
-    """Whether configs check their values when they are made (False inside :func:`deferred`)."""
-    return not _DEFERRED.get()
-
-
-@contextlib.contextmanager
-def deferred() -> Iterator[None]:
-    """Configs made inside skip their checks (a command-line parser's, which the script then makes
-    again with the checks on: :func:`c4jax.learning.config.checked`)."""
-    token = _DEFERRED.set(True)
-    try:
-        yield
-    finally:
-        _DEFERRED.reset(token)
-
-
-def eval_every_to_units(cfg, unit_field: str, updates_per_unit: int, unit: str) -> None:
-    """A trainer whose chunk counts evaluation blocks in its own unit: turn ``cfg.eval_every`` (in
-    updates; 0 = keep ``unit_field``) into ``unit_field`` (the number of units), in place on the frozen
-    ``cfg``, and set ``eval_every`` back to 0 so that a config made either way is saved the same.
-    ``ValueError`` when it is not a multiple of a unit's ``updates_per_unit`` updates."""
-    every = cfg.eval_every
-    if not every:
-        return
-    if every % updates_per_unit:
-        raise ValueError(f"--eval-every must be a multiple of the {updates_per_unit} updates of one {unit}, "
-                         f"got {every}")
-    object.__setattr__(cfg, unit_field, every // updates_per_unit)
-    object.__setattr__(cfg, "eval_every", 0)

@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import tyro
 from jax import Array
 
-from c4jax.learning import losses, onpolicy, ranges
+from c4jax.learning import config, losses, onpolicy, ranges
 from c4jax.learning.onpolicy import weighted_mean
 from c4jax.learning.onpolicy_games import Samples, Strategies
 from c4jax.learning.optim import apply_gradients
@@ -72,14 +72,17 @@ class ReinforceConfig(onpolicy.OnPolicyConfig):
     STREAMS_SMOKE: ClassVar[dict] = {"envs": 4, "steps": 8, "episodes_per_eval": 1, "tower_blocks": 1,
                                      "tower_channels": 4, "total_updates": 2}
 
-    def __post_init__(self):
-        super().__post_init__()
-        if not ranges.checking():
-            return
-        ranges.eval_every_to_units(self, "episodes_per_eval", 1, "update")
-        if not self.streams and self.episodes_per_eval % self.games_per_collect:
+    def check(self) -> None:
+        """``ValueError`` for settings that do not fit together (:func:`c4jax.learning.config.validate`)."""
+        super().check()
+        episodes = self.eval_every or self.episodes_per_eval
+        if not self.streams and episodes % self.games_per_collect:
             raise ValueError(f"--eval-every must be a multiple of the {self.games_per_collect} updates of one "
-                             f"iteration (--games-per-collect), got {self.episodes_per_eval}")
+                             f"iteration (--games-per-collect), got {episodes}")
+
+    def normalised(self) -> "ReinforceConfig":
+        """This config with ``eval_every`` given as ``episodes_per_eval`` (:func:`c4jax.learning.config.settle`)."""
+        return config.eval_in_units(self, "episodes_per_eval", 1)
 
 
     @property
@@ -95,6 +98,7 @@ class Reinforce(onpolicy.OnPolicy):
     name = "reinforce"
 
     def __init__(self, cfg: ReinforceConfig, game, freeze_conv: bool = True):
+        cfg = config.settle(cfg)
         self.strategies, self.games = Strategies.of(cfg), cfg.games_per_collect
         super().__init__(cfg, game, freeze_conv)
         if not cfg.streams:

@@ -103,7 +103,7 @@ def test_help_renders_optional_and_empty_defaults_in_words():
         assert shown in out
     code, out, _ = run(["train", "ppo", "--help"])
     words = " ".join(out.split())  # the text wrapped at any width
-    assert "defaults: the thesis" not in words and "--preset {thesis,published}" in words
+    assert "defaults: the thesis" not in words and "--preset {thesis,published,smoke}" in words
     assert "(default: published)" in words and "Their defaults are those of --preset" in words
 
 

@@ -30,6 +30,7 @@ from c4jax import games
 from c4jax.io import devices
 from c4jax.learning import loop, placement
 from c4jax.learning.ppo import PPO, PPOConfig
+from c4jax.learning.config import validate
 from scripts import ROOT, run_script
 
 RTOL, ATOL = 1e-4, 1e-6
@@ -74,11 +75,11 @@ def test_one_device_plans_no_mesh_and_clear_errors():
     tree = {"x": 1}
     assert devices.shard_batch(tree) is tree  # no mesh: nothing added to a program
     with pytest.raises(ValueError, match="--shard"):
-        loop.LoopConfig(shard="games")
+        validate(loop.LoopConfig(shard="games"))
     with pytest.raises(ValueError, match="--process-id"):
-        loop.LoopConfig(num_processes=2, process_id=2, coordinator_address="localhost:1234")
+        validate(loop.LoopConfig(num_processes=2, process_id=2, coordinator_address="localhost:1234"))
     with pytest.raises(ValueError, match="--coordinator-address"):
-        loop.LoopConfig(num_processes=2)
+        validate(loop.LoopConfig(num_processes=2))
 
 
 def test_more_devices_than_there_are_is_one_error_line(tmp_path):

@@ -26,6 +26,7 @@ from c4jax.games.connect_four.board import mirror_boards
 from c4jax.io import checkpoint
 from c4jax.learning import alphazero as azl
 from c4jax.nets import cnet, tower
+from c4jax.learning.config import validate
 from scripts import ROOT, run_script
 
 
@@ -376,7 +377,7 @@ def test_value_target_mixes_the_outcome_with_the_searched_root_value():
                                          ("lr_decay_updates", -1), ("lr_final_frac", 1.5), ("reply_weight", -0.5)])
 def test_lever_settings_out_of_range_are_refused(flag, value):
     with pytest.raises(ValueError, match=flag.replace("_", "-")):
-        azl.AlphaZeroConfig(**{flag: value})
+        validate(azl.AlphaZeroConfig(**{flag: value}))
 
 
 def test_learning_rate_schedule_decays_over_the_adam_steps_and_then_holds():

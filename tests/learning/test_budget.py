@@ -1,6 +1,6 @@
-"""What every trainer shares about its settings: the range of each numeric setting (checked when a
-config is made, and by the command line before anything compiles: one error line, exit status 2),
-``--eval-every`` in updates with its deprecated names, ``--preset smoke``, and a ``--total-updates``
+"""What every trainer shares about its settings: the range of each numeric setting (checked by
+``config.validate``, and by the command line before anything compiles: one error line, exit status 2),
+``--eval-every`` in updates, ``--preset smoke``, and a ``--total-updates``
 that ends inside an evaluation block (the last block is shortened; a resumed run ends the same)."""
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 from c4jax.cli import alphazero, dqn, dueling_dqn, ppo, reinforce, supervised  # noqa: F401  (imported before jax.jit is patched)
 from c4jax.cli import main as c4jax_main
 from c4jax.cli.supervised import Config as SupervisedConfig
+from c4jax.cli.training import parse
 from c4jax.learning import config, loop, ranges
+from c4jax.learning import dqn as dqn_lib
 from c4jax.learning.alphazero import AlphaZeroConfig
 from c4jax.learning.dqn import DQNConfig
 from c4jax.learning.ppo import PPOConfig
@@ -74,32 +76,35 @@ def _bad_setting(draw):
 def test_a_value_out_of_range_is_refused_naming_its_flag(case):
     cls, name, value = case
     with pytest.raises(ValueError, match=f"^{ranges.flag(name)} must be "):
-        cls(**{name: value})
+        config.validate(cls(**{name: value}))
 
 
 def test_range_texts():
     assert ranges.POSITIVE.text == "> 0" and ranges.UNIT.text == "in [0, 1]"
     assert ranges.Range(0, 1, low_open=True).text == "in (0, 1]" and ranges.at_least(0, "(0 = auto)").text == ">= 0 (0 = auto)"
     with pytest.raises(ValueError, match=r"^--learning-rate must be > 0, got -1.0$"):
-        PPOConfig(learning_rate=-1.0)
+        config.validate(PPOConfig(learning_rate=-1.0))
 
 
 def test_settings_that_depend_on_each_other():
+    settle = config.settle
     with pytest.raises(ValueError, match=r"--eval-every must be a multiple of the 315 updates of one buffer"):
-        PPOConfig(eval_every=100)
-    assert PPOConfig(eval_every=630).buffers_per_eval == 2 and PPOConfig(eval_every=630) == PPOConfig(buffers_per_eval=2)
-    assert AlphaZeroConfig(eval_every=256).iterations_per_eval == 2
-    assert AlphaZeroConfig(eval_every=256).eval_updates == 256
+        settle(PPOConfig(eval_every=100))
+    assert settle(PPOConfig(eval_every=630)).buffers_per_eval == 2
+    assert settle(PPOConfig(eval_every=630)) == PPOConfig(buffers_per_eval=2)
+    assert settle(AlphaZeroConfig(eval_every=256)).iterations_per_eval == 2
+    assert settle(AlphaZeroConfig(eval_every=256)).eval_updates == 256
     streams = dict(collect="streams", network="tower", envs=64, steps=64, minibatch_size=512, epochs=4)
-    assert PPOConfig(eval_every=64, **streams).buffers_per_eval == 2
+    assert settle(PPOConfig(eval_every=64, **streams)).buffers_per_eval == 2
     with pytest.raises(ValueError, match="--eval-every must be a multiple of the 200 updates"):
-        DQNConfig(eval_every=100)
+        settle(DQNConfig(eval_every=100))
     with pytest.raises(ValueError, match="--minibatch-size .* must divide"):
-        PPOConfig(**{**streams, "minibatch_size": 500})
+        settle(PPOConfig(**{**streams, "minibatch_size": 500}))
     with pytest.raises(ValueError, match="--learning-starts"):
-        DQNConfig(**dqn.STREAM, learning_starts=200_000)
+        settle(DQNConfig(**dqn_lib.STREAMS, learning_starts=200_000))
     with pytest.raises(ValueError, match="--val-fraction \\+ --test-fraction must be < 1"):
-        SupervisedConfig(val_fraction=0.5, test_fraction=0.5)
+        settle(SupervisedConfig(val_fraction=0.5, test_fraction=0.5))
+    assert PPOConfig(learning_rate=-1.0).learning_rate == -1.0  # making a config checks nothing: validate does
 
 
 def _no_compile(monkeypatch):
@@ -125,8 +130,7 @@ def _no_compile(monkeypatch):
     (["alphazero", "--dirichlet-alpha", "0"], "--dirichlet-alpha must be > 0, got 0.0"),
     (["alphazero", "--game", "checkers", "--total-updates", "0"], "--total-updates must be >= 1, got 0"),
     (["supervised", "--batch-size", "0"], "--batch-size must be >= 1, got 0"),
-    (["ppo", "--buffers-per-eval", "0"], "--buffers-per-eval must be >= 1, got 0"),
-    (["ppo", "--buffers-per-eval", "2", "--eval-every", "630"], "give --eval-every only"),
+    (["ppo", "--buffers-per-eval", "0"], "unrecognized options: --buffers-per-eval"),
 ])
 def test_the_command_line_refuses_a_bad_value_in_one_line_before_anything_compiles(argv, flag, monkeypatch, capsys,
                                                                                    tmp_path):
@@ -139,23 +143,15 @@ def test_the_command_line_refuses_a_bad_value_in_one_line_before_anything_compil
     assert not (tmp_path / "run").exists()
 
 
-def test_deprecated_names_of_eval_every_still_work_with_a_note(capsys):
-    cfg = ppo.parse(["--buffers-per-eval", "2"])
-    assert cfg.ppo.buffers_per_eval == 2 and cfg.ppo == ppo.parse(["--eval-every", "630"]).ppo
-    assert capsys.readouterr().err.strip() == ("note: --buffers-per-eval is deprecated: use --eval-every, in updates "
-                                               "(--buffers-per-eval 2 = --eval-every 630)")
-    assert config.parse_cli(alphazero.defaults("checkers"), ["--iterations-per-eval=3"]).az.iterations_per_eval == 3
-    assert "--iterations-per-eval 3 = --eval-every 96" in capsys.readouterr().err
-
-
 def test_smoke_preset_shrinks_every_trainer_and_keeps_explicit_flags():
-    c = ppo.parse(["--preset", "smoke", "--epochs", "3"])
+    c = parse(ppo.defaults, ["--preset", "smoke", "--epochs", "3"])
     assert (c.ppo.buffer_size, c.ppo.epochs, c.ppo.buffers_per_eval, c.run.total_updates) == (256, 3, 1, 16)
-    assert c.preset == "published" and c.ppo.td_advantage and c.run.out == "runs/smoke/ppo" and c.run.overwrite
-    assert dqn.parse(["--preset", "smoke", "--game", "checkers"]).run.out == "runs/smoke/checkers/dqn"
-    az = config.parse_cli(alphazero.defaults("connect_four"), ["--preset", "smoke"])
+    assert c.preset == "smoke" and c.ppo.td_advantage and c.run.out == "runs/smoke/ppo" and c.run.overwrite
+    assert parse(dqn.defaults, ["--preset", "smoke", "--game", "checkers"]).run.out == "runs/smoke/checkers/dqn"
+    az = parse(alphazero.defaults, ["--preset", "smoke"])
     assert (az.run.total_updates, az.run.eval_opponents, az.run.eval_yardstick, az.run.select_by) == (2, (), False, "1steplA")
-    rei = config.preset_cli(reinforce.Config(), ["--preset", "smoke", "--out", "elsewhere"])
+    assert not parse(alphazero.defaults, ["--preset", "smoke", "--resume"]).run.overwrite  # a resumed smoke run keeps its files
+    rei = parse(reinforce.defaults, ["--preset", "smoke", "--out", "elsewhere"])
     assert rei.run.out == "elsewhere" and rei.run.total_updates == rei.reinforce.episodes_per_eval == 10
 
 

@@ -12,12 +12,15 @@ import pytest
 
 from c4jax import agents, evaluation, games
 from c4jax.cli import dqn as dqn_cli
+from c4jax.cli import dueling_dqn as dueling_cli
+from c4jax.cli import training
 from c4jax.learning import buffer as rb
 from c4jax.io import checkpoint
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.kit import MIRROR
 from c4jax.agents import arena
-from c4jax.learning import loop, stacked, train_state
+from c4jax.learning import config, loop, stacked, train_state
+from c4jax.learning import dqn as dqn_lib
 from c4jax.learning.dqn import DQN, DQNConfig, epsilon, transitions
 from c4jax.learning import backprop as backprop_lib
 from c4jax.nets import tower as towers
@@ -99,11 +102,11 @@ def test_epsilon_schedule():
 
 def test_bad_configuration_is_refused():
     with pytest.raises(ValueError, match="loss"):
-        DQNConfig(loss="l1")
+        config.validate(DQNConfig(loss="l1"))
     with pytest.raises(ValueError, match="tau"):
-        DQNConfig(tau=0.0)
+        config.validate(DQNConfig(tau=0.0))
     with pytest.raises(ValueError, match="learning-starts"):
-        DQNConfig(buffer_size=10, learning_starts=20)
+        config.validate(DQNConfig(buffer_size=10, learning_starts=20))
 
 
 # --- updates --------------------------------------------------------------------------------
@@ -222,8 +225,8 @@ def test_eval_symmetric_picks_best_by_how_the_shipped_agent_plays(dqn_run):
 # --- any game: streams of games on the game's own rewards, a residual tower ------------------------
 
 TTT = games.from_pgx("tic_tac_toe")
-# --collect streams's settings (cli.dqn.STREAM) with sizes that learn tic-tac-toe in a minute
-SMALL = dict(dqn_cli.STREAM, envs=32, steps=4, updates_per_iteration=4, batch_size=128, buffer_size=20_000,
+# --collect streams's settings (c4jax.learning.dqn.STREAMS) with sizes that learn tic-tac-toe in a minute
+SMALL = dict(dqn_lib.STREAMS, envs=32, steps=4, updates_per_iteration=4, batch_size=128, buffer_size=20_000,
              learning_starts=500, iterations_per_eval=50, eps_decay=1000.0, tau=0.01, learning_rate=1e-3,
              tower_blocks=1, tower_channels=16)
 
@@ -234,12 +237,12 @@ def _stream(game=TTT, **changes):
 
 def test_stream_config_is_checked():
     with pytest.raises(ValueError, match="--buffer-size .* must hold one iteration"):
-        DQNConfig(**{**SMALL, "envs": 64, "steps": 4, "buffer_size": 100, "learning_starts": 10})
+        config.validate(DQNConfig(**{**SMALL, "envs": 64, "steps": 4, "buffer_size": 100, "learning_starts": 10}))
     with pytest.raises(ValueError, match="--target-mirror-avg, --replace-draws: only with --collect games"):
-        DQNConfig(**{**SMALL, "target_mirror_avg": True, "replace_draws": True})
+        config.validate(DQNConfig(**{**SMALL, "target_mirror_avg": True, "replace_draws": True}))
     with pytest.raises(ValueError, match="--collect games plays the thesis. whole games"):
         DQN(DQNConfig(), game=TTT)
-    assert DQNConfig(**{**SMALL, "eval_every": 64}).iterations_per_eval == 16  # in iterations of 4 updates
+    assert config.settle(DQNConfig(**{**SMALL, "eval_every": 64})).iterations_per_eval == 16  # iterations of 4 updates
 
 
 def test_a_stream_chunk_counts_its_transitions_and_updates_and_repeats_exactly():
@@ -315,17 +318,16 @@ def test_stream_dqn_learns_tic_tac_toe():
 
 
 def test_every_game_takes_the_same_flags_with_its_own_defaults(capsys):
-    ck = dqn_cli.parse(["--game", "checkers", "--epsilon-start", "0.9", "--iterations-per-eval", "3"])
+    ck = training.parse(dqn_cli.defaults, ["--game", "checkers", "--eps-start", "0.9", "--eval-every", "12"])
     assert ck.dqn.collect == "streams" and ck.dqn.double and ck.dqn.eps_start == 0.9 and ck.dqn.iterations_per_eval == 3
     assert ck.run.out == "runs/checkers/dqn" and ck.run.total_updates == 100_000 and ck.dqn.buffer_size == 100_000
-    assert "note: --epsilon-start is deprecated: use --eps-start" in capsys.readouterr().err
-    du = dqn_cli.parse(["--game", "checkers"], dueling=True)
+    du = training.parse(dueling_cli.defaults, ["--game", "checkers"])
     assert du.dqn.dueling and du.run.out == "runs/checkers/dueling_dqn"
-    assert dqn_cli.parse([]).dqn == dqn_cli.Config().dqn  # Connect Four: the published preset
+    assert training.parse(dqn_cli.defaults, []).dqn == dqn_cli.Config().dqn  # Connect Four: the published preset
     with pytest.raises(SystemExit) as e:
-        dqn_cli.parse(["--game", "checkers", "--preset", "published"])
+        training.parse(dqn_cli.defaults, ["--game", "checkers", "--preset", "published"])
     assert e.value.code == 2
-    assert "error: --preset published: the presets are Connect Four's" in capsys.readouterr().err
+    assert "error: --preset published: Connect Four's presets" in capsys.readouterr().err
 
 
 # slow: test_third_game's dqn run trains, saves a greedy agent and resumes through the same stream

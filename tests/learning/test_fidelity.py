@@ -384,7 +384,7 @@ def test_ppo_evaluates_every_n_buffers():
     chex.assert_trees_all_close(s2.params, s1.params, atol=1e-6)
     assert float(m2["train/loss"]) == pytest.approx((float(m1a["train/loss"]) + float(m1b["train/loss"])) / 2, rel=1e-5)
     with pytest.raises(ValueError, match="buffers-per-eval"):
-        PPOConfig(buffers_per_eval=0)
+        config.validate(PPOConfig(buffers_per_eval=0))
 
 
 # --- presets --------------------------------------------------------------------------------------
@@ -409,12 +409,8 @@ def test_presets_set_what_they_claim():
     assert (run.old_best_start, run.revert_at_equal) == (0.5, True)
     with pytest.raises(ValueError, match="unknown preset"):
         config.with_preset(DQNConfig(), "bogus")
-    assert config.preset_from_argv(["--out", "x"]) == "thesis"
-    assert config.preset_from_argv(["--out", "x"], default="published") == "published"
     for cfg in (DQNConfig(), PPOConfig(), ReinforceConfig(), loop.LoopConfig()):  # thesis undoes published
         assert config.with_preset(config.with_preset(cfg, "published"), "thesis") == cfg
-    assert config.preset_from_argv(["--preset", "published"]) == "published"
-    assert config.preset_from_argv(["--preset=published"]) == "published"
 
 
 def _bound(f):
@@ -452,26 +448,28 @@ def test_preset_flag_on_every_trainer_and_explicit_flags_override():
     from c4jax.cli import ppo as ppo_script
     from c4jax.cli import reinforce as reinforce_script
 
-    c = config.preset_cli(dqn_script.Config(), ["--preset", "published", "--eps-decay", "600", "--no-target-online"])
+    from c4jax.cli.training import parse
+
+    c = parse(dqn_script.defaults, ["--preset", "published", "--eps-decay", "600", "--no-target-online"])
     assert c.preset == "published" and c.dqn.eps_decay == 600.0 and not c.dqn.target_online
     assert c.dqn.target_unmasked and c.run.old_best_start == 0.5
-    d = config.preset_cli(dqn_script.Config(dqn=DQNConfig(dueling=True)), ["--preset", "published"])
+    d = parse(dueling_script.defaults, ["--preset=published"])
     assert d.dqn.dueling and d.dqn.eps_per_update
-    p = config.preset_cli(ppo_script.Config(), ["--preset", "published", "--buffers-per-eval", "1"])
-    assert p.ppo.td_advantage and p.ppo.buffers_per_eval == 1
-    r = config.preset_cli(reinforce_script.Config(), ["--preset", "published"])
+    p = parse(ppo_script.defaults, ["--preset", "published", "--eval-every", "315"])
+    assert p.ppo.td_advantage and p.ppo.buffers_per_eval == 1 and p.ppo.eval_every == 0
+    r = parse(reinforce_script.defaults, ["--preset", "published"])
     assert r.reinforce.reward_backprop == "segments" and r.run.revert_at_equal
-    assert config.preset_cli(dqn_script.Config(), []) == dqn_script.Config()
+    assert parse(dqn_script.defaults, []) == dqn_script.Config() == dqn_script.defaults("connect_four")
     # dqn.py's default is the published preset; --preset thesis turns every switch back off
     assert dqn_script.Config().preset == "published" and dqn_script.Config().dqn.target_online
-    t = config.preset_cli(dqn_script.Config(), ["--preset", "thesis"])
+    t = parse(dqn_script.defaults, ["--preset", "thesis"])
     assert t.dqn == DQNConfig() and t.run == loop.LoopConfig(out="runs/dqn")
     assert ppo_script.Config().preset == "published" and ppo_script.Config().ppo.td_advantage
-    tp = config.preset_cli(ppo_script.Config(), ["--preset", "thesis"])
+    tp = parse(ppo_script.defaults, ["--preset", "thesis"])
     assert tp.ppo == PPOConfig() and tp.run == loop.LoopConfig(out="runs/ppo")
-    assert config.preset_cli(reinforce_script.Config(), []).preset == "thesis"
-    du = config.preset_cli(dueling_script.DEFAULT, [])  # Dueling DQN keeps the thesis text
-    assert du.preset == "thesis" and du.dqn == DQNConfig(dueling=True)
+    assert parse(reinforce_script.defaults, []).preset == "thesis"
+    du = parse(dueling_script.defaults, [])  # Dueling DQN keeps the thesis text
+    assert du == dueling_script.DEFAULT and du.preset == "thesis" and du.dqn == DQNConfig(dueling=True)
     bad = run_script("ppo.py", "--preset", "bogus", "--no-progress")
     assert bad.returncode == 2 and "bogus" in bad.stderr
 

@@ -7,6 +7,7 @@ import pytest
 
 from c4jax.io import checkpoint
 from c4jax.learning import loop
+from c4jax.learning.config import validate
 from scripts import run_script
 
 # two evaluations, after 40 and 80 updates (4 per self-play game)
@@ -34,8 +35,12 @@ def test_eval_yardstick_and_select_by_an_extra_opponent(tmp_path):
 @pytest.mark.parametrize("flags, message", [
     ({"select_by": "yardstick"}, "--eval-yardstick"),
     ({"select_by": "2steplA"}, "--select-by"),
-    ({"eval_opponents": ("9steplA",)}, "unknown agent"),
 ])
 def test_bad_selection_flags(flags, message):
     with pytest.raises(ValueError, match=message):
-        loop.LoopConfig(**flags)
+        validate(loop.LoopConfig(**flags))
+
+
+def test_an_unknown_evaluation_opponent_is_refused_when_the_run_starts():
+    with pytest.raises(loop.ConfigError, match="--eval-opponents '9steplA': unknown agent"):
+        loop.load_opponents(loop.LoopConfig(eval_opponents=("9steplA",)))

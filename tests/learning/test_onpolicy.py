@@ -9,11 +9,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from c4jax.cli import onpolicy_setup
+from c4jax.cli import training
 from scripts import run_script
 
 from c4jax import agents, evaluation, games
-from c4jax.learning import losses, ppo, reinforce
+from c4jax.learning import config, losses, ppo, reinforce
 from c4jax.learning.ppo import PPO, PPOConfig
 from c4jax.learning.reinforce import Reinforce, ReinforceConfig
 from c4jax.nets import cnet
@@ -239,13 +239,13 @@ STREAMS = dict(collect="streams", network="tower", gamma=1.0, gae_lambda=0.95, w
 
 def test_streams_config_is_checked():
     with pytest.raises(ValueError, match="--minibatch-size .* must divide"):
-        PPOConfig(**STREAMS, envs=4, steps=3, minibatch_size=8)
+        config.validate(PPOConfig(**STREAMS, envs=4, steps=3, minibatch_size=8))
     with pytest.raises(ValueError, match="--gae-lambda must be in"):
-        PPOConfig(**{**STREAMS, "gae_lambda": 1.5})
+        config.validate(PPOConfig(**{**STREAMS, "gae_lambda": 1.5}))
     with pytest.raises(ValueError, match="--td-advantage, --explore: the whole-games collection's"):
-        PPOConfig(**STREAMS, minibatch_size=512, td_advantage=True, explore=0.1)
+        config.validate(PPOConfig(**STREAMS, minibatch_size=512, td_advantage=True, explore=0.1))
     with pytest.raises(ValueError, match="--replace-draws: the whole-games collection's"):
-        ReinforceConfig(collect="streams", network="tower", replace_draws=True)
+        config.validate(ReinforceConfig(collect="streams", network="tower", replace_draws=True))
     with pytest.raises(ValueError, match="--network cnet: the CNET does not read"):
         PPO(PPOConfig(), TTT)
     with pytest.raises(ValueError, match="--network cnet: the CNET does not read"):
@@ -392,7 +392,7 @@ def test_another_game_takes_the_smoke_preset_and_refuses_connect_four_s_in_one_l
     from c4jax.cli import ppo as ppo_cli, reinforce as reinforce_cli
 
     cli, make = {"ppo": (ppo_cli, ppo.PPO), "reinforce": (reinforce_cli, reinforce.Reinforce)}[cli_name]
-    smoke = onpolicy_setup.parse(["--game", "checkers", "--preset", "smoke"], cli.defaults)
+    smoke = training.parse(cli.defaults, ["--game", "checkers", "--preset", "smoke"])
     section = getattr(smoke, cli_name)
     assert section.streams and section.tower == (1, 4) and smoke.run.total_updates == 2
     assert cli.defaults("checkers").run.out == f"runs/checkers/{cli_name}"
@@ -402,20 +402,9 @@ def test_another_game_takes_the_smoke_preset_and_refuses_connect_four_s_in_one_l
                           (["--explore", "0.1"] if cli_name == "ppo" else ["--replace-draws"],
                            "the whole-games collection's")]:
         with pytest.raises(SystemExit) as e:
-            onpolicy_setup.train(make, onpolicy_setup.parse(["--game", "checkers", *argv], cli.defaults))
+            cli.main(training.parse(cli.defaults, ["--game", "checkers", *argv]))
         err = capsys.readouterr().err
         assert e.value.code == 2 and message in err and len(err.strip().splitlines()) == 1, err
-
-
-def test_renamed_checkers_flags_keep_working_with_a_note(capsys):
-    from c4jax.cli import ppo as ppo_cli
-
-    cfg = ppo_cli.parse(["--game", "checkers", "--value-weight", "0.7", "--entropy-weight=0.02", "--collects-per-eval",
-                         "2"])
-    assert (cfg.ppo.c1, cfg.ppo.c2, cfg.ppo.buffers_per_eval) == (0.7, 0.02, 2)
-    err = capsys.readouterr().err
-    assert "note: --value-weight is deprecated: use --c1" in err and "--entropy-weight is deprecated: use --c2" in err
-    assert "--buffers-per-eval is deprecated: use --eval-every" in err
 
 
 def test_streams_on_connect_four_train_the_cnet_that_init_from_starts():

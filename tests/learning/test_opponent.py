@@ -19,6 +19,7 @@ from c4jax.learning.ppo import PPO, PPOConfig
 from c4jax.learning.reinforce import ReinforceConfig
 from c4jax.learning import rollouts
 from c4jax.games.connect_four.rewards import shaped_reward
+from c4jax.learning.config import validate
 from scripts import run_script
 
 B, N_VS = 64, 40
@@ -64,10 +65,13 @@ def test_without_an_opponent_it_is_plain_self_play():
 
 def test_configs_check_the_opponent_and_its_share():
     for cls in (DQNConfig, PPOConfig, ReinforceConfig):
+        validate(cls(opponent="nobody"))  # a name: the agent loads when the run starts
         with pytest.raises(ValueError, match="unknown agent 'nobody'"):
-            cls(opponent="nobody")
+            _ = cls(opponent="nobody").opponent_agent
+        with pytest.raises(ValueError, match="--opponent must be 'self' or an agent name"):
+            validate(cls(opponent=" "))
         with pytest.raises(ValueError, match="opponent-frac"):
-            cls(opponent="1steplA", opponent_frac=1.5)
+            validate(cls(opponent="1steplA", opponent_frac=1.5))
     assert OpponentConfig().opponent_games(10) == 0  # 'self': no games against anyone
     assert OpponentConfig(opponent="2steplA:sto", opponent_frac=0.5).opponent_games(10) == 5
     assert OpponentConfig(opponent="random", opponent_frac=1.0).opponent_games(7) == 7

@@ -12,6 +12,7 @@ from c4jax.io import checkpoint
 from c4jax.learning import loop, onpolicy_games, training_eval
 from c4jax.learning.ppo import PPO, PPOConfig
 from c4jax.learning.reinforce import Reinforce, ReinforceConfig
+from c4jax.learning.config import validate
 from scripts import run_script
 
 SMALL_PPO = dict(buffer_size=256, games_per_collect=16, epochs=2, minibatch_size=32)
@@ -48,11 +49,11 @@ def test_initial_params_copy_the_supervised_network_and_add_a_fresh_value_head()
 
 def test_bad_configuration_is_refused():
     with pytest.raises(ValueError, match="minibatch"):
-        PPOConfig(buffer_size=16, minibatch_size=32)
+        validate(PPOConfig(buffer_size=16, minibatch_size=32))
     with pytest.raises(ValueError, match="eval-every must be a multiple of the 30 updates"):
-        ReinforceConfig(games_per_collect=30, episodes_per_eval=100)
+        validate(ReinforceConfig(games_per_collect=30, episodes_per_eval=100))
     with pytest.raises(ValueError, match="games-per-collect"):
-        PPOConfig(games_per_collect=-1)
+        validate(PPOConfig(games_per_collect=-1))
 
 
 def test_the_default_collection_fills_the_thesis_buffer_of_2000_transitions():

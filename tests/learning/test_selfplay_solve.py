@@ -11,6 +11,7 @@ import pytest
 from c4jax.games.connect_four import env
 from c4jax.learning import alphazero as azl
 from c4jax.nets import cnet
+from c4jax.learning.config import validate
 
 PARAMS = cnet.init_params(jax.random.key(0), width=8, heads="two")
 
@@ -36,4 +37,4 @@ def test_the_winning_move_of_a_game_was_a_proven_win_of_its_search():
 
 def test_solve_needs_puct():
     with pytest.raises(ValueError, match="--solve .* needs --method puct"):
-        azl.AlphaZeroConfig(solve=True)
+        validate(azl.AlphaZeroConfig(solve=True))

@@ -52,26 +52,6 @@ DQN = MappingProxyType({
                                  iterations_per_eval=500, tower_blocks=2, tower_channels=32)),
 })
 
-# what PPO and REINFORCE by self-play on the game's own rewards share: per-ply streams of games side by side, a
-# residual tower trained from scratch with clipped gradients, evaluated against pure MCTS with 100 simulations
-# (which also chooses best/), without the old-network rule
-_ON_POLICY_RUN = dict(init_from="", freeze_conv=False, eval_opponents=("mcts100",), select_by="mcts100", revert_drop=1.0)
-_ON_POLICY = dict(collect="streams", network="tower", envs=64, steps=64, gamma=1.0, weight_decay=0.0, max_grad_norm=0.5,
-                  tower_blocks=2, tower_channels=32)
-
-PPO = MappingProxyType({
-    "run": MappingProxyType(dict(_ON_POLICY_RUN, total_updates=40_000)),
-    # 32 updates per collection of 4,096 plies, an evaluation every 50 collections
-    "ppo": MappingProxyType(dict(_ON_POLICY, epochs=4, minibatch_size=512, clip=0.2, c1=0.5, c2=0.01, gae_lambda=0.95,
-                                 learning_rate=3e-4, buffers_per_eval=50)),
-})
-
-# one update per collection of 4,096 plies, an evaluation every 50 collections
-REINFORCE = MappingProxyType({
-    "run": MappingProxyType(dict(_ON_POLICY_RUN, total_updates=2_000)),
-    "reinforce": MappingProxyType(dict(_ON_POLICY, c1=0.5, learning_rate=3e-4, episodes_per_eval=50)),
-})
-
 # the supervised stage plays 256 games per batch (a game records up to max_steps plies), each after 8 random
 # moves: the teacher plays deterministically, and 4 random moves lead to about 33,000 distinct positions only
 SUPERVISED = MappingProxyType({"supervised": MappingProxyType(dict(generation_batch=256, opening_plies=8))})
@@ -81,5 +61,4 @@ KIT = GameKit(game=GAME, title="Checkers", other_observation=other_observation, 
               # the supervised stage imitates the shipped AlphaZero network's own policy, without search
               # (pure MCTS's random playouts of Checkers games cost too much for a dataset)
               teacher="alphazero@0",
-              defaults=MappingProxyType({"alphazero": ALPHAZERO, "dqn": DQN, "ppo": PPO, "reinforce": REINFORCE,
-                                         "supervised": SUPERVISED}))
+              defaults=MappingProxyType({"alphazero": ALPHAZERO, "dqn": DQN, "supervised": SUPERVISED}))

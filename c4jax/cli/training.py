@@ -1,0 +1,148 @@
+"""What every trainer command shares: its defaults for a ``--game`` and ``--preset``, one parse of the
+command line over them, one check of the result, and the run.
+
+A trainer command's config (``Config``) is a frozen dataclass of configs: ``run``
+(:class:`c4jax.learning.loop.LoopConfig`), the algorithm's section (``dqn``, ``ppo``, ``reinforce``,
+``az``) and ``preset``; the supervised stage's is one flat config. Its module's
+``defaults(game, preset)`` returns the settings the command line starts from: the game's defaults
+(the kit's, ``GameKit.defaults``) with the preset applied (:func:`with_preset`). :func:`parse` reads
+``--game`` and ``--preset`` first (the defaults depend on them), parses the whole command line once
+with tyro over those defaults, and settles the result (:func:`c4jax.learning.config.settle`): a
+command line it cannot take ends the command with one ``error:`` line and exit status 2 before
+anything is loaded or compiled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import typing
+from typing import Any, Callable, Sequence
+
+import tyro
+
+from c4jax import games
+from c4jax.io import cliargs
+from c4jax.learning import config, loop
+from c4jax.learning.dqn_games import whole_games_fit
+
+
+def _game_and_preset(argv: Sequence[str]) -> tuple[str, str | None]:
+    """The ``--game`` (default: the default game) and ``--preset`` (default: None) of ``argv``, read by a
+    parser that leaves every other flag to the command's own; a malformed one is left to that parser too."""
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)
+    parser.add_argument("--game", default=games.DEFAULT)
+    parser.add_argument("--preset", default=None)
+    try:
+        known, _ = parser.parse_known_args(list(argv))
+    except argparse.ArgumentError:
+        return games.DEFAULT, None
+    return known.game, known.preset
+
+
+def parse(defaults: Callable[[str, str | None], Any], argv: Sequence[str], prog: str | None = None) -> Any:
+    """The config of a trainer's command line ``argv``: ``defaults(game, preset)`` of its ``--game`` and
+    ``--preset``, every flag of ``argv`` parsed over them (tyro), then settled
+    (:func:`c4jax.learning.config.settle`). An unknown game, a preset the game has not, a flag or value
+    tyro rejects or a setting out of its range is one ``error:`` line and exit status 2. ``prog``: the
+    command named in messages and ``--help`` (default: the script's name)."""
+    argv, prog = list(argv), prog or sys.argv[0]
+    game, preset = _game_and_preset(argv)
+    if game not in games.GAMES:
+        cliargs.fail(f"--game must be one of {sorted(games.GAMES)}, got {game!r} (see {prog} --help)")
+    try:
+        default = defaults(game, preset)
+    except ValueError as e:
+        if not {"-h", "--help"} & set(argv):
+            cliargs.fail(str(e))
+        default = defaults(game, None)
+    with cliargs.one_line_errors(argv, prog):
+        cfg = tyro.cli(type(default), default=default, args=argv, prog=prog, config=(tyro.conf.OmitArgPrefixes,))
+    if cfg.preset == config.SMOKE:  # a smoke run resumed keeps its files
+        cfg = config.replace_in(cfg, lambda c: dataclasses.replace(c, overwrite=False) if getattr(c, "resume", False)
+                                else c)
+    try:
+        return config.settle(cfg)
+    except ValueError as e:
+        cliargs.fail(str(e))
+
+
+def with_preset(base, preset: str | None, whole_games: bool = True):
+    """``base`` (a command's defaults for its game; ``base.preset`` names the default preset) with ``preset``
+    applied: ``smoke`` shrinks the run (:func:`c4jax.learning.config.smoke_config`); a training preset
+    (:data:`c4jax.learning.config.PRESETS`, None: ``base.preset``) sets its switches in every section where
+    the game collects whole games (``whole_games``), and is refused with ``ValueError`` where it does not;
+    a name that the config's ``preset`` field does not list is left to the parser to reject."""
+    name = base.preset if preset is None else preset
+    if name not in typing.get_args(typing.get_type_hints(type(base))["preset"]):
+        return base  # not one of this command's presets: the parser names them
+    if name == config.SMOKE:
+        base = with_preset(base, None, whole_games)
+        return dataclasses.replace(config.smoke_config(base), preset=config.SMOKE)
+    if name not in config.PRESETS:  # the command's own default
+        return base
+    if not whole_games:
+        if preset is None:
+            return base
+        game = getattr(getattr(base, "run", base), "game", "this game")
+        raise ValueError(f"--preset {name}: {games.kit_of(games.DEFAULT).title}'s presets set the whole-games "
+                         f"collection (design.md §7, §7a); {game} trains with --collect streams and its own "
+                         f"defaults (--preset smoke: the smallest run)")
+    return dataclasses.replace(config.replace_in(base, lambda c: config.with_preset(c, name)), preset=name)
+
+
+def section(cfg) -> str:
+    """The name of a command config's algorithm section."""
+    return next(f.name for f in dataclasses.fields(cfg) if f.name not in ("run", "preset"))
+
+
+def from_kit(cfg, game: str, name: str):
+    """``cfg`` (a command's config of sections) with the flags that ``game``'s kit sets for the algorithm
+    ``name`` (``GameKit.defaults[name]``: a mapping of section to fields)."""
+    own = games.kit_of(game).defaults_of(name)
+    return dataclasses.replace(cfg, **{s: dataclasses.replace(getattr(cfg, s), **own[s]) for s in own})
+
+
+def out_dir(game: str, name: str) -> str:
+    """``runs/<name>`` for the default game, else ``runs/<game>/<name>``."""
+    return f"runs/{name}" if game == games.DEFAULT else f"runs/{game}/{name}"
+
+
+def onpolicy_defaults(cls, algo_cls, streams: dict, total_updates: int, game: str, preset: str | None):
+    """The defaults of PPO's or REINFORCE's command (``cls``, its section of class ``algo_cls``) on ``game``
+    with ``preset``: the thesis' whole-games settings where they fit the game (CNET boards, random starts, a
+    mirror), else ``--collect streams`` with ``streams``, ``total_updates`` updates from scratch
+    (:func:`c4jax.learning.loop.from_scratch`); then the game kit's flags, then the preset
+    (:func:`with_preset`)."""
+    name = next(f.name for f in dataclasses.fields(cls) if f.name not in ("run", "preset"))
+    preset_default = next(f.default for f in dataclasses.fields(cls) if f.name == "preset")
+    out, whole = out_dir(game, name), whole_games_fit(games.make(game))
+    if whole:
+        cfg = cls(run=loop.LoopConfig(out=out, game=game), **{name: algo_cls()}, preset=preset_default)
+    else:
+        cfg = cls(run=loop.from_scratch(out, game, total_updates=total_updates), **{name: algo_cls(**streams)},
+                  preset=preset_default)
+    return with_preset(from_kit(cfg, game, name), preset, whole)
+
+
+def trainer(make: Callable[[], Any]):
+    """``make()``, an algorithm made of the settings; a setting that the game cannot take, or a training
+    opponent that does not load, ends the command with one ``error:`` line."""
+    try:
+        return make()
+    except ValueError as e:
+        cliargs.fail(str(e))
+
+
+def train(algo, cfg) -> dict:
+    """Train ``algo`` with a command's config ``cfg`` (:func:`c4jax.learning.loop.run`)."""
+    algo_cfg = getattr(cfg, section(cfg))
+    return loop.run(algo, cfg.run, width=algo_cfg.width, algo_config=dataclasses.asdict(algo_cfg))
+
+
+def command(defaults: Callable[[str, str | None], Any], main: Callable[[Any], dict],
+            argv: Sequence[str] | None, prog: str | None) -> dict:
+    """Parse ``argv`` (default: this process' arguments) over ``defaults`` and run ``main`` on the
+    config, a run's errors one line (:func:`c4jax.learning.loop.exit_on_error`)."""
+    return loop.exit_on_error(main, parse(defaults, sys.argv[1:] if argv is None else argv, prog=prog))
