@@ -9,8 +9,7 @@
     python experiments/dqn.py --out runs/dqn --resume # continue an interrupted run
     python experiments/dqn.py --game GAME             # DQN on another game -> runs/GAME/dqn
 
-The default preset is the published code's (design.md §7a): over 4 seeds it trained stronger
-agents than the thesis text's settings (docs/results/fidelity).
+The default preset is the published code's (design.md §7a; docs/results/fidelity compares the two).
 
 Every hyperparameter is a flag (``--help``). Writes metrics.jsonl/csv, curves.png,
 summary.json, best/ (the agent with the best win rate vs 1StepLA; load it with
@@ -48,9 +47,8 @@ class Config:
     them. With --opponent, the opponent's moves are stored and learned from too (Q-learning is off-policy)."""
     preset: Literal["thesis", "published"] = "published"
     """Training preset of the default game: 'thesis' (the thesis text, design.md §7) or 'published' (every
-    difference of the published training code turned on, design.md §7a; measured stronger for DQN, no
-    stronger for Dueling DQN, docs/results/fidelity). It sets the defaults; explicit flags override it.
-    Another game has its own defaults (only --preset smoke applies there)."""
+    difference of the published training code turned on, design.md §7a). It sets the defaults; explicit
+    flags override it. Another game has its own defaults (only --preset smoke applies there)."""
 
 
 # Double DQN on a game's own rewards, the settings of --collect streams on a game that has no whole-game

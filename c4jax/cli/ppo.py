@@ -9,8 +9,7 @@
     python experiments/ppo.py --out runs/ppo --resume  # continue an interrupted run
     python experiments/ppo.py --game GAME              # PPO on another game -> runs/GAME/ppo
 
-The default preset is the published code's (design.md §7a): over 4 seeds it trained stronger
-agents than the thesis text's settings (docs/results/fidelity).
+The default preset is the published code's (design.md §7a; docs/results/fidelity compares the two).
 
 Starts from the shipped supervised weights (conv frozen), self-plays by sampling the
 policy, evaluates after every buffer (Random, old network, 1StepLA; 100 games each).
@@ -50,9 +49,9 @@ class Config:
     With --opponent, only the learner's own moves are training rows; the opponent's moves shape their returns."""
     preset: Literal["thesis", "published"] = "published"
     """Training preset of the default game: 'thesis' (the thesis text, design.md §7) or 'published' (every difference
-    of the published training code turned on, design.md §7a; measured stronger for this trainer). It sets the
-    defaults; explicit flags override it. Unused on a game trained with --collect streams (its kit's defaults), which refuses
-    them; --preset smoke works on every game."""
+    of the published training code turned on, design.md §7a). It sets the defaults; explicit flags override it.
+    Unused on a game trained with --collect streams (its kit's defaults), which refuses them; --preset smoke works
+    on every game."""
 
 
 def defaults(game: str) -> Config:

@@ -99,9 +99,8 @@ class LoopConfig:
     setting; DQN is always greedy)."""
     eval_symmetric: bool = True
     """Play the evaluation matches with the symmetric averaging of design.md §7 (Q or π averaged with the
-    mirrored board's), as the thesis does in every competition and as the shipped agents and the
-    tournament play, so that best/ is chosen by how the agent will play. --no-eval-symmetric repeats
-    runs made before this became the default."""
+    mirrored board's), as the shipped agents and the tournament play, so that best/ is chosen by how the
+    agent will play; --no-eval-symmetric plays them without the mirror."""
     eval_opponents: tuple[str, ...] = ()
     """More agents (``agents.load`` names, e.g. 2steplA mcts200) that the current network plays one protocol
     match against at every evaluation, logged as eval/vs_<name>."""

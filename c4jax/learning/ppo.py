@@ -71,8 +71,8 @@ class PPOConfig(onpolicy.OnPolicyConfig):
     """L2 penalty added to the gradient."""
     games_per_collect: int = 0
     """--collect games: self-play games played in parallel to fill one buffer; 0 = ceil(buffer_size / 12.5),
-    enough to fill it (a game from a random start gives 15-20 rows with its mirror; the extra rows are dropped). With
-    --opponent, games against it give half the rows, and the automatic value grows to match."""
+    enough to fill it (design.md §7; the extra rows are dropped). With --opponent, games against it give half
+    the rows, and the automatic value grows to match."""
     td_advantage: bool = False
     """One-step TD value targets and advantages on the mirror-averaged value V̄ of the collecting network:
     target = r - γ(1 - done)·V̄(s'), advantage = target - V̄(s); the value head regresses on the target (the
