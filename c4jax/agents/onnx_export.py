@@ -28,8 +28,7 @@ With jax2onnx 0.17, only a process's first conversion lowers the convolutions' s
 (gathers with constant indices) to ``Slice``; its later conversions may lower them to ``GatherND``
 with index arithmetic: a larger graph with the same scores. The static site's build
 (:mod:`c4jax.cli.website`) therefore converts each model in its own process. A process's first
-conversion also imports all of jax2onnx's plugins (12 s of a single export in a fresh process on a
-busy 2-core CPU).
+conversion also imports all of jax2onnx's plugins (docs/results/README.md, "Runtimes").
 """
 
 from __future__ import annotations
@@ -185,7 +184,7 @@ def _dedupe_initializers(model) -> None:
     """Keep one copy of identical constant tensors (in place).
 
     Tracing the mirrored pass of a symmetric agent constant-folds the reshaped convolution kernels a
-    second time, which would store them twice (~27% of the file at width 128)."""
+    second time, which would store them twice."""
     numpy_helper = _require("onnx.numpy_helper")
     graph = model.graph
     outputs = {o.name for o in graph.output}

@@ -79,8 +79,8 @@ class AlphaZeroConfig:
     """PUCT: weight of the Dirichlet noise in the root prior."""
     temperature_moves: int = 8
     """Plies at the start of each self-play game whose move is sampled from the search policy (then: Gumbel's
-    choice, or PUCT's most visited column). Without it, once the policy is sharp, games from the empty board
-    repeat each other and self-play collapses into a few lines (measured: 58% draws)."""
+    choice, or PUCT's most visited column), so that games from the empty board do not repeat each other
+    once the policy is sharp (design.md §8)."""
     random_start_frac: float = 0.25
     """Share of the games that start from a design.md §3 random position instead of the empty board (more
     varied positions)."""
@@ -111,12 +111,12 @@ class AlphaZeroConfig:
     eval_simulations: int = 32
     """Simulations per move of the evaluation matches (and of --eval-yardstick)."""
     play_simulations: int = 256
-    """Simulations per move of the saved agent, how ``agents.load`` plays it (``name@N`` overrides; 256 played
-    stronger than 128: docs/results/alphazero)."""
+    """Simulations per move of the saved agent, how ``agents.load`` plays it (``name@N`` overrides;
+    docs/results/alphazero compares 128 and 256)."""
     play_solve: bool = True
     """The saved agent searches with proven values (MCTS-Solver: the project's PUCT search, which backs
-    up the wins and losses it proves inside the tree; it won more against OpenSpiel's MCTS than Gumbel
-    MuZero without them: docs/results/alphazero); ``name@<N>nosolve`` / ``name@<N>solve`` override it.
+    up the wins and losses it proves inside the tree; docs/results/alphazero compares it with Gumbel
+    MuZero); ``name@<N>nosolve`` / ``name@<N>solve`` override it.
     Off: the saved agent searches as the evaluations do (--method)."""
     width: int = 128
     """CNET width (filters and dense units) of the two-headed network."""

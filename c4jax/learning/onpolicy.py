@@ -131,8 +131,8 @@ class OnPolicy(Algorithm):
         if self.tower:
             tx = adam_l2(cfg.learning_rate, cfg.weight_decay)
             self.network_meta = {"tower": list(self.tower)}
-            # the raw network; name@N searches with it, with proven values (the project's PUCT search, whose
-            # cost grows about linearly in N where mctx's grows like N squared: docs/results/<game>)
+            # the raw network; name@N searches with it, with proven values (the project's PUCT search; why:
+            # design.md "Checkers agents")
             self.agent_meta = {"search": {"simulations": 0, "solve": True}}
         else:  # a CNET: the loop makes it (--init-from), the conv block optionally frozen
             tx = make_optimizer(cfg.learning_rate, cfg.weight_decay, freeze_conv)

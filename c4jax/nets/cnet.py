@@ -46,9 +46,8 @@ class ValidConv(nn.Module):
     """A stride-1 "valid" 2-D convolution computed as patches @ kernel (im2col).
 
     Same parameters as ``nn.Conv(features, kernel_size, padding="VALID")`` (``kernel``
-    [kh, kw, in, out], ``bias`` [out]) and the same outputs (tested), but on these tiny
-    boards (6x7 and 3x4 inputs) one matmul is ~8x faster on CPU than XLA's convolution
-    for a training step (forward + backward).
+    [kh, kw, in, out], ``bias`` [out]) and the same outputs (tested); one matmul instead
+    of XLA's convolution on these tiny boards (6x7 and 3x4 inputs; why: design.md §5).
     """
 
     features: int

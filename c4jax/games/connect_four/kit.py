@@ -1,7 +1,6 @@
 """Connect Four's kit (:class:`c4jax.games.kit.GameKit`): the rules of design.md §1 and what
 else is Connect Four's: the CNET's input planes, the legal columns read from a board, the
-left-right mirror, design.md §3's random start positions, the measured UCT constant of pure
-MCTS, the perfect-play yardstick, the thesis' reference opponent 1StepLA, the public boards as
+left-right mirror, design.md §3's random start positions, the UCT constant of pure MCTS, the perfect-play yardstick, the thesis' reference opponent 1StepLA, the public boards as
 observations that tell the whole state (the agents' board API), its own agents (N-step
 lookahead, the perfect player, OpenSpiel's MCTS: :mod:`c4jax.games.connect_four.agents`), the
 shaped reward of design.md §2, and 1StepLA as the teacher of design.md §6's supervised stage, with
@@ -38,7 +37,7 @@ KIT = GameKit(
     observation_legal=legal_mask,  # a board's legal columns: those with an empty top cell
     symmetries=(MIRROR,),
     random_start=env.random_initial_state,  # design.md §3
-    uct_c=1.0,  # measured against OpenSpiel's MCTSBot (docs/results/openspiel_mcts.md)
+    uct_c=1.0,  # chosen against OpenSpiel's MCTSBot (docs/results/openspiel_mcts.md)
     yardstick=True,
     reference_agents=("random", "1steplA"),
     reference="1steplA",  # the thesis' yardstick of training progress
