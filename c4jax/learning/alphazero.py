@@ -8,8 +8,8 @@ Each *iteration*, on device:
    guided by the current network; a ``lax.scan`` over the ``game.max_steps`` plies of all
    games (42 for Connect Four; finished games idle). The first ``temperature_moves`` plies of a game are sampled from the search
    policy; then Gumbel MuZero plays its own choice (through its Gumbel noise) and PUCT the
-   most visited column. ``random_start_frac`` of the games start from random positions (on a
-   game whose kit has them: Connect Four's of design.md §3).
+   most visited column. ``random_start_frac`` of the games start from the kit's random positions
+   (on a game whose kit has them).
 2. Every position of a finished game (and its images under the kit's symmetries: Connect
    Four's mirror) becomes a training
    row (observation, search policy, outcome z for the player to move: +1 win, 0 draw, −1
@@ -63,7 +63,7 @@ DEFAULT_GAME = make(DEFAULT)  # the game of a trainer made without one
 
 @dataclass(frozen=True)
 class AlphaZeroConfig:
-    """AlphaZero hyperparameters (design.md §8)."""
+    """AlphaZero hyperparameters."""
 
     games: int = 128
     """Self-play games played in parallel per iteration."""
@@ -82,7 +82,7 @@ class AlphaZeroConfig:
     choice, or PUCT's most visited column), so that games from the empty board do not repeat each other
     once the policy is sharp (design.md §8)."""
     random_start_frac: float = 0.25
-    """Share of the games that start from a design.md §3 random position instead of the empty board (more
+    """Share of the games that start from a random position of the game's kit instead of the empty board (more
     varied positions)."""
     buffer_size: int = 100_000
     """Replay buffer capacity in positions (mirrors included)."""

@@ -88,19 +88,19 @@ class LoopConfig:
     """Revert to the old network when the win rate vs 1StepLA falls this far below the best."""
     old_best_start: float = -1.0
     """The old-network rule's best win rate before the first evaluation: a win rate must beat it to make the
-    weights the old network (-1: the first evaluation always does; the published code, design.md §7a:
+    weights the old network (-1: the first evaluation always does; the published code:
     0.5). best/ still keeps the best evaluation so far."""
     revert_at_equal: bool = False
-    """Revert also when the win rate is exactly --revert-drop below the rule's best (<=, the published code,
-    design.md §7a) instead of only below it."""
+    """Revert also when the win rate is exactly --revert-drop below the rule's best (<=, the published code)
+    instead of only below it."""
     eval_greedy: bool = False
     """Policy networks (REINFORCE, PPO): play the evaluation matches greedily instead of sampling, so that
     the old-network rule and best/ follow deterministic, exactly repeatable win rates (not the thesis'
     setting; DQN is always greedy)."""
     eval_symmetric: bool = True
-    """Play the evaluation matches with the symmetric averaging of design.md §7 (Q or π averaged with the
-    mirrored board's), as the shipped agents and the tournament play, so that best/ is chosen by how the
-    agent will play; --no-eval-symmetric plays them without the mirror."""
+    """Play the evaluation matches with symmetric averaging (Q or π averaged with the mirrored board's), as the
+    shipped agents and the tournament play, so that best/ is chosen by how the agent will play;
+    --no-eval-symmetric plays them without the mirror."""
     eval_opponents: tuple[str, ...] = ()
     """More agents (``agents.load`` names, e.g. 2steplA mcts200) that the current network plays one protocol
     match against at every evaluation, logged as eval/vs_<name>."""

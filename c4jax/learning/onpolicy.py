@@ -42,13 +42,13 @@ from c4jax.nets import tower as towers
 
 COLLECTIONS = ("games", "streams")
 NETWORKS = ("cnet", "tower")
-# the whole-games collection's switches (design.md §2, §7a), with the values that leave them off
+# the whole-games collection's switches (design.md §7a), with the values that leave them off
 GAMES_ONLY = {"reward_backprop": "per_player", "replace_draws": False, "opponent": "self"}
 
 
 @dataclass(frozen=True)
 class OnPolicyConfig(SelfPlayConfig):
-    """The fields REINFORCE and PPO share (defaults: the thesis, design.md §7, on the default game; a game's kit
+    """The fields REINFORCE and PPO share (defaults: the thesis on the default game; a game's kit
     gives its own, ``GameKit.defaults``)."""
 
     collect: str = "games"
