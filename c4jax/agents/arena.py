@@ -267,8 +267,7 @@ def broadcast_mask(mask: Array, like: Array) -> Array:
 
 
 def random_initial_states(key: Array, batch: int, game=DEFAULT_GAME) -> object:
-    """[batch] random start positions of ``game``, as its kit makes them (``GameKit.random_start``;
-    the default game's: design.md §3's)."""
+    """[batch] random start positions of ``game``, as its kit makes them (``GameKit.random_start``)."""
     start = game_registry.kit_of(game).random_start
     if start is None:
         raise ValueError(f"{game.id} has no random start positions")

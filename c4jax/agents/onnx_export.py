@@ -6,8 +6,8 @@ The exported graph takes a batch (``B`` dynamic) of the agent's game's positions
 
 - Connect Four: public boards ``boards`` ``int8[B, 6, 7]`` (row 0 on top, 1 = the player to move,
   -1 = the opponent, 0 = empty) -> ``float32[B, 7]``: exactly what the agent's ``scores(boards)``
-  returns, i.e. probabilities for policy agents, Q-values for DQN agents, the mirror averaging of
-  design.md §7 when the agent uses it, and ``-inf`` on full columns.
+  returns, i.e. probabilities for policy agents, Q-values for DQN agents, mirror-averaged when the
+  agent averages, and ``-inf`` on full columns.
 - A game whose observation does not tell the legal actions (Checkers): ``observations``
   (``game.observe`` of each position, e.g. ``int8[B, 8, 8, 2]``) and ``legal_action_mask``
   ``bool[B, num_actions]`` -> the policy's probabilities over the legal actions, ``-inf`` on the

@@ -47,7 +47,7 @@ def _run_defaults() -> loop.LoopConfig:
 
 @dataclass(frozen=True)
 class Config:
-    """AlphaZero self-play training (design.md §8)."""
+    """AlphaZero self-play training."""
 
     run: loop.LoopConfig = field(default_factory=lambda: defaults(games.DEFAULT).run)
     az: AlphaZeroConfig = field(default_factory=lambda: defaults(games.DEFAULT).az)

@@ -4,7 +4,7 @@
 (the same flags and ``--help``).
 
     python experiments/dqn.py                         # the published code's training -> runs/dqn
-    python experiments/dqn.py --preset thesis         # the thesis text's (design.md §7)
+    python experiments/dqn.py --preset thesis         # the thesis text's settings
     python experiments/dqn.py --double --loss huber --tau 0.001 --out runs/ddqn
     python experiments/dqn.py --out runs/dqn --resume # continue an interrupted run
     python experiments/dqn.py --game GAME             # DQN on another game -> runs/GAME/dqn

@@ -4,7 +4,7 @@
 (the same flags and ``--help``).
 
     python experiments/ppo.py                          # the published code's training -> runs/ppo
-    python experiments/ppo.py --preset thesis          # the thesis text's (design.md §7)
+    python experiments/ppo.py --preset thesis          # the thesis text's settings
     python experiments/ppo.py --gae-lambda 0.95 --out runs/ppo_gae
     python experiments/ppo.py --out runs/ppo --resume  # continue an interrupted run
     python experiments/ppo.py --game GAME              # PPO on another game -> runs/GAME/ppo

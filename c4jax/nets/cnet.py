@@ -26,7 +26,7 @@ HEADS = ("one", "two", "dueling")
 
 
 def preprocess(boards: Array) -> Array:
-    """design.md §5: float32[B, 6, 7, 2] planes (own, opponent) with playable cells set to -1.
+    """float32[B, 6, 7, 2] planes (own, opponent) with playable cells set to -1.
 
     The playable cell of a column is its lowest empty cell (largest empty row index).
     Both planes get -1 there, so the network sees where a stone can go this turn.

@@ -24,7 +24,7 @@ WINDOWS = LINE_CELLS  # the 69 lines, (row, col) cells
 
 
 def heuristic(b: list[list[int]]) -> int:
-    """design.md §4 score of ``b`` for the ``1`` stones (windows with one colour and empties only)."""
+    """The window score of ``b`` for the ``1`` stones (windows with one colour and empties only)."""
     score = 0
     for w in WINDOWS:
         vals = [b[r][c] for r, c in w]
