@@ -282,6 +282,7 @@ def double_td_target(apply, params, target_params, batch, gamma, *, net=target_n
 
 
 def squared_error(q: Array, y: Array) -> Array:
+    """float32[...]: ``(q - y) ** 2`` elementwise (the thesis' MSE loss before its mean)."""
     return jnp.square(q - y)
 
 

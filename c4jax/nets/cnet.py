@@ -126,4 +126,5 @@ def param_shapes(width: int = 128, heads: str = "one"):
 
 
 def num_params(params) -> int:
+    """The number of scalars in the pytree ``params``."""
     return sum(int(x.size) for x in jax.tree.leaves(params))
