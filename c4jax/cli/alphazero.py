@@ -39,8 +39,8 @@ from c4jax.learning.alphazero import AlphaZero, AlphaZeroConfig
 
 
 def _run_defaults() -> loop.LoopConfig:
-    # from scratch and no old-network rule (revert_drop 1 never fires): reverting on noisy matches held
-    # a run back; best/ by pure MCTS with 100 simulations unless the game's kit says otherwise
+    # from scratch and no old-network rule (revert_drop 1 never fires; why: design.md §8); best/ by pure
+    # MCTS with 100 simulations unless the game's kit says otherwise
     return loop.LoopConfig(out="runs/alphazero", init_from="", freeze_conv=False, total_updates=60_000,
                            eval_opponents=("mcts100",), select_by="mcts100", revert_drop=1.0)
 
