@@ -12,8 +12,7 @@ modes play the same key; deterministic agents play the same games in both (print
 agents other games of the same kind.
 
 Usage: ``python experiments/bench_match.py [A B] [--repeats 1] [--out FILE.md]``. No target is
-set by an issue; the figure backs the claim in docs/results/checkers that a match against a
-searching agent runs several times faster.
+set; the figures are in docs/results/bench_match.md.
 """
 
 from __future__ import annotations

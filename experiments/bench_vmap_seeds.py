@@ -22,8 +22,8 @@ seeds) so that drifts in machine speed hit both alike; each chunk ends with
 ``jax.block_until_ready``. Updates are counted from the states, not assumed.
 
 Usage: ``python experiments/bench_vmap_seeds.py [--algo ppo|dqn|dueling_dqn|reinforce]
-[--seeds 4] [--chunks 3]``. No target is set by an issue; the figure backs the README's
-vmap-seeds throughput statement.
+[--seeds 4] [--chunks 3]``. No target is set; the figures are in docs/results/README.md ("Seed
+spread").
 """
 
 from __future__ import annotations

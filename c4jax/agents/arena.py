@@ -186,8 +186,8 @@ def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=
         mover, ``c4jax.games.base.mover_reward``; the thesis' whole-game trainers record the
         game kit's ``shaped_reward``).
       compact: ask each agent only about the games where it is to move (:func:`decide`), not about
-        all B at every ply: its cost follows the games it plays, not the longest game, so a match
-        of searching agents runs several times faster. The agents' sampling keys then differ from
+        all B at every ply: its cost follows the games it plays, not the longest game. The agents'
+        sampling keys then differ from
         those of ``compact=False`` (stochastic agents play other games, the same for the same key).
         Not for a ``vmap`` of rollouts: there the switch between batch sizes runs every size.
       gather_searches: with ``compact=False``, still ask an agent that :func:`gathers` (AlphaZero's
@@ -267,8 +267,7 @@ def broadcast_mask(mask: Array, like: Array) -> Array:
 
 
 def random_initial_states(key: Array, batch: int, game=DEFAULT_GAME) -> object:
-    """[batch] random start positions of ``game``, as its kit makes them (``GameKit.random_start``;
-    the default game's: design.md §3's)."""
+    """[batch] random start positions of ``game``, as its kit makes them (``GameKit.random_start``)."""
     start = game_registry.kit_of(game).random_start
     if start is None:
         raise ValueError(f"{game.id} has no random start positions")

@@ -16,7 +16,7 @@ unfinished positions. What it returns depends on ``returns``:
   index among equals).
 - ``"actions"``: ``int[B]``, the column to play. ``act`` plays it; ``scores`` is ``1`` for that
   column, ``0`` for the other legal ones and ``-inf`` for full ones. A full column or one outside
-  0..6 is an illegal move, which loses the game as for any agent (design.md §1).
+  0..6 is an illegal move, which loses the game as for any agent.
 
 With ``stochastic=True`` the function is called as ``fn(boards, rng)``, with ``rng`` a
 ``numpy.random.Generator`` seeded from the JAX key of the call, so the same key gives the same

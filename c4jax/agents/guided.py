@@ -42,9 +42,8 @@ from c4jax.agents.base import DEFAULT_GAME, ScoreInfo, searched_value_label
 from c4jax.agents.search_agent import SearchAgent
 from c4jax.games import base as games
 
-# The temperature that turns a Q network's values into a prior, softmax(Q / tau): 0.25 gives the best
-# move of the shipped dqn a median of about 3.3 times the second's prior, a preference the search can
-# still overrule (how it was chosen: docs/results/guided_search.md).
+# tau of the prior softmax(Q / tau) of a Q network: a preference the search can still overrule
+# (chosen in docs/results/guided_search.md).
 Q_TEMPERATURE = 0.25
 
 

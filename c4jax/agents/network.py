@@ -27,8 +27,8 @@ class NetworkAgent(AgentBase):
 
     ``output="policy"``: the first head is policy logits and ``scores`` are the
     probabilities; ``output="q"``: the head is Q-values (``heads="dueling"``:
-    V + A - mean A) and ``scores`` are those Q-values. With ``symmetric`` (design.md §7,
-    play time only) the probabilities / Q-values are averaged with those of every image of the
+    V + A - mean A) and ``scores`` are those Q-values. With ``symmetric`` (play
+    time only) the probabilities / Q-values are averaged with those of every image of the
     board under its game's symmetries (``GameKit.symmetries``: Connect Four's mirror), mapped back,
     so the agent plays mirror positions mirror-wise.
     """

@@ -20,13 +20,8 @@ instead with the project's own PUCT search backing up proven wins and losses
 (:func:`c4jax.agents.search.run` with ``solve=True``, MCTS-Solver) and no root noise: a proven
 win is always taken, a proven loss only when every move loses (:func:`c4jax.agents.search.best_action`).
 
-Cost: mctx backs values up each tree with a ``vmap``-ed ``while_loop``, which JAX batches by
-selecting between the old and the new tree at every step up a path, so one simulation costs in
-proportion to the whole tree ([B, N + 1, A] per edge statistic) and a search of N simulations grows
-like N squared; the project's own search scatters into the trees instead and grows about linearly.
-With Checkers' 256 actions this decides whether 500 simulations take about a second or several
-(``experiments/bench_network_search.py``, docs/results/checkers), which is why the shipped Checkers
-agents search with proven values.
+Cost: a search of N simulations with mctx grows like N squared, the project's own search about
+linearly (why: design.md "Checkers agents"; measured in docs/results/checkers/bench_network_search.md).
 """
 
 from __future__ import annotations

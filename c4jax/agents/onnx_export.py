@@ -6,8 +6,8 @@ The exported graph takes a batch (``B`` dynamic) of the agent's game's positions
 
 - Connect Four: public boards ``boards`` ``int8[B, 6, 7]`` (row 0 on top, 1 = the player to move,
   -1 = the opponent, 0 = empty) -> ``float32[B, 7]``: exactly what the agent's ``scores(boards)``
-  returns, i.e. probabilities for policy agents, Q-values for DQN agents, the mirror averaging of
-  design.md §7 when the agent uses it, and ``-inf`` on full columns.
+  returns, i.e. probabilities for policy agents, Q-values for DQN agents, mirror-averaged when the
+  agent averages, and ``-inf`` on full columns.
 - A game whose observation does not tell the legal actions (Checkers): ``observations``
   (``game.observe`` of each position, e.g. ``int8[B, 8, 8, 2]``) and ``legal_action_mask``
   ``bool[B, num_actions]`` -> the policy's probabilities over the legal actions, ``-inf`` on the
@@ -28,8 +28,7 @@ With jax2onnx 0.17, only a process's first conversion lowers the convolutions' s
 (gathers with constant indices) to ``Slice``; its later conversions may lower them to ``GatherND``
 with index arithmetic: a larger graph with the same scores. The static site's build
 (:mod:`c4jax.cli.website`) therefore converts each model in its own process. A process's first
-conversion also imports all of jax2onnx's plugins (12 s of a single export in a fresh process on a
-busy 2-core CPU).
+conversion also imports all of jax2onnx's plugins (docs/results/README.md, "Runtimes").
 """
 
 from __future__ import annotations
@@ -185,7 +184,7 @@ def _dedupe_initializers(model) -> None:
     """Keep one copy of identical constant tensors (in place).
 
     Tracing the mirrored pass of a symmetric agent constant-folds the reshaped convolution kernels a
-    second time, which would store them twice (~27% of the file at width 128)."""
+    second time, which would store them twice."""
     numpy_helper = _require("onnx.numpy_helper")
     graph = model.graph
     outputs = {o.name for o in graph.output}

@@ -26,6 +26,8 @@ def masked_softmax(logits: Array, legal: Array) -> Array:
 
 
 def masked_log_softmax(logits: Array, legal: Array) -> Array:
+    """float32[..., A]: log-probabilities over the ``legal`` (bool[..., A]) actions; illegal ones near the
+    dtype's minimum (finite)."""
     return jax.nn.log_softmax(masked_logits(logits, legal), axis=-1)
 
 

@@ -38,9 +38,9 @@ Selection (``rule``): ``"puct"`` is the MuZero PUCT rule (the rule of ``mctx.muz
 ``Q`` normalised to [0, 1] by the parent's value and its children's Q, plus ``c(N) * P *
 sqrt(N) / (1 + n)``), the rule for a network prior; ``"uct"`` tries every legal action once,
 then maximises ``Q + c * sqrt(ln N / n)``, the rule of pure MCTS (``MCTSAgent``'s default, with
-c = 1.0 on Connect Four, the best constant measured against OpenSpiel's MCTS, and 0.4 on other
-games: ``default_uct_c``). A simulation descends until it picks an edge that has no node yet; the tree of N
-simulations has N + 1 nodes (node i + 1 is created by simulation i), so no depth cap is needed.
+c = ``default_uct_c(game)``: the game kit's ``uct_c``, else 0.4). A simulation descends until it
+picks an edge that has no node yet; the tree of N simulations has N + 1 nodes (node i + 1 is
+created by simulation i), so no depth cap is needed.
 No Dirichlet noise at play time (``dirichlet_fraction`` > 0 adds it at the root, for self-play).
 
 Proven values (``solve=True``, MCTS-Solver, Winands, Björnsson and Saito 2008)
@@ -103,12 +103,12 @@ from c4jax.games import base as games
 MAX_SIMULATIONS = 50_000
 SCORES_SEED = 0x5C0E  # root key of the searches behind ``scores`` (folded with the board)
 # Pure MCTS's rule and constants, each chosen by protocol matches (docs/results/openspiel_mcts.md).
-UCT_C = 0.4  # UCT's c (Q in [-1, 1]) of pure MCTS on a game whose kit has no measured one (GameKit.uct_c)
+UCT_C = 0.4  # UCT's c (Q in [-1, 1]) of pure MCTS on a game whose kit sets none (GameKit.uct_c)
 SOLVE = True  # MCTSAgent's default: proven values (MCTS-Solver)
 
 
 def default_uct_c(game) -> float:
-    """Pure MCTS's UCT constant on ``game``: the one its kit measured (``GameKit.uct_c``), else ``UCT_C``."""
+    """Pure MCTS's UCT constant on ``game``: its kit's ``GameKit.uct_c``, else ``UCT_C``."""
     measured = game_registry.kit_of(game).uct_c
     return UCT_C if measured is None else measured
 

@@ -40,7 +40,7 @@ from c4jax.learning.alphazero import AlphaZero, AlphaZeroConfig
 
 @dataclass(frozen=True)
 class Config:
-    """AlphaZero self-play training (design.md §8)."""
+    """AlphaZero self-play training."""
 
     run: loop.LoopConfig = field(default_factory=lambda: defaults(games.DEFAULT).run)
     az: AlphaZeroConfig = field(default_factory=lambda: defaults(games.DEFAULT).az)

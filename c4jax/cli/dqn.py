@@ -4,13 +4,12 @@
 (the same flags and ``--help``).
 
     python experiments/dqn.py                         # the published code's training -> runs/dqn
-    python experiments/dqn.py --preset thesis         # the thesis text's (design.md §7)
+    python experiments/dqn.py --preset thesis         # the thesis text's settings
     python experiments/dqn.py --double --loss huber --tau 0.001 --out runs/ddqn
     python experiments/dqn.py --out runs/dqn --resume # continue an interrupted run
     python experiments/dqn.py --game GAME             # DQN on another game -> runs/GAME/dqn
 
-The default preset is the published code's (design.md §7a): over 4 seeds it trained stronger
-agents than the thesis text's settings (docs/results/fidelity).
+The default preset is the published code's (design.md §7a; docs/results/fidelity compares the two).
 
 Every hyperparameter is a flag (``--help``). Writes metrics.jsonl/csv, curves.png,
 summary.json, best/ (the agent with the best win rate vs 1StepLA; load it with

@@ -7,8 +7,8 @@
     python experiments/dueling_dqn.py --game GAME    # -> runs/GAME/dueling_dqn
 
 Same flags as ``c4jax train dqn`` (``--help``); only the defaults differ: the dueling head, and on
-Connect Four the thesis text's preset (``--preset published`` measured no stronger for Dueling DQN,
-docs/results/fidelity). On a game with a residual tower the head is the tower's dueling head
+Connect Four the thesis text's preset (design.md §7a; docs/results/fidelity compares the two). On a
+game with a residual tower the head is the tower's dueling head
 (:class:`c4jax.nets.tower.Tower`), folded into the plain tower that the saved agent plays.
 """
 

@@ -19,7 +19,7 @@ inputs and output follow the agent's game (``c4jax.agents.onnx_export.signature`
   bool[B, 256] -> ``scores`` float32[B, 256], the policy's probabilities (-inf on illegal actions).
 
 The agent's name, game and settings are in the model's metadata_props. The written file is then
-run with onnxruntime on ``--boards`` random positions of the game (Connect Four: design.md §3;
+run with onnxruntime on ``--boards`` random positions of the game (Connect Four: the kit's random starts;
 another game: random legal moves from its start) and compared with the agent: it passes when the
 largest |difference| on finite scores is at most 1e-4, the -inf entries are the same and every
 position's best action is the same; otherwise the file is removed and the exit code is 1. Needs

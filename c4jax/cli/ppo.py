@@ -4,13 +4,12 @@
 (the same flags and ``--help``).
 
     python experiments/ppo.py                          # the published code's training -> runs/ppo
-    python experiments/ppo.py --preset thesis          # the thesis text's (design.md §7)
+    python experiments/ppo.py --preset thesis          # the thesis text's settings
     python experiments/ppo.py --gae-lambda 0.95 --out runs/ppo_gae
     python experiments/ppo.py --out runs/ppo --resume  # continue an interrupted run
     python experiments/ppo.py --game GAME              # PPO on another game -> runs/GAME/ppo
 
-The default preset is the published code's (design.md §7a): over 4 seeds it trained stronger
-agents than the thesis text's settings (docs/results/fidelity).
+The default preset is the published code's (design.md §7a; docs/results/fidelity compares the two).
 
 Starts from the shipped supervised weights (conv frozen), self-plays by sampling the
 policy, evaluates after every buffer (Random, old network, 1StepLA; 100 games each).

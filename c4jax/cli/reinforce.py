@@ -5,7 +5,7 @@
 
     python experiments/reinforce.py                    # thesis settings -> runs/reinforce
     python experiments/reinforce.py --out runs/reinforce --resume
-    python experiments/reinforce.py --preset published # the published code's training (design.md §7a)
+    python experiments/reinforce.py --preset published # the published code's training
 
 One update per episode (+ mirror), evaluation every 100 episodes (Random, old network,
 1StepLA; 100 games each). Every hyperparameter is a flag (``--help``). Writes

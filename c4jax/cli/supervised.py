@@ -52,8 +52,8 @@ LAST = "last"  # the resumable state, inside --out
 
 @dataclass(frozen=True)
 class Config:
-    """Supervised imitation of a teacher (defaults: the thesis on the default game, design.md §6; another
-    game's from its kit: --game NAME --help)."""
+    """Supervised imitation of a teacher (defaults: the thesis on the default game; another game's from its
+    kit: --game NAME --help)."""
 
     out: str = "runs/supervised"
     """Run directory: checkpoint, metrics, plots and summary go here."""
@@ -101,7 +101,7 @@ class Config:
     eval_teacher: bool = True
     """With --eval-matches, also play the teacher where it is not one of the kit's reference agents."""
     symmetric: bool = True
-    """The saved agent averages its policy with the mirrored board's (design.md §7, play time)."""
+    """The saved agent averages its policy with the mirrored board's (at play time)."""
     progress: bool = True
     """Show progress bars."""
     resume: bool = False

@@ -307,8 +307,7 @@ def game_lengths(game, final, valid: Array) -> Array:
 def _play_game(agent_a, agent_b, key: Array, moves: Array, a_to_move: Array, game, compact: bool = True,
                gather_searches: bool = False) -> dict:
     """One match of ``game``; ``compact``: each agent is asked only where it is to move, and
-    ``gather_searches``: AlphaZero's search is (``arena.rollout``'s: a match of searches several
-    times faster; both off under ``vmap``)."""
+    ``gather_searches``: AlphaZero's search is (``arena.rollout``'s switches; both off under ``vmap``)."""
     states = match_states(game, moves)
     traj = arena.rollout(agent_a, agent_b, states, a_to_move, key, game=game, compact=compact,
                          gather_searches=gather_searches)

@@ -46,8 +46,7 @@ def timed(game_id: str) -> bool:
 @functools.partial(jax.jit, static_argnums=1)
 def random_boards(key: Array, batch: int) -> Array:
     """``[batch, *observation_shape]``: random start positions of the default game (its kit's
-    ``random_start``: design.md §3's non-terminal boards), from
-    the mover's point of view."""
+    ``random_start``), from the mover's point of view."""
     game = games.make(games.DEFAULT)
     states = jax.vmap(games.kit_of(game).random_start)(jax.random.split(key, batch))
     return jax.vmap(game.observe)(states)

@@ -13,7 +13,7 @@ protocol) and the game's answers to what trainers, searches, matches and the UI 
 - ``symmetries``: transformations that map a position to an equivalent one (each with its action
   permutation), used to augment training data;
 - ``random_start``: ``key -> State``, a random start position for training, where the game has one;
-- ``uct_c``: the UCT constant of pure MCTS measured for this game (``None``: the search's default);
+- ``uct_c``: the UCT constant of pure MCTS on this game (``None``: the search's default);
 - ``yardstick``: whether a perfect-play yardstick of solved positions exists for the game;
 - ``reference_agents``: the ``agents.load`` names every evaluation plays besides the old network;
 - ``reference``: the one of them whose win rate progress bars and seed summaries report (``None``:

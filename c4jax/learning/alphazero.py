@@ -8,8 +8,8 @@ Each *iteration*, on device:
    guided by the current network; a ``lax.scan`` over the ``game.max_steps`` plies of all
    games (42 for Connect Four; finished games idle). The first ``temperature_moves`` plies of a game are sampled from the search
    policy; then Gumbel MuZero plays its own choice (through its Gumbel noise) and PUCT the
-   most visited column. ``random_start_frac`` of the games start from random positions (on a
-   game whose kit has them: Connect Four's of design.md §3).
+   most visited column. ``random_start_frac`` of the games start from the kit's random positions
+   (on a game whose kit has them).
 2. Every position of a finished game (and its images under the kit's symmetries: Connect
    Four's mirror) becomes a training
    row (observation, search policy, outcome z for the player to move: +1 win, 0 draw, −1
@@ -63,7 +63,7 @@ DEFAULT_GAME = make(DEFAULT)  # the game of a trainer made without one
 
 @dataclass(frozen=True)
 class AlphaZeroConfig:
-    """AlphaZero hyperparameters (design.md §8)."""
+    """AlphaZero hyperparameters."""
 
     games: int = 128
     """Self-play games played in parallel per iteration."""
@@ -79,10 +79,10 @@ class AlphaZeroConfig:
     """PUCT: weight of the Dirichlet noise in the root prior."""
     temperature_moves: int = 8
     """Plies at the start of each self-play game whose move is sampled from the search policy (then: Gumbel's
-    choice, or PUCT's most visited column). Without it, once the policy is sharp, games from the empty board
-    repeat each other and self-play collapses into a few lines (measured: 58% draws)."""
+    choice, or PUCT's most visited column), so that games from the empty board do not repeat each other
+    once the policy is sharp (design.md §8)."""
     random_start_frac: float = 0.25
-    """Share of the games that start from a design.md §3 random position instead of the empty board (more
+    """Share of the games that start from a random position of the game's kit instead of the empty board (more
     varied positions)."""
     buffer_size: int = 100_000
     """Replay buffer capacity in positions (mirrors included)."""
@@ -111,12 +111,12 @@ class AlphaZeroConfig:
     eval_simulations: int = 32
     """Simulations per move of the evaluation matches (and of --eval-yardstick)."""
     play_simulations: int = 256
-    """Simulations per move of the saved agent, how ``agents.load`` plays it (``name@N`` overrides; 256 played
-    stronger than 128: docs/results/alphazero)."""
+    """Simulations per move of the saved agent, how ``agents.load`` plays it (``name@N`` overrides;
+    docs/results/alphazero compares 128 and 256)."""
     play_solve: bool = True
     """The saved agent searches with proven values (MCTS-Solver: the project's PUCT search, which backs
-    up the wins and losses it proves inside the tree; it won more against OpenSpiel's MCTS than Gumbel
-    MuZero without them: docs/results/alphazero); ``name@<N>nosolve`` / ``name@<N>solve`` override it.
+    up the wins and losses it proves inside the tree; docs/results/alphazero compares it with Gumbel
+    MuZero); ``name@<N>nosolve`` / ``name@<N>solve`` override it.
     Off: the saved agent searches as the evaluations do (--method)."""
     width: int = 128
     """CNET width (filters and dense units) of the two-headed network."""

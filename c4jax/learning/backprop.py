@@ -14,7 +14,7 @@ from c4jax.agents.arena import Trajectory
 
 
 def backprop_per_player(traj: Trajectory, n: float = 3.0) -> Array:
-    """float32[B, T]: design.md §2 back-propagation of a rollout's rewards, each player's own moves
+    """float32[B, T]: the thesis' back-propagation of a rollout's rewards, each player's own moves
     numbered 1..T (:func:`backprop_episode`; who made each move from ``traj.by_a``)."""
     first_player = traj.by_a == traj.by_a[:, :1]
     return jax.vmap(backprop_episode, in_axes=(0, 0, 0, None, 0))(traj.rewards, traj.valid, traj.first_mover_outcome,
@@ -22,7 +22,7 @@ def backprop_per_player(traj: Trajectory, n: float = 3.0) -> Array:
 
 
 def backprop_segments(traj: Trajectory, n: float = 3.0) -> Array:
-    """float32[B, T]: the published code's back-propagation of a rollout's rewards (design.md §7a):
+    """float32[B, T]: the published code's back-propagation of a rollout's rewards:
     absolute turn numbers, one segment per ±1 shaped reward (:func:`backprop_episode_segments`)."""
     stones = jnp.sum(traj.observations[:, 0] != 0, axis=(-2, -1), dtype=jnp.int32)
     return jax.vmap(backprop_episode_segments, in_axes=(0, 0, 0, None))(traj.rewards, traj.valid, stones, n)
@@ -36,7 +36,7 @@ BACKPROP_VARIANTS = tuple(BACKPROP)
 def backprop_rewards(traj: Trajectory, n: float = 3.0, variant: str = "per_player") -> Array:
     """float32[B, T]: back-propagated rewards of every recorded move of a rollout
     (recorded with a kit's ``shaped_reward``), by the ``variant`` of :data:`BACKPROP`:
-    ``"per_player"`` (design.md §2) or ``"segments"`` (the published code, design.md §7a)."""
+    ``"per_player"`` (the thesis) or ``"segments"`` (the published code)."""
     if variant not in BACKPROP:
         raise ValueError(f"reward back-propagation must be one of {BACKPROP_VARIANTS}, got {variant!r}")
     return BACKPROP[variant](traj, n)
@@ -44,7 +44,7 @@ def backprop_rewards(traj: Trajectory, n: float = 3.0, variant: str = "per_playe
 
 def backprop_episode(rewards: Array, valid: Array, first_mover_outcome: Array, n: float = 3.0,
                      first_player: Array | None = None) -> Array:
-    """design.md §2 reward back-propagation over one finished episode (vmap for a batch).
+    """The thesis' reward back-propagation over one finished episode (vmap for a batch).
 
     Args:
       rewards: float32[L]: shaped reward of each move, from its mover's point of view.
@@ -77,7 +77,7 @@ def backprop_episode(rewards: Array, valid: Array, first_mover_outcome: Array, n
 
 
 def backprop_episode_segments(rewards: Array, valid: Array, start_stones: Array, n: float = 3.0) -> Array:
-    """The reward back-propagation of the published training code (design.md §7a), one episode.
+    """The reward back-propagation of the published training code, one episode.
 
     Turns are absolute: move k of the episode is turn ``start_stones + 1 + k`` (the stones of
     a random start board count). The game is split at every move whose shaped reward has the

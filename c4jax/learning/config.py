@@ -163,20 +163,18 @@ def smoke_config(cfg):
 
 @dataclass(frozen=True)
 class SelfPlayConfig(OpponentConfig):
-    """Fields common to the RL trainers' configs (each trainer adds its own; defaults: the thesis,
-    docs/design.md §7)."""
+    """Fields common to the RL trainers' configs (each trainer adds its own; defaults: the thesis)."""
 
     gamma: float = 0.95
     """Discount of the turn-based targets (the next state is the opponent's: its value is subtracted)."""
     reward_backprop_n: float = 3.0
-    """Exponent n of the reward back-propagation r_t = r_T * (t / T)^n (docs/design.md §2)."""
+    """Exponent n of the reward back-propagation r_t = r_T * (t / T)^n."""
     reward_backprop: str = "per_player"
-    """'per_player' (the thesis, design.md §2: each player's own moves 1..T) or 'segments' (the published
-    code, design.md §7a: absolute turn numbers, the game split at every ±1 shaped reward, the loser's turn
-    taken as T+1, zero rewards after the first split left at 0)."""
+    """'per_player' (the thesis: each player's own moves 1..T) or 'segments' (the published code:
+    absolute turn numbers, the game split at every ±1 shaped reward, the loser's turn taken as T+1,
+    zero rewards after the first split left at 0)."""
     replace_draws: bool = False
-    """Discard drawn training games and replace each by a game from the empty board (the published code,
-    design.md §7a)."""
+    """Discard drawn training games and replace each by a game from the empty board (the published code)."""
     width: int = 128
     """CNET width (filters and dense units)."""
 

@@ -2,8 +2,8 @@
 
 :func:`generate` lets a teacher (an agent; the game kit's ``teacher``: 1StepLA for the default game)
 play both sides of batches of games, one jitted batch at a time, from the kit's random start
-positions (design.md §3 for the default game) or, for a game without them, from its start position after
-``opening_plies`` uniformly random moves. Every position the teacher moves in (the mover's
+positions or, for a game without them, from its start position after ``opening_plies`` uniformly
+random moves. Every position the teacher moves in (the mover's
 observation) is kept with its action if no image of it under the kit's symmetries was collected
 before; the row is followed by its images (observation transformed, action mapped: for Connect
 Four the mirror, column ``6 - a``) that differ from it. Rows are kept in the order of discovery; a
@@ -374,7 +374,7 @@ def _play(agent, key, batch: int, game, opening_plies: int):
 
 def generate(num_pairs: int = 200_000, *, seed: int = 0, batch: int = 4096, progress: bool = False,
              game=None, teacher: str | None = None, opening_plies: int = 4) -> Dataset:
-    """design.md §6: ``num_pairs`` rows of distinct positions played by the teacher, each followed by its images.
+    """``num_pairs`` rows of distinct positions played by the teacher, each followed by its images.
 
     The teacher (``teacher``, an ``agents.load`` name; default the kit's, :func:`teacher_name`) plays
     both sides of ``batch`` games of ``game`` (default: the default game) at a time from

@@ -8,8 +8,8 @@ opponent moves in s', so its value is subtracted). What differs between games ar
 the config's fields choose, with per-game defaults from the game's kit (``GameKit.defaults["dqn"]``,
 :mod:`c4jax.cli.dqn`):
 
-- how experience is collected (``collect``): ``"games"``, the thesis' whole games from design.md §3
-  random starts with design.md §2's back-propagated shaped reward and mirror images, optionally
+- how experience is collected (``collect``): ``"games"``, the thesis' whole games from random
+  starts with the back-propagated shaped reward and mirror images, optionally
   partly against a fixed opponent (:mod:`c4jax.learning.dqn_games`; a game whose kit has CNET boards, random
   starts and a mirror), or ``"streams"``,
   per-ply streams of games side by side on the game's own rewards (:mod:`c4jax.learning.dqn_streams`);
@@ -75,7 +75,7 @@ STREAMS = MappingProxyType(dict(collect="streams", double=True, loss="huber", ga
 
 @dataclass(frozen=True)
 class DQNConfig(SelfPlayConfig):
-    """DQN hyperparameters (defaults: the thesis, design.md §7). With --opponent, the opponent's moves are stored
+    """DQN hyperparameters (defaults: the thesis). With --opponent, the opponent's moves are stored
     and learned from too (Q-learning is off-policy)."""
 
     dueling: bool = False
@@ -140,22 +140,21 @@ class DQNConfig(SelfPlayConfig):
     """Filters of every 3x3 convolution of the tower."""
     target_online: bool = False
     """Compute the TD target with the online network (the target copy is still refreshed but never read),
-    as the published code does (design.md §7a)."""
+    as the published code does."""
     target_mirror_avg: bool = False
     """Average Q(s') with the mirrored board's Q (mirrored back) before the max of the TD target (the
-    published code, design.md §7a)."""
+    published code)."""
     target_unmasked: bool = False
-    """Take the TD target's max over all 7 columns of s', full ones included (the published code,
-    design.md §7a)."""
+    """Take the TD target's max over all 7 columns of s', full ones included (the published code)."""
     eps_per_update: bool = False
-    """Decay ε with the updates done so far instead of the episodes (the published code, design.md §7a):
+    """Decay ε with the updates done so far instead of the episodes (the published code):
     the warm-up before --learning-starts is played at ε = --eps-start."""
     selfplay_mirror_avg: bool = False
     """Self-play acts on the mirror-averaged Q-values (then masks full columns), as the published code
-    does (design.md §7a)."""
+    does."""
     reset_target_on_old: bool = False
     """Reset the target network to the weights the old-network rule leaves in place, on a new best and on a
-    revert (the published code, design.md §7a)."""
+    revert (the published code)."""
 
     RANGES: ClassVar[dict] = {
         "learning_rate": ranges.POSITIVE, "weight_decay": ranges.NON_NEGATIVE, "batch_size": ranges.ONE_OR_MORE,
@@ -239,7 +238,7 @@ def epsilon(cfg: DQNConfig, episodes: Array) -> Array:
     return cfg.eps_end + (cfg.eps_start - cfg.eps_end) * jnp.exp(-episodes / cfg.eps_decay)
 
 
-# --- strategies: what the switches of design.md §7a choose, as functions --------------------------
+# --- strategies: what the published code's switches choose, as functions -------------------------
 
 
 def tanh_q(apply, params, obs: Array) -> Array:
@@ -296,6 +295,7 @@ def double_td_target(apply, params, target_params, batch, gamma, *, net=target_n
 
 
 def squared_error(q: Array, y: Array) -> Array:
+    """float32[...]: ``(q - y) ** 2`` elementwise (the thesis' MSE loss before its mean)."""
     return jnp.square(q - y)
 
 
@@ -324,8 +324,8 @@ def reset_target(state, reset):
 @dataclass(frozen=True)
 class Strategies:
     """How DQN plays, learns and follows the old-network rule, chosen once from a :class:`DQNConfig`
-    (:meth:`of`); the defaults are the thesis (design.md §7), the alternatives the published code
-    (design.md §7a) and the Double DQN article."""
+    (:meth:`of`); the defaults are the thesis, the alternatives the published code (design.md §7a) and
+    the Double DQN article."""
 
     behaviour_q: Callable = q_values
     """``(apply, params, boards) -> Q`` that ε-greedy self-play acts on: ``q_values`` or ``mirror_avg_q`` (its

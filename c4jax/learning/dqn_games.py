@@ -2,8 +2,8 @@
 (design.md §7) on a game whose kit has CNET boards, random start positions, a mirror and (optionally)
 a shaped reward.
 
-One network plays both sides with ε-greedy from the kit's random start boards (design.md §3; optionally
-a fixed opponent plays one side of a fraction of the games). Each finished game's transitions, with
+One network plays both sides with ε-greedy from the kit's random start boards (optionally a fixed
+opponent plays one side of a fraction of the games). Each finished game's transitions, with
 back-propagated rewards (design.md §2), go into the replay buffer together with their mirror images; s' is the
 opponent's board, so the TD target subtracts its value. An iteration plays ``episodes_per_iteration``
 games at once, then, once the buffer holds ``learning_starts`` transitions, makes
@@ -43,7 +43,7 @@ class Transition:
 
     board: Array  # int8[*observation_shape]: s, mover to play
     action: Array  # int32[]
-    reward: Array  # float32[]: back-propagated design.md §2 reward
+    reward: Array  # float32[]: the back-propagated shaped reward
     next_board: Array  # int8[*observation_shape]: s', the opponent to play (zeros when done)
     done: Array  # bool[]
 

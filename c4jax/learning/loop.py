@@ -89,20 +89,19 @@ class LoopConfig:
     """Revert to the old network when the win rate vs 1StepLA falls this far below the best."""
     old_best_start: float = -1.0
     """The old-network rule's best win rate before the first evaluation: a win rate must beat it to make the
-    weights the old network (-1: the first evaluation always does; the published code, design.md §7a:
+    weights the old network (-1: the first evaluation always does; the published code:
     0.5). best/ still keeps the best evaluation so far."""
     revert_at_equal: bool = False
-    """Revert also when the win rate is exactly --revert-drop below the rule's best (<=, the published code,
-    design.md §7a) instead of only below it."""
+    """Revert also when the win rate is exactly --revert-drop below the rule's best (<=, the published code)
+    instead of only below it."""
     eval_greedy: bool = False
     """Policy networks (REINFORCE, PPO): play the evaluation matches greedily instead of sampling, so that
     the old-network rule and best/ follow deterministic, exactly repeatable win rates (not the thesis'
     setting; DQN is always greedy)."""
     eval_symmetric: bool = True
-    """Play the evaluation matches with the symmetric averaging of design.md §7 (Q or π averaged with the
-    mirrored board's), as the thesis does in every competition and as the shipped agents and the
-    tournament play, so that best/ is chosen by how the agent will play. --no-eval-symmetric repeats
-    runs made before this became the default."""
+    """Play the evaluation matches with symmetric averaging (Q or π averaged with the mirrored board's), as the
+    shipped agents and the tournament play, so that best/ is chosen by how the agent will play;
+    --no-eval-symmetric plays them without the mirror."""
     eval_opponents: tuple[str, ...] = ()
     """More agents (``agents.load`` names, e.g. 2steplA mcts200) that the current network plays one protocol
     match against at every evaluation, logged as eval/vs_<name>."""
@@ -207,7 +206,8 @@ class LoopConfig:
 def from_scratch(out: str, game: str, **changes) -> LoopConfig:
     """The run settings of a network trained from scratch on ``game``'s own rewards (AlphaZero, and a
     trainer's ``--collect streams``): nothing to start from or freeze, evaluated against pure MCTS with 100
-    simulations (which also chooses best/), without the old-network rule; ``changes``: other fields."""
+    simulations (which also chooses best/), without the old-network rule (why: design.md §8); ``changes``: other
+    fields."""
     return LoopConfig(**{**dict(out=out, game=game, init_from="", freeze_conv=False, eval_opponents=("mcts100",),
                                 select_by="mcts100", revert_drop=1.0), **changes})
 

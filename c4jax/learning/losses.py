@@ -100,7 +100,7 @@ def turn_based_returns(rewards: Array, valid: Array, gamma: float | Array) -> Ar
 
     Args:
       rewards: float32[T]: reward of move t for the player who made it (e.g. the
-        design.md §2 back-propagated rewards).
+        back-propagated shaped rewards).
       valid: bool[T]: move t was played (a prefix of True; the rest is padding).
       gamma: discount.
 
@@ -139,7 +139,7 @@ def gae_turn_based(rewards: Array, values: Array, valid: Array, gamma: float | A
 def one_step_td(rewards: Array, values: Array, valid: Array, done: Array,
                 gamma: float | Array) -> tuple[Array, Array]:
     """``(targets, advantages)``, float32[T] each: the published PPO code's one-step TD value
-    targets and advantages of one episode (design.md §7a).
+    targets and advantages of one episode.
 
     ``target_t = r_t - gamma * (1 - done_t) * V(s_{t+1})`` (the next state is the opponent's:
     its value is subtracted; ``negamax_gae``'s one-step target with ``sign = -1``) and

@@ -42,13 +42,13 @@ from c4jax.nets import tower as towers
 
 COLLECTIONS = ("games", "streams")
 NETWORKS = ("cnet", "tower")
-# the whole-games collection's switches (design.md §2, §7a), with the values that leave them off
+# the whole-games collection's switches (design.md §7a), with the values that leave them off
 GAMES_ONLY = {"reward_backprop": "per_player", "replace_draws": False, "opponent": "self"}
 
 
 @dataclass(frozen=True)
 class OnPolicyConfig(SelfPlayConfig):
-    """The fields REINFORCE and PPO share (defaults: the thesis, design.md §7, on the default game; a game's kit
+    """The fields REINFORCE and PPO share (defaults: the thesis on the default game; a game's kit
     gives its own, ``GameKit.defaults``)."""
 
     collect: str = "games"
@@ -130,8 +130,8 @@ class OnPolicy(Algorithm):
         if self.tower:
             tx = adam_l2(cfg.learning_rate, cfg.weight_decay)
             self.network_meta = {"tower": list(self.tower)}
-            # the raw network; name@N searches with it, with proven values (the project's PUCT search, whose
-            # cost grows about linearly in N where mctx's grows like N squared: docs/results/<game>)
+            # the raw network; name@N searches with it, with proven values (the project's PUCT search; why:
+            # design.md "Checkers agents")
             self.agent_meta = {"search": {"simulations": 0, "solve": True}}
         else:  # a CNET: the loop makes it (--init-from), the conv block optionally frozen
             tx = make_optimizer(cfg.learning_rate, cfg.weight_decay, freeze_conv)

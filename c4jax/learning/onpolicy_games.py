@@ -1,10 +1,10 @@
 """The whole-games collection of PPO and REINFORCE (``--collect games``, :mod:`c4jax.learning.onpolicy`): the
 thesis' self-play (design.md §7), on every game.
 
-A collection plays B games to the end from the kit's random start positions (design.md §3; the game's own
-start where the kit has none), the learner sampling its policy on both sides (with ``--opponent``, a fixed
+A collection plays B games to the end from the kit's random start positions (the game's own start where
+the kit has none), the learner sampling its policy on both sides (with ``--opponent``, a fixed
 agent plays one side of a fraction of the games: its moves shape the returns but carry no loss). Each move
-records the kit's shaped reward (design.md §2; the game's own reward where the kit has none),
+records the kit's shaped reward (the game's own reward where the kit has none),
 back-propagated over the game (:mod:`c4jax.learning.backprop`). Returns and advantages are computed on the
 finished games in negamax form: the next move's return counts with ``-1`` when the opponent makes it and
 ``+1`` when the same player moves again (a Checkers multi-jump). Where the kit has a symmetry, each game is
@@ -73,7 +73,7 @@ def apply(net, params, obs: Array, obs_ndim: int) -> tuple[Array, Array]:
 
 @struct.dataclass
 class _Behaviour(AgentBase):
-    """Self-play of the published PPO code (design.md §7a): with probability ``explore`` a uniform
+    """Self-play of the published PPO code: with probability ``explore`` a uniform
     legal action, else a sample of the (optionally mirror-averaged) logits over the legal actions."""
 
     params: Any
@@ -120,7 +120,7 @@ def monte_carlo_targets(collection, params, traj: arena.Trajectory, rewards: Arr
 
 def one_step_td_targets(collection, params, traj: arena.Trajectory, rewards: Array, values: Array, played: Array,
                         sign: Array, *, gamma, gae_lambda) -> tuple[Array, Array]:
-    """Value targets and advantages of the published code (design.md §7a): one-step TD on the
+    """Value targets and advantages of the published code: one-step TD on the
     mirror-averaged value V̄ of the collecting network, ``returns = r - gamma (1 - done) V̄(s')`` and
     ``advantages = returns - V̄(s)``; V̄ is mirror-symmetric, so a mirrored row has its original's."""
     del values, played, sign, gae_lambda
@@ -148,8 +148,7 @@ def collection_copies(x: Array, copies: int) -> Array:
 @dataclass(frozen=True)
 class Strategies:
     """How the whole-games collection plays and what it learns from, chosen once from a config's flags
-    (:meth:`of`); the defaults are the thesis (design.md §7), the alternatives the published code
-    (design.md §7a)."""
+    (:meth:`of`); the defaults are the thesis, the alternatives the published code (design.md §7a)."""
 
     behaviour: Callable[..., AgentBase] | None = None
     """``(collection, params) -> agent`` playing the learner's moves: ``None`` (the algorithm's agent sampling
@@ -168,7 +167,7 @@ class Strategies:
     @classmethod
     def of(cls, cfg, *, explore: float = 0.0, mirror_avg: bool = False, td_advantage: bool = False,
            unmasked_log_probs: bool = False) -> Strategies:
-        """The strategies of a config's switches (design.md §7a): ``cfg.reward_backprop`` and
+        """The strategies of a config's switches: ``cfg.reward_backprop`` and
         ``cfg.replace_draws``, and PPO's own (off: the thesis)."""
         behaviour = None
         if explore != 0.0 or mirror_avg:
@@ -246,7 +245,7 @@ class GameCollection:
         return logits, self.columns(obs) if self.columns is not None else legal, value
 
     def starts(self, key: Array, n: int):
-        """``n`` start positions: the kit's random ones (design.md §3), else the game's own."""
+        """``n`` start positions: the kit's random ones, else the game's own."""
         if self.kit.random_start is not None:
             return arena.random_initial_states(key, n, self.game)
         return jax.vmap(self.game.init)(jax.random.split(key, n))

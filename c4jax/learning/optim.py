@@ -6,7 +6,7 @@ import jax
 import optax
 from typing import Any
 
-FROZEN_SUBTREE = "conv"  # design.md §5: the conv block stays frozen in the RL stage
+FROZEN_SUBTREE = "conv"  # the conv block stays frozen in the RL stage (the thesis' transfer)
 
 
 def adam_l2(learning_rate: float | optax.Schedule, weight_decay: float) -> optax.GradientTransformation:

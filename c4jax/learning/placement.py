@@ -16,7 +16,7 @@
   ``batch_sizes`` must be a multiple of N. The default otherwise.
 
 One device (``--devices 1``, or a machine with one) is :data:`ONE_DEVICE`: no mesh, the
-programs and numbers of a run made before meshes existed.
+unsplit programs and their numbers.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ from c4jax.learning.optim import apply_gradients
 GAMES_ONLY = {"td_advantage": False, "explore": 0.0, "selfplay_mirror_avg": False, "unmasked_log_probs": False}
 
 
-# the settings of --collect streams on a game whose kit gives none (those measured in docs/results/<game>)
+# the settings of --collect streams on a game whose kit gives none (docs/results/<game> trains with them)
 STREAMS = MappingProxyType(dict(collect="streams", network="tower", envs=64, steps=64, epochs=4, minibatch_size=512,
                                 clip=0.2, c1=0.5, c2=0.01, gamma=1.0, gae_lambda=0.95, learning_rate=3e-4, weight_decay=0.0,
                                 max_grad_norm=0.5, buffers_per_eval=50, tower_blocks=2, tower_channels=32))
@@ -48,7 +48,7 @@ STREAMS_UPDATES = 40_000  # --total-updates of such a run
 
 @dataclass(frozen=True)
 class PPOConfig(onpolicy.OnPolicyConfig):
-    """PPO hyperparameters (defaults: the thesis, design.md §7, on the default game; another game's from its kit). With
+    """PPO hyperparameters (defaults: the thesis on the default game; another game's from its kit). With
     --opponent, only the learner's own moves are training rows; the opponent's moves shape their returns."""
 
     buffer_size: int = 2000
@@ -71,24 +71,23 @@ class PPOConfig(onpolicy.OnPolicyConfig):
     """L2 penalty added to the gradient."""
     games_per_collect: int = 0
     """--collect games: self-play games played in parallel to fill one buffer; 0 = ceil(buffer_size / 12.5),
-    enough to fill it (a game from a random start gives 15-20 rows with its mirror; the extra rows are dropped). With
-    --opponent, games against it give half the rows, and the automatic value grows to match."""
+    enough to fill it (why: design.md §7; the extra rows are dropped). With --opponent, games against it give half
+    the rows, and the automatic value grows to match."""
     td_advantage: bool = False
     """One-step TD value targets and advantages on the mirror-averaged value V̄ of the collecting network:
     target = r - γ(1 - done)·V̄(s'), advantage = target - V̄(s); the value head regresses on the target (the
-    published code, design.md §7a; replaces the Monte-Carlo G and --gae-lambda)."""
+    published code; replaces the Monte-Carlo G and --gae-lambda)."""
     explore: float = 0.0
-    """Probability of a uniformly random legal move in self-play (the published code: 0.10, design.md §7a)."""
+    """Probability of a uniformly random legal move in self-play (the published code: 0.10)."""
     selfplay_mirror_avg: bool = False
-    """Self-play samples the mirror-averaged logits (masked to legal columns), as the published code does
-    (design.md §7a)."""
+    """Self-play samples the mirror-averaged logits (masked to legal columns), as the published code does."""
     unmasked_log_probs: bool = False
     """Stored and recomputed log-probs and the entropy bonus over all 7 columns, unmasked and not
-    mirror-averaged (the published code, design.md §7a)."""
+    mirror-averaged (the published code)."""
     eval_every: int = 0
     """Updates between evaluations (and checkpoints), a multiple of one buffer's (--epochs x
     ceil(--buffer-size / --minibatch-size); --collect streams: --epochs x --envs x --steps / --minibatch-size);
-    0 = the preset's: every buffer (thesis), every 5 buffers (published, design.md §7a); another game's kit
+    0 = the preset's: every buffer (thesis), every 5 buffers (published); another game's kit
     gives its own. Saved as the number of buffers (buffers_per_eval)."""
     buffers_per_eval: Annotated[int, tyro.conf.Suppress] = 1
     """Buffers (collect + update) between evaluations, which --eval-every sets (the published code: 5)."""

@@ -43,7 +43,7 @@ STREAMS_UPDATES = 2_000  # --total-updates of such a run
 
 @dataclass(frozen=True)
 class ReinforceConfig(onpolicy.OnPolicyConfig):
-    """REINFORCE-with-baseline hyperparameters (defaults: the thesis, design.md §7, on the default game; another game's
+    """REINFORCE-with-baseline hyperparameters (defaults: the thesis on the default game; another game's
     from its kit). With --opponent, only the learner's own moves carry a loss; the opponent's moves shape their
     returns."""
 

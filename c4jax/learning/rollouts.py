@@ -2,7 +2,7 @@
 in one batch, and the published code's replacement of drawn games (design.md §7a).
 
 Built on :func:`c4jax.agents.arena.rollout`; the trajectories record the game kit's shaped reward
-(``GameKit.shaped_reward``, design.md §2) where it has one, else the game's own rewards.
+(``GameKit.shaped_reward``) where it has one, else the game's own rewards.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def mixed_rollout(learner, opponent, states, n_vs: int, key: Array, *, game=DEFA
 def mixed_rollout_no_draws(learner, opponent, states, n_vs: int, key: Array, max_rounds: int = 8, *,
                            game=DEFAULT_GAME, record_legal: bool = False) -> tuple[Trajectory, Array]:
     """``mixed_rollout`` with every drawn game discarded and replaced by a game from the empty
-    board (the published training code, design.md §7a), as in the same seat arrangement.
+    board (the published training code), as in the same seat arrangement.
 
     A replacement that is drawn again is replaced again, up to ``max_rounds`` rounds in all
     (a bound for ``jit``; a draw left after them is kept). Round 0 is exactly

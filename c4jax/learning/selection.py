@@ -58,7 +58,7 @@ def select(counters: dict, score: float, updates: int, rule: Rule = Rule()) -> O
     """The rule applied to the evaluation at ``updates`` whose score is ``score``; ``counters`` is
     left as it is (the outcome holds the new ones, with the keys in the same order)."""
     c = dict(counters)
-    if "old_best" not in c:  # counters saved before the rule had its own best used best/'s
+    if "old_best" not in c:  # counters without the rule's own best (an older checkpoint): best/'s
         c["old_best"] = c["best_win_rate"] if c["evals"] else rule.old_best_start
     rule_best = c["old_best"]
     c["evals"] += 1

@@ -51,7 +51,7 @@ def evaluated_agent(algo: Algorithm, settings: Settings, width: int) -> AgentOf:
 
 
 def opponents(agent_of: AgentOf, old_params, settings: Settings) -> dict:
-    """The evaluation matches' opponents by tag (design.md §7): Random, the old network, 1StepLA
+    """The evaluation matches' opponents by tag: Random, the old network, 1StepLA
     (Connect Four), then ``eval_opponents`` by name, all of the run's game."""
     random, *rest = settings.fixed_opponents
     fixed = {random: agents.load(settings.agent_name(random)), "old": agent_of(old_params, "old"),

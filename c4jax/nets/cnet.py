@@ -26,7 +26,7 @@ HEADS = ("one", "two", "dueling")
 
 
 def preprocess(boards: Array) -> Array:
-    """design.md §5: float32[B, 6, 7, 2] planes (own, opponent) with playable cells set to -1.
+    """float32[B, 6, 7, 2] planes (own, opponent) with playable cells set to -1.
 
     The playable cell of a column is its lowest empty cell (largest empty row index).
     Both planes get -1 there, so the network sees where a stone can go this turn.
@@ -46,9 +46,8 @@ class ValidConv(nn.Module):
     """A stride-1 "valid" 2-D convolution computed as patches @ kernel (im2col).
 
     Same parameters as ``nn.Conv(features, kernel_size, padding="VALID")`` (``kernel``
-    [kh, kw, in, out], ``bias`` [out]) and the same outputs (tested), but on these tiny
-    boards (6x7 and 3x4 inputs) one matmul is ~8x faster on CPU than XLA's convolution
-    for a training step (forward + backward).
+    [kh, kw, in, out], ``bias`` [out]) and the same outputs (tested); one matmul instead
+    of XLA's convolution on these tiny boards (6x7 and 3x4 inputs; why: design.md §5).
     """
 
     features: int
@@ -127,4 +126,5 @@ def param_shapes(width: int = 128, heads: str = "one"):
 
 
 def num_params(params) -> int:
+    """The number of scalars in the pytree ``params``."""
     return sum(int(x.size) for x in jax.tree.leaves(params))

@@ -292,7 +292,7 @@ class Catalogue:
         """Compile every agent's request path; returns the seconds it took.
 
         XLA compiles outside the GIL, so a few threads compile several agents at once. Search
-        agents compile slowly (tens of seconds each on 2 CPU cores): with ``search="background"``
+        agents compile slowly (docs/results/README.md, "Runtimes"): with ``search="background"``
         (the default) they are compiled one at a time by a daemon thread (``background``) after this
         returns; ``search="now"`` compiles them here too. The default opponents come first.
         """

@@ -19,7 +19,7 @@ from c4jax.games.checkers import env
 @dataclass(frozen=True)
 class Checkers:
     """English draughts on the 32 dark squares: observations ``int8[8, 8, 2]`` from the mover's
-    side, 256 actions (8 per square), rewards +1 / -1 / 0 (design.md "Checkers")."""
+    side, 256 actions (8 per square), rewards +1 / -1 / 0."""
 
     rules: env.Rules = field(default_factory=env.Rules)
     id: str = "checkers"

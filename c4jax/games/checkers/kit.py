@@ -53,7 +53,7 @@ DQN = MappingProxyType({
 })
 
 # the supervised stage plays 256 games per batch (a game records up to max_steps plies), each after 8 random
-# moves: the teacher plays deterministically, and 4 random moves lead to about 33,000 distinct positions only
+# moves, so that the deterministic teacher's games do not repeat (docs/results/checkers)
 SUPERVISED = MappingProxyType({"supervised": MappingProxyType(dict(generation_batch=256, opening_plies=8))})
 
 KIT = GameKit(game=GAME, title="Checkers", other_observation=other_observation, observation_range=_observation_range(),

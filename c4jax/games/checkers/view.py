@@ -107,7 +107,7 @@ def replay(moves: list[int]) -> Replay:
 
 def outcome(state, human: int) -> tuple[str, str | None]:
     """``(status, draw_reason)`` of a finished state for a viewer playing ``human``: ``human_won`` /
-    ``agent_won`` / ``draw`` with ``repetition``, ``fifty_moves`` (design.md: 100 plies without a
+    ``agent_won`` / ``draw`` with ``repetition``, ``fifty_moves`` (100 plies without a
     capture or a man's move) or ``cap`` (the game reached ``max_steps`` plies)."""
     if bool(state.truncated):
         return "draw", "cap"

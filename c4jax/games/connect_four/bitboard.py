@@ -71,6 +71,7 @@ def const(x: int) -> Bits:
 
 
 def empty_like(shape=()) -> Bits:
+    """The empty bitboard (both uint32 words 0) of ``shape``."""
     return Bits(jnp.zeros(shape, _U32), jnp.zeros(shape, _U32))
 
 

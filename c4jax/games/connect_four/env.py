@@ -5,7 +5,7 @@ Every function works on one game and is ``jit``/``vmap``-compatible; batch with
 player to move, ``-1`` = opponent. Internally the state holds bitboards
 (:mod:`c4jax.games.connect_four.bitboard`) plus, for each player, the set of cells that would
 complete a four for them. Keeping those sets makes both the win test
-(``cell in mover's winning cells``) and the shaped reward of design.md §2
+(``cell in mover's winning cells``) and the shaped reward
 (:mod:`c4jax.games.connect_four.rewards`, which needs every immediate threat before and after the
 move) a handful of bit operations: only the mover's set has to be recomputed after a move.
 """
@@ -71,7 +71,7 @@ class EnvState:
     def rewards(self) -> Array:
         """float32[2]: the game's result for player 0 (first mover) and player 1: +1 / -1 for the
         winner / loser once the game is over, else 0 (the sparse reward of the game protocol;
-        design.md §2's shaped reward is the kit's: :mod:`c4jax.games.connect_four.rewards`)."""
+        the shaped reward is the kit's: :mod:`c4jax.games.connect_four.rewards`)."""
         first = jnp.where(self.done, self.winner, 0).astype(jnp.float32)
         return jnp.stack([first, 0.0 - first], axis=-1)  # 0.0 - x: a draw gives +0.0 to both
 

@@ -79,7 +79,7 @@ def _minimax(me: Bits, them: Bits, done: Array, depth: int, me_to_move: bool) ->
 
 @struct.dataclass
 class NStepLookahead(AgentBase):
-    """design.md §4 N-step lookahead: depth-N minimax over the pattern heuristic.
+    """The N-step lookahead: depth-N minimax over the pattern heuristic.
 
     ``scores``: each legal column's minimax score minus the current board's score
     (what the UI shows), float32; full columns ``-inf``. ``act``: a best-scored column,

@@ -44,7 +44,7 @@ from c4jax.games.connect_four import env
 from c4jax.games.connect_four.bitboard import Bits
 
 COLS = bb.COLS
-MAX_DEPTH = 7  # the seed's deepest search (over 10 s per move on its machine)
+MAX_DEPTH = 7  # the seed's deepest search (design.md §4a)
 WIN = 1_000_000  # a four made at ply p scores +-(WIN - p): beyond any heuristic sum (|h| <= 345)
 ILLEGAL = np.iinfo(np.int32).min  # the value of a full column in :func:`column_values`
 _INT_MAX = np.iinfo(np.int32).max

@@ -5,8 +5,8 @@ It plays exactly the moves of ``agents.load("<n>steplA")`` (design.md §4: the w
 heuristic, minimax to depth N, deterministic centre-first tie-break; tested), but
 knows nothing of bitboards, JAX or batching. It exists as the yardstick of Table 5.1:
 the thesis timed its networks against a lookahead like this one, while c4jax's own
-lookahead is vectorised bitboard code that is faster than a network. Not for
-training or matches (it is thousands of times slower).
+lookahead is vectorised bitboard code. Not for training or matches (one board at a
+time, in Python).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ WINDOWS = LINE_CELLS  # the 69 lines, (row, col) cells
 
 
 def heuristic(b: list[list[int]]) -> int:
-    """design.md §4 score of ``b`` for the ``1`` stones (windows with one colour and empties only)."""
+    """The window score of ``b`` for the ``1`` stones (windows with one colour and empties only)."""
     score = 0
     for w in WINDOWS:
         vals = [b[r][c] for r, c in w]

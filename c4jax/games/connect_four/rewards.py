@@ -27,7 +27,7 @@ REWARD_ILLEGAL = -5.0  # full column or column outside 0..6: the mover is disqua
 
 def _legal_move_reward(state: env.EnvState, cell: Bits, win: Array, new_mask: Bits, new_cur_wins: Bits,
                        new_opp_wins: Bits) -> Array:
-    """design.md §2 reward of dropping a stone on ``cell`` (a legal move), for the mover."""
+    """The shaped reward of dropping a stone on ``cell`` (a legal move), for the mover."""
     before = bb.playable(state.cur | state.opp)
     after = bb.playable(new_mask)
     missed = (state.cur_wins & before).any() & ~win
