@@ -145,4 +145,7 @@ def command(defaults: Callable[[str, str | None], Any], main: Callable[[Any], di
             argv: Sequence[str] | None, prog: str | None) -> dict:
     """Parse ``argv`` (default: this process' arguments) over ``defaults`` and run ``main`` on the
     config, a run's errors one line (:func:`c4jax.learning.loop.exit_on_error`)."""
-    return loop.exit_on_error(main, parse(defaults, sys.argv[1:] if argv is None else argv, prog=prog))
+    cfg = parse(defaults, sys.argv[1:] if argv is None else argv, prog=prog)
+    if cfg.preset == config.SMOKE:
+        print("smoke run: checks the pipeline, not strength (--preset smoke)", flush=True)
+    return loop.exit_on_error(main, cfg)

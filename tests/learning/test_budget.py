@@ -155,6 +155,13 @@ def test_smoke_preset_shrinks_every_trainer_and_keeps_explicit_flags():
     assert rei.run.out == "elsewhere" and rei.run.total_updates == rei.reinforce.episodes_per_eval == 10
 
 
+def test_a_smoke_run_says_what_it_is(capsys, monkeypatch):
+    monkeypatch.setattr(ppo, "main", lambda cfg: {"preset": cfg.preset})
+    assert ppo.cli(["--preset", "smoke"]) == {"preset": "smoke"}
+    assert capsys.readouterr().out.splitlines()[0] == "smoke run: checks the pipeline, not strength (--preset smoke)"
+    assert ppo.cli([]) == {"preset": "published"} and "smoke" not in capsys.readouterr().out
+
+
 def test_a_budget_below_one_step_is_refused(capsys, tmp_path):
     with pytest.raises(SystemExit) as done:
         c4jax_main.main(["train", "alphazero", "--preset", "smoke", "--total-updates", "1", "--out", str(tmp_path / "r")])
