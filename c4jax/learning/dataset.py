@@ -320,10 +320,9 @@ def group_ids(observations: np.ndarray, game=None) -> np.ndarray:
 
 
 def _text_format(game: str):
-    module = games.kit_of(game).text_format
-    if module is None:
+    if games.kit_of(game).text_format is None:
         raise ValueError(f"{game} has no dataset text format")
-    return importlib.import_module(module)
+    return importlib.import_module(games.kit_of(game).text_format)
 
 
 def export_text(dataset: Dataset, path) -> Path:

@@ -133,23 +133,18 @@ def solve_scores(boards) -> np.ndarray:
     return out[0] if single else out
 
 
-def _callback_scores(boards: Array) -> Array:
-    """int32[..., 7] scores of traced boards ``[..., 6, 7]`` through a host callback."""
-    shape = jax.ShapeDtypeStruct(boards.shape[:-2] + (COLS,), jnp.int32)
-
-    def host(b):
-        b = np.asarray(b)
-        return _solve_unchecked(b.reshape(-1, ROWS, COLS)).reshape(b.shape[:-2] + (COLS,))
-
-    return jax.pure_callback(host, shape, boards, vmap_method="expand_dims")
-
-
 def scores_and_best(boards: Array, n: None = None) -> tuple[Array, Array]:
     """The perfect player of public boards ``[B, 6, 7]``: float32[B, 7] exact solver scores (module
     docstring), full columns ``-inf``, and bool[B, 7], the legal columns of the best score. The solver
     runs on the host through ``jax.pure_callback`` (jittable: one solver call per board)."""
     del n
-    s = _callback_scores(boards)
+
+    def host(b):
+        b = np.asarray(b)
+        return _solve_unchecked(b.reshape(-1, ROWS, COLS)).reshape(b.shape[:-2] + (COLS,))
+
+    shape = jax.ShapeDtypeStruct(boards.shape[:-2] + (COLS,), jnp.int32)
+    s = jax.pure_callback(host, shape, boards, vmap_method="expand_dims")
     legal = boards[..., 0, :] == 0
     top = jnp.max(jnp.where(legal, s, jnp.iinfo(jnp.int32).min), axis=-1, keepdims=True)
     return jnp.where(s > ILLEGAL, s.astype(jnp.float32), -jnp.inf), legal & (s == top)
