@@ -3,10 +3,10 @@
 The package is layered; each subpackage imports only the ones listed before it:
 
 - ``c4jax.games``: the game protocol, each game's kit and its folder (Connect Four's jitted
-  environment, bitboards, public board and checks, its own agents);
+  environment, bitboards, public board and checks, its own players as pure functions);
 - ``c4jax.nets``: CNET128 and its heads;
 - ``c4jax.io``: Orbax checkpoints with metadata, run logs and plots, tables, the device mesh;
-- ``c4jax.agents``: the Agent protocol, Random and N-step lookahead, network agents, batched
+- ``c4jax.agents``: the Agent protocol, Random and the games' own players, network agents, batched
   games between agents (``arena``), and ``agents.load(name)``;
 - ``c4jax.evaluation``: protocol matches, tournaments, decision timing, ratings;
 - ``c4jax.learning``: the supervised dataset and trainer, losses, buffers, DQN / REINFORCE / PPO

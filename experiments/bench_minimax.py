@@ -31,9 +31,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from c4jax import agents
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four import minimax as mm
-from c4jax.games.connect_four.minimax_agent import MinimaxAgent
 
 SEED_002_DEPTH7_S = 10.0  # seed 002: "for this depth [7], one Minimax turn takes over 10 seconds"
 TESTS = Path(__file__).resolve().parent.parent / "tests" / "support"  # minimax_reference.py
@@ -65,7 +65,7 @@ def _fastest(fn, args, repeats: int) -> float:
 
 def per_move(depth: int, boards: np.ndarray, repeats: int) -> tuple[float, float]:
     """(median seconds per move at batch 1, compile seconds) of minimax<depth>:det."""
-    agent, key = MinimaxAgent(depth=depth), jax.random.key(0)
+    agent, key = agents.load(f"minimax{depth}"), jax.random.key(0)
     act = jax.jit(lambda a, b, k: a.act(b, k))
     start = time.perf_counter()
     compiled = act.lower(agent, jnp.asarray(boards[:1]), key).compile()
@@ -76,7 +76,7 @@ def per_move(depth: int, boards: np.ndarray, repeats: int) -> tuple[float, float
 
 def batched(depth: int, batch: int, boards: np.ndarray, repeats: int) -> float:
     """Positions per second of one act call on ``batch`` boards (``boards`` repeated to fill it)."""
-    agent, key = MinimaxAgent(depth=depth), jax.random.key(0)
+    agent, key = agents.load(f"minimax{depth}"), jax.random.key(0)
     x = jnp.asarray(np.resize(boards, (batch,) + boards.shape[1:]))
     compiled = jax.jit(lambda a, b, k: a.act(b, k)).lower(agent, x, key).compile()
     return batch / _fastest(compiled, (agent, x, key), repeats)

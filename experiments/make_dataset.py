@@ -19,7 +19,6 @@ writes exactly the dataset of an uninterrupted run.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import sys
 import time
 from pathlib import Path
@@ -146,7 +145,7 @@ def main(cfg: Config) -> None:
     print(f"saved: {path} ({path.stat().st_size / 1e6:.2f} MB, {save_s:.2f} s)")
     if cfg.text_out:
         t0 = time.perf_counter()
-        text_path = importlib.import_module(text_format).export_text(dataset, cfg.text_out)
+        text_path = data.export_text(dataset, cfg.text_out)
         print(f"text export: {text_path} ({text_path.stat().st_size / 1e6:.2f} MB, "
               f"{time.perf_counter() - t0:.2f} s)")
     partial.unlink(missing_ok=True)  # finished: nothing left to resume

@@ -1,18 +1,16 @@
 """The package is layered: games -> nets -> io -> agents -> evaluation -> learning -> play -> cli.
 
-A module's layer is its subpackage's, except a module of a game's folder (``c4jax/games/<game>/``,
-a plugin: the game's rules and its extensions, such as its own agents), whose layer is the highest
-layer it imports. Every import goes to a module of an equal or lower layer, a game's kit and view
-(and so its rules) stay in the games layer, importable from anywhere, no module imports a private
-(``_name``) attribute of another module, and there is no import cycle (in-function imports
-included; the ``"module:attribute"`` strings a kit names are resolved on use and are not imports).
-Modules outside the game folders reach a game through its kit (``c4jax.games.kit_of``) or the agent
-registry; the few that still name a game are listed, each with its reason."""
+A module's layer is its subpackage's, a game's folder (``c4jax/games/<game>/``) included: a game
+supplies its players and dataset text as data and pure functions that the upper layers wrap, so it
+imports nothing above ``c4jax.games``. Every import goes to a module of an equal or lower layer, no
+module imports a private (``_name``) attribute of another module, and there is no import cycle
+(in-function imports included; the ``"module:attribute"`` strings a kit names are resolved on use
+and are not imports). Modules outside the game folders reach a game through its kit
+(``c4jax.games.kit_of``) or the agent registry, and never name a game."""
 
 from __future__ import annotations
 
 import ast
-import functools
 from pathlib import Path
 
 import pytest
@@ -58,17 +56,10 @@ def _game_folder(module: str) -> bool:
     return len(parts) > 2 and parts[1] == "games" and parts[2] in GAME_IDS
 
 
-@functools.cache
 def _layer(module: str) -> int | None:
-    """The layer of ``module``: its subpackage's, or for a game-folder module the highest layer of
-    the modules it imports (the games layer at least)."""
+    """The layer of ``module``: its subpackage's."""
     parts = module.split(".")
-    if len(parts) < 2 or parts[1] not in LAYERS:
-        return None
-    if not _game_folder(module) or module not in MODULES:
-        return LAYERS.index(parts[1])
-    below = [_layer(i) for i, _ in _imports(MODULES[module]) if i != module and i in MODULES and i != "c4jax"]
-    return max([LAYERS.index("games")] + [b for b in below if b is not None])
+    return LAYERS.index(parts[1]) if len(parts) >= 2 and parts[1] in LAYERS else None
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if _layer(m) is not None))
@@ -83,24 +74,15 @@ def test_imports_only_go_down_the_layers(module):
         assert not private, f"{module} imports private names {private} from {imported}"
 
 
-def test_game_folders_are_layered_by_what_they_import():
-    """A game-folder module's layer follows its imports: Connect Four's lookahead agents are agents,
-    its rules are games."""
-    assert _layer("c4jax.games.connect_four.env") == LAYERS.index("games")
-    assert _layer("c4jax.games.connect_four.lookahead") == LAYERS.index("agents")
-    # seed 002's minimax: the pure search is rules (boards -> values), its agent wrapper an agent
-    assert _layer("c4jax.games.connect_four.minimax") == LAYERS.index("games")
-    assert _layer("c4jax.games.connect_four.minimax_agent") == LAYERS.index("agents")
-
-
 @pytest.mark.parametrize("game", GAME_IDS)
-def test_kits_and_views_stay_in_the_games_layer(game):
-    """A game's kit and view (and the rules they import) import nothing above the games layer, so
-    every layer can ask a kit; the kit's "module:attribute" strings are not imports."""
-    for name in ("kit", "view"):
-        module = f"c4jax.games.{game}.{name}"
-        if module in MODULES:
-            assert _layer(module) == LAYERS.index("games"), f"{module} imports above the games layer"
+def test_game_folders_import_nothing_above_games(game):
+    """A game's folder (its rules, kit, view and players) imports only ``c4jax.games`` (and
+    ``c4jax._version``), so every layer can ask a kit; the kit's "module:attribute" strings are not
+    imports."""
+    for module, path in MODULES.items():
+        if module == f"c4jax.games.{game}" or module.startswith(f"c4jax.games.{game}."):
+            for imported, _ in _imports(path):
+                assert imported.startswith("c4jax.games") or imported == "c4jax._version", (module, imported)
 
 
 def test_no_import_cycles():

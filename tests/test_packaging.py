@@ -80,7 +80,7 @@ def test_the_wheel_lists_every_shipped_agent_and_the_c4jax_command(wheel):
         assert any(n.startswith(f"c4jax/checkpoints/{agent}/state-") and "/ocdbt.process_0/d/" in n for n in names)
     assert not any(n.startswith("c4jax/checkpoints") and n.endswith(".py") for n in names)
     assert {"c4jax/cli/main.py", "c4jax/cli/ppo.py", "c4jax/cli/tournament.py", "c4jax/cli/watch.py",
-            "c4jax/games/connect_four/interop.py", "c4jax/games/connect_four/pgx_baseline.py",
+            "c4jax/games/connect_four/interop.py", "c4jax/agents/pgx_baseline.py",
             "c4jax/evaluation/yardstick_positions.npz", "c4jax/play/static/index.html"} <= names
     assert "c4jax = c4jax.cli.main:main" in entry_points
     assert not any(n.startswith(("experiments/", "tests/", "checkpoints/")) for n in names)

@@ -1,5 +1,5 @@
 """The baseline player of every game: uniform random over the legal actions (design.md §4's
-Random). Connect Four's N-step lookahead is its own (:mod:`c4jax.games.connect_four.lookahead`)."""
+Random). Connect Four's N-step lookahead is its kit's (:mod:`c4jax.agents.players`)."""
 
 from __future__ import annotations
 

@@ -5,10 +5,10 @@ insensitive: ``random``, ``mcts<N>`` (pure MCTS with N simulations per move, pro
 ``mcts<N>nosolve`` without them; ``-c<C>`` after either sets the UCT constant), the trained agents
 shipped in ``checkpoints/`` (``supervised``: greedy by default, ``supervised:sto`` samples), the
 path of any checkpoint directory (which plays the game it was trained on), and the agents that a
-game's kit registers (``GameKit.agents``, :func:`register` on first use of the registry): the
-default game's under their own names (Connect Four's ``1steplA`` .. ``4steplA``, ``minimax1`` ..
-``minimax7`` (seed 002's opponent), ``perfect``,
-``openspiel-mcts<N>``: :mod:`c4jax.games.connect_four.agents`), another game's as ``<game>/<agent>``.
+game's kit supplies (``GameKit.players``, registered on first use of the registry and played by
+:mod:`c4jax.agents.players`): the default game's under their own names (Connect Four's ``1steplA``
+.. ``4steplA``, ``minimax1`` .. ``minimax7`` (seed 002's opponent), ``perfect``, ``openspiel-mcts<N>``),
+another game's as ``<game>/<agent>`` (those with a name per number).
 
 ``@<N>`` before the suffix plays a trained agent with N simulations of search per move:
 ``ppo@200``, ``dqn@500:sto``, ``runs/x@64``. An AlphaZero-style search checkpoint searches with
@@ -45,11 +45,12 @@ from c4jax.agents.baselines import RandomAgent
 from c4jax.agents.guided import guided
 from c4jax.agents.network import agent_from_checkpoint
 from c4jax.agents.network_search import agent_from_search_checkpoint, is_search_checkpoint
+from c4jax.agents.players import build, number
 from c4jax.agents.search import MAX_SIMULATIONS, SOLVE
 from c4jax.agents.search_agent import MCTSAgent
 from c4jax.games import DEFAULT, GAMES, kit_of
 from c4jax.games import make as make_game
-from c4jax.games.kit import resolve
+from c4jax.games.kit import Player, resolve
 from c4jax.io.checkpoint import METADATA_FILE
 
 # name (lower case) -> factory(mode) where mode is "sto", "det" or None (the agent's default).
@@ -58,7 +59,7 @@ _REGISTRY: dict[str, Callable[[str | None], Agent]] = {}
 _LISTED: dict[str, Callable[[], bool]] = {}
 # (compiled pattern, factory(match, mode), example name listed by known_names(), whether it is listed now)
 _PATTERNS: list[tuple[re.Pattern, Callable[[re.Match, str | None], Agent], str, Callable[[], bool]]] = []
-_GAMES_AGENTS: list[str] = []  # the games whose kit registered its agents (GameKit.agents)
+_GAMES_AGENTS: list[str] = []  # the games whose kit's players are registered (GameKit.players)
 
 
 def checkpoints_dir() -> Path:
@@ -118,15 +119,28 @@ def register_pattern(pattern: str, factory: Callable[[re.Match, str | None], Age
 
 
 def _games_agents() -> None:
-    """Once: every game's own agents, registered by the function its kit names (``GameKit.agents``,
-    ``"module:function"``, imported here)."""
+    """Once: every game's own players (``GameKit.players``) under their names."""
     for game in GAMES:
         if game in _GAMES_AGENTS:
             continue
         _GAMES_AGENTS.append(game)
-        hook = kit_of(game).agents
-        if hook is not None:
-            resolve(hook)()
+        for player in kit_of(game).players:
+            _add_player(game, player)
+
+
+def _add_player(game: str, player: Player) -> None:
+    """Register ``player`` of ``game``: one name, a name per number, or a pattern over its numbers."""
+    prefix, played = "" if game == DEFAULT else f"{game}/", make_game(game)
+    listed = None if player.available is None else (lambda: resolve(player.available)())
+    if player.numbers is None:
+        _add(prefix + player.name, lambda mode: build(player, None, mode, played), listed)
+    elif player.example is None:
+        for n in range(player.numbers[0], player.numbers[1] + 1):
+            _add(prefix + player.name.format(n=n), lambda mode, n=n: build(player, n, mode, played), listed)
+    elif game == DEFAULT:  # only the default game's names are matched against patterns
+        register_pattern(re.escape(player.name).replace(re.escape("{n}"), "(.*)"),
+                         lambda m, mode: build(player, number(player, m.group(1)), mode, played),
+                         example=player.example, listed=listed)
 
 
 def _shipped() -> list[str]:

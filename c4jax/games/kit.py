@@ -36,9 +36,11 @@ protocol) and the game's answers to what trainers, searches, matches and the UI 
   the start position, and ``bool[B]``, which ones were finished;
 - ``position_words``: ``State -> tuple of uint32 arrays`` that identify a position, folded into
   the key of the search behind a search agent's scores (``None``: the words of its observation);
-- ``agents``: ``"module:function"`` of the function that registers the game's own agents with
-  :mod:`c4jax.agents.registry` (imported when an agent is first looked up by name; ``None``: the
-  game has only the agents that play any game);
+- ``players``: the game's own reference players (:class:`Player`: names and pure functions, which
+  :mod:`c4jax.agents.players` wraps as agents and the agent registry lists; empty: the game has only
+  the agents that play any game);
+- ``from_pgx``: ``observations of pgx's same game -> observations``, where pgx has the game (what
+  :mod:`c4jax.agents.pgx_baseline` reads);
 - ``plain_lookahead``: ``"module:function"`` of a plain-Python N-step lookahead,
   ``act(observation, n) -> action`` (one position at a time, the thesis' kind of baseline), that
   Table 5.1's decision timing (:mod:`c4jax.evaluation.timing`) times beside the agents;
@@ -53,8 +55,9 @@ protocol) and the game's answers to what trainers, searches, matches and the UI 
 - ``teacher``: the ``agents.load`` name (within the game) of the agent whose moves the supervised
   stage imitates (:mod:`c4jax.learning.dataset`; default pure MCTS with 100 simulations, which plays
   any game);
-- ``text_format``: the module of the game's dataset text format (``export_text(dataset, path)``,
-  ``import_text(path) -> Dataset``), ``None`` when it has none;
+- ``text_format``: the module of the game's dataset text format, pure functions of bytes
+  (``format_pairs(observations, actions) -> bytes``, ``parse_pairs(data, where) -> (observations,
+  actions)``) that :func:`c4jax.learning.dataset.export_text` / ``import_text`` use; ``None`` when it has none;
 - ``defaults``: per algorithm, the flags that differ from the algorithm's own defaults on this game
   (``{"alphazero": {"run": {...}, "az": {...}}}``, ``{"dqn": {"run": {...}, "dqn": {...}}}``, one mapping
   per config section).
@@ -132,6 +135,44 @@ class MatchRules:
 
 
 @dataclass(frozen=True)
+class Player:
+    """One of a game's reference players, as data and pure functions: :mod:`c4jax.agents.players`
+    makes it an agent and the agent registry loads it by ``name`` (the kit imports no agent).
+
+    - ``name``: its ``agents.load`` name, ``{n}`` standing for its number (a depth, simulations);
+    - ``numbers``: ``(low, high)``, the numbers its names take (``high`` ``None``: up to the search's
+      ``MAX_SIMULATIONS``), each name listed when ``example`` is ``None``, else matched as a pattern
+      with ``example`` listed (a number outside: an error naming ``number``); ``None``: one name;
+    - ``scores``: ``"module:function"``, ``(observations [B, ...], n) -> (scores float32[B, A],
+      best bool[B, A])``: each action's score (illegal: ``-inf``) and the actions of the best score
+      (exact ties), pure and jittable; the agent shows the scores and plays among the best;
+    - ``policy``: ``"module:function"``, ``n -> (observations [B, ...], rng) -> int actions[B]``: a
+      host player in place of ``scores`` (always stochastic: ``rng`` seeds it);
+    - ``tie_order``: the deterministic mode's move, the first of the best actions in this order
+      (``None``: the player has no deterministic mode); ``sampled``: it has a stochastic mode (uniform
+      among the best); a player of both modes says its mode in its name (``1steplA:det``);
+    - ``kind``, ``label``: its scores in the play UI's legend (``ScoreInfo``; ``label`` formatted
+      with ``n`` and ``action``); ``costly``: the number from which a decision is costly (0: always);
+    - ``available``: ``"module:function"`` -> whether its optional extra is installed (listed and
+      loadable only then), ``missing``: ``"module:class"`` of the error raised when it is not.
+    """
+
+    name: str
+    numbers: tuple[int, int | None] | None = None
+    number: str = "depth"
+    example: str | None = None
+    scores: str | None = None
+    policy: str | None = None
+    tie_order: tuple[int, ...] | None = None
+    sampled: bool = True
+    kind: str = "other"
+    label: str = ""
+    costly: int | None = None
+    available: str | None = None
+    missing: str | None = None
+
+
+@dataclass(frozen=True)
 class GameKit:
     """One game's rules and everything else that is the game's (see the module docstring)."""
 
@@ -154,7 +195,8 @@ class GameKit:
     from_observation: Callable[[Array], Any] | None = None
     playable: Callable[[Any], tuple[np.ndarray, np.ndarray]] | None = None
     position_words: Callable[[Any], tuple[Array, ...]] | None = None
-    agents: str | None = None
+    players: tuple[Player, ...] = ()
+    from_pgx: Callable[[Array], Array] | None = None
     plain_lookahead: str | None = None
     solver: str | None = None
     shaped_reward: Callable[[Any, Any, Array], Array] | None = None
@@ -173,8 +215,8 @@ class GameKit:
 
 
 def resolve(reference: str) -> Any:
-    """The object a kit names by ``"module:attribute"`` (``GameKit.agents``, ``plain_lookahead``), its
-    module imported on first use."""
+    """The object a kit names by ``"module:attribute"`` (``plain_lookahead``, a :class:`Player`'s
+    functions), its module imported on first use."""
     module, attr = reference.split(":")
     return getattr(importlib.import_module(module), attr)
 

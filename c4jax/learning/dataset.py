@@ -11,14 +11,16 @@ row and its images share a ``group`` id, which :meth:`Dataset.split` uses so tha
 straddle two splits (the mirror in the test set of a board seen in training would leak it).
 
 Files: :meth:`Dataset.save_npz` / :meth:`Dataset.load_npz`, a compressed ``.npz`` with a format
-version, the game and the generator settings. A kit's ``text_format`` module reads and writes a
-game's text format (the default game's: the reference thesis' ``0``/``1``/``2`` characters).
+version, the game and the generator settings. :func:`export_text` / :func:`import_text`: a game's
+text format (its kit's ``text_format``; the default game's: the reference thesis' ``0``/``1``/``2``
+characters).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import json
 import re
 import time
@@ -315,6 +317,34 @@ def group_ids(observations: np.ndarray, game=None) -> np.ndarray:
     rank = np.empty(first.size, np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(first.size)
     return rank[inverse.ravel()].astype(np.int32)
+
+
+def _text_format(game: str):
+    if games.kit_of(game).text_format is None:
+        raise ValueError(f"{game} has no dataset text format")
+    return importlib.import_module(games.kit_of(game).text_format)
+
+
+def export_text(dataset: Dataset, path) -> Path:
+    """Write ``dataset`` in its game's text format (the kit's ``text_format``; groups are not stored:
+    :func:`import_text` rebuilds them). Parents are created; returns the path."""
+    data = _text_format(dataset.game).format_pairs(dataset.observations, dataset.actions)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic.write_atomic(path, lambda f: f.write(data))
+    return path
+
+
+def import_text(path, game: str = games.DEFAULT) -> Dataset:
+    """Read a dataset in ``game``'s text format and validate every pair: each position is grouped with
+    its images (any duplicate included) present in the file, group ids in order of first appearance.
+    ``ValueError`` naming the path and the pair (from 0) on a malformed pair or an invalid position."""
+    path = existing_file(path, "dataset text file")
+    observations, actions = _text_format(game).parse_pairs(path.read_bytes(), str(path))
+    played = games.make(game)
+    if len(actions):
+        validate_rows(played, observations, actions, None, lambda i: f"{path}: pair {i}")
+    return Dataset(observations, actions, group_ids(observations, played), {"imported_from": str(path)}, played.id)
 
 
 # --------------------------------------------------------------------------- generation

@@ -21,7 +21,7 @@ NAMES = sorted({SMALLER.get(n, n) for n in agents.known_names()} | {"dqn@8:sto"}
 # run; each compiles searches of its own, so here they run with `pytest -m slow`.
 SEARCHES = {"mcts16", "alphazero"}
 # slow: the same agent classes with typed and legacy keys run in the default run: 4steplA is
-# NStepLookahead at depth 4, [3stepla] the same class at depth 3; dqn@8:sto is a SearchAgent with
+# the kit's lookahead player at depth 4, [3stepla] the same class at depth 3; dqn@8:sto is a SearchAgent with
 # sampled visits and rollouts, as test_search.py::test_typed_and_legacy_keys_give_the_same_searches's
 # mcts32 is (test_guided.py plays the guided search itself)
 SLOW = SEARCHES | {"4stepla", "dqn@8:sto"}

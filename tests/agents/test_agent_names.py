@@ -10,7 +10,6 @@ import pytest
 
 from c4jax import agents, games
 from c4jax.agents.baselines import RandomAgent
-from c4jax.games.connect_four.lookahead import NStepLookahead
 
 CHECKERS = games.make("checkers")
 
@@ -36,7 +35,7 @@ def test_only_agents_without_learned_parameters_switch_games():
     switched = agents.for_game(RandomAgent(), CHECKERS)
     assert switched.game == CHECKERS and agents.canonical_name(switched) == "checkers/random"
     assert agents.for_game(agents.load("mcts20:det"), CHECKERS).name == "mcts20:det"
-    assert agents.for_game(NStepLookahead(n=1), CHECKERS) is None
+    assert agents.for_game(agents.load("1steplA"), CHECKERS) is None
     assert agents.for_game(agents.load("supervised"), CHECKERS) is None
     checkers_random = agents.load("checkers/random")
     assert agents.for_game(checkers_random, CHECKERS) is checkers_random
@@ -47,7 +46,7 @@ def test_scores_of_states_are_the_scores_of_their_observations():
     state = jax.device_get(game.step(game.step(game.init(), 3), 3))
     batch = jax.tree.map(lambda x: np.asarray(x)[None], state)
     board = np.asarray(game.observe(state))[None]
-    for agent in (NStepLookahead(n=2), RandomAgent(), agents.load("supervised")):
+    for agent in (agents.load("2steplA"), RandomAgent(), agents.load("supervised")):
         np.testing.assert_array_equal(np.asarray(agent.scores_states(batch)), np.asarray(agent.scores(board)))
         jitted = jax.jit(lambda a, s: a.scores_states(s))(agent, batch)
         np.testing.assert_allclose(np.asarray(jitted), np.asarray(agent.scores(board)), rtol=1e-6)

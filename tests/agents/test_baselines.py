@@ -30,7 +30,8 @@ from c4jax import agents
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four import reference
 from c4jax.agents.baselines import RandomAgent
-from c4jax.games.connect_four.lookahead import NStepLookahead
+from c4jax.agents.players import PlayerAgent, build
+from c4jax.games.connect_four.kit import PLAYERS
 
 ROWS, COLS = 6, 7
 TIE_ORDER = (3, 2, 4, 1, 5, 0, 6)  # centre first, the left one of two equally close
@@ -323,7 +324,7 @@ def test_nstep_matches_reference(all_boards, n):
     boards = all_boards
     assert (boards[:, 0, :] != 0).any(), "no board with a full column in the sample"
     agent = agents.load(f"{n}steplA")
-    assert isinstance(agent, NStepLookahead)
+    assert isinstance(agent, PlayerAgent)
     assert agent.stochastic is False
     scores = agent.scores(boards)
     values, legal = _check_scores_against_ref(scores, boards, n, f"{n}StepLA.scores")
@@ -340,7 +341,7 @@ def test_nstep_matches_reference(all_boards, n):
 
 def test_nstep_direct_constructor_matches_load(all_boards):
     boards = all_boards[:64]
-    a = NStepLookahead(2, deterministic=True)
+    a = build(PLAYERS[0], 2, "det")  # the kit's lookahead player at depth 2
     b = agents.load("2steplA")
     np.testing.assert_array_equal(np.asarray(a.scores(boards)), np.asarray(b.scores(boards)))
     np.testing.assert_array_equal(np.asarray(a.act(boards, jax.random.PRNGKey(1))),
@@ -547,17 +548,17 @@ def test_bad_input_raises(agent_name, bad):
     "name,cls,stochastic,depth",
     [
         ("random", RandomAgent, True, None),
-        ("1steplA", NStepLookahead, False, 1),
-        ("1StepLA", NStepLookahead, False, 1),
-        ("1steplA:det", NStepLookahead, False, 1),
-        ("1steplA:sto", NStepLookahead, True, 1),
-        ("1StepLA:sto", NStepLookahead, True, 1),
-        ("2steplA", NStepLookahead, False, 2),
-        ("2STEPLA", NStepLookahead, False, 2),
-        ("2steplA:sto", NStepLookahead, True, 2),
-        ("2steplA:det", NStepLookahead, False, 2),
-        ("3steplA", NStepLookahead, False, 3),
-        ("4steplA", NStepLookahead, False, 4),
+        ("1steplA", PlayerAgent, False, 1),
+        ("1StepLA", PlayerAgent, False, 1),
+        ("1steplA:det", PlayerAgent, False, 1),
+        ("1steplA:sto", PlayerAgent, True, 1),
+        ("1StepLA:sto", PlayerAgent, True, 1),
+        ("2steplA", PlayerAgent, False, 2),
+        ("2STEPLA", PlayerAgent, False, 2),
+        ("2steplA:sto", PlayerAgent, True, 2),
+        ("2steplA:det", PlayerAgent, False, 2),
+        ("3steplA", PlayerAgent, False, 3),
+        ("4steplA", PlayerAgent, False, 4),
     ],
 )
 def test_load_names(name, cls, stochastic, depth):

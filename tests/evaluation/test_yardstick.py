@@ -14,7 +14,8 @@ from jax import Array
 
 from c4jax import agents, evaluation
 from c4jax.agents.base import AgentBase
-from c4jax.games.connect_four.perfect import ILLEGAL, CENTRE_RANK, solver_available
+from c4jax.games.connect_four.kit import CENTRE_FIRST
+from c4jax.games.connect_four.perfect import ILLEGAL, solver_available
 from c4jax.evaluation import yardstick
 from c4jax.games.connect_four.board import check_boards
 from scripts import run_script
@@ -38,7 +39,7 @@ class _Lookup(AgentBase):
 
 def _best_actions(pos: yardstick.Positions) -> np.ndarray:
     best = pos.scores == pos.best[:, None]
-    return np.argmin(np.where(best, CENTRE_RANK, 99), axis=1).astype(np.int32)
+    return np.argmin(np.where(best, np.argsort(CENTRE_FIRST), 99), axis=1).astype(np.int32)
 
 
 def _subset(pos: yardstick.Positions, idx) -> yardstick.Positions:

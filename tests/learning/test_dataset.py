@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from c4jax import agents
-from c4jax.games.connect_four import dataset as text_format
 from c4jax.learning import dataset as data
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
@@ -274,7 +273,7 @@ def _text(board) -> str:
 
 
 def test_text_round_trip(ds, tmp_path):
-    path = text_format.export_text(ds, tmp_path / "t" / "ds.txt")
+    path = data.export_text(ds, tmp_path / "t" / "ds.txt")
     text = path.read_text()
     pairs = text.split(";")
     assert len(pairs) == N and all(len(p) == 43 for p in pairs)
@@ -282,18 +281,18 @@ def test_text_round_trip(ds, tmp_path):
     b0 = ds.observations[0].reshape(-1)
     assert pairs[0][:42] == "".join("0" if v == 0 else "1" if v == 1 else "2" for v in b0)
     assert pairs[0][42] == str(ds.actions[0])
-    back = text_format.import_text(path)
+    back = data.import_text(path)
     for f in ("observations", "actions", "groups"):
         np.testing.assert_array_equal(getattr(back, f), getattr(ds, f))
     # trailing ';', newlines and spaces around pairs are tolerated
     loose = tmp_path / "loose.txt"
     loose.write_text("  " + ";\n".join(pairs[:50]) + ";\n\n")
-    back = text_format.import_text(loose)
+    back = data.import_text(loose)
     np.testing.assert_array_equal(back.observations, ds.observations[:50])
     np.testing.assert_array_equal(back.actions, ds.actions[:50])
     # empty dataset
-    empty = text_format.export_text(ds.take(np.arange(0)), tmp_path / "empty.txt")
-    assert len(text_format.import_text(empty)) == 0
+    empty = data.export_text(ds.take(np.arange(0)), tmp_path / "empty.txt")
+    assert len(data.import_text(empty)) == 0
 
 
 def test_text_import_groups_pair_mirrors(tmp_path):
@@ -303,7 +302,7 @@ def test_text_import_groups_pair_mirrors(tmp_path):
     b = "0" * 35 + "0200000" + "1"  # mirror absent: its own group
     path = tmp_path / "g.txt"
     path.write_text(";".join([a, sym, b, a_mirror]))
-    d = text_format.import_text(path)
+    d = data.import_text(path)
     np.testing.assert_array_equal(d.groups, [0, 1, 2, 0])
     np.testing.assert_array_equal(d.is_image, [False, False, False, True])
 
@@ -323,15 +322,15 @@ def test_text_import_errors(tmp_path):
         path = tmp_path / f"{name}.txt"
         path.write_text(";".join(pairs))
         with pytest.raises(ValueError, match=msg) as e:
-            text_format.import_text(path)
+            data.import_text(path)
         assert str(path) in str(e.value)
     # an action on a full column
     path = tmp_path / "fullcol.txt"
     path.write_text(_text(_full_column_board(1)[0]) + "0")
     with pytest.raises(ValueError, match=r"pair 0: action 0 is not legal"):
-        text_format.import_text(path)
+        data.import_text(path)
     with pytest.raises(ValueError, match="missing.txt"):
-        text_format.import_text(tmp_path / "missing.txt")
+        data.import_text(tmp_path / "missing.txt")
 
 
 # --------------------------------------------------------------------------- CLI
@@ -346,7 +345,7 @@ def test_make_dataset_cli_end_to_end(tmp_path):
     assert "first batch incl. compile" in res.stdout and str(out) in res.stdout
     d = data.Dataset.load_npz(out)
     assert len(d) == 2000 and d.info["num_pairs"] == 2000
-    np.testing.assert_array_equal(text_format.import_text(text).observations, d.observations)
+    np.testing.assert_array_equal(data.import_text(text).observations, d.observations)
 
 
 # --------------------------------------------------------------------------- resumable generation

@@ -17,7 +17,6 @@ import pytest
 
 from c4jax import agents
 from c4jax.agents.baselines import RandomAgent
-from c4jax.games.connect_four.lookahead import NStepLookahead
 from c4jax.games.checkers import env as ck_env
 from c4jax.games.checkers import notation
 from c4jax.games.checkers import view as ck_view
@@ -99,7 +98,7 @@ def test_the_agents_endpoint_offers_checkers_with_its_own_menu(port):
 
 def test_only_agents_without_learned_parameters_switch_games():
     assert agents.for_game(RandomAgent(), GAME).game == GAME
-    assert agents.for_game(NStepLookahead(n=1), GAME) is None
+    assert agents.for_game(agents.load("1steplA"), GAME) is None
     assert not play_server.Catalogue(["1steplA"]).menu("checkers").entries  # no opponent: Checkers is not offered
     with pytest.raises(ValueError, match="cannot play Checkers"):
         play_server.Catalogue(["random"], game_agents={"checkers": ["2steplA"]})

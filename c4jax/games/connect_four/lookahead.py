@@ -1,4 +1,5 @@
-"""design.md §4 N-step lookahead (minimax), the thesis' baseline players ``1steplA`` .. ``4steplA``.
+"""design.md §4 N-step lookahead (minimax), the thesis' baseline players ``1steplA`` .. ``4steplA``
+(the kit's :class:`~c4jax.games.kit.Player`: :func:`scores_and_best`, which the agents layer plays).
 
 Batched and jittable, it expands the whole depth-N game tree
 of every board at once as bitboards with trailing ``[7] * depth`` axes (no Python
@@ -19,11 +20,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax import struct
 from jax import Array
 
-from c4jax.agents.base import AgentBase, ScoreInfo
-from c4jax.agents.policy import ILLEGAL_SCORE
 from c4jax.games.connect_four import bitboard as bb
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.bitboard import Bits
@@ -31,8 +29,6 @@ from c4jax.games.connect_four.bitboard import Bits
 COLS = bb.COLS
 _INT_MIN = np.iinfo(np.int32).min
 _INT_MAX = np.iinfo(np.int32).max
-# Rank of each column in the deterministic tie-break order 3, 2, 4, 1, 5, 0, 6.
-CENTRE_RANK = np.array([5, 3, 1, 0, 2, 4, 6], np.int32)
 
 
 def heuristic(me: Bits, them: Bits) -> tuple[Array, Array]:
@@ -77,51 +73,17 @@ def _minimax(me: Bits, them: Bits, done: Array, depth: int, me_to_move: bool) ->
     return tuple(jnp.where(done, a, b) for a, b in zip(leaf, best))
 
 
-@struct.dataclass
-class NStepLookahead(AgentBase):
-    """The N-step lookahead: depth-N minimax over the pattern heuristic.
-
-    ``scores``: each legal column's minimax score minus the current board's score
-    (what the UI shows), float32; full columns ``-inf``. ``act``: a best-scored column,
-    the one closest to the centre (left first on equal distance) when
-    ``deterministic``, else uniform among the best.
-    """
-
-    n: int = struct.field(pytree_node=False, default=1)
-    deterministic: bool = struct.field(pytree_node=False, default=True)
-
-    def __post_init__(self):
-        if not isinstance(self.n, int) or self.n < 1:
-            raise ValueError(f"lookahead depth n must be a positive int, got {self.n!r}")
-
-    @property
-    def name(self) -> str:
-        return f"{self.n}steplA:{'det' if self.deterministic else 'sto'}"
-
-    @property
-    def stochastic(self) -> bool:
-        return not self.deterministic
-
-    def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
-        return ScoreInfo("lookahead", f"depth-{self.n} minimax score of each {action} minus the current board's "
-                                      "heuristic score (higher is better for the agent; 1e10 = a four)")
-
-    def _root(self, boards: Array):
-        state = jax.vmap(env.from_board)(boards)
-        child_me, child_them, legal, done = _children(state.cur, state.opp, True)
-        high, low = _minimax(child_me, child_them, done, self.n - 1, False)
-        return state, legal, high, low
-
-    def _scores(self, boards: Array) -> Array:
-        state, legal, high, low = self._root(boards)
-        high0, low0 = heuristic(state.cur, state.opp)
-        rel = (high - high0[:, None]).astype(jnp.float32) * 1e6 + (low - low0[:, None]).astype(jnp.float32)
-        return jnp.where(legal, rel, ILLEGAL_SCORE)
-
-    def _act(self, boards: Array, key: Array) -> Array:
-        _, legal, high, low = self._root(boards)
-        best_high, best_low = _lex_reduce(high, low, legal, maximize=True)
-        best = legal & (high == best_high[:, None]) & (low == best_low[:, None])
-        if self.deterministic:
-            return jnp.argmin(jnp.where(best, CENTRE_RANK, COLS), axis=-1).astype(jnp.int32)
-        return jax.random.categorical(key, jnp.where(best, 0.0, -jnp.inf)).astype(jnp.int32)
+def scores_and_best(boards: Array, n: int) -> tuple[Array, Array]:
+    """Depth-``n`` lookahead of public boards ``int8[B, 6, 7]``: each legal column's minimax score minus
+    the current board's score (what the UI shows) as float32, full columns ``-inf``, and bool[B, 7], the
+    columns of the exactly best score (compared as the exact pairs: module docstring)."""
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"lookahead depth n must be a positive int, got {n!r}")
+    state = jax.vmap(env.from_board)(boards)
+    child_me, child_them, legal, done = _children(state.cur, state.opp, True)
+    high, low = _minimax(child_me, child_them, done, n - 1, False)
+    high0, low0 = heuristic(state.cur, state.opp)
+    rel = (high - high0[:, None]).astype(jnp.float32) * 1e6 + (low - low0[:, None]).astype(jnp.float32)
+    best_high, best_low = _lex_reduce(high, low, legal, maximize=True)
+    best = legal & (high == best_high[:, None]) & (low == best_low[:, None])
+    return jnp.where(legal, rel, -jnp.inf), best

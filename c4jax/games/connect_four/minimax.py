@@ -126,3 +126,11 @@ def value(boards: Array, depth: int) -> Array:
     alpha-beta search of the seed's pseudocode returns at the root)."""
     values, legal = column_values(boards, depth)
     return _reduce(values, legal, maximize=True)
+
+
+def scores_and_best(boards: Array, depth: int) -> tuple[Array, Array]:
+    """The ``minimax<D>`` player (the kit's :class:`~c4jax.games.kit.Player`): each column's value as
+    float32 (exact: integers of magnitude at most 10**6), full columns ``-inf``, and
+    :func:`best_columns`."""
+    values, legal = column_values(boards, depth)
+    return jnp.where(legal, values.astype(jnp.float32), -jnp.inf), best_columns(values, legal)

@@ -6,7 +6,8 @@ OpenSpiel's ``MCTSBot`` with UCT exploration ``c = 2``, one random rollout per l
 that OpenSpiel's own examples play. It needs the ``bench-search`` extra (``open_spiel``), imported
 only when such an agent is built.
 
-The bot runs on the host (:func:`c4jax.agents.external.from_callable`): each board is rebuilt as an
+The bot runs on the host (:func:`policy`, the kit's host player, which the agents layer plays with
+:func:`c4jax.agents.external.from_callable`): each board is rebuilt as an
 OpenSpiel state from a move order that gives it (any order that respects gravity and alternates
 the players does; a non-terminal board has no four in a row, so none of the orders ends early),
 then the bot searches ``N`` simulations from it. It is always stochastic (its rollouts are random):
@@ -21,7 +22,6 @@ from functools import lru_cache
 
 import numpy as np
 
-from c4jax.agents.external import CallableAgent, from_callable
 from c4jax.games.connect_four.board import COLS, ROWS
 
 UCT_C = 2.0
@@ -116,12 +116,13 @@ def _choose(board: np.ndarray, simulations: int, seed: int) -> int:
     return int(bot.step(state))
 
 
-def openspiel_mcts(simulations: int) -> CallableAgent:
-    """The agent that plays OpenSpiel's ``MCTSBot`` with ``simulations`` simulations per move (module docstring)."""
+def policy(simulations: int):
+    """``(boards, rng) -> int32[B]``: OpenSpiel's ``MCTSBot`` with ``simulations`` simulations per move
+    (module docstring), each board's bot seeded from ``rng``."""
     _game()  # fail here, not inside a match, when OpenSpiel is missing
 
-    def policy(boards: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def play(boards: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         seeds = rng.integers(0, 2**31 - 1, size=len(boards))
         return np.array([_choose(b, simulations, int(s)) for b, s in zip(boards, seeds)], np.int32)
 
-    return from_callable(policy, name=f"openspiel-mcts{simulations}", returns="actions", stochastic=True)
+    return play

@@ -1,4 +1,5 @@
-"""The perfect player: exact game-theoretic scores of every column from a Connect Four solver.
+"""The perfect player: exact game-theoretic scores of every column from a Connect Four solver (the
+kit's ``perfect`` :class:`~c4jax.games.kit.Player`, :func:`scores_and_best`, and its ``solver``).
 
 Connect Four is solved; the optional ``solver`` extra (``pip install -e '.[solver]'``)
 installs ``bitbully``, a bitboard solver with opening books, which this module calls on
@@ -33,17 +34,12 @@ import threading
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax import struct
 from jax import Array
 
-from c4jax.agents.base import AgentBase, ScoreInfo
-from c4jax.agents.policy import ILLEGAL_SCORE
 from c4jax.games.connect_four.board import COLS, LINES, ROWS, check_boards
 
 ILLEGAL = -100  # solve_scores' value of a full column (real scores lie in [-21, 21])
 MISSING_SOLVER = "the perfect player needs the solver extra: pip install -e '.[solver]'"
-# Rank of each column in the tie-break order 3, 2, 4, 1, 5, 0, 6 (lower is preferred).
-CENTRE_RANK = np.array([5, 3, 1, 0, 2, 4, 6], np.int32)
 _SOLVER_ILLEGAL_BELOW = -100  # the solver marks full columns with -1000
 
 
@@ -137,58 +133,18 @@ def solve_scores(boards) -> np.ndarray:
     return out[0] if single else out
 
 
-def _callback_scores(boards: Array) -> Array:
-    """int32[..., 7] scores of traced boards ``[..., 6, 7]`` through a host callback."""
-    shape = jax.ShapeDtypeStruct(boards.shape[:-2] + (COLS,), jnp.int32)
+def scores_and_best(boards: Array, n: None = None) -> tuple[Array, Array]:
+    """The perfect player of public boards ``[B, 6, 7]``: float32[B, 7] exact solver scores (module
+    docstring), full columns ``-inf``, and bool[B, 7], the legal columns of the best score. The solver
+    runs on the host through ``jax.pure_callback`` (jittable: one solver call per board)."""
+    del n
 
     def host(b):
         b = np.asarray(b)
         return _solve_unchecked(b.reshape(-1, ROWS, COLS)).reshape(b.shape[:-2] + (COLS,))
 
-    return jax.pure_callback(host, shape, boards, vmap_method="expand_dims")
-
-
-def best_columns(scores: Array, legal: Array) -> Array:
-    """int32[...]: a legal column with the highest score, centre first among equals (3, 2, 4, 1, 5, 0, 6)."""
-    best = jnp.max(jnp.where(legal, scores, jnp.iinfo(jnp.int32).min), axis=-1, keepdims=True)
-    tied = legal & (scores == best)
-    return jnp.argmin(jnp.where(tied, CENTRE_RANK, COLS), axis=-1).astype(jnp.int32)
-
-
-@struct.dataclass
-class PerfectAgent(AgentBase):
-    """Plays perfectly: a column with the best exact solver score (centre first among equals).
-
-    ``scores``: float32[B, 7] exact solver scores (module docstring), full columns ``-inf``.
-    The solver runs on the host through ``jax.pure_callback``, so the agent works in
-    jitted matches and tournaments (one solver call per board and move).
-    """
-
-    name: str = struct.field(pytree_node=False, default="perfect")
-    stochastic: bool = struct.field(pytree_node=False, default=False)
-
-    @property
-    def costly(self) -> bool:
-        return True  # a solver call on the host for every board
-
-    def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
-        return ScoreInfo("perfect", f"exact solver score of each {action}: > 0 a win (higher: sooner), 0 a draw, "
-                                    "< 0 a loss (lower: sooner)")
-
-    def _scores(self, boards: Array) -> Array:
-        s = _callback_scores(boards)
-        return jnp.where(s > ILLEGAL, s.astype(jnp.float32), ILLEGAL_SCORE)
-
-    def _act(self, boards: Array, key: Array) -> Array:
-        del key
-        s = _callback_scores(boards)
-        return best_columns(s, boards[..., 0, :] == 0)
-
-
-def load_perfect(mode: str | None) -> PerfectAgent:
-    """The registry's factory for ``perfect`` (deterministic only)."""
-    if not solver_available():
-        raise SolverMissingError()
-    if mode == "sto":
-        raise ValueError("agent 'perfect' has no stochastic mode ('perfect:sto')")
-    return PerfectAgent()
+    shape = jax.ShapeDtypeStruct(boards.shape[:-2] + (COLS,), jnp.int32)
+    s = jax.pure_callback(host, shape, boards, vmap_method="expand_dims")
+    legal = boards[..., 0, :] == 0
+    top = jnp.max(jnp.where(legal, s, jnp.iinfo(jnp.int32).min), axis=-1, keepdims=True)
+    return jnp.where(s > ILLEGAL, s.astype(jnp.float32), -jnp.inf), legal & (s == top)

@@ -1,5 +1,5 @@
 """PettingZoo's and pgx's Connect Four observations as c4jax boards (c4jax.games.connect_four.interop), and the
-shipped AlphaZero network as a pgx-style baseline (c4jax.games.connect_four.pgx_baseline): random games stepped
+shipped AlphaZero network as a pgx-style baseline (c4jax.agents.pgx_baseline): random games stepped
 in both libraries and in c4jax's environment with the same moves give the same boards, and the
 baseline's greedy move is the raw network agent's."""
 
@@ -15,7 +15,7 @@ import pgx
 import pytest
 
 from c4jax import agents
-from c4jax.games.connect_four.pgx_baseline import PgxBaseline, baseline
+from c4jax.agents.pgx_baseline import PgxBaseline, baseline
 from c4jax.games.connect_four import interop
 from c4jax.games.connect_four import env
 from scripts import ROOT
@@ -135,7 +135,7 @@ def test_observations_of_another_shape_are_refused():
 
 
 def test_the_adapters_import_neither_library():
-    code = ("import sys, c4jax.games.connect_four.interop, c4jax.games.connect_four.pgx_baseline; "
+    code = ("import sys, c4jax.games.connect_four.interop, c4jax.agents.pgx_baseline; "
             "print(sorted(m for m in ('pgx', 'pettingzoo') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

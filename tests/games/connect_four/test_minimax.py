@@ -16,7 +16,6 @@ import minimax_reference as ref
 
 from c4jax import agents
 from c4jax.games.connect_four import minimax as mm
-from c4jax.games.connect_four.minimax_agent import MinimaxAgent
 
 
 def _random_positions(n: int, seed: int) -> np.ndarray:
@@ -92,9 +91,9 @@ def test_every_column_has_its_exact_minimax_value(depth, n):
 
 
 def test_the_agents_scores_are_the_values_and_its_move_the_first_best():
-    """MinimaxAgent.scores: the values as float32 (exact), full columns -inf; act: the lowest best column."""
+    """The minimax2 agent's scores: the values as float32 (exact), full columns -inf; act: the lowest best column."""
     values, legal, moves = _ours(2, 200)
-    agent = MinimaxAgent(depth=2)
+    agent = agents.load("minimax2")
     scores = np.asarray(agent.scores(POSITIONS[:200]))
     np.testing.assert_array_equal(scores, np.where(legal, values, -np.inf).astype(np.float32))
     np.testing.assert_array_equal(np.asarray(agent.act(POSITIONS[:200], jax.random.key(0))), moves)
@@ -133,7 +132,7 @@ def test_ties_go_to_the_lowest_column_or_to_a_random_one():
     values, legal = _search(3)(jnp.asarray(empty))
     best = np.flatnonzero(np.asarray(mm.best_columns(values, legal))[0])
     assert len(best) > 1
-    det, sto = MinimaxAgent(depth=3), MinimaxAgent(depth=3, deterministic=False)
+    det, sto = agents.load("minimax3"), agents.load("minimax3:sto")
     assert {int(det.act(empty, jax.random.key(s))[0]) for s in range(5)} == {best[0]}
     keys = jax.random.split(jax.random.key(0), 64)
     picks = jax.jit(jax.vmap(lambda k: sto.act(jnp.asarray(empty), k)[0]))(keys)
@@ -158,8 +157,8 @@ def test_jitted_and_op_by_op_searches_agree():
 
 
 def test_the_names_load_minimax_agents():
-    assert agents.load("minimax4") == MinimaxAgent(depth=4, deterministic=True)
-    assert agents.load("Minimax7:sto") == MinimaxAgent(depth=7, deterministic=False)
+    assert agents.load("minimax4") == agents.load("minimax4:det") and agents.load("minimax4:det").n == 4
+    assert agents.load("Minimax7:sto").name == "minimax7:sto" and agents.load("Minimax7:sto").stochastic
     assert agents.canonical_name(agents.load("minimax1")) == "minimax1:det"
     assert agents.load("minimax1:det").name == "minimax1:det" and not agents.load("minimax1").stochastic
     assert "minimax4" in agents.known_names()
@@ -183,7 +182,7 @@ def test_minimax_is_a_training_opponent_and_on_the_play_menu():
     from c4jax.learning.opponent import training_opponent
     from c4jax.play import catalogue
 
-    assert training_opponent("minimax1") == MinimaxAgent(depth=1)
+    assert training_opponent("minimax1") == agents.load("minimax1:det")
     assert {"minimax1", "minimax4", "minimax7"} <= set(catalogue.default_menu())
     assert [a.name for a in catalogue.variants("minimax7")] == ["minimax7:det", "minimax7:sto"]
 

@@ -18,6 +18,7 @@ pytest.importorskip("bitbully")
 from c4jax import agents, env, evaluation  # noqa: E402
 from c4jax.games.connect_four import perfect  # noqa: E402
 from c4jax.games.connect_four.perfect import ILLEGAL, solve_scores  # noqa: E402
+from c4jax.games.connect_four.kit import CENTRE_FIRST  # noqa: E402
 
 ROWS, COLS = 6, 7
 
@@ -127,14 +128,14 @@ def test_must_block():
     # O (to move second) has the bottom row 0-2; X (to move, stones on 6, 6, 5) has no win in one.
     s = solve_scores(_board("606152"))
     assert s[3] > -18 and all(s[c] == -18 for c in range(COLS) if c != 3)
-    assert perfect.PerfectAgent().act(_board("606152")[None], jax.random.key(0)).tolist() == [3]
+    assert agents.load("perfect").act(_board("606152")[None], jax.random.key(0)).tolist() == [3]
 
 
 def test_full_columns_and_single_board():
     b = _board("333333")  # column 3 full
     s = solve_scores(b)
     assert s.shape == (7,) and s[3] == ILLEGAL and (np.delete(s, 3) > ILLEGAL).all()
-    sc = perfect.PerfectAgent().scores(b[None])
+    sc = agents.load("perfect").scores(b[None])
     assert sc.dtype == jnp.float32 and np.isneginf(sc[0, 3]) and np.array_equal(np.delete(sc[0], 3), np.delete(s, 3))
 
 
@@ -174,7 +175,7 @@ def test_agent_jit_vmap_and_centre_tie_break():
     # ties: after "3", the best score is shared; the centre-most best column is played
     s = solve_scores(boards[3])
     best = np.flatnonzero(s == s.max())
-    assert eager[3] == min(best, key=lambda c: perfect.CENTRE_RANK[c])
+    assert eager[3] == min(best, key=CENTRE_FIRST.index)
     both = jax.vmap(agent._scores)(jnp.stack([jnp.asarray(boards), jnp.asarray(boards[:, :, ::-1])]))
     assert np.array_equal(np.asarray(both[1]), np.asarray(both[0])[:, ::-1])
 

@@ -1,7 +1,8 @@
 """A shipped AlphaZero network as a pgx-style baseline model: ``logits, value = model(observation)``
-on pgx ``connect_four`` observations, as pgx's own ``pgx.make_baseline_model`` models are called.
+on pgx observations of its game (one whose kit reads them, ``GameKit.from_pgx``: Connect Four's), as
+pgx's own ``pgx.make_baseline_model`` models are called.
 
-    from c4jax.games.connect_four.pgx_baseline import baseline
+    from c4jax.agents.pgx_baseline import baseline
 
     model = baseline("alphazero")                   # the shipped network (no search)
     logits, value = model(state.observation)        # bool[B, 6, 7, 2] -> float32[B, 7], float32[B]
@@ -23,9 +24,10 @@ import jax
 from flax import struct
 from jax import Array
 
+from c4jax.agents.base import DEFAULT_GAME
 from c4jax.agents.network_search import agent_from_search_checkpoint, evaluate, is_search_checkpoint
 from c4jax.agents.registry import checkpoint_path
-from c4jax.games.connect_four.interop import board_from_pgx
+from c4jax.games import kit_of
 from c4jax.io import checkpoint
 
 
@@ -37,6 +39,7 @@ class PgxBaseline:
     label: str = struct.field(pytree_node=False, default="alphazero")
     width: int = struct.field(pytree_node=False, default=128)
     tower: tuple[int, ...] = struct.field(pytree_node=False, default=())
+    game: Any = struct.field(pytree_node=False, default=DEFAULT_GAME)
 
     # identity, not the parameters' values: jax.jit(model) keys its cache on the callable's hash
     __hash__ = object.__hash__
@@ -53,9 +56,10 @@ class PgxBaseline:
 
     def apply(self, observation) -> tuple[Array, Array]:
         """:meth:`__call__` without its own ``jit`` (to be traced inside the caller's)."""
-        boards = board_from_pgx(observation)
-        lead = boards.shape[:-2]
-        logits, value = evaluate(self.params, boards.reshape((-1,) + boards.shape[-2:]), self.width, self.tower)
+        boards = kit_of(self.game).from_pgx(observation)
+        shape = tuple(self.game.observation_shape)
+        lead = boards.shape[:boards.ndim - len(shape)]
+        logits, value = evaluate(self.params, boards.reshape((-1,) + shape), self.width, self.tower, self.game)
         return logits.reshape(lead + logits.shape[-1:]), value.reshape(lead)
 
 
@@ -65,7 +69,8 @@ def _jit_apply(model: PgxBaseline, observation) -> tuple[Array, Array]:
 
 
 def baseline(name: str = "alphazero") -> PgxBaseline:
-    """The pgx-style model of an AlphaZero-style Connect Four network: a shipped agent's name
+    """The pgx-style model of an AlphaZero-style network (of a game whose kit reads pgx observations,
+    ``GameKit.from_pgx``): a shipped agent's name
     (``alphazero``) or the path of such a checkpoint or run directory (``runs/alphazero``).
     ``ValueError`` for a network without a value head (the thesis' networks) or of another game."""
     directory = checkpoint_path(name)
@@ -77,6 +82,6 @@ def baseline(name: str = "alphazero") -> PgxBaseline:
         raise ValueError(f"baseline {name!r}: not an AlphaZero-style network (policy and value heads); "
                          "the shipped one is 'alphazero'")
     agent = agent_from_search_checkpoint(directory, "det", label=str(name), num_simulations=0)
-    if agent.game.id != "connect_four":
-        raise ValueError(f"baseline {name!r}: a network of {agent.game.id}; pgx baselines here are Connect Four's")
-    return PgxBaseline(params=agent.params, label=agent.label, width=agent.width, tower=agent.tower)
+    if kit_of(agent.game).from_pgx is None:
+        raise ValueError(f"baseline {name!r}: a network of {agent.game.id}, whose kit reads no pgx observations")
+    return PgxBaseline(params=agent.params, label=agent.label, width=agent.width, tower=agent.tower, game=agent.game)
