@@ -80,14 +80,14 @@ def test_a_protocol_match_and_pure_mcts_on_the_new_game(tic_tac_toe):
 
 TINY = {
     "alphazero": ("--games", "4", "--num-simulations", "4", "--max-considered", "4", "--updates-per-iteration", "2",
-                  "--iterations-per-eval", "1", "--buffer-size", "400", "--batch-size", "8", "--eval-simulations", "0",
+                  "--eval-every", "2", "--buffer-size", "400", "--batch-size", "8", "--eval-simulations", "0",
                   "--play-simulations", "6", "--tower-blocks", "1", "--tower-channels", "8", "--total-updates", "2"),
-    "ppo": ("--envs", "4", "--steps", "4", "--minibatch-size", "8", "--epochs", "1", "--collects-per-eval", "1",
+    "ppo": ("--envs", "4", "--steps", "4", "--minibatch-size", "8", "--epochs", "1", "--eval-every", "2",
             "--tower-blocks", "1", "--tower-channels", "4", "--total-updates", "2"),
     "reinforce": ("--envs", "4", "--steps", "4", "--eval-every", "1", "--tower-blocks", "1", "--tower-channels", "4",
                   "--total-updates", "2"),
     "dqn": ("--envs", "4", "--steps", "2", "--batch-size", "8", "--buffer-size", "64", "--learning-starts", "8",
-            "--updates-per-iteration", "1", "--iterations-per-eval", "2", "--tower-blocks", "1", "--tower-channels", "4",
+            "--updates-per-iteration", "1", "--eval-every", "2", "--tower-blocks", "1", "--tower-channels", "4",
             "--total-updates", "2"),
 }
 

@@ -32,8 +32,8 @@ from scripts import run_script
 
 DQN = ("--buffer-size", "2000", "--learning-starts", "200", "--eval-every", "200", "--no-progress")
 PPO = ("--buffer-size", "256", "--games-per-collect", "16", "--epochs", "2", "--no-progress")
-REINFORCE = ("--games-per-collect", "5", "--episodes-per-eval", "10", "--no-progress")
-ALPHAZERO = ("--games", "4", "--num-simulations", "4", "--updates-per-iteration", "2", "--iterations-per-eval", "1",
+REINFORCE = ("--games-per-collect", "5", "--eval-every", "10", "--no-progress")
+ALPHAZERO = ("--games", "4", "--num-simulations", "4", "--updates-per-iteration", "2", "--eval-every", "2",
              "--buffer-size", "400", "--batch-size", "8", "--eval-simulations", "4", "--play-simulations", "6",
              "--width", "8", "--eval-opponents", "random", "--select-by", "random", "--no-eval-yardstick",
              "--no-progress")

@@ -15,7 +15,7 @@ import pytest
 from c4jax.io import runlog, track
 from scripts import run_script
 
-PPO = ("--buffer-size", "256", "--games-per-collect", "16", "--epochs", "2", "--buffers-per-eval", "1", "--no-progress")
+PPO = ("--buffer-size", "256", "--games-per-collect", "16", "--epochs", "2", "--eval-every", "16", "--no-progress")
 
 
 def _tfrecords(path: Path):

@@ -193,7 +193,7 @@ def test_script_reports_a_bad_setting_in_one_line(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
-TINY_FLAGS = ("--games", "4", "--num-simulations", "4", "--updates-per-iteration", "2", "--iterations-per-eval", "1",
+TINY_FLAGS = ("--games", "4", "--num-simulations", "4", "--updates-per-iteration", "2", "--eval-every", "2",
               "--buffer-size", "400", "--batch-size", "8", "--eval-simulations", "4", "--play-simulations", "6", "--width", "8",
               "--eval-opponents", "random", "--select-by", "random", "--no-eval-yardstick",
               "--no-progress")

@@ -338,7 +338,7 @@ def test_every_game_takes_the_same_flags_with_its_own_defaults(capsys):
 def test_dqn_script_trains_checkers_and_saves_a_greedy_agent(tmp_path, script):
     out = tmp_path / "ck"
     args = ("--game", "checkers", "--out", out, "--envs", "4", "--steps", "2", "--batch-size", "8",
-            "--buffer-size", "64", "--learning-starts", "8", "--updates-per-iteration", "1", "--iterations-per-eval",
+            "--buffer-size", "64", "--learning-starts", "8", "--updates-per-iteration", "1", "--eval-every",
             "4", "--eval-opponents", "--select-by", "random", "--tower-blocks", "1", "--tower-channels", "4",
             "--no-progress")
     done = run_script(script, *args, "--total-updates", "4")
@@ -350,9 +350,8 @@ def test_dqn_script_trains_checkers_and_saves_a_greedy_agent(tmp_path, script):
 
 
 def test_a_smoke_run_takes_the_sizes_of_its_collection():
-    from c4jax.cli import dqn as dqn_cli
-    streams = dqn_cli.parse(["--game", "checkers", "--preset", "smoke"])
-    games_ = dqn_cli.parse(["--preset", "smoke"])
+    streams = training.parse(dqn_cli.defaults, ["--game", "checkers", "--preset", "smoke"])
+    games_ = training.parse(dqn_cli.defaults, ["--preset", "smoke"])
     assert streams.dqn.collect == "streams" and games_.dqn.collect == "games"
     assert streams.dqn.buffer_size == DQNConfig.STREAM_SMOKE["buffer_size"] and streams.run.total_updates == 4
     assert games_.dqn.buffer_size == DQNConfig.SMOKE["buffer_size"]

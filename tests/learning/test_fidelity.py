@@ -487,7 +487,7 @@ BEFORE = {
               "selfplay/length": 9.75, "eval/vs_random": 1.0, "eval/vs_1steplA": 0.49},
              {"step": 32, "train/loss": 1.4361591339111328, "train/value_loss": 2.0614523887634277,
               "selfplay/length": 8.75, "eval/vs_random": 0.98, "eval/vs_1steplA": 0.45}]),
-    "reinforce": ("reinforce.py", ["--total-updates", "20", "--games-per-collect", "5", "--episodes-per-eval", "10"],
+    "reinforce": ("reinforce.py", ["--total-updates", "20", "--games-per-collect", "5", "--eval-every", "10"],
                   [{"step": 10, "train/loss": 1.0460931062698364, "train/value_loss": 1.4006071090698242,
                     "selfplay/length": 11.800000190734863, "eval/vs_random": 1.0, "eval/vs_1steplA": 0.5},
                    {"step": 20, "train/loss": 1.3426892757415771, "train/value_loss": 1.4610036611557007,

@@ -356,7 +356,7 @@ def test_streams_reinforce_makes_one_update_per_collection_on_the_negamax_return
 def test_ppo_script_trains_checkers_and_saves_an_agent_that_searches(tmp_path, monkeypatch):
     out = tmp_path / "ck"
     args = ("--game", "checkers", "--out", out, "--envs", "4", "--steps", "8", "--minibatch-size", "16",
-            "--epochs", "1", "--collects-per-eval", "1", "--total-updates", "2", "--eval-opponents",
+            "--epochs", "1", "--eval-every", "2", "--total-updates", "2", "--eval-opponents",
             "--select-by", "random", "--tower-blocks", "1", "--tower-channels", "4", "--no-progress")
     done = run_script("ppo.py", *args)  # one collection of 32 plies: 2 updates, one evaluation
     assert done.returncode == 0, done.stderr[-2000:]

@@ -78,8 +78,8 @@ def _run(script, out, *extra):
     return proc
 
 
-PPO_FLAGS = ("--buffer-size", "256", "--games-per-collect", "16", "--epochs", "2", "--buffers-per-eval", "1")
-REI_FLAGS = ("--games-per-collect", "5", "--episodes-per-eval", "10")
+PPO_FLAGS = ("--buffer-size", "256", "--games-per-collect", "16", "--epochs", "2", "--eval-every", "16")
+REI_FLAGS = ("--games-per-collect", "5", "--eval-every", "10")
 
 
 @pytest.fixture(scope="module")

@@ -34,10 +34,10 @@ from c4jax.nets import cnet
 C4 = games.make(games.DEFAULT)
 
 PPO_FLAGS = ("--buffer-size", "256", "--games-per-collect", "16", "--epochs", "2", "--total-updates", "20")
-REI_FLAGS = ("--games-per-collect", "4", "--episodes-per-eval", "8", "--total-updates", "16")
+REI_FLAGS = ("--games-per-collect", "4", "--eval-every", "8", "--total-updates", "16")
 DQN_FLAGS = ("--buffer-size", "2000", "--learning-starts", "200", "--eval-every", "200", "--episodes-per-iteration", "8",
              "--updates-per-episode", "25")
-AZ_FLAGS = ("--games", "8", "--num-simulations", "4", "--updates-per-iteration", "2", "--iterations-per-eval", "1",
+AZ_FLAGS = ("--games", "8", "--num-simulations", "4", "--updates-per-iteration", "2", "--eval-every", "2",
             "--buffer-size", "800", "--batch-size", "8", "--eval-simulations", "4", "--play-simulations", "6",
             "--width", "8", "--eval-opponents", "random", "--select-by", "random", "--no-eval-yardstick",
             "--total-updates", "4")
