@@ -52,9 +52,25 @@ def _context(browser, url: str):
     return context
 
 
-def first_load(browser, url: str, agent: str, repeats: int = 3) -> list[float]:
-    """Seconds from opening the page to the agent's first move on the board (a fresh context each time)."""
-    out = []
+# the page's own timeline (app.js performance marks, ms from the navigation's start) of its first move
+TIMELINE = """() => {
+  const at = (name) => (performance.getEntriesByName(name)[0] || {startTime: NaN}).startTime;
+  const wasm = performance.getEntriesByType("resource").find((r) => r.name.endsWith(".wasm"));
+  const model = performance.getEntriesByType("mark").map((m) => m.name);
+  const file = (model.find((n) => n.startsWith("c4web:session:")) || "").slice("c4web:session:".length);
+  return {start: at("c4web:start"), runtime_fetched: wasm ? wasm.responseEnd : NaN,
+          model_fetched: at(`c4web:fetched:${file}`), session: at(`c4web:session:${file}`),
+          moved: at("c4web:moved")};
+}"""
+STAGES = {"start": "page and its scripts loaded", "runtime_fetched": "onnxruntime's .wasm fetched",
+          "model_fetched": "model files fetched", "session": "session created (WebAssembly compiled)",
+          "moved": "first move on the board"}
+
+
+def first_load(browser, url: str, agent: str, repeats: int = 3) -> tuple[list[float], list[dict]]:
+    """Seconds from opening the page to the agent's first move on the board (a fresh context each
+    time), and each run's timeline (seconds from the navigation's start to each of ``STAGES``)."""
+    out, timelines = [], []
     for _ in range(repeats):
         context = _context(browser, url)
         page = context.new_page()
@@ -63,8 +79,9 @@ def first_load(browser, url: str, agent: str, repeats: int = 3) -> list[float]:
         page.wait_for_function("(document.querySelector('#board') || {dataset: {}}).dataset.actions?.length > 0",
                                timeout=60_000)
         out.append(time.perf_counter() - start)
+        timelines.append({k: v / 1000 for k, v in page.evaluate(TIMELINE).items()})
         context.close()
-    return out
+    return out, timelines
 
 
 def move_times(page, name: str, game: str, positions: list[list[int]], sims: int) -> list[float]:
@@ -147,8 +164,10 @@ def main() -> None:
                      "load_average_before": os.getloadavg()}
     with website.serve(site) as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=ARGS)
-        results["first_move_s"] = {"supervised": first_load(browser, url, "supervised"),
-                                   "alphazero@256": first_load(browser, url, "alphazero")}
+        loads = {"supervised": first_load(browser, url, "supervised"),
+                 "alphazero@256": first_load(browser, url, "alphazero")}
+        results["first_move_s"] = {name: times for name, (times, _) in loads.items()}
+        results["first_move_timeline_s"] = {name: timelines for name, (_, timelines) in loads.items()}
         context = _context(browser, url)
         page = context.new_page()
         page.goto(url)
@@ -180,6 +199,13 @@ def main() -> None:
         lines.append(f"| page load to the first move, {name} | {', '.join(f'{t:.2f} s' for t in times)} |")
     for name, times in results["move_s"].items():
         lines.append(f"| one move, {name} | {1000 * statistics.median(times):.1f} ms |")
+    lines += ["", "Where a first move's time goes: seconds from the navigation's start to each stage "
+                  "(the page's own performance marks; median of the 3 runs).", "",
+              "| stage | " + " | ".join(results["first_move_timeline_s"]) + " |",
+              "| --- |" + " ---: |" * len(results["first_move_timeline_s"])]
+    for key, text in STAGES.items():
+        cells = [statistics.median(t[key] for t in runs) for runs in results["first_move_timeline_s"].values()]
+        lines.append(f"| {text} | " + " | ".join(f"{c:.2f}" for c in cells) + " |")
     lines += ["", f"Screenshots: `connect_four.png` ({results['games']['connect_four']}), "
                   f"`checkers.png` ({results['games']['checkers']}).", "",
               "Load average (1, 5, 15 min) of the machine: "

@@ -12,6 +12,8 @@ ort.env.wasm.wasmPaths = new URL("./ort/", import.meta.url).href;
 const TITLES = { connect_four: "Connect Four", checkers: "Checkers" };
 const PLAYER_NAMES = { connect_four: ["red", "yellow"], checkers: ["black", "white"] };
 const INPUTS = { connect_four: ["boards"], checkers: ["observations", "legal_action_mask"] };
+const RUNTIME = ["ort-wasm-simd-threaded.wasm"]; // the WebAssembly module ort.wasm.min.mjs loads
+const NOTE_MS = 1500; // how long a short note ("Copied", "wait ...") stays
 const $ = (id) => document.getElementById(id);
 
 class PageError extends Error {}
@@ -22,6 +24,7 @@ const ui = {
   lastInfo: null, seed: 12345, started: false,
 };
 const sessions = new Map(); // model file -> Promise<InferenceSession>
+const loaded = new Set(); // model files whose session is ready
 let queue = Promise.resolve(); // one network call at a time
 
 // ---------------------------------------------------------------- models
@@ -67,17 +70,21 @@ async function loadModel(entry) {
   const data = entry.data || [];
   const [bytes, ...shared] = await Promise.all([
     fetchBytes(entry.file, "model", entry), ...data.map((d) => fetchBytes(d.file, "weights", entry))]);
+  performance.mark(`c4web:fetched:${entry.file}`); // the timeline experiments/bench_export_web.py reads
   for (const [i, d] of data.entries()) await checkDigest(shared[i], d.file, d.sha256, entry);
   const externalData = data.map((d, i) => ({ path: d.file.split("/").pop(), data: shared[i] }));
   let session;
   try {
     session = await createSession(bytes, { executionProviders: ["wasm"], externalData });
   } catch (e) {
+    const runtime = await missingRuntime();
+    if (runtime) throw new PageError(runtime);
     const why = String(e.message || e).split("\n")[0].slice(0, 160);
     const files = [entry.file, ...data.map((d) => d.file)].join(" with ");
     throw new PageError(`${files} of ${entry.name} is not a readable ONNX model (${why}); `
       + "the file is damaged: rebuild the site with c4jax export-web");
   }
+  performance.mark(`c4web:session:${entry.file}`);
   const want = INPUTS[entry.game];
   if (session.inputNames.join() !== want.join()) {
     const other = Object.keys(INPUTS).find((g) => INPUTS[g].join() === session.inputNames.join());
@@ -92,10 +99,23 @@ async function loadModel(entry) {
   return session;
 }
 
+// the WebAssembly files of onnxruntime-web in ./ort/: a message when one is missing, else null
+async function missingRuntime() {
+  for (const file of RUNTIME) {
+    let ok = false;
+    try { ok = (await fetch(`ort/${file}`, { method: "HEAD" })).ok; } catch { ok = false; }
+    if (!ok) {
+      return `the WebAssembly runtime ort/${file} is missing, so no model can run; `
+        + "rebuild the site with c4jax export-web";
+    }
+  }
+  return null;
+}
+
 function model(entry) {
   if (!sessions.has(entry.file)) {
     const p = loadModel(entry);
-    p.catch(() => sessions.delete(entry.file)); // a failed load is tried again next time
+    p.then(() => loaded.add(entry.file), () => sessions.delete(entry.file)); // a failed load is tried again next time
     sessions.set(entry.file, p);
   }
   return sessions.get(entry.file);
@@ -206,12 +226,18 @@ async function agentTurn() {
   const generation = ui.generation;
   setBusy(true);
   const sims = ui.agent.search ? ui.sims : 0;
-  $("status").textContent = `${ui.agent.name} is thinking${sims ? ` (${sims} simulations)` : ""}...`;
   try {
+    if (!loaded.has(ui.agent.file)) {
+      $("status").textContent = `loading ${ui.agent.name}'s model...`;
+      await model(ui.agent);
+      if (generation !== ui.generation) return;
+    }
+    $("status").textContent = `${ui.agent.name} is thinking${sims ? ` (${sims} simulations)` : ""}...`;
     const onProgress = sims ? (n) => { if (n % 64 === 0) $("status").textContent = `${ui.agent.name}: ${n} / ${sims} simulations`; } : null;
     const out = await agentMove(ui.agent, s, { sims, mode: ui.mode, onProgress });
     if (generation !== ui.generation) return;
     play(out.action, true);
+    performance.mark("c4web:moved");
     ui.lastInfo = { ...out, state: s };
     showError("");
   } catch (e) {
@@ -233,8 +259,18 @@ function setBusy(busy) {
   $("board").dataset.busy = String(busy);
 }
 
+function note(text) { // a short note under the status line, gone after NOTE_MS
+  const box = $("note");
+  box.textContent = text;
+  box.hidden = false;
+  clearTimeout(note.timer);
+  note.timer = setTimeout(() => { box.hidden = true; }, NOTE_MS);
+}
+
 function humanMove(action) {
-  if (ui.busy || game().done(current()) || current().current !== humanPlayer()) return;
+  if (ui.busy) { note(`wait: ${ui.agent ? ui.agent.name : "the agent"} is still moving`); return; }
+  if (game().done(current())) { note("the game is over: New game starts another"); return; }
+  if (current().current !== humanPlayer()) return;
   if (!game().legal(current())[action]) return;
   play(action, false);
   render();
@@ -275,16 +311,41 @@ function statusText() {
   return ui.gameId === "checkers" && s.jumper ? `${who}: the same piece jumps on` : who[0].toUpperCase() + who.slice(1);
 }
 
+// the cells (row * 7 + column) of every line of four of one player in Connect Four's `cells`
+function fours(cells) {
+  const out = new Set();
+  for (let r = 0; r < 6; r++) {
+    for (let c = 0; c < 7; c++) {
+      for (const [dr, dc] of [[0, 1], [1, 0], [1, 1], [1, -1]]) {
+        const line = [0, 1, 2, 3].map((k) => [r + k * dr, c + k * dc]);
+        if (line.some(([y, x]) => y < 0 || y > 5 || x < 0 || x > 6)) continue;
+        const v = cells[r * 7 + c];
+        if (v && line.every(([y, x]) => cells[y * 7 + x] === v)) line.forEach(([y, x]) => out.add(y * 7 + x));
+      }
+    }
+  }
+  return out;
+}
+
 function renderConnectFour(board) {
   const s = current();
   board.className = "c4";
   const last = ui.actions.length ? ui.actions[ui.actions.length - 1] : -1;
   const lastRow = last >= 0 ? game().landing(ui.states[ui.states.length - 2], last) : -1;
+  const won = fours(s.cells);
+  for (let c = 0; c < 7; c++) { // the column numbers of the move list
+    const label = document.createElement("span");
+    label.className = "colnum";
+    label.textContent = String(c + 1);
+    label.addEventListener("click", () => humanMove(c));
+    board.append(label);
+  }
   for (let r = 0; r < 6; r++) {
     for (let c = 0; c < 7; c++) {
       const cell = document.createElement("button");
       const v = s.cells[r * 7 + c];
-      cell.className = `cell${v ? ` p${v - 1}` : ""}${r === lastRow && c === last ? " last" : ""}`;
+      cell.className = `cell${v ? ` p${v - 1}` : ""}${r === lastRow && c === last ? " last" : ""}`
+        + `${won.has(r * 7 + c) ? " win" : ""}`;
       cell.dataset.col = String(c);
       cell.setAttribute("aria-label", `column ${c + 1}`);
       cell.addEventListener("click", () => humanMove(c));
@@ -343,6 +404,7 @@ function renderCheckers(board) {
       sq.append(p);
     }
     sq.addEventListener("click", () => {
+      if (ui.busy || game().done(s)) { humanMove(-1); return; } // says why nothing moves
       if (targets.has(n)) { humanMove(targets.get(n)); return; }
       ui.selected = moves[n] ? n : null;
       render();
@@ -375,10 +437,11 @@ function renderStats() {
 }
 
 function table(caption, head, rows) {
-  const t = document.createElement("table");
-  const cap = document.createElement("caption");
+  const box = document.createElement("figure");
+  const cap = document.createElement("figcaption");
   cap.textContent = caption;
-  t.append(cap);
+  const t = document.createElement("table");
+  box.append(cap, t);
   const tr = document.createElement("tr");
   head.forEach((h) => { const th = document.createElement("th"); th.textContent = h; tr.append(th); });
   t.append(tr);
@@ -387,7 +450,7 @@ function table(caption, head, rows) {
     row.forEach((v) => { const td = document.createElement("td"); td.textContent = v; r.append(td); });
     t.append(r);
   }
-  return t;
+  return box;
 }
 
 // the moves as the players make them: a Checkers multi-jump is one move ("15x22x29")
@@ -416,13 +479,20 @@ function pdnText(moves) {
   return `${tags}\n${body.join(" ")} ${result}`;
 }
 
+// the agent as the links name it: NAME[@simulations][:det|:sto], each part only when not its default
+function agentSpec() {
+  const sims = ui.agent.search && ui.sims !== ui.agent.search.simulations ? `@${ui.sims}` : "";
+  return `${ui.agent.name}${sims}${ui.mode !== ui.agent.mode ? `:${ui.mode}` : ""}`;
+}
+
 function link() {
   const params = new URLSearchParams();
   if (ui.gameId !== "connect_four") params.set("game", ui.gameId);
-  params.set("agent", ui.agent ? ui.agent.name : "");
+  params.set("agent", ui.agent ? agentSpec() : "");
   params.set("moves", ui.actions.join(","));
   params.set("first", ui.humanFirst ? "human" : "agent");
-  return `${location.origin}${location.pathname}?${params.toString().replace(/%2C/g, ",").replace(/%2F/g, "/")}`;
+  return `${location.origin}${location.pathname}?${params.toString().replace(/%2C/g, ",").replace(/%2F/g, "/")
+    .replace(/%40/g, "@").replace(/%3A/g, ":")}`;
 }
 
 function render() {
@@ -435,6 +505,7 @@ function render() {
   board.dataset.agentPlies = ui.agentPlies.join(",");
   board.dataset.legal = Array.from(game().legal(current())).flatMap((x, a) => (x ? [a] : [])).join(",");
   board.dataset.done = String(game().done(current()));
+  board.dataset.win = ui.gameId === "connect_four" ? [...fours(current().cells)].sort((a, b) => a - b).join(",") : "";
   const status = $("status");
   status.textContent = ui.busy ? status.textContent : statusText();
   status.classList.toggle("over", game().done(current()));
@@ -483,20 +554,25 @@ function wire() {
     .map((g) => new Option(TITLES[g], g)));
   $("game").addEventListener("change", () => { ui.gameId = $("game").value; fillAgents(); restart(); });
   $("agent").addEventListener("change", () => { chooseAgent($("agent").value); restart(); });
-  $("mode").addEventListener("change", () => { ui.mode = $("mode").value; });
+  $("mode").addEventListener("change", () => { ui.mode = $("mode").value; render(); });
   $("side").addEventListener("change", () => { ui.humanFirst = $("side").value === "first"; restart(); });
   $("sims").addEventListener("input", () => setSims(Number($("sims").value)));
+  $("sims").addEventListener("change", render);
   $("new").addEventListener("click", restart);
   $("undo").addEventListener("click", undo);
   $("share").addEventListener("click", async () => {
-    try { await navigator.clipboard.writeText(link()); $("share").textContent = "Copied"; } catch { $("link").focus(); }
+    try {
+      await navigator.clipboard.writeText(link());
+      $("share").textContent = "Copied";
+      setTimeout(() => { $("share").textContent = "Copy link"; }, NOTE_MS);
+    } catch { $("link").focus(); }
   });
 }
 
 // ?game=&agent=NAME[@N][:det|:sto]&moves=&first=
 function openLink() {
   const q = new URLSearchParams(location.search);
-  if (!q.has("agent") && !q.has("moves") && !q.has("game")) return [];
+  if (!["agent", "moves", "game", "first"].some((k) => q.has(k))) return [];
   const gameId = q.get("game") || "connect_four";
   if (!GAMES[gameId] || !agentsOf(gameId).length) throw new PageError(`this site has no game ${JSON.stringify(gameId)}`);
   ui.gameId = gameId;
@@ -524,6 +600,7 @@ function openLink() {
 }
 
 async function start() {
+  performance.mark("c4web:start");
   let manifest;
   try {
     const response = await fetch("agents.json");

@@ -30,9 +30,9 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-s
 CHECK_POSITIONS = 16  # the export's own check, on fewer positions than the command's default
 
 
-# a small site for the tests that need no more: one agent of Checkers, two of Connect Four whose
-# frozen convolutions the site stores once (models/shared_connect_four.bin)
-SMALL = ("supervised", "dqn", "checkers/dqn")
+# a small site for the tests that need no more: one agent of Checkers; of Connect Four, AlphaZero (a
+# search) and two networks whose frozen convolutions the site stores once (models/shared_connect_four.bin)
+SMALL = ("supervised", "dqn", "alphazero", "checkers/dqn")
 
 
 @functools.cache

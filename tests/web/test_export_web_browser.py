@@ -167,6 +167,7 @@ def test_search_in_the_page_agrees_with_the_jax_agent(site, browser, game_id, na
     ("tampered", "SHA-256 differs"),
     ("shared_missing", "is missing"),
     ("shared_tampered", "SHA-256 differs"),
+    ("runtime_missing", "WebAssembly runtime ort/ort-wasm-simd-threaded.wasm is missing"),
 ])
 def test_a_bad_model_file_gives_a_clear_message(small_site, browser, tmp_path, damage, message):
     """A missing, damaged or wrong model file, or shared weights file, of ``dqn``: the page names it."""
@@ -176,7 +177,11 @@ def test_a_bad_model_file_gives_a_clear_message(small_site, browser, tmp_path, d
     manifest = json.loads((copy / "agents.json").read_text())
     entry = next(a for a in manifest["agents"] if a["name"] == "dqn")
     model = copy / entry["file"]
-    if damage.startswith("shared"):
+    if damage == "runtime_missing":  # not the model's fault: the message names the runtime's file
+        model = copy / "ort" / "ort-wasm-simd-threaded.wasm"
+        entry = {**entry, "file": "ort/ort-wasm-simd-threaded.wasm"}
+        damage = "missing"
+    elif damage.startswith("shared"):
         (shared,) = entry["data"]
         entry = {**entry, "file": shared["file"]}  # the file the message must name
         damage, model = damage.split("_")[1], copy / shared["file"]
@@ -263,3 +268,108 @@ def test_undo_new_game_side_and_links(small_site, browser):
             assert "no Checkers agent" in page.page.inner_text("[data-testid=error]")
         finally:
             page.close()
+
+
+# every text of the status line, in order (an init script of the page)
+STATUS_LOG = """window.statusLog = [];
+addEventListener("DOMContentLoaded", () => new MutationObserver(() => {
+  const text = document.getElementById("status").textContent;
+  if (window.statusLog[window.statusLog.length - 1] !== text) window.statusLog.push(text);
+}).observe(document.getElementById("status"), {childList: true, characterData: true, subtree: true}));"""
+
+
+def test_the_agent_opens_from_first_agent_alone(small_site, browser):
+    """``?first=agent`` with nothing else lets the default agent open."""
+    with serve(small_site) as url:
+        page = Page(browser, url, "?first=agent")
+        try:
+            assert page.ints("agent-plies") == [0] and len(page.ints("actions")) == 1
+        finally:
+            page.close()
+
+
+def test_links_keep_simulations_and_mode_and_any_count_can_be_chosen(small_site, browser):
+    """A link made by the page reopens the same simulations and mode; the slider takes any count."""
+    with serve(small_site) as url:
+        page = Page(browser, url, "?agent=alphazero@64:sto&first=human")
+        try:
+            assert page.page.input_value("#sims") == "64" and page.page.input_value("#mode") == "sto"
+            link = page.page.get_attribute("[data-testid=link]", "href")
+            assert "agent=alphazero@64:sto&" in link, link
+            page.page.fill("#sims", "500")  # a range input: fill sets its value and fires input/change
+            assert page.page.inner_text("#sims-value") == "500"
+            page.page.select_option("#mode", "det")
+            link = page.page.get_attribute("[data-testid=link]", "href")
+            assert "agent=alphazero@500&" in link, link
+        finally:
+            page.close()
+        page = Page(browser, url, link[link.index("?"):])
+        try:
+            assert page.page.input_value("#sims") == "500" and page.page.input_value("#mode") == "det"
+        finally:
+            page.close()
+
+
+def test_board_numbers_columns_and_marks_the_winning_four(small_site, browser):
+    """Connect Four's columns are numbered 1-7 as in the move list; a won game marks the four."""
+    with serve(small_site) as url:
+        page = Page(browser, url, "?agent=dqn&moves=0,1,0,1,0,1,0&first=human")
+        try:
+            assert page.page.locator("#board .colnum").all_inner_texts() == [str(c) for c in range(1, 8)]
+            assert page.data("done") == "true"
+            assert page.ints("win") == [0, 7, 14, 21] or page.ints("win") == [14, 21, 28, 35]
+            assert page.page.locator("#board .cell.win").count() == 4
+            page.page.click('#board [data-col="3"]')  # after the end: a note says why nothing moves
+            assert "game is over" in page.page.inner_text("[data-testid=note]")
+        finally:
+            page.close()
+
+
+def test_loading_is_not_thinking_a_click_meanwhile_is_answered_and_copy_link_comes_back(small_site, browser):
+    """While the agent's model loads the status says so (then that it thinks); a click meanwhile says to
+    wait and plays nothing; "Copied" returns to "Copy link"; the scores table's caption is one block
+    above the table, not squeezed into its width."""
+    with serve(small_site) as url:
+        context = browser.new_context(viewport={"width": 800, "height": 1100})
+        outside = block_outside(context, url)
+        context.add_init_script(STATUS_LOG)
+        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url.rstrip("/"))
+        held = []  # the model's request, answered when the test says
+        context.route("**/models/dqn.onnx", lambda route: held.append(route))
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        try:
+            page.goto(url + "?agent=dqn&first=agent")
+            page.wait_for_function("document.getElementById('status').textContent.startsWith('loading dqn')")
+            page.click('#board [data-col="2"]')
+            assert "wait" in page.inner_text("[data-testid=note]")
+            held[0].continue_()
+            page.wait_for_function("document.getElementById('board').dataset.agentPlies === '0'")
+            page.wait_for_selector(IDLE)
+            assert len(page.get_attribute("#board", "data-actions").split(",")) == 1  # the agent's move only
+            log = page.evaluate("window.statusLog")
+            loading = [i for i, t in enumerate(log) if t.startswith("loading dqn's model")]
+            thinking = [i for i, t in enumerate(log) if "is thinking" in t]
+            assert loading and thinking and loading[0] < thinking[0], log
+            caption = page.locator("#stats figcaption").bounding_box()
+            table = page.locator("#stats table").bounding_box()
+            assert caption["y"] + caption["height"] <= table["y"] + 1 and caption["height"] < 60, (caption, table)
+            page.click("[data-testid=share]")
+            assert page.inner_text("[data-testid=share]") == "Copied"
+            page.wait_for_function("document.getElementById('share').textContent === 'Copy link'")
+            assert outside == []
+        finally:
+            context.close()
+
+
+def test_a_page_opened_as_a_file_says_to_serve_it(small_site, browser):
+    """``index.html`` opened from the file system (the browser blocks its modules) explains itself."""
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto((small_site / "index.html").as_uri())
+        page.wait_for_selector("[data-testid=error]:not([hidden])")
+        assert "python -m http.server" in page.inner_text("[data-testid=error]")
+        assert "served" in page.inner_text("#status")
+    finally:
+        context.close()
