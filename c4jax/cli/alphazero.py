@@ -88,7 +88,8 @@ def trainer(cfg: Config) -> AlphaZero:
 
 def main(cfg: Config) -> dict:
     algo = trainer(cfg)
-    summary = loop.run(algo, cfg.run, width=cfg.az.width, algo_config=dataclasses.asdict(cfg.az))
+    summary = loop.run(algo, cfg.run, width=cfg.az.width, algo_config=dataclasses.asdict(cfg.az),
+                       note=training.note(cfg))
     k = cfg.run.vmap_seeds
     for d in [Path(cfg.run.out)] if k == 1 else [rundir.seed_dir(cfg.run.out, cfg.run.seed + i) for i in range(k)]:
         plot_wall_clock(d)

@@ -138,7 +138,13 @@ def trainer(make: Callable[[], Any]):
 def train(algo, cfg) -> dict:
     """Train ``algo`` with a command's config ``cfg`` (:func:`c4jax.learning.loop.run`)."""
     algo_cfg = getattr(cfg, section(cfg))
-    return loop.run(algo, cfg.run, width=algo_cfg.width, algo_config=dataclasses.asdict(algo_cfg))
+    return loop.run(algo, cfg.run, width=algo_cfg.width, algo_config=dataclasses.asdict(algo_cfg), note=note(cfg))
+
+
+def note(cfg) -> str:
+    """What a run of a command's config ``cfg`` adds to its evaluation lines (:func:`c4jax.learning.loop.run`):
+    ``"(smoke run)"`` for ``--preset smoke``, else nothing."""
+    return "(smoke run)" if cfg.preset == config.SMOKE else ""
 
 
 def command(defaults: Callable[[str, str | None], Any], main: Callable[[Any], dict],

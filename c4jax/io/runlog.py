@@ -137,7 +137,15 @@ def smooth(values: Sequence[float], window: int) -> np.ndarray:
 
 
 FEW_POINTS = 20  # a series with fewer points is drawn with markers
-MARK_STYLES = ({"color": "tab:green", "linestyle": ":"}, {"color": "tab:red", "linestyle": "--", "alpha": 0.6})
+BEST_STYLE = {"color": "tab:green", "linestyle": "--", "linewidth": 1.0}
+REVERT_STYLE = {"color": "tab:red", "marker": "^", "markersize": 6, "linestyle": "none"}
+
+
+def _finite(rows: list[dict], x: str, key: str) -> list[tuple[float, float]]:
+    """The ``(x, value)`` points of ``key`` in ``rows``: rows without it, or where it is None or NaN
+    (a quantity the step could not measure), are left out."""
+    return [(r[x], r[key]) for r in rows
+            if x in r and isinstance(r.get(key), (int, float)) and math.isfinite(r[key])]
 
 
 def plot_panels(
@@ -149,50 +157,66 @@ def plot_panels(
     xlabel: str = "step",
     smooth_window: int = 1,
     suptitle: str | None = None,
-    marks: dict[str, Sequence[float]] | None = None,
+    best: float | None = None,
+    reverts: Sequence[float] = (),
 ) -> Path:
-    """One PNG with a subplot per ``(title, metric keys, ylabel)``; missing keys are skipped.
+    """One PNG with a subplot per ``(title, metric keys, ylabel)``; missing keys, and the None and
+    NaN values of a key, are skipped; a panel with no points is left empty, without a legend.
 
     With ``smooth_window > 1`` each series longer than the window is drawn twice in one colour: its
-    raw points, faint, and over them the trailing moving average (:func:`smooth`) as the labelled
-    line, so that an outlier the average flattens stays visible; a shorter series is drawn as its
-    points. A series of fewer than :data:`FEW_POINTS` points is drawn with markers, and an x-axis of
-    ``step`` has integer ticks. ``marks``: vertical lines on every panel at these x values, by label
-    (``{"best": [x], "revert": [x, ...]}``: the training loop's best evaluation and reverts)."""
+    raw points, faint, and over them the trailing moving average (:func:`smooth`) as the line
+    labelled ``(mean of N)``, so that an outlier the average flattens stays visible; a series no
+    longer than the window is drawn as its points, labelled by its key alone. A series of fewer than
+    :data:`FEW_POINTS` points is drawn with markers. An x-axis of ``step`` has integer ticks, with thousands separators; a panel
+    whose points all lie at one x spans 0 to twice that x (a positive x) or that x ± 1.
+
+    ``best``: the x of the best evaluation, a dashed vertical line on every panel with points
+    (legend ``best (x)``); ``reverts``: the x of each revert of the old-network rule, a marker on the
+    x-axis of every such panel (legend ``revert (n)``)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.ticker import MaxNLocator, StrMethodFormatter
 
     panels = list(panels)
+    reverts = [float(v) for v in reverts]
     cols = min(len(panels), 3)
     nrows = math.ceil(len(panels) / cols)
     fig, axes = plt.subplots(nrows, cols, figsize=(5 * cols, 3.6 * nrows), squeeze=False)
     for ax, (title, keys, ylabel) in zip(axes.flat, panels):
+        xs_all: list[float] = []
         for key in keys:
-            pts = [(r[x], r[key]) for r in rows if key in r and r[key] is not None and x in r]
+            pts = _finite(rows, x, key)
             if not pts:
                 continue
             xs, ys = zip(*pts)
+            xs_all += xs
             few = {"marker": "o", "markersize": 4} if len(pts) < FEW_POINTS else {}
             if 1 < smooth_window < len(pts):
                 raw = ax.plot(xs, ys, marker=".", markersize=3, linewidth=0.6, alpha=0.3)[0]
                 ax.plot(xs, smooth(ys, smooth_window), color=raw.get_color(), label=f"{key} (mean of {smooth_window})")
             else:
                 ax.plot(xs, ys, label=key, **few)
-        if ax.lines:
-            for (label, at), style in zip((marks or {}).items(), MARK_STYLES):
-                for i, v in enumerate(at):
-                    ax.axvline(v, label=label if i == 0 else None, linewidth=0.9, **style)
+        if xs_all:
+            if best is not None:
+                ax.axvline(best, label=f"best ({best:,.0f})" if x == "step" else f"best ({best:g})", **BEST_STYLE)
+                xs_all.append(best)
+            if reverts:
+                ax.plot(reverts, [0.0] * len(reverts), transform=ax.get_xaxis_transform(), clip_on=False,
+                        label=f"revert ({len(reverts)})", **REVERT_STYLE)
+                xs_all += reverts
+            if min(xs_all) == max(xs_all):
+                v = float(xs_all[0])
+                ax.set_xlim(*((0.0, 2 * v) if v > 0 else (v - 1, v + 1)))
+            ax.legend(fontsize=8)
         ax.set_title(title)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
         if x == "step":
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        if ax.lines:
-            ax.legend(fontsize=8)
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True))
+            ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
     if suptitle:

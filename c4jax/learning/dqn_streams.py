@@ -156,7 +156,8 @@ class StreamCollection:
         finished, length_sum = m.pop("selfplay/finished").sum(), m.pop("selfplay/length_sum").sum()
         learning = m.pop("train/learning")
         metrics = {k: (v * learning).sum() / jnp.maximum(learning.sum(), 1.0) for k, v in m.items()}
-        metrics["selfplay/length"] = length_sum / jnp.maximum(finished, 1.0)
+        # the mean length of the games that ended in this chunk; NaN when none did (long games, a short chunk)
+        metrics["selfplay/length"] = jnp.where(finished > 0, length_sum / jnp.maximum(finished, 1.0), jnp.nan)
         metrics["selfplay/episodes"] = state.episodes.astype(jnp.float32)
         metrics["selfplay/epsilon"] = algo.behaviour_epsilon(state)
         metrics["buffer/size"] = state.buffer.size.astype(jnp.float32)

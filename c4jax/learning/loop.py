@@ -402,7 +402,7 @@ def _say(line: str, bar: tqdm) -> None:
 
 
 def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
-        extra_panels: Callable[[], list] | None = None) -> dict:
+        extra_panels: Callable[[], list] | None = None, note: str = "") -> dict:
     """Train ``algo`` to ``cfg.total_updates`` with evaluation, the old-network rule and checkpoints.
 
     Trains K = ``cfg.vmap_seeds`` independent seeds (``cfg.seed + k``) in one program; a
@@ -425,6 +425,9 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
     ``summary.json``; and ``<out>/last`` (the stacked training state, for ``--resume``).
     With K > 1 also ``<out>/summary.json``, ``seeds.md`` and ``curves.png``: each seed's
     best and final win rate vs 1StepLA with their mean ± standard deviation.
+
+    ``note``: words printed at the end of every evaluation line and of the closing line
+    (``"(smoke run)"`` for ``--preset smoke``, whose low win rates and reverts say nothing of strength).
     """
     try:
         validate(cfg)
@@ -434,7 +437,7 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
         devices.initialize(cfg.coordinator_address, cfg.num_processes, cfg.process_id)
     placement = plan(algo, cfg.devices, cfg.vmap_seeds, cfg.shard)
     with placement.context():
-        return _run(algo, cfg, placement, width=width, algo_config=algo_config, extra_panels=extra_panels)
+        return _run(algo, cfg, placement, width=width, algo_config=algo_config, extra_panels=extra_panels, note=note)
 
 
 def load_opponents(cfg: LoopConfig) -> None:
@@ -448,8 +451,9 @@ def load_opponents(cfg: LoopConfig) -> None:
 
 
 def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, algo_config: dict,
-         extra_panels: Callable[[], list] | None = None) -> dict:
+         extra_panels: Callable[[], list] | None = None, note: str = "") -> dict:
     """:func:`run` on ``placement``'s devices."""
+    tail = f"  {note}" if note else ""
     if algo.game.id != cfg.game:
         raise ConfigError(f"{algo.name} trains on {algo.game.id} only; this run's --game is {cfg.game}")
     load_opponents(cfg)
@@ -542,7 +546,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
         interrupt.set_note(interrupt.resume_note(out / LAST, f"{int(updates.min()):,} updates"))
         bar.update(int(updates.min()) - before)
         if write:
-            _say(evaluation_line(algo.name, int(updates.min()), rows, cfg.select_by, wall), bar)
+            _say(evaluation_line(algo.name, int(updates.min()), rows, cfg.select_by, wall) + tail, bar)
         wins = [row[f"eval/vs_{cfg.reference}"] for row in rows]
         label = "vs1" if cfg.reference == "1steplA" else f"vs_{cfg.reference}"
         bar.set_postfix({label: f"{np.mean(wins):.2f}" + (f"±{np.std(wins):.2f}" if k_seeds > 1 else "")},
@@ -555,6 +559,6 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     if k_seeds == 1:
         c = runs[0].loop
         print(f"{algo.name}: best win rate vs {cfg.select_by} {c['best_win_rate']:.2f} at {c['best_updates']:,} "
-              f"updates; {c['reverts']} reverts; {counters['wall_s']:.0f}s. Best agent: {out / BEST}")
+              f"updates; {c['reverts']} reverts; {counters['wall_s']:.0f}s. Best agent: {out / BEST}{tail}")
         return per_seed[0]
     return summarize_seeds(algo.name, out, seeds, runs, per_seed, counters["wall_s"], cfg.select_by, cfg.reference)

@@ -142,9 +142,10 @@ class StreamCollection:
     @staticmethod
     def chunk_metrics(state: TrainState, m: dict) -> dict:
         """A chunk's metrics from its collections' stacked ones: means, and the mean length of the games
-        that finished (``selfplay/finished`` and ``selfplay/length_sum`` per collection)."""
+        that finished (``selfplay/finished`` and ``selfplay/length_sum`` per collection; NaN when none did,
+        which the curves leave out)."""
         finished, length_sum = m.pop("selfplay/finished").sum(), m.pop("selfplay/length_sum").sum()
         metrics = {k: v.mean() for k, v in m.items()}
-        metrics["selfplay/length"] = length_sum / jnp.maximum(finished, 1.0)
+        metrics["selfplay/length"] = jnp.where(finished > 0, length_sum / jnp.maximum(finished, 1.0), jnp.nan)
         metrics["selfplay/episodes"] = state.episodes.astype(jnp.float32)
         return metrics

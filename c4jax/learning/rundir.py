@@ -9,7 +9,7 @@ their mean ± standard deviation. ``<out>/last`` (the resumable training state) 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -59,22 +59,9 @@ class SeedRun:
         if not self.write:
             return {}
         self.log.write_csv()
-        panels = [
-            ("loss (smoothed)", [k for k in ("train/loss",) if any(k in r for r in self.log.rows)], "loss"),
-            ("win rate (protocol, 100 games)", ["eval/vs_1steplA", "eval/vs_random", "eval/vs_old"] + sorted(
-                {k for r in self.log.rows for k in r if k.startswith("eval/vs_") and not k.endswith("_length")}
-                - {"eval/vs_1steplA", "eval/vs_random", "eval/vs_old"}), "win rate"),
-            ("game length", ["eval/vs_old_length", "selfplay/length"], "moves"),
-        ] + (extra_panels() if extra_panels else [])
-        if any("yardstick/keep" in r for r in self.log.rows):
-            panels.append(("perfect-play yardstick (non-trivial positions)",
-                           ["yardstick/keep", "yardstick/exact", "yardstick/keep_opening", "yardstick/keep_middle",
-                            "yardstick/keep_end"], "share of moves"))
         loop, best = self.loop, self.out / BEST
-        marks = {"best": [loop["best_updates"]] if loop.get("evals") else [],
-                 "revert": [r["step"] for r in self.log.rows if r.get("eval/reverted")]}
-        runlog.plot_panels(self.log.rows, panels, self.out / "curves.png", xlabel="updates",
-                           smooth_window=5, suptitle=f"{algo_name} (seed {self.seed})", marks=marks)
+        write_curves(self.log.rows, self.out / "curves.png", f"{algo_name} (seed {self.seed})",
+                     loop["best_updates"] if loop.get("evals") else None, extra_panels() if extra_panels else ())
         summary = {
             "algorithm": algo_name,
             "seed": self.seed,
@@ -89,6 +76,35 @@ class SeedRun:
         }
         runlog.write_json(self.out / "summary.json", summary)
         return summary
+
+
+def curve_panels(rows: list[dict], extra: Sequence[tuple] = ()) -> list[tuple[str, list[str], str]]:
+    """The panels of a seed's ``curves.png`` (:func:`c4jax.io.runlog.plot_panels`): training loss, every
+    evaluation's win rate, game lengths, then ``extra`` and, where logged, the yardstick's grades."""
+    keys = {k for r in rows for k in r}
+    fixed = ["eval/vs_1steplA", "eval/vs_random", "eval/vs_old"]
+    panels = [
+        ("training loss", ["train/loss"], "loss"),
+        ("win rate (protocol, 100 games)",
+         fixed + sorted(k for k in keys if k.startswith("eval/vs_") and not k.endswith("_length") and k not in fixed),
+         "win rate"),
+        ("game length", ["eval/vs_old_length", "selfplay/length"], "moves"),
+    ] + list(extra)
+    if "yardstick/keep" in keys:
+        panels.append(("perfect-play yardstick (non-trivial positions)",
+                       ["yardstick/keep", "yardstick/exact", "yardstick/keep_opening", "yardstick/keep_middle",
+                        "yardstick/keep_end"], "share of moves"))
+    return panels
+
+
+def write_curves(rows: list[dict], path: Path, title: str, best_updates: int | None,
+                 extra: Sequence[tuple] = ()) -> Path:
+    """A seed's ``curves.png`` of its metric ``rows`` (:func:`curve_panels`) against updates, the loss
+    smoothed over 5 evaluations, every panel marking the best evaluation (``best_updates``; None:
+    none yet) and each evaluation at which the old-network rule reverted (``eval/reverted``)."""
+    return runlog.plot_panels(rows, curve_panels(rows, extra), path, xlabel="updates", smooth_window=5,
+                              suptitle=title, best=best_updates,
+                              reverts=[r["step"] for r in rows if r.get("eval/reverted")])
 
 
 # --- a K-seed run ---------------------------------------------------------------------------
