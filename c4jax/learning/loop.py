@@ -208,8 +208,8 @@ def from_scratch(out: str, game: str, **changes) -> LoopConfig:
     trainer's ``--collect streams``): nothing to start from or freeze, evaluated against pure MCTS with 100
     simulations (which also chooses best/), without the old-network rule (why: design.md §8); ``changes``: other
     fields."""
-    return LoopConfig(**{**dict(out=out, game=game, init_from="", freeze_conv=False, eval_opponents=("mcts100",),
-                                select_by="mcts100", revert_drop=1.0), **changes})
+    return LoopConfig(**{**dict(out=out, game=game, init_from="", freeze_conv=False, eval_opponents=("mcts100:sto",),
+                                select_by="mcts100:sto", revert_drop=1.0), **changes})
 
 
 def source_params(cfg: LoopConfig, width: int) -> dict | None:
