@@ -200,7 +200,7 @@ class GameKit:
     plain_lookahead: str | None = None
     solver: str | None = None
     shaped_reward: Callable[[Any, Any, Array], Array] | None = None
-    teacher: str = "mcts100:sto"
+    teacher: str = "mcts100"
     text_format: str | None = None
     defaults: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=lambda: MappingProxyType({}),
                                                                      compare=False)
