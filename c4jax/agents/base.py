@@ -69,6 +69,15 @@ def searched_value_label(action: str, how: str) -> str:
             f"to +1 (a win) for the player to move ({how})")
 
 
+def in_game_name(name: str, game) -> str:
+    """The name ``agents.load`` reads as ``name`` on ``game`` (a game object): ``name`` itself on the
+    default game (:data:`c4jax.games.DEFAULT`) or when it already has a ``<game>/`` (or path) part, else
+    ``<game>/<name>`` (``checkers/mcts50:det``)."""
+    if game.id == games.DEFAULT or "/" in name:
+        return name
+    return f"{game.id}/{name}"
+
+
 def _is_traced(x) -> bool:
     return isinstance(x, jax.core.Tracer)
 

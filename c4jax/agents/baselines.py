@@ -8,18 +8,22 @@ import jax.numpy as jnp
 from flax import struct
 from jax import Array
 
-from c4jax.agents.base import DEFAULT_GAME, AgentBase, ScoreInfo, observation_legal
+from c4jax.agents.base import DEFAULT_GAME, AgentBase, ScoreInfo, in_game_name, observation_legal
 from c4jax.agents.policy import ILLEGAL_SCORE
 
 
 @struct.dataclass
 class RandomAgent(AgentBase):
-    """Uniform over the legal actions of any game. ``scores`` are the probabilities (illegal: -inf)."""
+    """Uniform over the legal actions of any game. ``scores`` are the probabilities (illegal: -inf).
+    Its name is ``random`` on the default game, ``<game>/random`` on another."""
 
-    name: str = struct.field(pytree_node=False, default="random")
     stochastic: bool = struct.field(pytree_node=False, default=True)
     game: object = struct.field(pytree_node=False, default=DEFAULT_GAME)
     plays_any_game = True  # no learned parameters: agents.for_game switches its game
+
+    @property
+    def name(self) -> str:
+        return in_game_name("random", self.game)
 
     def act_states(self, states, key: Array) -> Array:
         legal = states.legal_action_mask

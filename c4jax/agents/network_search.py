@@ -138,6 +138,13 @@ class AlphaZeroAgent(AgentBase):
     proven lost (``:det``), or samples those visit shares (``:sto``); ``scores`` are the shares.
     ``saved_solve``: the checkpoint's own setting (``agent.search.solve``), so that the name loads this
     agent back: ``@<N>solve`` or ``@<N>nosolve`` where the two differ or proofs are on.
+    ``saved_simulations``: the checkpoint's own number (``agent.search.simulations``; None: unknown). The
+    raw network is named ``<label>@policy`` when the checkpoint searches by default, ``<label>`` when it
+    does not (a network trained without search: ``checkers/ppo``, ``checkers/dqn``).
+
+    ``output="q"`` (a DQN's tower): the first head gives Q-values; the raw network's ``scores`` are those
+    Q-values and it plays the best of them (it has no sampled mode); a search takes ``softmax(Q)`` as its
+    prior.
     """
 
     params: Any
@@ -149,8 +156,15 @@ class AlphaZeroAgent(AgentBase):
     game: Any = struct.field(pytree_node=False, default=DEFAULT_GAME)
     solve: bool = struct.field(pytree_node=False, default=False)
     saved_solve: bool = struct.field(pytree_node=False, default=False)
+    saved_simulations: int | None = struct.field(pytree_node=False, default=None)
+    output: str = struct.field(pytree_node=False, default="policy")
 
     def __post_init__(self):
+        if self.output not in ("policy", "q"):
+            raise ValueError(f"output must be 'policy' or 'q', got {self.output!r}")
+        if self.output == "q" and self.num_simulations == 0 and not self.deterministic:
+            raise ValueError(f"{self.label}: a Q-value network has no sampled (':sto') mode without search; "
+                             f"search with it ('{self.label}@<N>:sto') to sample")
         n = self.num_simulations
         if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= mcts.MAX_SIMULATIONS:
             raise ValueError(f"AlphaZero needs 0..{mcts.MAX_SIMULATIONS} simulations per move (0: the raw policy), "
@@ -161,7 +175,10 @@ class AlphaZeroAgent(AgentBase):
     @property
     def name(self) -> str:
         proofs = "solve" if self.solve else "nosolve" if self.saved_solve else ""
-        sims = f"@{self.num_simulations}{proofs}" if self.num_simulations else "@policy"
+        if self.num_simulations:
+            sims = f"@{self.num_simulations}{proofs}"
+        else:
+            sims = "" if self.saved_simulations == 0 else "@policy"
         return f"{self.label}{sims}:{'det' if self.deterministic else 'sto'}"
 
     def _solving_search(self, states, keys: Array) -> mcts.SearchOutput:
@@ -190,9 +207,11 @@ class AlphaZeroAgent(AgentBase):
         """Its raw policy's probabilities, or its search's shares; with the searched values where
         ``search_stats`` takes its game's observations (its kit's ``from_observation``: Connect Four's boards)."""
         n = self.num_simulations
+        if n == 0 and self.output == "q":
+            return ScoreInfo("q", f"Q-value of each {action} (the network's expected return)")
         if n == 0:
             return ScoreInfo("policy", f"policy probability of each {action} (its raw trained policy, no search)")
-        values = games.kit_of(self.game).from_observation is not None
+        values = True  # search_stats_states of any game's states (search_stats of the default game's boards)
         if self.solve:
             how = ("network values backed up the tree; +1 / -1 where a win or a loss is proven, 0 where never "
                    "visited")
@@ -229,7 +248,7 @@ class AlphaZeroAgent(AgentBase):
     def _scores_states(self, states) -> Array:
         if self.num_simulations == 0:
             logits = evaluator(self.width, self.tower, self.game)(self.params, None, states)[0]
-            probs = jax.nn.softmax(logits, axis=-1)
+            probs = logits if self.output == "q" else jax.nn.softmax(logits, axis=-1)
         elif self.solve:
             probs = self._solving_shares(states)
         else:
@@ -245,7 +264,8 @@ class AlphaZeroAgent(AgentBase):
     def _scores(self, boards: Array) -> Array:
         legal = observation_legal(self.game, boards)
         if self.num_simulations == 0:
-            probs = jax.nn.softmax(evaluate(self.params, boards, self.width, self.tower, self.game)[0], axis=-1)
+            logits = evaluate(self.params, boards, self.width, self.tower, self.game)[0]
+            probs = logits if self.output == "q" else jax.nn.softmax(logits, axis=-1)
         elif self.solve:
             probs = self._solving_shares(states_of(self.game, boards))
         else:
@@ -272,6 +292,32 @@ class AlphaZeroAgent(AgentBase):
             raise ValueError(f"{self.name} plays its raw policy: it has no search statistics")
         boards = boards if isinstance(boards, jax.core.Tracer) else unfinished(boards, self.game)
         return _jit_search_stats(self, boards)
+
+
+    def search_stats_states(self, states) -> tuple[Array, Array]:
+        """``(shares, values)``, float32[B, A] each, of the search behind ``scores_states`` (so
+        ``shares == scores_states(states)``) for states [B] of the agent's game, none finished: the
+        improved policy (with ``solve``, the visit shares; illegal actions ``-inf``) and each action's
+        searched value for the player to move (-1 .. 1; illegal actions NaN). ``ValueError`` with 0
+        simulations (no search). Jitted unless traced."""
+        if self.num_simulations == 0:
+            raise ValueError(f"{self.name} plays its raw policy: it has no search statistics")
+        if isinstance(states.legal_action_mask, jax.core.Tracer):
+            return _search_stats_states(self, states)
+        return _jit_search_stats_states(self, states)
+
+
+def _search_stats_states(agent: AlphaZeroAgent, states) -> tuple[Array, Array]:
+    legal = states.legal_action_mask
+    if agent.solve:
+        out = agent._solving_search(states, mcts.board_keys(states, game=agent.game))
+        return jnp.where(legal, out.visit_probs, ILLEGAL_SCORE), jnp.where(legal, out.qvalues, jnp.nan)
+    out = search(agent.params, states, jax.random.key(0), num_simulations=agent.num_simulations, width=agent.width,
+                 tower=agent.tower, gumbel_scale=0.0, game=agent.game)
+    return jnp.where(legal, out.action_weights, ILLEGAL_SCORE), jnp.where(legal, root_values(out), jnp.nan)
+
+
+_jit_search_stats_states = jax.jit(_search_stats_states)
 
 
 @jax.jit
@@ -307,7 +353,9 @@ def agent_from_search_checkpoint(directory, mode: str | None = None, label: str 
     meta = checkpoint.read_metadata(directory, game=None)
     game = checkpoint_game(directory, meta)
     search = meta["agent"]["search"]
-    sims = int(search.get("simulations", DEFAULT_SIMULATIONS)) if num_simulations is None else num_simulations
+    saved_sims = int(search.get("simulations", DEFAULT_SIMULATIONS))
+    sims = saved_sims if num_simulations is None else num_simulations
+    output = str(meta["agent"].get("output", "policy"))
     saved = search.get("solve", False)
     if not isinstance(saved, bool):
         raise checkpoint.CheckpointError(f"checkpoint {str(directory)!r}: agent.search.solve must be true or "
@@ -324,12 +372,13 @@ def agent_from_search_checkpoint(directory, mode: str | None = None, label: str 
     if not tower:
         net = agent_from_checkpoint(directory, mode, label)
         return AlphaZeroAgent(params=net.params, label=net.label, width=net.width, num_simulations=sims,
-                              deterministic=deterministic, solve=solve, saved_solve=saved)
+                              deterministic=deterministic, solve=solve, saved_solve=saved,
+                              saved_simulations=saved_sims, output=output)
     template = {"params": nets.param_shapes(tower=tower, game=game)}
     params = checkpoint.restore(directory, template, meta=meta)["params"]
     return AlphaZeroAgent(params=params, label=label or meta.get("name", directory.name), tower=tower,
                           num_simulations=sims, deterministic=deterministic, game=game, solve=solve,
-                          saved_solve=saved)
+                          saved_solve=saved, saved_simulations=saved_sims, output=output)
 
 
 def checkpoint_game(directory, meta: dict):

@@ -10,11 +10,12 @@ The exported graph takes a batch (``B`` dynamic) of the agent's game's positions
   agent averages, and ``-inf`` on full columns.
 - A game whose observation does not tell the legal actions (Checkers): ``observations``
   (``game.observe`` of each position, e.g. ``int8[B, 8, 8, 2]``) and ``legal_action_mask``
-  ``bool[B, num_actions]`` -> the policy's probabilities over the legal actions, ``-inf`` on the
-  others: what the agent's ``scores_states`` returns without search.
+  ``bool[B, num_actions]`` -> the policy's probabilities (a DQN's Q-values) over the legal actions,
+  ``-inf`` on the others: what the agent's ``scores_states`` returns without search.
 
 An AlphaZero agent (every network of a game other than Connect Four plays as one) exports its raw
-network's policy (what ``agents.load("<az>@0")`` scores); the search is not part of the graph. Like
+network's policy (what ``agents.load("<az>@0")`` scores; a DQN's tower: its Q-values); the search is not
+part of the graph. Like
 ``scores``, the graph assumes legal, unfinished positions and does not check them. With
 ``to_model(agent, value=True)`` an AlphaZero agent's graph has a second output, ``value``
 ``float32[B]``: the value head (``tanh``, in [-1, 1], for the player to move), what a search
@@ -91,8 +92,9 @@ def exportable(agent: Any) -> NetworkAgent | AlphaZeroAgent:
     """
     if isinstance(agent, NetworkAgent):
         return agent
-    if isinstance(agent, AlphaZeroAgent):
-        return dataclasses.replace(agent, num_simulations=0, solve=False)
+    if isinstance(agent, AlphaZeroAgent):  # a Q network has no sampled mode of its own
+        return dataclasses.replace(agent, num_simulations=0, solve=False,
+                                   deterministic=agent.deterministic or agent.output == "q")
     if isinstance(agent, GuidedSearchAgent) and isinstance(agent.network, NetworkAgent):
         return agent.network
     name = getattr(agent, "name", type(agent).__name__)
@@ -136,7 +138,16 @@ def describe(agent: Any) -> str:
 
 def metadata(agent: NetworkAgent | AlphaZeroAgent) -> dict[str, str]:
     """The model's ``metadata_props``: the agent's name and settings (all strings)."""
-    if isinstance(agent, AlphaZeroAgent):
+    if isinstance(agent, AlphaZeroAgent) and agent.output == "q":
+        settings = {
+            "kind": "network",
+            "heads": "two",
+            "output": "q",
+            "symmetric": "false",
+            "note": (f"the raw network's Q-values, what agents.load('{agent.label}') scores; a search with it "
+                     f"({agent.label}@<N>, softmax(Q) as its prior) is not part of the graph"),
+        }
+    elif isinstance(agent, AlphaZeroAgent):
         settings = {
             "kind": "alphazero",
             "heads": "two",
@@ -256,23 +267,26 @@ def strip_shape_info(model) -> None:
 
 
 def _game_scores(agent: AlphaZeroAgent, observations: Array, legal: Array) -> Array:
-    """float32[B, A]: the raw policy's probabilities over the legal actions, ``-inf`` elsewhere; what
-    ``agent.scores_states`` returns with no search, from the positions' observations and legal actions."""
+    """float32[B, A]: the raw policy's probabilities (a Q network's Q-values) over the legal actions,
+    ``-inf`` elsewhere; what ``agent.scores_states`` returns with no search, from the positions'
+    observations and legal actions."""
     return _game_scores_value(agent, observations, legal)[0]
 
 
 def _game_scores_value(agent: AlphaZeroAgent, observations: Array, legal: Array) -> tuple[Array, Array]:
     """:func:`_game_scores` and the value head (float32[B]) of the same network pass."""
     logits, value = evaluate(agent.params, observations, agent.width, agent.tower, agent.game)[:2]
-    return jnp.where(legal, jax.nn.softmax(masked_logits(logits, legal), axis=-1), ILLEGAL_SCORE), value
+    scores = logits if agent.output == "q" else jax.nn.softmax(masked_logits(logits, legal), axis=-1)
+    return jnp.where(legal, scores, ILLEGAL_SCORE), value
 
 
 def _board_scores_value(agent: AlphaZeroAgent, boards: Array) -> tuple[Array, Array]:
-    """Connect Four: the raw policy's probabilities (``agent._scores`` with no search: full columns
-    ``-inf``) and the value head (float32[B]) of one network pass over public boards."""
+    """Connect Four: the raw policy's probabilities or Q-values (``agent._scores`` with no search: full
+    columns ``-inf``) and the value head (float32[B]) of one network pass over public boards."""
     logits, value = evaluate(agent.params, boards, agent.width, agent.tower)[:2]
     legal = boards[:, 0, :] == 0
-    return jnp.where(legal, jax.nn.softmax(logits, axis=-1), ILLEGAL_SCORE), value
+    scores = logits if agent.output == "q" else jax.nn.softmax(logits, axis=-1)
+    return jnp.where(legal, scores, ILLEGAL_SCORE), value
 
 
 def to_model(agent: Any, *, opset: int = DEFAULT_OPSET, value: bool = False):
@@ -334,24 +348,7 @@ def read_metadata(path: str | Path) -> dict[str, str]:
     return {p.key: p.value for p in onnx.load(str(path)).metadata_props}
 
 
-def random_positions(game, key: Array, n: int, max_plies: int = 80):
-    """``n`` random legal, unfinished positions of ``game`` (a batch of its states): from the start,
-    each plays a uniformly drawn number (below ``max_plies``) of random legal moves, skipping any
-    move that would end the game."""
-
-    def one(k: Array):
-        k_plies, k_moves = jax.random.split(k)
-        plies = jax.random.randint(k_plies, (), 0, max_plies)
-
-        def ply(i, state):
-            action = game_base.random_legal_action(jax.random.fold_in(k_moves, i), state.legal_action_mask)
-            after = game.step(state, action)
-            keep = (i < plies) & ~game_base.done(after)
-            return jax.tree.map(lambda a, b: jnp.where(keep, a, b), after, state)
-
-        return jax.lax.fori_loop(0, max_plies, ply, game.init())
-
-    return jax.jit(jax.vmap(one))(jax.random.split(key, n))
+random_positions = game_base.random_positions  # n random legal, unfinished positions of a game
 
 
 def feeds(agent: Any, positions) -> dict[str, np.ndarray]:

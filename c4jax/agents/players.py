@@ -10,7 +10,7 @@ import numpy as np
 from flax import struct
 from jax import Array
 
-from c4jax.agents.base import DEFAULT_GAME, Agent, AgentBase, ScoreInfo
+from c4jax.agents.base import DEFAULT_GAME, Agent, AgentBase, ScoreInfo, in_game_name
 from c4jax.agents.external import from_callable
 from c4jax.agents.search import MAX_SIMULATIONS
 from c4jax.games.kit import Player, resolve
@@ -31,7 +31,7 @@ class PlayerAgent(AgentBase):
     def name(self) -> str:
         base = self.player.name.format(n=self.n)
         both = self.player.tie_order is not None and self.player.sampled
-        return f"{base}:{'det' if self.deterministic else 'sto'}" if both else base
+        return in_game_name(f"{base}:{'det' if self.deterministic else 'sto'}" if both else base, self.game)
 
     @property
     def stochastic(self) -> bool:
@@ -77,5 +77,6 @@ def build(player: Player, n: int | None, mode: str | None, game=DEFAULT_GAME) ->
     if player.available is not None and not resolve(player.available)():
         raise resolve(player.missing)()
     if player.policy is not None:
-        return from_callable(resolve(player.policy)(n), name=name, returns="actions", stochastic=True)
+        return from_callable(resolve(player.policy)(n), name=in_game_name(name, game), returns="actions",
+                             stochastic=True)
     return PlayerAgent(player=player, n=n, deterministic=player.tie_order is not None and mode != "sto", game=game)

@@ -1,7 +1,8 @@
 """The registry behind ``agents.load(name)``: the one place that knows every kind of agent.
 
 Names follow ``<agent>[:sto|:det]`` everywhere (CLI, tournament, UI), case
-insensitive: ``random``, ``mcts<N>`` (pure MCTS with N simulations per move, proven values on;
+insensitive: ``random``, ``mcts<N>`` (pure MCTS with N simulations per move, proven values on,
+playing its most visited move; ``mcts<N>:sto`` samples the root visit counts;
 ``mcts<N>nosolve`` without them; ``-c<C>`` after either sets the UCT constant), the trained agents
 shipped in ``checkpoints/`` (``supervised``: greedy by default, ``supervised:sto`` samples), the
 path of any checkpoint directory (which plays the game it was trained on), and the agents that a
@@ -60,6 +61,7 @@ _LISTED: dict[str, Callable[[], bool]] = {}
 # (compiled pattern, factory(match, mode), example name listed by known_names(), whether it is listed now)
 _PATTERNS: list[tuple[re.Pattern, Callable[[re.Match, str | None], Agent], str, Callable[[], bool]]] = []
 _GAMES_AGENTS: list[str] = []  # the games whose kit's players are registered (GameKit.players)
+_SPELLING: dict[str, str] = {}  # name (lower case) -> its spelling as registered (``1steplA``), what lists show
 
 
 def checkpoints_dir() -> Path:
@@ -100,6 +102,7 @@ def _always() -> bool:
 def _add(name: str, factory: Callable[[str | None], Agent], listed: Callable[[], bool] | None = None) -> None:
     _REGISTRY[name.lower()] = factory
     _LISTED[name.lower()] = listed or _always
+    _SPELLING[name.lower()] = name
 
 
 def register(name: str, factory: Callable[[str | None], Agent], listed: Callable[[], bool] | None = None) -> None:
@@ -115,7 +118,7 @@ def register_pattern(pattern: str, factory: Callable[[re.Match, str | None], Age
     """Make every name that fully matches ``pattern`` (case insensitive) load as
     ``factory(match, mode)``; ``known_names()`` lists ``example`` when ``listed()`` (default: always).
     Exact names win over patterns."""
-    _PATTERNS.append((re.compile(pattern, re.IGNORECASE), factory, example.lower(), listed or _always))
+    _PATTERNS.append((re.compile(pattern, re.IGNORECASE), factory, example, listed or _always))
 
 
 def _games_agents() -> None:
@@ -164,14 +167,14 @@ def known_names(game: str = DEFAULT) -> list[str]:
     the ``solver`` extra is installed) and the trained agents shipped in :func:`checkpoints_dir`; for
     another game its ``<game>/<agent>`` names."""
     _games_agents()
-    listed = {n for n in _REGISTRY if _LISTED.get(n, _always)()}
+    listed = {_SPELLING.get(n, n) for n in _REGISTRY if _LISTED.get(n, _always)()}
     if game != DEFAULT:
         if game not in GAMES:
             raise ValueError(f"unknown game {game!r}; choose one of {sorted(GAMES)}")
         own = [n for n in listed if n.startswith(f"{game}/")]
-        return sorted([f"{game}/random", f"{game}/mcts1000"] + own + _shipped_for(game))
+        return sorted({f"{game}/random", f"{game}/mcts1000", *own, *_shipped_for(game)}, key=str.lower)
     examples = {example for _, _, example, shown in _PATTERNS if shown()}
-    return sorted({n for n in listed if "/" not in n} | examples | set(_shipped()))
+    return sorted({n for n in listed if "/" not in n} | examples | set(_shipped()), key=str.lower)
 
 
 def game_of(agent) -> str:
@@ -362,7 +365,7 @@ def _mcts(m: re.Match, mode: str | None) -> MCTSAgent:
                          f"optionally followed by a positive UCT constant, as in 'mcts1000-c0.4'")
     n, flag, c = parsed.groups()
     solve = SOLVE if flag is None else flag == "solve"
-    return MCTSAgent(num_simulations=int(n), deterministic=mode == "det", solve=solve,
+    return MCTSAgent(num_simulations=int(n), deterministic=mode != "sto", solve=solve,
                      uct_c=None if c is None else float(c))
 
 

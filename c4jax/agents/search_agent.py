@@ -14,9 +14,8 @@ import numpy as np
 from flax import struct
 from jax import Array
 
-from c4jax import games as game_registry
-from c4jax.agents.base import (DEFAULT_GAME, AgentBase, ScoreInfo, observation_legal, searched_value_label, states_of,
-                               unfinished)
+from c4jax.agents.base import (DEFAULT_GAME, AgentBase, ScoreInfo, in_game_name, observation_legal,
+                               searched_value_label, states_of, unfinished)
 from c4jax.agents.policy import ILLEGAL_SCORE
 from c4jax.agents.search import (MAX_SIMULATIONS, PB_C_INIT, SOLVE, RolloutEvaluator, SearchOutput, board_keys,
                                  default_uct_c, run, select_action, typed_keys)
@@ -50,9 +49,9 @@ class SearchAgent(AgentBase):
         return True  # random playouts (pure MCTS, a guided one): even the most visited move depends on the key
 
     def has_values(self) -> bool:
-        """Whether ``search_stats`` can give the searched values: it takes observations of the agent's
-        game that tell the whole state (its kit's ``from_observation``: the default game's boards)."""
-        return game_registry.kit_of(self.game).from_observation is not None
+        """Whether the search gives searched values: always (``search_stats_states`` of states of any
+        game; ``search_stats`` too where observations tell the whole state, the default game's boards)."""
+        return True
 
     def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
         values = self.has_values()
@@ -104,6 +103,25 @@ class SearchAgent(AgentBase):
         both modes share one compiled program (the search behind ``scores`` ignores the mode)."""
         boards = boards if isinstance(boards, jax.core.Tracer) else unfinished(boards, self.game)
         return _jit_search_stats(self.replace(deterministic=False), boards)
+
+
+    def search_stats_states(self, states) -> tuple[Array, Array]:
+        """``(shares, values)``, float32[B, A] each, of the search behind ``scores_states`` (so
+        ``shares == scores_states(states)``) for states [B] of the agent's game, none finished: the
+        root visit shares (illegal actions ``-inf``) and each action's root Q-value for the player to
+        move (-1 .. 1; 0 where a legal action was not visited; illegal actions NaN). Jitted unless traced."""
+        agent = self.replace(deterministic=False)
+        if _traced(states):
+            return _search_stats_states(agent, states)
+        return _jit_search_stats_states(agent, states)
+
+
+def _search_stats_states(agent: SearchAgent, states) -> tuple[Array, Array]:
+    out, legal = agent.search(states, board_keys(states, game=agent.game)), states.legal_action_mask
+    return jnp.where(legal, out.visit_probs, ILLEGAL_SCORE), jnp.where(legal, out.qvalues, jnp.nan)
+
+
+_jit_search_stats_states = jax.jit(_search_stats_states)
 
 
 @jax.jit
@@ -159,10 +177,11 @@ class MCTSAgent(SearchAgent):
     @property
     def name(self) -> str:
         """``mcts<N>:<mode>``, with ``solve`` / ``nosolve`` after N when ``solve`` is not the default
-        and ``-c<C>`` when the UCT constant is not the game's default (as ``agents.load`` reads it)."""
+        and ``-c<C>`` when the UCT constant is not the game's default, and ``<game>/`` in front on another
+        game than the default one (as ``agents.load`` reads it)."""
         flag = "" if self.solve == SOLVE else ("solve" if self.solve else "nosolve")
         c = "" if self.c == default_uct_c(self.game) else f"-c{self.c:g}"
-        return f"mcts{self.num_simulations}{flag}{c}:{'det' if self.deterministic else 'sto'}"
+        return in_game_name(f"mcts{self.num_simulations}{flag}{c}:{'det' if self.deterministic else 'sto'}", self.game)
 
     plays_any_game = True  # no learned parameters: agents.for_game switches its game
 

@@ -55,7 +55,7 @@ class Config:
     """Supervised imitation of a teacher (defaults: the thesis on the default game; another game's from its
     kit: --game NAME --help)."""
 
-    out: str = "runs/supervised"
+    out: loop.OutPath = "runs/supervised"
     """Run directory: checkpoint, metrics, plots and summary go here."""
     game: str = games.DEFAULT
     """The game (one of c4jax.games.GAMES)."""

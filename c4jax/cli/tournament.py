@@ -99,11 +99,15 @@ class Args:
 
 
 def _short_label(agent, spec: str) -> str:
-    """``agent.name``, with a checkpoint path shortened to its directory name."""
+    """``agent.name``, with a checkpoint path shortened to its directory name (a ``<game>/<agent>``
+    name stays as it is)."""
     name = str(agent.name)
     base, sep, mode = name.rpartition(":")
     if not sep:
         base, mode = name, ""
+    head, slash, rest = base.partition("/")
+    if slash and head in games.GAMES and "/" not in rest and "\\" not in rest and not Path(base).exists():
+        return name
     if "/" in base or "\\" in base:
         base = Path(base.rstrip("/")).name
         return f"{base}:{mode}" if mode else base
@@ -235,7 +239,7 @@ def main(args: Args, command: str | None = None) -> dict:
                                  prior=args.rating_prior)
 
     timing = None
-    timed = args.timing and timing_of.timed(t.game)  # Table 5.1 times the board API of the default game
+    timed = args.timing and timing_of.timed(t.game)  # the default game without random start boards is not timed
     if timed:
         print("tournament: " + compile_cache.compiling("the agents' decisions for Table 5.1"), flush=True)
         timing = evaluation.time_decisions(loaded, timing_key, batch=args.timing_batch, repeats=args.timing_repeats,
@@ -288,7 +292,7 @@ def main(args: Args, command: str | None = None) -> dict:
     if timing:
         report.append(_section(timing.table()))
     else:
-        why = "`--no-timing`" if not args.timing else f"it times {games.kit_of(games.DEFAULT).title} boards"
+        why = "`--no-timing`" if not args.timing else f"{games.kit_of(t.game).title} has no random start positions"
         report += ["## Table 5.1: time to choose an action", "", f"Not measured ({why}).", ""]
     report += [_section(t.table_5_2()), "![Table 5.2 heatmap](heatmap.png)", "", _section(t.table_5_3()),
                "## Ratings (Bradley–Terry, Elo scale)", "", rt.to_markdown(title=False), rt.description(), "",

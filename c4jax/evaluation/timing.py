@@ -1,9 +1,11 @@
 """Decision timing (thesis Table 5.1): seconds per decision at batch 1 and batched.
 
-Agents decide with their board API (``agent.act(boards, key)``) on random start positions of the
-default game (its kit's ``random_start``, seen by the player to move); its kit's
-``plain_lookahead`` (a plain-Python N-step lookahead, where the kit has one) gives the
-plain-Python rows."""
+Agents of the default game decide with their board API (``agent.act(boards, key)``) on random
+start positions of the default game (its kit's ``random_start``, seen by the player to move); its
+kit's ``plain_lookahead`` (a plain-Python N-step lookahead, where the kit has one) gives the
+plain-Python rows. Agents of another game decide with ``agent.act_states(states, key)`` on random
+positions of their game (:func:`c4jax.games.base.random_positions`: random legal play from the
+start), without reference rows (the references, 1StepLA and 2StepLA, play the default game only)."""
 
 from __future__ import annotations
 
@@ -37,10 +39,23 @@ def _decide(agent, boards: Array, key: Array) -> Array:
     return agent.act(boards, key)
 
 
+@jax.jit
+def _decide_states(agent, states, key: Array) -> Array:
+    return agent.act_states(states, key)
+
+
 def timed(game_id: str) -> bool:
-    """Whether Table 5.1 can time the agents of ``game_id``: the default game's, whose observations
-    the agents' board API takes, with random start positions in its kit."""
-    return game_id == games.DEFAULT and games.kit_of(game_id).random_start is not None
+    """Whether Table 5.1 can time the agents of ``game_id``: the default game's when its kit has random
+    start positions, any other game's (on positions of random legal play)."""
+    return game_id != games.DEFAULT or games.kit_of(game_id).random_start is not None
+
+
+def random_states(game_id: str, key: Array, batch: int):
+    """A batch [batch] of random legal, unfinished states of the game ``game_id`` (random legal play
+    from the start, :func:`c4jax.games.base.random_positions`)."""
+    from c4jax.games.base import random_positions
+
+    return random_positions(games.make(game_id), key, batch)
 
 
 @functools.partial(jax.jit, static_argnums=1)
@@ -93,6 +108,7 @@ class Timing:
     device: str = ""
     python_references: tuple[str, ...] = ()  # labels of plain-Python lookahead entries (GameKit.plain_lookahead)
     budget_s: float = 0.0  # the batched call's time budget that sized expensive agents' batches (0: none)
+    game: str = games.DEFAULT  # the game whose positions the agents decided on
 
     def entry(self, agent: str) -> DecisionTime:
         for e in self.entries:
@@ -135,26 +151,33 @@ class Timing:
                        f"per call, the thesis' kind of implementation; the same moves as the jitted lookahead): "
                        f"median of {len(n_py.single)} calls at batch 1, and a Python loop over {n_py.batch} boards "
                        f"in the batched column.")
+        if self.game == games.DEFAULT:
+            call, positions, unit = "`act`", "design.md §3 random non-terminal boards", "boards"
+            thesis = (". 'X time / agent time' > 1: the agent decides faster than X (thesis, batch 1 on a laptop: "
+                      "trained agents ≈20× faster than 1StepLA and ≈70× faster than 2StepLA).")
+        else:
+            call, positions, unit = ("`act_states`", f"random unfinished {self.game} positions (random legal play)",
+                                     "positions")
+            thesis = "." + (" 'X time / agent time' > 1: the agent decides faster than X." if refs else "")
         return Table(
             name="table_5_1_timing",
             title="Table 5.1: time to choose an action",
             header=header,
             rows=tuple(rows),
             formats=("", ".2e", ".2e", ",.0f") + (() if self.one_batch else ("d",)) + (".3g",) * (2 * len(refs) + len(py)),
-            note=(f"One jitted `act` call as a caller makes it (dispatch included), compile excluded, median of "
+            note=(f"One jitted {call} call as a caller makes it (dispatch included), compile excluded, median of "
                   f"{len(self.entries[0].single) if self.entries else 0} calls at batch 1 and "
                   f"{len(self.entries[0].batched) if self.entries else 0} at batch {self.batch} (agents "
-                  "interleaved), on design.md §3 random non-terminal boards"
+                  f"interleaved), on {positions}"
                   + ("" if self.one_batch else
-                     f"; a search whose call on {self.batch} boards would take more than {self.budget_s:g} s is "
+                     f"; a search whose call on {self.batch} {unit} would take more than {self.budget_s:g} s is "
                      "timed at the largest power-of-two batch that fits (its 'batch' column), estimated from its "
                      "batch-1 time") + (f", {self.device}" if self.device else "")
-                  + ". 'X time / agent time' > 1: the agent decides faster than X (thesis, batch 1 on a laptop: "
-                  "trained agents ≈20× faster than 1StepLA and ≈70× faster than 2StepLA)." + py_note),
+                  + thesis + py_note),
         )
 
     def to_dict(self) -> dict:
-        return {"batch": self.batch, "budget_s": self.budget_s, "references": list(self.references),
+        return {**({"game": self.game} if self.game != games.DEFAULT else {}), "batch": self.batch, "budget_s": self.budget_s, "references": list(self.references),
                 "added": list(self.added),
                 "python_references": list(self.python_references),
                 "device": self.device, "entries": [e.to_dict() for e in self.entries],
@@ -163,7 +186,7 @@ class Timing:
 
 def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repeats: int = 101,
                    batched_repeats: int = 5, names: Sequence[str] | None = None,
-                   references: Sequence[str] = REFERENCES, python_lookahead: Sequence[int] = (1, 2),
+                   references: Sequence[str] | None = None, python_lookahead: Sequence[int] = (1, 2),
                    python_boards: int = 32, budget_s: float = 0.0, progress: bool = False) -> Timing:
     """Measure Table 5.1: seconds per decision at batch 1 and at ``batch``.
 
@@ -191,11 +214,24 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
 
     Agents that differ only by their ``label`` (a name, not part of the decision: ``ppo:sto`` and
     ``reinforce:sto``) share one compiled program per batch size.
+
+    Agents of another game than the default one (all of one game, else ``ValueError``) decide with
+    ``act_states`` on random positions of it (module docstring); ``references`` (None: :data:`REFERENCES`
+    on the default game, none on another) and the plain-Python rows are the default game's only.
     """
     if budget_s < 0:
         raise ValueError(f"budget_s must be >= 0, got {budget_s}")
 
     loaded, labels = resolve_agents(agent_list, names)
+    played = {registry.game_of(a) for a in loaded}
+    if len(played) > 1:
+        raise ValueError(f"the agents play different games ({', '.join(sorted(played))}); time one game's agents")
+    game_id = played.pop() if played else games.DEFAULT
+    default = game_id == games.DEFAULT
+    if references is None:
+        references = REFERENCES if default else ()
+    elif references and not default:
+        raise ValueError(f"references {list(references)} play {games.DEFAULT}, not {game_id}")
     ref_labels, added = [], []
     for ref in references:
         ref_agent = registry.load(ref)
@@ -206,31 +242,38 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
             added.append(label)
         ref_labels.append(label)
     plain = games.kit_of(games.DEFAULT).plain_lookahead
-    if plain is None:
+    if plain is None or not default:
         python_lookahead = ()
     else:
         plain_act = resolve(plain)
     board_key, act_key = jax.random.split(key)
-    boards = random_boards(board_key, max(batch, 16))
-    singles = [jax.block_until_ready(boards[k : k + 1]) for k in range(16)]
+    if default:
+        decide, boards = _decide, random_boards(board_key, max(batch, 16))
+    else:
+        decide, boards = _decide_states, random_states(game_id, board_key, max(batch, 16))
+
+    def take(lo: int, hi: int):
+        return jax.block_until_ready(jax.tree.map(lambda x: x[lo:hi], boards))
+
+    singles = [take(k, k + 1) for k in range(16)]
     sizes = []
     loaded = [_unlabelled(a) for a in loaded]
     for a in loaded:  # compile and warm up both shapes; size the batch to a search's cost
-        _decide(a, singles[0], act_key).block_until_ready()
-        _decide(a, singles[0], act_key).block_until_ready()
+        decide(a, singles[0], act_key).block_until_ready()
+        decide(a, singles[0], act_key).block_until_ready()
         size = batch
         if budget_s > 0 and getattr(a, "costly", True):
             probe = []
             for k in range(3):
                 t0 = time.perf_counter()
-                _decide(a, singles[k + 1], act_key).block_until_ready()
+                decide(a, singles[k + 1], act_key).block_until_ready()
                 probe.append(time.perf_counter() - t0)
             size = _batch_within(budget_s, statistics.median(probe), batch)
         sizes.append(size)
-        _decide(a, boards[:size], act_key).block_until_ready()
-        _decide(a, boards[:size], act_key).block_until_ready()
-    bigs = [jax.block_until_ready(boards[:size]) for size in sizes]
-    np_singles = [np.asarray(b[0]) for b in singles]
+        decide(a, take(0, size), act_key).block_until_ready()
+        decide(a, take(0, size), act_key).block_until_ready()
+    bigs = [take(0, size) for size in sizes]
+    np_singles = [np.asarray(b[0]) for b in singles] if python_lookahead else []
     py_single: list[list[float]] = [[] for _ in python_lookahead]
     single: list[list[float]] = [[] for _ in loaded]
     batched: list[list[float]] = [[] for _ in loaded]
@@ -239,7 +282,7 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
         for r in range(repeats):
             for k, a in enumerate(loaded):
                 t0 = time.perf_counter()
-                _decide(a, singles[r % 16], act_key).block_until_ready()
+                decide(a, singles[r % 16], act_key).block_until_ready()
                 single[k].append(time.perf_counter() - t0)
             for k, n in enumerate(python_lookahead):
                 board = np_singles[r % 16]
@@ -250,11 +293,11 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
         for _ in range(batched_repeats):
             for k, a in enumerate(loaded):
                 t0 = time.perf_counter()
-                _decide(a, bigs[k], act_key).block_until_ready()
+                decide(a, bigs[k], act_key).block_until_ready()
                 batched[k].append(time.perf_counter() - t0)
             bar.update()
     py_entries = []
-    np_boards = np.asarray(boards[:python_boards])
+    np_boards = np.asarray(boards[:python_boards]) if python_lookahead else []
     for n, s_times in zip(python_lookahead, py_single):
         t0 = time.perf_counter()
         for b in np_boards:
@@ -266,6 +309,7 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
                       for l, size, s, b in zip(labels, sizes, single, batched)) + tuple(py_entries),
         batch=batch, references=tuple(ref_labels), added=tuple(added),
         device=device_description(), python_references=tuple(e.agent for e in py_entries), budget_s=budget_s,
+        game=game_id,
     )
 
 

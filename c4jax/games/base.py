@@ -91,3 +91,23 @@ def random_legal_action(key: Array, legal_action_mask: Array) -> Array:
     """int32[]: a uniformly random legal action (0 when none is legal)."""
     logits = jnp.where(legal_action_mask, 0.0, -jnp.inf)
     return jnp.where(legal_action_mask.any(), jax.random.categorical(key, logits), 0).astype(jnp.int32)
+
+
+def random_positions(game, key: Array, n: int, max_plies: int = 80):
+    """``n`` random legal, unfinished positions of ``game`` (a batch of its states): from the start,
+    each plays a uniformly drawn number (below ``max_plies``) of random legal moves, skipping any
+    move that would end the game."""
+
+    def one(k: Array):
+        k_plies, k_moves = jax.random.split(k)
+        plies = jax.random.randint(k_plies, (), 0, max_plies)
+
+        def ply(i, state):
+            action = random_legal_action(jax.random.fold_in(k_moves, i), state.legal_action_mask)
+            after = game.step(state, action)
+            keep = (i < plies) & ~done(after)
+            return jax.tree.map(lambda a, b: jnp.where(keep, a, b), after, state)
+
+        return jax.lax.fori_loop(0, max_plies, ply, game.init())
+
+    return jax.jit(jax.vmap(one))(jax.random.split(key, n))

@@ -42,10 +42,11 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Literal
+from typing import Annotated, Any, Callable, ClassVar, Literal
 
 import jax
 import numpy as np
+import tyro
 from tqdm.auto import tqdm
 
 from c4jax import agents, games
@@ -67,11 +68,14 @@ class ConfigError(ValueError):
     --game it cannot train on)."""
 
 
+OutPath = Annotated[str, tyro.conf.arg(metavar="PATH")]  # a run directory flag, shown as --out PATH in --help
+
+
 @dataclass(frozen=True)
 class LoopConfig:
     """Settings shared by every RL experiment."""
 
-    out: str = "runs/rl"
+    out: OutPath = "runs/rl"
     """Run directory: metrics, plots, best/ (agent) and last/ (resumable state) checkpoints."""
     game: str = games.DEFAULT
     """The game to train on (an id of c4jax.games.GAMES; an unknown one is answered with the list). Evaluation opponents are that game's agents (a game
@@ -208,8 +212,8 @@ def from_scratch(out: str, game: str, **changes) -> LoopConfig:
     trainer's ``--collect streams``): nothing to start from or freeze, evaluated against pure MCTS with 100
     simulations (which also chooses best/), without the old-network rule (why: design.md §8); ``changes``: other
     fields."""
-    return LoopConfig(**{**dict(out=out, game=game, init_from="", freeze_conv=False, eval_opponents=("mcts100",),
-                                select_by="mcts100", revert_drop=1.0), **changes})
+    return LoopConfig(**{**dict(out=out, game=game, init_from="", freeze_conv=False, eval_opponents=("mcts100:sto",),
+                                select_by="mcts100:sto", revert_drop=1.0), **changes})
 
 
 def source_params(cfg: LoopConfig, width: int) -> dict | None:

@@ -27,9 +27,9 @@ class Args:
     """Open the page in a web browser."""
     agent: Annotated[tuple[str, ...], tyro.conf.UseAppendAction, tyro.conf.arg(metavar="PATH[:sto|:det]")] = ()
     """Also offer the agent of this checkpoint directory."""
-    agents: Annotated[str | None, tyro.conf.arg(metavar="NAMES", help_behavior_hint="(default: every known agent)")] \
-        = None
-    """Comma-separated agent names to offer instead of every known agent, e.g. 'random,1steplA,supervised'.
+    agents: Annotated[tuple[str, ...] | None, tyro.conf.arg(metavar="NAME [NAME ...]",
+                                                           help_behavior_hint="(default: every known agent)")] = None
+    """Agent names to offer instead of every known agent, e.g. 'random 1steplA supervised' (commas work too).
     The default mode and the other one are both offered."""
     verbose: bool = False
     """Log every request."""
@@ -41,16 +41,19 @@ def _field(game: str) -> str:
 
 def args_class() -> type:
     """:class:`Args` with ``--<game>-agents NAMES`` for every other game that the play UI plays."""
-    extra = [(_field(game), Annotated[str | None, tyro.conf.arg(
-        metavar="NAMES", help=f"Comma-separated agents to offer for {games.kit_of(game).title}.",
+    extra = [(_field(game), Annotated[tuple[str, ...] | None, tyro.conf.arg(
+        metavar="NAME [NAME ...]", help=f"Agents to offer for {games.kit_of(game).title} (space- or comma-separated).",
         help_behavior_hint=f"(default: those of the {games.kit_of(games.DEFAULT).title} menu that can play it, "
                            f"random and pure MCTS, and the agents shipped for it: {game}/<name>)")], None)
              for game in games.with_views() if game != games.DEFAULT]
     return dataclasses.make_dataclass("Args", extra, bases=(Args,), frozen=True)
 
 
-def _names(text: str | None) -> list[str] | None:
-    return [n.strip() for n in text.split(",") if n.strip()] if text is not None else None
+def _names(texts: tuple[str, ...] | None) -> list[str] | None:
+    """The names of ``--agents a b,c`` (space- or comma-separated); None when the flag is absent."""
+    if texts is None:
+        return None
+    return [n.strip() for text in texts for n in text.split(",") if n.strip()]
 
 
 def main(argv: list[str] | None = None, prog: str = "c4jax-play") -> int:

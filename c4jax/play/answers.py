@@ -6,7 +6,8 @@ Nothing here names a game: the game of a request is the menu its opponent comes 
 agent is asked through the generic entry points of :class:`c4jax.agents.AgentBase`:
 ``act_states`` for its move, ``scores_states`` (float32[B, num_actions]) for its scores, and,
 where it declares searched values (``describe_scores().values``), ``search_stats`` of the game's
-observations.
+observations where they tell the whole state (Connect Four's boards), else ``search_stats_states`` of
+its states.
 """
 
 from __future__ import annotations
@@ -91,7 +92,10 @@ def agent_numbers(entry, state) -> tuple[np.ndarray | None, np.ndarray | None]:
     searched values, their values (else None)."""
     batch = _batch(state)
     if entry.info.values:
-        shares, values = entry.agent.search_stats(_observe(entry.view.GAME, batch))
+        if games.kit_of(entry.view.GAME).from_observation is not None:  # observations tell the state
+            shares, values = entry.agent.search_stats(_observe(entry.view.GAME, batch))
+        else:
+            shares, values = entry.agent.search_stats_states(batch)
         return np.asarray(shares)[0], np.asarray(values)[0]
     if not callable(getattr(entry.agent, "scores_states", None)):
         return None, None

@@ -154,6 +154,16 @@ function mulberry32(seed) { // the page's own random numbers (sampled moves), re
 }
 let random = mulberry32(ui.seed);
 
+// A search's prior from a network's scores: its probabilities, or softmax of a Q network's values
+// (0 on illegal actions, whose scores are -inf).
+function prior(entry, scores) {
+  if (entry.output !== "q") return Float64Array.from(scores, (x) => (Number.isFinite(x) ? x : 0));
+  const top = Math.max(...Array.from(scores).filter(Number.isFinite));
+  const w = Float64Array.from(scores, (x) => (Number.isFinite(x) ? Math.exp(x - top) : 0));
+  const total = w.reduce((s, x) => s + x, 0);
+  return w.map((x) => x / total);
+}
+
 // The agent's move in `state`: its search's (an AlphaZero network with sims > 0) or its network's
 // (the best legal score, the lowest action on ties, or sampled from the scores).
 export async function agentMove(entry, state, { sims = 0, mode = "det", onProgress } = {}) {
@@ -162,7 +172,7 @@ export async function agentMove(entry, state, { sims = 0, mode = "det", onProgre
   if (entry.search && sims > 0) {
     const evaluate = async (s) => {
       const { scores, value } = await runNet(entry, session, [s]);
-      return { prior: Float64Array.from(scores, (x) => (Number.isFinite(x) ? x : 0)), value: value[0] };
+      return { prior: prior(entry, scores), value: value[0] };
     };
     const result = await search(game, evaluate, state, sims,
       { cInit: entry.search.c_init, cBase: entry.search.c_base, solve: entry.search.solve, onProgress });

@@ -3,6 +3,9 @@ game, Checkers agents trained by the project in the registry, the play UI's menu
 
 from __future__ import annotations
 
+import csv
+import re
+
 import jax
 import numpy as np
 import pytest
@@ -96,9 +99,9 @@ def test_a_checkers_agent_plays_matches_and_the_ui_offers_it(shipped):
     assert not server.Catalogue(names=["random"], log=lambda m: None).menu("checkers").entries.keys() - {"checkers/random"}
     catalogue = server.Catalogue(log=lambda m: None)  # the default menu offers the agents trained on Checkers
     checkers = catalogue.menu("checkers").entries
-    assert {"checkers/tiny@2:det", "checkers/tiny@2:sto", "checkers/pol@policy:sto", "checkers/pol@policy:det",
+    assert {"checkers/tiny@2:det", "checkers/tiny@2:sto", "checkers/pol:sto", "checkers/pol:det",
             "checkers/random"} <= set(checkers)
-    entry = checkers["checkers/pol@policy:sto"]
+    entry = checkers["checkers/pol:sto"]
     assert entry.kind == "policy" and "trained policy" in entry.scores_label
     for name in checkers:  # every name on the menu is one agents.load takes, for the same agent
         assert agents.canonical_name(agents.load(name)).lower() == name
@@ -114,7 +117,11 @@ def test_a_checkers_tournament(shipped, tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     report = (out / "report.md").read_text()
     assert "100 games of checkers per match: the 50 openings (the start position + 49 two-ply openings)" in report
-    assert "Not measured (it times Connect Four boards)" in report and "?game=checkers&agent=" in report
+    assert "random unfinished checkers positions (random legal play)" in report and "?game=checkers&agent=" in report
+    timed = [r["agent"] for r in csv.DictReader(open(out / "table_5_1_timing.csv"))]
+    assert timed == ["checkers/random", "checkers/tiny@policy:det"]
+    for name in re.findall(r"agent=([^&]+)&", report):  # every example game's link names an agent the server loads
+        assert agents.load(name).name in {"checkers/random", "checkers/tiny@policy:det"}
     assert evaluation.Tournament.load_json(out / "tournament.json").game == "checkers"
     mixed = run_script("tournament.py", "--agents", "checkers/random", "random", "--out", tmp_path / "m")
     assert mixed.returncode != 0 and "the agents play different games" in mixed.stderr

@@ -211,7 +211,14 @@ def test_shipped_checkers_agent_exports_its_network(name, tmp_path):
     assert "check passed" in r.stdout and "0 -inf mismatches" in r.stdout
     _check_checkers_graph_io(onnx.load(str(path)))
     meta = onnx_export.read_metadata(path)
-    assert meta["game"] == "checkers" and meta["agent"].startswith(f"{name}@policy") and meta["tower"] == "2x32"
+    assert meta["game"] == "checkers" and meta["tower"] == "2x32"
+    # a network trained without search is named as it is; a DQN's scores are its Q-values
+    raw = {"checkers/alphazero": "checkers/alphazero@policy:det", "checkers/ppo": "checkers/ppo:sto",
+           "checkers/dqn": "checkers/dqn:det"}[name]
+    assert meta["agent"] == raw and agents.load(raw).name == raw
+    q = name == "checkers/dqn"
+    assert (meta["kind"], meta["output"]) == (("network", "q") if q else ("alphazero", "policy"))
+    assert ("Q-values per action" in meta["output_description"]) == q
 
 
 def test_compare_fails_on_each_kind_of_mismatch():

@@ -411,3 +411,21 @@ def test_agents_that_differ_only_by_name_share_one_timed_program():
                                    python_lookahead=(), references=())
     assert [e.agent for e in tm.entries] == ["ppo:det", "twin:det"]
     assert timing._decide._cache_size() - before == 2  # batch 1 and batch 24, once for both
+
+
+def test_table_5_1_times_the_agents_of_another_game_on_its_positions():
+    from c4jax import agents as registry
+    from c4jax.evaluation import timing as timing_of
+
+    assert timing_of.timed("checkers") and timing_of.timed("connect_four")
+    timed = evaluation.time_decisions([registry.load("checkers/random"), registry.load("checkers/mcts2")],
+                                      jax.random.key(0), batch=8, repeats=3, batched_repeats=1)
+    assert [e.agent for e in timed.entries] == ["checkers/random", "checkers/mcts2:det"]
+    assert timed.game == "checkers" and timed.references == () and timed.python_references == ()
+    assert all(e.single_s > 0 and e.batched_s > 0 for e in timed.entries)
+    table = timed.table()
+    assert "random unfinished checkers positions" in table.note and "`act_states`" in table.note
+    assert not any("time / agent time" in h for h in table.header)
+    with pytest.raises(ValueError, match="different games"):
+        evaluation.time_decisions([registry.load("random"), registry.load("checkers/random")], jax.random.key(0),
+                                  batch=8, repeats=1, batched_repeats=1)

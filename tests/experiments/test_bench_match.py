@@ -24,4 +24,4 @@ def test_a_match_of_deterministic_networks_in_both_modes(tmp_path, capsys):
     assert res["ratio"] == pytest.approx(res["full_s"] / res["compact_s"])
     assert "ratio full / compact" in capsys.readouterr().out
     table = (tmp_path / "b.md").read_text()
-    assert "| checkers/alphazero@policy:det | checkers/dqn@policy:det |" in table and "| yes |" in table
+    assert "| checkers/alphazero@policy:det | checkers/dqn:det |" in table and "| yes |" in table

@@ -358,6 +358,7 @@ def test_cli_help_port_check_and_console_script(capsys):
     assert res.returncode == 0 and "--port" in res.stdout and "--open" in res.stdout and "--agent" in res.stdout
     for argv, says in ((["--port", "70000"], "--port"),
                        (["--port", "0", "--agents", "random,nobody"], "unknown agent 'nobody'"),
+                       (["--port", "0", "--agents", "random", "nobody2"], "unknown agent 'nobody2'"),
                        (["--port", "0", "--agents", "random", "--agent", str(ROOT / "no" / "such" / "checkpoint")],
                         "cannot load the agents")):
         with pytest.raises(SystemExit) as e:
