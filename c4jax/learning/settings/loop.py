@@ -108,7 +108,7 @@ class LoopConfig:
         track.check_backends(self.track)
         if self.game not in games.GAMES:
             raise ValueError(f"--game must be one of {sorted(games.GAMES)}, got {self.game!r}")
-        kit = games.kit_of(self.game)
+        kit = games.card_of(self.game)
         if not kit.yardstick and self.eval_yardstick:
             raise ValueError(f"--eval-yardstick grades moves against solved positions; {self.game} has no yardstick "
                              "(--no-eval-yardstick)")
