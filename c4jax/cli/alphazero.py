@@ -33,9 +33,8 @@ from typing import Literal, Sequence
 
 from c4jax import games
 from c4jax.cli import training
-from c4jax.io import runlog
-from c4jax.learning import loop, rundir
-from c4jax.learning.alphazero import AlphaZero, AlphaZeroConfig
+from c4jax.learning.settings import loop
+from c4jax.learning.settings.alphazero import AlphaZeroConfig
 
 
 @dataclass(frozen=True)
@@ -55,11 +54,11 @@ def defaults(game: str, preset: str | None = None) -> Config:
     (:func:`c4jax.learning.loop.from_scratch`, 60,000 updates); then the flags that its kit sets for
     AlphaZero (``GameKit.defaults``), then the preset (:func:`c4jax.cli.training.with_preset`). Runs go to
     ``runs/[<game>/]alphazero``."""
-    kit = games.kit_of(game)
+    kit = games.card_of(game)
     fitted = AlphaZeroConfig()
     fitted = dataclasses.replace(
-        fitted, max_considered=min(fitted.max_considered, kit.game.num_actions),
-        random_start_frac=fitted.random_start_frac if kit.random_start is not None else 0.0,
+        fitted, max_considered=min(fitted.max_considered, kit.num_actions),
+        random_start_frac=fitted.random_start_frac if kit.random_start else 0.0,
         **({} if kit.cnet else {"tower_blocks": 2, "tower_channels": 32}))
     run = loop.from_scratch(training.out_dir(game, "alphazero"), game, total_updates=60_000)
     cfg = training.from_kit(Config(run=run, az=fitted, preset="default"), game, "alphazero")
@@ -68,6 +67,8 @@ def defaults(game: str, preset: str | None = None) -> Config:
 
 def plot_wall_clock(run_dir: Path) -> Path:
     """``curves_wall.png``: every evaluation win rate against wall-clock minutes of the run."""
+    from c4jax.io import runlog
+
     rows = runlog.read_metrics(run_dir / runlog.METRICS_JSONL)
     for r in rows:
         r["minutes"] = r.get("time/wall_s", 0.0) / 60
@@ -76,8 +77,11 @@ def plot_wall_clock(run_dir: Path) -> Path:
                               x="minutes", xlabel="wall-clock minutes", suptitle="alphazero: strength against time")
 
 
-def trainer(cfg: Config) -> AlphaZero:
-    """The trainer of ``cfg``; a setting that does not fit the game ends the command with one line."""
+def trainer(cfg: Config):
+    """The trainer of ``cfg`` (:class:`c4jax.learning.alphazero.AlphaZero`); a setting that does not fit the
+    game ends the command with one line."""
+    from c4jax.learning.alphazero import AlphaZero
+
     def make():
         if cfg.az.ema_decay > 0 and cfg.run.revert_drop < 1:
             raise ValueError("--ema-decay needs the old-network rule off (--revert-drop 1): a revert would put "
@@ -87,9 +91,12 @@ def trainer(cfg: Config) -> AlphaZero:
 
 
 def main(cfg: Config) -> dict:
+    from c4jax.learning import loop as host_loop
+    from c4jax.learning import rundir
+
     algo = trainer(cfg)
-    summary = loop.run(algo, cfg.run, width=cfg.az.width, algo_config=dataclasses.asdict(cfg.az),
-                       note=training.note(cfg))
+    summary = host_loop.run(algo, cfg.run, width=cfg.az.width, algo_config=dataclasses.asdict(cfg.az),
+                            note=training.note(cfg))
     k = cfg.run.vmap_seeds
     for d in [Path(cfg.run.out)] if k == 1 else [rundir.seed_dir(cfg.run.out, cfg.run.seed + i) for i in range(k)]:
         plot_wall_clock(d)

@@ -31,8 +31,8 @@ from typing import Literal, Sequence
 
 from c4jax import games
 from c4jax.cli import training
-from c4jax.learning import dqn, loop
-from c4jax.learning.dqn import DQN, DQNConfig, whole_games_fit
+from c4jax.learning.settings import dqn, loop
+from c4jax.learning.settings.dqn import DQNConfig
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def defaults(game: str, preset: str | None = None, dueling: bool = False) -> Con
     game's kit sets for DQN (``GameKit.defaults["dqn"]``, and ``["dueling_dqn"]`` for ``dueling``), then the
     preset (:func:`c4jax.cli.training.with_preset`). Runs go to ``runs/[<game>/]<dqn|dueling_dqn>``."""
     name = "dueling_dqn" if dueling else "dqn"
-    out, whole = training.out_dir(game, name), whole_games_fit(games.make(game))
+    out, whole = training.out_dir(game, name), games.card_of(game).whole_games
     if whole:
         cfg = Config(run=loop.LoopConfig(out=out, game=game), dqn=DQNConfig(dueling=dueling),
                      preset="thesis" if dueling else "published")
@@ -68,6 +68,8 @@ def defaults(game: str, preset: str | None = None, dueling: bool = False) -> Con
 
 
 def main(cfg: Config) -> dict:
+    from c4jax.learning.dqn import DQN
+
     return training.train(training.trainer(
         lambda: DQN(cfg.dqn, freeze_conv=cfg.run.freeze_conv, game=games.make(cfg.run.game))), cfg)
 

@@ -32,8 +32,8 @@ from typing import Literal, Sequence
 
 from c4jax import games
 from c4jax.cli import training
-from c4jax.learning import loop, ppo
-from c4jax.learning.ppo import PPOConfig
+from c4jax.learning.settings import loop, ppo
+from c4jax.learning.settings.ppo import PPOConfig
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,9 @@ def defaults(game: str, preset: str | None = None) -> Config:
 
 
 def main(cfg: Config) -> dict:
-    return training.train(training.trainer(lambda: ppo.PPO(cfg.ppo, games.make(cfg.run.game), cfg.run.freeze_conv)),
+    from c4jax.learning.ppo import PPO
+
+    return training.train(training.trainer(lambda: PPO(cfg.ppo, games.make(cfg.run.game), cfg.run.freeze_conv)),
                           cfg)
 
 

@@ -25,8 +25,8 @@ from typing import Literal, Sequence
 
 from c4jax import games
 from c4jax.cli import training
-from c4jax.learning import loop, reinforce
-from c4jax.learning.reinforce import ReinforceConfig
+from c4jax.learning.settings import loop, reinforce
+from c4jax.learning.settings.reinforce import ReinforceConfig
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,10 @@ def defaults(game: str, preset: str | None = None) -> Config:
 
 
 def main(cfg: Config) -> dict:
+    from c4jax.learning.reinforce import Reinforce
+
     return training.train(training.trainer(
-        lambda: reinforce.Reinforce(cfg.reinforce, games.make(cfg.run.game), cfg.run.freeze_conv)), cfg)
+        lambda: Reinforce(cfg.reinforce, games.make(cfg.run.game), cfg.run.freeze_conv)), cfg)
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:

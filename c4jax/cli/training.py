@@ -9,7 +9,8 @@ A trainer command's config (``Config``) is a frozen dataclass of configs: ``run`
 ``--game`` and ``--preset`` first (the defaults depend on them), parses the whole command line once
 with tyro over those defaults, and settles the result (:func:`c4jax.learning.config.settle`): a
 command line it cannot take ends the command with one ``error:`` line and exit status 2 before
-anything is loaded or compiled.
+anything is loaded or compiled. This module and the configs it parses import no JAX: the trainers load
+when the run starts (:func:`command`).
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ import tyro
 
 from c4jax import games
 from c4jax.io import cliargs
-from c4jax.learning import config, loop
-from c4jax.learning.dqn_games import whole_games_fit
+from c4jax.learning import config
+from c4jax.learning.settings.loop import LoopConfig, from_scratch
 
 
 def _game_and_preset(argv: Sequence[str]) -> tuple[str, str | None]:
@@ -86,7 +87,7 @@ def with_preset(base, preset: str | None, whole_games: bool = True):
         if preset is None:
             return base
         game = getattr(getattr(base, "run", base), "game", "this game")
-        raise ValueError(f"--preset {name}: {games.kit_of(games.DEFAULT).title}'s presets set the whole-games "
+        raise ValueError(f"--preset {name}: {games.card_of(games.DEFAULT).title}'s presets set the whole-games "
                          f"collection (design.md §7, §7a); {game} trains with --collect streams and its own "
                          f"defaults (--preset smoke: the smallest run)")
     return dataclasses.replace(config.replace_in(base, lambda c: config.with_preset(c, name)), preset=name)
@@ -99,8 +100,8 @@ def section(cfg) -> str:
 
 def from_kit(cfg, game: str, name: str):
     """``cfg`` (a command's config of sections) with the flags that ``game``'s kit sets for the algorithm
-    ``name`` (``GameKit.defaults[name]``: a mapping of section to fields)."""
-    own = games.kit_of(game).defaults_of(name)
+    ``name`` (``GameKit.defaults[name]``, read from its card: a mapping of section to fields)."""
+    own = games.card_of(game).defaults_of(name)
     return dataclasses.replace(cfg, **{s: dataclasses.replace(getattr(cfg, s), **own[s]) for s in own})
 
 
@@ -117,11 +118,11 @@ def onpolicy_defaults(cls, algo_cls, streams: dict, total_updates: int, game: st
     (:func:`with_preset`)."""
     name = next(f.name for f in dataclasses.fields(cls) if f.name not in ("run", "preset"))
     preset_default = next(f.default for f in dataclasses.fields(cls) if f.name == "preset")
-    out, whole = out_dir(game, name), whole_games_fit(games.make(game))
+    out, whole = out_dir(game, name), games.card_of(game).whole_games
     if whole:
-        cfg = cls(run=loop.LoopConfig(out=out, game=game), **{name: algo_cls()}, preset=preset_default)
+        cfg = cls(run=LoopConfig(out=out, game=game), **{name: algo_cls()}, preset=preset_default)
     else:
-        cfg = cls(run=loop.from_scratch(out, game, total_updates=total_updates), **{name: algo_cls(**streams)},
+        cfg = cls(run=from_scratch(out, game, total_updates=total_updates), **{name: algo_cls(**streams)},
                   preset=preset_default)
     return with_preset(from_kit(cfg, game, name), preset, whole)
 
@@ -137,6 +138,8 @@ def trainer(make: Callable[[], Any]):
 
 def train(algo, cfg) -> dict:
     """Train ``algo`` with a command's config ``cfg`` (:func:`c4jax.learning.loop.run`)."""
+    from c4jax.learning import loop
+
     algo_cfg = getattr(cfg, section(cfg))
     return loop.run(algo, cfg.run, width=algo_cfg.width, algo_config=dataclasses.asdict(algo_cfg), note=note(cfg))
 
@@ -154,4 +157,6 @@ def command(defaults: Callable[[str, str | None], Any], main: Callable[[Any], di
     cfg = parse(defaults, sys.argv[1:] if argv is None else argv, prog=prog)
     if cfg.preset == config.SMOKE:
         print("smoke run: checks the pipeline, not strength (--preset smoke)", flush=True)
+    from c4jax.learning import loop
+
     return loop.exit_on_error(main, cfg)

@@ -6,7 +6,11 @@ everything else that is one game's), and each game in its own subpackage.
 search, match and tournament takes a game object (:class:`c4jax.games.base.Game`) and asks its
 kit what is particular to it; see docs/guide.md, "Adding a game". ``view(name)`` returns the
 module of the game's view (:mod:`c4jax.games.viewbase`: what the play UI and ``watch`` show of
-it), which its kit names.
+it), which its kit names. ``card_of(name)`` returns a registered game's card
+(:mod:`c4jax.games.card`): what the commands read of it before anything loads.
+
+Importing ``c4jax.games`` imports neither JAX nor NumPy: a kit's module loads on first use, and
+``Game``, ``GameKit``, ``Symmetry`` and ``check_game`` with it.
 """
 
 from __future__ import annotations
@@ -14,8 +18,13 @@ from __future__ import annotations
 import functools
 import importlib
 
-from c4jax.games.base import Game, check_game
-from c4jax.games.kit import GameKit, Symmetry, plain
+from typing import TYPE_CHECKING
+
+from c4jax.games.card import GameCard
+
+if TYPE_CHECKING:
+    from c4jax.games.base import Game
+    from c4jax.games.kit import GameKit
 
 DEFAULT = "connect_four"  # the game of names without a game (agents.load("random"), --game's default)
 
@@ -24,14 +33,50 @@ GAMES = {
     "connect_four": "c4jax.games.connect_four.kit:KIT",
     "checkers": "c4jax.games.checkers.kit:KIT",
 }
+# id -> "module:attribute" of the game's card (plain data, imported without JAX; kits take their fields
+# from it): one line per game; a registered game without one has its kit's
+CARDS = {
+    "connect_four": "c4jax.games.connect_four.card:CARD",
+    "checkers": "c4jax.games.checkers.card:CARD",
+}
+
+_LAZY = {"Game": "c4jax.games.base", "check_game": "c4jax.games.base", "GameKit": "c4jax.games.kit",
+         "Symmetry": "c4jax.games.kit", "plain": "c4jax.games.kit"}
+
+
+def __getattr__(name: str):
+    """``Game``, ``check_game``, ``GameKit``, ``Symmetry`` and ``plain``, imported on first use."""
+    if name not in _LAZY:
+        raise AttributeError(f"module 'c4jax.games' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
 
 
 @functools.lru_cache(maxsize=None)
 def _registered(name: str) -> GameKit:
+    from c4jax.games.base import check_game
+
     module, attr = GAMES[name].split(":")
     registered = getattr(importlib.import_module(module), attr)
     check_game(registered.game)
     return registered
+
+
+@functools.lru_cache(maxsize=None)
+def card_of(name: str) -> GameCard:
+    """The card of the registered game ``name`` (:data:`GAMES`): the one :data:`CARDS` names, imported
+    without JAX, else made of its kit's fields (which loads the kit). ``ValueError`` for an unknown game."""
+    if name not in GAMES:
+        raise ValueError(f"unknown game {name!r}; choose one of {sorted(GAMES)}")
+    if name in CARDS:
+        module, attr = CARDS[name].split(":")
+        return getattr(importlib.import_module(module), attr)
+    kit = _registered(name)
+    return GameCard(title=kit.title, num_actions=kit.game.num_actions, cnet=kit.cnet,
+                    random_start=kit.random_start is not None, symmetric=bool(kit.symmetries), yardstick=kit.yardstick,
+                    reference_agents=kit.reference_agents, reference=kit.reference, teacher=kit.teacher,
+                    defaults=kit.defaults)
 
 
 def make(name: str) -> Game:
@@ -46,6 +91,8 @@ def make(name: str) -> Game:
 def kit_of(game: str | Game) -> GameKit:
     """The kit of ``game`` (a game object or a :data:`GAMES` id): the registered kit of a registered
     game, else a kit with the game's rules alone (:func:`c4jax.games.kit.plain`)."""
+    from c4jax.games.kit import plain
+
     if isinstance(game, str):
         if game.startswith("pgx:") or game not in GAMES:
             return plain(make(game))
@@ -79,5 +126,5 @@ def from_pgx(name: str, **kwargs) -> Game:
     return pgx_adapter.PgxGame.make(name, **kwargs)
 
 
-__all__ = ["DEFAULT", "GAMES", "Game", "GameKit", "Symmetry", "check_game", "from_pgx", "kit_of", "make", "view",
-           "with_views"]
+__all__ = ["CARDS", "DEFAULT", "GAMES", "Game", "GameCard", "GameKit", "Symmetry", "card_of", "check_game", "from_pgx",
+           "kit_of", "make", "view", "with_views"]

@@ -25,14 +25,14 @@ only while the persistent cache is on.
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.util
 import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
-
-import jax
+from typing import Any, Callable, Literal
 
 FLAG = "--no-compile-cache"
 ENV = "C4JAX_COMPILE_CACHE"
@@ -77,10 +77,11 @@ def decide(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> tup
 def configure(argv: Sequence[str]) -> list[str]:
     """Set JAX's persistent compilation cache as :func:`decide` says for a program run with ``argv``
     (its arguments, without the program's name); returns them without :data:`FLAG`. Call it at a
-    program's start, before anything compiles."""
+    program's start, before anything compiles. It does not import JAX: where JAX is not imported yet,
+    the setting is made as soon as it is (:func:`_with_jax`)."""
     decision, rest = decide(argv)
     if decision.mode == "off":
-        jax.config.update("jax_enable_compilation_cache", False)
+        _with_jax(lambda jax: jax.config.update("jax_enable_compilation_cache", False))
         os.environ[ENV] = "off"  # the processes this one starts (experiments/reproduce.py's stages)
     elif decision.mode == "on":
         try:
@@ -89,7 +90,8 @@ def configure(argv: Sequence[str]) -> list[str]:
             print(f"warning: no compilation cache: cannot create {str(decision.folder)!r} "
                   f"({e.strerror or e}); set {ENV} to another folder, or pass {FLAG}", file=sys.stderr, flush=True)
             return rest
-        jax.config.update("jax_compilation_cache_dir", str(decision.folder))  # JAX_ENABLE_COMPILATION_CACHE=false wins
+        folder = str(decision.folder)  # JAX_ENABLE_COMPILATION_CACHE=false wins
+        _with_jax(lambda jax: jax.config.update("jax_compilation_cache_dir", folder))
     return rest
 
 
@@ -99,8 +101,47 @@ def configure_script() -> None:
     sys.argv[1:] = configure(sys.argv[1:])
 
 
+class _AfterJaxLoads(importlib.abc.MetaPathFinder):
+    """An import hook that runs its ``settings`` (each ``jax module -> None``) once the ``jax`` package
+    has been executed, before the import statement that asked for it returns."""
+
+    def __init__(self) -> None:
+        self.settings: list[Callable[[Any], None]] = []
+
+    def find_spec(self, name, path, target=None):
+        if name != "jax":
+            return None
+        sys.meta_path.remove(self)  # the hook's work is done once: the real finders find jax
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        execute, settings = spec.loader.exec_module, self.settings
+
+        def exec_module(module) -> None:
+            execute(module)
+            for setting in settings:
+                setting(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def _with_jax(setting: Callable[[Any], None]) -> None:
+    """Run ``setting(jax)`` now if JAX is imported, else as soon as it is (:class:`_AfterJaxLoads`)."""
+    if "jax" in sys.modules:
+        setting(sys.modules["jax"])
+        return
+    hook = next((f for f in sys.meta_path if isinstance(f, _AfterJaxLoads)), None)
+    if hook is None:
+        hook = _AfterJaxLoads()
+        sys.meta_path.insert(0, hook)
+    hook.settings.append(setting)
+
+
 def persistent() -> bool:
     """Whether this process writes compiled programs to a persistent cache (however it was set up)."""
+    import jax
+
     return bool(jax.config.jax_enable_compilation_cache and jax.config.jax_compilation_cache_dir)
 
 

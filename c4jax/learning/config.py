@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from c4jax import games
 from c4jax.learning import ranges
-from c4jax.learning.opponent import OpponentConfig
+from c4jax.learning.settings.opponent import OpponentConfig
 
 # design.md §7a, one entry per difference; each name is a field of the config it concerns
 # (SelfPlayConfig, DQNConfig, PPOConfig or loop.LoopConfig).
@@ -153,7 +153,7 @@ def smoke_config(cfg):
         if "out" in names:
             changes.update(out=str(Path("runs", SMOKE, *Path(c.out).parts[1:])), overwrite=True)
         if "select_by" in names:  # only the fixed opponents: the kit's reference agent, else Random
-            changes.update(select_by=games.kit_of(c.game).reference or "random")
+            changes.update(select_by=games.card_of(c.game).reference or "random")
         return dataclasses.replace(c, **changes)
 
     nested = {f.name: shrink(getattr(cfg, f.name)) for f in dataclasses.fields(cfg)

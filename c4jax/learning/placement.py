@@ -30,8 +30,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from c4jax.io import devices
 from c4jax.learning.algorithm import Algorithm
-
-SHARD_MODES = ("auto", "batch", "seeds")
+from c4jax.learning.settings.loop import SHARD_MODES as SHARD_MODES
 
 
 @dataclass(frozen=True)

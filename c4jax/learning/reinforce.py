@@ -18,77 +18,20 @@ each row used once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import partial
-from types import MappingProxyType
-from typing import Annotated, ClassVar
 
 import jax
 import jax.numpy as jnp
-import tyro
 from jax import Array
 
-from c4jax.learning import config, losses, onpolicy, ranges
+from c4jax.learning import config, losses, onpolicy
 from c4jax.learning.onpolicy import weighted_mean
 from c4jax.learning.onpolicy_games import Samples, Strategies
+from c4jax.learning.settings.reinforce import STREAMS as STREAMS
+from c4jax.learning.settings.reinforce import STREAMS_UPDATES as STREAMS_UPDATES
+from c4jax.learning.settings.reinforce import ReinforceConfig as ReinforceConfig
 from c4jax.learning.optim import apply_gradients
 
-
-# the settings of --collect streams on a game whose kit gives none: one update per collection of 4,096 plies
-STREAMS = MappingProxyType(dict(collect="streams", network="tower", envs=64, steps=64, c1=0.5, gamma=1.0,
-                                learning_rate=3e-4, weight_decay=0.0, max_grad_norm=0.5, episodes_per_eval=50,
-                                tower_blocks=2, tower_channels=32))
-STREAMS_UPDATES = 2_000  # --total-updates of such a run
-
-
-@dataclass(frozen=True)
-class ReinforceConfig(onpolicy.OnPolicyConfig):
-    """REINFORCE-with-baseline hyperparameters (defaults: the thesis on the default game; another game's
-    from its kit). With --opponent, only the learner's own moves carry a loss; the opponent's moves shape their
-    returns."""
-
-    c1: float = 0.75
-    """Value-loss weight (Smooth-L1)."""
-    learning_rate: float = 5e-6
-    """Adam learning rate."""
-    weight_decay: float = 1e-3
-    """L2 penalty added to the gradient."""
-    games_per_collect: int = 20
-    """--collect games: episodes played in parallel by the same weights before their (sequential) updates."""
-    eval_every: int = 0
-    """Updates (= episodes; --collect streams: collections) between evaluations (and checkpoints), a multiple of
-    --games-per-collect (--collect games); 0 = 100, the thesis' (another game's kit gives its own). Saved as
-    episodes_per_eval."""
-    episodes_per_eval: Annotated[int, tyro.conf.Suppress] = 100
-    """Updates between evaluations, which --eval-every sets."""
-
-    RANGES: ClassVar[dict] = {
-        "c1": ranges.NON_NEGATIVE, "learning_rate": ranges.POSITIVE, "weight_decay": ranges.NON_NEGATIVE,
-        "games_per_collect": ranges.ONE_OR_MORE, "eval_every": ranges.at_least(0, "(0 = 100)"),
-        "episodes_per_eval": ranges.ONE_OR_MORE,
-    }
-
-    SMOKE: ClassVar[dict] = {"width": 16, "games_per_collect": 5, "episodes_per_eval": 10, "total_updates": 10}
-    STREAMS_SMOKE: ClassVar[dict] = {"envs": 4, "steps": 8, "episodes_per_eval": 1, "tower_blocks": 1,
-                                     "tower_channels": 4, "total_updates": 2}
-
-    def check(self) -> None:
-        """``ValueError`` for settings that do not fit together (:func:`c4jax.learning.config.validate`)."""
-        super().check()
-        episodes = self.eval_every or self.episodes_per_eval
-        if not self.streams and episodes % self.games_per_collect:
-            raise ValueError(f"--eval-every must be a multiple of the {self.games_per_collect} updates of one "
-                             f"iteration (--games-per-collect), got {episodes}")
-
-    def normalised(self) -> "ReinforceConfig":
-        """This config with ``eval_every`` given as ``episodes_per_eval`` (:func:`c4jax.learning.config.settle`)."""
-        return config.eval_in_units(self, "episodes_per_eval", 1)
-
-
-    @property
-    def smoke(self) -> dict:
-        """``--preset smoke``'s sizes for this config's collection (:func:`c4jax.learning.config.smoke_config`)."""
-        return self.STREAMS_SMOKE if self.streams else self.SMOKE
 
 
 class Reinforce(onpolicy.OnPolicy):

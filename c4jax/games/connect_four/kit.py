@@ -13,9 +13,9 @@ than a 100-game match), and play 2StepLA."""
 
 from __future__ import annotations
 
-from types import MappingProxyType
 
 from c4jax.games.connect_four import env, minimax
+from c4jax.games.connect_four.card import CARD
 from c4jax.games.connect_four.interop import board_from_pgx
 from c4jax.games.connect_four.rewards import shaped_reward
 from c4jax.games.connect_four.board import legal_mask, mirror_boards, playable
@@ -57,16 +57,12 @@ PLAYERS = (
 
 KIT = GameKit(
     game=GAME,
-    title="Connect Four",
+    **CARD.kit_fields(),  # title, yardstick, reference agents, teacher, the algorithms' defaults
     encoding="cnet_planes",  # own and opponent stones, playable cells marked
-    cnet=True,
     observation_legal=legal_mask,  # a board's legal columns: those with an empty top cell
     symmetries=(MIRROR,),
     random_start=env.random_initial_state,
     uct_c=1.0,  # chosen against OpenSpiel's MCTSBot (docs/results/openspiel_mcts.md)
-    yardstick=True,
-    reference_agents=("random", "1steplA"),
-    reference="1steplA",  # the thesis' yardstick of training progress
     other_observation=lambda state: -env.observe(state),  # the board from the other side: stones swapped
     match=MATCH,
     observation_range=(-1, 1),
@@ -80,8 +76,5 @@ KIT = GameKit(
     plain_lookahead="c4jax.games.connect_four.reference:act",  # Table 5.1's plain-Python rows
     solver="c4jax.games.connect_four.perfect",  # the perfect player's solver (the solver extra)
     shaped_reward=shaped_reward,
-    teacher="1steplA",  # the supervised stage imitates 1StepLA
     text_format="c4jax.games.connect_four.dataset",  # the reference thesis' dataset text
-    defaults=MappingProxyType({"alphazero": MappingProxyType({"run": MappingProxyType(dict(
-        eval_yardstick=True, eval_opponents=("2steplA",), select_by="yardstick"))})}),
 )

@@ -1,0 +1,75 @@
+"""``--help`` and the argument errors of the trainer commands (``c4jax``, ``c4jax train ALGO``, the
+``experiments/`` scripts of the trainers) run without importing JAX or the libraries built on it:
+one fresh interpreter runs every command line in-process and reports what each one imported."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("jax", "jaxlib", "flax", "optax", "orbax", "chex")
+TRAINERS = ("ppo", "dqn", "dueling_dqn", "reinforce", "alphazero", "supervised")
+FAST = tuple(t for t in TRAINERS if t != "supervised")  # supervised's command still loads its dataset code
+
+
+def command_lines() -> list[list[str]]:
+    """Every command line checked: ``c4jax`` itself, then each trainer's ``--help``, an unknown flag, a
+    bad value, an out-of-range value, a bad preset and an unknown game, by ``c4jax train`` and by script."""
+    lines = [["c4jax", "--help"], ["c4jax"], ["c4jax", "--version"], ["c4jax", "nope"], ["c4jax", "train", "--help"],
+             ["c4jax", "train", "nope"], ["c4jax", "train"]]
+    for name in FAST:
+        for prefix in (["c4jax", "train", name], [f"experiments/{name}.py"]):
+            lines += [prefix + ["--help"], prefix + ["--bogus"], prefix + ["--seed", "x"], prefix + ["--seed", "-1"],
+                      prefix + ["--preset", "nope"], prefix + ["--game", "nope"], prefix + ["--game", "checkers", "--help"]]
+    return lines
+
+
+PROGRAM = textwrap.dedent('''
+    import json, runpy, sys
+    from contextlib import redirect_stderr, redirect_stdout
+    from io import StringIO
+    HEAVY = set(json.loads(sys.argv[1]))
+    report = []
+    for line in json.loads(sys.argv[2]):
+        before = set(sys.modules)
+        out, err = StringIO(), StringIO()
+        code = None
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                if line[0] == "c4jax":
+                    from c4jax.cli import main
+                    code = main.main(line[1:])
+                else:
+                    sys.argv = line
+                    runpy.run_path(line[0], run_name="__main__")
+            except SystemExit as e:
+                code = e.code
+        heavy = sorted(m for m in set(sys.modules) - before if m.split(".")[0] in HEAVY)
+        report.append({"line": line, "code": code, "heavy": heavy[:5], "err": err.getvalue()[-300:]})
+    print(json.dumps(report))
+''')
+
+
+def test_help_and_argument_errors_import_no_jax():
+    lines = command_lines()
+    done = subprocess.run([sys.executable, "-c", PROGRAM, json.dumps(HEAVY), json.dumps(lines)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert [r["line"] for r in report] == lines
+    for r in report:
+        print(" ".join(r["line"]), "->", r["code"], r["heavy"] or "")
+    importers = [f"{' '.join(r['line'])}: {r['heavy']}" for r in report if r["heavy"]]
+    assert not importers, "imported JAX's libraries:\n" + "\n".join(importers)
+    for r in report:
+        words = r["line"][1:] if r["line"][0] == "c4jax" else r["line"]
+        ok = r["line"] in (["c4jax", "--help"], ["c4jax", "--version"], ["c4jax", "train", "--help"]) or "--help" in words
+        assert r["code"] in ((0, None) if ok else (2,)), r
+        if not ok and r["line"] != ["c4jax"]:  # bare c4jax prints its usage
+            assert r["err"].strip().startswith("error: ") and len(r["err"].strip().splitlines()) == 1, r
+    bad = next(r for r in report if r["line"] == ["c4jax", "train", "ppo", "--seed", "-1"])
+    assert bad["err"].strip() == "error: --seed must be >= 0, got -1"
