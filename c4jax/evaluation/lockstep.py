@@ -162,6 +162,8 @@ def _play(agent_list: tuple, key: Array, pairs: tuple[tuple[int, int], ...], gam
     carry, a_player = _start(len(agent_list), pairs, game)
     n_games, steps = len(pairs) * GAMES, game.max_steps
     t = 0
+    if progress is not None:
+        progress(0, steps, 0, n_games)
     while t < steps:
         carry, over = _advance(agent_list, key, carry, jnp.int32(min(t + plies_per_call, steps)), pairs, game)
         t, over = int(carry.t), int(over)
@@ -178,8 +180,8 @@ def play_pairs(agent_list: Sequence, pairs: Sequence[tuple[int, int]], key: Arra
     """The protocol match of every pair ``(i, j)`` of ``agent_list`` (agent ``i`` as A), all in one
     compiled program (module docstring); ``labels`` name the agents in the results (default: their names).
     ``game``: the game (default: the first agent's, :func:`c4jax.evaluation.protocol.game_of`); a
-    ``ValueError`` when it does not :func:`fit <fits>`. ``progress``: called after every ply (one call of
-    the compiled program each) with ``(plies played, the game's most plies, games over, games)``; the
+    ``ValueError`` when it does not :func:`fit <fits>`. ``progress``: called before the first ply and after
+    every ply (one call of the compiled program each) with ``(plies played, the game's most plies, games over, games)``; the
     games are the same with or without it."""
     pairs = tuple((int(i), int(j)) for i, j in pairs)
     if not pairs:

@@ -87,6 +87,6 @@ def test_progress_is_reported_after_every_ply_and_does_not_change_the_games():
     assert [m.to_dict() for m in with_progress] == [m.to_dict() for m in without]
     plies = [p for p, _, _, _ in seen]
     steps, games = seen[-1][1], seen[-1][3]
-    assert len(seen) > 5 and plies == sorted(set(plies)) and plies[-1] == steps, seen
+    assert len(seen) > 5 and plies[0] == 0 and plies == sorted(set(plies)) and plies[-1] == steps, seen
     assert games == len(pairs) * protocol.GAMES_PER_MATCH and seen[-1][2] == games
     assert [over for _, _, over, _ in seen] == sorted(over for _, _, over, _ in seen)
