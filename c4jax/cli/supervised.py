@@ -276,13 +276,24 @@ def main(cfg: Config) -> dict:
     bar = tqdm(total=cfg.epochs * steps_per_epoch, initial=done_epochs * steps_per_epoch, desc="supervised",
                unit="step", disable=not cfg.progress, dynamic_ncols=True)
     t_train = time.perf_counter() - train_s0
+    import contextlib
+
+    from c4jax.io import compile_cache
+
+    first = True  # the first chunk compiles the training program: say so when it does
+
+    def say(line: str) -> None:
+        loop._say(f"supervised: {line}", bar)  # above the progress bar
+
     for epoch in range(done_epochs + 1, cfg.epochs + 1):
         t0 = time.perf_counter()
         batches = sv.epoch_batches(rng, len(train), cfg.batch_size)
         losses, accs = [], []
         for i in range(0, len(batches), cfg.chunk_steps):
             idx = batches[i : i + cfg.chunk_steps]
-            state, m = train_chunk(state, train.observations[idx], train.actions[idx])
+            with compile_cache.announce("the training program", say=say) if first else contextlib.nullcontext():
+                state, m = train_chunk(state, train.observations[idx], train.actions[idx])
+            first = False
             losses.append(np.asarray(m["loss"]))
             accs.append(np.asarray(m["accuracy"]))
             bar.update(len(idx))

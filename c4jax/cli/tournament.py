@@ -206,6 +206,10 @@ def example_games(t: evaluation.Tournament, url: str = links.DEFAULT_URL, specs:
         "| first agent | second agent | result | game |", "| --- | --- | --- | --- |", *rows, ""])
 
 
+def _say(line: str) -> None:
+    print("tournament: " + line, flush=True)
+
+
 def main(args: Args, command: str | None = None) -> dict:
     """Run the tournament and write every output; returns a summary (paths, tables, ratings)."""
     command = command or "python experiments/tournament.py " + shlex.join(sys.argv[1:])
@@ -231,9 +235,9 @@ def main(args: Args, command: str | None = None) -> dict:
     match_key, timing_key = jax.random.split(key)
     started = time.perf_counter()
 
-    print("tournament: " + compile_cache.compiling("the matches"), flush=True)
-    t = evaluation.round_robin(loaded, match_key, progress=args.progress, self_play=args.self_play, names=labels,
-                               per_match=args.per_match, devices=args.devices)
+    with compile_cache.announce("the matches", say=_say):
+        t = evaluation.round_robin(loaded, match_key, progress=args.progress, self_play=args.self_play, names=labels,
+                                   per_match=args.per_match, devices=args.devices)
     play_s = time.perf_counter() - started
     rt = ratings.from_tournament(t, ci=args.ratings_ci, samples=args.bootstrap_samples, seed=args.seed,
                                  prior=args.rating_prior)
@@ -241,10 +245,11 @@ def main(args: Args, command: str | None = None) -> dict:
     timing = None
     timed = args.timing and timing_of.timed(t.game)  # the default game without random start boards is not timed
     if timed:
-        print("tournament: " + compile_cache.compiling("the agents' decisions for Table 5.1"), flush=True)
-        timing = evaluation.time_decisions(loaded, timing_key, batch=args.timing_batch, repeats=args.timing_repeats,
-                                         batched_repeats=args.timing_batched_repeats, names=labels,
-                                         budget_s=args.timing_budget, progress=args.progress)
+        with compile_cache.announce("the agents' decisions for Table 5.1", say=_say):
+            timing = evaluation.time_decisions(loaded, timing_key, batch=args.timing_batch,
+                                               repeats=args.timing_repeats,
+                                               batched_repeats=args.timing_batched_repeats, names=labels,
+                                               budget_s=args.timing_budget, progress=args.progress)
 
     tables = ([timing.table()] if timing else []) + t.tables()
     files = {}

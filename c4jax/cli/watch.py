@@ -128,7 +128,10 @@ def main(args: Args) -> dict:
     game = view.GAME
     agent_a, agent_b = load_for(args.agent_a, game), load_for(args.agent_b, game)
     a_first = args.first == "a"
-    actions, by_a, outcome_a, states = play(agent_a, agent_b, game, a_first, args.seed)
+    from c4jax.io import compile_cache
+
+    with compile_cache.announce("the game"):
+        actions, by_a, outcome_a, states = play(agent_a, agent_b, game, a_first, args.seed)
 
     names = {True: f"A {agent_a.name}", False: f"B {agent_b.name}"}
     seat = {0: a_first, 1: not a_first}  # player -> is A

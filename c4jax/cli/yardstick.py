@@ -124,10 +124,14 @@ def main(args: Args, command: str | None = None) -> dict:
     except outdir.OutputError as e:
         fail(str(e))
     key = jax.random.key(args.seed)
+    from c4jax.io import compile_cache
+
     rows = []
     for i, (spec, agent) in enumerate(zip(args.agents, loaded)):
         t0 = time.perf_counter()
-        m = yardstick.optimal_move_rate(agent, jax.random.fold_in(key, i), positions=pos, batch_size=args.batch_size)
+        with compile_cache.announce(f"{agent.name}'s moves", say=lambda line: print(f"yardstick: {line}", flush=True)):
+            m = yardstick.optimal_move_rate(agent, jax.random.fold_in(key, i), positions=pos,
+                                            batch_size=args.batch_size)
         rows.append({"spec": spec, "agent": agent.name, "metrics": m, "seconds": time.perf_counter() - t0})
         print(f"{agent.name:<20} keep {m['yardstick/keep']:.3f}  exact {m['yardstick/exact']:.3f}  "
               f"({rows[-1]['seconds']:.1f} s)")

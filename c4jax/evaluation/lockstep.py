@@ -4,7 +4,8 @@ alternates at every ply (its kit's ``match.alternating``, as the default game's)
 :func:`c4jax.evaluation.protocol.match` plays one match per jitted call: a tournament of n agents
 compiles n(n-1)/2 programs, and each move of a match asks both agents for all 100 games although
 only one of them is to move in each. Here all the games of all the pairs are one batch, played
-ply by ply in one ``lax.while_loop``: at each ply every agent decides only in the games where it is
+ply by ply by one compiled program (a ``lax.while_loop`` called once per ply, so that the caller can
+report progress between plies; the games do not depend on that split): at each ply every agent decides only in the games where it is
 to move, in one call on all of them (a search agent's searches are batched across its matches).
 So the program holds each agent once, and each decision is made once. A costly agent whose moves do
 not depend on the key (``costly`` and not ``keyed``: AlphaZero's search) is asked only about
@@ -30,7 +31,7 @@ and are the same for the same seed and agent list.
 from __future__ import annotations
 
 import functools
-from typing import Sequence
+from typing import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -84,21 +85,45 @@ class _Carry:
     valid: Array  # bool[T, G]
 
 
-@functools.partial(jax.jit, static_argnames=("pairs", "game"))
-def _play(agent_list: tuple, key: Array, pairs: tuple[tuple[int, int], ...], game) -> dict:
+@struct.dataclass
+class _Setup:
+    a_player: Array  # int32[G]: the player index of agent A in each game
+
+
+def _layout(n_agents: int, pairs: tuple[tuple[int, int], ...], game):
+    """The openings' states of every game, A's player in each, and each agent's seat indices."""
     moves, _, a_to_move = protocol.seats(game)
     both = protocol.match_states(game, jnp.asarray(moves))
     n_pairs = len(pairs)
-    n_games = n_pairs * GAMES
     states = jax.tree.map(lambda x: jnp.tile(x, (n_pairs,) + (1,) * (x.ndim - 1)), both)
     a_to_move_all = jnp.tile(jnp.asarray(a_to_move), n_pairs)
     a_player = jnp.where(a_to_move_all, states.current_player, 1 - states.current_player)
-    even, odd = seat_indices(len(agent_list), pairs, a_to_move)
+    even, odd = seat_indices(n_agents, pairs, a_to_move)
+    return states, a_player, even, odd
+
+
+@functools.partial(jax.jit, static_argnames=("n_agents", "pairs", "game"))
+def _start(n_agents: int, pairs: tuple[tuple[int, int], ...], game) -> tuple[_Carry, Array]:
+    """The carry before the first ply and A's player in each game (int32[G])."""
+    states, a_player, _, _ = _layout(n_agents, pairs, game)
+    n_games, steps = len(pairs) * GAMES, game.max_steps
+    start = _Carry(t=jnp.int32(0), state=states, returns=jnp.zeros((n_games, 2), jnp.float32),
+                   actions=jnp.zeros((steps, n_games), jnp.int32), valid=jnp.zeros((steps, n_games), jnp.bool_))
+    return start, a_player
+
+
+@functools.partial(jax.jit, static_argnames=("pairs", "game"), donate_argnames=("carry",))
+def _advance(agent_list: tuple, key: Array, carry: _Carry, stop: Array, pairs: tuple[tuple[int, int], ...],
+             game) -> tuple[_Carry, Array]:
+    """Play the plies ``carry.t .. stop - 1`` (fewer once every game is over); returns the carry and
+    the number of games over (int32). The plies played do not depend on how they are split into calls:
+    ply ``t`` uses ``fold_in(key, t)``."""
+    _, _, even, odd = _layout(len(agent_list), pairs, game)
+    n_games = len(pairs) * GAMES
     players = [k for k in range(len(agent_list)) if len(even[k])]
-    steps = game.max_steps
 
     def cond(c: _Carry) -> Array:
-        return (c.t < steps) & ~jnp.all(games.done(c.state))
+        return (c.t < stop) & ~jnp.all(games.done(c.state))
 
     def body(c: _Carry) -> _Carry:
         live = ~games.done(c.state)
@@ -119,20 +144,45 @@ def _play(agent_list: tuple, key: Array, pairs: tuple[tuple[int, int], ...], gam
                       actions=c.actions.at[c.t].set(jnp.where(live, action, 0)),
                       valid=c.valid.at[c.t].set(live))
 
-    start = _Carry(t=jnp.int32(0), state=states, returns=jnp.zeros((n_games, 2), jnp.float32),
-                   actions=jnp.zeros((steps, n_games), jnp.int32), valid=jnp.zeros((steps, n_games), jnp.bool_))
-    out = jax.lax.while_loop(cond, body, start)
-    outcome_a = jnp.take_along_axis(out.returns, a_player[:, None], axis=-1)[:, 0]
-    return {"actions": out.actions.T, "valid": out.valid.T, "outcome_a": outcome_a,
-            "length": protocol.game_lengths(game, out.state, out.valid.T)}
+    out = jax.lax.while_loop(cond, body, carry)
+    return out, jnp.sum(games.done(out.state), dtype=jnp.int32)
+
+
+@functools.partial(jax.jit, static_argnames=("game",))
+def _finish(carry: _Carry, a_player: Array, game) -> dict:
+    outcome_a = jnp.take_along_axis(carry.returns, a_player[:, None], axis=-1)[:, 0]
+    return {"actions": carry.actions.T, "valid": carry.valid.T, "outcome_a": outcome_a,
+            "length": protocol.game_lengths(game, carry.state, carry.valid.T)}
+
+
+def _play(agent_list: tuple, key: Array, pairs: tuple[tuple[int, int], ...], game,
+          progress: Callable[[int, int, int, int], None] | None = None, plies_per_call: int = 1) -> dict:
+    """Every game of every pair, ply by ply, ``plies_per_call`` plies per call of one compiled program;
+    after each call ``progress(plies, max_plies, games_over, games)``."""
+    carry, a_player = _start(len(agent_list), pairs, game)
+    n_games, steps = len(pairs) * GAMES, game.max_steps
+    t = 0
+    if progress is not None:
+        progress(0, steps, 0, n_games)
+    while t < steps:
+        carry, over = _advance(agent_list, key, carry, jnp.int32(min(t + plies_per_call, steps)), pairs, game)
+        t, over = int(carry.t), int(over)
+        if progress is not None:
+            progress(t if over < n_games else steps, steps, over, n_games)
+        if over == n_games:
+            break
+    return _finish(carry, a_player, game)
 
 
 def play_pairs(agent_list: Sequence, pairs: Sequence[tuple[int, int]], key: Array,
-               labels: Sequence[str] | None = None, *, game=None) -> list[protocol.MatchResult]:
+               labels: Sequence[str] | None = None, *, game=None,
+               progress: Callable[[int, int, int, int], None] | None = None) -> list[protocol.MatchResult]:
     """The protocol match of every pair ``(i, j)`` of ``agent_list`` (agent ``i`` as A), all in one
-    jitted call (module docstring); ``labels`` name the agents in the results (default: their names).
+    compiled program (module docstring); ``labels`` name the agents in the results (default: their names).
     ``game``: the game (default: the first agent's, :func:`c4jax.evaluation.protocol.game_of`); a
-    ``ValueError`` when it does not :func:`fit <fits>`."""
+    ``ValueError`` when it does not :func:`fit <fits>`. ``progress``: called before the first ply and after
+    every ply (one call of the compiled program each) with ``(plies played, the game's most plies, games over, games)``; the
+    games are the same with or without it."""
     pairs = tuple((int(i), int(j)) for i, j in pairs)
     if not pairs:
         return []
@@ -144,7 +194,7 @@ def play_pairs(agent_list: Sequence, pairs: Sequence[tuple[int, int]], key: Arra
         raise ValueError(f"{game.id}: a round robin in one program needs a game whose player to move alternates "
                          "at every ply (its kit's match.alternating); play it match by match")
     labels = list(labels) if labels is not None else [protocol.agent_name(a) for a in agent_list]
-    out = jax.device_get(_play(tuple(agent_list), key, pairs, game))
+    out = jax.device_get(_play(tuple(agent_list), key, pairs, game, progress))
     moves, a_first, _ = protocol.seats(game)
     results = []
     for p, (i, j) in enumerate(pairs):

@@ -14,13 +14,13 @@ from typing import Any, Iterator, Sequence
 import jax
 import numpy as np
 from jax import Array
-from tqdm.auto import tqdm
 
 from c4jax import agents, games
 from c4jax.agents import registry
 from c4jax.evaluation import lockstep
 from c4jax.games import DEFAULT as DEFAULT_GAME
 from c4jax.io import checkpoint, devices as devs
+from c4jax.io.progress import bar as progress_bar
 from c4jax.evaluation.protocol import (
     GAMES_PER_MATCH,
     NUM_OPENINGS,
@@ -291,7 +291,8 @@ def round_robin(agent_list: Sequence, key: Array, *, progress: bool = True, self
         fails fast. A stochastic agent listed as ``x:sto`` and ``x:det`` plays as two entries.
       key: PRNG key; a tournament is reproducible for a given agent order. Played per match,
         match (i, j) uses ``fold_in(fold_in(key, i), j)``.
-      progress: a tqdm bar over matches.
+      progress: a progress bar (:func:`c4jax.io.progress.bar`): over matches played one after another,
+        over plies when all matches are one program.
       self_play: also play every agent against itself; those games only fill the diagonal
         of the game-length table (Table 5.4).
       names: labels for the entries (default: each agent's ``name``; must be unique).
@@ -317,19 +318,25 @@ def round_robin(agent_list: Sequence, key: Array, *, progress: bool = True, self
     matches, self_matches = [], []
     n_devices = len(devs.select(devices))
     if n_devices == 1 and lockstep.fits(game) and not per_match:  # turns alternate: one program
-        with tqdm(total=len(jobs), desc="tournament (all matches in one program)", unit="match",
-                  disable=not progress, dynamic_ncols=True) as bar:
-            for (i, j), m in zip(jobs, lockstep.play_pairs(loaded, jobs, key, labels)):
+        with progress_bar(desc=f"tournament ({len(jobs)} matches at once)", unit="ply",
+                          disable=not progress) as bar:
+
+            def advance(plies: int, steps: int, over: int, n_games: int) -> None:
+                bar.total = steps
+                bar.set_postfix_str(f"{over}/{n_games} games over", refresh=False)
+                bar.update(plies - bar.n)
+
+            for (i, j), m in zip(jobs, lockstep.play_pairs(loaded, jobs, key, labels, progress=advance)):
                 (matches if i != j else self_matches).append(m)
-            bar.update(len(jobs))
         return Tournament(names=tuple(labels), matches=tuple(matches), self_matches=tuple(self_matches), game=game)
     mesh = contextlib.nullcontext() if n_devices == 1 else jax.set_mesh(devs.make_mesh(n_devices))
-    with mesh, tqdm(jobs, desc="tournament", unit="match", disable=not progress, dynamic_ncols=True) as bar:
-        for i, j in bar:
+    with mesh, progress_bar(total=len(jobs), desc="tournament", unit="match", disable=not progress) as bar:
+        for i, j in jobs:
             bar.set_postfix_str(f"{labels[i]} vs {labels[j]}", refresh=False)
             m = match(loaded[i], loaded[j], jax.random.fold_in(jax.random.fold_in(key, i), j))
             m = dataclasses.replace(m, agent_a=labels[i], agent_b=labels[j])
             (matches if i != j else self_matches).append(m)
+            bar.update(1)
     return Tournament(names=tuple(labels), matches=tuple(matches), self_matches=tuple(self_matches), game=game)
 
 

@@ -20,19 +20,25 @@ cached by JAX, nor are programs that compile in under JAX's threshold
 (``jax_persistent_cache_min_compile_time_secs``, 1 s by default).
 
 :func:`compiling` words the line a program prints before a long compile: "(first run only ...)"
-only while the persistent cache is on.
+only while the persistent cache is on. :func:`announce` prints it only when a compile happens: with
+the cache off, at once (every run compiles); with it on, when a program asked for inside its block has
+not come out of the cache within :data:`ANNOUNCE_AFTER` seconds, so that a run that finds every program
+in the cache says nothing. It follows the compiles through JAX's public monitoring events (a compile
+request that uses the cache, a cache hit, the end of a compile).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.abc
 import importlib.util
 import os
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 FLAG = "--no-compile-cache"
 ENV = "C4JAX_COMPILE_CACHE"
@@ -149,3 +155,77 @@ def compiling(what: str) -> str:
     """The line a program prints before it compiles ``what`` (e.g. "the training program"): with the
     persistent cache on, ``compiling WHAT (first run only, then cached) ...``; else ``compiling WHAT ...``."""
     return f"compiling {what} (first run only, then cached) ..." if persistent() else f"compiling {what} ..."
+
+
+ANNOUNCE_AFTER = 5.0  # seconds a program may take to come out of the cache (a big one: over a second) before it counts as compiling
+_REQUEST = "/jax/compilation_cache/compile_requests_use_cache"  # a compile that looks in the cache first
+_HIT = "/jax/compilation_cache/cache_hits"  # ... found it there
+_COMPILED = "/jax/core/compile/backend_compile_duration"  # a compile (or a cache read) ended
+
+
+class _Announcer:
+    """Calls ``say(line)`` once, when a compile request is still unanswered ``after`` seconds on."""
+
+    def __init__(self, line: str, say: Callable[[str], None], after: float):
+        self.line, self.say, self.after = line, say, after
+        self.said = False
+        self.timer: threading.Timer | None = None
+        self.lock = threading.Lock()
+
+    def event(self, event: str, **_: object) -> None:
+        if event == _REQUEST:
+            with self.lock:
+                if self.said:
+                    return
+                if self.timer is not None:
+                    self.timer.cancel()
+                self.timer = threading.Timer(self.after, self.fire)
+                self.timer.daemon = True
+                self.timer.start()
+        elif event == _HIT:
+            self.cancel()
+
+    def duration(self, event: str, _seconds: float, **_: object) -> None:
+        if event == _COMPILED:
+            self.cancel()
+
+    def cancel(self) -> None:
+        with self.lock:
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
+
+    def fire(self) -> None:
+        with self.lock:
+            if self.said:
+                return
+            self.said = True
+        self.say(self.line)
+
+
+def _print(line: str) -> None:
+    print(line, flush=True)
+
+
+@contextlib.contextmanager
+def announce(what: str, say: Callable[[str], None] = _print, after: float = ANNOUNCE_AFTER) -> Iterator[None]:
+    """Within the block, ``say`` (default: print to stdout) :func:`compiling(what) <compiling>` once if a
+    program compiles: with the persistent cache off, at the block's start; with it on, when a program
+    has not come out of the cache ``after`` seconds after it was asked for (module docstring), never
+    if every program of the block comes out of the cache, or compiles faster."""
+    line = compiling(what)
+    if not persistent():
+        say(line)
+        yield
+        return
+    from jax import monitoring
+
+    announcer = _Announcer(line, say, after)
+    monitoring.register_event_listener(announcer.event)
+    monitoring.register_event_duration_secs_listener(announcer.duration)
+    try:
+        yield
+    finally:
+        announcer.cancel()
+        monitoring.unregister_event_listener(announcer.event)
+        monitoring.unregister_event_duration_listener(announcer.duration)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import inspect
 import os
 import signal
 import socket
@@ -117,8 +118,9 @@ def _arm_at_exit() -> None:
 
 
 @contextlib.contextmanager
-def guard(on_interrupt: Callable[[], None] | None = None) -> Iterator[None]:
-    """Within the block, Ctrl-C (SIGINT) and SIGTERM call ``on_interrupt`` from a watcher thread, by
+def guard(on_interrupt: Callable[..., None] | None = None) -> Iterator[None]:
+    """Within the block, Ctrl-C (SIGINT) and SIGTERM call ``on_interrupt`` (with the signal's number if
+    it takes an argument, else with none) from a watcher thread, by
     default printing :func:`message` and ending the process with the signal's status
     (:data:`EXIT_STATUSES`), without waiting for the computation the main thread is in. The note starts
     empty in each block.
@@ -130,7 +132,15 @@ def guard(on_interrupt: Callable[[], None] | None = None) -> Iterator[None]:
         yield
         return
     set_note("")
-    watcher = _Watcher(_exit_now if on_interrupt is None else lambda signum: on_interrupt())
+    if on_interrupt is None:
+        act = _exit_now
+    else:
+        try:
+            takes_signum = bool(inspect.signature(on_interrupt).parameters)
+        except (TypeError, ValueError):  # a builtin without a signature
+            takes_signum = False
+        act = on_interrupt if takes_signum else lambda signum: on_interrupt()
+    watcher = _Watcher(act)
     try:
         yield
     finally:

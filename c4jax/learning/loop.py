@@ -17,8 +17,8 @@ trips). Between chunks this loop does everything that is the same for all algori
   the match against the old network, the thesis' "self-play game length", and of the training
   self-play), ``summary.json`` and a K-seed run's ``seeds.md``: :mod:`c4jax.learning.rundir`;
   a progress bar with ETA and the latest win rates, one stdout line per evaluation
-  (:func:`evaluation_line`) and a line before the first chunk's and the first evaluation's compiles
-  (:func:`c4jax.io.compile_cache.compiling`);
+  (:func:`evaluation_line`) and a line when the first chunk's or the first evaluation's program
+  compiles (:func:`c4jax.io.compile_cache.announce`: not when it comes out of the persistent cache);
 - K seeds stacked in one program (``--vmap-seeds``): :mod:`c4jax.learning.stacked`;
 - ``<out>/last``: the full training state (buffers, optimiser, PRNG key, old
   network, loop counters), saved after every evaluation, from which ``--resume``
@@ -36,6 +36,7 @@ best/ is rewritten identically when the evaluations after the checkpoint are pla
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import shutil
 import sys
@@ -367,22 +368,22 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     first = write  # the first chunk and evaluation of this process compile their programs: say so once
     while updates_of(state).min() < total:
         before = int(updates_of(state).min())
-        if first:
-            _say(f"{algo.name}: " + compile_cache.compiling("the training program"), bar)
-        if algo.block_end(before) <= total:
-            state, metrics = chunk(state)
-        else:  # the last block, shortened to end at the budget (a chunk of its own, compiled once)
-            units = algo.short_block(seed_slice(state, 0), total - before)
-            if units == 0:  # PPO after buffers that self-play left short: no whole buffer fits any more
-                break
-            short, state = make_chunk(algo, k_seeds, placement, state, units)
-            state, metrics = short(state)
+        announce = compile_cache.announce("the training program", say=lambda line: _say(f"{algo.name}: {line}", bar))
+        with announce if first else contextlib.nullcontext():
+            if algo.block_end(before) <= total:
+                state, metrics = chunk(state)
+            else:  # the last block, shortened to end at the budget (a chunk of its own, compiled once)
+                units = algo.short_block(seed_slice(state, 0), total - before)
+                if units == 0:  # PPO after buffers that self-play left short: no whole buffer fits any more
+                    break
+                short, state = make_chunk(algo, k_seeds, placement, state, units)
+                state, metrics = short(state)
         params, updates = algo.playing_params(state), updates_of(state)
-        if first:
-            _say(f"{algo.name}: " + compile_cache.compiling("the evaluation matches"), bar)
-            first = False
-        evaluated = evaluate(agent_of, algo.name, params, old_params, seeds, [r.loop["evals"] for r in runs], cfg,
-                             algo.game)
+        announce = compile_cache.announce("the evaluation matches", say=lambda line: _say(f"{algo.name}: {line}", bar))
+        with announce if first else contextlib.nullcontext():
+            evaluated = evaluate(agent_of, algo.name, params, old_params, seeds, [r.loop["evals"] for r in runs], cfg,
+                                 algo.game)
+        first = False
         wall = time.perf_counter() - t_start
         saved = params if placement.mesh is None else devices.to_host(params)  # best/: host copies on a mesh
         saved = algo.saved_params(saved)

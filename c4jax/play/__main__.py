@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import signal
 import sys
 import threading
 import webbrowser
@@ -69,13 +70,13 @@ def main(argv: list[str] | None = None, prog: str = "c4jax-play") -> int:
         return _serve(args)
 
 
-def _stopped() -> None:
-    """End the server at once: the warm-up's compiles run in threads that the interpreter's exit
-    would wait for."""
+def _stopped(signum: int = signal.SIGINT) -> None:
+    """End the server at once with the signal's exit status (130 for Ctrl-C, 143 for SIGTERM): the
+    warm-up's compiles run in threads that the interpreter's exit would wait for."""
     print("\nc4jax play: stopped", flush=True)
     with contextlib.suppress(Exception):
         sys.stderr.flush()
-    os._exit(0)
+    os._exit(interrupt.EXIT_STATUSES.get(signum, 128 + signum))
 
 
 def _serve(args) -> int:

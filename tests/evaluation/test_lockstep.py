@@ -74,3 +74,19 @@ def test_only_agents_whose_moves_ignore_the_key_are_asked_about_their_running_ga
     (r,) = lockstep.play_pairs(loaded, [(0, 1)], key, labels=names)
     (again,) = lockstep.play_pairs(loaded, [(0, 1)], key, labels=names)
     assert r.total.games == 100 and [g.moves for g in r.games] == [g.moves for g in again.games]
+
+
+def test_progress_is_reported_after_every_ply_and_does_not_change_the_games():
+    names = ["random:sto", "1steplA:sto", "1steplA:det"]
+    loaded = [agents.load(n) for n in names]
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    seen = []
+    with_progress = lockstep.play_pairs(loaded, pairs, jax.random.key(3), labels=names,
+                                        progress=lambda *a: seen.append(a))
+    without = lockstep.play_pairs(loaded, pairs, jax.random.key(3), labels=names)
+    assert [m.to_dict() for m in with_progress] == [m.to_dict() for m in without]
+    plies = [p for p, _, _, _ in seen]
+    steps, games = seen[-1][1], seen[-1][3]
+    assert len(seen) > 5 and plies[0] == 0 and plies == sorted(set(plies)) and plies[-1] == steps, seen
+    assert games == len(pairs) * protocol.GAMES_PER_MATCH and seen[-1][2] == games
+    assert [over for _, _, over, _ in seen] == sorted(over for _, _, over, _ in seen)

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,25 @@ def test_the_entry_point_turns_it_on_and_import_c4jax_does_not(tmp_path):
     assert seen["entry"] == [str(folder), True, "compiling the matches (first run only, then cached) ..."]
     assert seen["flag"] is False
     assert any(folder.iterdir())  # the compiled program was written there
+
+
+def test_the_compile_line_is_said_once_and_only_for_a_program_the_cache_does_not_answer():
+    said = []
+    announcer = compile_cache._Announcer("compiling it ...", said.append, after=0.05)
+    announcer.event(compile_cache._REQUEST)
+    announcer.event(compile_cache._HIT)  # read from the cache in time: nothing to say
+    announcer.event(compile_cache._REQUEST)
+    announcer.duration(compile_cache._COMPILED, 0.01)  # compiled faster than `after`
+    time.sleep(0.2)
+    assert said == []
+    for _ in range(2):  # a long compile, then another one: one line
+        announcer.event(compile_cache._REQUEST)
+        time.sleep(0.2)
+        announcer.duration(compile_cache._COMPILED, 0.2)
+    assert said == ["compiling it ..."]
+
+
+def test_with_the_cache_off_the_line_is_said_at_the_start_of_the_block():
+    said = []
+    with compile_cache.announce("the matches", say=said.append):
+        assert said == ["compiling the matches ..."]
