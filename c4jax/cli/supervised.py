@@ -28,151 +28,24 @@ import dataclasses
 import json
 import time
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Literal, Sequence
+from typing import Sequence
 
-import jax
-import numpy as np
-from tqdm.auto import tqdm
-
-from c4jax import agents, evaluation, games
-from c4jax.io import checkpoint, interrupt, outdir, runlog, track
+from c4jax import games
 from c4jax.cli import training
-from c4jax.learning import config, loop, ranges
-from c4jax.learning import dataset as data
-from c4jax.nets import tower as towers
-from c4jax.nets import cnet
-from c4jax.agents.network import NetworkAgent
-from c4jax.agents.network_search import AlphaZeroAgent
-from c4jax.learning import supervised as sv
+from c4jax.learning.settings.supervised import Config as Config
+from c4jax.learning.settings.supervised import default_dataset as default_dataset
+from c4jax.learning.settings.supervised import short_name
 
-LAST = "last"  # the resumable state, inside --out
-
-
-@dataclass(frozen=True)
-class Config:
-    """Supervised imitation of a teacher (defaults: the thesis on the default game; another game's from its
-    kit: --game NAME --help)."""
-
-    out: loop.OutPath = "runs/supervised"
-    """Run directory: checkpoint, metrics, plots and summary go here."""
-    game: str = games.DEFAULT
-    """The game (one of c4jax.games.GAMES)."""
-    teacher: str = ""
-    """The agent to imitate (an agents.load name within --game; '': the game kit's teacher, 1steplA on the
-    default game)."""
-    dataset: str = ""
-    """Dataset .npz; generated with --num-pairs/--data-seed (and saved here) when missing ('':
-    data/[GAME/]TEACHER_<N>k.npz, the game's folder only for a game other than the default one)."""
-    num_pairs: int = 200_000
-    """Rows to generate when the dataset file is missing (distinct positions, their images included)."""
-    data_seed: int = 0
-    """Seed of dataset generation (when generated) and of the train/val/test split."""
-    generation_batch: int = 4096
-    """Games the teacher plays per jitted call when generating the dataset."""
-    opening_plies: int = 4
-    """Random moves that start each generated game, on a game whose kit has no random start positions."""
-    seed: int = 0
-    """Seed of the network initialisation and of the minibatch order."""
-    width: int = 128
-    """CNET width: filters and dense units (thesis: 96, 128, 160, 192)."""
-    tower_blocks: int = 2
-    """Residual blocks of the tower, on a game the CNET does not read (c4jax.nets.tower)."""
-    tower_channels: int = 32
-    """Filters of every 3x3 convolution of the tower."""
-    learning_rate: float = 5e-4
-    """Adam learning rate."""
-    weight_decay: float = 2e-3
-    """L2 penalty added to the gradient (PyTorch Adam's weight_decay)."""
-    batch_size: int = 64
-    """Minibatch size."""
-    epochs: int = 20
-    """Passes over the training split."""
-    val_fraction: float = 0.1
-    """Share of rows in the validation split."""
-    test_fraction: float = 0.1
-    """Share of rows in the test split."""
-    chunk_steps: int = 250
-    """Training steps per jitted call (the progress bar advances per chunk)."""
-    eval_matches: bool = True
-    """Play the protocol matches (100 games each) of the best network vs the game kit's reference agents and the
-    teacher (Random and 1StepLA on the default game)."""
-    eval_teacher: bool = True
-    """With --eval-matches, also play the teacher where it is not one of the kit's reference agents."""
-    symmetric: bool = True
-    """The saved agent averages its policy with the mirrored board's (at play time)."""
-    progress: bool = True
-    """Show progress bars."""
-    resume: bool = False
-    """Continue the run in --out from its last epoch's checkpoint (--out/last); a finished run has nothing
-    to resume and is left as it is. Settings must be the ones the run was started with; --epochs (to train
-    longer), --eval-matches, --progress and --track may change."""
-    overwrite: bool = False
-    """Replace the run that --out holds (without it, a new run refuses an --out that holds one)."""
-    track: tuple[Literal["tensorboard", "wandb"], ...] = ()
-    """Also send every epoch's metrics to these trackers: tensorboard (event files in OUT/tb) and/or wandb
-    (the track extra)."""
-    preset: Literal["default", "smoke"] = "default"
-    """'default': the settings above (the game's); 'smoke': the smallest run, which checks the pipeline."""
-
-    RANGES: ClassVar[dict] = {
-        "num_pairs": ranges.ONE_OR_MORE, "data_seed": ranges.NON_NEGATIVE, "seed": ranges.NON_NEGATIVE,
-        "generation_batch": ranges.ONE_OR_MORE, "opening_plies": ranges.NON_NEGATIVE, "width": ranges.ONE_OR_MORE,
-        "tower_blocks": ranges.ONE_OR_MORE, "tower_channels": ranges.ONE_OR_MORE, "learning_rate": ranges.POSITIVE, "weight_decay": ranges.NON_NEGATIVE,
-        "batch_size": ranges.ONE_OR_MORE, "epochs": ranges.ONE_OR_MORE, "val_fraction": ranges.Range(0, 1, high_open=True),
-        "test_fraction": ranges.Range(0, 1, high_open=True), "chunk_steps": ranges.ONE_OR_MORE,
-    }
-    SMOKE_PAIRS: ClassVar[int] = 2000
-
-    @property
-    def smoke(self) -> dict:
-        """``--preset smoke``: 2,000 rows (kept under runs/smoke), a small network, one epoch."""
-        return {"dataset": str(Path("runs", config.SMOKE) / default_dataset(self.game, self.teacher_name, self.SMOKE_PAIRS)),
-                "num_pairs": self.SMOKE_PAIRS, "generation_batch": min(self.generation_batch, 64), "width": 16,
-                "tower_blocks": 1, "tower_channels": 8, "epochs": 1, "chunk_steps": 50,  # the epoch in one chunk
-                "eval_teacher": False}
-
-    @property
-    def teacher_name(self) -> str:
-        """The ``agents.load`` name of the teacher (``--teacher``, else the game kit's)."""
-        return data.teacher_name(games.make(self.game), self.teacher)
-
-    @property
-    def dataset_path(self) -> Path:
-        return Path(self.dataset) if self.dataset else Path("data") / default_dataset(self.game, self.teacher_name,
-                                                                                       self.num_pairs)
-
-    def check(self) -> None:
-        """``ValueError`` for settings that do not fit together (:func:`c4jax.learning.config.validate`)."""
-        if self.game not in games.GAMES:
-            raise ValueError(f"--game must be one of {sorted(games.GAMES)}, got {self.game!r}")
-        if self.val_fraction + self.test_fraction >= 1:
-            raise ValueError(f"--val-fraction + --test-fraction must be < 1 (the rest trains), got "
-                             f"{self.val_fraction} + {self.test_fraction}")
-        track.check_backends(self.track)
-
-
-def _short(game: str, name: str) -> str:
-    """``name`` without its ``<game>/``."""
-    return name[len(game) + 1:] if name.lower().startswith(f"{game}/") else name
-
-
-def default_dataset(game: str, teacher: str, num_pairs: int) -> Path:
-    """``[GAME/]TEACHER_<N>k.npz``: the dataset file's name under data/ (the game's folder only for a game
-    other than the default one; the teacher's name without the game, other characters than letters, digits,
-    ``-``, ``_`` and ``.`` as ``_``)."""
-    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in _short(game, teacher))
-    size = f"{num_pairs // 1000}k" if num_pairs % 1000 == 0 else str(num_pairs)
-    return Path(*([] if game == games.DEFAULT else [game]), f"{name}_{size}.npz")
+NAME = "supervised"
 
 
 def defaults(game: str, preset: str | None = None) -> Config:
     """The default settings for ``game``: :class:`Config`'s, with runs in ``runs/<game>/supervised``
-    (``runs/supervised`` for the default game), then the flags that its kit sets for the stage
+    (``runs/supervised`` for the default game), then the flags that its card sets for the stage
     (``GameKit.defaults``, section ``supervised``)."""
-    cfg = dataclasses.replace(Config(out=training.out_dir(game, "supervised"), game=game),
-                              **games.kit_of(game).defaults_of("supervised").get("supervised", {}))
+    cfg = dataclasses.replace(Config(out=training.out_dir(game, NAME), game=game),
+                              **games.card_of(game).defaults_of(NAME).get(NAME, {}))
     return training.with_preset(cfg, preset)
 
 
@@ -181,7 +54,14 @@ RESUME_MAY_CHANGE = frozenset({"out", "resume", "overwrite", "progress", "epochs
                                "track", "preset"})
 
 
-def load_or_make_dataset(cfg: Config) -> tuple[data.Dataset, dict]:
+def load_or_make_dataset(cfg: Config):
+    """``(dataset, info)``: the dataset of ``cfg.dataset_path`` (:class:`c4jax.learning.dataset.Dataset`), or,
+    when the file is missing, the one generated with ``cfg``'s teacher and saved there; ``info`` says which
+    (``dataset_path``, ``generated``, ``generation_s``). :class:`c4jax.learning.loop.ConfigError` for a file that
+    does not load, of another game, or a teacher that cannot generate it."""
+    from c4jax.learning import dataset as data
+    from c4jax.learning import loop
+
     path = cfg.dataset_path
     if path.exists():
         try:
@@ -206,41 +86,49 @@ def load_or_make_dataset(cfg: Config) -> tuple[data.Dataset, dict]:
 
 def _finished_summary(out: Path) -> dict | None:
     """The summary of a finished run in ``out`` (its agent and summary.json written), else None."""
+    from c4jax.io import checkpoint
+    from c4jax.learning import hostrun
+
     try:
-        if checkpoint.read_metadata(out).get("algorithm") == "supervised":
-            return json.loads((out / "summary.json").read_text())
+        if checkpoint.read_metadata(out).get("algorithm") == NAME:
+            return json.loads((out / hostrun.SUMMARY).read_text())
     except (checkpoint.CheckpointError, OSError, ValueError):
         pass
     return None
 
 
-def _saved_config(last: Path) -> dict | None:
-    """The settings a resumable run was started with (None: saved before they were recorded)."""
-    for name in (checkpoint.METADATA_FILE, checkpoint.PREVIOUS_FILE):
-        try:
-            return checkpoint.read_metadata(last, name)["progress"].get("config")
-        except (checkpoint.CheckpointError, KeyError, AttributeError):
-            continue
-    return None
-
-
 def main(cfg: Config) -> dict:
+    """Train, evaluate and save the run of ``cfg`` (the module's docstring); returns its summary (that of the
+    finished run in ``--out`` for a ``--resume`` with nothing left to do)."""
+    import jax
+    import numpy as np
+
+    from c4jax import agents, evaluation
+    from c4jax.agents.network import NetworkAgent
+    from c4jax.agents.network_search import AlphaZeroAgent
+    from c4jax.io import checkpoint, outdir, runlog
+    from c4jax.learning import config, hostrun, loop
+    from c4jax.learning import supervised as sv
+    from c4jax.nets import cnet
+    from c4jax.nets import tower as towers
+
     try:
         config.validate(cfg)
     except ValueError as e:
         raise loop.ConfigError(str(e)) from None
     out = outdir.claim(cfg.out, outdir.RUN, resume=cfg.resume, overwrite=cfg.overwrite)
-    if cfg.resume and not checkpoint.exists(out / LAST):
+    last = out / hostrun.LAST
+    if cfg.resume and not checkpoint.exists(last):
         done = _finished_summary(out)
         if done is None:
-            raise checkpoint.CheckpointError(f"--resume: no checkpoint to resume in {str(out / LAST)!r}")
+            raise checkpoint.CheckpointError(f"--resume: no checkpoint to resume in {str(last)!r}")
         print(f"nothing to resume: {out} holds a finished run")
         return done
     if cfg.resume:
-        outdir.check_resume_config(_saved_config(out / LAST), dataclasses.asdict(cfg), RESUME_MAY_CHANGE, str(out))
-    if not cfg.resume:  # a new run: an older run's files must not pass for this one's
-        checkpoint.remove(out / LAST)
-        (out / "summary.json").unlink(missing_ok=True)
+        outdir.check_resume_config(hostrun.saved_config(last, "progress"), dataclasses.asdict(cfg), RESUME_MAY_CHANGE,
+                                   str(out))
+    else:  # a new run: an older run's files must not pass for this one's
+        hostrun.clear_state(out, hostrun.SUMMARY)
     timings = {}
     ds, data_info = load_or_make_dataset(cfg)
     train_frac = 1.0 - cfg.val_fraction - cfg.test_fraction
@@ -262,36 +150,31 @@ def main(cfg: Config) -> dict:
     best_params = params
     done_epochs, train_s0 = 0, 0.0
     if cfg.resume:
-        state, best_params, saved = sv.load_progress(out / LAST, state, params)
+        state, best_params, saved = sv.load_progress(last, state, params)
         if saved["rows"] != len(ds):
-            raise checkpoint.CheckpointError(f"--resume: {str(out / LAST)!r} was trained on {saved['rows']:,} rows, "
+            raise checkpoint.CheckpointError(f"--resume: {str(last)!r} was trained on {saved['rows']:,} rows, "
                                              f"the dataset has {len(ds):,}")
         done_epochs, best, train_s0 = saved["epoch"], saved["best"], saved["train_s"]
         rng.bit_generator.state = saved["rng"]
         print(f"resumed {out} after epoch {done_epochs}")
+        hostrun.note_saved(out, f"epoch {done_epochs}")
+    else:
+        hostrun.note_nothing_saved(out, "after the first epoch")
     log = runlog.RunLog(out, resume=cfg.resume, after_step=done_epochs if cfg.resume else None, track=cfg.track,
                         config=dataclasses.asdict(cfg), name=out.resolve().name)
 
     steps_per_epoch = len(train) // cfg.batch_size
-    bar = tqdm(total=cfg.epochs * steps_per_epoch, initial=done_epochs * steps_per_epoch, desc="supervised",
-               unit="step", disable=not cfg.progress, dynamic_ncols=True)
+    bar = hostrun.progress_bar(cfg.epochs * steps_per_epoch, done_epochs * steps_per_epoch, NAME, "step",
+                               cfg.progress)
     t_train = time.perf_counter() - train_s0
-    import contextlib
-
-    from c4jax.io import compile_cache
-
     first = True  # the first chunk compiles the training program: say so when it does
-
-    def say(line: str) -> None:
-        loop._say(f"supervised: {line}", bar)  # above the progress bar
-
     for epoch in range(done_epochs + 1, cfg.epochs + 1):
         t0 = time.perf_counter()
         batches = sv.epoch_batches(rng, len(train), cfg.batch_size)
         losses, accs = [], []
         for i in range(0, len(batches), cfg.chunk_steps):
             idx = batches[i : i + cfg.chunk_steps]
-            with compile_cache.announce("the training program", say=say) if first else contextlib.nullcontext():
+            with hostrun.compiling("the training program", NAME, bar, first):
                 state, m = train_chunk(state, train.observations[idx], train.actions[idx])
             first = False
             losses.append(np.asarray(m["loss"]))
@@ -312,10 +195,10 @@ def main(cfg: Config) -> dict:
             best, best_params = {**row}, state.params
         bar.set_postfix(train_acc=f"{row['train/accuracy']:.3f}", val_acc=f"{val_acc:.3f}",
                         best=f"{best['val/accuracy']:.3f}@{best['epoch']}")
-        sv.save_progress(out / LAST, state, best_params, {
+        sv.save_progress(last, state, best_params, {
             "epoch": epoch, "best": best, "rng": rng.bit_generator.state, "rows": len(ds),
             "train_s": time.perf_counter() - t_train, "config": dataclasses.asdict(cfg)})
-        interrupt.set_note(interrupt.resume_note(out / LAST, f"epoch {epoch}"))
+        hostrun.note_saved(out, f"epoch {epoch}")
     bar.close()
     timings["train_s"] = round(time.perf_counter() - t_train, 2)
 
@@ -334,13 +217,13 @@ def main(cfg: Config) -> dict:
           f"test acc {test_acc:.4f}" + (" (thesis: ~0.87 train, ~0.85 test)" if _thesis_setting(cfg) else ""))
 
     if tower:
-        agent = AlphaZeroAgent(params=best_params, label="supervised", tower=tower, num_simulations=0, game=game)
+        agent = AlphaZeroAgent(params=best_params, label=NAME, tower=tower, num_simulations=0, game=game)
     else:
-        agent = NetworkAgent(params=best_params, label="supervised", width=cfg.width, heads="one",
+        agent = NetworkAgent(params=best_params, label=NAME, width=cfg.width, heads="one",
                              output="policy", sampled=False, symmetric=cfg.symmetric)
     if cfg.eval_matches:
         t0 = time.perf_counter()
-        teacher = (_short(cfg.game, cfg.teacher_name),) if cfg.eval_teacher else ()
+        teacher = (short_name(cfg.game, cfg.teacher_name),) if cfg.eval_teacher else ()
         for opp in dict.fromkeys(games.kit_of(game).reference_agents + teacher):
             res = evaluation.match(agent, agents.load(agents.in_game(opp, cfg.game)), jax.random.key(cfg.seed), game=game)
             metrics[f"eval/vs_{opp}"] = res.win_rate
@@ -352,8 +235,8 @@ def main(cfg: Config) -> dict:
         timings["eval_s"] = round(time.perf_counter() - t0, 2)
 
     checkpoint.save(out, {"params": best_params}, {
-        "name": "supervised",
-        "algorithm": "supervised",
+        "name": NAME,
+        "algorithm": NAME,
         "game": game.id,
         # a tower plays its raw policy (name@N would search with its untrained value head)
         "network": {"width": cfg.width, "heads": "two", "tower": list(tower)} if tower else
@@ -365,22 +248,16 @@ def main(cfg: Config) -> dict:
         "data": {**data_info, "rows": len(ds), "train": len(train), "val": len(val), "test": len(test)},
         "timings": timings,
     })
-    log.close()
-    log.write_csv()
-    runlog.plot_panels(
-        log.rows,
+    network = f"tower {tower[0]}x{tower[1]}" if tower else f"CNET{cfg.width}"
+    summary = hostrun.finish(log, lambda rows: runlog.plot_panels(
+        rows,
         [("cross-entropy loss", ["train/loss", "val/loss"], "loss"),
          ("accuracy", ["train/accuracy", "val/accuracy"], "accuracy")],
-        out / "curves.png", xlabel="epoch",
-        suptitle=f"{f'tower {tower[0]}x{tower[1]}' if tower else f'CNET{cfg.width}'} imitating {cfg.teacher_name}",
-    )
-    summary = {"metrics": metrics, "timings": timings, "data": data_info,
-               "command": runlog.command_line()}
-    runlog.write_json(out / "summary.json", summary)
-    checkpoint.remove(out / LAST)  # finished: nothing left to resume
+        out / "curves.png", xlabel="epoch", suptitle=f"{network} imitating {cfg.teacher_name}",
+    ), {"metrics": metrics, "timings": timings, "data": data_info})
+    checkpoint.remove(last)  # finished: nothing left to resume
     print(f"saved checkpoint, metrics and curves.png to {out}")
     return summary
-
 
 
 def _thesis_setting(cfg: Config) -> bool:

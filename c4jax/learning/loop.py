@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -46,14 +45,14 @@ from typing import Any, Callable
 
 import jax
 import numpy as np
-from tqdm.auto import tqdm
 
 from c4jax import agents
 from c4jax.io import checkpoint, compile_cache, devices, interrupt, outdir, track
 from c4jax.nets import cnet
-from c4jax.learning import portable, selection
+from c4jax.learning import hostrun, portable, selection
 from c4jax.learning.algorithm import Algorithm
 from c4jax.learning.config import validate
+from c4jax.learning.hostrun import say as _say
 from c4jax.learning.training_eval import evaluate, evaluated_agent, metrics_row
 from c4jax.learning.placement import Placement, plan
 from c4jax.learning.rundir import BEST, LAST, SeedRun, seed_dir, summarize_seeds
@@ -195,13 +194,7 @@ RESUME_MAY_CHANGE = frozenset({"out", "resume", "overwrite", "progress", "total_
 def check_resume_config(out: Path, config: dict) -> None:
     """Refuse a ``--resume`` whose settings differ from the saved run's (outside :data:`RESUME_MAY_CHANGE`)
     with one line naming the flags, before anything in ``out`` is touched."""
-    saved = None
-    for name in (checkpoint.METADATA_FILE, checkpoint.PREVIOUS_FILE):
-        try:
-            saved = checkpoint.read_metadata(out / LAST, name, game=None).get("config")
-            break
-        except checkpoint.CheckpointError:
-            continue
+    saved = hostrun.saved_config(out / LAST)
     if saved is None and portable.exists(out / portable.PORTABLE):
         saved = portable.read_metadata(out / portable.PORTABLE).get("config")
     if saved and saved.get("init_from") and config.get("init_from") and saved["init_from"] != config["init_from"]:
@@ -249,15 +242,6 @@ def evaluation_line(name: str, updates: int, rows: list[dict], select_by: str, w
     if reverted:
         parts.append("reverted" if len(rows) == 1 else f"reverted {reverted}/{len(rows)}")
     return "  ".join(parts + [f"{wall_s:.1f}s"])
-
-
-def _say(line: str, bar: tqdm) -> None:
-    """``line`` on stdout, above the progress bar while it is shown."""
-    if bar.disable:
-        print(line, flush=True)
-    else:
-        tqdm.write(line, file=sys.stdout)
-        sys.stdout.flush()
 
 
 def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
@@ -341,8 +325,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     if cfg.resume:
         state, old_params, counters = _resume_state(algo, out, state, old_params, seeds, cfg.game, write)
     elif write:  # a new run: an older run's state must not become the fallback of this one's
-        checkpoint.remove(out / LAST)
-        shutil.rmtree(out / portable.PORTABLE, ignore_errors=True)
+        hostrun.clear_state(out, portable.PORTABLE)
     chunk, state = make_chunk(algo, k_seeds, placement, state)  # a resumed run: onto any number of devices
     if placement.mesh is not None:
         old_params = devices.put(old_params, jax.tree.map(lambda s: s.sharding, state.params))
@@ -350,8 +333,10 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     after = int(updates_of(state).min()) if cfg.resume else None
     if cfg.resume and write:
         print(f"resumed {out} at {after:,} updates ({counters['seeds'][0]['evals']} evaluations)")
-    interrupt.set_note(interrupt.resume_note(out / LAST, f"{after:,} updates") if cfg.resume else
-                       f"nothing saved yet (the first checkpoint, {out / LAST}, is written at the first evaluation)")
+    if cfg.resume:
+        hostrun.note_saved(out, f"{after:,} updates")
+    else:
+        hostrun.note_nothing_saved(out, "at the first evaluation")
     if placement.mesh is not None and write:
         print(f"{algo.name}: {placement.describe()}" + (f", {jax.process_count()} processes" if jax.process_count() > 1 else ""))
     dirs = [out] if k_seeds == 1 else [seed_dir(out, s) for s in seeds]
@@ -362,8 +347,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
 
     agent_of = evaluated_agent(algo, cfg, width)
     desc = algo.name if k_seeds == 1 else f"{algo.name} x{k_seeds}"
-    bar = tqdm(total=total, initial=int(updates_of(state).min()), desc=desc, unit="upd",
-               disable=not cfg.progress or not write, dynamic_ncols=True)
+    bar = hostrun.progress_bar(total, int(updates_of(state).min()), desc, "upd", cfg.progress and write)
     t_start = time.perf_counter() - counters["wall_s"]
     first = write  # the first chunk and evaluation of this process compile their programs: say so once
     while updates_of(state).min() < total:
@@ -402,7 +386,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
         metrics_meta = rows[0] if k_seeds == 1 else {"seeds": rows}
         save_state(out / LAST, state, old_params, counters, {**meta_all, "metrics": metrics_meta}, write)
         portable.save(out / portable.PORTABLE, state, old_params, counters, meta_all, write)
-        interrupt.set_note(interrupt.resume_note(out / LAST, f"{int(updates.min()):,} updates"))
+        hostrun.note_saved(out, f"{int(updates.min()):,} updates")
         bar.update(int(updates.min()) - before)
         if write:
             _say(evaluation_line(algo.name, int(updates.min()), rows, cfg.select_by, wall) + tail, bar)

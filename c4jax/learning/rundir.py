@@ -15,9 +15,10 @@ import numpy as np
 
 from c4jax.io import atomic, checkpoint, runlog
 from c4jax.io.tables import Table
-from c4jax.learning import selection
+from c4jax.learning import hostrun, selection
+from c4jax.learning.hostrun import LAST as LAST
 
-LAST, BEST = "last", "best"
+BEST = "best"
 
 
 def seed_dir(out: str | Path, seed: int) -> Path:
@@ -54,14 +55,16 @@ class SeedRun:
         return outcome.decision
 
     def finish(self, algo_name: str, extra_panels: Callable[[], list] | None) -> dict:
-        """Close the log; write ``metrics.csv``, ``curves.png`` and ``summary.json`` (returned)."""
-        self.log.close()
-        if not self.write:
-            return {}
-        self.log.write_csv()
+        """Close the log and, where this process writes files, write ``metrics.csv``, ``curves.png`` and
+        ``summary.json`` (:func:`c4jax.learning.hostrun.finish`); returns the summary ({} elsewhere)."""
         loop, best = self.loop, self.out / BEST
-        write_curves(self.log.rows, self.out / "curves.png", f"{algo_name} (seed {self.seed})",
-                     loop["best_updates"] if loop.get("evals") else None, extra_panels() if extra_panels else ())
+        if not self.write:
+            return hostrun.finish(self.log, lambda rows: None, {})
+
+        def draw(rows: list[dict]) -> None:
+            write_curves(rows, self.out / "curves.png", f"{algo_name} (seed {self.seed})",
+                         loop["best_updates"] if loop.get("evals") else None, extra_panels() if extra_panels else ())
+
         summary = {
             "algorithm": algo_name,
             "seed": self.seed,
@@ -72,10 +75,8 @@ class SeedRun:
             "wall_s": round(loop["wall_s"], 1),
             "final": self.log.rows[-1] if self.log.rows else {},
             "best": checkpoint.read_metadata(best, game=None)["metrics"] if best.exists() else {},
-            "command": runlog.command_line(),
         }
-        runlog.write_json(self.out / "summary.json", summary)
-        return summary
+        return hostrun.finish(self.log, draw, summary)
 
 
 def curve_panels(rows: list[dict], extra: Sequence[tuple] = ()) -> list[tuple[str, list[str], str]]:

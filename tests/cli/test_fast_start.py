@@ -13,7 +13,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("jax", "jaxlib", "flax", "optax", "orbax", "chex")
 TRAINERS = ("ppo", "dqn", "dueling_dqn", "reinforce", "alphazero", "supervised")
-FAST = tuple(t for t in TRAINERS if t != "supervised")  # supervised's command still loads its dataset code
 
 
 def command_lines() -> list[list[str]]:
@@ -21,7 +20,7 @@ def command_lines() -> list[list[str]]:
     bad value, an out-of-range value, a bad preset and an unknown game, by ``c4jax train`` and by script."""
     lines = [["c4jax", "--help"], ["c4jax"], ["c4jax", "--version"], ["c4jax", "nope"], ["c4jax", "train", "--help"],
              ["c4jax", "train", "nope"], ["c4jax", "train"]]
-    for name in FAST:
+    for name in TRAINERS:
         for prefix in (["c4jax", "train", name], [f"experiments/{name}.py"]):
             lines += [prefix + ["--help"], prefix + ["--bogus"], prefix + ["--seed", "x"], prefix + ["--seed", "-1"],
                       prefix + ["--preset", "nope"], prefix + ["--game", "nope"], prefix + ["--game", "checkers", "--help"]]
@@ -73,3 +72,5 @@ def test_help_and_argument_errors_import_no_jax():
             assert r["err"].strip().startswith("error: ") and len(r["err"].strip().splitlines()) == 1, r
     bad = next(r for r in report if r["line"] == ["c4jax", "train", "ppo", "--seed", "-1"])
     assert bad["err"].strip() == "error: --seed must be >= 0, got -1"
+    bad = next(r for r in report if r["line"] == ["experiments/supervised.py", "--game", "nope"])
+    assert bad["err"].strip().startswith("error: --game must be one of ['checkers', 'connect_four'], got 'nope'")

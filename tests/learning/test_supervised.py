@@ -169,3 +169,16 @@ def test_a_dataset_of_another_game_is_refused_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: --dataset") and "positions of checkers, not of connect_four" in err
     assert err.count("\n") == 1 and not (tmp_path / "run" / "metadata.json").exists()
+
+
+def test_the_settings_name_the_teacher_and_the_defaults_as_the_game_kits_do():
+    """The jax-free settings read the game's card; the trainer's dataset code reads its kit: the same
+    teacher, and the same stage defaults."""
+    from c4jax import games
+    from c4jax.learning.settings.supervised import Config
+
+    for game in games.GAMES:
+        kit = games.kit_of(game)
+        assert games.card_of(game).defaults_of("supervised") == kit.defaults_of("supervised")
+        for teacher in ("", "random", "mcts50:det", f"{game}/random"):
+            assert Config(game=game, teacher=teacher).teacher_name == data.teacher_name(games.make(game), teacher)
