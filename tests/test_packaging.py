@@ -60,6 +60,22 @@ def wheel(tmp_path_factory) -> Path:
     return built
 
 
+def game_folders() -> dict[str, Path]:
+    """Each registered game's folder in the package (the folder of the module its registry line names)."""
+    from c4jax import games
+
+    return {name: ROOT.joinpath(*where.split(":")[0].split(".")[:-1]) for name, where in games.GAMES.items()}
+
+
+def test_every_registered_game_s_folder_is_a_package():
+    """setuptools' package finder leaves a folder without ``__init__.py`` out of the wheel."""
+    folders = game_folders()
+    assert {"connect_four", "checkers"} <= set(folders)
+    for name, folder in folders.items():
+        assert folder.is_relative_to(ROOT / "c4jax" / "games"), (name, folder)
+        assert (folder / "__init__.py").is_file(), f"{name}: {folder.relative_to(ROOT)} has no __init__.py"
+
+
 def test_the_repositorys_checkpoints_folder_is_the_package_data(monkeypatch):
     monkeypatch.delenv("C4JAX_CHECKPOINTS", raising=False)
     assert agents.checkpoints_dir() == Path(c4jax.__file__).parent / "checkpoints"
@@ -82,6 +98,9 @@ def test_the_wheel_lists_every_shipped_agent_and_the_c4jax_command(wheel):
     assert {"c4jax/cli/main.py", "c4jax/cli/ppo.py", "c4jax/cli/tournament.py", "c4jax/cli/watch.py",
             "c4jax/games/connect_four/interop.py", "c4jax/agents/pgx_baseline.py",
             "c4jax/evaluation/yardstick_positions.npz", "c4jax/play/static/index.html"} <= names
+    for name, folder in game_folders().items():  # every registered game's modules
+        modules = {p.relative_to(ROOT).as_posix() for p in folder.glob("*.py")}
+        assert f"{folder.relative_to(ROOT).as_posix()}/__init__.py" in modules and modules <= names, name
     assert "c4jax = c4jax.cli.main:main" in entry_points
     assert not any(n.startswith(("experiments/", "tests/", "checkpoints/")) for n in names)
 

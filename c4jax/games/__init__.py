@@ -56,11 +56,12 @@ def __getattr__(name: str):
 @functools.lru_cache(maxsize=None)
 def _registered(name: str) -> GameKit:
     from c4jax.games.base import check_game
+    from c4jax.games.kit import check_kit
 
     module, attr = GAMES[name].split(":")
     registered = getattr(importlib.import_module(module), attr)
     check_game(registered.game)
-    return registered
+    return check_kit(registered)
 
 
 @functools.lru_cache(maxsize=None)
@@ -90,7 +91,8 @@ def make(name: str) -> Game:
 
 def kit_of(game: str | Game) -> GameKit:
     """The kit of ``game`` (a game object or a :data:`GAMES` id): the registered kit of a registered
-    game, else a kit with the game's rules alone (:func:`c4jax.games.kit.plain`)."""
+    game (checked on first use: :func:`c4jax.games.kit.check_kit`), else a kit with the game's rules
+    alone (:func:`c4jax.games.kit.plain`)."""
     from c4jax.games.kit import plain
 
     if isinstance(game, str):

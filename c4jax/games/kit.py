@@ -20,8 +20,9 @@ protocol) and the game's answers to what trainers, searches, matches and the UI 
   the opponent that selects the best network, ``--select-by``);
 - ``other_observation``: ``State -> observation`` of the player who is not to move, where the
   game can show it (PettingZoo and Gymnasium give each player its own view);
-- ``observation_range``: ``(low, high)``, the values an observation entry takes (scalars or arrays of
-  the observation's shape; ``None``: its dtype's range);
+- ``observation_range``: ``(low, high)``, the values an observation entry takes (scalars or arrays
+  broadcast to the observation's shape; ``None``: the dtype's range, allowed only for bool and float
+  observations: :func:`check_kit`);
 - ``match``: what a protocol match of the game takes from it (:class:`MatchRules`: its openings, whether
   the player to move alternates, how its games are played and counted);
 - ``env``: the module of the game's functional environment (``init``, ``step``, ``observe``, its
@@ -73,6 +74,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
@@ -212,6 +214,18 @@ class GameKit:
     def defaults_of(self, algorithm: str) -> Mapping[str, Mapping[str, Any]]:
         """The flags of ``algorithm`` that differ on this game, per config section (empty if none)."""
         return self.defaults.get(algorithm, MappingProxyType({}))
+
+
+def check_kit(kit: GameKit) -> GameKit:
+    """``kit`` if what it must say of its game is there, else a ``ValueError`` of one line: integer
+    observations need an ``observation_range`` (their dtype's range, such as int8's -128..127, would be
+    the bounds of PettingZoo's and Gymnasium's observation spaces). Traces ``init`` and ``observe``
+    without running them; :func:`c4jax.games.kit_of` checks every registered kit."""
+    dtype = jax.eval_shape(kit.game.observe, jax.eval_shape(kit.game.init, jax.random.key(0))).dtype
+    if kit.observation_range is None and jnp.issubdtype(dtype, jnp.integer):
+        raise ValueError(f"game {kit.id!r}: its observations are {dtype} and its kit has no observation_range; "
+                         "set GameKit(observation_range=(low, high)) (docs/guide.md, Adding a game)")
+    return kit
 
 
 def resolve(reference: str) -> Any:

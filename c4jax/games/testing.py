@@ -4,7 +4,8 @@ keep before it plugs into c4jax's trainers, searches and matches.
     from c4jax.games import testing
     testing.check(game)  # a ConformanceError names the game and the broken rule
 
-:func:`check` runs the smaller checks it is made of, each usable alone:
+:func:`check` runs the smaller checks it is made of, each usable alone; :func:`check_kit` checks
+what a game's kit (:class:`c4jax.games.kit.GameKit`) says of it:
 
 - :func:`check_attributes`: ``id``, ``num_actions``, ``num_players`` (2), ``observation_shape``,
   ``max_steps`` with the right types; ``init``/``step``/``observe`` callable; the game object
@@ -20,6 +21,12 @@ keep before it plugs into c4jax's trainers, searches and matches.
   (:func:`c4jax.games.base.mover_reward`); every game ends within ``max_steps`` steps; ``jit(step)``
   equals ``step`` (a few plies unjitted), ``vmap(step)`` equals ``step`` on each state, and the
   same key gives the same state.
+
+- :func:`check_kit`: over random games, every observation (``observe`` and the kit's
+  ``other_observation``) within the kit's ``observation_range``, ``other_observation`` of
+  ``observation_shape`` and ``observe``'s dtype, ``match.alternating`` true of every step that does not
+  end a game, and each symmetry's ``actions`` a permutation of the actions whose ``observation`` keeps
+  the observation's shape and dtype.
 
 The checks state only what the protocol's docstring says: in particular the rewards of a step
 from a finished state are not checked (the protocol does not count them; Connect Four and
@@ -383,4 +390,60 @@ def check(game, *, games: int = 16, seed: int = 0) -> Summary:
     return check_play(game, games=games, seed=seed, obs_dtype=dtype)
 
 
-__all__ = ["ConformanceError", "Summary", "check", "check_attributes", "check_init", "check_play"]
+def _check_observed(name: str, kit, obs: np.ndarray, low, high, what: str, t: int) -> None:
+    if (obs.shape[1:], obs.dtype) != (tuple(kit.game.observation_shape), low.dtype):
+        _fail(name, f"{what} must have observation_shape and observe's dtype",
+              f"step {t}: got {obs.dtype}{list(obs.shape[1:])}")
+    if kit.observation_range is not None:
+        bad = ((obs < low) | (obs > high)).reshape(len(obs), -1).any(-1)
+        if bad.any():
+            _fail(name, f"{what} must lie within the kit's observation_range", f"game {int(np.argmax(bad))}, step {t}")
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _observe_both(kit, states):
+    other = kit.other_observation or kit.game.observe
+    return jax.vmap(kit.game.observe)(states), jax.vmap(other)(states)
+
+
+def check_kit(kit, *, games: int = 16, seed: int = 0) -> str:
+    """Check what ``kit`` (a :class:`c4jax.games.kit.GameKit`) says of its game over ``games`` random
+    games (module docstring; run :func:`check` on its game first). Returns the game's id."""
+    game = kit.game
+    name = check_attributes(game)
+    for sym in kit.symmetries:
+        if sorted(sym.actions) != list(range(game.num_actions)):
+            _fail(name, "a symmetry's actions must be a permutation of the actions", f"{sym.name}: {sym.actions}")
+    states, fields, _ = _call(name, "jit(vmap(init))", _init_batch, game, jax.random.split(jax.random.key(seed), games))
+    fields = {f: _host(x) for f, x in fields.items()}
+    rng = np.random.default_rng(seed)
+    dtype = None
+    for t in range(game.max_steps + 1):
+        obs, other = (_host(x) for x in _call(name, "observe / other_observation", _observe_both, kit, states))
+        dtype = obs.dtype if dtype is None else dtype
+        bounds = kit.observation_range or (0, 0)
+        low, high = (np.broadcast_to(np.asarray(x, dtype), obs.shape[1:]) for x in bounds)
+        _check_observed(name, kit, obs, low, high, "observe(state)", t)
+        _check_observed(name, kit, other, low, high, "other_observation(state)", t)
+        for sym in kit.symmetries:
+            image = jax.eval_shape(sym.observation, jax.ShapeDtypeStruct(obs.shape, obs.dtype))
+            if (image.shape, image.dtype) != (obs.shape, obs.dtype):
+                _fail(name, "a symmetry's observation must keep the observation's shape and dtype",
+                      f"{sym.name}: got {image.dtype}{list(image.shape[1:])}")
+        done = fields["terminated"] | fields["truncated"]
+        if done.all():
+            return name
+        actions = _random_actions(rng, fields["legal_action_mask"])
+        keys = jax.random.split(jax.random.fold_in(jax.random.key(seed), t), games)
+        states, new, _, _ = _call(name, "jit(vmap(step))", _step_batch, game, states, jnp.asarray(actions), keys)
+        new = {f: _host(x) for f, x in new.items()}
+        same = ~done & ~(new["terminated"] | new["truncated"]) & (new["current_player"] == fields["current_player"])
+        if kit.match.alternating and same.any():
+            _fail(name, "the kit's match.alternating says the player to move changes at every ply",
+                  f"game {int(np.argmax(same))}, step {t}: player {int(fields['current_player'][np.argmax(same)])} "
+                  "moves again")
+        fields = new
+    _fail(name, "every game must end within max_steps steps")
+
+
+__all__ = ["ConformanceError", "Summary", "check", "check_attributes", "check_init", "check_kit", "check_play"]

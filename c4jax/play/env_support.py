@@ -57,7 +57,9 @@ def other_view(game: Game, state) -> Array:
 
 
 def observation_bounds(game: Game) -> tuple[np.ndarray, np.ndarray, np.dtype]:
-    """``(low, high, dtype)`` of the game's observations, ``low`` and ``high`` of its shape."""
+    """``(low, high, dtype)`` of the game's observations, ``low`` and ``high`` of its shape: its kit's
+    ``observation_range``, else its dtype's (bool: 0..1, float: unbounded); ``ValueError`` for integer
+    observations without one."""
     dtype = np.dtype(jax.eval_shape(game.observe, jax.eval_shape(game.init, jax.random.key(0))).dtype)
     bounds = games.kit_of(game).observation_range
     if bounds is not None:
@@ -65,7 +67,8 @@ def observation_bounds(game: Game) -> tuple[np.ndarray, np.ndarray, np.dtype]:
     elif dtype == np.bool_:
         low, high = 0, 1
     elif np.issubdtype(dtype, np.integer):
-        low, high = np.iinfo(dtype).min, np.iinfo(dtype).max
+        raise ValueError(f"game {game.id!r}: its observations are {dtype} and its kit has no observation_range, "
+                         "which the observation space's bounds need")
     else:
         low, high = -np.inf, np.inf
     low = np.broadcast_to(np.asarray(low, dtype), game.observation_shape).copy()

@@ -27,6 +27,8 @@ HAS_PGX = importlib.util.find_spec("pgx") is not None
 def test_game_conforms(game):
     summary = testing.check(game)
     assert summary.game_id == game.id and summary.games == 16
+    if game.id in games.GAMES:  # and its kit says what holds of it
+        assert testing.check_kit(games.kit_of(game.id)) == game.id
     assert 0 < summary.longest <= game.max_steps
     assert summary.steps >= 16 * 7 and summary.illegal_steps > 0  # every game played, illegal actions tried
 

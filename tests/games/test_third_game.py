@@ -12,9 +12,7 @@ where it or Playwright is missing).
 from __future__ import annotations
 
 import os
-import re
 import shutil
-import sys
 from pathlib import Path
 
 import jax
@@ -22,44 +20,15 @@ import pytest
 
 from c4jax import agents, evaluation, games
 
+from guide_games import guide_files, registered  # the guide's example games
 from playserver import request, serving  # the tests' in-process play server
-from scripts import ROOT
-
-GUIDE = ROOT / "docs" / "guide.md"
-
-
-def _guide_files() -> dict[str, str]:
-    """``{relative path: text}`` of the code blocks of "Adding a game" that name their file."""
-    text = GUIDE.read_text()
-    section = text[text.index("\n## Adding a game"):]
-    section = section[:section.index("\n## ", 1)]
-    files = {}
-    for block in re.findall(r"```python\n(.*?)```", section, flags=re.S):
-        first = block.splitlines()[0]
-        match = re.fullmatch(r"# (tictactoe/\w+\.py)(:.*)?", first)
-        if match:
-            files[match.group(1)] = block
-    return files
 
 
 @pytest.fixture(scope="module")
 def tic_tac_toe(tmp_path_factory):
-    root = tmp_path_factory.mktemp("third_game")
-    files = _guide_files()
-    assert {"tictactoe/game.py", "tictactoe/kit.py", "tictactoe/view.py"} <= set(files), sorted(files)
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    (root / "tictactoe" / "__init__.py").touch()
-    with pytest.MonkeyPatch.context() as patch:  # the game's folder on sys.path until the module's tests end
-        patch.syspath_prepend(str(root))
-        games.GAMES["tic_tac_toe"] = "tictactoe.kit:KIT"  # the registry line
-        try:
-            yield games.make("tic_tac_toe")
-        finally:
-            del games.GAMES["tic_tac_toe"]
-            for name in [m for m in sys.modules if m == "tictactoe" or m.startswith("tictactoe.")]:
-                del sys.modules[name]
+    assert {"tictactoe/game.py", "tictactoe/kit.py", "tictactoe/view.py"} <= set(guide_files("tictactoe"))
+    with registered(tmp_path_factory.mktemp("third_game"), "tictactoe", "tic_tac_toe") as game:
+        yield game
 
 
 def test_the_guide_s_game_registers_and_passes_the_conformance_suite(tic_tac_toe):
@@ -67,6 +36,7 @@ def test_the_guide_s_game_registers_and_passes_the_conformance_suite(tic_tac_toe
 
     assert testing.check(tic_tac_toe).games == 16
     kit = games.kit_of("tic_tac_toe")
+    assert testing.check_kit(kit) == "tic_tac_toe" and kit.match.alternating
     assert kit.game == tic_tac_toe and kit.title == "Tic-tac-toe" and games.kit_of(tic_tac_toe) is kit
     assert tic_tac_toe.num_actions == 9 and tic_tac_toe.observation_shape == (3, 3, 2)
 
