@@ -1,9 +1,9 @@
-"""Plays a small round robin and grades a few yardstick positions on 1, 2 and 3 devices, in a process
-started with ``XLA_FLAGS=--xla_force_host_platform_device_count=3``, and writes what each gave:
+"""Plays a small round robin and grades a few yardstick positions on 1 and 2 devices, in a process
+started with ``XLA_FLAGS=--xla_force_host_platform_device_count=2``, and writes what each gave:
 
     python tests/support/split_eval_driver.py RESULT.json AGENT...
 
-RESULT.json: ``{"devices": [1, 2, 3], "available": 3, "tournament": {"1": ..., ...}, "yardstick": {"1":
+RESULT.json: ``{"devices": [1, 2], "available": 2, "tournament": {"1": ..., ...}, "yardstick": {"1":
 {agent: raw grading as lists}, ...}}``, the tournaments as ``Tournament.to_dict`` (every game's moves).
 """
 
@@ -18,14 +18,14 @@ import numpy as np
 from c4jax import agents, evaluation
 from c4jax.evaluation import yardstick
 
-POSITIONS = slice(0, 6000, 40)  # 150 positions: the last batch of 64 is padded, and 3 devices get 22 each
+POSITIONS = slice(0, 6000, 40)  # 150 positions: the last batch of 64 is padded
 
 
 def main(result: str, names: list[str]) -> None:
     loaded = [agents.load(n) for n in names]
     full = yardstick.load_positions()
     pos = yardstick.Positions(full.boards[POSITIONS], full.scores[POSITIONS])
-    out = {"devices": [1, 2, 3], "available": len(jax.devices()), "tournament": {}, "yardstick": {}}
+    out = {"devices": [1, 2], "available": len(jax.devices()), "tournament": {}, "yardstick": {}}
     for n in out["devices"]:
         t = evaluation.round_robin(loaded, jax.random.key(5), progress=False, devices=n)
         out["tournament"][str(n)] = t.to_dict()
