@@ -6,9 +6,11 @@ The code is :mod:`c4jax.cli.yardstick` (its docstring says what the command does
 installed package has it too: ``c4jax yardstick`` runs the same, with the same flags.
 """
 
-from c4jax.cli import yardstick
-from c4jax.io import compile_cache
+from c4jax.io import compile_cache, host_devices
 
 if __name__ == "__main__":
+    host_devices.use_every_core()  # before JAX starts: one CPU device per core
     compile_cache.configure_script()
+    from c4jax.cli import yardstick
+
     yardstick.cli()

@@ -25,7 +25,7 @@ import sys
 from typing import Sequence
 
 from c4jax._version import __version__
-from c4jax.io import compile_cache, interrupt
+from c4jax.io import compile_cache, host_devices, interrupt
 
 # algorithm -> (module, what it trains)
 TRAINERS: dict[str, tuple[str, str]] = {
@@ -47,6 +47,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "watch": ("c4jax.cli.watch", "cli", "play one game between two agents: text, SVG, GIF"),
     "match": ("c4jax.cli.match", "cli", "protocol matches between two agents: win rate per key and mean"),
 }
+
+EVERY_CORE = ("tournament", "yardstick")  # commands that split their games over one CPU device per core
 
 
 def usage() -> str:
@@ -111,6 +113,8 @@ def _dispatch(argv: list[str]) -> int:
     else:
         module, entry, _ = COMMANDS[command]
         prog = f"c4jax {command}"
+    if command in EVERY_CORE:
+        host_devices.use_every_core()  # before the module imports JAX
     result = getattr(importlib.import_module(module), entry)(rest, prog=prog)
     return result if isinstance(result, int) else 0
 

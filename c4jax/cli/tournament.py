@@ -91,7 +91,8 @@ class Args:
     progress: bool = True
     """progress bars"""
     devices: int = 0
-    """split every match's 100 games over the first N devices (0 = all; N must divide 100 to split them)"""
+    """play on the first N devices at once (0 = all; the CPU has one per core): each decides its share of every
+    deterministic agent's games (with --per-match: of every match's 100 games, when N divides 100); the same games"""
     overwrite: bool = False
     """replace the tournament that --out holds (without it, a tournament refuses an --out that holds one)"""
     play_url: str = links.DEFAULT_URL

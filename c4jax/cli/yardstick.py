@@ -31,8 +31,9 @@ import jax
 import c4jax
 from c4jax import agents, games
 from c4jax.evaluation import yardstick
-from c4jax.io import cliargs, interrupt, outdir
+from c4jax.io import cliargs, devices, interrupt, outdir
 from c4jax.io.cliargs import fail
+from c4jax.io.progress import bar as progress_bar
 from c4jax.io.runlog import command_line, display_path
 from c4jax.io.tables import Table
 
@@ -49,6 +50,10 @@ class Args:
     """A position set (.npz from experiments/make_yardstick.py); '' = the set shipped with c4jax."""
     batch_size: int = 512
     """Boards per agent call."""
+    devices: int = 0
+    """Split every agent call's boards over the first N devices (0 = all; the same figures on any number)."""
+    progress: bool = True
+    """A progress bar per agent (positions graded)."""
     overwrite: bool = False
     """Replace the grading that --out holds (without it, a grading refuses an --out that holds one)."""
 
@@ -102,6 +107,10 @@ def main(args: Args, command: str | None = None) -> dict:
     command = command or command_line()
     if args.batch_size < 1:
         fail(f"--batch-size must be positive, got {args.batch_size}")
+    try:
+        devices.select(args.devices)
+    except devices.DeviceError as e:
+        fail(str(e))
     if not args.agents:
         fail("--agents needs at least one agent")
     try:
@@ -130,8 +139,14 @@ def main(args: Args, command: str | None = None) -> dict:
     for i, (spec, agent) in enumerate(zip(args.agents, loaded)):
         t0 = time.perf_counter()
         with compile_cache.announce(f"{agent.name}'s moves", say=lambda line: print(f"yardstick: {line}", flush=True)):
-            m = yardstick.optimal_move_rate(agent, jax.random.fold_in(key, i), positions=pos,
-                                            batch_size=args.batch_size)
+            with progress_bar(desc=agent.name, unit="position", disable=not args.progress) as bar:
+
+                def advance(done: int, total: int) -> None:
+                    bar.total = total
+                    bar.update(done - bar.n)
+
+                m = yardstick.optimal_move_rate(agent, jax.random.fold_in(key, i), positions=pos,
+                                                batch_size=args.batch_size, devices=args.devices, progress=advance)
         rows.append({"spec": spec, "agent": agent.name, "metrics": m, "seconds": time.perf_counter() - t0})
         print(f"{agent.name:<20} keep {m['yardstick/keep']:.3f}  exact {m['yardstick/exact']:.3f}  "
               f"({rows[-1]['seconds']:.1f} s)")

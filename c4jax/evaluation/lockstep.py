@@ -30,6 +30,7 @@ and are the same for the same seed and agent list.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import Callable, Sequence
 
@@ -42,6 +43,7 @@ from jax import Array
 from c4jax.agents import arena
 from c4jax.evaluation import protocol
 from c4jax.games import base as games, kit_of
+from c4jax.io import devices as devs
 
 GAMES = protocol.GAMES_PER_MATCH
 
@@ -134,9 +136,10 @@ def _advance(agent_list: tuple, key: Array, carry: _Carry, stop: Array, pairs: t
             mine = jax.tree.map(lambda x: x[idx], c.state)
             agent_key = jax.random.fold_in(ply_key, k)
             if getattr(agent_list[k], "keyed", True):  # its moves depend on where each game sits in the batch
-                chosen = agent_list[k].act_states(mine, agent_key)
-            else:  # asked only about its games still running (arena.decide)
-                chosen = arena.decide(agent_list[k], mine, live[idx], agent_key, arena.compact_capacities(len(even[k])))
+                chosen = agent_list[k].act_states(devs.shard_batch(mine), agent_key)
+            else:  # asked only about its games still running (arena.decide), each device about its share
+                chosen = devs.split_rows(_decide, (agent_list[k], agent_key), (mine, live[idx]),
+                                         fill=(jax.tree.map(lambda x: x[:1], mine), jnp.zeros(1, jnp.bool_)))
             action = action.at[idx].set(chosen.astype(jnp.int32))
         new = jax.vmap(game.step)(c.state, action)
         returns = c.returns + jnp.where(live[:, None], new.rewards, 0.0)
@@ -146,6 +149,14 @@ def _advance(agent_list: tuple, key: Array, carry: _Carry, stop: Array, pairs: t
 
     out = jax.lax.while_loop(cond, body, carry)
     return out, jnp.sum(games.done(out.state), dtype=jnp.int32)
+
+
+def _decide(shared: tuple, rows: tuple) -> Array:
+    """int32[R]: a key-independent agent's moves in the rows' games where it is to move (``shared``:
+    the agent and its key; ``rows``: the games' states and whether each is still running)."""
+    agent, key = shared
+    states, live = rows
+    return arena.decide(agent, states, live, key, arena.compact_capacities(live.shape[0]))
 
 
 @functools.partial(jax.jit, static_argnames=("game",))
@@ -160,6 +171,8 @@ def _play(agent_list: tuple, key: Array, pairs: tuple[tuple[int, int], ...], gam
     """Every game of every pair, ply by ply, ``plies_per_call`` plies per call of one compiled program;
     after each call ``progress(plies, max_plies, games_over, games)``."""
     carry, a_player = _start(len(agent_list), pairs, game)
+    if devs.batch_devices() > 1:  # the games' states whole on every device, each deciding its share
+        carry, key = jax.device_put((carry, key), devs.replicated(jax.sharding.get_mesh()))
     n_games, steps = len(pairs) * GAMES, game.max_steps
     t = 0
     if progress is not None:
@@ -176,13 +189,17 @@ def _play(agent_list: tuple, key: Array, pairs: tuple[tuple[int, int], ...], gam
 
 def play_pairs(agent_list: Sequence, pairs: Sequence[tuple[int, int]], key: Array,
                labels: Sequence[str] | None = None, *, game=None,
-               progress: Callable[[int, int, int, int], None] | None = None) -> list[protocol.MatchResult]:
+               progress: Callable[[int, int, int, int], None] | None = None,
+               devices: int = 1) -> list[protocol.MatchResult]:
     """The protocol match of every pair ``(i, j)`` of ``agent_list`` (agent ``i`` as A), all in one
     compiled program (module docstring); ``labels`` name the agents in the results (default: their names).
     ``game``: the game (default: the first agent's, :func:`c4jax.evaluation.protocol.game_of`); a
     ``ValueError`` when it does not :func:`fit <fits>`. ``progress``: called before the first ply and after
     every ply (one call of the compiled program each) with ``(plies played, the game's most plies, games over, games)``; the
-    games are the same with or without it."""
+    games are the same with or without it. ``devices``: the first N devices (0 = all) share every
+    key-independent agent's decisions at each ply, each deciding an equal share of that agent's games
+    (where N divides their number; the others decide on one device); the games are the same on any
+    number of devices."""
     pairs = tuple((int(i), int(j)) for i, j in pairs)
     if not pairs:
         return []
@@ -194,7 +211,9 @@ def play_pairs(agent_list: Sequence, pairs: Sequence[tuple[int, int]], key: Arra
         raise ValueError(f"{game.id}: a round robin in one program needs a game whose player to move alternates "
                          "at every ply (its kit's match.alternating); play it match by match")
     labels = list(labels) if labels is not None else [protocol.agent_name(a) for a in agent_list]
-    out = jax.device_get(_play(tuple(agent_list), key, pairs, game, progress))
+    n_devices = len(devs.select(devices))
+    with contextlib.nullcontext() if n_devices == 1 else jax.set_mesh(devs.make_mesh(n_devices)):
+        out = jax.device_get(_play(tuple(agent_list), key, pairs, game, progress))
     moves, a_first, _ = protocol.seats(game)
     results = []
     for p, (i, j) in enumerate(pairs):

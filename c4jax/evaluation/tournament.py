@@ -296,11 +296,13 @@ def round_robin(agent_list: Sequence, key: Array, *, progress: bool = True, self
       self_play: also play every agent against itself; those games only fill the diagonal
         of the game-length table (Table 5.4).
       names: labels for the entries (default: each agent's ``name``; must be unique).
-      devices: split the 100 games of every match over the first N devices (0 = all; when N
-        divides 100, else they run whole on each); the same games as on one device.
+      devices: the first N devices (0 = all) play at once: in one program, each decides an equal share
+        of every key-independent agent's games (:func:`c4jax.evaluation.lockstep.play_pairs`); match by
+        match, the 100 games of every match are split over them (when N divides 100, else they run
+        whole on each). The same games as on one device.
       per_match: play one jitted match after another (each with its own key, below) instead of
         all of a Connect Four tournament's matches in one program
-        (:mod:`c4jax.evaluation.lockstep`, the default on one device: each agent compiled once,
+        (:mod:`c4jax.evaluation.lockstep`, the default: each agent compiled once,
         each decision made once; deterministic agents play the same games either way,
         stochastic ones sample with other keys).
 
@@ -317,7 +319,7 @@ def round_robin(agent_list: Sequence, key: Array, *, progress: bool = True, self
         jobs += [(i, i) for i in range(n)]
     matches, self_matches = [], []
     n_devices = len(devs.select(devices))
-    if n_devices == 1 and lockstep.fits(game) and not per_match:  # turns alternate: one program
+    if lockstep.fits(game) and not per_match:  # turns alternate: one program
         with progress_bar(desc=f"tournament ({len(jobs)} matches at once)", unit="ply",
                           disable=not progress) as bar:
 
@@ -326,7 +328,8 @@ def round_robin(agent_list: Sequence, key: Array, *, progress: bool = True, self
                 bar.set_postfix_str(f"{over}/{n_games} games over", refresh=False)
                 bar.update(plies - bar.n)
 
-            for (i, j), m in zip(jobs, lockstep.play_pairs(loaded, jobs, key, labels, progress=advance)):
+            for (i, j), m in zip(jobs, lockstep.play_pairs(loaded, jobs, key, labels, progress=advance,
+                                                                    devices=n_devices)):
                 (matches if i != j else self_matches).append(m)
         return Tournament(names=tuple(labels), matches=tuple(matches), self_matches=tuple(self_matches), game=game)
     mesh = contextlib.nullcontext() if n_devices == 1 else jax.set_mesh(devs.make_mesh(n_devices))

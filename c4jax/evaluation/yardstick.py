@@ -18,17 +18,20 @@ result. For each, the agent's column
 - **keeps** the outcome when its score has the sign of the best score, and
 - is **exact** when its score equals the best score (the fastest win, the slowest loss).
 
-:func:`optimal_move_rate` plays every position in one jitted, batched call (the agent
-passed as an argument, as in :mod:`c4jax.evaluation.protocol`) and returns the rates
+:func:`optimal_move_rate` plays the positions in jitted, batched calls of ``batch_size`` boards (the
+agent passed as an argument, as in :mod:`c4jax.evaluation.protocol`), split over the devices asked
+for, and returns the rates
 overall and per phase, with counts, as a flat dict of floats.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
@@ -36,7 +39,7 @@ import numpy as np
 from jax import Array
 
 from c4jax import games
-from c4jax.io.devices import shard_batch, to_host
+from c4jax.io.devices import make_mesh, select, shard_batch, split_rows, to_host
 
 POSITIONS_FILE = Path(__file__).resolve().parent / "yardstick_positions.npz"
 ILLEGAL = -100  # the score of an illegal column in a position set (the perfect player's solve_scores convention)
@@ -128,22 +131,30 @@ def _read(path: Path) -> Positions:
 # --------------------------------------------------------------------------------------------- grading
 
 
-def _choices(agent, boards: Array, key: Array, batch_size: int) -> Array:
-    """int32[N]: the agent's column for each board, ``batch_size`` boards per call (``lax.map``)."""
+def _act_rows(agent, boards: Array, key: Array) -> Array:
+    """int32[B]: ``agent``'s column for each of ``boards`` [B, ...]; a key-independent agent's boards
+    split over the devices of the current mesh (:func:`c4jax.io.devices.split_rows`), a sampling agent's
+    batch laid out over them (:func:`c4jax.io.devices.shard_batch`; its samples do not depend on it)."""
+    if getattr(agent, "keyed", True):
+        return agent._act(shard_batch(boards), key).astype(jnp.int32)
+    return split_rows(lambda shared, rows: shared[0]._act(rows, shared[1]).astype(jnp.int32), (agent, key), boards)
+
+
+_act_chunk = jax.jit(_act_rows)
+
+
+def _chunks(boards: np.ndarray, key: Array, batch_size: int) -> tuple[np.ndarray, Array]:
+    """``boards`` [N, ...] as ``ceil(N / batch_size)`` chunks of ``batch_size`` (the last one filled
+    with copies of board 0) and one key per chunk (``split(key, chunks)``)."""
     n = boards.shape[0]
     chunks = -(-n // batch_size)
     pad = chunks * batch_size - n
-    padded = jnp.concatenate([boards, jnp.broadcast_to(boards[:1], (pad,) + boards.shape[1:])]) if pad else boards
-    keys = jax.random.split(key, chunks)
-    acts = jax.lax.map(lambda xs: agent._act(shard_batch(xs[0]), xs[1]),  # split over a mesh's devices
-                       (padded.reshape((chunks, batch_size) + boards.shape[1:]), keys))
-    return acts.reshape(-1)[:n]
+    padded = np.concatenate([boards, np.broadcast_to(boards[:1], (pad,) + boards.shape[1:])]) if pad else boards
+    return padded.reshape((chunks, batch_size) + boards.shape[1:]), jax.random.split(key, chunks)
 
 
-def _grade_impl(agent, boards: Array, scores: Array, phase: Array, graded: Array, key: Array,
-                batch_size: int) -> dict[str, Array]:
+def _counts(action: Array, scores: Array, phase: Array, graded: Array) -> dict[str, Array]:
     """Per-phase counts of graded positions, outcome-keeping and exact choices (int32[3] each)."""
-    action = _choices(agent, boards, key, batch_size)
     legal = scores != ILLEGAL
     best = jnp.max(jnp.where(legal, scores, ILLEGAL), axis=-1)
     actions = scores.shape[-1]
@@ -154,34 +165,51 @@ def _grade_impl(agent, boards: Array, scores: Array, phase: Array, graded: Array
     exact = (chosen != ILLEGAL) & (chosen == best)
     onehot = (phase[:, None] == jnp.arange(len(PHASES))[None]) & graded[:, None]
     count = lambda m: jnp.sum(onehot & m[:, None], axis=0, dtype=jnp.int32)  # noqa: E731
-    return {"n": count(jnp.ones_like(keep)), "keep": count(keep), "exact": count(exact), "action": action}
+    return {"n": count(jnp.ones_like(keep)), "keep": count(keep), "exact": count(exact)}
 
 
-_grade = jax.jit(_grade_impl, static_argnames=("batch_size",))
+_counts_jit = jax.jit(_counts)
 
 
 def grade(agent, key: Array, *, positions: Positions | None = None, batch_size: int = 512,
-          jit: bool = True) -> dict[str, np.ndarray]:
+          jit: bool = True, devices: int = 1,
+          progress: Callable[[int, int], None] | None = None) -> dict[str, np.ndarray]:
     """The raw grading: the agent's column for every position (``action``, int32[N]) and per-phase
     counts (int[3]) of graded positions ``n``, outcome-keeping ``keep`` and ``exact`` choices.
 
     An agent whose moves do not depend on the key (``keyed`` false: deterministic ones) is asked
     only about the graded (non-trivial) positions, which its grade depends on; its ``action`` is
     -1 at the others. An agent that samples is asked about every position, so that each keeps
-    its place in its batch and its key."""
+    its place in its batch and its key. The positions asked go in chunks of ``batch_size``, chunk
+    ``c`` with key ``split(key, chunks)[c]``, one call each (jitted unless ``jit`` is false: op by
+    op, the same result); ``progress(positions done, positions)`` after each. ``devices``: the
+    first N devices (0 = all) share every chunk; the figures are the same on any number."""
     pos = positions if positions is not None else load_positions()
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
     asked = np.ones(len(pos), bool) if getattr(agent, "keyed", True) else pos.nontrivial
     if not asked.any():  # nothing to grade: every position, so that the call has a batch
         asked = np.ones(len(pos), bool)
-    batch_size = min(batch_size, int(asked.sum()))
-    args = (agent, jnp.asarray(pos.boards[asked]), jnp.asarray(pos.scores[asked]), jnp.asarray(pos.phase[asked]),
-            jnp.asarray(pos.nontrivial[asked]), key)
-    out = _grade(*args, batch_size=batch_size) if jit else _grade_impl(*args, batch_size=batch_size)
+    n_asked = int(asked.sum())
+    batch_size = min(batch_size, n_asked)
+    chunks, keys = _chunks(pos.boards[asked], key, batch_size)
+    act = _act_chunk if jit else _act_rows
+    n_devices = len(select(devices))
+    parts = []
+    with contextlib.nullcontext() if n_devices == 1 else jax.set_mesh(make_mesh(n_devices)):
+        if progress is not None:
+            progress(0, n_asked)
+        for c in range(len(chunks)):
+            parts.append(np.asarray(to_host(act(agent, jnp.asarray(chunks[c]), keys[c]))))
+            if progress is not None:
+                progress(min((c + 1) * batch_size, n_asked), n_asked)
+    action_asked = np.concatenate(parts)[:n_asked]
+    counts = _counts_jit if jit else _counts
+    out = counts(jnp.asarray(action_asked), jnp.asarray(pos.scores[asked]), jnp.asarray(pos.phase[asked]),
+                 jnp.asarray(pos.nontrivial[asked]))
     out = {k: np.asarray(v) for k, v in to_host(out).items()}
     action = np.full(len(pos), -1, np.int32)
-    action[asked] = out["action"]
+    action[asked] = action_asked
     return {**out, "action": action}
 
 
@@ -198,7 +226,8 @@ def metrics(raw: dict[str, np.ndarray]) -> dict[str, float]:
 
 
 def optimal_move_rate(agent, key: Array, *, positions: Positions | None = None, batch_size: int = 512,
-                      jit: bool = True) -> dict[str, float]:
+                      jit: bool = True, devices: int = 1,
+                      progress: Callable[[int, int], None] | None = None) -> dict[str, float]:
     """Grade ``agent``'s moves on the non-trivial positions of the yardstick set.
 
     Args:
@@ -207,6 +236,8 @@ def optimal_move_rate(agent, key: Array, *, positions: Positions | None = None, 
       positions: a position set (default: the shipped one, :func:`load_positions`).
       batch_size: boards per agent call inside the jitted ``lax.map``.
       jit: run the grader jitted (the default) or op by op (same result).
+      devices: the first N devices (0 = all) share every batch of boards (same result).
+      progress: called with ``(positions done, positions asked)`` before the first batch and after each.
 
     Returns:
       ``{"yardstick/keep": ..., "yardstick/exact": ..., "yardstick/n": ..., "yardstick/keep_opening":
@@ -214,4 +245,5 @@ def optimal_move_rate(agent, key: Array, *, positions: Positions | None = None, 
       fractions of graded (non-trivial) positions where the agent's column keeps the
       game-theoretic outcome / has the best exact score, and their counts, overall and per phase.
     """
-    return metrics(grade(agent, key, positions=positions, batch_size=batch_size, jit=jit))
+    return metrics(grade(agent, key, positions=positions, batch_size=batch_size, jit=jit, devices=devices,
+                         progress=progress))

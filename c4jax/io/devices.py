@@ -13,6 +13,9 @@ sharded minibatch are averaged over the devices by construction.
 - :func:`shard_batch`: inside jitted code, pins a leading games/rows axis to the mesh's
   :data:`BATCH` axis; a no-op without such a mesh (``jax.set_mesh``), so single-device
   programs are unchanged.
+- :func:`split_rows`: inside jitted code, runs a function whose output rows depend only on their
+  own input rows (a deterministic agent's decisions) on each device's share of the rows
+  (``jax.shard_map``), so that the devices work at once; a plain call without such a mesh.
 - :func:`to_host`: ``jax.device_get`` that also fetches arrays spread over several processes.
 - :func:`initialize`: ``jax.distributed.initialize`` for a multi-process (multi-host) run;
   it must run before anything starts a JAX backend, which importing ``c4jax`` does not.
@@ -118,6 +121,31 @@ def shard_batch(tree: Any, axis: int = 0) -> Any:
         return jax.lax.with_sharding_constraint(x, spec)
 
     return jax.tree.map(one, tree)
+
+
+def split_rows(fn, shared: Any, rows: Any, fill: Any = None) -> Any:
+    """``fn(shared, rows)`` with ``rows`` (a pytree whose array leaves share a leading axis R) split
+    over the N devices of the :data:`BATCH` axis of the current mesh: device ``d`` calls ``fn`` on the
+    rows ``d, d + N, d + 2N, ...`` (``shared`` whole on every device), so that rows next to each other,
+    alike in cost, go to different devices. When N does not divide R, rows are added (copies of row 0,
+    or ``fill``, a pytree of one row like ``rows``) and their outputs dropped. ``fn`` must give each output
+    row (a pytree of arrays with the leading axis R) from its own input row alone (a deterministic
+    decision, not a sample drawn for the batch), so the result is the same as one call on all the rows,
+    which is what it is without such a mesh."""
+    n = batch_devices()
+    if n == 1:
+        return fn(shared, rows)
+    size = jax.tree.leaves(rows)[0].shape[0]
+    per = -(-size // n)
+    extra = per * n - size
+    if extra:
+        fill = jax.tree.map(lambda x: x[:1], rows) if fill is None else fill
+        rows = jax.tree.map(lambda x, f: jax.numpy.concatenate([x, jax.numpy.broadcast_to(f, (extra,) + x.shape[1:])]),
+                            rows, fill)
+    order = np.arange(per * n).reshape(per, n).T.reshape(-1)  # device d's rows d, d + n, ... side by side
+    split = jax.shard_map(fn, in_specs=(PartitionSpec(), PartitionSpec(BATCH)), out_specs=PartitionSpec(BATCH),
+                          check_vma=False)(shared, jax.tree.map(lambda x: x[order], rows))
+    return jax.tree.map(lambda y: y[np.argsort(order)][:size], split)
 
 
 def check_divisible(sizes: dict[str, int], n: int, what: str = "devices") -> None:

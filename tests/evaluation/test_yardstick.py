@@ -161,8 +161,10 @@ def test_a_deterministic_agent_graded_on_the_graded_positions_only_gets_the_full
     la = agents.load("2steplA")
     assert not la.keyed
     raw = yardstick.grade(la, jax.random.key(0), positions=small, batch_size=64)
-    every = yardstick._grade(la, jnp.asarray(small.boards), jnp.asarray(small.scores), jnp.asarray(small.phase),
-                             jnp.asarray(small.nontrivial), jax.random.key(0), batch_size=64)
+    chunks, keys = yardstick._chunks(small.boards, jax.random.key(0), 64)
+    action = np.concatenate([yardstick._act_chunk(la, jnp.asarray(c), k) for c, k in zip(chunks, keys)])[:len(small)]
+    every = {**yardstick._counts(jnp.asarray(action), jnp.asarray(small.scores), jnp.asarray(small.phase),
+                                 jnp.asarray(small.nontrivial)), "action": action}
     for k in ("n", "keep", "exact"):
         assert np.array_equal(raw[k], np.asarray(every[k])), k
     graded = small.nontrivial

@@ -1,0 +1,39 @@
+"""Every CPU core as a JAX device, for the programs whose independent games then run at once.
+
+XLA runs one CPU device's program on one core at a time (big single ops aside); forced host devices
+(``XLA_FLAGS=--xla_force_host_platform_device_count=N``) give the CPU backend N devices, which run
+their shares of a program on N cores together. The flag is read when JAX starts its CPU backend, so
+:func:`use_every_core` must run before ``jax`` is imported; this module imports no JAX. It only
+affects the CPU backend: on a GPU or TPU the devices are the accelerators as before.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import MutableMapping
+
+FLAG = "--xla_force_host_platform_device_count"
+
+
+def cores() -> int:
+    """The CPU cores this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
+def use_every_core(environ: MutableMapping[str, str] | None = None) -> int:
+    """Give JAX's CPU backend one device per core (:func:`cores`) by adding :data:`FLAG` to
+    ``XLA_FLAGS`` in ``environ`` (default: this process' environment, which the processes it starts
+    inherit). Leaves ``XLA_FLAGS`` as it is when it names the device count already (the user's
+    choice), and changes nothing once ``jax`` is imported in this process (too late to take effect).
+    Returns the device count it set, or 0 when it set none."""
+    env = os.environ if environ is None else environ
+    flags = env.get("XLA_FLAGS", "")
+    if FLAG in flags or (environ is None and "jax" in sys.modules):
+        return 0
+    n = cores()
+    env["XLA_FLAGS"] = f"{flags} {FLAG}={n}".strip()
+    return n
