@@ -12,9 +12,7 @@ where it or Playwright is missing).
 from __future__ import annotations
 
 import os
-import re
 import shutil
-import sys
 from pathlib import Path
 
 import jax
@@ -23,43 +21,14 @@ import pytest
 from c4jax import agents, evaluation, games
 
 from playserver import request, serving  # the tests' in-process play server
-from scripts import ROOT
-
-GUIDE = ROOT / "docs" / "guide.md"
-
-
-def _guide_files() -> dict[str, str]:
-    """``{relative path: text}`` of the code blocks of "Adding a game" that name their file."""
-    text = GUIDE.read_text()
-    section = text[text.index("\n## Adding a game"):]
-    section = section[:section.index("\n## ", 1)]
-    files = {}
-    for block in re.findall(r"```python\n(.*?)```", section, flags=re.S):
-        first = block.splitlines()[0]
-        match = re.fullmatch(r"# (tictactoe/\w+\.py)(:.*)?", first)
-        if match:
-            files[match.group(1)] = block
-    return files
+import third_game  # the guide's tic-tac-toe, registered from a temporary folder
 
 
 @pytest.fixture(scope="module")
 def tic_tac_toe(tmp_path_factory):
-    root = tmp_path_factory.mktemp("third_game")
-    files = _guide_files()
-    assert {"tictactoe/game.py", "tictactoe/kit.py", "tictactoe/view.py"} <= set(files), sorted(files)
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    (root / "tictactoe" / "__init__.py").touch()
     with pytest.MonkeyPatch.context() as patch:  # the game's folder on sys.path until the module's tests end
-        patch.syspath_prepend(str(root))
-        games.GAMES["tic_tac_toe"] = "tictactoe.kit:KIT"  # the registry line
-        try:
-            yield games.make("tic_tac_toe")
-        finally:
-            del games.GAMES["tic_tac_toe"]
-            for name in [m for m in sys.modules if m == "tictactoe" or m.startswith("tictactoe.")]:
-                del sys.modules[name]
+        with third_game.registered(tmp_path_factory.mktemp("third_game"), patch) as game:
+            yield game
 
 
 def test_the_guide_s_game_registers_and_passes_the_conformance_suite(tic_tac_toe):

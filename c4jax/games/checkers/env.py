@@ -150,7 +150,9 @@ def _count_true(flags: Array) -> Array:
     n = flags.shape[-1]
     chunks = -(-n // 32)
     width = -(-n // chunks)
-    flags = jnp.pad(flags.astype(jnp.int32), (0, chunks * width - n))
+    flags = flags.astype(jnp.int32)
+    if chunks * width > n:  # no pad of 0 (jax2onnx cannot lower a pad of a batch of unknown size)
+        flags = jnp.pad(flags, (0, chunks * width - n))
     partial, = _materialize(flags.reshape(chunks, width).sum(axis=-1))  # else XLA merges the two sums
     return partial.sum()
 
