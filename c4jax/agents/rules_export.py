@@ -23,7 +23,7 @@ The layout is recorded in the models' ``metadata_props`` (``state``: a JSON list
 called without a key (games whose steps draw chance are not exported faithfully).
 
 onnxruntime's CPU kernels lack a few operations on some element types that the kits use (``Where``
-on ``bool``, ``ReduceMax`` on ``uint32``): :func:`widen_types` runs each such node in a wider type and
+on ``bool``, ``ReduceMax`` and ``Range`` on ``uint32``): :func:`widen_types` runs each such node in a wider type and
 casts back, which is exact. jax2onnx, onnx and onnxruntime come with the ``onnx`` extra and are imported
 only inside the functions that need them.
 """
@@ -57,7 +57,9 @@ WIDEN = {("Where", "BOOL"): "UINT8", ("Where", "INT16"): "INT32", ("Where", "UIN
          ("ReduceMax", "UINT32"): "INT64", ("ReduceMin", "UINT32"): "INT64",
          ("ReduceMax", "UINT16"): "INT32", ("ReduceMin", "UINT16"): "INT32",
          ("ReduceMax", "INT16"): "INT32", ("ReduceMin", "INT16"): "INT32",
-         ("Max", "INT16"): "INT32", ("Min", "INT16"): "INT32", ("Max", "UINT16"): "INT32", ("Min", "UINT16"): "INT32"}
+         ("Max", "INT16"): "INT32", ("Min", "INT16"): "INT32", ("Max", "UINT16"): "INT32", ("Min", "UINT16"): "INT32",
+         ("Range", "UINT32"): "INT64", ("Range", "UINT16"): "INT32", ("Range", "UINT8"): "INT32",
+         ("Range", "INT8"): "INT32"}
 _DATA_INPUTS = {"Where": (1, 2)}  # the inputs that carry the values (Where's condition stays bool)
 
 
@@ -142,8 +144,9 @@ def metadata(game, which: str) -> dict[str, str]:
 
 def widen_types(model) -> int:
     """Rewrite in place every node whose operation and value type :data:`WIDEN` lists (onnxruntime's
-    CPU kernels lack them: ``Where`` on ``bool``, ``ReduceMax`` on ``uint32``...): its value inputs
-    cast to the wider type, its outputs of the narrow type computed in the wider one and cast back.
+    CPU kernels lack them: ``Where`` on ``bool``, ``ReduceMax`` on ``uint32``, ``Range`` on ``uint32``, which
+    ONNX does not define): its value inputs cast to the wider type, its outputs computed in the wider
+    one and cast back.
     The results are identical. Returns how many nodes were rewritten."""
     onnx = _require("onnx")
     TP = onnx.TensorProto
@@ -169,10 +172,9 @@ def widen_types(model) -> int:
                 nodes.append(onnx.helper.make_node("Cast", [x], [f"{x}__wide_{i}_{j}"], to=wide, name=f"widen_{i}_in{j}"))
                 node.input[j] = f"{x}__wide_{i}_{j}"
         casts = []
-        for j, y in enumerate(node.output):
-            if types.get(y) == narrow:
-                node.output[j] = f"{y}__wide"
-                casts.append(onnx.helper.make_node("Cast", [f"{y}__wide"], [y], to=narrow, name=f"widen_{i}_out{j}"))
+        for j, y in enumerate(node.output):  # each operation here returns its value inputs' type
+            node.output[j] = f"{y}__wide"
+            casts.append(onnx.helper.make_node("Cast", [f"{y}__wide"], [y], to=narrow, name=f"widen_{i}_out{j}"))
         nodes.extend([node, *casts])
     del graph.node[:]
     graph.node.extend(nodes)
@@ -267,6 +269,7 @@ class Runtime:
     game: Any
     init_session: Any
     step_session: Any
+    state_names: tuple[str, ...] = ()
 
     @classmethod
     def load(cls, game, init_model, step_model, threads: int = 1) -> "Runtime":
@@ -280,13 +283,12 @@ class Runtime:
             src = str(m) if isinstance(m, (str, Path)) else m if isinstance(m, bytes) else m.SerializeToString()
             return ort.InferenceSession(src, options, providers=["CPUExecutionProvider"])
 
-        return cls(games.make(game) if isinstance(game, str) else game, session(init_model), session(step_model))
+        game = games.make(game) if isinstance(game, str) else game
+        return cls(game, session(init_model), session(step_model), tuple(t.name for t in layout(game)[0]))
 
     def _split(self, outputs) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-        tensors, _ = layout(self.game)
-        n = len(tensors)
-        return ({t.name: o for t, o in zip(tensors, outputs[:n], strict=True)},
-                dict(zip(VIEWS, outputs[n:], strict=True)))
+        n = len(self.state_names)
+        return dict(zip(self.state_names, outputs[:n], strict=True)), dict(zip(VIEWS, outputs[n:], strict=True))
 
     def init(self, batch: int, keys: np.ndarray | None = None):
         """The start positions of ``batch`` games (``keys``: ``uint32[batch, K]``, zeros by default)."""
