@@ -122,8 +122,9 @@ def _from_board(rules: Rules, cur, opp, kings, jumper, player) -> State:
     rewards = jnp.where(player == 0, jnp.stack([-winner_reward, winner_reward]),
                         jnp.stack([winner_reward, -winner_reward])).astype(jnp.float32)
     history = jnp.zeros(rules.history_size, _U32)
-    if rules.history_size:  # position 0: the mover's kings, then the opponent's (in its frame)
-        history = history.at[:2].set(jnp.stack([cur & kings, bb.rotate(opp & kings)]))
+    if rules.history_size:  # position 0: the mover's kings, then the opponent's (in its frame); no scatter (ONNX)
+        history = jnp.concatenate([jnp.stack([cur & kings, bb.rotate(opp & kings)]),
+                                   jnp.zeros(rules.history_size - 2, _U32)])
     return State(cur=cur, opp=opp, kings=kings & (cur | opp), jumper=jumper,
                  legal=jnp.where(lost, _U32(0), legal), current_player=player, rewards=rewards,
                  terminated=lost, truncated=jnp.bool_(False), step_count=jnp.int32(0), quiet=jnp.int32(0),
@@ -150,7 +151,9 @@ def _count_true(flags: Array) -> Array:
     n = flags.shape[-1]
     chunks = -(-n // 32)
     width = -(-n // chunks)
-    flags = jnp.pad(flags.astype(jnp.int32), (0, chunks * width - n))
+    flags = flags.astype(jnp.int32)
+    if chunks * width > n:  # no pad of 0 (jax2onnx cannot lower a pad of a batch of unknown size)
+        flags = jnp.pad(flags, (0, chunks * width - n))
     partial, = _materialize(flags.reshape(chunks, width).sum(axis=-1))  # else XLA merges the two sums
     return partial.sum()
 

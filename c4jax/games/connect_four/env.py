@@ -43,14 +43,14 @@ class EnvState:
     @property
     def first_player_to_move(self) -> Array:
         """bool[]: the player to move is the one who moved first (an even stone count)."""
-        return self.num_moves % 2 == 0
+        return (self.num_moves & 1) == 0  # not % 2: jax2onnx cannot lower an integer rem of unknown batch
 
     # The game protocol's view of the state (c4jax.games.base): player 0 moves first.
 
     @property
     def current_player(self) -> Array:
         """int32[]: 0 when the first player is to move, else 1."""
-        return (self.num_moves % 2).astype(jnp.int32)
+        return (self.num_moves & 1).astype(jnp.int32)
 
     @property
     def legal_action_mask(self) -> Array:
@@ -149,7 +149,7 @@ def _from_board(board: Array) -> EnvState:
     opp_won = bb.has_four(opp)
     done = opp_won | (num_moves == MAX_MOVES)
     # The stone-count parity says who moved first (21 stones each, first player starts).
-    opp_sign = jnp.where(num_moves % 2 == 0, -1, 1).astype(jnp.int32)
+    opp_sign = jnp.where((num_moves & 1) == 0, -1, 1).astype(jnp.int32)
     return EnvState(
         cur=cur,
         opp=opp,
