@@ -1,5 +1,5 @@
 """How long each command takes to answer ``--help`` and an unknown flag, and a ``--preset smoke`` trainer
-run to print its first line, each in a fresh interpreter (the median of ``--repeats`` runs), against the
+run and the play server to print their first line, each in a fresh interpreter (the median of ``--repeats`` runs), against the
 1 s target and against ``python -c "import jax"`` measured in the same run.
 
     python experiments/bench_cli_start.py              # every command; docs/results/cli_start.md
@@ -62,9 +62,13 @@ def cases(smoke_out: str) -> list[tuple[str, str, list[str]]]:
                 (f"c4jax {name} --bogus", "end", c4jax + [name, "--bogus"])]
         if (ROOT / script).exists():
             out += [(f"{script} --help", "end", [script, "--help"]), (f"{script} --bogus", "end", [script, "--bogus"])]
+    play = ["-m", "c4jax.play"]  # c4jax-play
+    out += [("python -m c4jax.play --help", "end", play + ["--help"]),
+            ("python -m c4jax.play --bogus", "end", play + ["--bogus"])]
     for name in TRAINERS:
         out.append((f"experiments/{name}.py --preset smoke: first line", "first",
                     [f"experiments/{name}.py", "--preset", "smoke", "--out", str(Path(smoke_out, name))]))
+    out.append(("c4jax play --port 0: first line (serving on ...)", "first", c4jax + ["play", "--port", "0"]))
     return out
 
 

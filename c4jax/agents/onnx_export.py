@@ -49,13 +49,13 @@ from c4jax._version import __version__
 from c4jax.agents.guided import GuidedSearchAgent
 from c4jax.agents.network import NetworkAgent
 from c4jax.agents.network_search import AlphaZeroAgent, evaluate
+from c4jax.agents.onnx_opsets import DEFAULT_OPSET
 from c4jax.agents.policy import ILLEGAL_SCORE, masked_logits
 from c4jax.games import base as game_base
 from c4jax.io import atomic
 
 INSTALL_HINT = "pip install -e '.[onnx]'"
 TOLERANCE = 1e-4  # largest |ONNX - JAX| allowed on finite scores
-DEFAULT_OPSET = 21
 SHARE_MIN_BYTES = 1024  # the smallest tensor share_initializers stores once for several models
 INPUT_NAME, OUTPUT_NAME = "boards", "scores"  # the default game's input; every game's output
 VALUE_NAME = "value"  # the second output of an AlphaZero graph exported with value=True

@@ -35,7 +35,6 @@ perfect player and the thesis' networks) have no such name.
 
 from __future__ import annotations
 
-import importlib.resources
 import os
 import re
 from pathlib import Path
@@ -49,6 +48,7 @@ from c4jax.agents.network_search import agent_from_search_checkpoint, is_search_
 from c4jax.agents.players import build, number
 from c4jax.agents.search import MAX_SIMULATIONS, SOLVE
 from c4jax.agents.search_agent import MCTSAgent
+from c4jax.agents.shipped import checkpoints_dir, names as shipped_names, names_for as shipped_for
 from c4jax.games import DEFAULT, GAMES, kit_of
 from c4jax.games import make as make_game
 from c4jax.games.kit import Player, resolve
@@ -62,18 +62,6 @@ _LISTED: dict[str, Callable[[], bool]] = {}
 _PATTERNS: list[tuple[re.Pattern, Callable[[re.Match, str | None], Agent], str, Callable[[], bool]]] = []
 _GAMES_AGENTS: list[str] = []  # the games whose kit's players are registered (GameKit.players)
 _SPELLING: dict[str, str] = {}  # name (lower case) -> its spelling as registered (``1steplA``), what lists show
-
-
-def checkpoints_dir() -> Path:
-    """Where shipped agents live: ``$C4JAX_CHECKPOINTS``, else the package's own ``c4jax/checkpoints/``
-    (package data, so an installed wheel has them; the repository's ``checkpoints/`` links to it)."""
-    if "C4JAX_CHECKPOINTS" in os.environ:
-        return Path(os.environ["C4JAX_CHECKPOINTS"])
-    shipped = importlib.resources.files("c4jax") / "checkpoints"
-    if not isinstance(shipped, Path):  # a zipped install: Orbax reads directories of real files
-        raise RuntimeError(f"the shipped checkpoints are not on a file system ({shipped!r}); install c4jax "
-                           "unzipped or set C4JAX_CHECKPOINTS to a folder of checkpoints")
-    return shipped
 
 
 def checkpoint_path(name: str | os.PathLike) -> Path:
@@ -146,21 +134,6 @@ def _add_player(game: str, player: Player) -> None:
                          example=player.example, listed=listed)
 
 
-def _shipped() -> list[str]:
-    root = checkpoints_dir()
-    if not root.is_dir():
-        return []
-    return sorted(p.name for p in root.iterdir() if (p / METADATA_FILE).is_file())
-
-
-def _shipped_for(game: str) -> list[str]:
-    """The agents shipped for ``game`` (not the default game) in ``checkpoints/<game>/``, as ``<game>/<name>``."""
-    root = checkpoints_dir() / game
-    if not root.is_dir():
-        return []
-    return sorted(f"{game}/{p.name}" for p in root.iterdir() if (p / METADATA_FILE).is_file())
-
-
 def known_names(game: str = DEFAULT) -> list[str]:
     """The agents of ``game`` (a :data:`c4jax.games.GAMES` id): for the default game (Connect Four)
     the built-in agents, those its kit registers (each when it is listed now: ``perfect`` only when
@@ -172,9 +145,9 @@ def known_names(game: str = DEFAULT) -> list[str]:
         if game not in GAMES:
             raise ValueError(f"unknown game {game!r}; choose one of {sorted(GAMES)}")
         own = [n for n in listed if n.startswith(f"{game}/")]
-        return sorted({f"{game}/random", f"{game}/mcts1000", *own, *_shipped_for(game)}, key=str.lower)
+        return sorted({f"{game}/random", f"{game}/mcts1000", *own, *shipped_for(game)}, key=str.lower)
     examples = {example for _, _, example, shown in _PATTERNS if shown()}
-    return sorted({n for n in listed if "/" not in n} | examples | set(_shipped()), key=str.lower)
+    return sorted({n for n in listed if "/" not in n} | examples | set(shipped_names()), key=str.lower)
 
 
 def game_of(agent) -> str:

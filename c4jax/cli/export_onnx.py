@@ -33,17 +33,13 @@ import sys
 from pathlib import Path
 from typing import Annotated, Sequence
 
-import jax
 import tyro
 
 from c4jax import agents, games
-from c4jax.agents import onnx_export
-from c4jax.evaluation import random_boards
+from c4jax.agents.onnx_opsets import DEFAULT_OPSET, OPSETS
 from c4jax.io import cliargs, interrupt
 from c4jax.io.cliargs import fail
 from c4jax.io.runlog import display_path
-
-OPSETS = range(17, 24)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +52,7 @@ class Args:
     """Random positions of the agent's game (its kit's random_start) the written file is checked on."""
     seed: int = 0
     """PRNG seed of the check positions."""
-    opset: int = onnx_export.DEFAULT_OPSET
+    opset: int = DEFAULT_OPSET
     """ONNX opset of the graph (17..23)."""
 
 
@@ -81,6 +77,11 @@ def main(args: Args) -> dict:
         fail(f"--boards must be positive, got {args.boards}")
     if args.opset not in OPSETS:
         fail(f"--opset must be in {OPSETS.start}..{OPSETS.stop - 1}, got {args.opset}")
+    import jax
+
+    from c4jax.agents import onnx_export
+    from c4jax.evaluation import random_boards
+
     try:
         agent = onnx_export.exportable(agents.load(args.agent))
     except (ValueError, ImportError, OSError) as e:

@@ -30,7 +30,6 @@ from typing import Annotated, Sequence
 
 import tyro
 
-from c4jax.agents import onnx_export
 from c4jax.cli import website
 from c4jax.io import cliargs, interrupt
 from c4jax.io.cliargs import fail
@@ -56,6 +55,8 @@ def main(args: Args) -> dict:
     names = list(args.agents) or website.shipped_agents()
     if len(set(names)) != len(names):
         fail(f"--agents names an agent twice: {' '.join(names)}")
+    from c4jax.agents import onnx_export
+
     try:
         manifest = website.build(out, names, args.check_positions)
     except website.SiteError as e:

@@ -27,11 +27,10 @@ import time
 from pathlib import Path
 from typing import Annotated, Sequence
 
-import jax
 import tyro
 
 from c4jax import agents
-from c4jax.evaluation import protocol, resumable
+from c4jax.evaluation import match_files
 from c4jax.io import atomic, cliargs, interrupt, outdir
 from c4jax.io.cliargs import fail
 
@@ -40,9 +39,9 @@ RESULT_FILE = "match.json"  # in --out: every match's record, written at the end
 # what a folder of matches holds (io.outdir's kinds of output)
 MATCHES = outdir.Kind(
     noun="match",
-    found=lambda d: sorted(p.name for p in (d / n for n in (RESULT_FILE, resumable.PAIRS_FILE,
-                                                            resumable.IN_FLIGHT_FILE)) if p.is_file()),
-    owned=(RESULT_FILE, CONFIG_FILE, resumable.PAIRS_FILE, resumable.IN_FLIGHT_FILE),
+    found=lambda d: sorted(p.name for p in (d / n for n in (RESULT_FILE, match_files.PAIRS_FILE,
+                                                            match_files.IN_FLIGHT_FILE)) if p.is_file()),
+    owned=(RESULT_FILE, CONFIG_FILE, match_files.PAIRS_FILE, match_files.IN_FLIGHT_FILE),
 )
 
 
@@ -104,6 +103,10 @@ def _note(out: Path, done: int, total: int) -> None:
 def main(args: Args) -> dict:
     if args.keys < 1:
         fail(f"--keys must be at least 1, got {args.keys}")
+    import jax
+
+    from c4jax.evaluation import protocol, resumable
+
     try:
         agent_a, agent_b = agents.load(args.agent_a), agents.load(args.agent_b)
     except (ValueError, ImportError, OSError) as e:

@@ -42,15 +42,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Sequence
 
-import jax
-
 import c4jax
 from c4jax import agents, evaluation, games
-from c4jax.evaluation import ratings
-from c4jax.evaluation import timing as timing_of
-from c4jax.evaluation.tournament import default_agents
-from c4jax.evaluation.tournament import game_of as tournament_game
-from c4jax.io import cliargs, compile_cache, devices, interrupt, outdir
+from c4jax.evaluation.field import default_agents
+from c4jax.io import cliargs, compile_cache, interrupt, outdir
 from c4jax.io.cliargs import fail
 from c4jax.play import links
 
@@ -130,6 +125,8 @@ def load_agents(specs: tuple[str, ...]) -> tuple[list, list[str]]:
              f"{', '.join(agents.known_names())} (each with an optional :sto or :det suffix), or the path of a "
              "checkpoint directory")
     labels = [_short_label(a, s) for a, s in zip(loaded, specs)]
+    from c4jax.evaluation.tournament import game_of as tournament_game
+
     try:
         tournament_game(loaded, list(specs))
     except ValueError as e:
@@ -214,10 +211,6 @@ def _say(line: str) -> None:
 def main(args: Args, command: str | None = None) -> dict:
     """Run the tournament and write every output; returns a summary (paths, tables, ratings)."""
     command = command or "python experiments/tournament.py " + shlex.join(sys.argv[1:])
-    try:
-        n_devices = len(devices.select(args.devices))
-    except devices.DeviceError as e:
-        fail(str(e))
     counts = [("--timing-batch", args.timing_batch), ("--timing-repeats", args.timing_repeats),
               ("--timing-batched-repeats", args.timing_batched_repeats)] if args.timing else []
     counts += [("--bootstrap-samples", args.bootstrap_samples)] if args.ratings_ci == "bootstrap" else []
@@ -227,6 +220,16 @@ def main(args: Args, command: str | None = None) -> dict:
     for flag, value in (("--timing-budget", args.timing_budget), ("--rating-prior", args.rating_prior)):
         if not value >= 0:
             fail(f"{flag} must be >= 0, got {value}")
+    import jax
+
+    from c4jax.evaluation import ratings
+    from c4jax.evaluation import timing as timing_of
+    from c4jax.io import devices
+
+    try:
+        n_devices = len(devices.select(args.devices))
+    except devices.DeviceError as e:
+        fail(str(e))
     loaded, labels = load_agents(tuple(args.agents))  # fails before any game
     try:
         out = outdir.claim(args.out, outdir.TOURNAMENT, overwrite=args.overwrite)

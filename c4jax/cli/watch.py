@@ -26,19 +26,15 @@ board. A bad agent name, or an agent that cannot play the game, is a one-line er
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal, Sequence
 
-import jax
-import jax.numpy as jnp
-import numpy as np
 import tyro
 
 from c4jax import agents, games
-from c4jax.agents import arena
 from c4jax.games import drawing
-from c4jax.games.viewbase import movetext
 from c4jax.io import cliargs, interrupt
 from c4jax.io.cliargs import fail
 from c4jax.play import links
@@ -88,14 +84,27 @@ def load_for(spec: str, game) -> Any:
          f"on {name} can")
 
 
-_rollout = jax.jit(arena.rollout, static_argnames=("game", "reward_fn"))
+@functools.lru_cache(maxsize=None)
+def _rollout():
+    """:func:`c4jax.agents.arena.rollout`, jitted (once per process)."""
+    import jax
+
+    from c4jax.agents import arena
+
+    return jax.jit(arena.rollout, static_argnames=("game", "reward_fn"))
 
 
 def play(agent_a, agent_b, game, a_first: bool, seed: int) -> tuple[list[int], list[bool], float, list]:
     """One game from the start position: the actions, whether A made each, A's outcome (+1 / 0 /
     -1) and the states before every action and after the last (host side)."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from c4jax.agents import arena
+
     start = arena.initial_states(1, game)
-    traj = jax.device_get(_rollout(agent_a, agent_b, start, jnp.array([a_first]), jax.random.key(seed), game=game))
+    traj = jax.device_get(_rollout()(agent_a, agent_b, start, jnp.array([a_first]), jax.random.key(seed), game=game))
     valid = np.asarray(traj.valid[0])
     actions = [int(a) for a in np.asarray(traj.actions[0])[valid]]
     by_a = [bool(b) for b in np.asarray(traj.by_a[0])[valid]]
@@ -124,6 +133,10 @@ def main(args: Args) -> dict:
         fail(f"--seconds must be positive, got {args.seconds}")
     _writable(args.svg, "svg")
     _writable(args.gif, "gif")
+    import numpy as np
+
+    from c4jax.games.viewbase import movetext
+
     view = games.view(args.game)
     game = view.GAME
     agent_a, agent_b = load_for(args.agent_a, game), load_for(args.agent_b, game)

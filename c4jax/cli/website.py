@@ -37,16 +37,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-import jax
-
 from c4jax import agents, games
 from c4jax._version import __version__
-from c4jax.agents import onnx_export
-from c4jax.agents.network_search import SOLVE_PB_C_INIT, AlphaZeroAgent
-from c4jax.agents.search import PB_C_BASE
-from c4jax.evaluation import random_boards
+from c4jax.agents import shipped
 from c4jax.io import atomic
-from c4jax.io.checkpoint import METADATA_FILE
+from c4jax.io.metadata import METADATA_FILE
 
 PAGE_FILES = ("index.html", "style.css", "app.js", "rules.js", "search.js")
 NPM_FILES = ("package.json", "package-lock.json")
@@ -110,7 +105,7 @@ def runtime(log=print) -> Path:
 def shipped_agents() -> list[str]:
     """Every shipped network agent of every game, Connect Four's first (``supervised``, ...,
     ``checkers/alphazero``, ...)."""
-    root = agents.checkpoints_dir()
+    root = shipped.checkpoints_dir()
     order = {"alphazero": 0, "supervised": 1, "dqn": 2, "dueling_dqn": 3, "reinforce": 4, "ppo": 5}
     names = sorted((p.name for p in root.iterdir() if (p / METADATA_FILE).is_file()),
                    key=lambda n: (order.get(n, len(order)), n))
@@ -137,6 +132,10 @@ def entry(name: str, agent: Any, exported: Any, path: str, digest: str, data: tu
     there are none), what the graph outputs (``policy`` probabilities or ``q`` values), its default
     mode (``det``: the best move, ``sto``: sampled) and, for an AlphaZero network, its search (the JAX
     agent's simulations and PUCT constants; see ``search.js``)."""
+    from c4jax.agents import onnx_export
+    from c4jax.agents.network_search import SOLVE_PB_C_INIT, AlphaZeroAgent
+    from c4jax.agents.search import PB_C_BASE
+
     game = onnx_export.game_of(exported)
     meta = onnx_export.metadata(exported)
     out = {"name": name, "game": game.id, "file": path, "sha256": digest, **({"data": list(data)} if data else {}),
@@ -151,6 +150,8 @@ def entry(name: str, agent: Any, exported: Any, path: str, digest: str, data: tu
 
 def load_agent(name: str) -> tuple[Any, Any]:
     """``(agent, exportable agent)`` of ``name``; ``SiteError`` for an unknown name or an agent that is no network."""
+    from c4jax.agents import onnx_export
+
     try:
         agent = agents.load(name)
         return agent, onnx_export.exportable(agent)
@@ -161,6 +162,9 @@ def load_agent(name: str) -> tuple[Any, Any]:
 def export_model(exported: Any):
     """The page's ONNX model of an exportable agent: an AlphaZero network with its value head, no
     shapes of intermediate values."""
+    from c4jax.agents import onnx_export
+    from c4jax.agents.network_search import AlphaZeroAgent
+
     model = onnx_export.to_model(exported, value=isinstance(exported, AlphaZeroAgent))
     onnx_export.strip_shape_info(model)
     return model
@@ -170,6 +174,8 @@ def convert_file(agent_file: str, model_file: str) -> None:
     """In a fresh process: the page model (:func:`export_model`) of the pickled exportable agent in
     ``agent_file``, serialized into ``model_file``. It ignores Ctrl-C (the parent reports it) and runs
     JAX on the CPU, so that several processes do not each claim an accelerator's memory."""
+    import jax
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     jax.config.update("jax_platforms", "cpu")
     exported = pickle.loads(Path(agent_file).read_bytes())
@@ -186,6 +192,8 @@ def export_models(named: list[tuple[str, Any]], workers: int | None = None) -> l
     agent)`` pairs), each converted in a fresh Python process of its own (see
     :mod:`c4jax.agents.onnx_export` for why), ``workers`` at a time (default: ``EXPORT_WORKERS``,
     at most the CPU count). The agents travel to the processes pickled."""
+    from c4jax.agents import onnx_export
+
     if not named:
         return []
     onnx_export.require()  # a one-line error here rather than from each process
@@ -211,6 +219,11 @@ def export_models(named: list[tuple[str, Any]], workers: int | None = None) -> l
 def check_file(name: str, exported: Any, path: Path, check_positions: int = CHECK_POSITIONS, seed: int = 0) -> None:
     """Check the written model of agent ``name`` (with the shared weights it refers to) on random
     positions of its game against the JAX agent; ``SiteError`` when it does not reproduce it."""
+    import jax
+
+    from c4jax.agents import onnx_export
+    from c4jax.evaluation import random_boards
+
     game = onnx_export.game_of(exported)
     key = jax.random.key(seed)
     positions = (random_boards(key, check_positions) if game.id == games.DEFAULT
@@ -249,6 +262,8 @@ def build(folder: Path, names: list[str], check_positions: int = CHECK_POSITIONS
     a game hold alike are written once, into :func:`shared_file`, which those models refer to as
     external data (:func:`c4jax.agents.onnx_export.share_initializers`); each model, converted in
     its own process (:func:`export_models`), is checked against its JAX agent as written, with that file."""
+    from c4jax.agents import onnx_export
+
     loaded = [load_agent(name) for name in names]
     dist = runtime(log)
     folder.mkdir(parents=True, exist_ok=True)

@@ -24,18 +24,23 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
-
-import jax
+from typing import TYPE_CHECKING, Sequence
 
 import c4jax
 from c4jax import agents, games
+<<<<<<< HEAD
 from c4jax.evaluation import yardstick
 from c4jax.io import cliargs, devices, interrupt, outdir
+=======
+from c4jax.io import cliargs, interrupt, outdir
+>>>>>>> h-faststart2
 from c4jax.io.cliargs import fail
 from c4jax.io.progress import bar as progress_bar
 from c4jax.io.runlog import command_line, display_path
 from c4jax.io.tables import Table
+
+if TYPE_CHECKING:
+    from c4jax.evaluation import yardstick
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,6 +64,8 @@ class Args:
 
 
 def table(rows: list[dict], pos: yardstick.Positions) -> Table:
+    from c4jax.evaluation import yardstick
+
     cols = [("keep", "keep"), ("exact", "exact")] + [
         (f"{w}_{p}", f"{w} {p}") for w in ("keep", "exact") for p in yardstick.PHASES]
     counts = ", ".join(f"{p} {int(rows[0]['metrics'][f'yardstick/n_{p}'])}" for p in yardstick.PHASES) if rows else ""
@@ -81,6 +88,8 @@ def plot(rows: list[dict], path: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
+
+    from c4jax.evaluation import yardstick
 
     names = [r["agent"] for r in rows]
     x = np.arange(len(names))
@@ -113,6 +122,10 @@ def main(args: Args, command: str | None = None) -> dict:
         fail(str(e))
     if not args.agents:
         fail("--agents needs at least one agent")
+    import jax
+
+    from c4jax.evaluation import yardstick
+
     try:
         pos = yardstick.load_positions(args.positions or None)
     except (OSError, ValueError, KeyError) as e:

@@ -3,25 +3,25 @@ perfect-play yardstick.
 
 The public names are re-exported here: ``evaluation.match(a, b, key)``,
 ``evaluation.round_robin(agents, key)``, ``evaluation.time_decisions(agents, key)``,
-``evaluation.optimal_move_rate(agent, key)``.
+``evaluation.optimal_move_rate(agent, key)``. Importing ``c4jax.evaluation`` imports neither JAX nor
+NumPy: these names, and the submodules as attributes (``evaluation.ratings``), are imported on first
+use; :mod:`c4jax.evaluation.field` (the tournament's default agents) imports neither either.
 """
 
-from c4jax.evaluation.protocol import (
-    GAMES_PER_MATCH,
-    NUM_OPENINGS,
-    GameRecord,
-    MatchResult,
-    SeatRecord,
-    agent_name,
-    match,
-    match_from_dict,
-    match_many,
-    openings,
-    win_rate,
-)
-from c4jax.evaluation.timing import REFERENCES, DecisionTime, Timing, device_description, random_boards, time_decisions
-from c4jax.evaluation.tournament import Tournament, resolve_agents, round_robin
-from c4jax.evaluation.yardstick import load_positions, optimal_move_rate
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+_FROM = {
+    "c4jax.evaluation.protocol": ("GAMES_PER_MATCH", "NUM_OPENINGS", "GameRecord", "MatchResult", "SeatRecord",
+                                  "agent_name", "match", "match_from_dict", "match_many", "openings", "win_rate"),
+    "c4jax.evaluation.timing": ("REFERENCES", "DecisionTime", "Timing", "device_description", "random_boards",
+                                "time_decisions"),
+    "c4jax.evaluation.tournament": ("Tournament", "resolve_agents", "round_robin"),
+    "c4jax.evaluation.yardstick": ("load_positions", "optimal_move_rate"),
+}
+_LAZY = {name: module for module, names in _FROM.items() for name in names}
 
 __all__ = [
     "GAMES_PER_MATCH", "NUM_OPENINGS", "REFERENCES", "DecisionTime", "GameRecord", "MatchResult", "SeatRecord",
@@ -29,3 +29,19 @@ __all__ = [
     "load_positions", "openings", "optimal_move_rate", "random_boards", "resolve_agents", "round_robin",
     "time_decisions", "win_rate",
 ]
+
+
+def __getattr__(name: str):
+    """A public name (:data:`__all__`) or a submodule, imported on first use and kept."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -34,10 +34,9 @@ from jax import Array
 from c4jax.games import base as games, kit_of
 from c4jax.agents import arena
 from c4jax.evaluation import protocol
+from c4jax.evaluation.match_files import IN_FLIGHT_FILE, PAIRS_FILE
 from c4jax.io import atomic
 
-PAIRS_FILE = "pairs.jsonl"
-IN_FLIGHT_FILE = "in_flight.npz"
 PLIES = 4  # plies per jitted call: the most a kill loses
 
 

@@ -15,11 +15,12 @@ import jax
 import numpy as np
 from jax import Array
 
-from c4jax import agents, games
+from c4jax import games
 from c4jax.agents import registry
 from c4jax.evaluation import lockstep
+from c4jax.evaluation.field import REFERENCE_AGENTS, default_agents  # noqa: F401
 from c4jax.games import DEFAULT as DEFAULT_GAME
-from c4jax.io import checkpoint, devices as devs
+from c4jax.io import devices as devs
 from c4jax.io.progress import bar as progress_bar
 from c4jax.evaluation.protocol import (
     GAMES_PER_MATCH,
@@ -351,23 +352,3 @@ def game_of(loaded: Sequence, labels: Sequence[str]) -> str:
     return played[0]
 
 
-REFERENCE_AGENTS = ("1steplA", "2steplA")
-
-
-def default_agents() -> tuple[str, ...]:
-    """The thesis' tournament field: 1StepLA, 2StepLA and every trained agent shipped in
-    ``checkpoints/`` (``:sto`` and ``:det`` for networks with a policy to sample, the default mode
-    otherwise: greedy networks, and search agents, which play deterministically); no Random."""
-    out = list(REFERENCE_AGENTS)
-    root = agents.checkpoints_dir()
-    for name in agents.known_names():
-        d = root / name
-        if not (d / checkpoint.METADATA_FILE).is_file():
-            continue  # a built-in player
-        try:
-            description = checkpoint.read_metadata(d).get("agent", {})
-        except checkpoint.CheckpointError:
-            continue
-        sampled = description.get("output", "policy") == "policy" and "search" not in description
-        out += [f"{name}:sto", f"{name}:det"] if sampled else [name]
-    return tuple(out)

@@ -77,7 +77,7 @@ def card_of(name: str) -> GameCard:
     return GameCard(title=kit.title, num_actions=kit.game.num_actions, cnet=kit.cnet,
                     random_start=kit.random_start is not None, symmetric=bool(kit.symmetries), yardstick=kit.yardstick,
                     reference_agents=kit.reference_agents, reference=kit.reference, teacher=kit.teacher,
-                    defaults=kit.defaults)
+                    view=kit.view, defaults=kit.defaults)
 
 
 def make(name: str) -> Game:
@@ -117,8 +117,9 @@ def view(game: str | Game):
 
 
 def with_views() -> tuple[str, ...]:
-    """The registered games whose kit has a view (the play UI's games), in the registry's order."""
-    return tuple(name for name in GAMES if kit_of(name).view is not None)
+    """The registered games whose kit has a view (the play UI's games), in the registry's order; read
+    from their cards (:func:`card_of`), without loading a kit."""
+    return tuple(name for name in GAMES if card_of(name).view is not None)
 
 
 def from_pgx(name: str, **kwargs) -> Game:

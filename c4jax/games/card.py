@@ -18,7 +18,9 @@ class GameCard:
     kit's fields of the same names (:class:`c4jax.games.kit.GameKit`);
     - ``num_actions``: the game's ``num_actions``;
     - ``cnet``: the kit's ``cnet``; ``random_start``, ``symmetric``: whether the kit has a ``random_start``
-      and ``symmetries``."""
+      and ``symmetries``;
+    - ``view``: the kit's ``view``, the ``"module"`` or ``"module:ATTR"`` of what the play UI and ``watch``
+      show of the game (:mod:`c4jax.games.viewbase`; ``None``: the game has none), a string imported on use."""
 
     title: str
     num_actions: int
@@ -29,6 +31,7 @@ class GameCard:
     reference_agents: tuple[str, ...] = ("random",)
     reference: str | None = None
     teacher: str = "mcts100"
+    view: str | None = None
     defaults: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=lambda: MappingProxyType({}),
                                                                      compare=False)
 
@@ -45,4 +48,4 @@ class GameCard:
     def kit_fields(self) -> dict[str, Any]:
         """The fields a kit takes from its card (``GameKit(game=..., **card.kit_fields(), ...)``)."""
         return dict(title=self.title, cnet=self.cnet, yardstick=self.yardstick, reference_agents=self.reference_agents,
-                    reference=self.reference, teacher=self.teacher, defaults=self.defaults)
+                    reference=self.reference, teacher=self.teacher, view=self.view, defaults=self.defaults)

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from c4jax.io import checkpoint
+from c4jax.io import metadata
 
 
 class OutputError(ValueError):
@@ -56,12 +56,12 @@ def _run_markers(d: Path) -> list[str]:
     if _nonempty_file(d / "metrics.jsonl"):
         found.append("metrics.jsonl")
     for sub in ("last", "best"):
-        if checkpoint.exists(d / sub):
+        if metadata.exists(d / sub):
             found.append(f"{sub}/")
     if (d / "portable" / "metadata.json").is_file():
         found.append("portable/")
-    if (d / checkpoint.METADATA_FILE).is_file():
-        found.append(checkpoint.METADATA_FILE)
+    if (d / metadata.METADATA_FILE).is_file():
+        found.append(metadata.METADATA_FILE)
     if (d / "summary.json").is_file():
         found.append("summary.json")
     return found
@@ -102,7 +102,7 @@ RUN = Kind(
     noun="run",
     found=_run_found,
     owned=("metrics.jsonl", "metrics.csv", "summary.json", "seeds.md", "curves.png", "curves_wall.png", "last", "portable", "best",
-           "seed_*", checkpoint.METADATA_FILE, checkpoint.PREVIOUS_FILE, f"{checkpoint.STATE_PREFIX}*", "tb", "wandb"),
+           "seed_*", metadata.METADATA_FILE, metadata.PREVIOUS_FILE, f"{metadata.STATE_PREFIX}*", "tb", "wandb"),
 )
 def _dataset_found(path: Path) -> list[str]:
     progress = path.with_name(path.name + ".progress")
@@ -161,8 +161,8 @@ def remove(out: str | os.PathLike, kind: Kind) -> None:
     for pattern in kind.owned:
         for p in _glob(out, pattern):
             if p.is_dir() and not p.is_symlink():
-                if checkpoint.exists(p):
-                    checkpoint.remove(p)  # its metadata first: never a checkpoint naming deleted files
+                if metadata.exists(p):
+                    metadata.remove(p)  # its metadata first: never a checkpoint naming deleted files
                 else:
                     shutil.rmtree(p)
             else:

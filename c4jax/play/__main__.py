@@ -43,8 +43,8 @@ def _field(game: str) -> str:
 def args_class() -> type:
     """:class:`Args` with ``--<game>-agents NAMES`` for every other game that the play UI plays."""
     extra = [(_field(game), Annotated[tuple[str, ...] | None, tyro.conf.arg(
-        metavar="NAME [NAME ...]", help=f"Agents to offer for {games.kit_of(game).title} (space- or comma-separated).",
-        help_behavior_hint=f"(default: those of the {games.kit_of(games.DEFAULT).title} menu that can play it, "
+        metavar="NAME [NAME ...]", help=f"Agents to offer for {games.card_of(game).title} (space- or comma-separated).",
+        help_behavior_hint=f"(default: those of the {games.card_of(games.DEFAULT).title} menu that can play it, "
                            f"random and pure MCTS, and the agents shipped for it: {game}/<name>)")], None)
              for game in games.with_views() if game != games.DEFAULT]
     return dataclasses.make_dataclass("Args", extra, bases=(Args,), frozen=True)

@@ -1,5 +1,6 @@
-"""``--help`` and the argument errors of the trainer commands (``c4jax``, ``c4jax train ALGO``, the
-``experiments/`` scripts of the trainers) run without importing JAX or the libraries built on it:
+"""``--help`` and the argument errors of the commands (``c4jax``, ``c4jax train ALGO`` but ``supervised``,
+``c4jax tournament|yardstick|export-onnx|export-web|watch|match|play``, ``python -m c4jax.play`` and the
+``experiments/`` scripts of the same names) run without importing JAX or the libraries built on it:
 one fresh interpreter runs every command line in-process and reports what each one imported."""
 
 from __future__ import annotations
@@ -13,6 +14,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("jax", "jaxlib", "flax", "optax", "orbax", "chex")
 TRAINERS = ("ppo", "dqn", "dueling_dqn", "reinforce", "alphazero", "supervised")
+# command -> its argument errors found before anything runs: a bad value, then out-of-range values
+# (each command's --help and an unknown flag are checked too)
+COMMANDS = {
+    "tournament": [["--seed", "x"], ["--timing-batch", "0"], ["--bootstrap-samples", "0"], ["--rating-prior", "-1"],
+                   ["--ratings-ci", "nope"]],
+    "yardstick": [["--seed", "x"], ["--batch-size", "0"], ["--agents"]],
+    "export-onnx": [["supervised", "--out", "x.onnx", "--seed", "x"], ["supervised", "--out", "x.onnx", "--boards", "0"],
+                    ["supervised", "--out", "x.onnx", "--opset", "5"], ["supervised"]],
+    "export-web": [["--out", "site", "--check-positions", "x"], ["--out", "site", "--check-positions", "0"], []],
+    "watch": [["dqn", "2steplA", "--seed", "x"], ["dqn", "2steplA", "--seconds", "0"],
+              ["dqn", "2steplA", "--game", "nope"], ["dqn", "2steplA", "--first", "c"], ["dqn"]],
+    "match": [["dqn", "2steplA", "--keys", "x"], ["dqn", "2steplA", "--keys", "0"], ["dqn"]],
+    "play": [["--port", "x"], ["--port", "70000"], ["--port", "-1"], ["--open", "x"]],
+}
 
 
 def command_lines() -> list[list[str]]:
@@ -24,6 +39,11 @@ def command_lines() -> list[list[str]]:
         for prefix in (["c4jax", "train", name], [f"experiments/{name}.py"]):
             lines += [prefix + ["--help"], prefix + ["--bogus"], prefix + ["--seed", "x"], prefix + ["--seed", "-1"],
                       prefix + ["--preset", "nope"], prefix + ["--game", "nope"], prefix + ["--game", "checkers", "--help"]]
+    for command, errors in COMMANDS.items():
+        script = ["-m", "c4jax.play"] if command == "play" else [f"experiments/{command.replace('-', '_')}.py"]
+        for prefix in (["c4jax", command], script):
+            lines += [prefix + ["--help"], prefix + ["--bogus"]] + [prefix + e for e in errors]
+    lines += [["c4jax", "watch", "--game", "checkers", "--help"], ["c4jax", "play", "--help", "--no-compile-cache"]]
     return lines
 
 
@@ -42,6 +62,10 @@ PROGRAM = textwrap.dedent('''
                 if line[0] == "c4jax":
                     from c4jax.cli import main
                     code = main.main(line[1:])
+                elif line[0] == "-m":
+                    sys.argv = [line[1]] + line[2:]
+                    sys.modules.pop(line[1] + ".__main__", None)  # as a fresh interpreter would run it
+                    runpy.run_module(line[1], run_name="__main__", alter_sys=True)
                 else:
                     sys.argv = line
                     runpy.run_path(line[0], run_name="__main__")
@@ -65,7 +89,7 @@ def test_help_and_argument_errors_import_no_jax():
     importers = [f"{' '.join(r['line'])}: {r['heavy']}" for r in report if r["heavy"]]
     assert not importers, "imported JAX's libraries:\n" + "\n".join(importers)
     for r in report:
-        words = r["line"][1:] if r["line"][0] == "c4jax" else r["line"]
+        words = r["line"][1:]
         ok = r["line"] in (["c4jax", "--help"], ["c4jax", "--version"], ["c4jax", "train", "--help"]) or "--help" in words
         assert r["code"] in ((0, None) if ok else (2,)), r
         if not ok and r["line"] != ["c4jax"]:  # bare c4jax prints its usage
@@ -74,3 +98,8 @@ def test_help_and_argument_errors_import_no_jax():
     assert bad["err"].strip() == "error: --seed must be >= 0, got -1"
     bad = next(r for r in report if r["line"] == ["experiments/supervised.py", "--game", "nope"])
     assert bad["err"].strip().startswith("error: --game must be one of ['checkers', 'connect_four'], got 'nope'")
+    bad = next(r for r in report if r["line"] == ["c4jax", "match", "dqn", "2steplA", "--keys", "0"])
+    assert bad["err"].strip() == "error: --keys must be at least 1, got 0"
+    bad = next(r for r in report if r["line"] == ["-m", "c4jax.play", "--port", "70000"])
+    assert bad["err"].strip() == "error: --port must be in 0..65535, got 70000"
+    assert not (ROOT / "x.onnx").exists() and not (ROOT / "site").exists()  # an error writes nothing

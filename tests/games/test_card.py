@@ -14,9 +14,14 @@ def test_card_matches_kit(name):
     assert card.cnet == kit.cnet
     assert card.random_start == (kit.random_start is not None)
     assert card.symmetric == bool(kit.symmetries)
-    assert (card.title, card.yardstick, card.reference_agents, card.reference, card.teacher) == \
-        (kit.title, kit.yardstick, kit.reference_agents, kit.reference, kit.teacher)
+    assert (card.title, card.yardstick, card.reference_agents, card.reference, card.teacher, card.view) == \
+        (kit.title, kit.yardstick, kit.reference_agents, kit.reference, kit.teacher, kit.view)
     assert dict(card.defaults) == dict(kit.defaults)
+
+
+def test_games_with_views_are_read_from_the_cards():
+    assert games.with_views() == tuple(name for name in games.GAMES if games.kit_of(name).view is not None)
+    assert games.with_views() == ("connect_four", "checkers")
 
 
 def test_unknown_game_has_no_card():

@@ -37,5 +37,6 @@ CARD = GameCard(
     # the supervised stage imitates the shipped AlphaZero network's own policy, without search
     # (pure MCTS's random playouts of Checkers games cost too much for a dataset)
     teacher="alphazero@0",
+    view="c4jax.games.checkers.view",  # the play UI's page and watch's drawings
     defaults=MappingProxyType({"alphazero": ALPHAZERO, "dqn": DQN, "supervised": SUPERVISED}),
 )

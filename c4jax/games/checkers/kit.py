@@ -33,5 +33,4 @@ def _observation_range() -> tuple[np.ndarray, np.ndarray]:
 
 
 KIT = GameKit(game=GAME, other_observation=other_observation, observation_range=_observation_range(),
-              view="c4jax.games.checkers.view",
-              **CARD.kit_fields())  # title, teacher, the algorithms' defaults
+              **CARD.kit_fields())  # title, teacher, view, the algorithms' defaults

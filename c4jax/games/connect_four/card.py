@@ -17,6 +17,7 @@ CARD = GameCard(
     reference_agents=("random", "1steplA"),
     reference="1steplA",  # the thesis' yardstick of training progress
     teacher="1steplA",  # the supervised stage imitates 1StepLA
+    view="c4jax.games.connect_four.view",  # the play UI's page and watch's drawings
     defaults=MappingProxyType({"alphazero": MappingProxyType({"run": MappingProxyType(dict(
         eval_yardstick=True, eval_opponents=("2steplA",), select_by="yardstick"))})}),
 )

@@ -57,7 +57,7 @@ PLAYERS = (
 
 KIT = GameKit(
     game=GAME,
-    **CARD.kit_fields(),  # title, yardstick, reference agents, teacher, the algorithms' defaults
+    **CARD.kit_fields(),  # title, yardstick, reference agents, teacher, view, the algorithms' defaults
     encoding="cnet_planes",  # own and opponent stones, playable cells marked
     observation_legal=legal_mask,  # a board's legal columns: those with an empty top cell
     symmetries=(MIRROR,),
@@ -67,7 +67,6 @@ KIT = GameKit(
     match=MATCH,
     observation_range=(-1, 1),
     env="c4jax.games.connect_four.env",
-    view="c4jax.games.connect_four.view",
     from_observation=env.from_board,  # a public board tells the whole state
     playable=playable,  # the agents' board API: validated boards, finished games replaced by the empty board
     position_words=lambda state: (state.cur.lo, state.cur.hi, state.opp.lo, state.opp.hi),  # its bitboards
