@@ -28,12 +28,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import c4jax
 from c4jax import agents, games
-<<<<<<< HEAD
-from c4jax.evaluation import yardstick
-from c4jax.io import cliargs, devices, interrupt, outdir
-=======
 from c4jax.io import cliargs, interrupt, outdir
->>>>>>> h-faststart2
 from c4jax.io.cliargs import fail
 from c4jax.io.progress import bar as progress_bar
 from c4jax.io.runlog import command_line, display_path
@@ -116,12 +111,14 @@ def main(args: Args, command: str | None = None) -> dict:
     command = command or command_line()
     if args.batch_size < 1:
         fail(f"--batch-size must be positive, got {args.batch_size}")
+    if not args.agents:
+        fail("--agents needs at least one agent")
+    from c4jax.io import devices
+
     try:
         devices.select(args.devices)
     except devices.DeviceError as e:
         fail(str(e))
-    if not args.agents:
-        fail("--agents needs at least one agent")
     import jax
 
     from c4jax.evaluation import yardstick
