@@ -52,7 +52,7 @@ from c4jax.games import DEFAULT, Symmetry, kit_of, make
 from c4jax.games import base as games
 from c4jax.io.devices import shard_batch
 from c4jax.learning import buffer as rb
-from c4jax.learning import config, dedup, ranges
+from c4jax.learning import blocks, config, dedup, ranges
 from c4jax.learning.algorithm import Algorithm
 from c4jax.learning.optim import apply_gradients, make_optimizer
 from c4jax.learning.train_state import TrainState
@@ -92,8 +92,9 @@ class AlphaZeroConfig:
     """Adam steps after each self-play iteration (each draws ``batch_size`` positions; an iteration's
     self-play costs several times more than its updates)."""
     eval_every: int = 0
-    """Adam steps between evaluations (and checkpoints), a multiple of --updates-per-iteration; 0 = 8
-    iterations' (another game's kit may set its own). Saved as the number of iterations (iterations_per_eval)."""
+    """Adam steps between evaluations (and checkpoints); 0 = 8 iterations' (another game's kit may set its own).
+    One that is not a multiple of --updates-per-iteration ends each interval with a shortened iteration (its
+    self-play, then the updates that remain). A multiple is saved as the number of iterations (iterations_per_eval)."""
     iterations_per_eval: Annotated[int, tyro.conf.Suppress] = 8
     """Self-play iterations between evaluations, which --eval-every sets."""
     learning_rate: float = 1e-3
@@ -181,7 +182,6 @@ class AlphaZeroConfig:
         if self.solve and self.method != "puct":
             raise ValueError(f"--solve searches self-play with PUCT and proven values: it needs --method puct, "
                              f"got --method {self.method}")
-        config.check_eval_every(self, self.updates_per_iteration, "iteration (--updates-per-iteration)")
 
     def normalised(self) -> "AlphaZeroConfig":
         """This config with ``eval_every`` given as ``iterations_per_eval`` (:func:`c4jax.learning.config.settle`)."""
@@ -227,7 +227,7 @@ class AlphaZeroConfig:
     @property
     def eval_updates(self) -> int:
         """Adam steps between evaluations."""
-        return self.updates_per_iteration * self.iterations_per_eval
+        return self.eval_every or self.updates_per_iteration * self.iterations_per_eval
 
 
 @struct.dataclass
@@ -483,7 +483,8 @@ class AlphaZero(Algorithm):
         rows, row_valid = with_symmetries(samples, valid, kit_of(self.game).symmetries)
         return state.replace(buffer=rb.add(state.buffer, rows, row_valid), key=key)
 
-    def _iteration(self, state: AlphaZeroState, _):
+    def _iteration(self, state: AlphaZeroState, _, updates: int | None = None):
+        """One self-play batch into the buffer, then ``updates`` Adam steps (default ``updates_per_iteration``)."""
         cfg = self.cfg
         key, start_key, play_key, update_key = jax.random.split(state.key, 4)
         samples, valid, _, returns = selfplay(state.params, play_key, self._starts(start_key), cfg, self.game)
@@ -494,7 +495,7 @@ class AlphaZero(Algorithm):
             distinct_share = row_valid.sum(dtype=jnp.float32) / jnp.maximum(copies, 1.0)
         state = state.replace(buffer=rb.add(state.buffer, rows, row_valid), key=key,
                               episodes=state.episodes + cfg.games)
-        state, m = jax.lax.scan(self._update, state, jax.random.split(update_key, cfg.updates_per_iteration))
+        state, m = jax.lax.scan(self._update, state, jax.random.split(update_key, updates or cfg.updates_per_iteration))
         lengths = valid.sum(axis=1).astype(jnp.float32)
         metrics = {k: v.mean() for k, v in m.items()}
         metrics.update({
@@ -510,9 +511,11 @@ class AlphaZero(Algorithm):
         return jax.jit(partial(self._chunk, units=units))
 
     def _chunk(self, state: AlphaZeroState, units: int | None = None):
-        """``iterations_per_eval`` iterations (``units``: that many)."""
-        length = self.cfg.iterations_per_eval if units is None else units
-        state, metrics = jax.lax.scan(self._iteration, state, None, length=length)
+        """``eval_updates`` updates (``units``: that many): whole iterations, then one whose self-play is
+        followed by the updates that remain."""
+        whole, rest = divmod(self.eval_updates if units is None else units, self.cfg.updates_per_iteration)
+        last = partial(self._iteration, updates=rest) if rest else None
+        state, metrics = blocks.run(state, whole, self._iteration, last)
         metrics = {k: v.mean() for k, v in metrics.items()}
         metrics["buffer/size"] = state.buffer.size.astype(jnp.float32)
         metrics["selfplay/episodes"] = state.episodes.astype(jnp.float32)

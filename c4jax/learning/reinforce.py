@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import tyro
 from jax import Array
 
-from c4jax.learning import config, losses, onpolicy, ranges
+from c4jax.learning import blocks, config, losses, onpolicy, ranges
 from c4jax.learning.onpolicy import weighted_mean
 from c4jax.learning.onpolicy_games import Samples, Strategies
 from c4jax.learning.optim import apply_gradients
@@ -56,9 +56,9 @@ class ReinforceConfig(onpolicy.OnPolicyConfig):
     games_per_collect: int = 20
     """--collect games: episodes played in parallel by the same weights before their (sequential) updates."""
     eval_every: int = 0
-    """Updates (= episodes; --collect streams: collections) between evaluations (and checkpoints), a multiple of
-    --games-per-collect (--collect games); 0 = 100, the thesis' (another game's kit gives its own). Saved as
-    episodes_per_eval."""
+    """Updates (= episodes; --collect streams: collections) between evaluations (and checkpoints); 0 = 100, the
+    thesis' (another game's kit gives its own). --collect games: one that is not a multiple of --games-per-collect
+    ends each interval with a collection whose first games alone make updates. Saved as episodes_per_eval."""
     episodes_per_eval: Annotated[int, tyro.conf.Suppress] = 100
     """Updates between evaluations, which --eval-every sets."""
 
@@ -72,17 +72,14 @@ class ReinforceConfig(onpolicy.OnPolicyConfig):
     STREAMS_SMOKE: ClassVar[dict] = {"envs": 4, "steps": 8, "episodes_per_eval": 1, "tower_blocks": 1,
                                      "tower_channels": 4, "total_updates": 2}
 
-    def check(self) -> None:
-        """``ValueError`` for settings that do not fit together (:func:`c4jax.learning.config.validate`)."""
-        super().check()
-        episodes = self.eval_every or self.episodes_per_eval
-        if not self.streams and episodes % self.games_per_collect:
-            raise ValueError(f"--eval-every must be a multiple of the {self.games_per_collect} updates of one "
-                             f"iteration (--games-per-collect), got {episodes}")
-
     def normalised(self) -> "ReinforceConfig":
         """This config with ``eval_every`` given as ``episodes_per_eval`` (:func:`c4jax.learning.config.settle`)."""
         return config.eval_in_units(self, "episodes_per_eval", 1)
+
+    @property
+    def eval_updates(self) -> int:
+        """The updates between evaluations."""
+        return self.eval_every or self.episodes_per_eval
 
 
     @property
@@ -105,7 +102,7 @@ class Reinforce(onpolicy.OnPolicy):
             self.batch_sizes = {"--games-per-collect": cfg.games_per_collect}  # an update (one episode) is not split
         self.update_step = 1 if cfg.streams else cfg.games_per_collect
         self.update_step_name = "collection" if cfg.streams else "iteration (--games-per-collect)"
-        self.eval_updates = cfg.episodes_per_eval
+        self.eval_updates = cfg.eval_updates
 
     def loss(self, params, rows: Samples, weights: Array | None):
         """``(loss, metrics)`` of one group of rows [R]: the mean of :func:`losses.reinforce_loss` over them,
@@ -136,17 +133,21 @@ class Reinforce(onpolicy.OnPolicy):
         (params, opt_state), m = jax.lax.scan(group, (params, opt_state), samples)
         return params, opt_state, {k: v.mean() for k, v in m.items()}
 
-    def _iteration(self, state, _):
-        """One collection and its updates."""
+    def _iteration(self, state, _, updates: int | None = None):
+        """One collection and its updates (``updates`` < ``update_step``: the first ``updates`` games' alone)."""
         c = self.collection
         key, *keys = jax.random.split(state.key, 1 + c.keys)
         state, samples, stats = c.collect(state, keys)
+        if updates is not None:
+            samples = jax.tree.map(lambda x: x[:updates], samples)
         params, opt_state, metrics = self.update(state.params, state.opt_state, samples)
-        state = state.replace(params=params, opt_state=opt_state, key=key, updates=state.updates + self.update_step)
+        state = state.replace(params=params, opt_state=opt_state, key=key,
+                              updates=state.updates + (updates or self.update_step))
         return state, {**metrics, **stats}
 
     def _chunk(self, state, units: int | None = None):
-        """``episodes_per_eval`` updates (``units``: that many collections; one ``lax.scan``)."""
-        length = self.eval_updates // self.update_step if units is None else units
-        state, m = jax.lax.scan(self._iteration, state, None, length=length)
+        """``episodes_per_eval`` updates (``units``: that many): whole collections (one ``lax.scan``), then one
+        whose first games alone make the updates that remain."""
+        whole, rest = divmod(self.eval_updates if units is None else units, self.update_step)
+        state, m = blocks.run(state, whole, self._iteration, partial(self._iteration, updates=rest) if rest else None)
         return state, self.collection.chunk_metrics(state, m)
