@@ -62,8 +62,6 @@ class Algorithm:
     update_step: int = 1
     """The updates of one whole block of the training (an iteration's, a buffer's...); a ``--total-updates`` or
     ``--eval-every`` that is not a multiple of it ends with a shortened block."""
-    update_step_name: str = "update"
-    """What makes :attr:`update_step` updates, as the messages name it (e.g. "iteration (--updates-per-iteration)")."""
     eval_updates: int = 1
     """The updates of one full chunk (``--eval-every``): the updates between two evaluations."""
 

@@ -403,7 +403,7 @@ class AlphaZero(Algorithm):
         self.tx = make_optimizer(cfg.learning_rate_schedule, cfg.weight_decay, freeze_conv)
         self.chunk = jax.jit(self._chunk)
         self.compile_key = (type(self), cfg, freeze_conv, game)
-        self.update_step, self.update_step_name = cfg.updates_per_iteration, "iteration (--updates-per-iteration)"
+        self.update_step = cfg.updates_per_iteration
         self.eval_updates = cfg.eval_updates
         self.agent_meta = {"search": {"simulations": cfg.play_simulations, "solve": cfg.play_solve}}
         if cfg.tower:

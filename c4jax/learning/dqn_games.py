@@ -7,8 +7,8 @@ opponent plays one side of a fraction of the games). Each finished game's transi
 back-propagated rewards (design.md §2), go into the replay buffer together with their mirror images; s' is the
 opponent's board, so the TD target subtracts its value. An iteration plays ``episodes_per_iteration``
 games at once, then, once the buffer holds ``learning_starts`` transitions, makes
-``updates_per_episode`` updates per game; a chunk iterates up to the next multiple of ``eval_every``
-updates.
+``updates_per_episode`` updates per game; a chunk iterates up to the next multiple of the evaluation
+interval (``--eval-every``, default 1000 updates), its last iteration making only the updates that remain.
 """
 
 from __future__ import annotations
@@ -137,7 +137,6 @@ class GameCollection:
         self.batch_sizes = {"--episodes-per-iteration": cfg.episodes_per_iteration, "--batch-size": cfg.batch_size,
                             "--buffer-size": cfg.buffer_size}
         self.update_step, self.eval_updates = cfg.iteration_updates, cfg.eval_updates
-        self.update_step_name = "iteration (--updates-per-episode x --episodes-per-iteration)"
 
     def block_end(self, updates: int) -> int:
         """A full chunk ends at the next multiple of ``eval_updates``."""

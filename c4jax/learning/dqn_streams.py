@@ -63,7 +63,7 @@ class StreamCollection:
 
     def __init__(self, cfg, game):
         self.cfg, self.game = cfg, game
-        self.update_step, self.update_step_name = cfg.updates_per_iteration, "iteration (--updates-per-iteration)"
+        self.update_step = cfg.updates_per_iteration
         self.eval_updates = cfg.eval_updates
         self.batch_fields, self.batch_sizes = (), {}
 

@@ -171,7 +171,7 @@ class PPO(onpolicy.OnPolicy):
         if not cfg.streams:
             self.batch_sizes = {"--games-per-collect (games per buffer)": cfg.games, "--buffer-size": cfg.buffer_size,
                                 "--minibatch-size": cfg.minibatch_size}
-        self.update_step, self.update_step_name = cfg.buffer_updates, "collection" if cfg.streams else "buffer"
+        self.update_step = cfg.buffer_updates
         self.eval_updates = cfg.eval_updates
 
     def loss(self, params, mb: Samples, weights: Array | None):

@@ -101,7 +101,6 @@ class Reinforce(onpolicy.OnPolicy):
         if not cfg.streams:
             self.batch_sizes = {"--games-per-collect": cfg.games_per_collect}  # an update (one episode) is not split
         self.update_step = 1 if cfg.streams else cfg.games_per_collect
-        self.update_step_name = "collection" if cfg.streams else "iteration (--games-per-collect)"
         self.eval_updates = cfg.eval_updates
 
     def loss(self, params, rows: Samples, weights: Array | None):
