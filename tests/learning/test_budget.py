@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from c4jax.cli import alphazero, dqn, dueling_dqn, ppo, reinforce, supervised  # noqa: F401  (imported before jax.jit is patched)
 from c4jax.cli import main as c4jax_main
 from c4jax.cli.supervised import Config as SupervisedConfig
-from c4jax.cli.training import parse
+from c4jax.cli.training import parse, section
 from c4jax.learning import config, loop, ranges
 from c4jax.learning import dqn as dqn_lib
 from c4jax.learning.alphazero import AlphaZeroConfig
@@ -196,15 +196,16 @@ def test_total_updates_inside_a_block_stops_there_and_resumes_exactly(tmp_path):
 # Any budget: each trainer's smoke run with budgets that end inside a block (seeded, so that a failure repeats),
 # run in this process so that the cases of one trainer share its compiled programs.
 _RNG = random.Random(20)
-# trainer, its flags, the updates of its smoke run's evaluation interval, and of one block (iteration, buffer)
+# trainer, its flags, and the updates of its smoke run's evaluation interval and of one block (iteration, buffer);
+# Checkers trains with --collect streams
 SMOKE_RUNS = {
     "reinforce": (reinforce, (), 10, 5),
     "ppo": (ppo, (), 16, 16),
     "dqn": (dqn, (), 8, 4),
     "alphazero": (alphazero, (), 2, 2),
-    "ppo_streams": (ppo, ("--collect", "streams"), 2, 2),
-    "reinforce_streams": (reinforce, ("--collect", "streams"), 1, 1),
-    "dqn_streams": (dqn, ("--collect", "streams"), 4, 1),
+    "ppo_streams": (ppo, ("--game", "checkers"), 2, 2),
+    "reinforce_streams": (reinforce, ("--game", "checkers"), 1, 1),
+    "dqn_streams": (dqn, ("--game", "checkers"), 4, 1),
     "dueling_dqn": (dueling_dqn, (), 8, 4),
 }
 
@@ -221,7 +222,10 @@ def _check_budgets(name: str, budgets: list[int], tmp_path) -> None:
     script, flags, interval, _ = SMOKE_RUNS[name]
     for n in budgets:
         out = tmp_path / f"{name}_{n}"
-        script.cli(["--preset", "smoke", "--no-progress", "--out", str(out), "--total-updates", str(n), *flags])
+        argv = ["--preset", "smoke", "--no-progress", "--out", str(out), "--total-updates", str(n), *flags]
+        assert config.settle(getattr(parse(script.defaults, argv), section(parse(script.defaults, argv)))
+                             ).eval_updates == interval, name
+        script.cli(argv)
         rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
         # an evaluation every `interval` updates, and one at the budget
         want = list(range(interval, n, interval)) + [n]
