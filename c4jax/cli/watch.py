@@ -143,7 +143,8 @@ def main(args: Args) -> dict:
     a_first = args.first == "a"
     from c4jax.io import compile_cache
 
-    with compile_cache.announce("the game"):
+    # on stderr: stdout is the game's record
+    with compile_cache.announce("the game", say=lambda line: print(f"watch: {line}", file=sys.stderr, flush=True)):
         actions, by_a, outcome_a, states = play(agent_a, agent_b, game, a_first, args.seed)
 
     names = {True: f"A {agent_a.name}", False: f"B {agent_b.name}"}

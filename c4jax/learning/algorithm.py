@@ -8,6 +8,7 @@ defaults are those of a trainer of a CNET (``c4jax.nets.cnet``) that the loop ev
 
 from __future__ import annotations
 
+import dataclasses
 from types import MappingProxyType
 from typing import Any, Hashable, Mapping
 
@@ -16,7 +17,12 @@ from jax import Array
 from c4jax.agents.base import Agent
 from c4jax.agents.network import NetworkAgent
 from c4jax.games.base import Game
+from c4jax.learning import config as config_lib
 from c4jax.learning.train_state import TrainState
+
+
+# the config fields that set the interval between evaluations: --eval-every and the unit counts it is saved as
+EVAL_FIELDS = ("eval_every", "iterations_per_eval", "buffers_per_eval", "episodes_per_eval")
 
 
 class Algorithm:
@@ -54,10 +60,8 @@ class Algorithm:
     the program holds as constants)."""
 
     update_step: int = 1
-    """The updates that the training makes at once (an iteration's, a buffer's...): ``--total-updates``
-    stops at its largest multiple of it, ``--eval-every`` must be a multiple of it."""
-    update_step_name: str = "update"
-    """What makes :attr:`update_step` updates, as the messages name it (e.g. "iteration (--updates-per-iteration)")."""
+    """The updates of one whole block of the training (an iteration's, a buffer's...); a ``--total-updates`` or
+    ``--eval-every`` that is not a multiple of it ends with a shortened block."""
     eval_updates: int = 1
     """The updates of one full chunk (``--eval-every``): the updates between two evaluations."""
 
@@ -78,10 +82,10 @@ class Algorithm:
         algorithm with a replay buffer needs it."""
         raise NotImplementedError(f"{self.name} has no replay buffer to refill")
 
-    def chunk_of(self, units: int):
-        """A chunk shorter than :meth:`chunk`, of ``units`` (what :meth:`short_block` returns): the last
-        block of a run whose ``--total-updates`` ends inside a block. The algorithms here jit their
-        ``_chunk`` with ``units`` bound."""
+    def chunk_of(self, units):
+        """A chunk shorter than :meth:`chunk`, of ``units`` (what :meth:`short_block` returns, hashable): the
+        last chunk of a run whose ``--total-updates`` ends before the next evaluation. The algorithms here jit
+        their ``_chunk`` with ``units`` bound (one compile per distinct ``units``)."""
         raise NotImplementedError
 
     def block_end(self, updates: int) -> int:
@@ -89,12 +93,25 @@ class Algorithm:
         buffer fills makes fewer)."""
         return updates + self.eval_updates
 
-    def short_block(self, state, updates: int) -> int:
-        """The ``units`` of :meth:`chunk_of` that make exactly ``updates`` more updates (a multiple of
-        :attr:`update_step`) from ``state`` (one seed's, on the host): by default ``updates // update_step``
-        units of :attr:`update_step` updates each."""
+    def short_block(self, state, updates: int):
+        """The ``units`` of :meth:`chunk_of` that make exactly ``updates`` (>= 1) more updates from ``state``
+        (one seed's, on the host; a trainer whose blocks can make fewer updates than they hold, PPO's short
+        buffers, makes at most that many): by default ``updates`` itself."""
         del state
-        return updates // self.update_step
+        return updates
+
+    def eval_interval_of(self, config: Mapping[str, Any]) -> int | None:
+        """The updates between evaluations of this algorithm's settings (``self.cfg``, a config with an
+        ``eval_updates``) with the :data:`EVAL_FIELDS` of ``config`` (a saved run's flat config), ``None`` when
+        it cannot tell (no such config, or ``config``'s values are not valid)."""
+        cfg = getattr(self, "cfg", None)
+        if not dataclasses.is_dataclass(cfg) or not hasattr(cfg, "eval_updates"):
+            return None
+        changes = {k: config[k] for k in EVAL_FIELDS if k in config and hasattr(cfg, k)}
+        try:
+            return config_lib.settle(dataclasses.replace(cfg, **changes)).eval_updates
+        except (TypeError, ValueError):
+            return None
 
     @property
     def is_cnet(self) -> bool:

@@ -49,7 +49,7 @@ from c4jax.games import DEFAULT, Symmetry, kit_of, make
 from c4jax.games import base as games
 from c4jax.io.devices import shard_batch
 from c4jax.learning import buffer as rb
-from c4jax.learning import config, dedup
+from c4jax.learning import blocks, config, dedup
 from c4jax.learning.algorithm import Algorithm
 from c4jax.learning.settings.alphazero import AlphaZeroConfig as AlphaZeroConfig
 from c4jax.learning.optim import apply_gradients, make_optimizer
@@ -233,7 +233,7 @@ class AlphaZero(Algorithm):
         self.tx = make_optimizer(cfg.learning_rate_schedule, cfg.weight_decay, freeze_conv)
         self.chunk = jax.jit(self._chunk)
         self.compile_key = (type(self), cfg, freeze_conv, game)
-        self.update_step, self.update_step_name = cfg.updates_per_iteration, "iteration (--updates-per-iteration)"
+        self.update_step = cfg.updates_per_iteration
         self.eval_updates = cfg.eval_updates
         self.agent_meta = {"search": {"simulations": cfg.play_simulations, "solve": cfg.play_solve}}
         if cfg.tower:
@@ -313,7 +313,8 @@ class AlphaZero(Algorithm):
         rows, row_valid = with_symmetries(samples, valid, kit_of(self.game).symmetries)
         return state.replace(buffer=rb.add(state.buffer, rows, row_valid), key=key)
 
-    def _iteration(self, state: AlphaZeroState, _):
+    def _iteration(self, state: AlphaZeroState, _, updates: int | None = None):
+        """One self-play batch into the buffer, then ``updates`` Adam steps (default ``updates_per_iteration``)."""
         cfg = self.cfg
         key, start_key, play_key, update_key = jax.random.split(state.key, 4)
         samples, valid, _, returns = selfplay(state.params, play_key, self._starts(start_key), cfg, self.game)
@@ -324,7 +325,7 @@ class AlphaZero(Algorithm):
             distinct_share = row_valid.sum(dtype=jnp.float32) / jnp.maximum(copies, 1.0)
         state = state.replace(buffer=rb.add(state.buffer, rows, row_valid), key=key,
                               episodes=state.episodes + cfg.games)
-        state, m = jax.lax.scan(self._update, state, jax.random.split(update_key, cfg.updates_per_iteration))
+        state, m = jax.lax.scan(self._update, state, jax.random.split(update_key, updates or cfg.updates_per_iteration))
         lengths = valid.sum(axis=1).astype(jnp.float32)
         metrics = {k: v.mean() for k, v in m.items()}
         metrics.update({
@@ -340,9 +341,11 @@ class AlphaZero(Algorithm):
         return jax.jit(partial(self._chunk, units=units))
 
     def _chunk(self, state: AlphaZeroState, units: int | None = None):
-        """``iterations_per_eval`` iterations (``units``: that many)."""
-        length = self.cfg.iterations_per_eval if units is None else units
-        state, metrics = jax.lax.scan(self._iteration, state, None, length=length)
+        """``eval_updates`` updates (``units``: that many): whole iterations, then one whose self-play is
+        followed by the updates that remain."""
+        whole, rest = divmod(self.eval_updates if units is None else units, self.cfg.updates_per_iteration)
+        last = partial(self._iteration, updates=rest) if rest else None
+        state, metrics = blocks.run(state, whole, self._iteration, last)
         metrics = {k: v.mean() for k, v in metrics.items()}
         metrics["buffer/size"] = state.buffer.size.astype(jnp.float32)
         metrics["selfplay/episodes"] = state.episodes.astype(jnp.float32)

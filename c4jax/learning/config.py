@@ -114,19 +114,12 @@ def settle(cfg):
     return replace_in(cfg, lambda c: c.normalised() if hasattr(c, "normalised") else c)
 
 
-def check_eval_every(cfg, updates_per_unit: int, unit: str) -> None:
-    """``ValueError`` unless ``cfg.eval_every`` (updates; 0: the unit count's field) is a multiple of
-    ``updates_per_unit``, the updates of one ``unit``."""
-    if cfg.eval_every % updates_per_unit:
-        raise ValueError(f"--eval-every must be a multiple of the {updates_per_unit} updates of one {unit}, "
-                         f"got {cfg.eval_every}")
-
-
 def eval_in_units(cfg, unit_field: str, updates_per_unit: int):
     """``cfg`` with ``eval_every`` (updates; 0 = keep ``unit_field``) given as ``unit_field`` (a number of
-    units of ``updates_per_unit`` updates each) and ``eval_every`` 0, so that a config made either way is
-    saved the same."""
-    if not cfg.eval_every:
+    units of ``updates_per_unit`` updates each) and ``eval_every`` 0 when it is a multiple of
+    ``updates_per_unit``, so that a config made either way is saved the same; any other ``eval_every`` stays
+    as it is (the trainer shortens the block before each evaluation)."""
+    if not cfg.eval_every or cfg.eval_every % updates_per_unit:
         return cfg
     return dataclasses.replace(cfg, **{unit_field: cfg.eval_every // updates_per_unit, "eval_every": 0})
 

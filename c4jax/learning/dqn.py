@@ -244,7 +244,7 @@ class DQN(Algorithm):
         self.collection = StreamCollection(cfg, self.game) if cfg.collect == "streams" else GameCollection(cfg, self.game)
         c = self.collection
         self.batch_fields, self.batch_sizes = c.batch_fields, c.batch_sizes
-        self.update_step, self.update_step_name, self.eval_updates = c.update_step, c.update_step_name, c.eval_updates
+        self.update_step, self.eval_updates = c.update_step, c.eval_updates
         self.chunk = jax.jit(self._chunk)
         self.compile_key = None if cfg.opponent_agent is not None else (type(self), cfg, freeze_conv, self.game)
 

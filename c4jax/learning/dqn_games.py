@@ -7,8 +7,8 @@ opponent plays one side of a fraction of the games). Each finished game's transi
 back-propagated rewards (design.md §2), go into the replay buffer together with their mirror images; s' is the
 opponent's board, so the TD target subtracts its value. An iteration plays ``episodes_per_iteration``
 games at once, then, once the buffer holds ``learning_starts`` transitions, makes
-``updates_per_episode`` updates per game; a chunk iterates up to the next multiple of ``eval_every``
-updates.
+``updates_per_episode`` updates per game; a chunk iterates up to the next multiple of the evaluation
+interval (``--eval-every``, default 1000 updates), its last iteration making only the updates that remain.
 """
 
 from __future__ import annotations
@@ -136,12 +136,11 @@ class GameCollection:
         self.batch_fields = tuple(f"buffer.{f}" for f in rb.BATCH_FIELDS)  # the replay storage, split over devices
         self.batch_sizes = {"--episodes-per-iteration": cfg.episodes_per_iteration, "--batch-size": cfg.batch_size,
                             "--buffer-size": cfg.buffer_size}
-        self.update_step, self.eval_updates = cfg.iteration_updates, cfg.eval_every
-        self.update_step_name = "iteration (--updates-per-episode x --episodes-per-iteration)"
+        self.update_step, self.eval_updates = cfg.iteration_updates, cfg.eval_updates
 
     def block_end(self, updates: int) -> int:
-        """A full chunk ends at the next multiple of ``eval_every``."""
-        return (updates // self.cfg.eval_every + 1) * self.cfg.eval_every
+        """A full chunk ends at the next multiple of ``eval_updates``."""
+        return (updates // self.eval_updates + 1) * self.eval_updates
 
     def short_block(self, state, updates: int) -> int:
         del state
@@ -169,8 +168,10 @@ class GameCollection:
         key, start_key, play_key = jax.random.split(state.key, 3)
         return self._play(algo, state, start_key, play_key)[0].replace(key=key)
 
-    def iteration(self, algo, state: DQNState):
-        """Play a batch of ε-greedy self-play games, store them, and update if the buffer is ready."""
+    def iteration(self, algo, state: DQNState, stop: Array):
+        """Play a batch of ε-greedy self-play games, store them, and update if the buffer is ready, at most
+        until ``state.updates`` reaches ``stop`` (the last iteration before an evaluation makes the updates that
+        remain)."""
         cfg = self.cfg
         key, start_key, play_key = jax.random.split(state.key, 3)
         games_ = cfg.episodes_per_iteration
@@ -181,7 +182,7 @@ class GameCollection:
         # A loop of 0 or n_updates steps rather than lax.cond(ready, ...): under vmap (--vmap-seeds)
         # a cond with a per-seed predicate runs both branches, i.e. every update even while the
         # buffers are still filling; a while loop runs only while some seed is ready.
-        todo = jnp.where(ready, n_updates, 0)
+        todo = jnp.where(ready, jnp.minimum(n_updates, stop - state.updates), 0)
 
         def learn(i, carry):
             s, sums = carry
@@ -196,10 +197,10 @@ class GameCollection:
         return state, stats
 
     def chunk(self, algo, state: DQNState, units: int | None = None):
-        """Iterate until the next multiple of ``eval_every`` updates (``units``: until ``units`` more
-        updates); return averaged metrics."""
+        """Iterate until the next multiple of ``eval_updates`` updates (``units``: until ``units`` more
+        updates), exactly; return averaged metrics."""
         if units is None:
-            stop = (state.updates // self.cfg.eval_every + 1) * self.cfg.eval_every
+            stop = (state.updates // self.eval_updates + 1) * self.eval_updates
         else:
             stop = state.updates + units
         zero = {k: jnp.float32(0) for k in ("loss", "q", "target", "n", "length", "games")}
@@ -209,7 +210,7 @@ class GameCollection:
 
         def body(c):
             s, acc = c
-            s, stats = self.iteration(algo, s)
+            s, stats = self.iteration(algo, s, stop)
             return s, jax.tree.map(jnp.add, acc, stats)
 
         state, acc = jax.lax.while_loop(cond, body, (state, zero))

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 from flax import struct
 from jax import Array
 
+from c4jax.learning import blocks
 from c4jax.learning import buffer as rb
 from c4jax.learning.streams import finished_games, play_ply
 from c4jax.learning.train_state import TrainState
@@ -62,19 +63,20 @@ class StreamCollection:
 
     def __init__(self, cfg, game):
         self.cfg, self.game = cfg, game
-        self.update_step, self.update_step_name = cfg.updates_per_iteration, "iteration (--updates-per-iteration)"
-        self.eval_updates = cfg.iterations_per_eval * cfg.updates_per_iteration
+        self.update_step = cfg.updates_per_iteration
+        self.eval_updates = cfg.eval_updates
         self.batch_fields, self.batch_sizes = (), {}
 
     def block_end(self, updates: int) -> int:
         return updates + self.eval_updates
 
-    def short_block(self, state, updates: int) -> int:
-        """The iterations that make ``updates`` updates: those still filling the buffer first."""
+    def short_block(self, state, updates: int) -> tuple[int, int]:
+        """``(iterations, rest)``: the whole iterations, those still filling the buffer first, then the updates
+        of a last iteration, that make ``updates`` updates."""
         # an iteration adds envs x steps transitions, then learns once the buffer holds --learning-starts
         missing = self.cfg.learning_starts - int(state.buffer.size)
         only_fill = max(0, -(-missing // (self.cfg.envs * self.cfg.steps)) - 1)
-        return only_fill + updates // self.update_step
+        return only_fill + updates // self.update_step, updates % self.update_step
 
     def init(self, tx, key: Array, params) -> StreamDQNState:
         env_key, key = jax.random.split(key)
@@ -124,8 +126,11 @@ class StreamCollection:
         return state.replace(key=key, envs=envs, plies=plies,
                              buffer=rb.add(state.buffer, rows, jnp.ones(rows.action.shape, jnp.bool_)))
 
-    def iteration(self, algo, state: StreamDQNState, _):
+    def iteration(self, algo, state: StreamDQNState, _, updates: int | None = None):
+        """``steps`` plies of every game into the buffer, then ``updates`` (default ``updates_per_iteration``)
+        updates once it holds ``learning_starts`` transitions."""
         cfg = self.cfg
+        updates = updates or cfg.updates_per_iteration
         key, play_key, update_key = jax.random.split(state.key, 3)
         rows, envs, plies, finished, lengths = self.play(algo, state, play_key)
         state = state.replace(key=key, envs=envs, plies=plies, episodes=state.episodes + finished,
@@ -138,10 +143,10 @@ class StreamCollection:
             return s, {names[k]: v for k, v in m.items() if k in names}
 
         def learn(s):
-            return jax.lax.scan(step, s, jax.random.split(update_key, cfg.updates_per_iteration))
+            return jax.lax.scan(step, s, jax.random.split(update_key, updates))
 
         def wait(s):
-            return s, {k: jnp.zeros(cfg.updates_per_iteration) for k in names.values()}
+            return s, {k: jnp.zeros(updates) for k in names.values()}
 
         state, m = jax.lax.cond(ready, learn, wait, state)
         metrics = {k: v.mean() for k, v in m.items()}
@@ -149,10 +154,12 @@ class StreamCollection:
                         "selfplay/length_sum": lengths.astype(jnp.float32), "train/learning": ready.astype(jnp.float32)})
         return state, metrics
 
-    def chunk(self, algo, state: StreamDQNState, units: int | None = None):
-        """``iterations_per_eval`` iterations (``units``: that many)."""
-        length = self.cfg.iterations_per_eval if units is None else units
-        state, m = jax.lax.scan(partial(self.iteration, algo), state, None, length=length)
+    def chunk(self, algo, state: StreamDQNState, units: tuple[int, int] | None = None):
+        """``iterations_per_eval`` iterations, or the whole iterations and the last iteration's updates of
+        ``eval_updates`` (when it is not a multiple of an iteration's), or of ``units`` (:meth:`short_block`)."""
+        whole, rest = divmod(self.eval_updates, self.update_step) if units is None else units
+        last = partial(self.iteration, algo, updates=rest) if rest else None
+        state, m = blocks.run(state, whole, partial(self.iteration, algo), last)
         finished, length_sum = m.pop("selfplay/finished").sum(), m.pop("selfplay/length_sum").sum()
         learning = m.pop("train/learning")
         metrics = {k: (v * learning).sum() / jnp.maximum(learning.sum(), 1.0) for k, v in m.items()}

@@ -50,7 +50,7 @@ from c4jax import agents
 from c4jax.io import checkpoint, compile_cache, devices, interrupt, outdir, track
 from c4jax.nets import cnet
 from c4jax.learning import hostrun, portable, selection
-from c4jax.learning.algorithm import Algorithm
+from c4jax.learning.algorithm import EVAL_FIELDS, Algorithm
 from c4jax.learning.config import validate
 from c4jax.learning.hostrun import say as _say
 from c4jax.learning.training_eval import evaluate, evaluated_agent, metrics_row
@@ -191,9 +191,11 @@ RESUME_MAY_CHANGE = frozenset({"out", "resume", "overwrite", "progress", "total_
                                "coordinator_address", "num_processes", "process_id"})
 
 
-def check_resume_config(out: Path, config: dict) -> None:
+def check_resume_config(out: Path, config: dict, interval_of: Callable[[dict], int | None] | None = None) -> None:
     """Refuse a ``--resume`` whose settings differ from the saved run's (outside :data:`RESUME_MAY_CHANGE`)
-    with one line naming the flags, before anything in ``out`` is touched."""
+    with one line naming the flags, before anything in ``out`` is touched. ``interval_of``: the updates between
+    evaluations of a config (:meth:`c4jax.learning.algorithm.Algorithm.eval_interval_of`); evaluation settings
+    that give the same interval (``--eval-every 0`` and the default's number) are the same setting."""
     saved = hostrun.saved_config(out / LAST)
     if saved is None and portable.exists(out / portable.PORTABLE):
         saved = portable.read_metadata(out / portable.PORTABLE).get("config")
@@ -201,17 +203,11 @@ def check_resume_config(out: Path, config: dict) -> None:
         # one checkpoint named two ways (the shipped name, or a path to it) is the same setting
         was, now = (agents.checkpoint_path(c["init_from"]).resolve() for c in (saved, config))
         saved = {**saved, "init_from": config["init_from"]} if was == now else saved
+    if saved and interval_of is not None:
+        fields = [k for k in EVAL_FIELDS if k in saved and k in config]
+        if any(saved[k] != config[k] for k in fields) and interval_of(saved) == interval_of(config) is not None:
+            saved = {**saved, **{k: config[k] for k in fields}}
     outdir.check_resume_config(saved, config, RESUME_MAY_CHANGE, str(out))
-
-
-def budget(algo: Algorithm, total_updates: int) -> int:
-    """The updates a run of ``algo`` stops at: the largest multiple of ``algo.update_step`` that is at most
-    ``total_updates`` (:class:`ConfigError` when there is none)."""
-    step = algo.update_step
-    if total_updates < step:
-        raise ConfigError(f"--total-updates must be >= {step:,} for {algo.name}, whose updates come {step:,} per "
-                          f"{algo.update_step_name}, got {total_updates:,}")
-    return total_updates // step * step
 
 
 def _spread(values: list[float], digits: int = 2) -> str:
@@ -300,11 +296,8 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     if algo.game.id != cfg.game:
         raise ConfigError(f"{algo.name} trains on {algo.game.id} only; this run's --game is {cfg.game}")
     load_opponents(cfg)
-    total = budget(algo, cfg.total_updates)
+    total = cfg.total_updates
     write = devices.is_main_process()
-    if write and total != cfg.total_updates:
-        print(f"{algo.name}: updates come {algo.update_step:,} per {algo.update_step_name}; this run stops at "
-              f"{total:,} updates, the largest multiple of {algo.update_step:,} <= --total-updates {cfg.total_updates:,}")
     k_seeds = cfg.vmap_seeds
     seeds = [cfg.seed + k for k in range(k_seeds)]
     out = Path(cfg.out)
@@ -312,7 +305,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
         outdir.claim(out, outdir.RUN, resume=cfg.resume, overwrite=cfg.overwrite)
     if cfg.resume:  # before anything is loaded: a resume with other settings is refused, naming them
         _check_resumable(out)
-        check_resume_config(out, _meta_common(algo, cfg, width, algo_config, cfg.seed)["config"])
+        check_resume_config(out, _meta_common(algo, cfg, width, algo_config, cfg.seed)["config"], algo.eval_interval_of)
     if cfg.init_from and not algo.is_cnet:
         raise checkpoint.CheckpointError(f"--init-from starts a CNET from a checkpoint; this run's network is not "
                                          f"a CNET ({algo.network_meta})")
@@ -358,10 +351,10 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
                 state, metrics = chunk(state)
             else:  # the last block, shortened to end at the budget (a chunk of its own, compiled once)
                 units = algo.short_block(seed_slice(state, 0), total - before)
-                if units == 0:  # PPO after buffers that self-play left short: no whole buffer fits any more
-                    break
                 short, state = make_chunk(algo, k_seeds, placement, state, units)
                 state, metrics = short(state)
+                if int(updates_of(state).min()) == before:  # no update is left to make (self-play left none)
+                    break
         params, updates = algo.playing_params(state), updates_of(state)
         announce = compile_cache.announce("the evaluation matches", say=lambda line: _say(f"{algo.name}: {line}", bar))
         with announce if first else contextlib.nullcontext():

@@ -50,8 +50,8 @@ class PPO(onpolicy.OnPolicy):
         if not cfg.streams:
             self.batch_sizes = {"--games-per-collect (games per buffer)": cfg.games, "--buffer-size": cfg.buffer_size,
                                 "--minibatch-size": cfg.minibatch_size}
-        self.update_step, self.update_step_name = cfg.buffer_updates, "collection" if cfg.streams else "buffer"
-        self.eval_updates = cfg.buffers_per_eval * cfg.buffer_updates
+        self.update_step = cfg.buffer_updates
+        self.eval_updates = cfg.eval_updates
 
     def loss(self, params, mb: Samples, weights: Array | None):
         """``(loss, metrics)`` of minibatch ``mb`` [M]: the mean of :func:`losses.ppo_loss` over its rows, weighted
@@ -71,11 +71,12 @@ class PPO(onpolicy.OnPolicy):
         metrics = {f"train/{k}": weighted_mean(v, weights) for k, v in rows.items()}
         return metrics["train/loss"], metrics
 
-    def update(self, params, opt_state, buffer: Samples, key: Array):
+    def update(self, params, opt_state, buffer: Samples, key: Array, cap: Array | None = None):
         """``epochs`` passes over the flat ``buffer`` [N], each in the collection's shuffled minibatches of
         ``minibatch_size`` rows (one ``lax.scan``). A weighted minibatch without weight makes no optimiser step
-        (no Adam step, no weight decay). Returns ``(params, opt_state, metrics, updates)``: the ``train/*``
-        metrics averaged over the minibatches that made a step, and the number of those steps (int32)."""
+        (no Adam step, no weight decay); with ``cap`` (int32 scalar) no minibatch steps after the first ``cap``
+        steps. Returns ``(params, opt_state, metrics, updates)``: the ``train/*`` metrics averaged over the
+        minibatches that made a step, and the number of those steps (int32)."""
         cfg, c = self.cfg, self.collection
         grad = jax.value_and_grad(self.loss, has_aux=True)
 
@@ -83,16 +84,21 @@ class PPO(onpolicy.OnPolicy):
             index, weights = xs
             mb, weights = shard_batch((jax.tree.map(lambda x: x[index], buffer), weights))  # split over devices
             (_, metrics), grads = grad(carry[0], mb, weights)
-            if weights is None:
+            if weights is None and cap is None:
                 return apply_gradients(self.tx, *carry, grads), metrics
-            stepped = weights.sum() > 0
-            carry = jax.lax.cond(stepped, lambda p: apply_gradients(self.tx, *p, grads), lambda p: p, carry)
-            return carry, {**metrics, "stepped": stepped.astype(jnp.float32)}
+            stepped = jnp.bool_(True) if weights is None else weights.sum() > 0
+            if cap is not None:
+                stepped = stepped & (carry[2] < cap)
+            new = jax.lax.cond(stepped, lambda p: apply_gradients(self.tx, *p, grads), lambda p: p, carry[:2])
+            if cap is not None:
+                new = (*new, carry[2] + stepped.astype(jnp.int32))
+            return new, {**metrics, "stepped": stepped.astype(jnp.float32)}
 
         def epoch(carry, k):
             return jax.lax.scan(minibatch, carry, c.minibatches(k, buffer.valid, cfg.minibatch_size))
 
-        (params, opt_state), m = jax.lax.scan(epoch, (params, opt_state), jax.random.split(key, cfg.epochs))
+        start = (params, opt_state) if cap is None else (params, opt_state, jnp.int32(0))
+        (params, opt_state, *_), m = jax.lax.scan(epoch, start, jax.random.split(key, cfg.epochs))
         if "stepped" not in m:
             return params, opt_state, {k: v.mean() for k, v in m.items()}, jnp.int32(cfg.buffer_updates)
         stepped = m.pop("stepped")
@@ -100,17 +106,25 @@ class PPO(onpolicy.OnPolicy):
         metrics = {k: jnp.sum(v * stepped) / jnp.maximum(count, 1.0) for k, v in m.items()}
         return params, opt_state, metrics, count.astype(jnp.int32)
 
-    def _buffer(self, state, _):
-        """One collection and its update."""
+    def _buffer(self, state, _, stop: Array | None = None):
+        """One collection and its update (``stop``: no update once ``state.updates`` reaches it)."""
         c = self.collection
         key, *keys = jax.random.split(state.key, 2 + c.keys)
         state, samples, stats = c.collect(state, keys[:-1], self.cfg.gae_lambda)
         buffer, more = c.buffer(jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), samples))
-        params, opt_state, metrics, updates = self.update(state.params, state.opt_state, buffer, keys[-1])
+        cap = None if stop is None else stop - state.updates
+        params, opt_state, metrics, updates = self.update(state.params, state.opt_state, buffer, keys[-1], cap)
         state = state.replace(params=params, opt_state=opt_state, key=key, updates=state.updates + updates)
         return state, {**metrics, **stats, **more}
 
     def _chunk(self, state, units: int | None = None):
-        """``buffers_per_eval`` buffers (``units``: that many; one ``lax.scan``)."""
-        state, m = jax.lax.scan(self._buffer, state, None, length=self.cfg.buffers_per_eval if units is None else units)
+        """``buffers_per_eval`` buffers (one ``lax.scan``); ``units`` (or an ``eval_updates`` that is not a
+        multiple of a buffer's): the buffers that make that many updates, the last one stopping after the
+        minibatch update that reaches it (fewer when self-play leaves buffers short)."""
+        updates = self.eval_updates if units is None else units
+        if units is None and updates % self.update_step == 0:
+            state, m = jax.lax.scan(self._buffer, state, None, length=self.cfg.buffers_per_eval)
+        else:
+            stop = state.updates + updates
+            state, m = jax.lax.scan(partial(self._buffer, stop=stop), state, None, length=-(-updates // self.update_step))
         return state, self.collection.chunk_metrics(state, m)

@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 from jax import Array
 
-from c4jax.learning import config, losses, onpolicy
+from c4jax.learning import blocks, config, losses, onpolicy
 from c4jax.learning.onpolicy import weighted_mean
 from c4jax.learning.onpolicy_games import Samples, Strategies
 from c4jax.learning.settings.reinforce import STREAMS as STREAMS
@@ -47,8 +47,7 @@ class Reinforce(onpolicy.OnPolicy):
         if not cfg.streams:
             self.batch_sizes = {"--games-per-collect": cfg.games_per_collect}  # an update (one episode) is not split
         self.update_step = 1 if cfg.streams else cfg.games_per_collect
-        self.update_step_name = "collection" if cfg.streams else "iteration (--games-per-collect)"
-        self.eval_updates = cfg.episodes_per_eval
+        self.eval_updates = cfg.eval_updates
 
     def loss(self, params, rows: Samples, weights: Array | None):
         """``(loss, metrics)`` of one group of rows [R]: the mean of :func:`losses.reinforce_loss` over them,
@@ -79,17 +78,21 @@ class Reinforce(onpolicy.OnPolicy):
         (params, opt_state), m = jax.lax.scan(group, (params, opt_state), samples)
         return params, opt_state, {k: v.mean() for k, v in m.items()}
 
-    def _iteration(self, state, _):
-        """One collection and its updates."""
+    def _iteration(self, state, _, updates: int | None = None):
+        """One collection and its updates (``updates`` < ``update_step``: the first ``updates`` games' alone)."""
         c = self.collection
         key, *keys = jax.random.split(state.key, 1 + c.keys)
         state, samples, stats = c.collect(state, keys)
+        if updates is not None:
+            samples = jax.tree.map(lambda x: x[:updates], samples)
         params, opt_state, metrics = self.update(state.params, state.opt_state, samples)
-        state = state.replace(params=params, opt_state=opt_state, key=key, updates=state.updates + self.update_step)
+        state = state.replace(params=params, opt_state=opt_state, key=key,
+                              updates=state.updates + (updates or self.update_step))
         return state, {**metrics, **stats}
 
     def _chunk(self, state, units: int | None = None):
-        """``episodes_per_eval`` updates (``units``: that many collections; one ``lax.scan``)."""
-        length = self.eval_updates // self.update_step if units is None else units
-        state, m = jax.lax.scan(self._iteration, state, None, length=length)
+        """``episodes_per_eval`` updates (``units``: that many): whole collections (one ``lax.scan``), then one
+        whose first games alone make the updates that remain."""
+        whole, rest = divmod(self.eval_updates if units is None else units, self.update_step)
+        state, m = blocks.run(state, whole, self._iteration, partial(self._iteration, updates=rest) if rest else None)
         return state, self.collection.chunk_metrics(state, m)

@@ -65,7 +65,7 @@ def test_play_help_is_c4jax_plays():
     with contextlib.redirect_stdout(own), pytest.raises(SystemExit):
         play_main.main(["--help"])
     assert own.getvalue().startswith("usage: c4jax-play ")
-    assert _after_usage(out) == _after_usage(own.getvalue()) and "--checkers-agents NAMES" in out
+    assert _after_usage(out) == _after_usage(own.getvalue()) and "--checkers-agents NAME [NAME ...]" in out
 
 
 @pytest.mark.parametrize("command", sorted(SCRIPTS) + [("play",)], ids=" ".join)

@@ -134,7 +134,7 @@ def test_unknown_or_duplicate_agents_fail_before_any_game(monkeypatch):
         raise AssertionError("a game was played")
 
     monkeypatch.setattr(evaluation.tournament, "match", no_games)
-    with pytest.raises(ValueError, match="known agents: .*1stepla.*random"):
+    with pytest.raises(ValueError, match="known agents: .*1steplA.*random"):
         evaluation.round_robin(["random", "no_such_agent"], jax.random.key(0), progress=False)
     with pytest.raises(ValueError, match="listed twice"):
         evaluation.round_robin(["1steplA", "1steplA:det"], jax.random.key(0), progress=False)
@@ -361,7 +361,7 @@ def test_cli_unknown_agent_lists_known_names(tmp_path):
                         "1steplA", "no_such_agent", "--out", str(out))
     assert p.returncode != 0
     assert "no_such_agent" in p.stderr and "known agents:" in p.stderr
-    assert "1stepla" in p.stderr and "supervised" in p.stderr and "random" in p.stderr
+    assert "1steplA" in p.stderr and "supervised" in p.stderr and "random" in p.stderr
     assert "tournament:" not in p.stderr  # no progress bar: nothing was played
     assert not out.exists()
 

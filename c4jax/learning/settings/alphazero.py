@@ -47,8 +47,9 @@ class AlphaZeroConfig:
     """Adam steps after each self-play iteration (each draws ``batch_size`` positions; an iteration's
     self-play costs several times more than its updates)."""
     eval_every: int = 0
-    """Adam steps between evaluations (and checkpoints), a multiple of --updates-per-iteration; 0 = 8
-    iterations' (another game's kit may set its own). Saved as the number of iterations (iterations_per_eval)."""
+    """Adam steps between evaluations (and checkpoints); 0 = 8 iterations' (another game's kit may set its own).
+    One that is not a multiple of --updates-per-iteration ends each interval with a shortened iteration (its
+    self-play, then the updates that remain). A multiple is saved as the number of iterations (iterations_per_eval)."""
     iterations_per_eval: Annotated[int, tyro.conf.Suppress] = 8
     """Self-play iterations between evaluations, which --eval-every sets."""
     learning_rate: float = 1e-3
@@ -136,7 +137,6 @@ class AlphaZeroConfig:
         if self.solve and self.method != "puct":
             raise ValueError(f"--solve searches self-play with PUCT and proven values: it needs --method puct, "
                              f"got --method {self.method}")
-        config.check_eval_every(self, self.updates_per_iteration, "iteration (--updates-per-iteration)")
 
     def normalised(self) -> "AlphaZeroConfig":
         """This config with ``eval_every`` given as ``iterations_per_eval`` (:func:`c4jax.learning.config.settle`)."""
@@ -184,5 +184,5 @@ class AlphaZeroConfig:
     @property
     def eval_updates(self) -> int:
         """Adam steps between evaluations."""
-        return self.updates_per_iteration * self.iterations_per_eval
+        return self.eval_every or self.updates_per_iteration * self.iterations_per_eval
 

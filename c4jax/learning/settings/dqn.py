@@ -70,11 +70,12 @@ class DQNConfig(SelfPlayConfig):
     eps_schedule: str = "exp"
     """'exp' (the thesis: eps_end + (eps_start - eps_end) exp(-n / eps_decay)) or 'linear' (from
     eps_start to eps_end over eps_decay)."""
-    eval_every: int = 1000
-    """Updates between evaluations (and checkpoints). --collect streams: a multiple of
-    --updates-per-iteration, 0 = the game's default number of iterations (those before --learning-starts make
-    no updates); saved as the number of iterations (iterations_per_eval)."""
-    iterations_per_eval: Annotated[int, tyro.conf.Suppress] = 500
+    eval_every: int = 0
+    """Updates between evaluations (and checkpoints); 0 = the default: 1000 (--collect games), the game's number
+    of iterations (--collect streams; those before --learning-starts make no updates). One that is not a multiple
+    of an iteration's updates ends each interval with an iteration that makes the updates that remain.
+    --collect streams: a multiple is saved as the number of iterations (iterations_per_eval)."""
+    iterations_per_eval: Annotated[int, tyro.conf.Suppress] = 250
     """Iterations between evaluations with --collect streams, which --eval-every sets."""
     max_grad_norm: float = 0.0
     """Gradients are clipped to this global norm (0: not clipped)."""
@@ -108,7 +109,7 @@ class DQNConfig(SelfPlayConfig):
         "updates_per_episode": ranges.ONE_OR_MORE, "episodes_per_iteration": ranges.ONE_OR_MORE,
         "target_update_every": ranges.ONE_OR_MORE, "tau": ranges.Range(0, 1, low_open=True),
         "eps_start": ranges.UNIT, "eps_end": ranges.UNIT, "eps_decay": ranges.POSITIVE,
-        "eval_every": ranges.at_least(0, "(0: the default, --collect streams)"),
+        "eval_every": ranges.at_least(0, "(0 = the default)"),
         "huber_delta": ranges.POSITIVE, "envs": ranges.ONE_OR_MORE, "steps": ranges.ONE_OR_MORE,
         "updates_per_iteration": ranges.ONE_OR_MORE, "iterations_per_eval": ranges.ONE_OR_MORE,
         "max_grad_norm": ranges.NON_NEGATIVE, "value_weight": ranges.NON_NEGATIVE,
@@ -120,6 +121,7 @@ class DQNConfig(SelfPlayConfig):
     STREAM_SMOKE: ClassVar[dict] = {"envs": 4, "steps": 2, "batch_size": 8, "buffer_size": 64, "learning_starts": 8,
                                     "updates_per_iteration": 1, "iterations_per_eval": 4, "tower_blocks": 1,
                                     "tower_channels": 4, "total_updates": 4}
+    GAMES_EVAL_EVERY: ClassVar[int] = 1000  # --collect games: the updates between evaluations of --eval-every 0
     # the switches that only whole games (--collect games) have: the published code's and the opponent's
     GAMES_ONLY: ClassVar[tuple[str, ...]] = ("target_mirror_avg", "target_unmasked", "selfplay_mirror_avg",
                                              "replace_draws", "reset_target_on_old")
@@ -142,12 +144,6 @@ class DQNConfig(SelfPlayConfig):
             raise ValueError(f"--learning-starts ({self.learning_starts}) cannot exceed --buffer-size ({self.buffer_size})")
         if self.collect == "streams":
             self._check_stream()
-            return
-        if self.eval_every < 1:
-            raise ValueError(f"--eval-every must be >= 1, got {self.eval_every}")
-        if self.eval_every % self.iteration_updates:
-            raise ValueError(f"--eval-every must be a multiple of the {self.iteration_updates} updates of one iteration "
-                             f"(--updates-per-episode x --episodes-per-iteration), got {self.eval_every}")
 
     def _check_stream(self) -> None:
         on = [f for f in self.GAMES_ONLY if getattr(self, f)]
@@ -159,7 +155,6 @@ class DQNConfig(SelfPlayConfig):
         if self.envs * self.steps > self.buffer_size:
             raise ValueError(f"--buffer-size ({self.buffer_size}) must hold one iteration's transitions "
                              f"(--envs x --steps = {self.envs * self.steps})")
-        config.check_eval_every(self, self.updates_per_iteration, "iteration (--updates-per-iteration)")
 
     def normalised(self) -> "DQNConfig":
         """This config with --collect streams' ``eval_every`` given as ``iterations_per_eval``
@@ -167,6 +162,15 @@ class DQNConfig(SelfPlayConfig):
         if self.collect != "streams":
             return self
         return config.eval_in_units(self, "iterations_per_eval", self.updates_per_iteration)
+
+    @property
+    def eval_updates(self) -> int:
+        """The updates between evaluations (--eval-every, or its default)."""
+        if self.eval_every:
+            return self.eval_every
+        if self.collect == "streams":
+            return self.iterations_per_eval * self.updates_per_iteration
+        return self.GAMES_EVAL_EVERY
 
     @property
     def iteration_updates(self) -> int:

@@ -63,10 +63,11 @@ class PPOConfig(onpolicy.OnPolicyConfig):
     """Stored and recomputed log-probs and the entropy bonus over all 7 columns, unmasked and not
     mirror-averaged (the published code)."""
     eval_every: int = 0
-    """Updates between evaluations (and checkpoints), a multiple of one buffer's (--epochs x
-    ceil(--buffer-size / --minibatch-size); --collect streams: --epochs x --envs x --steps / --minibatch-size);
-    0 = the preset's: every buffer (thesis), every 5 buffers (published); another game's kit
-    gives its own. Saved as the number of buffers (buffers_per_eval)."""
+    """Updates between evaluations (and checkpoints); 0 = the preset's: every buffer (thesis), every 5 buffers
+    (published); another game's kit gives its own. One that is not a multiple of one buffer's updates (--epochs x
+    ceil(--buffer-size / --minibatch-size); --collect streams: --epochs x --envs x --steps / --minibatch-size) ends
+    each interval inside a buffer, after the minibatch update that reaches it. A multiple is saved as the number
+    of buffers (buffers_per_eval)."""
     buffers_per_eval: Annotated[int, tyro.conf.Suppress] = 1
     """Buffers (collect + update) between evaluations, which --eval-every sets (the published code: 5)."""
 
@@ -91,16 +92,17 @@ class PPOConfig(onpolicy.OnPolicyConfig):
             if (self.envs * self.steps) % self.minibatch_size:
                 raise ValueError(f"--minibatch-size ({self.minibatch_size}) must divide a collection's rows "
                                  f"(--envs x --steps = {self.envs * self.steps})")
-            unit = "collection (--epochs x --envs x --steps / --minibatch-size)"
-        else:
-            if self.minibatch_size > self.buffer_size:
-                raise ValueError(f"--minibatch-size ({self.minibatch_size}) cannot exceed --buffer-size ({self.buffer_size})")
-            unit = "buffer (--epochs x ceil(--buffer-size / --minibatch-size))"
-        config.check_eval_every(self, self.buffer_updates, unit)
+        elif self.minibatch_size > self.buffer_size:
+            raise ValueError(f"--minibatch-size ({self.minibatch_size}) cannot exceed --buffer-size ({self.buffer_size})")
 
     def normalised(self) -> "PPOConfig":
         """This config with ``eval_every`` given as ``buffers_per_eval`` (:func:`c4jax.learning.config.settle`)."""
         return config.eval_in_units(self, "buffers_per_eval", self.buffer_updates)
+
+    @property
+    def eval_updates(self) -> int:
+        """The updates between evaluations (at most: buffers that self-play leaves short make fewer)."""
+        return self.eval_every or self.buffers_per_eval * self.buffer_updates
 
     @property
     def smoke(self) -> dict:

@@ -34,9 +34,9 @@ class ReinforceConfig(onpolicy.OnPolicyConfig):
     games_per_collect: int = 20
     """--collect games: episodes played in parallel by the same weights before their (sequential) updates."""
     eval_every: int = 0
-    """Updates (= episodes; --collect streams: collections) between evaluations (and checkpoints), a multiple of
-    --games-per-collect (--collect games); 0 = 100, the thesis' (another game's kit gives its own). Saved as
-    episodes_per_eval."""
+    """Updates (= episodes; --collect streams: collections) between evaluations (and checkpoints); 0 = 100, the
+    thesis' (another game's kit gives its own). --collect games: one that is not a multiple of --games-per-collect
+    ends each interval with a collection whose first games alone make updates. Saved as episodes_per_eval."""
     episodes_per_eval: Annotated[int, tyro.conf.Suppress] = 100
     """Updates between evaluations, which --eval-every sets."""
 
@@ -50,17 +50,14 @@ class ReinforceConfig(onpolicy.OnPolicyConfig):
     STREAMS_SMOKE: ClassVar[dict] = {"envs": 4, "steps": 8, "episodes_per_eval": 1, "tower_blocks": 1,
                                      "tower_channels": 4, "total_updates": 2}
 
-    def check(self) -> None:
-        """``ValueError`` for settings that do not fit together (:func:`c4jax.learning.config.validate`)."""
-        super().check()
-        episodes = self.eval_every or self.episodes_per_eval
-        if not self.streams and episodes % self.games_per_collect:
-            raise ValueError(f"--eval-every must be a multiple of the {self.games_per_collect} updates of one "
-                             f"iteration (--games-per-collect), got {episodes}")
-
     def normalised(self) -> "ReinforceConfig":
         """This config with ``eval_every`` given as ``episodes_per_eval`` (:func:`c4jax.learning.config.settle`)."""
         return config.eval_in_units(self, "episodes_per_eval", 1)
+
+    @property
+    def eval_updates(self) -> int:
+        """The updates between evaluations."""
+        return self.eval_every or self.episodes_per_eval
 
 
     @property
