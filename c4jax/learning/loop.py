@@ -313,7 +313,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     state = stack_seeds([initial_state(algo, cfg, width, s, source) for s in seeds])
     metas = [_meta_common(algo, cfg, width, algo_config, s) for s in seeds]
     meta_all = {**metas[0], "seeds": seeds, "devices": {"count": placement.n, "split": placement.mode}}
-    counters = {"seeds": [selection.new_counters() for _ in seeds], "wall_s": 0.0}
+    counters = {"seeds": [selection.new_counters() for _ in seeds], "wall_s": 0.0, "cpu_s": 0.0}
     old_params = algo.playing_params(state)
     if cfg.resume:
         state, old_params, counters = _resume_state(algo, out, state, old_params, seeds, cfg.game, write)
@@ -342,6 +342,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     desc = algo.name if k_seeds == 1 else f"{algo.name} x{k_seeds}"
     bar = hostrun.progress_bar(total, int(updates_of(state).min()), desc, "upd", cfg.progress and write)
     t_start = time.perf_counter() - counters["wall_s"]
+    cpu_start = time.process_time() - counters.get("cpu_s", 0.0)  # a state saved without it: from this segment on
     first = write  # the first chunk and evaluation of this process compile their programs: say so once
     while updates_of(state).min() < total:
         before = int(updates_of(state).min())
@@ -361,13 +362,13 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
             evaluated = evaluate(agent_of, algo.name, params, old_params, seeds, [r.loop["evals"] for r in runs], cfg,
                                  algo.game)
         first = False
-        wall = time.perf_counter() - t_start
+        wall, cpu = time.perf_counter() - t_start, time.process_time() - cpu_start
         saved = params if placement.mesh is None else devices.to_host(params)  # best/: host copies on a mesh
         saved = algo.saved_params(saved)
         decisions, rows = [], []
         for k, r in enumerate(runs):
             row = metrics_row(metrics, k, evaluated[k])
-            decisions.append(r.record(int(updates[k]), row, seed_slice(saved, k), wall))
+            decisions.append(r.record(int(updates[k]), row, seed_slice(saved, k), wall, cpu))
             rows.append(row)
         best = np.array([d == selection.BEST for d in decisions])
         revert = np.array([d == selection.REVERT for d in decisions])
@@ -375,7 +376,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
         if revert.any():
             state = state.replace(params=where_seeds(revert, old_params, state.params))
         state = algo.sync_target(state, best | revert)  # DQN: optionally reset its target network too
-        counters["wall_s"] = wall
+        counters["wall_s"], counters["cpu_s"] = wall, cpu
         metrics_meta = rows[0] if k_seeds == 1 else {"seeds": rows}
         save_state(out / LAST, state, old_params, counters, {**meta_all, "metrics": metrics_meta}, write)
         portable.save(out / portable.PORTABLE, state, old_params, counters, meta_all, write)

@@ -39,17 +39,19 @@ class SeedRun:
         self.log = runlog.RunLog(out, resume=resume, after_step=after_step, write=write, track=trackers,
                                  config=meta.get("config"), name=out.resolve().name, group=group)
 
-    def record(self, updates: int, row: dict, params, wall_s: float) -> str:
+    def record(self, updates: int, row: dict, params, wall_s: float, cpu_s: float | None = None) -> str:
         """Apply the old-network rule to this evaluation and log it: ``"best"`` (the current
         weights become the old network), ``"revert"`` or ``"keep"``. best/ is the best evaluation
         so far; the rule's own best starts at ``rule.old_best_start`` (the same with the default).
-        ``row`` gains the best score so far, whether the rule reverted, and ``wall_s``."""
+        ``row`` gains the best score so far, whether the rule reverted, ``wall_s`` (``time/wall_s``) and
+        ``cpu_s`` (``time/cpu_s``: the process' CPU seconds, every thread, summed over the run's segments)."""
         outcome = selection.select(self.loop, row[selection.score_metric(self.select_by)], updates, self.rule)
         self.loop.update(outcome.counters)  # in place: the loop saves this dict in last/
         if outcome.new_best and self.write:
             checkpoint.save(self.out / BEST, {"params": params}, {**self.meta, "metrics": {**row, "updates": updates}})
         row.update({f"eval/best_vs_{self.select_by}": self.loop["best_win_rate"],
-                    "eval/reverted": float(outcome.decision == selection.REVERT), "time/wall_s": wall_s})
+                    "eval/reverted": float(outcome.decision == selection.REVERT), "time/wall_s": wall_s}
+                   | ({} if cpu_s is None else {"time/cpu_s": cpu_s}))
         self.log.log(updates, row)
         self.loop["wall_s"] = wall_s
         return outcome.decision

@@ -55,6 +55,12 @@ def test_a_portable_state_written_by_an_earlier_version_resumes(tmp_path, fixtur
     again = portable.read_metadata(run / "portable")
     assert again["updates"] == [start + 4] and again["buffers"]["buffer"][0] > 0
     assert again["loop"]["seeds"][0]["evals"] == len(steps)
+    # the process' CPU time: absent from the state written before it was counted, so it counts from this
+    # segment on, and goes on in the rows and the state
+    new_rows = [r for r in _rows(run) if r["step"] > start]
+    cpu = [r["time/cpu_s"] for r in new_rows]
+    assert cpu and all(c > 0 for c in cpu) and cpu == sorted(cpu) and "cpu_s" not in saved["loop"]
+    assert again["loop"]["cpu_s"] == cpu[-1]
 
 
 def test_a_damaged_portable_state_or_other_flags_are_refused_in_one_line(tmp_path):
