@@ -56,6 +56,7 @@ RUNTIME_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-sim
 CACHE_ENV = "C4JAX_WEB_CACHE"
 CHECK_POSITIONS = 200  # random positions each exported model is checked on against its JAX agent
 EXPORT_WORKERS = 2  # processes converting models at the same time (at most the CPU count)
+PAGE_RULES = ("connect_four", "checkers")  # the games whose rules rules.js writes in JS
 
 
 class SiteError(Exception):
@@ -147,6 +148,14 @@ def entry(name: str, agent: Any, exported: Any, path: str, digest: str, data: tu
         if sims:
             out["mode"] = "det"
     return out
+
+
+def check_playable(name: str, exported: Any) -> None:
+    """``SiteError`` when the page cannot play the game of agent ``name`` (one of :data:`PAGE_RULES`)."""
+    game_id = onnx_export.game_of(exported).id
+    if game_id not in PAGE_RULES:
+        raise SiteError(f"the page cannot play {game_id}, the game of {name}: it plays "
+                        f"{' and '.join(PAGE_RULES)} only")
 
 
 def load_agent(name: str) -> tuple[Any, Any]:
@@ -244,12 +253,14 @@ def copy_page(folder: Path, dist: Path) -> None:
 
 def build(folder: Path, names: list[str], check_positions: int = CHECK_POSITIONS, log=print) -> dict:
     """Build the site into ``folder`` (created; its own files are replaced) with the agents
-    ``names``; returns the written ``agents.json``. The agents are loaded first, so that a wrong
-    name fails before anything is fetched or written. The parameter tensors that several models of
+    ``names``; returns the written ``agents.json``. The agents are loaded first, and their games
+    checked (:func:`check_playable`), so that a wrong name fails before anything is fetched or written. The parameter tensors that several models of
     a game hold alike are written once, into :func:`shared_file`, which those models refer to as
     external data (:func:`c4jax.agents.onnx_export.share_initializers`); each model, converted in
     its own process (:func:`export_models`), is checked against its JAX agent as written, with that file."""
     loaded = [load_agent(name) for name in names]
+    for name, (_, exported) in zip(names, loaded):
+        check_playable(name, exported)
     dist = runtime(log)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "models").mkdir(exist_ok=True)

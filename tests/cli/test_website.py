@@ -12,7 +12,8 @@ import jax
 import numpy as np
 import pytest
 
-from export_web_site import NPM, SMALL, built_site
+from export_web_site import NPM, SMALL, built_site, tiny_agent
+from guide_games import registered  # the guide's example games
 
 from c4jax import agents
 from c4jax.cli import website
@@ -71,6 +72,24 @@ def test_bad_input_exits_2_with_one_line(args, message, tmp_path, capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:") and message in err[0], err
+    assert not (tmp_path / "site").exists()
+
+
+@pytest.fixture(scope="module")
+def tic_tac_toe(tmp_path_factory):
+    with registered(tmp_path_factory.mktemp("third_game"), "tictactoe", "tic_tac_toe") as game:
+        yield game
+
+
+def test_an_agent_of_a_game_the_page_cannot_play_exits_2_with_one_line(tic_tac_toe, tmp_path, capsys):
+    from c4jax.cli import export_web
+
+    agent = tiny_agent(tmp_path / "ttt", tic_tac_toe)
+    with pytest.raises(SystemExit) as e:
+        export_web.cli(["--out", str(tmp_path / "site"), "--agents", "dqn", str(agent)])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: the page cannot play tic_tac_toe, the game of "), err
     assert not (tmp_path / "site").exists()
 
 
