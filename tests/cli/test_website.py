@@ -81,16 +81,26 @@ def tic_tac_toe(tmp_path_factory):
         yield game
 
 
-def test_an_agent_of_a_game_the_page_cannot_play_exits_2_with_one_line(tic_tac_toe, tmp_path, capsys):
+def test_an_agent_of_a_game_the_page_cannot_draw_exits_2_with_one_line(tic_tac_toe, tmp_path, capsys, monkeypatch):
+    """A game that rules.js does not write and whose view is no grid (here tic-tac-toe given Connect
+    Four's view module): refused before anything is fetched or written."""
+    from c4jax import games
     from c4jax.cli import export_web
 
     agent = tiny_agent(tmp_path / "ttt", tic_tac_toe)
+    connect_four_view = games.view("connect_four")
+    monkeypatch.setattr(games, "view", lambda g: connect_four_view if g == "tic_tac_toe" else None)
     with pytest.raises(SystemExit) as e:
         export_web.cli(["--out", str(tmp_path / "site"), "--agents", "dqn", str(agent)])
     assert e.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: the page cannot play tic_tac_toe, the game of "), err
+    assert len(err) == 1 and err[0].startswith("error: the page cannot draw tic_tac_toe: it draws "), err
     assert not (tmp_path / "site").exists()
+
+
+def test_a_grid_game_s_drawing(tic_tac_toe):
+    assert website.grid_game("tic_tac_toe") == {"title": "Tic-tac-toe", "sides": ["X", "O"], "rows": 3, "cols": 3,
+                                                "click": "cell", "planes": True}
 
 
 def test_out_that_is_a_file_exits_2(tmp_path, capsys):
