@@ -196,7 +196,7 @@ def export_model(exported: Any):
 def convert_file(job_file: str, model_file: str) -> None:
     """In a fresh process: the ONNX model of the pickled job in ``job_file`` (``("agent", exportable
     agent)``: its page model, :func:`export_model`; ``("rules", game, which)``: the game's rules,
-    :func:`c4jax.agents.rules_export.to_model`), serialized into ``model_file``. The job carries the
+    :func:`c4jax.agents.rules_export.to_model`, widened for onnxruntime-web), serialized into ``model_file``. The job carries the
     caller's import path, so that a game registered from the caller's own folders unpickles. It
     ignores Ctrl-C (the parent reports it) and runs JAX on the CPU, so that several processes do not
     each claim an accelerator's memory."""
@@ -205,7 +205,8 @@ def convert_file(job_file: str, model_file: str) -> None:
     path, job = pickle.loads(Path(job_file).read_bytes())
     sys.path[:0] = [p for p in path if p not in sys.path]
     job = pickle.loads(job)
-    model = export_model(job[1]) if job[0] == "agent" else rules_export.to_model(job[1], job[2])
+    model = export_model(job[1]) if job[0] == "agent" else rules_export.to_model(job[1], job[2],
+                                                                                      widen=rules_export.WEB_WIDEN)
     Path(model_file).write_bytes(model.SerializeToString())
 
 
