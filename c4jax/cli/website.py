@@ -30,6 +30,7 @@ import importlib.resources
 import json
 import os
 import pickle
+import re
 import shutil
 import signal
 import subprocess
@@ -62,7 +63,6 @@ CACHE_ENV = "C4JAX_WEB_CACHE"
 CHECK_POSITIONS = 200  # random positions each exported model is checked on against its JAX agent
 RULES_CHECK_GAMES = 8  # games of random moves the exported rules of a game are checked on against it
 EXPORT_WORKERS = 2  # processes converting models at the same time (at most the CPU count)
-PAGE_RULES = ("connect_four", "checkers")  # the games whose rules rules.js writes in JS
 
 
 class SiteError(Exception):
@@ -156,6 +156,14 @@ def entry(name: str, agent: Any, exported: Any, path: str, digest: str, data: tu
     return out
 
 
+def page_rules() -> tuple[str, ...]:
+    """The games whose rules ``rules.js`` writes in JS (the keys of its exported ``GAMES``)."""
+    found = re.search(r"export const GAMES = \{([^}]*)\}", (page_folder() / "rules.js").read_text())
+    if found is None:
+        raise SiteError("the page's rules.js exports no GAMES; reinstall c4jax")
+    return tuple(part.split(":")[0].strip() for part in found.group(1).split(",") if part.strip())
+
+
 def grid_game(game_id: str) -> dict:
     """How the page draws and plays ``game_id``, a game without rules in ``rules.js`` (its rules run as
     the ONNX models of :mod:`c4jax.agents.rules_export`): its view must be a
@@ -170,7 +178,7 @@ def grid_game(game_id: str) -> dict:
     except (ValueError, ImportError) as e:
         raise SiteError(f"the page cannot draw {game_id}: {e}") from None
     if not isinstance(view, GridView):
-        raise SiteError(f"the page cannot draw {game_id}: it draws {' and '.join(PAGE_RULES)} and the games whose "
+        raise SiteError(f"the page cannot draw {game_id}: it draws {' and '.join(page_rules())} and the games whose "
                         "view is a grid of cells (c4jax.games.viewbase.GridView)")
     return {"title": view.NAME, "sides": list(view.SIDES), "rows": view.rows, "cols": view.cols,
             "click": view.ACTION, "planes": view.planes}
@@ -332,7 +340,7 @@ def build(folder: Path, names: list[str], check_positions: int = CHECK_POSITIONS
     its own process (:func:`export_models`), is checked against its JAX agent as written, with that file."""
     loaded = [load_agent(name) for name in names]
     game_ids = [onnx_export.game_of(exported).id for _, exported in loaded]
-    grids = {g: grid_game(g) for g in dict.fromkeys(game_ids) if g not in PAGE_RULES}
+    grids = {g: grid_game(g) for g in dict.fromkeys(game_ids) if g not in page_rules()}
     dist = runtime(log)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "models").mkdir(exist_ok=True)
