@@ -60,6 +60,9 @@ WIDEN = {("Where", "BOOL"): "UINT8", ("Where", "INT16"): "INT32", ("Where", "UIN
          ("Max", "INT16"): "INT32", ("Min", "INT16"): "INT32", ("Max", "UINT16"): "INT32", ("Min", "UINT16"): "INT32",
          ("Range", "UINT32"): "INT64", ("Range", "UINT16"): "INT32", ("Range", "UINT8"): "INT32",
          ("Range", "INT8"): "INT32"}
+# onnxruntime-web's WebAssembly build has fewer element types per kernel than the Python package:
+# what a page's rules are widened with (Where only on 32- and 64-bit values)
+WEB_WIDEN = {**WIDEN, ("Where", "BOOL"): "INT32", ("Where", "INT8"): "INT32", ("Where", "UINT8"): "INT32"}
 _DATA_INPUTS = {"Where": (1, 2)}  # the inputs that carry the values (Where's condition stays bool)
 
 
@@ -142,8 +145,8 @@ def metadata(game, which: str) -> dict[str, str]:
     }
 
 
-def widen_types(model) -> int:
-    """Rewrite in place every node whose operation and value type :data:`WIDEN` lists (onnxruntime's
+def widen_types(model, table: dict | None = None) -> int:
+    """Rewrite in place every node whose operation and value type ``table`` (default :data:`WIDEN`) lists (onnxruntime's
     CPU kernels lack them: ``Where`` on ``bool``, ``ReduceMax`` on ``uint32``, ``Range`` on ``uint32``, which
     ONNX does not define): its value inputs cast to the wider type, its outputs computed in the wider
     one and cast back.
@@ -160,7 +163,7 @@ def widen_types(model) -> int:
     for i, node in enumerate(graph.node):
         data = [j for j in _DATA_INPUTS.get(node.op_type, range(len(node.input))) if j < len(node.input)]
         narrow = next((types.get(node.input[j]) for j in data if types.get(node.input[j])), None)
-        wide = WIDEN.get((node.op_type, TP.DataType.Name(narrow))) if narrow else None
+        wide = (WIDEN if table is None else table).get((node.op_type, TP.DataType.Name(narrow))) if narrow else None
         if wide is None:
             nodes.append(node)
             continue
@@ -203,9 +206,10 @@ def _name_outputs(model, names: list[str]) -> None:
     graph.node.extend(extra)
 
 
-def to_model(game, which: str, *, opset: int = DEFAULT_OPSET):
+def to_model(game, which: str, *, opset: int = DEFAULT_OPSET, widen: dict | None = None):
     """The ``onnx.ModelProto`` of ``game``'s ``init`` or ``step`` (module docstring), checked by
-    ``onnx.checker``, with :func:`metadata`. ``game``: a game object or a registered game's id."""
+    ``onnx.checker``, with :func:`metadata`. ``game``: a game object or a registered game's id;
+    ``widen``: the table of :func:`widen_types` (:data:`WEB_WIDEN` for onnxruntime-web)."""
     if isinstance(game, str):
         game = games.make(game)
     if which not in MODELS:
@@ -234,7 +238,7 @@ def to_model(game, which: str, *, opset: int = DEFAULT_OPSET):
         inputs = [STATE_PREFIX + t.name for t in tensors] + [ACTION_NAME]
     model = jax2onnx.to_onnx(fn, inputs=specs, model_name=f"{game.id}_{which}", opset=opset, input_names=inputs)
     _name_outputs(model, output_names(game))
-    widen_types(model)
+    widen_types(model, widen)
     del model.graph.value_info[:]  # onnxruntime infers the intermediate shapes again
     model.doc_string = (f"c4jax {game.id} rules: {which} ("
                         + (f"{KEY_NAME} uint32[B, {', '.join(map(str, key_shape()))}]" if which == "init"

@@ -13,8 +13,12 @@ A built site is one folder (nothing outside it is ever requested):
   and checked against the JAX agent;
   ``models/shared_<game>.bin``: the parameter tensors several of a game's models hold alike (e.g.
   convolutions frozen while fine-tuning), stored once; the models refer to them as ONNX external data;
-- ``agents.json``: what the page needs to know of each agent (:func:`entry`) and the SHA-256 of each
-  model and shared file, so that the page recognises a damaged file.
+- ``models/rules_<game>_init.onnx``, ``models/rules_<game>_step.onnx``: the rules of each game
+  that ``rules.js`` does not write (:mod:`c4jax.agents.rules_export`), which ``onnx_rules.js`` plays;
+  such a game must be drawn as a grid (:func:`grid_game`);
+- ``agents.json``: what the page needs to know of each agent (:func:`entry`) and, under ``games``,
+  of each game played through its ONNX rules (:func:`grid_game`), and the SHA-256 of each model,
+  shared and rules file, so that the page recognises a damaged file.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import importlib.resources
 import json
 import os
 import pickle
+import re
 import shutil
 import signal
 import subprocess
@@ -43,13 +48,14 @@ from c4jax.agents import shipped
 from c4jax.io import atomic
 from c4jax.io.metadata import METADATA_FILE
 
-PAGE_FILES = ("index.html", "style.css", "app.js", "rules.js", "search.js")
+PAGE_FILES = ("index.html", "style.css", "app.js", "rules.js", "onnx_rules.js", "search.js")
 NPM_FILES = ("package.json", "package-lock.json")
 RUNTIME_PACKAGE = "onnxruntime-web"
 # onnxruntime-web's files the page loads: the WebAssembly-only ES module, its loader and binary
 RUNTIME_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
 CACHE_ENV = "C4JAX_WEB_CACHE"
 CHECK_POSITIONS = 200  # random positions each exported model is checked on against its JAX agent
+RULES_CHECK_GAMES = 8  # games of random moves the exported rules of a game are checked on against it
 EXPORT_WORKERS = 2  # processes converting models at the same time (at most the CPU count)
 
 
@@ -148,6 +154,34 @@ def entry(name: str, agent: Any, exported: Any, path: str, digest: str, data: tu
     return out
 
 
+def page_rules() -> tuple[str, ...]:
+    """The games whose rules ``rules.js`` writes in JS (the keys of its exported ``GAMES``)."""
+    found = re.search(r"export const GAMES = \{([^}]*)\}", (page_folder() / "rules.js").read_text())
+    if found is None:
+        raise SiteError("the page's rules.js exports no GAMES; reinstall c4jax")
+    return tuple(part.split(":")[0].strip() for part in found.group(1).split(",") if part.strip())
+
+
+def grid_game(game_id: str) -> dict:
+    """How the page draws and plays ``game_id``, a game without rules in ``rules.js`` (its rules run as
+    the ONNX models of :mod:`c4jax.agents.rules_export`): its view must be a
+    :class:`~c4jax.games.viewbase.GridView`, whose board the page reads from the observation
+    (``planes``: ``[H, W, 2]``, plane 0 the mover's pieces, else ``[H, W]``, +1 the mover's, -1 the
+    opponent's) and whose action is a cell (``click`` ``"cell"``: row by row) or a column
+    (``"column"``). ``SiteError`` for any other game."""
+    from c4jax.games.viewbase import GridView
+
+    try:
+        view = games.view(game_id)
+    except (ValueError, ImportError) as e:
+        raise SiteError(f"the page cannot draw {game_id}: {e}") from None
+    if not isinstance(view, GridView):
+        raise SiteError(f"the page cannot draw {game_id}: it draws {' and '.join(page_rules())} and the games whose "
+                        "view is a grid of cells (c4jax.games.viewbase.GridView)")
+    return {"title": view.NAME, "sides": list(view.SIDES), "rows": view.rows, "cols": view.cols,
+            "click": view.ACTION, "planes": view.planes}
+
+
 def load_agent(name: str) -> tuple[Any, Any]:
     """``(agent, exportable agent)`` of ``name``; ``SiteError`` for an unknown name or an agent that is no network."""
     from c4jax.agents import onnx_export
@@ -170,16 +204,25 @@ def export_model(exported: Any):
     return model
 
 
-def convert_file(agent_file: str, model_file: str) -> None:
-    """In a fresh process: the page model (:func:`export_model`) of the pickled exportable agent in
-    ``agent_file``, serialized into ``model_file``. It ignores Ctrl-C (the parent reports it) and runs
-    JAX on the CPU, so that several processes do not each claim an accelerator's memory."""
+def convert_file(job_file: str, model_file: str) -> None:
+    """In a fresh process: the ONNX model of the pickled job in ``job_file`` (``("agent", exportable
+    agent)``: its page model, :func:`export_model`; ``("rules", game, which)``: the game's rules,
+    :func:`c4jax.agents.rules_export.to_model`, widened for onnxruntime-web), serialized into ``model_file``. The job carries the
+    caller's import path, so that a game registered from the caller's own folders unpickles. It
+    ignores Ctrl-C (the parent reports it) and runs JAX on the CPU, so that several processes do not
+    each claim an accelerator's memory."""
     import jax
+
+    from c4jax.agents import rules_export
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     jax.config.update("jax_platforms", "cpu")
-    exported = pickle.loads(Path(agent_file).read_bytes())
-    Path(model_file).write_bytes(export_model(exported).SerializeToString())
+    path, job = pickle.loads(Path(job_file).read_bytes())
+    sys.path[:0] = [p for p in path if p not in sys.path]
+    job = pickle.loads(job)
+    model = export_model(job[1]) if job[0] == "agent" else rules_export.to_model(job[1], job[2],
+                                                                                      widen=rules_export.WEB_WIDEN)
+    Path(model_file).write_bytes(model.SerializeToString())
 
 
 # what each converting process runs: a fresh interpreter, so that it depends on nothing of the caller's
@@ -187,33 +230,84 @@ def convert_file(agent_file: str, model_file: str) -> None:
 _CONVERT = "import sys; from c4jax.cli.website import convert_file; convert_file(sys.argv[1], sys.argv[2])"
 
 
+def _convert_all(jobs: list[tuple[str, tuple]], workers: int | None) -> list:
+    """The models of ``jobs`` (``(what, job)`` pairs, :func:`convert_file`'s jobs; ``what`` names
+    the job in an error), each converted in a fresh Python process of its own, ``workers`` at a time."""
+    from c4jax.agents import onnx_export
+
+    if not jobs:
+        return []
+    onnx_export.require()  # a one-line error here rather than from each process
+    workers = min(workers or EXPORT_WORKERS, os.cpu_count() or 1, len(jobs))
+    package_root = str(Path(__file__).resolve().parents[2])  # the c4jax the caller imported, for the processes
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
+    with tempfile.TemporaryDirectory(prefix="c4jax-export-") as tmp:
+        def convert(i: int, what: str, job: tuple):
+            job_file, model_file = Path(tmp) / f"{i}.pickle", Path(tmp) / f"{i}.onnx"
+            job_file.write_bytes(pickle.dumps((list(sys.path), pickle.dumps(job))))
+            done = subprocess.run([sys.executable, "-c", _CONVERT, str(job_file), str(model_file)], env=env,
+                                  capture_output=True, text=True)
+            if done.returncode != 0 or not model_file.exists():
+                last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+                raise SiteError(f"the process exporting {what} failed: {last}")
+            return onnx_export.from_bytes(model_file.read_bytes())
+
+        with ThreadPoolExecutor(workers) as pool:
+            futures = [pool.submit(convert, i, what, job) for i, (what, job) in enumerate(jobs)]
+            return [f.result() for f in futures]
+
+
 def export_models(named: list[tuple[str, Any]], workers: int | None = None) -> list:
     """The page models (:func:`export_model`) of the exportable agents of ``named`` (``(name,
     agent)`` pairs), each converted in a fresh Python process of its own (see
     :mod:`c4jax.agents.onnx_export` for why), ``workers`` at a time (default: ``EXPORT_WORKERS``,
     at most the CPU count). The agents travel to the processes pickled."""
-    from c4jax.agents import onnx_export
+    return _convert_all([(name, ("agent", exported)) for name, exported in named], workers)
 
-    if not named:
-        return []
-    onnx_export.require()  # a one-line error here rather than from each process
-    workers = min(workers or EXPORT_WORKERS, os.cpu_count() or 1, len(named))
-    package_root = str(Path(__file__).resolve().parents[2])  # the c4jax the caller imported, for the processes
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)}
-    with tempfile.TemporaryDirectory(prefix="c4jax-export-") as tmp:
-        def convert(i: int, name: str, exported: Any):
-            agent_file, model_file = Path(tmp) / f"{i}.pickle", Path(tmp) / f"{i}.onnx"
-            agent_file.write_bytes(pickle.dumps(exported))
-            done = subprocess.run([sys.executable, "-c", _CONVERT, str(agent_file), str(model_file)], env=env,
-                                  capture_output=True, text=True)
-            if done.returncode != 0 or not model_file.exists():
-                last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
-                raise SiteError(f"the process exporting {name} failed: {last}")
-            return onnx_export.from_bytes(model_file.read_bytes())
 
-        with ThreadPoolExecutor(workers) as pool:
-            futures = [pool.submit(convert, i, name, exported) for i, (name, exported) in enumerate(named)]
-            return [f.result() for f in futures]
+def export_rules(game_ids: list[str], workers: int | None = None) -> dict[str, dict]:
+    """``{game: {"init": model, "step": model}}``: the rules of each game of ``game_ids`` as ONNX
+    (:func:`c4jax.agents.rules_export.to_model`), each model converted in a process of its own as
+    :func:`export_models` converts the networks."""
+    from c4jax.agents import rules_export
+
+    jobs = [(f"the {which} rules of {g}", ("rules", games.make(g), which)) for g in game_ids
+            for which in rules_export.MODELS]
+    models = iter(_convert_all(jobs, workers))
+    return {g: {which: next(models) for which in rules_export.MODELS} for g in game_ids}
+
+
+def rules_file(game_id: str, which: str) -> str:
+    """The file of a game's exported rules: ``models/rules_tic_tac_toe_step.onnx``."""
+    return f"models/rules_{game_id}_{which}.onnx"
+
+
+def check_rules(game_id: str, init_path: Path, step_path: Path, plays: int = RULES_CHECK_GAMES, seed: int = 0) -> None:
+    """Play ``plays`` games of random legal moves with the written rules (onnxruntime) and the game
+    (JAX) side by side; ``SiteError`` at the first view of a position that differs."""
+    import jax
+    import numpy as np
+
+    from c4jax.agents import rules_export
+
+    game = games.make(game_id)
+    runtime_ = rules_export.Runtime.load(game, init_path, step_path)
+    step = jax.jit(jax.vmap(game.step))
+    rng = np.random.default_rng(seed)
+    keys = jax.random.split(jax.random.key(seed), plays)
+    state, views = runtime_.init(plays, np.asarray(jax.random.key_data(keys)))
+    ref = jax.vmap(game.init)(keys)
+    for _ in range(game.max_steps + 1):
+        want = jax.device_get(rules_export.views(game, ref))
+        for name in rules_export.VIEWS:
+            if not np.array_equal(np.asarray(views[name]), np.asarray(want[name])):
+                raise SiteError(f"the exported rules of {game_id} differ from the game in {name}; rebuild the site")
+        if np.asarray(want["done"]).all():
+            return
+        legal = np.asarray(want["legal_action_mask"])
+        actions = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in legal], np.int32)
+        state, views = runtime_.step(state, actions)
+        ref = step(ref, actions)
 
 
 def check_file(name: str, exported: Any, path: Path, check_positions: int = CHECK_POSITIONS, seed: int = 0) -> None:
@@ -257,20 +351,25 @@ def copy_page(folder: Path, dist: Path) -> None:
 
 def build(folder: Path, names: list[str], check_positions: int = CHECK_POSITIONS, log=print) -> dict:
     """Build the site into ``folder`` (created; its own files are replaced) with the agents
-    ``names``; returns the written ``agents.json``. The agents are loaded first, so that a wrong
-    name fails before anything is fetched or written. The parameter tensors that several models of
+    ``names``; returns the written ``agents.json``. The agents are loaded first, and their games
+    checked (:func:`grid_game`), so that a wrong name fails before anything is fetched or written.
+    A game without rules in ``rules.js`` gets its rules as ONNX (:func:`export_rules`, written as
+    :func:`rules_file`, checked against the game by :func:`check_rules`) and its entry in
+    ``agents.json``'s ``games`` (:func:`grid_game`, with the rules' files and SHA-256). The parameter tensors that several models of
     a game hold alike are written once, into :func:`shared_file`, which those models refer to as
     external data (:func:`c4jax.agents.onnx_export.share_initializers`); each model, converted in
     its own process (:func:`export_models`), is checked against its JAX agent as written, with that file."""
-    from c4jax.agents import onnx_export
+    from c4jax.agents import onnx_export, rules_export
 
     loaded = [load_agent(name) for name in names]
+    game_ids = [onnx_export.game_of(exported).id for _, exported in loaded]
+    grids = {g: grid_game(g) for g in dict.fromkeys(game_ids) if g not in page_rules()}
     dist = runtime(log)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "models").mkdir(exist_ok=True)
     copy_page(folder, dist)
     models = export_models([(name, exported) for name, (_, exported) in zip(names, loaded)])
-    game_ids = [onnx_export.game_of(exported).id for _, exported in loaded]
+    rules = export_rules(list(grids))
     data: dict[str, tuple[dict, ...]] = {}
     for game_id in dict.fromkeys(game_ids):
         path = shared_file(game_id)
@@ -290,8 +389,17 @@ def build(folder: Path, names: list[str], check_positions: int = CHECK_POSITIONS
         entries.append(entry(name, agent, exported, path, sha256(folder / path), uses))
         size = (folder / path).stat().st_size
         log(f"exported {name} ({game_id}): {path}, {size / 1024:.0f} KiB, checked")
+    for game_id, grid in grids.items():
+        files = {}
+        for which in rules_export.MODELS:
+            path = rules_file(game_id, which)
+            onnx_export.save(rules[game_id][which], folder / path)
+            files[which] = {"file": path, "sha256": sha256(folder / path)}
+        check_rules(game_id, folder / files["init"]["file"], folder / files["step"]["file"])
+        grid["rules"] = files
+        log(f"exported the rules of {game_id}: {files['init']['file']}, {files['step']['file']}, checked")
     manifest = {"c4jax_version": __version__, "runtime": f"{RUNTIME_PACKAGE} {runtime_version()}",
-                "agents": entries}
+                "agents": entries, **({"games": grids} if grids else {})}
     (folder / "agents.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
 

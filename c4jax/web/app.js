@@ -1,9 +1,11 @@
-// The page of the static site (c4jax export-web): play Connect Four and Checkers against the agents
-// listed in agents.json, their ONNX models run by onnxruntime-web (WebAssembly) from ./ort/. Every
+// The page of the static site (c4jax export-web): play Connect Four and Checkers (rules.js) and the
+// games of agents.json's `games` (their rules' ONNX models, onnx_rules.js) against the agents listed
+// in agents.json, their ONNX models run by onnxruntime-web (WebAssembly) from ./ort/. Every
 // file it loads is in this folder. Links: ?game=checkers&agent=NAME&moves=A,B,C&first=human|agent,
 // as the Python play UI's (c4jax.play.links).
 import * as ort from "./ort/ort.wasm.min.mjs";
-import { GAMES } from "./rules.js";
+import { GAMES as JS_GAMES } from "./rules.js";
+import { onnxGame } from "./onnx_rules.js";
 import { search, sampleVisits } from "./search.js";
 
 ort.env.wasm.numThreads = 1;
@@ -12,6 +14,11 @@ ort.env.wasm.wasmPaths = new URL("./ort/", import.meta.url).href;
 const TITLES = { connect_four: "Connect Four", checkers: "Checkers" };
 const PLAYER_NAMES = { connect_four: ["red", "yellow"], checkers: ["black", "white"] };
 const INPUTS = { connect_four: ["boards"], checkers: ["observations", "legal_action_mask"] };
+const GAMES = { ...JS_GAMES }; // and the games of agents.json's `games`, once their rules are loaded
+const title = (g) => TITLES[g] || (GAMES[g] && GAMES[g].title) || g;
+const playerNames = (g) => PLAYER_NAMES[g] || GAMES[g].sides;
+const inputsOf = (g) => INPUTS[g] || INPUTS.checkers; // every other game's network: observations, legal actions
+const ARRAYS = { int8: Int8Array, uint8: Uint8Array, bool: Uint8Array, int32: Int32Array, float32: Float32Array };
 const RUNTIME = ["ort-wasm-simd-threaded.wasm"]; // the WebAssembly module ort.wasm.min.mjs loads
 const NOTE_MS = 1500; // how long a short note ("Copied", "wait ...") stays
 const $ = (id) => document.getElementById(id);
@@ -85,11 +92,11 @@ async function loadModel(entry) {
       + "the file is damaged: rebuild the site with c4jax export-web");
   }
   performance.mark(`c4web:session:${entry.file}`);
-  const want = INPUTS[entry.game];
+  const want = inputsOf(entry.game);
   if (session.inputNames.join() !== want.join()) {
     const other = Object.keys(INPUTS).find((g) => INPUTS[g].join() === session.inputNames.join());
-    throw new PageError(`${entry.file} is ${other ? `a ${TITLES[other]} model` : "not a c4jax model"}, `
-      + `not one of ${TITLES[entry.game]} (inputs ${session.inputNames.join(", ")}); ${entry.name} cannot play `
+    throw new PageError(`${entry.file} is ${other ? `a ${title(other)} model` : "not a c4jax model"}, `
+      + `not one of ${title(entry.game)} (inputs ${session.inputNames.join(", ")}); ${entry.name} cannot play `
       + "with it: rebuild the site with c4jax export-web");
   }
   if (entry.search && !session.outputNames.includes("value")) {
@@ -112,6 +119,35 @@ async function missingRuntime() {
   return null;
 }
 
+// one model call at a time (the page's networks and rules share the WebAssembly runtime)
+function runQueued(session, feeds) {
+  const run = queue.then(() => session.run(feeds));
+  queue = run.catch(() => {});
+  return run;
+}
+
+// the games of agents.json's `games`, played by their ONNX rules (each file checked by its SHA-256)
+async function loadRules(manifest) {
+  for (const [id, info] of Object.entries(manifest.games || {})) {
+    const entry = { name: `the rules of ${info.title}` };
+    const sessions = {};
+    for (const which of ["init", "step"]) {
+      const { file, sha256 } = info.rules[which];
+      const bytes = await fetchBytes(file, "rules", entry);
+      await checkDigest(bytes, file, sha256, entry);
+      try {
+        sessions[which] = await createSession(bytes, { executionProviders: ["wasm"] });
+      } catch (e) {
+        const runtime = await missingRuntime();
+        if (runtime) throw new PageError(runtime);
+        throw new PageError(`${file} is not a readable ONNX model (${String(e.message || e).split("\n")[0].slice(0, 160)}); `
+          + "rebuild the site with c4jax export-web");
+      }
+    }
+    GAMES[id] = onnxGame(ort, id, info, sessions, runQueued);
+  }
+}
+
 function model(entry) {
   if (!sessions.has(entry.file)) {
     const p = loadModel(entry);
@@ -125,20 +161,19 @@ function model(entry) {
 async function runNet(entry, session, states) {
   const game = GAMES[entry.game];
   const size = game.obsShape.reduce((a, b) => a * b, 1);
-  const obs = new Int8Array(states.length * size);
+  const type = states[0].obsType || "int8";
+  const obs = new ARRAYS[type](states.length * size);
   states.forEach((s, i) => obs.set(game.observe(s), i * size));
   const feeds = {};
   if (entry.game === "connect_four") {
     feeds.boards = new ort.Tensor("int8", obs, [states.length, ...game.obsShape]);
   } else {
-    feeds.observations = new ort.Tensor("int8", obs, [states.length, ...game.obsShape]);
+    feeds.observations = new ort.Tensor(type, obs, [states.length, ...game.obsShape]);
     const legal = new Uint8Array(states.length * game.numActions);
     states.forEach((s, i) => legal.set(game.legal(s), i * game.numActions));
     feeds.legal_action_mask = new ort.Tensor("bool", legal, [states.length, game.numActions]);
   }
-  const run = queue.then(() => session.run(feeds));
-  queue = run.catch(() => {});
-  const out = await run;
+  const out = await runQueued(session, feeds);
   return { scores: out.scores.data, value: out.value ? out.value.data : null };
 }
 
@@ -205,9 +240,12 @@ function showError(message) {
   $("error").textContent = message || "";
 }
 
-function newGame(actions = []) {
-  ui.generation++;
-  ui.states = [game().init()];
+// a new game after `actions` (a link's moves); false when an undo or another new game came meanwhile
+async function newGame(actions = []) {
+  const generation = ++ui.generation;
+  const start = await game().init();
+  if (generation !== ui.generation) return false;
+  ui.states = [start];
   ui.actions = [];
   ui.movers = [];
   ui.agentPlies = [];
@@ -217,17 +255,24 @@ function newGame(actions = []) {
   for (const a of actions) {
     const s = current();
     if (game().done(s) || !game().legal(s)[a]) throw new PageError(`the link's move ${a} is not legal there`);
-    play(a, false);
+    if (!(await play(a, false))) return false;
   }
+  return true;
 }
 
-function play(action, byAgent) {
+// the move `action` played in the current position; false when an undo or a new game came meanwhile
+// (a game of onnx_rules.js steps asynchronously)
+async function play(action, byAgent) {
   const s = current();
+  const generation = ui.generation;
+  const next = await game().step(s, action);
+  if (generation !== ui.generation) return false;
   ui.movers.push(s.current);
   if (byAgent) ui.agentPlies.push(ui.actions.length);
   ui.actions.push(action);
-  ui.states.push(game().step(s, action));
+  ui.states.push(next);
   ui.selected = null;
+  return true;
 }
 
 async function agentTurn() {
@@ -246,7 +291,7 @@ async function agentTurn() {
     const onProgress = sims ? (n) => { if (n % 64 === 0) $("status").textContent = `${ui.agent.name}: ${n} / ${sims} simulations`; } : null;
     const out = await agentMove(ui.agent, s, { sims, mode: ui.mode, onProgress });
     if (generation !== ui.generation) return;
-    play(out.action, true);
+    if (!(await play(out.action, true))) return;
     performance.mark("c4web:moved");
     ui.lastInfo = { ...out, state: s };
     showError("");
@@ -277,12 +322,15 @@ function note(text) { // a short note under the status line, gone after NOTE_MS
   note.timer = setTimeout(() => { box.hidden = true; }, NOTE_MS);
 }
 
-function humanMove(action) {
+async function humanMove(action) {
   if (ui.busy) { note(`wait: ${ui.agent ? ui.agent.name : "the agent"} is still moving`); return; }
   if (game().done(current())) { note("the game is over: New game starts another"); return; }
   if (current().current !== humanPlayer()) return;
   if (!game().legal(current())[action]) return;
-  play(action, false);
+  setBusy(true); // until the move is played (a game of onnx_rules.js steps asynchronously)
+  const played = await play(action, false);
+  setBusy(false);
+  if (!played) return;
   render();
   agentTurn();
 }
@@ -310,7 +358,7 @@ function undo() {
 
 function statusText() {
   const s = current();
-  const names = PLAYER_NAMES[ui.gameId];
+  const names = playerNames(ui.gameId);
   if (game().done(s)) {
     if (s.truncated) return `Game over: draw (the ${s.plies}-ply cap)`;
     const winner = s.rewards[0] > s.rewards[1] ? 0 : s.rewards[1] > s.rewards[0] ? 1 : -1;
@@ -362,6 +410,28 @@ function renderConnectFour(board) {
       board.append(cell);
     }
   }
+}
+
+// a game of onnx_rules.js: its grid, a piece per cell (player 0's X, player 1's O: the sides' initials);
+// a click on a cell plays it, or its column
+function renderGrid(board) {
+  const g = game(), s = current();
+  board.className = "grid";
+  board.style.gridTemplateColumns = `repeat(${g.cols}, 3rem)`;
+  const cells = g.board(s);
+  const last = ui.actions.length ? g.cellOf(ui.states[ui.states.length - 2], ui.actions[ui.actions.length - 1]) : -1;
+  cells.forEach((v, i) => {
+    const cell = document.createElement("button");
+    cell.type = "button";
+    const row = Math.floor(i / g.cols), col = i - row * g.cols;
+    const action = g.click === "cell" ? i : col;
+    cell.className = `cell${v ? ` p${v > 0 ? 0 : 1}` : ""}${i === last ? " last" : ""}`;
+    cell.textContent = v ? g.sides[v > 0 ? 0 : 1].slice(0, 1) : "";
+    cell.dataset.action = String(action);
+    cell.setAttribute("aria-label", `${g.click} ${String.fromCharCode(97 + col)}${g.rows - row}`);
+    cell.addEventListener("click", () => humanMove(action));
+    board.append(cell);
+  });
 }
 
 function squareCell(n) { // printed row and column of PDN square n, square 1 top left (white at the bottom)
@@ -509,7 +579,10 @@ function render() {
   const board = $("board");
   board.replaceChildren();
   board.removeAttribute("data-moves");
-  if (ui.gameId === "connect_four") renderConnectFour(board); else renderCheckers(board);
+  board.style.gridTemplateColumns = "";
+  if (ui.gameId === "connect_four") renderConnectFour(board);
+  else if (ui.gameId === "checkers") renderCheckers(board);
+  else renderGrid(board);
   board.dataset.busy = String(ui.busy);
   board.dataset.actions = ui.actions.join(",");
   board.dataset.agentPlies = ui.agentPlies.join(",");
@@ -522,7 +595,7 @@ function render() {
   const moves = moveTexts();
   $("moves").replaceChildren(...moves.map((m) => {
     const li = document.createElement("li");
-    li.textContent = `${PLAYER_NAMES[ui.gameId][m.player]}: ${m.text}`;
+    li.textContent = `${playerNames(ui.gameId)[m.player]}: ${m.text}`;
     return li;
   }));
   $("pdn-box").hidden = ui.gameId !== "checkers";
@@ -557,11 +630,12 @@ function setSims(n) {
   $("sims-value").textContent = String(n);
 }
 
-function restart() { newGame(); render(); agentTurn(); }
+async function restart() { if (await newGame()) { render(); agentTurn(); } }
 
 function wire() {
   $("game").replaceChildren(...Object.keys(GAMES).filter((g) => agentsOf(g).length)
-    .map((g) => new Option(TITLES[g], g)));
+    .map((g) => new Option(title(g), g)));
+  if (!agentsOf(ui.gameId).length && $("game").value) ui.gameId = $("game").value; // a site without this game
   $("game").addEventListener("change", () => { ui.gameId = $("game").value; fillAgents(); restart(); });
   $("agent").addEventListener("change", () => { chooseAgent($("agent").value); restart(); });
   $("mode").addEventListener("change", () => { ui.mode = $("mode").value; render(); });
@@ -595,7 +669,7 @@ function openLink() {
   if (name) {
     const entry = agentsOf(gameId).find((a) => a.name.toLowerCase() === name.toLowerCase()
       || a.name.toLowerCase() === `${gameId}/${name.toLowerCase()}`);
-    if (!entry) throw new PageError(`this site has no ${TITLES[gameId]} agent ${JSON.stringify(name)}`);
+    if (!entry) throw new PageError(`this site has no ${title(gameId)} agent ${JSON.stringify(name)}`);
     $("agent").value = entry.name;
     chooseAgent(entry.name);
   }
@@ -622,6 +696,11 @@ async function start() {
     return;
   }
   ui.manifest = manifest;
+  try {
+    await loadRules(manifest);
+  } catch (e) {
+    showError(e instanceof PageError ? e.message : `cannot load a game's rules: ${e.message || e}`);
+  }
   wire();
   fillAgents();
   let linked = [];
@@ -632,17 +711,17 @@ async function start() {
   }
   try {
     if (linked.actions) {
-      const gameNew = game().init();
+      const gameNew = await game().init();
       let mover = gameNew.current;
       let s = gameNew;
-      for (const a of linked.actions) { if (!game().done(s) && game().legal(s)[a]) s = game().step(s, a); mover = s.current; }
+      for (const a of linked.actions) { if (!game().done(s) && game().legal(s)[a]) s = await game().step(s, a); mover = s.current; }
       ui.humanFirst = linked.first ? linked.first === "human" : mover === 0;
       $("side").value = ui.humanFirst ? "first" : "second";
     }
-    newGame(linked.actions || []);
+    await newGame(linked.actions || []);
   } catch (e) {
     showError(`${e.message}; a new game starts instead`);
-    newGame();
+    await newGame();
   }
   setBusy(false);
   render();
@@ -658,8 +737,8 @@ window.c4web = {
   // the page agent's move after `actions` of `gameId` (tests): {action, counts}
   async move(name, gameId, actions, { sims = 0, mode = "det" } = {}) {
     const entry = ui.manifest.agents.find((a) => a.name === name && a.game === gameId);
-    let s = GAMES[gameId].init();
-    for (const a of actions) s = GAMES[gameId].step(s, a);
+    let s = await GAMES[gameId].init();
+    for (const a of actions) s = await GAMES[gameId].step(s, a);
     const out = await agentMove(entry, s, { sims, mode });
     return { action: out.action, counts: out.search ? out.search.counts : null };
   },

@@ -85,7 +85,7 @@ export async function search(game, evaluate, root, simulations, { cInit, cBase, 
     let leaf = node;
     if (action >= 0) {
       const before = node.state;
-      const after = game.step(before, action);
+      const after = await game.step(before, action); // a Promise for a game of onnx_rules.js
       const done = game.done(after);
       const reward = after.rewards[before.current] || 0; // +0 for a -0
       const discount = done ? 0 : after.current === before.current ? 1 : -1;

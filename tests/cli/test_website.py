@@ -12,7 +12,8 @@ import jax
 import numpy as np
 import pytest
 
-from export_web_site import NPM, SMALL, built_site
+from export_web_site import NPM, SMALL, built_site, tiny_agent
+from guide_games import registered  # the guide's example games
 
 from c4jax import agents
 from c4jax.cli import website
@@ -72,6 +73,34 @@ def test_bad_input_exits_2_with_one_line(args, message, tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:") and message in err[0], err
     assert not (tmp_path / "site").exists()
+
+
+@pytest.fixture(scope="module")
+def tic_tac_toe(tmp_path_factory):
+    with registered(tmp_path_factory.mktemp("third_game"), "tictactoe", "tic_tac_toe") as game:
+        yield game
+
+
+def test_an_agent_of_a_game_the_page_cannot_draw_exits_2_with_one_line(tic_tac_toe, tmp_path, capsys, monkeypatch):
+    """A game that rules.js does not write and whose view is no grid (here tic-tac-toe given Connect
+    Four's view module): refused before anything is fetched or written."""
+    from c4jax import games
+    from c4jax.cli import export_web
+
+    agent = tiny_agent(tmp_path / "ttt", tic_tac_toe)
+    connect_four_view = games.view("connect_four")
+    monkeypatch.setattr(games, "view", lambda g: connect_four_view if g == "tic_tac_toe" else None)
+    with pytest.raises(SystemExit) as e:
+        export_web.cli(["--out", str(tmp_path / "site"), "--agents", "dqn", str(agent)])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: the page cannot draw tic_tac_toe: it draws "), err
+    assert not (tmp_path / "site").exists()
+
+
+def test_a_grid_game_s_drawing(tic_tac_toe):
+    assert website.grid_game("tic_tac_toe") == {"title": "Tic-tac-toe", "sides": ["X", "O"], "rows": 3, "cols": 3,
+                                                "click": "cell", "planes": True}
 
 
 def test_out_that_is_a_file_exits_2(tmp_path, capsys):

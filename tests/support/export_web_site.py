@@ -101,3 +101,17 @@ def jax_moves(agent_name: str, game, action_lists) -> list[int]:
     agent = agents.load(agent_name)
     states = states_after(game, action_lists)
     return [int(a) for a in agent.act_states(states, jax.random.key(0))]
+
+
+def tiny_agent(folder: Path, game, seed: int = 3) -> Path:
+    """A checkpoint of an untrained network agent of ``game`` (a residual tower of one 8-channel block,
+    its best move) in ``folder``, for the sites of games that ship no agent; returns the folder."""
+    from c4jax.io import checkpoint
+    from c4jax.nets import tower
+
+    params = tower.init_params(jax.random.key(seed), tower=(1, 8), game=game)
+    checkpoint.save(folder, {"params": params}, {
+        "name": f"tiny_{game.id}", "algorithm": "ppo", "game": game.id,
+        "network": {"width": 8, "heads": "two", "tower": [1, 8]},
+        "agent": {"output": "policy", "default_mode": "det", "symmetric": False, "search": {"simulations": 0}}})
+    return folder

@@ -1,0 +1,89 @@
+"""The static site of ``c4jax export-web`` with a game that ``rules.js`` does not write: the guide's
+tic-tac-toe (registered from a temporary folder), played in headless Chromium through its exported
+rules (``onnx_rules.js``) and drawn as a grid, against an untrained network agent whose moves in the
+page must be the JAX agent's. Building the site converts the models (minutes): marked slow. Needs npm
+and Chromium; skipped without them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+from export_web_site import (CHECK_POSITIONS, CHROMIUM, CHROMIUM_ARGS, NPM, block_outside, jax_moves, serve,
+                             tiny_agent)
+from guide_games import registered  # the guide's example games
+
+if NPM is None or CHROMIUM is None:
+    pytest.skip("the site's browser tests need npm and Chromium (apt-get install -y nodejs npm chromium)",
+                allow_module_level=True)
+
+from playwright.sync_api import sync_playwright
+
+from c4jax.cli import website
+
+IDLE = '#board[data-busy="false"]'
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """``(folder, url, game, agent)``: a site with one tic-tac-toe agent, served."""
+    root = tmp_path_factory.mktemp("grid_game")
+    with registered(root / "games", "tictactoe", "tic_tac_toe") as game:
+        agent = str(tiny_agent(root / "ttt", game))
+        folder = root / "site"
+        website.build(folder, [agent], check_positions=CHECK_POSITIONS, log=lambda *_: None)
+        with serve(folder) as url:
+            yield folder, url, game, agent
+
+
+def test_the_site_lists_the_game_s_rules_and_grid(site):
+    folder, _, _, agent = site
+    manifest = json.loads((folder / "agents.json").read_text())
+    assert [(a["name"], a["game"]) for a in manifest["agents"]] == [(agent, "tic_tac_toe")]
+    grid = manifest["games"]["tic_tac_toe"]
+    assert {k: grid[k] for k in ("title", "sides", "rows", "cols", "click", "planes")} == {
+        "title": "Tic-tac-toe", "sides": ["X", "O"], "rows": 3, "cols": 3, "click": "cell", "planes": True}
+    for which in ("init", "step"):
+        f = grid["rules"][which]
+        assert f["file"] == f"models/rules_tic_tac_toe_{which}.onnx"
+        assert hashlib.sha256((folder / f["file"]).read_bytes()).hexdigest() == f["sha256"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("first,seed", [("human", 0), ("human", 1), ("agent", 2)])
+def test_whole_games_in_the_browser_play_the_jax_agent_s_moves(site, first, seed):
+    _, url, game, agent = site
+    rng = np.random.default_rng(seed)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context()
+        outside = block_outside(context, url)
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"{url}?game=tic_tac_toe&first={first}")
+        page.wait_for_function("window.c4web && window.c4web.ui.manifest")
+        for _ in range(10):
+            page.wait_for_selector(IDLE)
+            if page.get_attribute("#board", "data-done") == "true":
+                break
+            legal = [int(x) for x in page.get_attribute("#board", "data-legal").split(",") if x]
+            page.click(f'#board [data-action="{rng.choice(legal)}"]')
+        board = "".join(page.locator("#board .cell").all_inner_texts())
+        status = page.inner_text("#status")
+        actions = [int(x) for x in page.get_attribute("#board", "data-actions").split(",") if x]
+        plies = [int(x) for x in page.get_attribute("#board", "data-agent-plies").split(",") if x]
+        error = page.inner_text("#error")
+        browser.close()
+    assert status.startswith("Game over"), (status, error)
+    assert outside == [] and errors == [] and plies
+    assert plies[0] == (0 if first == "agent" else 1)
+    cells = [""] * 9
+    for ply, a in enumerate(actions):
+        cells[a] = "XO"[ply % 2]
+    assert board == "".join(cells)
+    assert [actions[i] for i in plies] == jax_moves(agent, game, [actions[:i] for i in plies])
