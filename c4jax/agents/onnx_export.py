@@ -66,7 +66,7 @@ class OnnxUnavailable(ImportError):
     """jax2onnx / onnx / onnxruntime is not installed."""
 
 
-def _require(module: str):
+def import_extra(module: str):
     """Import one of the ``onnx`` extra's modules, or raise a one-line :class:`OnnxUnavailable`."""
     import importlib
 
@@ -80,7 +80,7 @@ def _require(module: str):
 def require() -> None:
     """Raise a one-line :class:`OnnxUnavailable` unless jax2onnx, onnx and onnxruntime import."""
     for module in ("jax2onnx", "onnx", "onnxruntime"):
-        _require(module)
+        import_extra(module)
 
 
 def exportable(agent: Any) -> NetworkAgent | AlphaZeroAgent:
@@ -196,7 +196,7 @@ def _dedupe_initializers(model) -> None:
 
     Tracing the mirrored pass of a symmetric agent constant-folds the reshaped convolution kernels a
     second time, which would store them twice."""
-    numpy_helper = _require("onnx.numpy_helper")
+    numpy_helper = import_extra("onnx.numpy_helper")
     graph = model.graph
     outputs = {o.name for o in graph.output}
     if any(a.type in (a.GRAPH, a.GRAPHS) for n in graph.node for a in n.attribute):
@@ -250,7 +250,7 @@ def share_initializers(models: list, location: str, min_bytes: int = SHARE_MIN_B
             block.extend(bytes(-len(block) % 64))
             where[k] = (len(block), len(k[2]))
             block.extend(k[2])
-    external = _require("onnx.external_data_helper")
+    external = import_extra("onnx.external_data_helper")
     for model in models:
         for t in model.graph.initializer:
             if (k := key(t)) in where:
@@ -297,8 +297,8 @@ def to_model(agent: Any, *, opset: int = DEFAULT_OPSET, value: bool = False):
     agent = exportable(agent)
     if value and not isinstance(agent, AlphaZeroAgent):
         raise ValueError(f"agent {agent.name!r} has no value head to export: only AlphaZero networks do")
-    jax2onnx = _require("jax2onnx")
-    onnx = _require("onnx")
+    jax2onnx = import_extra("jax2onnx")
+    onnx = import_extra("onnx")
     # jax2onnx's serializer logs a warning per shape constant it leaves untyped; the graph is valid.
     logging.getLogger("onnx_ir.serde").setLevel(logging.ERROR)
     batch = jax.export.symbolic_shape("B")[0]
@@ -332,19 +332,19 @@ def to_model(agent: Any, *, opset: int = DEFAULT_OPSET, value: bool = False):
 
 def from_bytes(data: bytes):
     """The ``onnx.ModelProto`` serialized in ``data`` (``model.SerializeToString()``)."""
-    onnx = _require("onnx")
+    onnx = import_extra("onnx")
     return onnx.load_model_from_string(data)
 
 
 def save(model, path: str | Path) -> Path:
     """Write ``model`` to ``path`` atomically (:func:`c4jax.io.atomic.write_atomic`)."""
-    onnx = _require("onnx")
+    onnx = import_extra("onnx")
     return atomic.write_atomic(path, lambda f: onnx.save_model(model, f))
 
 
 def read_metadata(path: str | Path) -> dict[str, str]:
     """The ``metadata_props`` of an ONNX file."""
-    onnx = _require("onnx")
+    onnx = import_extra("onnx")
     return {p.key: p.value for p in onnx.load(str(path)).metadata_props}
 
 
@@ -374,7 +374,7 @@ def reference_scores(agent: Any, positions) -> np.ndarray:
 def onnx_scores(model_or_path, inputs) -> np.ndarray:
     """Run the exported graph with onnxruntime on CPU: ``float32[B, A]`` for its inputs (a dict of
     :func:`feeds`), or for Connect Four's ``int8[B, 6, 7]`` boards given as one array."""
-    ort = _require("onnxruntime")
+    ort = import_extra("onnxruntime")
     src = str(model_or_path) if isinstance(model_or_path, (str, Path)) else model_or_path.SerializeToString()
     session = ort.InferenceSession(src, providers=["CPUExecutionProvider"])
     if not isinstance(inputs, dict):

@@ -42,7 +42,7 @@ import numpy as np
 
 from c4jax import games
 from c4jax._version import __version__
-from c4jax.agents.onnx_export import DEFAULT_OPSET, Tensor, _require
+from c4jax.agents.onnx_export import DEFAULT_OPSET, Tensor, import_extra
 from c4jax.games import base as game_base
 from c4jax.io import atomic
 
@@ -151,7 +151,7 @@ def widen_types(model, table: dict | None = None) -> int:
     ONNX does not define): its value inputs cast to the wider type, its outputs computed in the wider
     one and cast back.
     The results are identical. Returns how many nodes were rewritten."""
-    onnx = _require("onnx")
+    onnx = import_extra("onnx")
     TP = onnx.TensorProto
     inferred = onnx.shape_inference.infer_shapes(model)
     types = {v.name: v.type.tensor_type.elem_type
@@ -188,7 +188,7 @@ def _name_outputs(model, names: list[str]) -> None:
     """Give the graph's outputs ``names`` (in place). A value that is several outputs (a state leaf that
     is also a view, such as a kit's ``legal_action_mask``), a graph input or a constant gets an
     ``Identity`` per further name; any other value is renamed where it is made and read."""
-    onnx = _require("onnx")
+    onnx = import_extra("onnx")
     graph = model.graph
     fixed = {i.name for i in graph.input} | {t.name for t in graph.initializer}
     renamed: dict[str, str] = {}
@@ -214,8 +214,8 @@ def to_model(game, which: str, *, opset: int = DEFAULT_OPSET, widen: dict | None
         game = games.make(game)
     if which not in MODELS:
         raise ValueError(f"which must be one of {MODELS}, got {which!r}")
-    jax2onnx = _require("jax2onnx")
-    onnx = _require("onnx")
+    jax2onnx = import_extra("jax2onnx")
+    onnx = import_extra("onnx")
     logging.getLogger("onnx_ir.serde").setLevel(logging.ERROR)
     tensors, treedef = layout(game)
     batch = jax.export.symbolic_shape("B")[0]
@@ -254,7 +254,7 @@ def to_model(game, which: str, *, opset: int = DEFAULT_OPSET, widen: dict | None
 def export(game, out_dir: str | Path, *, opset: int = DEFAULT_OPSET) -> dict[str, Path]:
     """Write ``rules_init.onnx`` and ``rules_step.onnx`` of ``game`` into ``out_dir`` (atomically);
     returns ``{"init": path, "step": path}``."""
-    onnx = _require("onnx")
+    onnx = import_extra("onnx")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {}
@@ -278,7 +278,7 @@ class Runtime:
     @classmethod
     def load(cls, game, init_model, step_model, threads: int = 1) -> "Runtime":
         """Sessions of two models (``onnx.ModelProto``, serialized bytes or paths); ``threads``: intra-op threads."""
-        ort = _require("onnxruntime")
+        ort = import_extra("onnxruntime")
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
