@@ -52,6 +52,7 @@ import numpy as np
 from c4jax.agents import network_search, search
 from c4jax.evaluation.protocol import openings
 from c4jax.games.connect_four import env
+from c4jax.games.connect_four.game import GAME as C4
 from c4jax.nets import cnet
 
 UCT_C = 2.0  # OpenSpiel's UCT exploration constant (its examples' default)
@@ -59,12 +60,12 @@ UCT_C = 2.0  # OpenSpiel's UCT exploration constant (its examples' default)
 
 def c4jax_seconds(batch: int, simulations: int, repeats: int) -> float:
     """Median seconds of one jitted pure-MCTS search of ``batch`` protocol openings."""
-    states, _ = openings()
+    states, _ = openings(C4)
     idx = jnp.arange(batch) % states.done.shape[0]
     batch_states = jax.device_put(jax.tree.map(lambda x: x[idx], states))
     keys = jax.random.split(jax.random.key(0), batch)
-    fn = jax.jit(lambda s, k: search.run(search.rollout_evaluator, None, s, k, simulations, rule="uct",
-                                         uct_c=search.UCT_C).visit_counts)
+    fn = jax.jit(lambda s, k: search.run(search.RolloutEvaluator(C4), None, s, k, simulations, game=C4,
+                                         rule="uct", uct_c=search.UCT_C).visit_counts)
     counts = jax.block_until_ready(fn(batch_states, keys))  # compile + warm-up, not timed
     if not bool((np.asarray(counts).sum(-1) == simulations).all()):
         raise RuntimeError("c4jax search: a root did not receive every simulation")
@@ -78,13 +79,13 @@ def c4jax_seconds(batch: int, simulations: int, repeats: int) -> float:
 
 def alphazero_seconds(batch: int, simulations: int, repeats: int) -> float:
     """Median seconds of one AlphaZero self-play move (search + step) of ``batch`` games."""
-    states, _ = openings()
+    states, _ = openings(C4)
     idx = jnp.arange(batch) % states.done.shape[0]
     batch_states = jax.device_put(jax.tree.map(lambda x: x[idx], states))
     params = cnet.init_params(jax.random.key(0), heads="two")
 
     def move(p, s, k):
-        out = network_search.search(p, s, k, num_simulations=simulations)
+        out = network_search.search(p, s, k, num_simulations=simulations, game=C4)
         return jax.vmap(env.step)(s, out.action)
 
     fn = jax.jit(move)
@@ -105,7 +106,7 @@ def openspiel_seconds(simulations: int, repeats: int) -> tuple[float, int] | Non
     except ImportError:
         return None
     game = pyspiel.load_game("connect_four")
-    _, moves = openings()
+    _, moves = openings(C4)
     positions = []
     for m in np.asarray(moves):
         state = game.new_initial_state()

@@ -87,7 +87,8 @@ def _play(players: tuple, random_prob: Array, key: Array, batch: int) -> tuple[A
     seat_key, play_key = jax.random.split(key)
     which = jax.random.randint(seat_key, (2, batch), 0, len(players))
     seat_a, seat_b = (_Mixture(players, w, random_prob) for w in which)
-    traj = arena.rollout(seat_a, seat_b, arena.initial_states(batch), True, play_key)
+    traj = arena.rollout(seat_a, seat_b, arena.initial_states(batch, c4jax.games.make(c4jax.games.DEFAULT)), True, play_key,
+                         game=c4jax.games.make(c4jax.games.DEFAULT))
     return traj.observations, traj.valid
 
 

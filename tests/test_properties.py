@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from c4jax.agents import arena, baselines
 from c4jax.games.connect_four import env
+from c4jax.games.connect_four.game import GAME as C4
 from c4jax.games.connect_four.board import mirror_boards
 from c4jax.learning import buffer as rb
 from c4jax.learning import losses
@@ -146,8 +147,8 @@ def test_random_rollouts_are_well_formed(seed):
 def _ROLLOUT(agent, key, batch: int) -> arena.Trajectory:
     """Self-play of ``agent`` from ``batch`` random start boards (one compiled program)."""
     start_key, play_key = jax.random.split(key)
-    states = arena.random_initial_states(start_key, batch)
-    return arena.rollout(agent, None, states, jnp.ones((batch,), bool), play_key)
+    states = arena.random_initial_states(start_key, batch, C4)
+    return arena.rollout(agent, None, states, jnp.ones((batch,), bool), play_key, game=C4)
 
 
 @SETTINGS

@@ -19,7 +19,6 @@ from flax import struct
 from jax import Array
 
 from c4jax import games as game_registry
-from c4jax.agents.base import DEFAULT_GAME
 from c4jax.games import base as games
 from c4jax.io.devices import shard_batch
 
@@ -169,7 +168,7 @@ def gathers(agent) -> bool:
     return getattr(agent, "costly", True) and not getattr(agent, "keyed", True)
 
 
-def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=DEFAULT_GAME,
+def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game,
             reward_fn: RewardFn | None = None, compact: bool = False, gather_searches: bool = False,
             record_legal: bool = False) -> Trajectory:
     """Play the games ``states`` ([B]) of ``game`` to the end and record them.
@@ -181,7 +180,7 @@ def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=
       a_moves_first: bool[B]: agent A is the player to move in ``states[b]`` (else agent B
         is); whose move it is afterwards follows ``current_player``.
       key: PRNG key for the agents' sampling.
-      game: the game (:class:`c4jax.games.base.Game`; the default game unless given).
+      game: the game (:class:`c4jax.games.base.Game`).
       reward_fn: the reward recorded for each move (default: the game's own reward for the
         mover, ``c4jax.games.base.mover_reward``; the thesis' whole-game trainers record the
         game kit's ``shaped_reward``).
@@ -195,7 +194,8 @@ def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game=
         (not for a ``vmap`` of rollouts either).
       record_legal: also record the legal actions before each move (``Trajectory.legal``).
 
-    Jit it with the agents as arguments: ``jax.jit(rollout)(a, b, states, first, key)``.
+    Jit it with the agents as arguments and the game bound:
+    ``jax.jit(functools.partial(rollout, game=game))(a, b, states, first, key)``.
     Traced under a mesh with a batch axis (``c4jax.io.devices``), the games are split over
     its devices.
     """
@@ -266,7 +266,7 @@ def broadcast_mask(mask: Array, like: Array) -> Array:
     return mask.reshape(mask.shape + (1,) * (like.ndim - mask.ndim))
 
 
-def random_initial_states(key: Array, batch: int, game=DEFAULT_GAME) -> object:
+def random_initial_states(key: Array, batch: int, game) -> object:
     """[batch] random start positions of ``game``, as its kit makes them (``GameKit.random_start``)."""
     start = game_registry.kit_of(game).random_start
     if start is None:
@@ -274,6 +274,6 @@ def random_initial_states(key: Array, batch: int, game=DEFAULT_GAME) -> object:
     return jax.vmap(start)(jax.random.split(key, batch))
 
 
-def initial_states(batch: int, game=DEFAULT_GAME) -> object:
-    """[batch] start positions of ``game`` (the default game's: empty boards)."""
+def initial_states(batch: int, game) -> object:
+    """[batch] start positions of ``game`` (Connect Four's: empty boards)."""
     return jax.vmap(game.init)(jax.random.split(jax.random.key(0), batch))

@@ -6,7 +6,7 @@ actions ``-inf``) and ``act_states(states, key)`` ``int32[B]``. Agents of a game
 observations tell its whole state (its kit's ``from_observation``: Connect Four's public boards,
 design.md §1, ``int8[B, 6, 7]``, row 0 on top, the ``1`` stones to move) also take a batch of
 observations: ``scores(boards)`` and ``act(boards, key)``, the board API of the thesis' code and
-the README's quickstart, validated by the default game's kit (``GameKit.playable``). Every agent
+the README's quickstart, validated by the agent's game's kit (``GameKit.playable``). Every agent
 is a ``flax.struct`` dataclass: its arrays (network parameters) are pytree leaves and its
 settings are static, so an agent can be passed as an argument to a jitted function (never closed
 over), and every entry point is jittable and batched.
@@ -90,17 +90,17 @@ def typed_key(key) -> Array:
     return jax.random.wrap_key_data(key)
 
 
-def playable(boards, game=DEFAULT_GAME) -> tuple[np.ndarray, np.ndarray]:
-    """``(boards, finished)`` of concrete observations ``[B, ...]`` of ``game`` (the default game's
-    by default), as its kit's ``playable`` gives them (Connect Four: validated boards, each finished
-    game's replaced by the empty board, and ``bool[B]``, which ones were finished)."""
+def playable(boards, game) -> tuple[np.ndarray, np.ndarray]:
+    """``(boards, finished)`` of concrete observations ``[B, ...]`` of ``game``, as its kit's
+    ``playable`` gives them (Connect Four: validated boards, each finished game's replaced by the
+    empty board, and ``bool[B]``, which ones were finished)."""
     check = games.kit_of(game).playable
     if check is None:
         raise TypeError(f"{game.id}: its agents take states (act_states / scores_states), not observations")
     return check(boards)
 
 
-def unfinished(boards, game=DEFAULT_GAME) -> np.ndarray:
+def unfinished(boards, game) -> np.ndarray:
     """Concrete observations ``[B, ...]`` of ``game`` validated as :func:`playable` does, with a
     ``ValueError`` for a finished game among them (what a search's statistics need)."""
     boards, finished = playable(boards, game)
@@ -191,7 +191,7 @@ class AgentBase:
     def scores(self, boards) -> Array:
         if _is_traced(boards):
             return self._scores(boards)
-        boards, finished = playable(boards)
+        boards, finished = playable(boards, self.game)
         out = _jit_scores(self, boards)
         return jnp.where(finished[:, None], ILLEGAL_SCORE, out) if finished.any() else out
 
@@ -199,7 +199,7 @@ class AgentBase:
         key = typed_key(key)  # agents take typed keys and legacy PRNGKey ones alike
         if _is_traced(boards) or _is_traced(key):
             return self._act(boards, key)
-        boards, finished = playable(boards)
+        boards, finished = playable(boards, self.game)
         out = _jit_act(self, boards, key)
         return jnp.where(finished, 0, out).astype(out.dtype) if finished.any() else out
 

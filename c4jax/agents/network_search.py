@@ -51,8 +51,8 @@ DEFAULT_SIMULATIONS = 128  # how a search checkpoint without a saved setting pla
 SOLVE_PB_C_INIT = mcts.PB_C_INIT
 
 
-def evaluate(params, boards: Array, width: int = 128, tower: tuple[int, ...] = (),
-             game=DEFAULT_GAME, reply_head: bool = False) -> tuple[Array, ...]:
+def evaluate(params, boards: Array, width: int, tower: tuple[int, ...], game,
+             reply_head: bool = False) -> tuple[Array, ...]:
     """The network (:func:`c4jax.nets.tower.two_headed`: CNET of ``width``, or the residual ``tower``
     ``(blocks, channels)``) on observations of ``game``: policy logits ``float32[B, A]`` and the
     value ``float32[B]`` in [−1, 1]. Where the observations tell the legal actions (the kit's
@@ -69,7 +69,7 @@ def evaluate(params, boards: Array, width: int = 128, tower: tuple[int, ...] = (
     return (logits, jnp.tanh(value), *out[2:])
 
 
-def evaluator(width: int = 128, tower: tuple[int, ...] = (), game=DEFAULT_GAME) -> mcts.LeafEvaluator:
+def evaluator(width: int, tower: tuple[int, ...], game) -> mcts.LeafEvaluator:
     """The network as a search evaluator (:data:`c4jax.agents.search.LeafEvaluator`): masked prior
     logits and ``tanh`` value of each node's observation, for its player to move."""
 
@@ -85,7 +85,7 @@ def evaluator(width: int = 128, tower: tuple[int, ...] = (), game=DEFAULT_GAME) 
 
 def search(params, states, key: Array, *, num_simulations: int, width: int = 128,
            tower: tuple[int, ...] = (), method: str = "gumbel", gumbel_scale: float = 1.0, max_considered: int = 16,
-           dirichlet_alpha: float = 0.3, dirichlet_fraction: float = 0.25, game=DEFAULT_GAME) -> mctx.PolicyOutput:
+           dirichlet_alpha: float = 0.3, dirichlet_fraction: float = 0.25, game) -> mctx.PolicyOutput:
     """One batched search from every state of ``states`` ([B] of ``game``), with the model of
     :func:`c4jax.agents.search.recurrent_fn` (the environment) and the network as evaluator,
     through mctx's public ``gumbel_muzero_policy`` / ``muzero_policy``. ``key``: typed or legacy.

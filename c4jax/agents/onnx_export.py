@@ -283,7 +283,7 @@ def _game_scores_value(agent: AlphaZeroAgent, observations: Array, legal: Array)
 def _board_scores_value(agent: AlphaZeroAgent, boards: Array) -> tuple[Array, Array]:
     """Connect Four: the raw policy's probabilities or Q-values (``agent._scores`` with no search: full
     columns ``-inf``) and the value head (float32[B]) of one network pass over public boards."""
-    logits, value = evaluate(agent.params, boards, agent.width, agent.tower)[:2]
+    logits, value = evaluate(agent.params, boards, agent.width, agent.tower, agent.game)[:2]
     legal = boards[:, 0, :] == 0
     scores = logits if agent.output == "q" else jax.nn.softmax(logits, axis=-1)
     return jnp.where(legal, scores, ILLEGAL_SCORE), value

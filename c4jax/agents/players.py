@@ -65,8 +65,8 @@ def number(player: Player, text: str) -> int:
     return int(text)
 
 
-def build(player: Player, n: int | None, mode: str | None, game=DEFAULT_GAME) -> Agent:
-    """The agent of ``player`` with number ``n`` in ``mode`` (``"sto"``, ``"det"``, ``None``: its
+def build(player: Player, n: int | None, mode: str | None, game) -> Agent:
+    """The agent of ``player`` of ``game`` with number ``n`` in ``mode`` (``"sto"``, ``"det"``, ``None``: its
     deterministic mode where it has one); ``ValueError`` for a mode it lacks, ``player.missing`` when its
     extra is not installed."""
     name = player.name.format(n=n)

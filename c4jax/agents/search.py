@@ -8,12 +8,11 @@ then backs the value up the path (:func:`c4jax.agents.search_tree.backward`). mc
 is used only by AlphaZero's Gumbel and PUCT policies (:mod:`c4jax.agents.network_search`), which
 share this module's model, :func:`recurrent_fn`.
 
-One search is parameterised by a **game** (:class:`c4jax.games.base.Game`, the default
-game, Connect Four, unless given) and an **evaluator**: a function ``evaluate(params, keys[B], states[B]) ->
+One search is parameterised by a **game** (:class:`c4jax.games.base.Game`) and an **evaluator**: a function ``evaluate(params, keys[B], states[B]) ->
 (prior_logits[B, A], value[B])`` that scores the root and every newly expanded node
 (``value`` from the point of view of that node's player to move; A = ``game.num_actions``):
 
-- :class:`RolloutEvaluator` (pure MCTS; ``rollout_evaluator`` is Connect Four's): uniform prior
+- :class:`RolloutEvaluator` (pure MCTS, ``RolloutEvaluator(game)``): uniform prior
   over the legal actions, value = the result of ONE uniformly random playout to the end of the
   game (+1 / 0 / -1 for Connect Four, the sum of the player's rewards in general);
 - :func:`c4jax.agents.network_search.evaluator` (AlphaZero on Connect Four): prior = the policy head's
@@ -92,7 +91,6 @@ from flax import struct
 from jax import Array
 
 from c4jax import games as game_registry
-from c4jax.agents.base import DEFAULT_GAME
 from c4jax.agents.policy import masked_logits
 from c4jax.agents.search_tree import (NOISE_SALT, PB_C_BASE, PB_C_INIT, ROOT, STEP_SALT, Tree, edge_proven, grow,
                                       new_tree, selection, wrap_key)
@@ -201,7 +199,7 @@ class RolloutEvaluator:
     """Pure MCTS's evaluator for ``game``: uniform prior logits (masked later) and one
     :func:`random_playout` per node. Hashable, so it can be a static argument of ``jit``."""
 
-    game: Any = DEFAULT_GAME
+    game: Any
 
     def __call__(self, params, keys: Array, states) -> tuple[Array, Array]:
         del params
@@ -209,14 +207,11 @@ class RolloutEvaluator:
         return jnp.zeros(states.legal_action_mask.shape, jnp.float32), value
 
 
-rollout_evaluator = RolloutEvaluator()  # the default game's
-"""Pure MCTS on the default game: ``RolloutEvaluator(DEFAULT_GAME)``."""
-
 
 # --------------------------------------------------------------------------- the model
 
 
-def recurrent_fn(evaluate: LeafEvaluator, game=DEFAULT_GAME):
+def recurrent_fn(evaluate: LeafEvaluator, game):
     """The game as a search model, in mctx's ``recurrent_fn`` form ``(params, rng_key, action[B],
     embedding) -> (mctx.RecurrentFnOutput, embedding)``: ``game.step`` along the edge, reward
     :func:`c4jax.games.base.mover_reward`, discount :func:`c4jax.games.base.discount`, and
@@ -267,7 +262,7 @@ def _dirichlet_logits(keys: Array, logits: Array, legal: Array, fraction: float,
     return jnp.log(jnp.maximum(mixed, jnp.finfo(jnp.float32).tiny))
 
 
-def run(evaluate: LeafEvaluator, params, states, keys: Array, num_simulations: int, *, game=DEFAULT_GAME,
+def run(evaluate: LeafEvaluator, params, states, keys: Array, num_simulations: int, *, game,
         rule: str = "puct", pb_c_init: float = PB_C_INIT, pb_c_base: float = PB_C_BASE, uct_c: float = UCT_C,
         dirichlet_fraction: float = 0.0, dirichlet_alpha: float = 0.3, solve: bool = False) -> SearchOutput:
     """``num_simulations`` MCTS simulations from each of B states of ``game`` (pure; jit it).
@@ -281,7 +276,7 @@ def run(evaluate: LeafEvaluator, params, states, keys: Array, num_simulations: i
         ``states[b]`` and ``keys[b]``.
       num_simulations: simulations per root (a static int >= 1); the root's visits are
         ``num_simulations + 1`` and its children's sum to ``num_simulations``.
-      game: the game (:class:`c4jax.games.base.Game`, static), Connect Four by default.
+      game: the game (:class:`c4jax.games.base.Game`, static).
       rule: ``"puct"`` (MuZero's rule, the prior matters) or ``"uct"`` (prior only masks).
       pb_c_init, pb_c_base: PUCT constants; uct_c: the UCT constant (Q in [-1, 1]).
       dirichlet_fraction, dirichlet_alpha: root noise (0: none, the play-time setting).
@@ -357,7 +352,7 @@ def _observation_words(obs: Array) -> Array:
     return jax.lax.bitcast_convert_type(obs.astype(jnp.int32), jnp.uint32)
 
 
-def board_keys(states, seed: int = SCORES_SEED, game=DEFAULT_GAME) -> Array:
+def board_keys(states, seed: int = SCORES_SEED, *, game) -> Array:
     """Typed keys [B], each a function of its position only: a ``fold_in`` into ``key(seed)`` of the
     words its kit says identify a position (``GameKit.position_words``; Connect Four: its four
     bitboard words), else of every uint32 word of ``game.observe(state)`` (what the player to move

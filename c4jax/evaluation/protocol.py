@@ -122,16 +122,15 @@ def _opening_states(game) -> object:
         return jax.jit(opening_states, static_argnums=0)(game, jnp.asarray(moves))
 
 
-def openings(game=None) -> tuple[object, Array]:
-    """The 50 protocol openings of ``game`` (default: :data:`c4jax.games.DEFAULT`; cached).
+def openings(game) -> tuple[object, Array]:
+    """The 50 protocol openings of ``game`` (cached).
 
     Returns:
-      states: the states [50]: opening ``0`` is the start position; in the default game opening
+      states: the states [50]: opening ``0`` is the start position; in Connect Four opening
         ``1 + 7*c1 + c2`` is the board after the first player played ``c1`` and the second ``c2``
         (first player to move again).
       moves: int32[50, 2]: the opening moves ``(c1, c2)``; ``-1`` pads opening 0.
     """
-    game = game_of(None, game)
     return _opening_states(game), jnp.asarray(game_openings(game)[0])
 
 

@@ -91,7 +91,7 @@ class AlphaZeroState(TrainState):
     ema: Any = None  # the moving average of params (``ema_decay`` > 0), else None
 
 
-def selfplay(params, key: Array, states, cfg: AlphaZeroConfig, game=DEFAULT_GAME) -> tuple[Sample, Array, Any, Array]:
+def selfplay(params, key: Array, states, cfg: AlphaZeroConfig, game) -> tuple[Sample, Array, Any, Array]:
     """Play the games of ``states`` ([B] states of ``game``) to the end with search.
 
     Returns the samples ``Sample[B, T]`` (ply-major per game, T = ``game.max_steps``; a
@@ -187,7 +187,7 @@ def target_rows_cross_entropy(logits: Array, target: Array) -> Array:
 
 
 def loss_fn(params, batch: Sample, *, width: int, value_weight: float,
-            tower: tuple[int, ...] = (), game=DEFAULT_GAME, policy_rows: bool = False,
+            game, tower: tuple[int, ...] = (), policy_rows: bool = False,
             reply_weight: float = 0.0) -> tuple[Array, dict]:
     """Cross-entropy to the search policy + ``value_weight`` × (tanh(value) − z)². The logits
     are masked to the legal actions where the observations tell them (the kit's

@@ -305,10 +305,9 @@ def _void(flat: np.ndarray) -> np.ndarray:
     return flat.view(np.dtype((np.void, flat.shape[1] * flat.itemsize))).ravel()
 
 
-def group_ids(observations: np.ndarray, game=None) -> np.ndarray:
-    """int32[N]: one id per class of positions that are images of one another, numbered in order of
-    first appearance (``game``: the default game unless given)."""
-    game = games.make(games.DEFAULT) if game is None else game
+def group_ids(observations: np.ndarray, game) -> np.ndarray:
+    """int32[N]: one id per class of observations of ``game`` that are images of one another, numbered
+    in order of first appearance."""
     n = len(observations)
     if n == 0:
         return np.zeros(0, np.int32)

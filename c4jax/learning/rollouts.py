@@ -15,7 +15,7 @@ from jax import Array
 from c4jax import games
 from c4jax.agents import arena
 from c4jax.agents.arena import Trajectory, broadcast_mask
-from c4jax.agents.base import DEFAULT_GAME, AgentBase
+from c4jax.agents.base import AgentBase
 
 
 @struct.dataclass
@@ -34,7 +34,7 @@ class _PerGame(AgentBase):
                          self.base.act_states(states, key_base))
 
 
-def mixed_rollout(learner, opponent, states, n_vs: int, key: Array, *, game=DEFAULT_GAME,
+def mixed_rollout(learner, opponent, states, n_vs: int, key: Array, *, game,
                   record_legal: bool = False) -> tuple[Trajectory, Array]:
     """Games of ``learner`` against itself and against a fixed ``opponent``, in one batch.
 
@@ -62,7 +62,7 @@ def mixed_rollout(learner, opponent, states, n_vs: int, key: Array, *, game=DEFA
 
 
 def mixed_rollout_no_draws(learner, opponent, states, n_vs: int, key: Array, max_rounds: int = 8, *,
-                           game=DEFAULT_GAME, record_legal: bool = False) -> tuple[Trajectory, Array]:
+                           game, record_legal: bool = False) -> tuple[Trajectory, Array]:
     """``mixed_rollout`` with every drawn game discarded and replaced by a game from the empty
     board (the published training code), as in the same seat arrangement.
 

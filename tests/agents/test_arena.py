@@ -8,19 +8,20 @@ import pytest
 
 from c4jax import agents
 from c4jax.games.connect_four import env
+from c4jax.games.connect_four.game import GAME as C4
 from c4jax.agents import arena
 from c4jax.games.connect_four import rewards as shaped_lib
 from c4jax.learning import backprop as backprop_lib
 
 B = 512
 # the RL trainers' rollouts record design.md §2's shaped reward
-rollout = jax.jit(functools.partial(arena.rollout, reward_fn=shaped_lib.shaped_reward))
+rollout = jax.jit(functools.partial(arena.rollout, game=C4, reward_fn=shaped_lib.shaped_reward))
 
 
 @pytest.fixture(scope="module")
 def random_vs_lookahead():
     a, b = agents.load("random"), agents.load("1steplA")
-    states = arena.random_initial_states(jax.random.key(0), B)
+    states = arena.random_initial_states(jax.random.key(0), B, C4)
     first = jnp.arange(B) % 2 == 0
     return states, first, rollout(a, b, states, first, jax.random.key(1))
 
@@ -65,7 +66,7 @@ def test_agents_only_play_legal_moves(random_vs_lookahead):
 
 def test_swapping_agents_mirrors_outcomes_for_deterministic_players():
     a, b = agents.load("2steplA"), agents.load("1steplA")
-    states = arena.random_initial_states(jax.random.key(5), 64)
+    states = arena.random_initial_states(jax.random.key(5), 64, C4)
     first = jnp.arange(64) % 2 == 0
     ab = rollout(a, b, states, first, jax.random.key(0))
     ba = rollout(b, a, states, ~first, jax.random.key(0))
@@ -75,7 +76,7 @@ def test_swapping_agents_mirrors_outcomes_for_deterministic_players():
 
 def test_self_play_equals_playing_a_copy_of_itself():
     a = agents.load("1steplA")
-    states = arena.random_initial_states(jax.random.key(2), 64)
+    states = arena.random_initial_states(jax.random.key(2), 64, C4)
     own = rollout(a, None, states, True, jax.random.key(0))
     pair = rollout(a, agents.load("1steplA"), states, True, jax.random.key(0))
     np.testing.assert_array_equal(np.asarray(own.actions), np.asarray(pair.actions))
@@ -84,7 +85,7 @@ def test_self_play_equals_playing_a_copy_of_itself():
 
 def test_same_key_same_games_different_key_different_games():
     r = agents.load("random")
-    states = arena.initial_states(64)
+    states = arena.initial_states(64, C4)
     t1 = rollout(r, None, states, True, jax.random.key(7))
     t2 = rollout(r, None, states, True, jax.random.key(7))
     t3 = rollout(r, None, states, True, jax.random.key(8))
@@ -94,7 +95,7 @@ def test_same_key_same_games_different_key_different_games():
 
 def test_lookahead_beats_random():
     r, l1 = agents.load("random"), agents.load("1steplA")
-    states = arena.initial_states(400)
+    states = arena.initial_states(400, C4)
     first = jnp.arange(400) % 2 == 0
     traj = rollout(l1, r, states, first, jax.random.key(3))
     win_rate = float(jnp.mean((traj.outcome_a + 1) / 2))

@@ -29,6 +29,7 @@ import pytest
 from c4jax import agents
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four import reference
+from c4jax.games.connect_four.game import GAME as C4
 from c4jax.agents.baselines import RandomAgent
 from c4jax.agents.players import PlayerAgent, build
 from c4jax.games.connect_four.kit import PLAYERS
@@ -341,7 +342,7 @@ def test_nstep_matches_reference(all_boards, n):
 
 def test_nstep_direct_constructor_matches_load(all_boards):
     boards = all_boards[:64]
-    a = build(PLAYERS[0], 2, "det")  # the kit's lookahead player at depth 2
+    a = build(PLAYERS[0], 2, "det", C4)  # the kit's lookahead player at depth 2
     b = agents.load("2steplA")
     np.testing.assert_array_equal(np.asarray(a.scores(boards)), np.asarray(b.scores(boards)))
     np.testing.assert_array_equal(np.asarray(a.act(boards, jax.random.PRNGKey(1))),

@@ -5,6 +5,7 @@ few sizes, and deterministic agents play the very games of the full-batch rollou
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -18,6 +19,7 @@ from c4jax.agents.network_search import AlphaZeroAgent
 from c4jax.evaluation import protocol
 
 CHECKERS = games.make("checkers")
+C4 = games.make("connect_four")
 
 
 def test_the_capacities_cover_every_count():
@@ -159,10 +161,11 @@ def test_deterministic_agents_play_the_same_checkers_match_compacted_or_not():
 
 def test_deterministic_agents_play_the_same_connect_four_games_compacted_or_not():
     a, b = agents.load("1steplA"), agents.load("dqn")  # both deterministic: dqn plays greedily
-    states = arena.random_initial_states(jax.random.key(3), 24)
+    states = arena.random_initial_states(jax.random.key(3), 24, C4)
     first = jnp.arange(24) % 3 == 0
-    full = jax.jit(arena.rollout)(a, b, states, first, jax.random.key(0))
-    compact = jax.jit(arena.rollout, static_argnames=("compact",))(a, b, states, first, jax.random.key(0), compact=True)
+    full = jax.jit(arena.rollout, static_argnames=("game",))(a, b, states, first, jax.random.key(0), game=C4)
+    compact = jax.jit(arena.rollout, static_argnames=("game", "compact"))(a, b, states, first, jax.random.key(0), game=C4,
+                                                                    compact=True)
     for k in ("actions", "valid", "by_a", "outcome_a", "rewards"):
         np.testing.assert_array_equal(np.asarray(getattr(full, k)), np.asarray(getattr(compact, k)), err_msg=k)
 
@@ -182,9 +185,9 @@ def test_a_search_is_gathered_in_a_full_batch_match_and_a_sampling_opponent_keep
                                for f in dataclasses.fields(agents.load("alphazero@0"))})
     assert arena.gathers(search) and not arena.gathers(agents.load("ppo:sto"))
     assert not arena.gathers(agents.load("ppo@4:det"))  # a guided search plays random playouts: keyed
-    states = arena.random_initial_states(jax.random.key(4), 24)
+    states = arena.random_initial_states(jax.random.key(4), 24, C4)
     first = jnp.arange(24) % 2 == 0
-    play = jax.jit(arena.rollout, static_argnames=("gather_searches",))
+    play = jax.jit(functools.partial(arena.rollout, game=C4), static_argnames=("gather_searches",))
     for b in (agents.load("ppo:sto"), agents.load("random")):
         full = play(search, b, states, first, jax.random.key(0))
         gathered = play(search, b, states, first, jax.random.key(0), gather_searches=True)

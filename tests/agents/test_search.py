@@ -10,6 +10,7 @@ rule, a protocol match against Random, the network evaluator, and the ``mcts<N>`
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -26,6 +27,8 @@ from c4jax.games.connect_four import env
 from c4jax.games.connect_four.game import GAME
 from c4jax.nets import cnet
 from scripts import run_script
+
+ROLLOUT = search.RolloutEvaluator(GAME)  # pure MCTS on Connect Four
 
 # Variants of a test whose default-run case already exercises the same code path with another
 # rule or setting; each compiles a search of its own, so they run with `pytest -m slow`.
@@ -77,11 +80,11 @@ def keys(n: int, seed: int = 0):
     return jax.random.split(jax.random.key(seed), n)
 
 
-_run = jax.jit(search.run, static_argnums=(0, 4))
+_run = jax.jit(functools.partial(search.run, game=GAME), static_argnums=(0, 4))
 
 
 def pure(states, ks, n):
-    return _run(search.rollout_evaluator, None, states, ks, n)
+    return _run(ROLLOUT, None, states, ks, n)
 
 
 # --------------------------------------------------------------------------- hand-made boards
@@ -196,11 +199,11 @@ MATE_IN_TWO = parse([
     "..xx...",
 ])
 
-_run_solve = jax.jit(search.run, static_argnums=(0, 4), static_argnames=("rule", "solve"))
+_run_solve = jax.jit(functools.partial(search.run, game=GAME), static_argnums=(0, 4), static_argnames=("rule", "solve"))
 
 
 def solved(states, ks, n, solve=True, rule="uct"):
-    return _run_solve(search.rollout_evaluator, None, states, ks, n, rule=rule, solve=solve)
+    return _run_solve(ROLLOUT, None, states, ks, n, rule=rule, solve=solve)
 
 
 def test_solver_proves_and_plays_a_win_in_one_at_eight_simulations():
@@ -314,7 +317,7 @@ def test_jit_and_no_jit_agree():
     """The search called as is (mctx's loops still compile their bodies) and under an outer jit."""
     states, ks = states_of(ENDGAME), keys(1, seed=9)
     jitted = pure(states, ks, 200)
-    plain = search.run(search.rollout_evaluator, None, states, ks, 200)
+    plain = search.run(ROLLOUT, None, states, ks, 200, game=GAME)
     np.testing.assert_array_equal(np.asarray(jitted.visit_counts), np.asarray(plain.visit_counts))
     np.testing.assert_allclose(np.asarray(jitted.qvalues), np.asarray(plain.qvalues), atol=1e-6)
 
@@ -331,14 +334,14 @@ def test_the_search_builds_mctx_public_search_tree(rule):
     """The search (tree, walk, expansion, batched backup) builds exactly the tree of mctx's public
     ``mctx.search`` given the same model and selection rule."""
     states, ks = states_of(BLOCK, ENDGAME, np.zeros((6, 7), np.int8)), keys(3, seed=4)
-    ours = jax.jit(search.run, static_argnums=(0, 4), static_argnames=("rule",))(
-        search.rollout_evaluator, None, states, ks, 60, rule=rule).tree
-    logits, value = search.rollout_evaluator(None, jax.vmap(jax.random.fold_in)(ks, jnp.zeros(3, jnp.uint32)), states)
+    ours = jax.jit(functools.partial(search.run, game=GAME), static_argnums=(0, 4), static_argnames=("rule",))(
+        ROLLOUT, None, states, ks, 60, rule=rule).tree
+    logits, value = ROLLOUT(None, jax.vmap(jax.random.fold_in)(ks, jnp.zeros(3, jnp.uint32)), states)
     root = mctx.RootFnOutput(prior_logits=masked_logits(logits, states.legal_mask), value=value,
                              embedding=(states, jax.random.key_data(ks)))
     select = search_tree.selection(rule, search.PB_C_INIT if rule == "puct" else search.UCT_C, search.PB_C_BASE)
     theirs = jax.jit(lambda r: mctx.search(
-        None, jax.random.key(0), root=r, recurrent_fn=search.recurrent_fn(search.rollout_evaluator),
+        None, jax.random.key(0), root=r, recurrent_fn=search.recurrent_fn(ROLLOUT, GAME),
         root_action_selection_fn=lambda k, t, i: select(t, i, 0),
         interior_action_selection_fn=lambda k, t, i, d: select(t, i, d),
         num_simulations=60, invalid_actions=~states.legal_mask))(root)
@@ -353,7 +356,7 @@ def test_puct_is_mctx_muzero_action_selection():
     """Our PUCT rule picks what ``mctx.muzero_action_selection`` (public) picks with the same
     tie-break key, at every node of a tree grown with a tie-free random prior."""
     states, ks = states_of(BLOCK, ENDGAME, np.zeros((6, 7), np.int8)), keys(3, seed=6)
-    tree = search.run(_random_evaluator, None, states, ks, 40, rule="puct", pb_c_init=1.7).tree
+    tree = search.run(_random_evaluator, None, states, ks, 40, game=GAME, rule="puct", pb_c_init=1.7).tree
     fields = [f.name for f in dataclasses.fields(mctx.Tree) if f.name != "extra_data"]  # ours adds ``proven``
     as_mctx = mctx.Tree(**{f: getattr(tree, f) for f in fields}, extra_data=None)
     select = search_tree.selection("puct", 1.7, search.PB_C_BASE)
@@ -375,9 +378,9 @@ def test_puct_is_mctx_muzero_action_selection():
 def test_root_visits_equal_the_number_of_simulations(rule, solve):
     finished = env.step(env.from_board(WIN), 3)
     states = jax.tree.map(lambda a, b: jnp.concatenate([a, b[None]]), states_of(WIN, BLOCK, ENDGAME, DRAW), finished)
-    run = jax.jit(search.run, static_argnums=(0, 4), static_argnames=("rule", "solve"))
+    run = jax.jit(functools.partial(search.run, game=GAME), static_argnums=(0, 4), static_argnames=("rule", "solve"))
     for n in (1, 40):  # one simulation, and enough to reach depth > 1
-        out = run(search.rollout_evaluator, None, states, keys(5), n, rule=rule, solve=solve)
+        out = run(ROLLOUT, None, states, keys(5), n, rule=rule, solve=solve)
         assert out.visit_counts.sum(-1).tolist() == [n, n, n, n, 0]  # a finished root: no legal action
         assert out.tree.children_visits[:, 0].sum(-1).tolist() == [n] * 5  # ... but every simulation passes
         assert out.tree.node_visits[:, 0].tolist() == [n + 1] * 5  # the root's own evaluation + n
@@ -390,7 +393,7 @@ def test_alphazero_root_visits_equal_the_number_of_simulations(method):
     """mctx's public policies on our model: every simulation reaches the tree (a changed mctx that
     dropped one would fail here)."""
     params = cnet.init_params(jax.random.key(0), width=8, heads="two")
-    out = jax.jit(lambda s, k: network_search.search(params, s, k, num_simulations=8, width=8, method=method))(
+    out = jax.jit(lambda s, k: network_search.search(params, s, k, num_simulations=8, width=8, method=method, game=GAME))(
         states_of(WIN, BLOCK, ENDGAME), jax.random.key(1))
     assert out.search_tree.children_visits[:, 0].sum(-1).tolist() == [8] * 3
     assert out.search_tree.node_visits[:, 0].tolist() == [9] * 3
@@ -447,11 +450,11 @@ def test_beats_random():
 @pytest.mark.slow
 def test_network_evaluator_guides_the_search():
     params = cnet.init_params(jax.random.key(0), width=16, heads="two")
-    evaluate = network_search.evaluator(width=16)  # the AlphaZero network as run()'s evaluator
+    evaluate = network_search.evaluator(16, (), GAME)  # the AlphaZero network as run()'s evaluator
     states = states_of(WIN, np.zeros((6, 7), np.int8))
     logits, value = evaluate(params, keys(2), states)
     assert logits.shape == (2, 7) and value.shape == (2,)
-    run = jax.jit(search.run, static_argnums=(0, 4))
+    run = jax.jit(functools.partial(search.run, game=GAME), static_argnums=(0, 4))
     out = run(evaluate, params, states, keys(2), 48)
     assert out.visit_counts.sum(-1).tolist() == [48, 48]
     assert int(jnp.argmax(out.visit_counts[0])) == 3  # the exact win reward outweighs an untrained value
@@ -460,7 +463,7 @@ def test_network_evaluator_guides_the_search():
     biased["head"]["out"]["bias"] = biased["head"]["out"]["bias"].at[0].add(20.0)
     out_b = run(evaluate, biased, states, keys(2), 48)
     assert int(out_b.visit_counts[1, 0]) > int(out.visit_counts[1, 0])
-    noisy = jax.jit(lambda s, k: search.run(evaluate, params, s, k, 48, dirichlet_fraction=0.25).visit_counts)
+    noisy = jax.jit(lambda s, k: search.run(evaluate, params, s, k, 48, game=GAME, dirichlet_fraction=0.25).visit_counts)
     assert noisy(states, keys(2)).sum(-1).tolist() == [48, 48]
 
 
@@ -522,9 +525,9 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="simulations"):
         search_agent.MCTSAgent(num_simulations=0)
     with pytest.raises(ValueError, match="num_simulations"):
-        search.run(search.rollout_evaluator, None, states_of(WIN), keys(1), 0)
+        search.run(ROLLOUT, None, states_of(WIN), keys(1), 0, game=GAME)
     with pytest.raises(ValueError, match="rule"):
-        search.run(search.rollout_evaluator, None, states_of(WIN), keys(1), 4, rule="ucb")
+        search.run(ROLLOUT, None, states_of(WIN), keys(1), 4, game=GAME, rule="ucb")
     with pytest.raises(TypeError, match="not a game"):
         search_agent.MCTSAgent(num_simulations=4, game=object())
     with pytest.raises(ValueError, match=":sto' or ':det'"):

@@ -36,7 +36,7 @@ def test_alphazero_graph_with_its_value_head():
     assert [o.name for o in session.get_outputs()] == ["scores", "value"]
     scores, value = session.run(None, {"boards": boards})
     assert onnx_export.compare(agent.scores(boards), scores).ok
-    want = np.asarray(evaluate(agent.params, boards, agent.width, agent.tower)[1])
+    want = np.asarray(evaluate(agent.params, boards, agent.width, agent.tower, agent.game)[1])
     np.testing.assert_allclose(value, want, atol=1e-5)
     assert "value_output" in {p.key for p in model.metadata_props}
 

@@ -27,7 +27,7 @@ def two_vs_one():
 
 
 def test_openings_are_the_empty_board_and_every_pair_of_first_moves_once():
-    states, moves = evaluation.openings()
+    states, moves = evaluation.openings(games.make("connect_four"))
     moves = np.asarray(moves)
     assert moves.shape == (50, 2) and moves.dtype == np.int32
     boards = np.asarray(jax.vmap(env.observe)(states))

@@ -100,7 +100,7 @@ def test_match_on_a_pgx_game():
 def test_random_agent_on_connect_four_acts_as_before():
     """The states entry point of Random picks what its board entry point picks on live games."""
     rand = agents.load("random")
-    states = arena.random_initial_states(jax.random.key(4), 64)
+    states = arena.random_initial_states(jax.random.key(4), 64, C4)
     key = jax.random.key(5)
     boards = jax.vmap(env.observe)(states)
     chex.assert_trees_all_equal(jax.jit(rand.act_states)(states, key), rand.act(boards, key))

@@ -12,11 +12,12 @@ import pytest
 from c4jax import agents
 from c4jax.io import checkpoint
 from c4jax.games.connect_four import env
+from c4jax.games.connect_four.game import GAME as C4
 from c4jax.nets import cnet
 from c4jax.agents import arena
 from c4jax.agents.network import NetworkAgent
 
-BOARDS = np.asarray(jax.vmap(env.observe)(arena.random_initial_states(jax.random.key(0), 64)))
+BOARDS = np.asarray(jax.vmap(env.observe)(arena.random_initial_states(jax.random.key(0), 64, C4)))
 BOARDS = BOARDS[(BOARDS != 0).sum((1, 2)) > 0][:32]
 
 

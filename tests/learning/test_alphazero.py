@@ -22,6 +22,7 @@ from c4jax.agents import search
 from c4jax.agents.network import agent_from_checkpoint
 from c4jax.cli import alphazero as az_cli
 from c4jax.games.connect_four import env
+from c4jax.games.connect_four.game import GAME as C4
 from c4jax.games.connect_four.board import mirror_boards
 from c4jax.io import checkpoint
 from c4jax.learning import alphazero as azl
@@ -60,7 +61,7 @@ def test_search_takes_the_win_and_blocks_the_loss(board, method):
 
 
 def test_model_rewards_discounts_and_values():
-    fn = search.recurrent_fn(az.evaluator(128))
+    fn = search.recurrent_fn(az.evaluator(128, (), C4), C4)
     states = states_of(WIN, WIN, BLOCK)
     keys = jax.random.key_data(jax.random.split(jax.random.key(0), 3))
     out, (nxt, _) = fn(PARAMS, jax.random.key(0), jnp.array([3, 4, 3]), (states, keys))
@@ -82,7 +83,7 @@ def test_the_winning_column_has_the_best_searched_value():
 
 
 def test_selfplay_targets_are_outcomes_for_the_player_to_move():
-    samples, valid, final, returns = jax.jit(azl.selfplay, static_argnums=3)(PARAMS, jax.random.key(3),
+    samples, valid, final, returns = jax.jit(azl.selfplay, static_argnums=(3, 4))(PARAMS, jax.random.key(3),
                                                                      jax.vmap(lambda _: env.init())(jnp.arange(3)),
                                                                      azl.AlphaZeroConfig(num_simulations=4, value_q_weight=0.0))
     chex.assert_shape(samples.board, (3, 42, 6, 7))
@@ -103,7 +104,7 @@ def test_selfplay_targets_are_outcomes_for_the_player_to_move():
 
 def test_mirrors_flip_boards_and_policies():
     samples, valid, _, _ = azl.selfplay(PARAMS, jax.random.key(4), jax.vmap(lambda _: env.init())(jnp.arange(2)),
-                                     azl.AlphaZeroConfig(num_simulations=2))
+                                     azl.AlphaZeroConfig(num_simulations=2), C4)
     rows, row_valid = azl.with_symmetries(samples, valid, games.kit_of("connect_four").symmetries)
     n = 2 * 42
     chex.assert_shape(rows.board, (2 * n, 6, 7))
@@ -115,20 +116,20 @@ def test_mirrors_flip_boards_and_policies():
 
 def test_loss_is_lowest_at_the_targets_and_its_gradient_is_finite():
     boards = jnp.asarray(np.stack([WIN, BLOCK]))
-    logits, value = az.evaluate(PARAMS, boards)
+    logits, value = az.evaluate(PARAMS, boards, 128, (), C4)
     own = azl.Sample(board=boards, policy=jax.nn.softmax(logits), value=value)
     other = own.replace(policy=jnp.eye(7)[jnp.array([0, 6])], value=-value)
-    l_own, aux = azl.loss_fn(PARAMS, own, width=128, value_weight=1.0)
-    l_other, _ = azl.loss_fn(PARAMS, other, width=128, value_weight=1.0)
+    l_own, aux = azl.loss_fn(PARAMS, own, width=128, game=C4, value_weight=1.0)
+    l_other, _ = azl.loss_fn(PARAMS, other, width=128, game=C4, value_weight=1.0)
     assert float(aux["train/value_loss"]) == pytest.approx(0.0, abs=1e-10) and float(l_own) < float(l_other)
-    grads = jax.grad(lambda p: azl.loss_fn(p, other, width=128, value_weight=1.0)[0])(PARAMS)
+    grads = jax.grad(lambda p: azl.loss_fn(p, other, width=128, game=C4, value_weight=1.0)[0])(PARAMS)
     assert all(np.isfinite(np.asarray(g)).all() for g in jax.tree.leaves(grads))
 
 
 def test_raw_policy_and_modes():
     board = WIN[None]
     raw = az.AlphaZeroAgent(params=PARAMS, num_simulations=0)
-    logits, _ = az.evaluate(PARAMS, jnp.asarray(board))
+    logits, _ = az.evaluate(PARAMS, jnp.asarray(board), 128, (), C4)
     assert int(raw.act(board, jax.random.key(0))[0]) == int(jnp.argmax(logits[0]))
     scores = np.asarray(raw.scores(board))[0]
     np.testing.assert_allclose(scores.sum(), 1.0, atol=1e-5)
@@ -325,8 +326,8 @@ def test_script_rejects_bad_flags(tmp_path):
 
 
 def _selfplay(cfg, key=5, games=3):
-    return jax.jit(azl.selfplay, static_argnums=3)(PARAMS, jax.random.key(key),
-                                                   jax.vmap(lambda _: env.init())(jnp.arange(games)), cfg)
+    return jax.jit(azl.selfplay, static_argnums=(3, 4))(PARAMS, jax.random.key(key),
+                                                   jax.vmap(lambda _: env.init())(jnp.arange(games)), cfg, C4)
 
 
 def test_playout_cap_trains_the_policy_only_on_full_searches():
@@ -347,7 +348,7 @@ def test_playout_cap_trains_the_policy_only_on_full_searches():
     none, _, _, _ = _selfplay(dataclasses.replace(cfg, full_search_frac=0.0))
     assert not np.asarray(none.policy).any()
     rows = jax.tree.map(lambda x: x[0, :4], none)
-    loss, aux = azl.loss_fn(PARAMS, rows, width=128, value_weight=1.0, policy_rows=True)
+    loss, aux = azl.loss_fn(PARAMS, rows, width=128, game=C4, value_weight=1.0, policy_rows=True)
     assert float(aux["train/policy_loss"]) == 0.0 and np.isfinite(float(loss))
 
 
@@ -356,8 +357,8 @@ def test_rows_without_a_policy_target_do_not_dilute_the_policy_loss():
     target = jnp.eye(7)[jnp.array([3, 0])]
     both = azl.Sample(board=boards, policy=target.at[1].set(0.0), value=jnp.zeros(2))
     first = jax.tree.map(lambda x: x[:1], both)
-    l_both = azl.loss_fn(PARAMS, both, width=128, value_weight=0.0, policy_rows=True)[1]["train/policy_loss"]
-    l_first = azl.loss_fn(PARAMS, first, width=128, value_weight=0.0)[1]["train/policy_loss"]
+    l_both = azl.loss_fn(PARAMS, both, width=128, game=C4, value_weight=0.0, policy_rows=True)[1]["train/policy_loss"]
+    l_first = azl.loss_fn(PARAMS, first, width=128, game=C4, value_weight=0.0)[1]["train/policy_loss"]
     assert float(l_both) == pytest.approx(float(l_first), rel=1e-6)
 
 
@@ -449,7 +450,7 @@ def test_reply_target_is_the_next_ply_of_the_other_player():
 def test_selfplay_reply_targets_and_their_mirrors():
     cfg = dataclasses.replace(TINY, num_simulations=2, reply_weight=0.5)
     params = cnet.init_params(jax.random.key(1), width=8, heads="two")
-    samples, valid, final, _ = jax.jit(azl.selfplay, static_argnums=3)(
+    samples, valid, final, _ = jax.jit(azl.selfplay, static_argnums=(3, 4))(
         params, jax.random.key(3), jax.vmap(lambda _: env.init())(jnp.arange(2)), cfg)
     assert isinstance(samples, azl.ReplySample)
     pol, reply = np.asarray(samples.policy), np.asarray(samples.reply)
@@ -468,7 +469,7 @@ def test_reply_loss_is_the_mean_over_rows_with_a_target():
     target = jnp.eye(7)[jnp.array([3, 0])]
     both = azl.ReplySample(board=boards, policy=target, value=jnp.zeros(2), reply=target.at[1].set(0.0))
     first = jax.tree.map(lambda x: x[:1], both)
-    loss_of = jax.jit(lambda p, batch, w: azl.loss_fn(p, batch, width=8, value_weight=1.0, reply_weight=w),
+    loss_of = jax.jit(lambda p, batch, w: azl.loss_fn(p, batch, width=8, game=C4, value_weight=1.0, reply_weight=w),
                       static_argnums=2)
     loss, aux = loss_of(params, both, 0.5)
     plain, _ = loss_of(tower.without_reply_head(params), both, 0.0)

@@ -2,6 +2,7 @@
 (--collect streams, a residual tower): learning tic-tac-toe, a chunk's bookkeeping and reproducibility, the
 negamax Double DQN target, the dueling tower, the per-game defaults and Checkers end to end."""
 
+import functools
 import json
 
 import chex
@@ -57,8 +58,9 @@ def test_buffer_samples_only_filled_slots():
 @pytest.fixture(scope="module")
 def traj():
     a = agents.load("1steplA:sto")
-    return jax.jit(arena.rollout)(a, None, arena.random_initial_states(jax.random.key(0), 16), True,
-                                     jax.random.key(1))
+    c4 = games.make("connect_four")
+    return jax.jit(functools.partial(arena.rollout, game=c4))(a, None, arena.random_initial_states(jax.random.key(0), 16, c4),
+                                                              True, jax.random.key(1))
 
 
 @jax.jit

@@ -101,9 +101,9 @@ def test_segments_of_a_draw_and_padding():
 
 def test_arena_segments_take_the_start_board_stones_from_the_trajectory():
     key = jax.random.key(3)
-    starts = arena.random_initial_states(key, 16)
+    starts = arena.random_initial_states(key, 16, C4)
     rand = agents.load("random")
-    traj = jax.jit(arena.rollout, static_argnums=())(rand, None, starts, True, jax.random.key(4))
+    traj = jax.jit(functools.partial(arena.rollout, game=C4))(rand, None, starts, True, jax.random.key(4))
     got = backprop_lib.backprop_rewards(traj, 3.0, "segments")
     stones = np.asarray(starts.num_moves)
     assert stones.max() > 0
@@ -119,8 +119,8 @@ def test_segments_statistic_on_typical_games():
     zero-reward moves than the per-player formula (mean |r| ≈ 0.36 vs ≈ 0.20). Measured here on 400
     1StepLA self-play games from random start boards, draws replaced (per-player ≈ 0.20, segments ≈ 0.41)."""
     la = agents.load("1steplA")
-    starts = arena.random_initial_states(jax.random.key(0), 400)
-    traj, _ = jax.jit(lambda s, k: rollouts.mixed_rollout_no_draws(la, None, s, 0, k))(starts, jax.random.key(1))
+    starts = arena.random_initial_states(jax.random.key(0), 400, C4)
+    traj, _ = jax.jit(lambda s, k: rollouts.mixed_rollout_no_draws(la, None, s, 0, k, game=C4))(starts, jax.random.key(1))
     zero = np.asarray((traj.rewards == 0) & traj.valid)
     mean = {v: float(np.abs(np.asarray(backprop_lib.backprop_rewards(traj, 3.0, v)))[zero].mean())
             for v in ("per_player", "segments")}
@@ -134,20 +134,21 @@ def test_segments_statistic_on_typical_games():
 def _drawn_in_one():
     """A 41-stone position whose only move draws: the board before the last move of a drawn random game."""
     rand = agents.load("random")
-    traj = jax.jit(arena.rollout)(rand, None, arena.initial_states(3000), True, jax.random.key(0))
+    traj = jax.jit(functools.partial(arena.rollout, game=C4))(rand, None, arena.initial_states(3000, C4), True,
+                                                         jax.random.key(0))
     b = int(np.flatnonzero(np.asarray((traj.final.winner == 0) & (traj.length == 42)))[0])
     return env.from_board(np.asarray(traj.observations[b, 41]))
 
 
 def test_draws_are_replaced_by_games_from_the_empty_board():
     drawn = _drawn_in_one()
-    others = arena.random_initial_states(jax.random.key(5), 3)
+    others = arena.random_initial_states(jax.random.key(5), 3, C4)
     starts = jax.tree.map(lambda d, o: jnp.concatenate([d[None], o]), drawn, others)
     rand = agents.load("random")
     key = jax.random.key(6)
-    plain, _ = rollouts.mixed_rollout(rand, None, starts, 0, key)
+    plain, _ = rollouts.mixed_rollout(rand, None, starts, 0, key, game=C4)
     assert int(plain.final.winner[0]) == 0 and int(plain.length[0]) == 1
-    traj, moves = jax.jit(lambda s, k: rollouts.mixed_rollout_no_draws(rand, None, s, 0, k))(starts, key)
+    traj, moves = jax.jit(lambda s, k: rollouts.mixed_rollout_no_draws(rand, None, s, 0, k, game=C4))(starts, key)
     # the drawn game is replaced by a decided game from the empty board
     assert int(traj.final.winner[0]) != 0 and not np.asarray(traj.observations[0, 0]).any()
     np.testing.assert_array_equal(moves[0], traj.valid[0])

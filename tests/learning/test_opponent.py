@@ -23,13 +23,14 @@ from c4jax.learning.config import validate
 from scripts import run_script
 
 B, N_VS = 64, 40
-mixed_rollout = jax.jit(rollouts.mixed_rollout, static_argnames=("n_vs",))
+C4 = games.make(games.DEFAULT)
+mixed_rollout = jax.jit(functools.partial(rollouts.mixed_rollout, game=C4), static_argnames=("n_vs",))
 
 
 @pytest.fixture(scope="module")
 def mixed():
     learner, opponent = agents.load("random"), agents.load("2steplA:det")
-    states = arena.random_initial_states(jax.random.key(0), B)
+    states = arena.random_initial_states(jax.random.key(0), B, C4)
     traj, learner_moves = mixed_rollout(learner, opponent, states, N_VS, jax.random.key(1))
     return opponent, traj, np.asarray(learner_moves)
 
@@ -55,9 +56,9 @@ def test_the_opponent_makes_exactly_the_other_moves_of_its_games(mixed):
 
 def test_without_an_opponent_it_is_plain_self_play():
     learner = agents.load("random")
-    states = arena.random_initial_states(jax.random.key(0), 16)
+    states = arena.random_initial_states(jax.random.key(0), 16, C4)
     traj, moves = mixed_rollout(learner, None, states, 0, jax.random.key(3))
-    plain = jax.jit(functools.partial(arena.rollout, reward_fn=shaped_reward))(learner, None, states, True,
+    plain = jax.jit(functools.partial(arena.rollout, game=C4, reward_fn=shaped_reward))(learner, None, states, True,
                                                                               jax.random.key(3))
     chex.assert_trees_all_equal(traj, plain)
     np.testing.assert_array_equal(moves, plain.valid)

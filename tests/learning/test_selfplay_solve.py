@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from c4jax.games.connect_four import env
+from c4jax.games.connect_four.game import GAME as C4
 from c4jax.learning import alphazero as azl
 from c4jax.nets import cnet
 from c4jax.learning.config import validate
@@ -17,8 +18,8 @@ PARAMS = cnet.init_params(jax.random.key(0), width=8, heads="two")
 
 
 def _selfplay(cfg, games=8):
-    return jax.jit(azl.selfplay, static_argnums=3)(PARAMS, jax.random.key(5),
-                                                   jax.vmap(lambda _: env.init())(jnp.arange(games)), cfg)
+    return jax.jit(azl.selfplay, static_argnums=(3, 4))(PARAMS, jax.random.key(5),
+                                                   jax.vmap(lambda _: env.init())(jnp.arange(games)), cfg, C4)
 
 
 def test_the_winning_move_of_a_game_was_a_proven_win_of_its_search():

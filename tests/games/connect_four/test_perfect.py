@@ -18,6 +18,7 @@ pytest.importorskip("bitbully")
 from c4jax import agents, env, evaluation  # noqa: E402
 from c4jax.games.connect_four import perfect  # noqa: E402
 from c4jax.games.connect_four.perfect import ILLEGAL, solve_scores  # noqa: E402
+from c4jax.games.connect_four.game import GAME  # noqa: E402
 from c4jax.games.connect_four.kit import CENTRE_FIRST  # noqa: E402
 
 ROWS, COLS = 6, 7
@@ -186,7 +187,7 @@ def test_perfect_never_loses_a_game_it_did_not_start_lost():
     game-theoretic value of the position where it takes over (after the opening moves)."""
     perfect_agent, la2 = agents.load("perfect"), agents.load("2steplA")
     result = evaluation.match(perfect_agent, la2, jax.random.key(0))
-    states, _ = evaluation.openings()
+    states, _ = evaluation.openings(GAME)
     start = solve_scores(np.asarray(jax.vmap(env.observe)(states))).max(axis=1)  # value for the player to move
     for g in result.games:
         opening_value = int(np.sign(start[g.opening]))  # the first player is to move after every opening
