@@ -1,4 +1,4 @@
-"""Build a static site that plays Connect Four and Checkers against the shipped agents in any browser.
+"""Build a static site that plays the agents in any browser: Connect Four and Checkers, and any game whose view is a grid.
 
 ``c4jax export-web ARGS`` and ``python experiments/export_web.py ARGS`` run this module (the same
 flags and ``--help``).

@@ -480,7 +480,8 @@ def test_select_action_temperature():
 
 
 def test_registry_names():
-    for name, n, det in (("mcts50", 50, False), ("MCTS1000:det", 1000, True), ("mcts7:sto", 7, False)):
+    # a bare name plays the most visited move; :sto draws it from the visit counts
+    for name, n, det in (("mcts50", 50, True), ("MCTS1000:det", 1000, True), ("mcts7:sto", 7, False)):
         agent = agents.load(name)
         assert isinstance(agent, search_agent.MCTSAgent)
         assert (agent.num_simulations, agent.deterministic) == (n, det)
@@ -500,11 +501,10 @@ def test_the_uct_constant_is_the_games_unless_named():
                            ("checkers/mcts50-c1", 1.0, True), ("mcts50-c1", 1.0, True)):
         agent = agents.load(name)
         assert (agent.c, agent.solve) == (c, solve)
-        if agent.game.id == "connect_four":  # the name gives the agent back (a Checkers name has no prefix)
-            again = agents.load(agent.name)
-            assert (again.c, again.solve, again.name) == (agent.c, agent.solve, agent.name)
-    assert agents.load("mcts50-c1").name == "mcts50:sto"  # Connect Four's own constant is not named
-    assert agents.load("mcts50-c0.4").name == "mcts50-c0.4:sto"
+        again = agents.load(agent.name)  # the name gives the agent back, a Checkers one too (with its prefix)
+        assert (again.c, again.solve, again.name, again.game.id) == (agent.c, agent.solve, agent.name, agent.game.id)
+    assert agents.load("mcts50-c1").name == "mcts50:det"  # Connect Four's own constant is not named
+    assert agents.load("mcts50-c0.4").name == "mcts50-c0.4:det"
     # the constant reaches the search: another constant, another search
     empty = np.zeros((6, 7), np.int8)
     states, k = states_of(empty, empty), keys(2)
