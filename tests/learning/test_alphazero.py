@@ -65,7 +65,7 @@ def test_search_takes_the_win_and_blocks_the_loss(board, method):
 
 
 def test_model_rewards_discounts_and_values():
-    fn = search.recurrent_fn(az.evaluator(128))
+    fn = jax.jit(search.recurrent_fn(az.evaluator(128)))  # both calls below: one program
     states = states_of(WIN, WIN, BLOCK)
     keys = jax.random.key_data(jax.random.split(jax.random.key(0), 3))
     out, (nxt, _) = fn(PARAMS, jax.random.key(0), jnp.array([3, 4, 3]), (states, keys))
@@ -353,7 +353,7 @@ def test_playout_cap_trains_the_policy_only_on_full_searches():
     none, _, _, _ = _selfplay(dataclasses.replace(cfg, full_search_frac=0.0))
     assert not np.asarray(none.policy).any()
     rows = jax.tree.map(lambda x: x[0, :4], none)
-    loss, aux = azl.loss_fn(PARAMS, rows, width=128, value_weight=1.0, policy_rows=True)
+    loss, aux = _loss(PARAMS, rows, width=128, value_weight=1.0, policy_rows=True)
     assert float(aux["train/policy_loss"]) == 0.0 and np.isfinite(float(loss))
 
 
