@@ -48,8 +48,11 @@ _search = jax.jit(az.search, static_argnames=("num_simulations", "method", "gumb
 _loss = jax.jit(azl.loss_fn, static_argnames=("width", "value_weight", "policy_rows"))
 
 
+_from_boards = jax.jit(jax.vmap(env.from_board))  # one compile a batch size; eager: one an operation
+
+
 def states_of(*boards):
-    return jax.vmap(env.from_board)(jnp.asarray(np.stack(boards)))
+    return _from_boards(jnp.asarray(np.stack(boards)))
 
 
 @pytest.mark.parametrize("method", az.METHODS)
