@@ -25,6 +25,7 @@ and ``C4JAX_COMPILE_CACHE=off`` keeps them off that folder however a test sets t
 
 import atexit
 import gc
+import json
 import os
 import shutil
 import subprocess
@@ -110,6 +111,48 @@ def _drop_compiled_programs_when_mappings_run_short():
     if _MAP_BUDGET is not None and (_memory_maps() or 0) > _MAP_BUDGET:
         jax.clear_caches()
         gc.collect()
+
+
+_PROFILE_COMPILES = os.environ.get("C4JAX_PROFILE_COMPILES")
+_compiles: dict[str, list[float]] = {}  # test node id -> [backend compiles, their seconds]
+_current_test: list[str] = ["(outside a test)"]
+
+
+def _record_compile(event: str, seconds: float, **_: object) -> None:
+    if event == "/jax/core/compile/backend_compile_duration":
+        counted = _compiles.setdefault(_current_test[0], [0, 0.0])
+        counted[0] += 1
+        counted[1] += seconds
+
+
+if _PROFILE_COMPILES:
+    jax.monitoring.register_event_duration_secs_listener(_record_compile)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With ``C4JAX_PROFILE_COMPILES=path``, counts the backend compiles (XLA's, the bulk of the
+    suite's time) of each test, setup and teardown included (a module-scoped fixture's compiles
+    count for the first test that uses it), in this process, not in the subprocesses a test
+    starts; the session writes them to ``path`` as JSON (``path.<worker>`` under pytest-xdist)."""
+    _current_test[0] = item.nodeid
+    try:
+        return (yield)
+    finally:
+        _current_test[0] = "(outside a test)"
+
+
+def pytest_sessionfinish(session):
+    if not _PROFILE_COMPILES:
+        return
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    path = f"{_PROFILE_COMPILES}.{worker}" if worker else _PROFILE_COMPILES
+    tests = sorted(_compiles.items(), key=lambda kv: -kv[1][1])
+    with open(path, "w") as out:
+        json.dump({"compiles": sum(n for n, _ in _compiles.values()),
+                   "compile_seconds": round(sum(s for _, s in _compiles.values()), 3),
+                   "tests": {node: {"compiles": n, "seconds": round(s, 3)} for node, (n, s) in tests}},
+                  out, indent=1)
 
 
 def pytest_collection_modifyitems(config, items):

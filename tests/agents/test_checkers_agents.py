@@ -64,7 +64,7 @@ def test_a_shipped_checkers_agent_loads_with_its_game(shipped):
     assert searching.num_simulations == 3 and not searching.stochastic
     by_path = agents.load(str(shipped / "checkers" / "tiny"))  # a path: the game is the checkpoint's
     assert by_path.game is CHECKERS
-    states = jax.vmap(CHECKERS.init)(jax.random.split(jax.random.key(0), 3))
+    states = jax.jit(jax.vmap(CHECKERS.init))(jax.random.split(jax.random.key(0), 3))  # one compile, not one per op
     for agent in (tiny, raw):
         scores = np.asarray(agent.scores_states(states))
         legal = np.asarray(states.legal_action_mask)

@@ -72,8 +72,11 @@ ENDGAME = DRAW.copy()
 ENDGAME[0, [3, 4]] = 0
 
 
+_from_boards = jax.jit(jax.vmap(env.from_board))  # one compile a batch size; eager: one an operation
+
+
 def states_of(*boards) -> env.EnvState:
-    return jax.vmap(env.from_board)(jnp.asarray(np.stack(boards)))
+    return _from_boards(jnp.asarray(np.stack(boards)))
 
 
 def keys(n: int, seed: int = 0):
@@ -144,13 +147,15 @@ def test_draw_ending_move_has_zero_reward():
 
 
 def test_random_playout_values():
+    playout = jax.jit(search.random_playout, static_argnums=0)  # one compile for the six playouts below
     s = env.from_board(DRAW)
     for k in range(5):  # the one move left draws
-        assert float(search.random_playout(GAME, s, jax.random.key(k))) == 0.0
+        assert float(playout(GAME, s, jax.random.key(k))) == 0.0
     finished = env.step(env.from_board(WIN), 3)
-    assert float(search.random_playout(GAME, finished, jax.random.key(0))) == 0.0
+    assert float(playout(GAME, finished, jax.random.key(0))) == 0.0
     # From ENDGAME, the playout's result is the exact result of the game it plays.
-    vals = jax.vmap(search.random_playout, in_axes=(None, None, 0))(GAME, env.from_board(ENDGAME), keys(64))
+    vals = jax.jit(jax.vmap(search.random_playout, in_axes=(None, None, 0)), static_argnums=0)(
+        GAME, env.from_board(ENDGAME), keys(64))
     assert set(np.unique(np.asarray(vals)).tolist()) <= {-1.0, 0.0, 1.0}
 
 

@@ -106,8 +106,11 @@ WHOLE_GAMES = {
 }
 
 
+# Checkers' runs are slow: tests/learning/test_onpolicy.py's whole-games test plays and checks
+# Checkers' whole-games collection (legal moves, rewards, returns) and its PPO script test trains,
+# saves and reloads a sampling Checkers agent; the tic-tac-toe runs here train the same loop.
 @pytest.mark.parametrize("algorithm", sorted(WHOLE_GAMES))
-@pytest.mark.parametrize("game", ["tic_tac_toe", "checkers"])
+@pytest.mark.parametrize("game", ["tic_tac_toe", pytest.param("checkers", marks=pytest.mark.slow)])
 def test_whole_games_ppo_and_reinforce_train_on_a_game_without_random_starts_or_mirror(tic_tac_toe, game, algorithm,
                                                                                         tmp_path):
     """--collect games plays whole self-play games of any game (its own start position, no mirror, its own

@@ -8,6 +8,7 @@ names and modes, config errors, and a tiny end-to-end run that resumes exactly.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 
 import chex
@@ -43,8 +44,17 @@ TINY = azl.AlphaZeroConfig(games=4, num_simulations=4, updates_per_iteration=2, 
                            buffer_size=400, batch_size=8, eval_simulations=4, width=8)
 
 
+# The searches and losses below jitted once per module: tests of the same shapes and settings share
+# one compiled program, and a jitted program is one compile where an eager call compiles each operation.
+_search = jax.jit(functools.partial(az.search, game=C4), static_argnames=("num_simulations", "method", "gumbel_scale"))
+_loss = jax.jit(functools.partial(azl.loss_fn, game=C4), static_argnames=("width", "value_weight", "policy_rows"))
+
+
+_from_boards = jax.jit(jax.vmap(env.from_board))  # one compile a batch size; eager: one an operation
+
+
 def states_of(*boards):
-    return jax.vmap(env.from_board)(jnp.asarray(np.stack(boards)))
+    return _from_boards(jnp.asarray(np.stack(boards)))
 
 
 @pytest.mark.parametrize("method", az.METHODS)
@@ -53,15 +63,14 @@ def test_search_takes_the_win_and_blocks_the_loss(board, method):
     # An untrained network: only the environment's exact terminal values can find column 3. PUCT's
     # min-completed Q-values explore unvisited columns slowly: it needs more simulations than Gumbel.
     sims = 64 if method == "gumbel" else 256
-    out = jax.jit(lambda s, k: az.search(PARAMS, s, k, num_simulations=sims, method=method,
-                                         gumbel_scale=0.0))(states_of(board), jax.random.key(1))
+    out = _search(PARAMS, states_of(board), jax.random.key(1), num_simulations=sims, method=method, gumbel_scale=0.0)
     assert int(out.action[0]) == 3
     agent = az.AlphaZeroAgent(params=PARAMS, num_simulations=64)
     assert int(agent.act(board[None], jax.random.key(2))[0]) == 3
 
 
 def test_model_rewards_discounts_and_values():
-    fn = search.recurrent_fn(az.evaluator(128, (), C4), C4)
+    fn = jax.jit(search.recurrent_fn(az.evaluator(128, (), C4), C4))  # both calls below: one program
     states = states_of(WIN, WIN, BLOCK)
     keys = jax.random.key_data(jax.random.split(jax.random.key(0), 3))
     out, (nxt, _) = fn(PARAMS, jax.random.key(0), jnp.array([3, 4, 3]), (states, keys))
@@ -77,7 +86,8 @@ def test_model_rewards_discounts_and_values():
 
 
 def test_the_winning_column_has_the_best_searched_value():
-    out = az.search(PARAMS, states_of(WIN), jax.random.key(0), num_simulations=64, gumbel_scale=0.0)
+    # the program of test_search_takes_the_win_and_blocks_the_loss[win-gumbel], from another key
+    out = _search(PARAMS, states_of(WIN), jax.random.key(0), num_simulations=64, method="gumbel", gumbel_scale=0.0)
     q = np.asarray(az.root_values(out))[0]
     assert q[3] == pytest.approx(1.0) and (q[[0, 1, 2, 4, 5, 6]] < 1.0).all()
 
@@ -103,10 +113,10 @@ def test_selfplay_targets_are_outcomes_for_the_player_to_move():
 
 
 def test_mirrors_flip_boards_and_policies():
-    samples, valid, _, _ = azl.selfplay(PARAMS, jax.random.key(4), jax.vmap(lambda _: env.init())(jnp.arange(2)),
-                                     azl.AlphaZeroConfig(num_simulations=2), C4)
+    # test_selfplay_targets_are_outcomes_for_the_player_to_move's program (3 games, 4 simulations), another key
+    samples, valid, _, _ = _selfplay(azl.AlphaZeroConfig(num_simulations=4, value_q_weight=0.0), key=4)
     rows, row_valid = azl.with_symmetries(samples, valid, games.kit_of("connect_four").symmetries)
-    n = 2 * 42
+    n = 3 * 42
     chex.assert_shape(rows.board, (2 * n, 6, 7))
     np.testing.assert_array_equal(rows.board[n:], mirror_boards(rows.board[:n]))
     np.testing.assert_array_equal(rows.policy[n:], rows.policy[:n, ::-1])
@@ -119,10 +129,10 @@ def test_loss_is_lowest_at_the_targets_and_its_gradient_is_finite():
     logits, value = az.evaluate(PARAMS, boards, 128, (), C4)
     own = azl.Sample(board=boards, policy=jax.nn.softmax(logits), value=value)
     other = own.replace(policy=jnp.eye(7)[jnp.array([0, 6])], value=-value)
-    l_own, aux = azl.loss_fn(PARAMS, own, width=128, game=C4, value_weight=1.0)
-    l_other, _ = azl.loss_fn(PARAMS, other, width=128, game=C4, value_weight=1.0)
+    l_own, aux = _loss(PARAMS, own, width=128, value_weight=1.0)
+    l_other, _ = _loss(PARAMS, other, width=128, value_weight=1.0)
     assert float(aux["train/value_loss"]) == pytest.approx(0.0, abs=1e-10) and float(l_own) < float(l_other)
-    grads = jax.grad(lambda p: azl.loss_fn(p, other, width=128, game=C4, value_weight=1.0)[0])(PARAMS)
+    grads = jax.jit(jax.grad(lambda p: azl.loss_fn(p, other, width=128, game=C4, value_weight=1.0)[0]))(PARAMS)
     assert all(np.isfinite(np.asarray(g)).all() for g in jax.tree.leaves(grads))
 
 
@@ -348,7 +358,7 @@ def test_playout_cap_trains_the_policy_only_on_full_searches():
     none, _, _, _ = _selfplay(dataclasses.replace(cfg, full_search_frac=0.0))
     assert not np.asarray(none.policy).any()
     rows = jax.tree.map(lambda x: x[0, :4], none)
-    loss, aux = azl.loss_fn(PARAMS, rows, width=128, game=C4, value_weight=1.0, policy_rows=True)
+    loss, aux = _loss(PARAMS, rows, width=128, value_weight=1.0, policy_rows=True)
     assert float(aux["train/policy_loss"]) == 0.0 and np.isfinite(float(loss))
 
 

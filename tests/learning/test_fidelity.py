@@ -146,7 +146,7 @@ def test_draws_are_replaced_by_games_from_the_empty_board():
     starts = jax.tree.map(lambda d, o: jnp.concatenate([d[None], o]), drawn, others)
     rand = agents.load("random")
     key = jax.random.key(6)
-    plain, _ = rollouts.mixed_rollout(rand, None, starts, 0, key, game=C4)
+    plain, _ = jax.jit(lambda s, k: rollouts.mixed_rollout(rand, None, s, 0, k, game=C4))(starts, key)
     assert int(plain.final.winner[0]) == 0 and int(plain.length[0]) == 1
     traj, moves = jax.jit(lambda s, k: rollouts.mixed_rollout_no_draws(rand, None, s, 0, k, game=C4))(starts, key)
     # the drawn game is replaced by a decided game from the empty board
@@ -365,8 +365,8 @@ def test_ppo_loss_unmasked_entropy_and_log_probs():
     masked_entropy = float(-(pm * jnp.log(pm)).sum())
     w = jnp.ones(32)
     unmasked = PPO(PPOConfig(games_per_collect=4, unmasked_log_probs=True), C4)
-    _, m_un = unmasked.loss(params, batch.replace(legal=all_columns(batch.obs)), w)
-    _, m = algo.loss(params, batch.replace(legal=legal_mask(batch.obs)), w)
+    _, m_un = jax.jit(unmasked.loss)(params, batch.replace(legal=all_columns(batch.obs)), w)  # jitted: one compile
+    _, m = jax.jit(algo.loss)(params, batch.replace(legal=legal_mask(batch.obs)), w)  # instead of one per op
     assert float(m_un["train/entropy"]) == pytest.approx(full_entropy, rel=1e-5)
     assert float(m["train/entropy"]) == pytest.approx(masked_entropy, rel=1e-5)
     # ratio exp(log pi(0|s) - 0): unmasked log pi is lower (part of the mass sits on the full column)

@@ -34,6 +34,12 @@ def collect(algo, params, start_key=jax.random.key(1), play_key=jax.random.key(2
                                                      gae_lambda)[1])(state)
 
 
+def started(algo):
+    """``algo``'s training state from fresh parameters (keys 1 and 0), jitted: one compile, where the eager
+    calls compile every operation of the network's init and the optimiser's."""
+    return jax.jit(lambda: algo.init(jax.random.key(1), algo.fresh_params(jax.random.key(0))))()
+
+
 def flat(samples):
     return jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), samples)
 
@@ -198,7 +204,7 @@ def test_whole_games_of_a_game_without_random_starts_mirror_or_shaped_reward(gam
     """The whole-games collection plays from the game's own start, without mirrors, on the game's rewards,
     back-propagated; the legal actions are the recorded ones; the returns follow who moves next."""
     algo = PPO(PPOConfig(network="tower", games_per_collect=3, tower_blocks=1, tower_channels=4, gamma=0.9), game)
-    s = jax.device_get(collect(algo, algo.fresh_params(jax.random.key(0))))
+    s = jax.device_get(collect(algo, jax.jit(algo.fresh_params)(jax.random.key(0))))
     t = game.max_steps
     assert s.valid.shape == (3, t) and s.obs.shape == (3, t) + tuple(game.observation_shape)
     v = s.valid
@@ -267,16 +273,17 @@ def test_the_minibatch_loss_is_ppo_on_normalised_advantages_with_the_squared_val
     """``losses.ppo_loss`` vmapped over collected rows equals the same PPO written out in NumPy:
     advantages normalised over the minibatch, squared value error, entropy over the legal actions."""
     algo = _algo(envs=4, steps=6, minibatch_size=24, clip=0.1, c1=0.7, c2=0.05)
-    params = algo.fresh_params(jax.random.key(0))
-    state = algo.init(jax.random.key(1), params)
-    mb = jax.tree.map(lambda x: x[0], algo.collection.collect(state, (jax.random.key(2),))[1])
+    # jitted: one compile each, where eager calls compile every operation
+    params = jax.jit(algo.fresh_params)(jax.random.key(0))
+    state = jax.jit(algo.init)(jax.random.key(1), params)
+    mb = jax.tree.map(lambda x: x[0], jax.jit(lambda s: algo.collection.collect(s, (jax.random.key(2),))[1])(state))
     adv = jax.random.normal(jax.random.key(3), (24,))
     target = jnp.tanh(jax.random.normal(jax.random.key(4), (24,)))
     # the stored log-probabilities, moved a little: ratios on both sides of the clip
     mb = mb.replace(logp=mb.logp + 0.2 * jax.random.normal(jax.random.key(5), (24,)), advantage=adv, target=target)
     loss, m = jax.jit(algo.loss)(params, mb, None)
 
-    logits, _, value = (np.asarray(x, np.float64) for x in algo.collection.forward(params, mb.obs, mb.legal))
+    logits, _, value = (np.asarray(x, np.float64) for x in jax.jit(algo.collection.forward)(params, mb.obs, mb.legal))
     legal = np.asarray(mb.legal)
     z = np.where(legal, logits, -np.inf)
     log_p = z - z.max(-1, keepdims=True)
@@ -300,7 +307,7 @@ def test_the_minibatch_loss_is_ppo_on_normalised_advantages_with_the_squared_val
 
 def test_a_chunk_counts_updates_and_games_and_repeats_exactly():
     algo = _algo()
-    state = algo.init(jax.random.key(1), algo.fresh_params(jax.random.key(0)))
+    state = started(algo)
     a, ma = algo.chunk(state)
     b, mb = algo.chunk(state)
     assert int(a.updates) == 2 * 2 * (16 * 8 // 32)  # collects x epochs x minibatches
@@ -338,9 +345,10 @@ def test_streams_reinforce_makes_one_update_per_collection_on_the_negamax_return
                           tower_blocks=1, tower_channels=8, learning_rate=1e-3)
     algo = Reinforce(cfg, TTT)
     assert isinstance(algo.collection, StreamCollection) and algo.update_step == 1 and algo.eval_updates == 3
-    state = algo.init(jax.random.key(1), algo.fresh_params(jax.random.key(0)))
-    rows, last_value = algo.collection.play(state.params, state.envs, state.plies, jax.random.key(2))[:2]
-    samples = algo.collection.collect(state, (jax.random.key(2),), 1.0)[1]
+    state = started(algo)
+    # jitted: one compile each, where eager calls compile every operation (and the plies' scan) anew
+    rows, last_value = jax.jit(algo.collection.play)(state.params, state.envs, state.plies, jax.random.key(2))[:2]
+    samples = jax.jit(lambda s: algo.collection.collect(s, (jax.random.key(2),), 1.0)[1])(state)
     adv, returns = (x.reshape(rows.value.shape) for x in (samples.advantage, samples.target))
     np.testing.assert_allclose(np.asarray(returns - rows.value), np.asarray(adv), atol=1e-6)
     # a column's last return is its reward plus the sign-flipped bootstrap value unless the game ended there
