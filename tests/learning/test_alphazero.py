@@ -93,9 +93,7 @@ def test_the_winning_column_has_the_best_searched_value():
 
 
 def test_selfplay_targets_are_outcomes_for_the_player_to_move():
-    samples, valid, final, returns = jax.jit(azl.selfplay, static_argnums=(3, 4))(PARAMS, jax.random.key(3),
-                                                                     jax.vmap(lambda _: env.init())(jnp.arange(3)),
-                                                                     azl.AlphaZeroConfig(num_simulations=4, value_q_weight=0.0))
+    samples, valid, final, returns = _selfplay(azl.AlphaZeroConfig(num_simulations=4, value_q_weight=0.0), key=3)
     chex.assert_shape(samples.board, (3, 42, 6, 7))
     chex.assert_shape(samples.policy, (3, 42, 7))
     valid, z, boards = np.asarray(valid), np.asarray(samples.value), np.asarray(samples.board)
@@ -461,7 +459,7 @@ def test_selfplay_reply_targets_and_their_mirrors():
     cfg = dataclasses.replace(TINY, num_simulations=2, reply_weight=0.5)
     params = cnet.init_params(jax.random.key(1), width=8, heads="two")
     samples, valid, final, _ = jax.jit(azl.selfplay, static_argnums=(3, 4))(
-        params, jax.random.key(3), jax.vmap(lambda _: env.init())(jnp.arange(2)), cfg)
+        params, jax.random.key(3), jax.vmap(lambda _: env.init())(jnp.arange(2)), cfg, C4)
     assert isinstance(samples, azl.ReplySample)
     pol, reply = np.asarray(samples.policy), np.asarray(samples.reply)
     for g in range(2):
