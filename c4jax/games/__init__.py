@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import importlib
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from c4jax.games.card import GameCard
 
@@ -53,15 +53,22 @@ def __getattr__(name: str):
     return value
 
 
-@functools.lru_cache(maxsize=None)
+_CHECKED: dict[int, tuple[Any, GameKit]] = {}  # id(a registered kit) -> (that kit, it checked)
+
+
 def _registered(name: str) -> GameKit:
+    """The kit :data:`GAMES` names for ``name``, checked once per kit object: a game registered again
+    from a re-imported module is the new module's kit, not the one seen first."""
     from c4jax.games.base import check_game
     from c4jax.games.kit import check_kit
 
     module, attr = GAMES[name].split(":")
     registered = getattr(importlib.import_module(module), attr)
-    check_game(registered.game)
-    return check_kit(registered)
+    seen = _CHECKED.get(id(registered))
+    if seen is None or seen[0] is not registered:
+        check_game(registered.game)
+        seen = _CHECKED[id(registered)] = (registered, check_kit(registered))
+    return seen[1]
 
 
 @functools.lru_cache(maxsize=None)

@@ -37,7 +37,7 @@ def _boards() -> np.ndarray:
 
 
 def test_the_names_cover_every_kind_of_agent():
-    kinds = {"random", "1stepla", "4stepla", "mcts16", "supervised", "ppo", "dqn", "alphazero", "dqn@8:sto"}
+    kinds = {"random", "1steplA", "4steplA", "mcts16", "supervised", "ppo", "dqn", "alphazero", "dqn@8:sto"}
     assert kinds <= set(NAMES)
     assert ("perfect" in NAMES) == perfect.solver_available()
 

@@ -55,7 +55,7 @@ def test_checkers_every_position_svg_and_gif(tmp_path):
     p = run_script("watch.py", "random", "random:sto", "--game", "checkers", "--first", "b", "--seed", "5", "--every",
                    "--svg", svg, "--gif", gif)
     assert p.returncode == 0, p.stderr
-    assert p.stdout.startswith("Checkers: B random (black, first) vs A random (white), seed 5")
+    assert p.stdout.startswith("Checkers: B checkers/random (black, first) vs A checkers/random (white), seed 5")
     link = urlsplit(field(p.stdout, "play it"))
     query = parse_qs(link.query)
     assert query["game"] == ["checkers"] and query["agent"] == ["checkers/random"] and query["first"] == ["agent"]

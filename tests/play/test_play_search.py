@@ -78,7 +78,7 @@ def test_default_menu_offers_mcts_and_a_shipped_search_checkpoint(monkeypatch, t
     for name in ("mcts200:sto", "mcts200:det", "mcts1000:sto", "mcts1000:det", "alphazero@6:det", "alphazero@6:sto"):
         assert kinds[name] == "search", (name, kinds)
     assert kinds["1steplA:det"] == "lookahead" and kinds["random"] == "random"
-    assert cat.get("alphazero").name == "alphazero@6:det" and cat.get("MCTS200").name == "mcts200:sto"
+    assert cat.get("alphazero").name == "alphazero@6:det" and cat.get("MCTS200").name == "mcts200:det"
     labels = {e.name: e.scores_label for e in cat.entries.values()}
     assert "visit share" in labels["mcts200:det"] and "200-simulation" in labels["mcts200:det"]
     assert "searched value" in labels["mcts1000:sto"] and "AlphaZero" in labels["alphazero@6:det"]

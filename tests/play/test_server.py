@@ -102,7 +102,7 @@ def test_the_menu_holds_every_agent_that_agents_load_knows_and_checkpoint_paths(
         assert f"{n}steplA:det" in names and f"{n}steplA:sto" in names
     assert names.count("random") == 1 and not any(n.startswith("random:") for n in names)
     for shipped in agents.known_names():  # the trained agents as they land in checkpoints/
-        assert any(n.lower().split(":")[0].split("@")[0] == shipped for n in names), shipped  # search agents: name@N
+        assert any(n.split(":")[0].split("@")[0] == shipped for n in names), shipped  # search agents: name@N
     assert "supervised:det" in names and "supervised:sto" in names
     path = str(ROOT / "checkpoints" / "supervised")
     assert f"{path}:det" in names and f"{path}:sto" in names
