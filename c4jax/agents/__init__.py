@@ -10,8 +10,7 @@ agents' folder and names) and :mod:`c4jax.agents.onnx_opsets` import neither eit
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
+from c4jax.io import lazy
 
 _REGISTRY_NAMES = ("canonical_name", "checkpoint_path", "checkpoints_dir", "for_game", "game_of", "in_game",
                    "known_names", "load", "register")
@@ -22,17 +21,4 @@ __all__ = ["Agent", "AgentBase", "canonical_name", "checkpoint_path", "checkpoin
            "game_of", "in_game", "known_names", "load", "register"]
 
 
-def __getattr__(name: str):
-    """A public name (:data:`__all__`) or a submodule, imported on first use and kept."""
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
-        value = importlib.import_module(f"{__name__}.{name}")
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy.attributes(__name__, _LAZY, __all__, globals())

@@ -10,8 +10,7 @@ use; :mod:`c4jax.evaluation.field` (the tournament's default agents) imports nei
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
+from c4jax.io import lazy
 
 _FROM = {
     "c4jax.evaluation.protocol": ("GAMES_PER_MATCH", "NUM_OPENINGS", "GameRecord", "MatchResult", "SeatRecord",
@@ -31,17 +30,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    """A public name (:data:`__all__`) or a submodule, imported on first use and kept."""
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
-        value = importlib.import_module(f"{__name__}.{name}")
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy.attributes(__name__, _LAZY, __all__, globals())
