@@ -77,6 +77,7 @@ def main(args: Args) -> dict:
         fail(f"--boards must be positive, got {args.boards}")
     if args.opset not in OPSETS:
         fail(f"--opset must be in {OPSETS.start}..{OPSETS.stop - 1}, got {args.opset}")
+    cliargs.starting(f"export-onnx: {args.agent} into {args.out} ...")
     import jax
 
     from c4jax.agents import onnx_export

@@ -55,6 +55,7 @@ def main(args: Args) -> dict:
     names = list(args.agents) or website.shipped_agents()
     if len(set(names)) != len(names):
         fail(f"--agents names an agent twice: {' '.join(names)}")
+    cliargs.starting(f"export-web: {len(names)} agent{'s' * (len(names) != 1)} into {out} ...")
     from c4jax.agents import onnx_export
 
     try:

@@ -103,6 +103,7 @@ def _note(out: Path, done: int, total: int) -> None:
 def main(args: Args) -> dict:
     if args.keys < 1:
         fail(f"--keys must be at least 1, got {args.keys}")
+    cliargs.starting(f"match: {args.agent_a} vs {args.agent_b} ...")
     import jax
 
     from c4jax.evaluation import protocol, resumable

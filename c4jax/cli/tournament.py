@@ -220,6 +220,9 @@ def main(args: Args, command: str | None = None) -> dict:
     for flag, value in (("--timing-budget", args.timing_budget), ("--rating-prior", args.rating_prior)):
         if not value >= 0:
             fail(f"{flag} must be >= 0, got {value}")
+    n = len(args.agents)
+    pairs = n * (n - 1) // 2
+    cliargs.starting(f"tournament: {n} agents, {pairs} match{'es' * (pairs != 1)} into {args.out} ...")
     import jax
 
     from c4jax.evaluation import ratings

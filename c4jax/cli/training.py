@@ -150,6 +150,14 @@ def note(cfg) -> str:
     return "(smoke run)" if cfg.preset == config.SMOKE else ""
 
 
+def opening(name: str, cfg) -> str:
+    """The first line of trainer ``name``'s run of config ``cfg``: its game, budget and folder."""
+    run = getattr(cfg, "run", cfg)
+    budget = f"{run.total_updates:,} updates" if hasattr(run, "total_updates") else f"{run.epochs} epochs"
+    resume = ", resuming" if getattr(run, "resume", False) else ""
+    return f"{name}: {games.card_of(run.game).title}, {budget} into {run.out}{resume} ..."
+
+
 def command(defaults: Callable[[str, str | None], Any], main: Callable[[Any], dict],
             argv: Sequence[str] | None, prog: str | None) -> dict:
     """Parse ``argv`` (default: this process' arguments) over ``defaults`` and run ``main`` on the
@@ -157,6 +165,7 @@ def command(defaults: Callable[[str, str | None], Any], main: Callable[[Any], di
     cfg = parse(defaults, sys.argv[1:] if argv is None else argv, prog=prog)
     if cfg.preset == config.SMOKE:
         print("smoke run: checks the pipeline, not strength (--preset smoke)", flush=True)
+    cliargs.starting(opening(defaults.__module__.rsplit(".", 1)[-1], cfg))
     from c4jax.learning import loop
 
     return loop.exit_on_error(main, cfg)

@@ -133,6 +133,7 @@ def main(args: Args) -> dict:
         fail(f"--seconds must be positive, got {args.seconds}")
     _writable(args.svg, "svg")
     _writable(args.gif, "gif")
+    cliargs.starting(f"watch: {args.agent_a} vs {args.agent_b} ...")
     import numpy as np
 
     from c4jax.games.viewbase import movetext

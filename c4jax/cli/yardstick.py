@@ -113,6 +113,7 @@ def main(args: Args, command: str | None = None) -> dict:
         fail(f"--batch-size must be positive, got {args.batch_size}")
     if not args.agents:
         fail("--agents needs at least one agent")
+    cliargs.starting(f"yardstick: {len(args.agents)} agent{'s' * (len(args.agents) != 1)} into {args.out} ...")
     from c4jax.io import devices
 
     try:

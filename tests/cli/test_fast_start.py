@@ -1,7 +1,8 @@
-"""``--help`` and the argument errors of the commands (``c4jax``, ``c4jax train ALGO`` but ``supervised``,
+"""``--help`` and the argument errors of the commands (``c4jax``, ``c4jax train ALGO``,
 ``c4jax tournament|yardstick|export-onnx|export-web|watch|match|play``, ``python -m c4jax.play`` and the
-``experiments/`` scripts of the same names) run without importing JAX or the libraries built on it:
-one fresh interpreter runs every command line in-process and reports what each one imported."""
+``experiments/`` scripts of the same names) run without importing JAX or the libraries built on it, and
+a command that runs prints its first line (``cliargs.starting``) before it imports them: one fresh
+interpreter runs every command line in-process and reports what each one imported."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+from c4jax import games
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("jax", "jaxlib", "flax", "optax", "orbax", "chex")
@@ -28,6 +31,21 @@ COMMANDS = {
     "match": [["dqn", "2steplA", "--keys", "x"], ["dqn", "2steplA", "--keys", "0"], ["dqn"]],
     "play": [["--port", "x"], ["--port", "70000"], ["--port", "-1"], ["--open", "x"]],
 }
+
+
+def runs(out: Path) -> dict[tuple[str, ...], str]:
+    """Command lines that run (their outputs under ``out``) -> the start of their first line."""
+    lines = {(f"experiments/{name}.py", "--out", str(out / name)): f"{name}: Connect Four" for name in TRAINERS}
+    lines |= {("c4jax", "train", "ppo", "--game", "checkers", "--out", str(out / "c")): "ppo: Checkers",
+              ("experiments/ppo.py", "--preset", "smoke", "--out", str(out / "s")): "ppo: Connect Four, 16 updates",
+              ("c4jax", "tournament", "--agents", "random", "1steplA", "--out", str(out / "t")): "tournament: 2 agents, 1 match ",
+              ("c4jax", "yardstick", "--agents", "random", "--out", str(out / "y")): "yardstick: 1 agent ",
+              ("c4jax", "match", "random", "1steplA"): "match: random vs 1steplA",
+              ("c4jax", "watch", "random", "1steplA"): "watch: random vs 1steplA",
+              ("c4jax", "export-onnx", "dqn", "--out", str(out / "d.onnx")): "export-onnx: dqn into",
+              ("c4jax", "export-web", "--out", str(out / "site")): "export-web: ",
+              ("c4jax", "play", "--port", "0"): "c4jax play: ", ("-m", "c4jax.play", "--port", "0"): "c4jax play: "}
+    return lines
 
 
 def command_lines() -> list[list[str]]:
@@ -52,11 +70,20 @@ PROGRAM = textwrap.dedent('''
     from contextlib import redirect_stderr, redirect_stdout
     from io import StringIO
     HEAVY = set(json.loads(sys.argv[1]))
+    from c4jax.io import cliargs
+
+    class Started(Exception):
+        """Raised by the first line of a command that runs: it stops there."""
+
+    def started(line):
+        raise Started(line)
+
+    cliargs.starting = started
     report = []
     for line in json.loads(sys.argv[2]):
         before = set(sys.modules)
         out, err = StringIO(), StringIO()
-        code = None
+        code, first = None, None
         with redirect_stdout(out), redirect_stderr(err):
             try:
                 if line[0] == "c4jax":
@@ -71,14 +98,17 @@ PROGRAM = textwrap.dedent('''
                     runpy.run_path(line[0], run_name="__main__")
             except SystemExit as e:
                 code = e.code
+            except Started as e:
+                code, first = "started", str(e)
         heavy = sorted(m for m in set(sys.modules) - before if m.split(".")[0] in HEAVY)
-        report.append({"line": line, "code": code, "heavy": heavy[:5], "err": err.getvalue()[-300:]})
+        report.append({"line": line, "code": code, "heavy": heavy[:5], "err": err.getvalue()[-300:], "first": first})
     print(json.dumps(report))
 ''')
 
 
-def test_help_and_argument_errors_import_no_jax():
-    lines = command_lines()
+def test_help_argument_errors_and_first_lines_import_no_jax(tmp_path):
+    started = runs(tmp_path)
+    lines = command_lines() + [list(line) for line in started]
     done = subprocess.run([sys.executable, "-c", PROGRAM, json.dumps(HEAVY), json.dumps(lines)], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -88,7 +118,11 @@ def test_help_and_argument_errors_import_no_jax():
         print(" ".join(r["line"]), "->", r["code"], r["heavy"] or "")
     importers = [f"{' '.join(r['line'])}: {r['heavy']}" for r in report if r["heavy"]]
     assert not importers, "imported JAX's libraries:\n" + "\n".join(importers)
-    for r in report:
+    for r in report[len(lines) - len(started):]:
+        assert r["code"] == "started" and r["first"].startswith(started[tuple(r["line"])]), r
+        assert r["first"].endswith(" ...") and "\n" not in r["first"], r
+    assert not any(tmp_path.iterdir())  # nothing is written before the first line
+    for r in report[:len(lines) - len(started)]:
         words = r["line"][1:]
         ok = r["line"] in (["c4jax", "--help"], ["c4jax", "--version"], ["c4jax", "train", "--help"]) or "--help" in words
         assert r["code"] in ((0, None) if ok else (2,)), r
@@ -97,7 +131,7 @@ def test_help_and_argument_errors_import_no_jax():
     bad = next(r for r in report if r["line"] == ["c4jax", "train", "ppo", "--seed", "-1"])
     assert bad["err"].strip() == "error: --seed must be >= 0, got -1"
     bad = next(r for r in report if r["line"] == ["experiments/supervised.py", "--game", "nope"])
-    assert bad["err"].strip().startswith("error: --game must be one of ['checkers', 'connect_four'], got 'nope'")
+    assert bad["err"].strip().startswith(f"error: --game must be one of {sorted(games.GAMES)}, got 'nope'")
     bad = next(r for r in report if r["line"] == ["c4jax", "match", "dqn", "2steplA", "--keys", "0"])
     assert bad["err"].strip() == "error: --keys must be at least 1, got 0"
     bad = next(r for r in report if r["line"] == ["-m", "c4jax.play", "--port", "70000"])

@@ -16,6 +16,7 @@ import pytest
 from c4jax.cli import main as c4jax_main
 from c4jax.io import runlog
 from c4jax.play import __main__ as play_main
+from command import error_of
 from command import run_command as run  # c4jax ARGV in this process
 from scripts import ROOT, run_script
 
@@ -136,7 +137,7 @@ def test_a_subcommands_errors_leave_with_its_exit_status():
     code, _, err = run("train", "ppo", "--no-such-flag")
     assert code == 2 and "--no-such-flag" in err
     code, _, err = run("yardstick", "--agents", "no_such_agent", "--out", "unused")
-    assert code == 2 and err.startswith("error: cannot load agent 'no_such_agent'")
+    assert code == 2 and error_of(err).startswith("error: cannot load agent 'no_such_agent'")
 
 
 def test_the_recorded_command_is_the_one_typed():

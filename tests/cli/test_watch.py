@@ -15,6 +15,7 @@ from PIL import Image
 from c4jax.games.checkers import notation
 from c4jax.games.checkers.game import GAME as CHECKERS
 from c4jax.games.connect_four import env
+from command import error_of
 from scripts import run_script
 
 
@@ -93,7 +94,7 @@ def test_checkers_every_position_svg_and_gif(tmp_path):
 def test_bad_agents_are_one_line_errors(args, message, tmp_path):
     p = run_script("watch.py", *args, "--svg", tmp_path / "never.svg")
     assert p.returncode == 2
-    assert p.stderr.count("\n") == 1 and p.stderr.startswith(f"error: {message}"), p.stderr
+    assert error_of(p.stderr).startswith(f"error: {message}"), p.stderr
     assert "Traceback" not in p.stderr and p.stdout == "" and not (tmp_path / "never.svg").exists()
 
 

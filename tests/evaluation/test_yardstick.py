@@ -19,6 +19,7 @@ from c4jax.games.connect_four.perfect import ILLEGAL, solver_available
 from c4jax.evaluation import yardstick
 from c4jax.games.connect_four.board import check_boards
 from scripts import run_script
+from command import error_of
 
 needs_solver = pytest.mark.skipif(not solver_available(), reason="needs the solver extra")
 
@@ -209,7 +210,7 @@ def test_yardstick_script_tiny_run(tmp_path, small):
     assert "python experiments/yardstick.py" in md and "| 1steplA:det |" in md
     assert (out / "yardstick.png").stat().st_size > 1000 and (out / "yardstick.csv").is_file()
     bad = run_script("yardstick.py", "--agents", "nosuchagent", "--out", out)
-    assert bad.returncode == 2 and bad.stderr.startswith("error: cannot load agent 'nosuchagent'")
+    assert bad.returncode == 2 and error_of(bad.stderr).startswith("error: cannot load agent 'nosuchagent'")
     missing = run_script("yardstick.py", "--positions", tmp_path / "none.npz", "--out", out)
     assert missing.returncode == 2 and "error: cannot read the positions" in missing.stderr
 
@@ -229,7 +230,7 @@ def test_make_yardstick_tiny_run(tmp_path):
     for bad, message in ((("--random-move-prob", 2), "--random-move-prob"), (("--per-phase", 1, -1, 1), "--per-phase"),
                          (("--players", "nosuchagent"), "unknown agent")):
         r = run_script("make_yardstick.py", *TINY, *bad, "--out", tmp_path / "bad.npz")
-        assert r.returncode == 2 and r.stderr.startswith("error:") and message in r.stderr, r.stderr
+        assert r.returncode == 2 and error_of(r.stderr) and message in r.stderr, r.stderr
 
 
 @needs_solver

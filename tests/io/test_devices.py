@@ -32,6 +32,7 @@ from c4jax.learning import loop, placement
 from c4jax.learning.ppo import PPO, PPOConfig
 from c4jax.learning.config import validate
 from scripts import ROOT, run_script
+from command import error_of
 
 RTOL, ATOL = 1e-4, 1e-6
 EXACT = ("eval/", "selfplay/episodes", "buffer/", "step")  # discrete: must be equal
@@ -85,7 +86,7 @@ def test_one_device_plans_no_mesh_and_clear_errors():
 def test_more_devices_than_there_are_is_one_error_line(tmp_path):
     n = len(devices.select()) + 1
     proc = run_script("ppo.py", "--out", tmp_path / "x", "--devices", n, "--no-progress")
-    assert proc.returncode == 2 and proc.stderr.startswith(f"error: --devices {n}: only"), proc.stderr[-2000:]
+    assert proc.returncode == 2 and error_of(proc.stderr).startswith(f"error: --devices {n}: only"), proc.stderr[-2000:]
     assert not (tmp_path / "x" / "metrics.jsonl").exists()
 
 
