@@ -179,11 +179,6 @@ def column_words(p: Bits) -> Array:
 _ROW_SHIFT = np.arange(ROWS - 1, -1, -1, dtype=np.uint32)[:, None]  # row 0 (top) is bit 5
 
 
-def to_planes(p: Bits) -> Array:
-    """bool[..., 6, 7]: the public-board picture (row 0 = top) of a cell set."""
-    return ((column_words(p)[..., None, :] >> _ROW_SHIFT) & 1).astype(jnp.bool_)
-
-
 def to_board(me: Bits, them: Bits) -> Array:
     """int8[..., 6, 7]: ``1`` on ``me``'s cells, ``-1`` on ``them``'s, else ``0`` (row 0 = top)."""
     mine = (column_words(me)[..., None, :] >> _ROW_SHIFT) & 1
@@ -192,7 +187,7 @@ def to_board(me: Bits, them: Bits) -> Array:
 
 
 def from_planes(planes: Array) -> Bits:
-    """Inverse of :func:`to_planes`: bool[..., 6, 7] -> Bits."""
+    """The cell set of a picture bool[..., 6, 7] (row 0 = top), as Bits."""
     flat = planes.reshape(planes.shape[:-2] + (ROWS * COLS,)).astype(_U32)
     shifted = flat << CELL_SHIFT  # [..., 42]; distinct bits, so a sum is an OR
     lo = jnp.sum(jnp.where(CELL_WORD == 0, shifted, 0), axis=-1, dtype=_U32)
