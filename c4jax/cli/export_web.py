@@ -1,24 +1,10 @@
 """Build a static site that plays the agents in any browser: Connect Four and Checkers, and any game whose view is a grid.
 
 ``c4jax export-web ARGS`` and ``python experiments/export_web.py ARGS`` run this module (the same
-flags and ``--help``).
-
-    c4jax export-web --out site/
-    python -m http.server -d site 8000       # then open http://127.0.0.1:8000/
-
-The folder ``--out`` gets the page (HTML, CSS, JS: both games' rules, AlphaZero's search), the
-agents exported to ONNX (``models/``, each checked against its JAX agent on random positions) and
-onnxruntime-web's WebAssembly runtime (``ort/``), which runs the models in the page. The page
-requests nothing outside the folder and needs no server code: any static file server hosts it
-(browsers do not run WebAssembly modules from ``file://`` pages). onnxruntime-web is the npm package
-pinned by ``c4jax/web/package-lock.json``: the first build runs ``npm ci`` (Node.js with npm, and
-the npm registry) into ``~/.cache/c4jax/web`` (``$C4JAX_WEB_CACHE``); later builds reuse it.
-Needs the ``onnx`` extra (``pip install -e '.[onnx]'``).
-
-AGENTS (default: every shipped network agent of both games) are names as ``agents.load`` takes
-them: ``supervised``, ``dqn``, ``alphazero``, ``checkers/alphazero``, a checkpoint path. An
-AlphaZero network is exported with its value head and searches in the page (PUCT with proven
-values, as ``agents.load("alphazero@N")``), with a slider for its simulations.
+flags and ``--help``; docs/guide.md, and :mod:`c4jax.cli.website` for the folder's files). AGENTS
+(default: every shipped network agent of both games) are names as ``agents.load`` takes them. The
+first build fetches onnxruntime-web with ``npm ci`` into ``~/.cache/c4jax/web``
+(``$C4JAX_WEB_CACHE``). Needs the ``onnx`` extra (``pip install -e '.[onnx]'``).
 """
 
 from __future__ import annotations
@@ -74,8 +60,7 @@ def main(args: Args) -> dict:
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
-    """Parse ``argv`` (default: this process' arguments) and run; ``prog`` names the command in ``--help``
-    (``c4jax export-web``; default: the script's file name)."""
+    """Parse ``argv`` (default: this process' arguments) and run (:mod:`c4jax.cli`)."""
     args = cliargs.parse(Args, sys.argv[1:] if argv is None else argv, prog, description=__doc__.split("\n")[0])
     with interrupt.guard():
         return main(args)

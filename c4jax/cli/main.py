@@ -12,10 +12,9 @@ to the module that the script of the same name in ``experiments/`` runs, so the 
     c4jax export-web --out site/                        # the agents in a static site (no Python)
     c4jax play --open                                   # the browser UI (c4jax-play)
 
-Every command takes ``--no-compile-cache``: compile from scratch instead of loading and saving the
-compiled programs in the persistent compilation cache (c4jax.io.compile_cache; on by default, in
-``~/.cache/c4jax/jax``). An unknown subcommand or algorithm, like every user mistake a subcommand finds, is one ``error:`` line
-and exit status 2; Ctrl-C is one ``interrupted`` line and exit status 130 (c4jax.io.interrupt).
+Every command takes ``--no-compile-cache`` (:mod:`c4jax.io.compile_cache`). A user's mistake is one
+``error:`` line and exit status 2; Ctrl-C is one ``interrupted`` line and exit status 130
+(:mod:`c4jax.io.interrupt`).
 """
 
 from __future__ import annotations

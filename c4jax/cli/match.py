@@ -3,18 +3,12 @@
     python experiments/match.py mcts1000:det openspiel-mcts1000 --keys 5
     c4jax match checkers/alphazero checkers/mcts500 --out runs/az_vs_mcts500
 
-A and B are agent names as ``c4jax.agents.load`` takes them (or checkpoint directories); the game is
-theirs (``checkers/...`` names play Checkers). Each match is the 100-game tournament protocol
-(design.md §9: every opening of the game, those of its kit, once with each agent first), played
-with key ``k`` of ``--keys`` keys split from ``--seed``; the win rate counts a draw as half a win.
-Deterministic agents play the same match for every key: more keys only average the sampling of
-stochastic ones. ``--json`` writes every match's record (per seat, per game).
-
-``--out DIR`` keeps the matches in a folder as they are played (:mod:`c4jax.evaluation.resumable`):
-each opening pair's two games are appended to ``DIR/pairs.jsonl`` as soon as both have ended, the
-match in flight is saved every few plies, and ``DIR/match.json`` gets every match's record at the
-end. A match stopped by Ctrl-C, SIGTERM or a kill continues with the same command and ``--resume``,
-and ends with the result it would have had uninterrupted; ``--overwrite`` replaces the folder's match.
+A and B are agent names as ``c4jax.agents.load`` takes them; the game is theirs. Each match is the
+100-game protocol (design.md §9) with key ``k`` of ``--keys`` keys split from ``--seed``; a draw
+counts as half a win. ``--json`` writes every match's record. ``--out DIR`` keeps the matches in a
+folder as they are played (:mod:`c4jax.evaluation.resumable`), so that ``--resume`` continues a
+stopped match to the result it would have had uninterrupted, and writes ``DIR/match.json`` at the
+end; ``--overwrite`` replaces the folder's match.
 """
 
 from __future__ import annotations
@@ -166,8 +160,7 @@ def main(args: Args) -> dict:
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
-    """Parse ``argv`` (default: this process' arguments) and run; ``prog`` names the command in ``--help``
-    (``c4jax match``; default: the script's file name)."""
+    """Parse ``argv`` (default: this process' arguments) and run (:mod:`c4jax.cli`)."""
     args = cliargs.parse(Args, sys.argv[1:] if argv is None else argv, prog, description=__doc__.split("\n")[0])
     with interrupt.guard():
         return main(args)

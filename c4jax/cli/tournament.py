@@ -1,34 +1,19 @@
 """Round-robin tournament of the thesis (§5.1-5.2): Tables 5.1-5.4, ratings, heatmap, report.
 
-``c4jax tournament ARGS`` and ``python experiments/tournament.py ARGS`` run this module
-(the same flags and ``--help``).
-
-Every unordered pair of agents plays one protocol match (100 games: the 50 openings,
-each agent once as first player); nobody plays itself (``--self-play`` adds self matches
-for the diagonal of the game-length table only). Writes into ``--out``:
-
-- ``table_5_1_timing.{md,csv}``: seconds per decision at batch 1 and ``--timing-batch``,
-  and speed-ups over 1StepLA and 2StepLA (``--no-timing`` skips it),
-- ``table_5_2_first_player.{md,csv}``: win rate of the row agent when it plays first,
-- ``table_5_3_ranking.{md,csv}``: ranking by mean win rate,
-- ``table_5_4_game_length.{md,csv}``: mean game length,
-- ``ratings.{md,csv}``: Bradley–Terry ratings (Elo scale) with 95% intervals,
-- ``heatmap.png`` (Table 5.2 as an annotated matrix), ``tournament.json`` (everything,
-  every game's moves included) and ``report.md`` (all of it, with the command line, and for
-  every match a link that opens its game from the empty board in the play UI).
-
-Usage::
+``c4jax tournament ARGS`` and ``python experiments/tournament.py ARGS`` run this module (the same
+flags and ``--help``):
 
     python experiments/tournament.py                                   # shipped agents + 1StepLA, 2StepLA
     python experiments/tournament.py --agents random 1steplA 2steplA supervised supervised:sto --out runs/t
-    python experiments/tournament.py --agents 2steplA runs/ppo:sto runs/ppo:det --no-timing
     python experiments/tournament.py --agents checkers/alphazero checkers/ppo checkers/mcts500 --out runs/ck_t
 
-Agent names: ``<agent>[:sto|:det]`` as in ``c4jax.agents.load`` (case insensitive), or a
-checkpoint directory. A stochastic agent listed as ``x:sto`` and ``x:det`` plays as two entries.
-Every agent must play the same game: ``checkers/<agent>`` names Checkers agents, whose matches play
-that game's 50 openings (the start position and its 49 two-ply openings) in both seats; Table 5.1
-is then not measured.
+Every unordered pair of agents (``agents.load`` names or checkpoint directories; ``x:sto`` and
+``x:det`` are two entries; all of one game) plays one protocol match (design.md §9); ``--self-play``
+adds self matches for the game-length table only. Writes into ``--out``: ``table_5_1_timing``
+(``--no-timing`` skips it; not measured for Checkers), ``table_5_2_first_player``,
+``table_5_3_ranking``, ``table_5_4_game_length`` and ``ratings`` (each ``.md`` and ``.csv``),
+``heatmap.png``, ``tournament.json`` (every game's moves included) and ``report.md`` (all of it, with
+the command line and a play UI link per match).
 """
 
 from __future__ import annotations

@@ -1,26 +1,13 @@
 """Play one game between two agents and show it: as text, an animated SVG or a GIF.
 
-``c4jax watch ARGS`` and ``python experiments/watch.py ARGS`` run this module
-(the same flags and ``--help``).
-
-    python experiments/watch.py dqn 2steplA                               # the default game, dqn first
-    python experiments/watch.py 2steplA alphazero --first b --every --svg game.svg --gif game.gif
-    python experiments/watch.py random mcts50 --game checkers --svg checkers.svg
-
-A and B are agent names as ``c4jax.agents.load`` takes them (``<agent>[:sto|:det]`` or a
-checkpoint directory). Connect Four takes every Connect Four agent; Checkers the agents trained
-on it (``checkers/alphazero``, a Checkers run's directory) and the agents without learned
-parameters, ``random`` and pure MCTS (``mcts<N>``), which switch games as the play UI's menus
-make them (``c4jax.agents.for_game``). What is shown of a game comes from its view
-(``c4jax.games.view``). The game is played from the start
-position by ``c4jax.agents.arena.rollout`` (one game, jitted), the agents sampling with keys
-from ``--seed``. Printed: the final position (every position with ``--every``), the move list in
-the game's notation (Connect Four: the columns 0-6, X the first player; Checkers: PDN, a
-multi-jump as one move ``15x22x29``), the result, and a link that opens the game in the play UI
-(``python -m c4jax.play``) with B as the opponent and A's side as yours. ``--svg`` writes an
-animated SVG (one position per ``--seconds``, in a loop; SMIL, with the final position for
-viewers without animation) and ``--gif`` an animated GIF, both with the move list under the
-board. A bad agent name, or an agent that cannot play the game, is a one-line error (exit 2).
+``c4jax watch ARGS`` and ``python experiments/watch.py ARGS`` run this module (the same flags and
+``--help``; docs/guide.md shows examples). A and B are agent names as ``c4jax.agents.load`` takes
+them; agents without learned parameters (``random``, ``mcts<N>``) switch games
+(``c4jax.agents.for_game``). One game from the start position (``c4jax.agents.arena.rollout``, keys
+from ``--seed``); printed: the final position (every one with ``--every``), the move list in the
+game's notation (its view, ``c4jax.games.view``), the result and a play UI link with B as the
+opponent. ``--svg`` / ``--gif`` write it animated. A bad agent name, or an agent that cannot play
+the game, is a one-line error (exit 2).
 """
 
 from __future__ import annotations
@@ -205,8 +192,7 @@ def main(args: Args) -> dict:
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
-    """Parse ``argv`` (default: this process' arguments) and run; ``prog`` names the command in ``--help``
-    (``c4jax watch``; default: the script's file name)."""
+    """Parse ``argv`` (default: this process' arguments) and run (:mod:`c4jax.cli`)."""
     args = cliargs.parse(Args, sys.argv[1:] if argv is None else argv, prog, description=__doc__.split("\n")[0])
     with interrupt.guard():
         return main(args)

@@ -2,23 +2,17 @@
 
 A built site is one folder (nothing outside it is ever requested):
 
-- ``index.html``, ``style.css``, ``app.js`` (the page), ``rules.js`` (both games' rules, checked
-  against the JAX games by ``tests/web/test_rules.py``), ``search.js`` (AlphaZero's search);
-  the page files live in the package folder ``c4jax/web/``;
-- ``ort/``: onnxruntime-web's WebAssembly build (``ort.wasm.min.mjs``, its loader and ``.wasm``)
-  and its licence, from the npm package pinned by ``c4jax/web/package.json`` and
-  ``package-lock.json``; ``npm ci`` fetches it once into a cache folder (:func:`runtime`);
-- ``models/<agent>.onnx``: each agent exported by :mod:`c4jax.agents.onnx_export` (an AlphaZero
-  network with its value head as a second output) in a process of its own (:func:`export_models`)
-  and checked against the JAX agent;
-  ``models/shared_<game>.bin``: the parameter tensors several of a game's models hold alike (e.g.
-  convolutions frozen while fine-tuning), stored once; the models refer to them as ONNX external data;
-- ``models/rules_<game>_init.onnx``, ``models/rules_<game>_step.onnx``: the rules of each game
-  that ``rules.js`` does not write (:mod:`c4jax.agents.rules_export`), which ``onnx_rules.js`` plays;
-  such a game must be drawn as a grid (:func:`grid_game`);
-- ``agents.json``: what the page needs to know of each agent (:func:`entry`) and, under ``games``,
-  of each game played through its ONNX rules (:func:`grid_game`), and the SHA-256 of each model,
-  shared and rules file, so that the page recognises a damaged file.
+- ``index.html``, ``style.css``, ``app.js``, ``rules.js`` (both games' rules), ``search.js``
+  (AlphaZero's search): the page files of the package folder ``c4jax/web/``;
+- ``ort/``: onnxruntime-web's WebAssembly build and its licence, from the npm package pinned by
+  ``c4jax/web/package-lock.json``, fetched once by ``npm ci`` into a cache folder (:func:`runtime`);
+- ``models/<agent>.onnx``: each agent exported by :mod:`c4jax.agents.onnx_export` in a process of its
+  own (:func:`export_models`) and checked against the JAX agent; ``models/shared_<game>.bin``: the
+  parameter tensors several of a game's models hold alike, stored once as ONNX external data;
+- ``models/rules_<game>_init.onnx``, ``models/rules_<game>_step.onnx``: the rules of each game that
+  ``rules.js`` does not write (:mod:`c4jax.agents.rules_export`), drawn as a grid (:func:`grid_game`);
+- ``agents.json``: what the page needs of each agent (:func:`entry`) and game (:func:`grid_game`),
+  and the SHA-256 of every model, shared and rules file.
 """
 
 from __future__ import annotations

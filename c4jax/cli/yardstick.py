@@ -1,19 +1,14 @@
 """Grade agents against perfect play on the yardstick's non-trivial positions.
 
-``c4jax yardstick ARGS`` and ``python experiments/yardstick.py ARGS`` run this module
-(the same flags and ``--help``).
-
-For each agent, ``c4jax.evaluation.optimal_move_rate`` plays every position of the shipped
-set (or ``--positions``) once; on the positions where some move changes the
-game-theoretic outcome it reports how often the agent's column keeps the outcome
-(win / draw / loss) and how often it has the best exact score, overall and per phase
-(opening 0-11 stones, middle 12-27, end 28+). Needs no solver. Writes into ``--out``:
-``yardstick.md`` (the table and the command), ``yardstick.csv``, ``yardstick.json`` and
-``yardstick.png`` (bars per agent).
-
-Usage::
+``c4jax yardstick ARGS`` and ``python experiments/yardstick.py ARGS`` run this module (the same flags
+and ``--help``):
 
     python experiments/yardstick.py --agents random 1steplA 2steplA dqn ppo:sto ppo:det --out runs/yardstick
+
+For each agent, ``c4jax.evaluation.optimal_move_rate`` over the shipped positions (or
+``--positions``): how often its move keeps the outcome and how often it has the best exact score,
+overall and per phase. Needs no solver. Writes ``yardstick.md`` (the table and the command),
+``yardstick.csv``, ``yardstick.json`` and ``yardstick.png`` into ``--out``.
 """
 
 from __future__ import annotations
@@ -182,8 +177,7 @@ def main(args: Args, command: str | None = None) -> dict:
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
-    """Parse ``argv`` (default: this process' arguments) and run; ``prog`` names the command in ``--help``
-    (``c4jax yardstick``; default: the script's file name)."""
+    """Parse ``argv`` (default: this process' arguments) and run (:mod:`c4jax.cli`)."""
     args = cliargs.parse(Args, sys.argv[1:] if argv is None else argv, prog, description=__doc__.split("\n")[0])
     with interrupt.guard():
         return main(args)

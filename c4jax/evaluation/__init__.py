@@ -1,11 +1,10 @@
 """Evaluation: protocol matches, the round-robin tournament, decision timing, ratings, and the
 perfect-play yardstick.
 
-The public names are re-exported here: ``evaluation.match(a, b, key)``,
-``evaluation.round_robin(agents, key)``, ``evaluation.time_decisions(agents, key)``,
-``evaluation.optimal_move_rate(agent, key)``. Importing ``c4jax.evaluation`` imports neither JAX nor
-NumPy: these names, and the submodules as attributes (``evaluation.ratings``), are imported on first
-use; :mod:`c4jax.evaluation.field` (the tournament's default agents) imports neither either.
+The public names are re-exported here (``evaluation.match(a, b, key)``, ``round_robin``,
+``time_decisions``, ``optimal_move_rate``, ...) and, with the submodules as attributes
+(``evaluation.ratings``), imported on first use: importing ``c4jax.evaluation`` (or
+:mod:`c4jax.evaluation.field`) imports neither JAX nor NumPy.
 """
 
 from __future__ import annotations

@@ -1,31 +1,16 @@
-"""Every match of a round robin in one jitted program (design.md §9), for a game whose player to move
-alternates at every ply (its kit's ``match.alternating``, as the default game's).
+"""Every match of a round robin in one jitted program (design.md §9, "A round robin in one
+program"), for a game whose player to move alternates at every ply (:func:`fits`).
 
-:func:`c4jax.evaluation.protocol.match` plays one match per jitted call: a tournament of n agents
-compiles n(n-1)/2 programs, and each move of a match asks both agents for all 100 games although
-only one of them is to move in each. Here all the games of all the pairs are one batch, played
-ply by ply by one compiled program (a ``lax.while_loop`` called once per ply, so that the caller can
-report progress between plies; the games do not depend on that split): at each ply every agent decides only in the games where it is
-to move, in one call on all of them (a search agent's searches are batched across its matches).
-So the program holds each agent once, and each decision is made once. A costly agent whose moves do
-not depend on the key (``costly`` and not ``keyed``: AlphaZero's search) is asked only about
-those of its games still running, once per distinct position (:func:`c4jax.agents.arena.decide`:
-games that reached the same position share its answer), so a search costs what its games' moves
-need, not the longest game's length times its games; a cheap one (a network, a lookahead) and one that samples (or plays
-random playouts) are asked about all of them, the first so that its decision compiles once, the
-second so that each game keeps its place in the batch and its key.
+All the games of all the pairs are one batch, played ply by ply by one compiled ``lax.while_loop``
+(called once per ply, so that the caller can report progress; the games do not depend on that
+split); at each ply every agent decides, in one call, the games where it is to move: its fixed
+even-ply or odd-ply index set (:func:`seat_indices`). A key-independent costly agent (``costly`` and
+not ``keyed``) is asked only about its games still running (:func:`c4jax.agents.arena.decide`).
 
-This needs the player to move to alternate ply by ply: then whoever is to move after a game's
-opening moves at the even plies of the match and the other player at the odd ones (in the default
-game every opening leaves the first player to move). Agent ``k``'s games at even plies and at odd plies
-are fixed index sets of the same size, chosen by the ply's parity. :func:`fits` tells whether a
-game allows it.
-
-The matches are the protocol's (the 50 openings, each once per seat; A first in games 0-49), and
-each agent plays its own policy, so deterministic agents play the same games as in per-match
-calls. Stochastic agents sample with other keys (agent ``k`` at ply ``t`` uses
-``fold_in(fold_in(key, t), k)``), so their games differ from per-match calls with the same seed,
-and are the same for the same seed and agent list.
+The matches are the protocol's (the 50 openings, each once per seat; A first in games 0-49), so
+deterministic agents play the same games as in per-match calls. Stochastic agents sample with agent
+``k`` at ply ``t`` using ``fold_in(fold_in(key, t), k)``: the same games for the same seed and agent
+list, not those of per-match calls.
 """
 
 from __future__ import annotations
@@ -85,11 +70,6 @@ class _Carry:
     returns: Array  # float32[G, 2]
     actions: Array  # int32[T, G]
     valid: Array  # bool[T, G]
-
-
-@struct.dataclass
-class _Setup:
-    a_player: Array  # int32[G]: the player index of agent A in each game
 
 
 def _layout(n_agents: int, pairs: tuple[tuple[int, int], ...], game):

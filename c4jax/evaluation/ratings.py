@@ -1,30 +1,21 @@
 """Bradley–Terry ratings on the Elo scale, fitted by maximum likelihood over all games.
 
-Model: agent i beats agent j with probability ``sigmoid(theta_i - theta_j)``; a draw
-counts as half a win for each side (its likelihood is ``sqrt(p_ij * p_ji)``). The
-log-likelihood
-
-    L(theta) = sum_{i != j} S_ij * log sigmoid(theta_i - theta_j),
-
-with ``S_ij`` = wins of i over j + 0.5 * draws, is concave; it is maximised by Newton's
-method (with step halving) with one rating held fixed. Ratings are reported as
-``Elo = anchor_value + 400 / ln(10) * (theta - theta_anchor)``: 400 Elo points = odds of 10:1.
+Model: agent i beats agent j with probability ``sigmoid(theta_i - theta_j)``; a draw counts as half
+a win for each side. The concave log-likelihood ``sum_{i != j} S_ij * log sigmoid(theta_i -
+theta_j)`` (``S_ij`` = wins of i over j + 0.5 * draws) is maximised by Newton's method with step
+halving, one rating held fixed; ``Elo = anchor_value + 400 / ln(10) * (theta - theta_anchor)``.
 
 - **Anchor**: an agent (e.g. ``1steplA:det`` at 1000) or ``"mean"`` (mean rating 1000).
-- **Prior**: ``prior`` virtual drawn games are added to every pair that met (BayesElo
-  style). Without it an agent that lost every game (Random against lookahead players)
-  would have rating -inf: the maximum likelihood estimate exists only when the "scored
-  against" graph is strongly connected. ``prior=0`` gives the plain MLE and raises
-  :class:`RatingError` when it does not exist. With 100 games per pair the default
-  ``prior=1`` moves finite ratings by a few Elo at most.
-- **Connectivity**: ratings only compare agents linked by a chain of matches; a
-  disconnected comparison graph raises :class:`DisconnectedError` naming the components.
-- **95% intervals**: ``ci="bootstrap"`` (default): the games of every pair are resampled
-  with replacement (``samples`` times, fixed ``seed``) and refitted, percentile interval;
-  ``ci="fisher"``: ``rating ± 1.96 se`` from the inverse observed Fisher information.
-  Both are relative to the anchor (an anchored agent has the interval [1000, 1000]).
-  Deterministic agents replay the same games, so these intervals describe the sampling
-  of openings/games under the model, not a repeated tournament.
+- **Prior**: ``prior`` virtual drawn games are added to every pair that met, so that an agent that
+  lost every game has a finite rating (the MLE exists only when the "scored against" graph is
+  strongly connected); ``prior=0`` is the plain MLE and raises :class:`RatingError` when it does
+  not exist.
+- **Connectivity**: a disconnected comparison graph raises :class:`DisconnectedError` naming the
+  components.
+- **95% intervals**, relative to the anchor: ``ci="bootstrap"`` (default; every pair's games
+  resampled ``samples`` times with a fixed ``seed``, percentile interval) or ``ci="fisher"``
+  (``rating ± 1.96 se`` from the observed Fisher information). They describe the sampling of games
+  under the model, not a repeated tournament.
 """
 
 from __future__ import annotations

@@ -1,20 +1,13 @@
 """Protocol matches kept in a folder as they are played, so that an interrupted match continues where
 it stopped and ends with the result of an uninterrupted one (``c4jax match --out DIR [--resume]``).
 
-:func:`play` plays the match of :func:`c4jax.evaluation.protocol.match` (the same rollout, the same
-agents' keys, the same games) a few plies per jitted call: each call continues from the states, the
-sampling key and the seats where the previous one stopped, so splitting the match changes none of its
-games. After each call
-
-- the match in flight (its states, key, seats and every action so far) replaces ``in_flight.npz``
-  (:mod:`c4jax.io.atomic`: the old file or the new one, never a part of either);
-- each opening pair whose two games (A first, B first) have now ended is appended to ``pairs.jsonl``,
-  one JSON line per pair (``{"match": k, "opening": o, "games": [A first, B first]}``), flushed and
-  synced to disk; a line torn by a kill is dropped when the folder is read again.
-
-A match whose 50 pairs are all in ``pairs.jsonl`` is rebuilt from them; another one continues from
-``in_flight.npz`` (or starts over when the process stopped before the first save). Several matches
-(``match`` = 0, 1, ...) share the folder's ``pairs.jsonl``; one at a time is in flight.
+:func:`play` plays the match of :func:`c4jax.evaluation.protocol.match` (the same games) a few plies
+per jitted call, each continuing from the states, key and seats of the one before. After each call
+the match in flight replaces ``in_flight.npz`` (:mod:`c4jax.io.atomic`), and each opening pair whose
+two games have ended is appended to ``pairs.jsonl`` (``{"match": k, "opening": o, "games": [A first,
+B first]}``, flushed and synced; a line torn by a kill is dropped on reading). A match whose 50 pairs
+are all in ``pairs.jsonl`` is rebuilt from them; another continues from ``in_flight.npz`` or starts
+over. Several matches (``match`` = 0, 1, ...) share ``pairs.jsonl``; one at a time is in flight.
 """
 
 from __future__ import annotations

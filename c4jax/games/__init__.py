@@ -1,14 +1,10 @@
 """The games: the protocol every game implements (``base``), the game kit (``kit``: the rules and
-everything else that is one game's), and each game in its own subpackage.
+everything else that is one game's), and each game in its own subpackage (docs/guide.md, "Adding a
+game").
 
-``make(name)`` returns a game object by its id and ``kit_of(name_or_game)`` its kit;
-``from_pgx(name)`` wraps a pgx environment (``pip install 'c4jax[pgx]'``). Every trainer,
-search, match and tournament takes a game object (:class:`c4jax.games.base.Game`) and asks its
-kit what is particular to it; see docs/guide.md, "Adding a game". ``view(name)`` returns the
-module of the game's view (:mod:`c4jax.games.viewbase`: what the play UI and ``watch`` show of
-it), which its kit names. ``card_of(name)`` returns a registered game's card
-(:mod:`c4jax.games.card`): what the commands read of it before anything loads.
-
+``make(name)`` returns a game object by its id, ``kit_of(name_or_game)`` its kit, ``view(name)`` the
+module of its view (:mod:`c4jax.games.viewbase`) and ``card_of(name)`` its card
+(:mod:`c4jax.games.card`); ``from_pgx(name)`` wraps a pgx environment (``pip install 'c4jax[pgx]'``).
 Importing ``c4jax.games`` imports neither JAX nor NumPy: a kit's module loads on first use, and
 ``Game``, ``GameKit``, ``Symmetry`` and ``check_game`` with it.
 """

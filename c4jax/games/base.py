@@ -1,16 +1,13 @@
-"""The contract every game implements: a two-player, zero-sum, turn-based game as pure functions.
-
-The shape follows pgx's ``Env`` API (which JAX RL users already know), duck-typed: nothing here
-imports pgx, and any object with these attributes is a game (``c4jax.games.from_pgx`` wraps a pgx
+"""The contract every game implements: a two-player, zero-sum, turn-based game as pure functions,
+duck-typed (any object with these attributes is a game; ``c4jax.games.from_pgx`` wraps a pgx
 environment as one).
 
 A **state** is a ``flax.struct`` dataclass (a pytree) of one game; a batch adds a leading axis
 (``jax.vmap(game.init)``, ``jax.vmap(game.step)``). Every state has
 
 - ``current_player``: ``int32[]``, the player to move, 0 or 1. Players keep their ids for the
-  whole game; a game where a player moves several times in a row (a multi-jump in Checkers)
-  keeps ``current_player`` over those steps, so code that needs "did the player to move change"
-  compares ``current_player`` before and after a step and never assumes that turns alternate.
+  whole game; a player may move several times in a row (a Checkers multi-jump), so code compares
+  ``current_player`` before and after a step and never assumes that turns alternate.
 - ``legal_action_mask``: ``bool[num_actions]``, the actions the player to move may take (all
   ``False`` once the game is over).
 - ``rewards``: ``float32[num_players]``, each player's reward for the step that made this state
@@ -21,15 +18,14 @@ A **state** is a ``flax.struct`` dataclass (a pytree) of one game; a batch adds 
 
 A **game** object is hashable and immutable (it may be a static argument of ``jit``) and has
 ``id``, ``num_actions``, ``num_players`` (2), ``observation_shape``, ``max_steps`` (a bound on the
-steps of any game, so that batched games fit fixed-size ``lax.scan``/``while_loop`` buffers) and
+steps of any game, for fixed-size ``lax.scan``/``while_loop`` buffers) and
 
 - ``init(key) -> State`` (the start position; games without chance ignore ``key``),
 - ``step(state, action, key=None) -> State`` (an illegal action ends the game with -1 for its
   mover),
 - ``observe(state) -> Array`` (what the player to move sees, of ``observation_shape``).
 
-Rewards here are the game's own (sparse): a shaped reward such as Connect Four's (design.md §2)
-belongs to the learning code that uses it (``c4jax.learning``), not to the rules.
+Rewards are the game's own (sparse); a shaped reward (design.md §2) belongs to the learning code.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """Board pictures as a few plain shapes, written as SVG or drawn with Pillow.
 
-Each game turns a state into a :class:`Scene` (rectangles, circles, polygons and text on a
-canvas of fixed size; ``c4jax.games.connect_four.svg``, ``c4jax.games.checkers.svg``). One scene
-then gives a standalone SVG document (:func:`to_svg`) or a raster image (:func:`to_image`, for
-GIF frames), so both pictures of a position come from the same drawing. :func:`animate_svg`
-steps through several scenes with SMIL (``<set>`` on a looping clock; a viewer without SMIL
-shows the last scene) and :func:`write_gif` writes them as an animated GIF.
-
-Everything here is host-side Python; Pillow (a dependency of matplotlib) is imported only by the
-raster functions.
+A game turns a state into a :class:`Scene` (rectangles, circles, polygons and text on a canvas of
+fixed size), which gives a standalone SVG document (:func:`to_svg`) or a raster image
+(:func:`to_image`, GIF frames). :func:`animate_svg` steps through scenes with SMIL (a viewer without
+SMIL shows the last scene); :func:`write_gif` writes an animated GIF. Host-side; Pillow is imported
+only by the raster functions.
 """
 
 from __future__ import annotations

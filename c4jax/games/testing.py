@@ -1,39 +1,29 @@
 """A conformance suite for the game protocol (:mod:`c4jax.games.base`): the rules any game must
-keep before it plugs into c4jax's trainers, searches and matches.
+keep before it plugs into c4jax's trainers, searches and matches. It does not import pytest.
 
     from c4jax.games import testing
     testing.check(game)  # a ConformanceError names the game and the broken rule
 
-:func:`check` runs the smaller checks it is made of, each usable alone; :func:`check_kit` checks
-what a game's kit (:class:`c4jax.games.kit.GameKit`) says of it:
+:func:`check` runs the smaller checks, each usable alone:
 
-- :func:`check_attributes`: ``id``, ``num_actions``, ``num_players`` (2), ``observation_shape``,
-  ``max_steps`` with the right types; ``init``/``step``/``observe`` callable; the game object
-  hashable and equal to itself (a static argument of ``jit``).
+- :func:`check_attributes`: the protocol's attributes and their types; the game object hashable
+  and equal to itself (a static argument of ``jit``).
 - :func:`check_init`: the fields of ``init(key)`` (types, shapes, a legal action, zero rewards,
   not finished), ``observe`` of it, ``init`` deterministic and the same under ``jit(vmap(...))``.
-- :func:`check_play`: random games (a batch, stepped by one jitted ``vmap(step)`` program, actions
-  drawn on the host) played until every game is over, checking each step: the state keeps its
-  structure and field types, ``observe`` its shape and dtype; rewards of a counted step (one from
-  an unfinished state) are zero-sum and, for a legal action, within [-1, 1]; the legal mask is all
-  False once a game is over and has a legal action while it is not; finished states stay finished
-  whatever action is played; an illegal action ends the game with -1 for its mover
-  (:func:`c4jax.games.base.mover_reward`); every game ends within ``max_steps`` steps; ``jit(step)``
-  equals ``step`` (a few plies unjitted), ``vmap(step)`` equals ``step`` on each state, and the
-  same key gives the same state.
+- :func:`check_play`: random batched games played to their end, checking each step: the state's
+  structure and field types, ``observe``'s shape and dtype; rewards of a counted step zero-sum and,
+  for a legal action, within [-1, 1]; the legal mask all False exactly when a game is over;
+  finished states stay finished; an illegal action ends the game with -1 for its mover; every game
+  ends within ``max_steps``; ``jit(step)`` and ``vmap(step)`` equal ``step``; the same key gives the
+  same state.
 
-- :func:`check_kit`: over random games, every observation (``observe`` and the kit's
-  ``other_observation``) within the kit's ``observation_range``, ``other_observation`` of
-  ``observation_shape`` and ``observe``'s dtype, ``match.alternating`` true of every step that does not
-  end a game, and each symmetry's ``actions`` a permutation of the actions whose ``observation`` keeps
-  the observation's shape and dtype.
+:func:`check_kit` checks what a game's kit (:class:`c4jax.games.kit.GameKit`) says of it: every
+observation within ``observation_range``, ``other_observation``'s shape and dtype,
+``match.alternating`` true of every step that does not end a game, and each symmetry's ``actions`` a
+permutation whose ``observation`` keeps the shape and dtype.
 
-The checks state only what the protocol's docstring says: in particular the rewards of a step
-from a finished state are not checked (the protocol does not count them; Connect Four and
-Checkers keep the final rewards there, pgx zeroes them), and only illegal actions inside
-``0..num_actions-1`` are played.
-
-This module does not import pytest: call it from a test, a notebook or a script.
+Only what the protocol states is checked: not the rewards of a step from a finished state, and
+only illegal actions inside ``0..num_actions-1``.
 """
 
 from __future__ import annotations

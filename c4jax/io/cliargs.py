@@ -1,16 +1,14 @@
 """Command lines of the package's programs: tyro parsers whose errors are one line.
 
-tyro builds each program's parser from a config dataclass and reports a rejected command line (an
-unknown flag, a value of the wrong type, a missing argument, a config whose validation raises
-``ValueError``) in a box of several lines that repeats the flag's help. :func:`one_line_errors`
-turns that report, and a ``ValueError`` raised while the config is built, into the one line every
-program of the package gives for a user's mistake::
+:func:`one_line_errors` turns tyro's several-line report of a rejected command line (an unknown flag,
+a value of the wrong type, a missing argument, a config whose validation raises ``ValueError``), and a
+``ValueError`` raised while the config is built, into one line and exit status 2::
 
     error: --keys: invalid literal for int() with base 10: 'x' (see c4jax match --help)
 
-and exit status 2 (:func:`fail` writes such a line for the programs' own checks). Within it a
-sequence flag whose default is empty says ``(default: none)`` in ``--help`` instead of tyro's
-``(default: )``; :data:`OptionalPath` is a file flag that may be left out, shown as ``PATH``.
+(:func:`fail` writes such a line for the programs' own checks). Within it a sequence flag whose
+default is empty says ``(default: none)`` in ``--help``; :data:`OptionalPath` is a file flag that
+may be left out, shown as ``PATH``.
 """
 
 from __future__ import annotations

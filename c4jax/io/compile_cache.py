@@ -1,11 +1,8 @@
-"""JAX's persistent compilation cache for the command-line programs.
+"""JAX's persistent compilation cache for the command-line programs: compiled programs are written to
+a folder, and a later run with the same settings loads them instead of compiling.
 
-XLA compiles every jitted program of a run before the run moves (minutes on a small CPU for a
-trainer or a tournament). With JAX's persistent compilation cache the compiled programs are
-written to a folder and the next run with the same settings loads them instead of compiling.
-
-The programs turn it on at their start (:func:`configure`, called by ``c4jax``, ``c4jax-play`` /
-``python -m c4jax.play`` and the ``experiments/`` scripts; ``import c4jax`` never does):
+The programs turn it on at their start (:func:`configure`; ``import c4jax`` never does), by the
+first rule that applies (:func:`decide`):
 
 - ``--no-compile-cache`` (any command; removed from the arguments before the command parses
   them): off for this process and, through the environment, for the processes it starts;
@@ -14,17 +11,10 @@ The programs turn it on at their start (:func:`configure`, called by ``c4jax``, 
 - else ``C4JAX_COMPILE_CACHE``: a folder to cache in, or ``off`` (``0``, ``false``, ``no``);
 - else on, in ``$XDG_CACHE_HOME/c4jax/jax`` (``~/.cache/c4jax/jax`` without ``XDG_CACHE_HOME``).
 
-A program whose folder cannot be created runs without the cache, after one ``warning:`` line.
-Programs that call back into Python (the perfect player's solver, OpenSpiel's MCTS) are never
-cached by JAX, nor are programs that compile in under JAX's threshold
-(``jax_persistent_cache_min_compile_time_secs``, 1 s by default).
-
-:func:`compiling` words the line a program prints before a long compile: "(first run only ...)"
-only while the persistent cache is on. :func:`announce` prints it only when a compile happens: with
-the cache off, at once (every run compiles); with it on, when a program asked for inside its block has
-not come out of the cache within :data:`ANNOUNCE_AFTER` seconds, so that a run that finds every program
-in the cache says nothing. It follows the compiles through JAX's public monitoring events (a compile
-request that uses the cache, a cache hit, the end of a compile).
+A folder that cannot be created means no cache, after one ``warning:`` line. JAX caches no program
+that calls back into Python, nor one that compiles in under
+``jax_persistent_cache_min_compile_time_secs``. :func:`announce` prints the line before a long
+compile only when a compile happens, following JAX's public monitoring events.
 """
 
 from __future__ import annotations

@@ -1,28 +1,10 @@
-"""Devices: a mesh that shards batches of games over several devices, and multi-process start-up.
+"""Devices: a one-axis mesh that shards batches of games over several devices (:func:`make_mesh`,
+:func:`shard_batch`, :func:`split_rows`), and multi-process start-up (:func:`initialize`,
+:func:`to_host`).
 
-Scaling out is JAX's own multi-device runtime, no home-made layer: a one-axis
-``jax.sharding.Mesh`` over the first N devices, ``NamedSharding`` placements, and XLA's
-automatic SPMD partitioning of the jitted programs (``jax.jit`` with shardings, and
-``with_sharding_constraint`` at the few places where a batch axis is born). A mean over a
-sharded batch becomes per-device partial sums and one all-reduce, so the gradients of a
-sharded minibatch are averaged over the devices by construction.
-
-- :func:`make_mesh`: the first ``n`` devices (0 = all of them, over every process) on one
-  axis, :data:`BATCH` (games, buffer rows and minibatches split) or :data:`SEEDS` (the
-  ``--vmap-seeds`` axis split, each device training whole seeds).
-- :func:`shard_batch`: inside jitted code, pins a leading games/rows axis to the mesh's
-  :data:`BATCH` axis; a no-op without such a mesh (``jax.set_mesh``), so single-device
-  programs are unchanged.
-- :func:`split_rows`: inside jitted code, runs a function whose output rows depend only on their
-  own input rows (a deterministic agent's decisions) on each device's share of the rows
-  (``jax.shard_map``), so that the devices work at once; a plain call without such a mesh.
-- :func:`to_host`: ``jax.device_get`` that also fetches arrays spread over several processes.
-- :func:`initialize`: ``jax.distributed.initialize`` for a multi-process (multi-host) run;
-  it must run before anything starts a JAX backend, which importing ``c4jax`` does not.
-
-This module sits in ``c4jax.io`` (the layer below agents and evaluation) because the
-rollouts of ``c4jax.agents.arena``, the matches of ``c4jax.evaluation`` and the trainers of
-``c4jax.learning`` all use :func:`shard_batch` and :func:`to_host`.
+Placement is JAX's own: ``NamedSharding``s and XLA's automatic SPMD partitioning of the jitted
+programs, so a mean over a sharded batch (a minibatch's gradients) is averaged over the devices by
+construction. Every function here is a no-op or a plain call on a single device.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""Every CPU core as a JAX device, for the programs whose independent games then run at once.
+"""Every CPU core as a JAX device (``XLA_FLAGS=--xla_force_host_platform_device_count=N``), for the
+programs whose independent games then run on N cores together (design.md §9, "Every core").
 
-XLA runs one CPU device's program on one core at a time (big single ops aside); forced host devices
-(``XLA_FLAGS=--xla_force_host_platform_device_count=N``) give the CPU backend N devices, which run
-their shares of a program on N cores together. The flag is read when JAX starts its CPU backend, so
-:func:`use_every_core` must run before ``jax`` is imported; this module imports no JAX. It only
-affects the CPU backend: on a GPU or TPU the devices are the accelerators as before.
+The flag is read when JAX starts its CPU backend, so :func:`use_every_core` must run before ``jax``
+is imported; this module imports no JAX. It affects only the CPU backend.
 """
 
 from __future__ import annotations

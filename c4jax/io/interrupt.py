@@ -1,27 +1,15 @@
 """Ctrl-C or SIGTERM in a long-running script: one line and an exit at once.
 
-A jitted program that is running (a chunk of training, an evaluation match, a search) does not
-return to Python until it ends, which on Checkers takes minutes. Python's own handling of Ctrl-C
-waits for it, then prints a ``KeyboardInterrupt`` traceback from wherever the program was, and the
-interpreter's exit can wait again on the computations that were queued behind it. SIGTERM (what
-``kill``, ``timeout`` and a container's stop send) ends the process silently.
+:func:`guard` routes SIGINT and SIGTERM to a watcher thread (``signal.set_wakeup_fd``), which runs
+while the main thread waits inside a jitted program. The watcher prints ``interrupted`` (SIGINT) or
+``terminated`` (SIGTERM) and the note last set with :func:`set_note` (a training run's checkpoint and
+``--resume``), and ends the process at once with status 130 (SIGINT) or 143 (SIGTERM), with no
+traceback and no wait for the queued computations. Leaving the block arms the same watcher for the
+interpreter's exit (an ``atexit`` callback run before the libraries' own).
 
-:func:`guard` routes SIGINT and SIGTERM to a watcher thread instead (``signal.set_wakeup_fd``: the
-signal's number is written to a socket, which a thread reads while the main thread waits inside
-XLA). The watcher prints ``interrupted`` (SIGINT) or ``terminated`` (SIGTERM) and the note the
-script last set with :func:`set_note` (for a training run: which checkpoint holds how many updates,
-and that ``--resume`` continues it), and ends the process at once with the shell's status for the
-signal: 130 for Ctrl-C, 143 for SIGTERM.
-
-Leaving the block also arms the same watcher for the interpreter's exit (an ``atexit`` callback that
-runs before those registered earlier, the libraries' own included): Ctrl-C or SIGTERM while the
-process finishes ends it at once with the signal's status, instead of a ``KeyboardInterrupt``
-reported from another ``atexit`` callback and exit status 0.
-
-Ending the process there loses nothing that was written: every file the package replaces is
-written to a temporary file and renamed (``io/atomic.py``), a checkpoint is committed by its
-metadata file last (``io/checkpoint.py``), and a metrics log is read past a torn last line
-(``io/runlog.py``). A resumed run drops the metrics rows after its checkpoint.
+Ending the process there loses nothing written: files are replaced by a rename
+(:mod:`c4jax.io.atomic`), a checkpoint is committed by its metadata file last, and a metrics log is
+read past a torn last line (:mod:`c4jax.io.runlog`).
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
-"""Output directories: what "holds a run" means for each kind of output, and claiming one.
+"""Output directories: what "holds results" means for each kind of output, and claiming one.
 
-Every entry point that writes results (the trainers, ``supervised.py``, ``make_dataset.py``,
-``tournament.py``, ``yardstick.py``, ``reproduce.py``) calls :func:`claim` on its ``--out``
-before it computes anything. A destination that already holds results of its kind is refused
-with one line (:class:`OutputError`, exit status 2 in the scripts) unless the user asked to
-continue it (``--resume``, where the script has it) or to replace it (``--overwrite``); an
-output that cannot be written (a read-only directory, a path below a file) is refused up
-front, before anything is computed or deleted.
+Every entry point that writes results calls :func:`claim` on its ``--out`` before it computes
+anything: a destination that already holds results of its kind is refused with one line
+(:class:`OutputError`, exit status 2 in the scripts) unless ``--resume`` or ``--overwrite`` is
+given, and one that cannot be written is refused before anything is computed or deleted.
 
 What holds results, per :class:`Kind` (the paths are relative to ``--out``):
 
@@ -19,13 +16,9 @@ What holds results, per :class:`Kind` (the paths are relative to ``--out``):
 - :data:`YARDSTICK`: ``yardstick.json``, ``yardstick.md`` or ``yardstick.csv``;
 - :data:`REPRODUCTION`: ``report.md`` or ``stages.json`` (each stage claims its own folder).
 
-``--overwrite`` deletes exactly the files and folders of that kind (the list in its
-``owned`` patterns), never anything else in the directory: ``--out .`` by mistake cannot
-empty a working copy.
-
-:func:`config_differences` is the rule for ``--resume`` of a run with other flags: every
-setting that shapes the run must match the saved one; only those listed by the caller
-(how long to train, progress bars, devices, tracking) may change.
+``--overwrite`` deletes exactly the files and folders of that kind (its ``owned`` patterns), never
+anything else in the directory. :func:`config_differences` is the rule for ``--resume`` with other
+flags: every setting that shapes the run must match the saved one.
 """
 
 from __future__ import annotations

@@ -18,10 +18,8 @@ direction       even row     odd row
 3 down-right    ``q + 5``    ``q + 4``
 ==============  ===========  ==========
 
-(a shift of ``q - 3`` / ``q + 5`` from the rightmost square of an even row and of ``q - 5`` /
-``q + 3`` from the leftmost square of an odd row would wrap around, so those squares are masked
-out first; shifts past row 0 or row 7 fall off the word). Everything here is elementwise bit
-arithmetic on uint32 arrays of any batch shape: it fuses into a few XLA loops and ``vmap``s.
+(squares whose shift would wrap around a row's end are masked out first; shifts past row 0 or
+row 7 fall off the word). Everything here is elementwise on uint32 arrays of any batch shape.
 """
 
 from __future__ import annotations

@@ -1,37 +1,20 @@
-"""Pure-functional Checkers (English draughts): ``init``, ``step``, ``observe`` (design.md "Checkers").
+"""Pure-functional Checkers (English draughts): ``init``, ``step``, ``observe``; the rules, state
+encoding, observation and actions are design.md "Checkers".
 
-Every function works on one game and is ``jit``/``vmap``-compatible (batch with ``jax.vmap``);
-the rule variant is a hashable :class:`Rules` (a static argument).
+Every function works on one game and is ``jit``/``vmap``-compatible; the rule variant is a hashable
+:class:`Rules` (a static argument). The board is held in the mover's canonical frame
+(:mod:`c4jax.games.checkers.bitboard`) as uint32 bitboards ``cur``, ``opp`` and ``kings``;
+passing the turn turns it by 180 degrees and swaps ``cur``/``opp``.
 
-**State.** The board is held in the canonical frame of the player to move
-(:mod:`c4jax.games.checkers.bitboard`: square ``q`` of the 32 dark squares, row 0 on top = the
-mover's promotion row) as three uint32 bitboards: the mover's pieces ``cur``, the opponent's
-``opp`` and the ``kings`` of both. When the turn passes, the board is turned by 180 degrees (a
-bit reversal) and ``cur``/``opp`` swap, so men always move up and move generation never looks
-at whose turn it is. ``jumper`` is the piece that must continue a multi-jump (0 when none).
-The legal moves are kept as 8 bitboards (``legal``: the squares each move kind may start from),
-computed once per step; ``legal_action_mask`` unpacks them.
+**Actions** (256): ``8 * q + kind`` for the mover's square ``q`` and ``kind`` 0-3 a step, 4-7 a
+jump, in direction ``kind % 4`` (0 up-left, 1 up-right, 2 down-left, 3 down-right, as the mover
+sees them). **Observation** ``int8[8, 8, 2]``: channel 0 the board from the mover's side (own man 1,
+own king 3, the opponent's -1 / -3), channel 1 one on the piece that must continue a multi-jump.
 
-**Actions** (256): ``8 * q + kind`` for canonical square ``q`` of the moving piece (the
-mover's frame) and ``kind`` 0-3 a step, 4-7 a jump, in direction ``kind % 4``: 0 up-left,
-1 up-right, 2 down-left, 3 down-right (up = forward for the mover, left / right as the mover
-sees them). One action is one step or one jump; a jump that can go on leaves the same player to
-move (``current_player`` unchanged) with only that piece's jumps legal. A man that reaches row
-0 is crowned and its move ends there.
-
-**Observation** ``int8[8, 8, 2]``: channel 0 is the board seen by the player to move (row 0 on
-top = the mover's promotion row; the second player's view is the first player's turned by 180
-degrees): own man 1, own king 3, opponent's man -1, opponent's king -3, empty and light squares
-0. Channel 1 is 1 on the piece that must continue a multi-jump, 0 elsewhere.
-
-**Draws** (:class:`Rules`): threefold repetition and a no-progress rule (``quiet_limit`` plies
-without a capture or a man's move). Since the last capture or man's move only kings have
-moved, so a position since then is determined by where the kings stand, and only one side's
-kings change per ply. ``history[c + 1]`` holds the kings of the player who made the ply that
-reached quiet count ``c``, in that player's own frame, and ``history[c]`` then holds the other
-player's kings (in theirs): position ``c`` is the pair ``(history[c + 1], history[c])``, one word
-per ply. Position ``c`` repeats position ``j`` when ``c - j`` is even (the same player to move)
-and both words agree. ``max_steps`` plies cap every game (then ``truncated``).
+**History**: ``history[c + 1]`` holds the kings of the player who made the ply that reached quiet
+count ``c``, in that player's frame, and ``history[c]`` the other player's, so position ``c`` is
+the pair ``(history[c + 1], history[c])``; position ``c`` repeats position ``j`` when ``c - j`` is
+even and both words agree.
 """
 
 from __future__ import annotations
@@ -159,13 +142,8 @@ def _count_true(flags: Array) -> Array:
 
 
 def _materialize(*values: Array) -> tuple[Array, ...]:
-    """``values`` unchanged, each computed once into its own buffer.
-
-    XLA:CPU fuses every elementwise producer into each of its consumers, so a value that many
-    outputs need (the decoded action, the new board, the end-of-game flags) is recomputed in
-    each output's loop (and per element of a wide output such as the history).
-    ``optimization_barrier`` is removed before fusion; a reduction is not fused into its
-    consumers, so each value goes through a max-reduction with 0 over a new axis of 2."""
+    """``values`` unchanged, each computed once into its own buffer (a max-reduction with 0, which
+    XLA does not fuse into consumers: design.md "Checkers", compiled step)."""
     return tuple(jnp.stack([v, jnp.zeros_like(v)], -1).max(-1) for v in values)
 
 
@@ -276,10 +254,7 @@ def pick_action(legal: Array, x: Array) -> Array:
     """int32[]: the ``k``-th legal action, ``k = ((x >> 16) * n_legal) >> 16`` for uint32 random
     bits ``x`` (uniform over the ``n_legal`` legal actions up to 2^-16), in the order of kind,
     then square; read straight from the legal-move bitboards ``legal`` (``State.legal``,
-    uint32[8]) without unpacking the 256-wide mask. Undefined when no action is legal.
-
-    Every operation is elementwise (no cumsum, argmax or gather, which XLA:CPU runs as unfused
-    scalar loops), so a vmapped pick costs a fraction of a step."""
+    uint32[8]) with elementwise operations only. Undefined when no action is legal."""
     x = jnp.asarray(x, _U32)
     counts = [jnp.bitwise_count(legal[..., i]).astype(_U32) for i in range(8)]
     ends = [counts[0]]

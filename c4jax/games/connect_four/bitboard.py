@@ -1,16 +1,9 @@
 """49-bit Connect Four bitboards held as pairs of uint32 words.
 
-Layout (the classic one of Pascal Pons' solver): bit ``col * 7 + row_from_bottom``
-for the 6 playable rows of each column, plus one always-empty sentinel bit
-(``row_from_bottom == 6``) at the top of every column, so that shifting a line
-of stones by 1 (vertical), 7 (horizontal), 6 and 8 (diagonals) never wraps from
-one column into the next.
-
-JAX runs with 32-bit integers by default (no ``jax_enable_x64``), so a 49-bit
-board is a :class:`Bits` pair ``(lo, hi)`` of uint32 arrays: bits 0..31 in
-``lo`` and 32..48 in ``hi``. Only constant shifts below 32 are needed.
-Everything is elementwise on arrays of any batch shape, so it ``vmap``s and
-fuses into a single XLA loop.
+Bit ``col * 7 + row_from_bottom`` for the 6 rows of each column, plus an always-empty sentinel bit
+(``row_from_bottom == 6``) on top of every column, so that shifts by 1, 7, 6 and 8 never wrap
+between columns. A board is a :class:`Bits` pair ``(lo, hi)`` of uint32 arrays (bits 0..31 and
+32..48: JAX runs without x64). Everything is elementwise on arrays of any batch shape.
 """
 
 from __future__ import annotations
@@ -186,11 +179,6 @@ def column_words(p: Bits) -> Array:
 _ROW_SHIFT = np.arange(ROWS - 1, -1, -1, dtype=np.uint32)[:, None]  # row 0 (top) is bit 5
 
 
-def to_planes(p: Bits) -> Array:
-    """bool[..., 6, 7]: the public-board picture (row 0 = top) of a cell set."""
-    return ((column_words(p)[..., None, :] >> _ROW_SHIFT) & 1).astype(jnp.bool_)
-
-
 def to_board(me: Bits, them: Bits) -> Array:
     """int8[..., 6, 7]: ``1`` on ``me``'s cells, ``-1`` on ``them``'s, else ``0`` (row 0 = top)."""
     mine = (column_words(me)[..., None, :] >> _ROW_SHIFT) & 1
@@ -199,7 +187,7 @@ def to_board(me: Bits, them: Bits) -> Array:
 
 
 def from_planes(planes: Array) -> Bits:
-    """Inverse of :func:`to_planes`: bool[..., 6, 7] -> Bits."""
+    """The cell set of a picture bool[..., 6, 7] (row 0 = top), as Bits."""
     flat = planes.reshape(planes.shape[:-2] + (ROWS * COLS,)).astype(_U32)
     shifted = flat << CELL_SHIFT  # [..., 42]; distinct bits, so a sum is an OR
     lo = jnp.sum(jnp.where(CELL_WORD == 0, shifted, 0), axis=-1, dtype=_U32)

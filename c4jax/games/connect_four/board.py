@@ -1,11 +1,8 @@
 """The public board (``int8[6, 7]``, row 0 on top, 1 = player to move): its lines, legal columns,
-mirror image, and the checks for boards that cross the public, non-jitted API.
+mirror image, and :func:`check_boards` for boards that cross the public, non-jitted API.
 
-``legal_mask`` and ``mirror_boards`` work on numpy and jax arrays alike (traced too).
-The checks are host-side only: inside ``jit`` a board is a tracer and cannot be
-inspected. Public entry points call :func:`check_boards` when they are handed
-concrete arrays, so that a user's malformed board raises a ``ValueError`` that
-says what is wrong instead of producing a silently wrong result.
+``legal_mask`` and ``mirror_boards`` take numpy and jax arrays alike (traced too); the checks are
+host-side only and raise a ``ValueError`` that says what is wrong with a board.
 """
 
 from __future__ import annotations

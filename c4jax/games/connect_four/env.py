@@ -1,13 +1,10 @@
 """Pure-functional Connect Four: ``init``, ``step``, ``observe``, ``from_board``; ``render`` (text, host side).
 
-Every function works on one game and is ``jit``/``vmap``-compatible; batch with
-``jax.vmap``. The public board (design.md §1) is ``int8[6, 7]``, row 0 on top, ``1`` =
-player to move, ``-1`` = opponent. Internally the state holds bitboards
-(:mod:`c4jax.games.connect_four.bitboard`) plus, for each player, the set of cells that would
-complete a four for them. Keeping those sets makes both the win test
-(``cell in mover's winning cells``) and the shaped reward
-(:mod:`c4jax.games.connect_four.rewards`, which needs every immediate threat before and after the
-move) a handful of bit operations: only the mover's set has to be recomputed after a move.
+Every function works on one game and is ``jit``/``vmap``-compatible. The public board (design.md
+§1) is ``int8[6, 7]``, row 0 on top, ``1`` = player to move, ``-1`` = opponent. The state holds
+bitboards (:mod:`c4jax.games.connect_four.bitboard`) and, per player, the cells that would complete
+a four, so the win test and the shaped reward (:mod:`c4jax.games.connect_four.rewards`) are a few
+bit operations.
 """
 
 from __future__ import annotations

@@ -1,21 +1,17 @@
 """Connect Four observations of other libraries as c4jax boards: PettingZoo's ``connect_four_v3`` and
 pgx's ``connect_four``. Neither library is imported; the functions take their arrays.
 
-Both libraries observe a position as two planes of the 6 x 7 grid, row 0 on top as in c4jax:
-plane 0 holds the stones of the observing player, plane 1 the opponent's (pgx: ``bool[6, 7, 2]``,
-``state.observation``, always the player to move; PettingZoo: ``{"observation": int8[6, 7, 2],
-"action_mask": int8[7]}``, the observing agent's, as ``env.last()`` hands the agent to move). The c4jax
-board (:func:`c4jax.games.connect_four.env.observe`) is ``int8[6, 7]`` with 1 for the player to move
-and -1 for the opponent, so the board is plane 0 minus plane 1. Every function is pure ``jax.numpy``
-(jit- and vmap-compatible) and takes one observation or a batch (any leading axes):
+Both observe a position as two planes of the 6 x 7 grid, row 0 on top: plane 0 the observing
+player's stones, plane 1 the opponent's (pgx: ``bool[6, 7, 2]``, ``state.observation``, the player to
+move's; PettingZoo: ``{"observation": int8[6, 7, 2], "action_mask": int8[7]}``, the observing
+agent's). The c4jax board (``int8[6, 7]``, 1 = player to move) is plane 0 minus plane 1. Every
+function is pure ``jax.numpy`` and takes one observation or a batch (any leading axes):
 
     board = interop.board_from_pgx(state.observation)          # int8[6, 7] or int8[B, 6, 7]
     board = interop.board_from_pettingzoo(env.last()[0])      # the agent to move's observation
     agents.load("dqn").act(board[None], key)                  # a c4jax agent's move in their game
 
-``state_from_pgx(state)`` rebuilds the c4jax game state of a pgx state (or of its observation).
-A PettingZoo observation of the agent that is not to move (``env.observe(other)``) gives that
-agent's view: the board of a position where it would move, which is not the game's.
+A PettingZoo observation of the agent not to move gives the board of a position where it would move.
 """
 
 from __future__ import annotations

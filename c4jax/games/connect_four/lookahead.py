@@ -1,18 +1,12 @@
-"""design.md §4 N-step lookahead (minimax), the thesis' baseline players ``1steplA`` .. ``4steplA``
-(the kit's :class:`~c4jax.games.kit.Player`: :func:`scores_and_best`, which the agents layer plays).
+"""design.md §4 N-step lookahead, the players ``1steplA`` .. ``4steplA`` (the kit's
+:class:`~c4jax.games.kit.Player` :func:`scores_and_best`): the whole depth-N tree of every board
+expanded at once as bitboards with trailing ``[7] * depth`` axes, leaves scored with the window
+heuristic, reduced by minimax; batched and jittable.
 
-Batched and jittable, it expands the whole depth-N game tree
-of every board at once as bitboards with trailing ``[7] * depth`` axes (no Python
-loop over boards), scores every leaf with the window heuristic and reduces with
-minimax.
-
-Exactness: the heuristic ``1e10*own4 + 1e4*own3 + 1e2*own2 - opp2 - 1e6*opp3 -
-1e8*opp4`` needs 35 bits, more than float32 can hold exactly, and tie-breaks
-depend on exact equality. Every window falls in at most one class, so
-``low = 1e4*own3 + 1e2*own2 - opp2`` lies in [-69, 690000] and the score equals
-``1e6 * high + low`` with ``high = 1e4*own4 - 1e2*opp4 - opp3``. As ``|low - low'|
-< 1e6``, comparing scores is comparing ``(high, low)`` lexicographically; the
-search carries that int32 pair and only ``scores`` rounds it to float32.
+Exactness: the heuristic needs 35 bits, more than float32 holds, and ties need exact equality.
+The score equals ``1e6 * high + low`` with ``high = 1e4*own4 - 1e2*opp4 - opp3`` and
+``low = 1e4*own3 + 1e2*own2 - opp2`` in [-69, 690000], so comparing scores is comparing the int32
+pairs ``(high, low)`` lexicographically; the search carries the pair, only the scores are float32.
 """
 
 from __future__ import annotations

@@ -1,35 +1,12 @@
 """Seed 002's opponent (design.md §4a): depth-limited minimax over its window heuristic, as a pure
-batched search from public boards to each column's exact minimax value.
+batched search from public boards ``int8[B, 6, 7]`` to each column's exact int32 minimax value.
 
-What it computes (the rules an alpha-beta search of the seed's pseudocode returns too; pruning only
-saves time, the values and the chosen column are the same):
-
-- **Heuristic** (:func:`heuristic`), the seed's ``evaluate_window`` summed over all 69 windows of
-  four cells, always from the point of view of the player to move at the root (the seed's
-  ``AI_PIECE``): a window of 4 own stones +100, 3 own and 1 empty +5, 2 own and 2 empty +2,
-  3 opponent stones and 1 empty -4 (a window of 4 opponent stones scores 0, as in the seed). No
-  centre-column bonus: the seed's ``evaluate_window`` has none and it shows no other term. On a
-  board without a four the sum lies in [-4 * 69, 5 * 69] = [-276, 345].
-- **Terminal boards** (a four, or a full board) end the search at any depth and score
-  ``+(WIN - ply)`` when the root player made the four, ``-(WIN - ply)`` when the opponent did
-  (``ply``: moves from the root, 1 for the root's own move) and 0 for a draw. ``WIN`` is
-  :data:`WIN` (10**6), above any heuristic sum, so any forced win beats any heuristic value, and a
-  faster win (a later loss) is preferred: the seed says neither, this is the stated rule.
-- **Depth** ``D``: the root player's move is ply 1, leaves at ply ``D`` are scored by the
-  heuristic, as the pseudocode's ``minimax(root, D, TRUE)`` counts (``minimax1``: the move whose
-  board scores best).
-- **Move order and ties**: children in column order 0..6, as the pseudocode's ``for each child``;
-  the value of a node is the max (the root player to move) or min (the opponent) over its legal
-  children. :func:`best_columns` marks every column of the maximal value; the deterministic player
-  takes the first (lowest) of them, what a search that keeps its best move on a strictly greater
-  value gives.
-
-Algorithm: full-width expansion of all ``7 ** D`` move sequences of every board at once, as
-bitboards with trailing ``[7] * D`` axes (the structure of :mod:`c4jax.games.connect_four.lookahead`),
-leaves scored bit-parallel over all windows (:func:`c4jax.games.connect_four.bitboard.window_counts`),
-reduced level by level with max / min. There are no branches to take, so it vectorises and fuses
-into a few XLA loops, and it gives every column's exact value (not the bound alpha-beta leaves for a
-pruned column). design.md §4a says why this suits the hardware; docs/results/minimax.md measures it.
+The rules (design.md §4a, the values an alpha-beta search of the seed's pseudocode returns):
+leaves at ply ``D`` score :func:`heuristic` for the root player; a four made at ply ``p`` ends the
+search with ``+-(WIN - p)``, a full board 0; a node takes the max (root player to move) or min over
+its legal children in column order 0..6; :func:`best_columns` marks every column of the best value
+and the deterministic player takes the lowest. All ``7 ** D`` move sequences are expanded at once
+as bitboards with trailing ``[7] * D`` axes, so every column gets its exact value.
 """
 
 from __future__ import annotations

@@ -1,18 +1,10 @@
 """OpenSpiel's C++ MCTS as an opponent: ``agents.load("openspiel-mcts1000")`` (design.md §8).
 
-An external reference for the project's own search (``mcts<N>``, :mod:`c4jax.agents.search`):
-OpenSpiel's ``MCTSBot`` with UCT exploration ``c = 2``, one random rollout per leaf and
-``solve=True`` (wins and losses proven inside the tree are backed up as exact values), the bot
-that OpenSpiel's own examples play. It needs the ``bench-search`` extra (``open_spiel``), imported
-only when such an agent is built.
-
-The bot runs on the host (:func:`policy`, the kit's host player, which the agents layer plays with
-:func:`c4jax.agents.external.from_callable`): each board is rebuilt as an
-OpenSpiel state from a move order that gives it (any order that respects gravity and alternates
-the players does; a non-terminal board has no four in a row, so none of the orders ends early),
-then the bot searches ``N`` simulations from it. It is always stochastic (its rollouts are random):
-the bot and its rollouts are seeded from the key of the call, so the same key gives the same move.
-``:det`` is refused: OpenSpiel's bot has no deterministic mode other than its seed.
+OpenSpiel's ``MCTSBot`` (UCT ``c = 2``, one random rollout per leaf, ``solve=True``) on the host
+(:func:`policy`, the kit's host player), ``N`` simulations from each board rebuilt as an OpenSpiel
+state. It needs the ``bench-search`` extra (``open_spiel``), imported only when such an agent is
+built. Always stochastic, seeded from the call's key (the same key gives the same move); ``:det``
+is refused.
 """
 
 from __future__ import annotations

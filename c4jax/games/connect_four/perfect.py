@@ -1,28 +1,21 @@
 """The perfect player: exact game-theoretic scores of every column from a Connect Four solver (the
 kit's ``perfect`` :class:`~c4jax.games.kit.Player`, :func:`scores_and_best`, and its ``solver``).
 
-Connect Four is solved; the optional ``solver`` extra (``pip install -e '.[solver]'``)
-installs ``bitbully``, a bitboard solver with opening books, which this module calls on
-the host. It is imported lazily, inside :func:`_solver` only, so the package works
-without it and only the perfect player and the play UI's hint need it.
+The solver is ``bitbully`` (the optional ``solver`` extra, ``pip install -e '.[solver]'``), run on
+the host and imported lazily (:func:`_solver`), so the package works without it.
 
-Scores (the solver's convention): for a legal column, the exact value for the player to
-move of playing it, under perfect play by both sides afterwards:
+Scores (the solver's convention), for a legal column, the exact value of playing it for the
+player to move under perfect play by both sides afterwards:
 
 - ``0``: a draw;
 - ``s > 0``: a win; the mover's winning stone is its ``(22 - s)``-th stone, so a win
-  that ends the game with ``m`` stones on the board scores ``(44 - m) // 2``
-  (``21`` at most: a four with one's first stones is impossible, the largest real value
-  is 18); faster wins score higher;
+  that ends the game with ``m`` stones on the board scores ``(44 - m) // 2`` (at most 18 in
+  practice); faster wins score higher;
 - ``s < 0``: a loss, ``-s`` the same count for the opponent's win; later losses score
   higher.
 
-Full columns get :data:`ILLEGAL` (``-100``). The sign of a score is its outcome
-(win / draw / loss) and a best column keeps the game's value.
-
-The public board (design.md §1) is ``int8[6, 7]``, row 0 on top, ``1`` = the player to
-move, ``-1`` = the opponent; :func:`to_solver_rows` is the one conversion to the
-solver's encoding (row 0 on top, ``1`` = the first player's stones, ``2`` = the second's).
+Full columns get :data:`ILLEGAL` (``-100``). :func:`to_solver_rows` is the one conversion from the
+public board (design.md §1) to the solver's encoding.
 """
 
 from __future__ import annotations

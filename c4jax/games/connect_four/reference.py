@@ -1,12 +1,6 @@
-"""A plain-Python N-step lookahead, written the way the thesis' baseline was: nested lists,
-recursion, one board at a time.
-
-It plays exactly the moves of ``agents.load("<n>steplA")`` (design.md §4: the window
-heuristic, minimax to depth N, deterministic centre-first tie-break; tested), but
-knows nothing of bitboards, JAX or batching. It exists as the yardstick of Table 5.1:
-the thesis timed its networks against a lookahead like this one, while c4jax's own
-lookahead is vectorised bitboard code. Not for training or matches (one board at a
-time, in Python).
+"""A plain-Python N-step lookahead (nested lists, recursion, one board at a time), written the way
+the thesis' baseline was: it plays exactly the moves of ``agents.load("<n>steplA")`` (design.md §4,
+tested) and is the yardstick of Table 5.1, not a player for training or matches.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
 """Connect Four's shaped reward of a move (design.md §2), which its kit gives the thesis' trainers
-(``GameKit.shaped_reward``).
-
-The rules (:mod:`c4jax.games.connect_four.env`) give only the game's result (the protocol's
-sparse ``rewards``). The thesis' RL trainers record the shaped reward of each move in their
-whole-game rollouts (``reward_fn`` of :func:`c4jax.agents.arena.rollout`) and spread the game's
-outcome back over the zero-reward moves (:mod:`c4jax.learning.backprop`).
+(``GameKit.shaped_reward``); the rules themselves give only the game's result.
 """
 
 from __future__ import annotations
