@@ -4,7 +4,7 @@ everything else that is one game's), and each game in its own subpackage.
 ``make(name)`` returns a game object by its id and ``kit_of(name_or_game)`` its kit;
 ``from_pgx(name)`` wraps a pgx environment (``pip install 'c4jax[pgx]'``). Every trainer,
 search, match and tournament takes a game object (:class:`c4jax.games.base.Game`) and asks its
-kit what is particular to it; see docs/guide.md, "Adding a game". ``view(name)`` returns the
+kit what is particular to it; see docs/guide/extend.md, "Adding a game". ``view(name)`` returns the
 module of the game's view (:mod:`c4jax.games.viewbase`: what the play UI and ``watch`` show of
 it), which its kit names. ``card_of(name)`` returns a registered game's card
 (:mod:`c4jax.games.card`): what the commands read of it before anything loads.
