@@ -216,7 +216,8 @@ def test_the_guides_snippets_run(capsys):
     pytest.importorskip("pgx")
     text = (ROOT / "docs" / "guide" / "play.md").read_text()
     section = text[text.index("## PettingZoo, Gymnasium and pgx\n"):]
-    section = section[:section.index("\n## ", 1)]
+    end = section.find("\n## ", 1)  # the next section, or the end of the page
+    section = section if end < 0 else section[:end]
     blocks = [b.split("```", 1)[0] for b in section.split("```python\n")[1:]]
     assert len(blocks) == 3
     for block in blocks:
