@@ -6,7 +6,7 @@ For each game: the conversion time and size of the ``init`` and ``step`` models,
 step of a batch of B games in onnxruntime (Python, CPU, one intra-op thread, outputs the new state and
 its views) and in JAX (``jit(vmap(game.step))`` followed by the same views, ``block_until_ready``), each
 the median of ``--repeats`` calls after a warm-up, on states reached by random play; the ratio is
-onnxruntime / JAX. ``tic_tac_toe`` is the guide's example game (docs/guide.md, "Adding a game"),
+onnxruntime / JAX. ``tic_tac_toe`` is the guide's example game (docs/guide/extend.md, "Adding a game"),
 registered from a temporary folder as the tests do.
 """
 

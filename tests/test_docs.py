@@ -117,7 +117,7 @@ FILES = markdown_files()
 
 def test_the_markdown_files_are_found():
     names = {str(p.relative_to(ROOT)) for p in FILES}
-    assert {"README.md", "docs/guide.md", "docs/design.md", "docs/results/README.md"} <= names
+    assert {"README.md", "docs/guide/README.md", "docs/design.md", "docs/results/README.md"} <= names
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))

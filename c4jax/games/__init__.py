@@ -1,6 +1,6 @@
 """The games: the protocol every game implements (``base``), the game kit (``kit``: the rules and
-everything else that is one game's), and each game in its own subpackage (docs/guide.md, "Adding a
-game").
+everything else that is one game's), and each game in its own subpackage (docs/guide/extend.md,
+"Adding a game").
 
 ``make(name)`` returns a game object by its id, ``kit_of(name_or_game)`` its kit, ``view(name)`` the
 module of its view (:mod:`c4jax.games.viewbase`) and ``card_of(name)`` its card

@@ -64,7 +64,7 @@ protocol) and the game's answers to what trainers, searches, matches and the UI 
   per config section).
 
 Every field but ``game`` and ``title`` has a default, so a game made for c4jax (or wrapped from
-pgx) plugs in with ``GameKit(game=..., title=...)``: docs/guide.md, "Adding a game".
+pgx) plugs in with ``GameKit(game=..., title=...)``: docs/guide/extend.md, "Adding a game".
 """
 
 from __future__ import annotations
@@ -224,7 +224,7 @@ def check_kit(kit: GameKit) -> GameKit:
     dtype = jax.eval_shape(kit.game.observe, jax.eval_shape(kit.game.init, jax.random.key(0))).dtype
     if kit.observation_range is None and jnp.issubdtype(dtype, jnp.integer):
         raise ValueError(f"game {kit.id!r}: its observations are {dtype} and its kit has no observation_range; "
-                         "set GameKit(observation_range=(low, high)) (docs/guide.md, Adding a game)")
+                         "set GameKit(observation_range=(low, high)) (docs/guide/extend.md, Adding a game)")
     return kit
 
 

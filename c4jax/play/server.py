@@ -1,5 +1,5 @@
 """The play UI's HTTP server: one static page and a small, stateless JSON API (every game of
-:func:`c4jax.games.with_views`; docs/guide.md, "The play server's HTTP API", documents it).
+:func:`c4jax.games.with_views`; docs/guide/play.md, "The play server's HTTP API", documents it).
 
 Standard library only (``http.server.ThreadingHTTPServer``). The server holds no game: every
 request carries the whole game (the game, the move list, who moved first and the agent's name),

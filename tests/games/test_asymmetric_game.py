@@ -1,4 +1,4 @@
-"""The guide's game whose players have different goals (docs/guide.md, "Adding a game", "Players
+"""The guide's game whose players have different goals (docs/guide/extend.md, "Adding a game", "Players
 with different goals"): Hunt's two files as the guide prints them, written to a temporary folder
 and registered, pass the conformance suite and the kit's checks; its observation tells the
 mover's side, its mirror is a symmetry of the rules, and a search plays both sides better than Random.

@@ -1,4 +1,4 @@
-"""A third game is one folder plus one line in the registry (docs/guide.md, "Adding a game").
+"""A third game is one folder plus one line in the registry (docs/guide/extend.md, "Adding a game").
 
 The test takes the guide's own files of its example game (tic-tac-toe: every code block of that
 section that starts with ``# tictactoe/<file>.py``), writes them under a temporary folder only,

@@ -212,15 +212,16 @@ def test_the_libraries_are_optional():
 
 
 def test_the_guides_snippets_run(capsys):
-    """Every Python block of docs/guide.md's "PettingZoo, Gymnasium and pgx" runs as it is written."""
+    """Every Python block of docs/guide/play.md's "PettingZoo, Gymnasium and pgx" runs as it is written."""
     pytest.importorskip("pgx")
-    text = (ROOT / "docs" / "guide.md").read_text()
+    text = (ROOT / "docs" / "guide" / "play.md").read_text()
     section = text[text.index("## PettingZoo, Gymnasium and pgx\n"):]
-    section = section[:section.index("\n## ", 1)]
+    end = section.find("\n## ", 1)  # the next section, or the end of the page
+    section = section if end < 0 else section[:end]
     blocks = [b.split("```", 1)[0] for b in section.split("```python\n")[1:]]
     assert len(blocks) == 3
     for block in blocks:
         scope: dict = {}
-        exec(compile(block, "docs/guide.md", "exec"), scope)  # noqa: S102 - the guide's own code
+        exec(compile(block, "docs/guide/play.md", "exec"), scope)  # noqa: S102 - the guide's own code
     assert bool((scope["env"].unwrapped.game_state.terminated | scope["env"].unwrapped.game_state.truncated))
     assert "to move" not in capsys.readouterr().out.splitlines()[-2]  # the Checkers diagram of a finished game

@@ -1,4 +1,4 @@
-"""The example games of docs/guide.md, "Adding a game", as the guide prints them: each code block of
+"""The example games of docs/guide/extend.md, "Adding a game", as the guide prints them: each code block of
 that section whose first line is ``# <package>/<file>.py`` is a file of that game's package.
 
 ``registered(root, package, game_id)`` writes a package's files under ``root`` with an empty
@@ -18,7 +18,7 @@ import pytest
 from c4jax import games
 from scripts import ROOT
 
-GUIDE = ROOT / "docs" / "guide.md"
+GUIDE = ROOT / "docs" / "guide" / "extend.md"
 
 
 def guide_files(package: str) -> dict[str, str]:
