@@ -1,7 +1,7 @@
 """Play one game between two agents and show it: as text, an animated SVG or a GIF.
 
 ``c4jax watch ARGS`` and ``python experiments/watch.py ARGS`` run this module (the same flags and
-``--help``; docs/guide.md shows examples). A and B are agent names as ``c4jax.agents.load`` takes
+``--help``; docs/guide/play.md shows examples). A and B are agent names as ``c4jax.agents.load`` takes
 them; agents without learned parameters (``random``, ``mcts<N>``) switch games
 (``c4jax.agents.for_game``). One game from the start position (``c4jax.agents.arena.rollout``, keys
 from ``--seed``); printed: the final position (every one with ``--every``), the move list in the
