@@ -316,12 +316,10 @@ def check_file(name: str, exported: Any, path: Path, check_positions: int = CHEC
     import jax
 
     from c4jax.agents import onnx_export
-    from c4jax.evaluation import random_boards
 
     game = onnx_export.game_of(exported)
     key = jax.random.key(seed)
-    positions = (random_boards(key, check_positions) if game.id == games.DEFAULT
-                 else onnx_export.random_positions(game, key, check_positions))
+    positions = onnx_export.check_positions(game, key, check_positions)
     result = onnx_export.check(exported, path, positions)
     if not result.ok:
         raise SiteError(f"the ONNX graph of {name} does not reproduce the agent ({result.summary()})")

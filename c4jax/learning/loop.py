@@ -122,7 +122,7 @@ def load_state(directory: Path, state_like, params_like, seeds: list[int] | None
     before the latest one, with a warning, when the latest is damaged). ``seeds``: the seeds the
     run trains, which the checkpoint must hold; ``game``: the game it must be of."""
     def check(meta: dict) -> None:
-        saved_game = meta.get("game", checkpoint.GAME)
+        saved_game = meta.get("game", checkpoint.UNNAMED_GAME)
         if game is not None and saved_game != game:
             raise checkpoint.CheckpointError(f"checkpoint {str(directory)!r} is of the game {saved_game!r}, not {game!r}")
         if seeds is not None and meta.get("seeds") != seeds:
