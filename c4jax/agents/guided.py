@@ -23,10 +23,7 @@ other search agents' rule). ``@0`` is no search: the registry gives the network 
 :mod:`c4jax.agents.search`); it is off by default.
 
 Any network agent plugs in through one method, ``prior_logits_states(states, q_temperature) ->
-float32[B, A]`` on states of its ``game``; :class:`c4jax.agents.network.NetworkAgent` (Connect
-Four's CNETs) has it. The agent is a ``flax.struct`` dataclass with the network as a pytree
-field (its parameters are leaves) and every setting static, so it is jittable and batched like
-every agent, and takes typed and legacy PRNG keys.
+float32[B, A]`` on states of its ``game``; :class:`c4jax.agents.network.NetworkAgent` has it.
 """
 
 from __future__ import annotations

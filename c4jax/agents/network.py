@@ -124,10 +124,8 @@ def agent_from_checkpoint(directory: str | Path, mode: str | None = None, label:
     """
     directory = resolve_checkpoint(directory)
     meta = checkpoint.read_metadata(directory, game=None)
-    game = checkpoint_game(directory, meta)
-    if not games.kit_of(game).cnet:
-        raise checkpoint.CheckpointError(f"checkpoint {str(directory)!r} is of the game {game.id!r}, whose "
-                                         "observations the CNET does not read")
+    if not games.kit_of(game := checkpoint_game(directory, meta)).cnet:
+        raise checkpoint.CheckpointError(f"checkpoint {str(directory)!r}: the CNET does not read {game.id}")
     try:
         net, agent = meta["network"], meta["agent"]
         width, heads, output = int(net["width"]), str(net["heads"]), str(agent["output"])

@@ -19,9 +19,6 @@ At play time, ``AlphaZeroAgent(solve=True)`` (``agents.load("alphazero@256solve"
 instead with the project's own PUCT search backing up proven wins and losses
 (:func:`c4jax.agents.search.run` with ``solve=True``, MCTS-Solver) and no root noise: a proven
 win is always taken, a proven loss only when every move loses (:func:`c4jax.agents.search.best_action`).
-
-Cost: a search of N simulations with mctx grows like N squared, the project's own search about
-linearly (why: design.md "Checkers agents"; measured in docs/results/checkers/bench_network_search.md).
 """
 
 from __future__ import annotations

@@ -26,11 +26,9 @@ The conversion is jax2onnx tracing the agent's own jitted ``_scores`` (no second
 network); onnxruntime runs the check. Both come with the ``onnx`` extra and are imported only
 inside the functions that need them, never by ``import c4jax``.
 
-With jax2onnx 0.17, only a process's first conversion lowers the convolutions' static slices
-(gathers with constant indices) to ``Slice``; its later conversions may lower them to ``GatherND``
-with index arithmetic: a larger graph with the same scores. The static site's build
-(:mod:`c4jax.cli.website`) therefore converts each model in its own process. A process's first
-conversion also imports all of jax2onnx's plugins (docs/results/README.md, "Runtimes").
+Only a process's first conversion is guaranteed the smallest graph (later ones may lower static
+slices to ``GatherND``, with the same scores): :mod:`c4jax.cli.website` converts each model in its
+own process.
 """
 
 from __future__ import annotations
@@ -115,11 +113,6 @@ class Tensor:
         return f"{self.name} {self.dtype}[{', '.join(['B', *map(str, self.shape)])}]"
 
 
-def game_of(agent: Any):
-    """The game an agent plays (its ``game``)."""
-    return agent.game
-
-
 def on_boards(game) -> bool:
     """Whether the graph of ``game``'s agents takes observations alone: its agents take observations
     (the kit's ``playable``) and its kit reads the legal actions from them (``observation_legal``)."""
@@ -131,17 +124,16 @@ def check_positions(game, key: Array, n: int):
     """``n`` legal, unfinished positions of ``game`` as :func:`feeds` takes them: observations of the
     kit's random starts (of random legal play where it has none) for an :func:`on_boards` game, states
     of random legal play (:func:`random_positions`) for another."""
-    random_start = games.kit_of(game).random_start
-    if not on_boards(game):
-        return random_positions(game, key, n)
-    if random_start is None:
-        return jax.vmap(game.observe)(random_positions(game, key, n))
-    return jax.jit(lambda k: jax.vmap(game.observe)(jax.vmap(random_start)(jax.random.split(k, n))))(key)
+    start = games.kit_of(game).random_start
+    if not on_boards(game) or start is None:
+        states = random_positions(game, key, n)
+        return jax.vmap(game.observe)(states) if on_boards(game) else states
+    return jax.jit(lambda k: jax.vmap(game.observe)(jax.vmap(start)(jax.random.split(k, n))))(key)
 
 
 def signature(agent: Any) -> tuple[tuple[Tensor, ...], Tensor]:
     """The graph's inputs and output for ``exportable(agent)`` (module docstring), from its game."""
-    game = game_of(exportable(agent))
+    game = exportable(agent).game
     scores = Tensor(OUTPUT_NAME, "float32", (game.num_actions,))
     observation = jax.eval_shape(lambda: game.observe(game.init()))
     if on_boards(game):
@@ -182,7 +174,7 @@ def metadata(agent: NetworkAgent | AlphaZeroAgent) -> dict[str, str]:
     else:
         raise ValueError(f"not an exportable agent: {agent!r}")
     out = "probabilities" if settings["output"] == "policy" else "Q-values"
-    game = game_of(agent)
+    game = agent.game
     (first, *more), scores = signature(agent)
     if on_boards(game):
         io = {"input": (f"{first.name}: {first.dtype}{_dims(first)}, row 0 on top, 1 = player to move, -1 = opponent, "
@@ -324,7 +316,7 @@ def to_model(agent: Any, *, opset: int = DEFAULT_OPSET, value: bool = False):
     batch = jax.export.symbolic_shape("B")[0]
     inputs, output = signature(agent)
     specs = [jax.ShapeDtypeStruct((batch, *t.shape), jnp.dtype(t.dtype)) for t in inputs]
-    if on_boards(game_of(agent)):
+    if on_boards(agent.game):
         def fn(boards):
             return _board_scores_value(agent, boards) if value else agent._scores(boards)
         what = f"scores of {inputs[0].dtype}[{', '.join(['B', *map(str, inputs[0].shape)])}] boards"
@@ -333,7 +325,7 @@ def to_model(agent: Any, *, opset: int = DEFAULT_OPSET, value: bool = False):
             if value:
                 return _game_scores_value(agent, observations, legal_action_mask)
             return _game_scores(agent, observations, legal_action_mask)
-        what = f"{game_of(agent).id} scores of {', '.join(t.describe() for t in inputs)}"
+        what = f"{agent.game.id} scores of {', '.join(t.describe() for t in inputs)}"
     outputs = [output.name, VALUE_NAME] if value else [output.name]
     model = jax2onnx.to_onnx(fn, inputs=specs, model_name=agent.label, opset=opset,
                              input_names=[t.name for t in inputs], output_names=outputs)
@@ -375,7 +367,7 @@ def feeds(agent: Any, positions) -> dict[str, np.ndarray]:
     """The graph's inputs for ``positions`` of the agent's game (:func:`check_positions`): observations
     of an :func:`on_boards` game, another game's batch of states."""
     inputs, _ = signature(agent)
-    game = game_of(exportable(agent))
+    game = exportable(agent).game
     if on_boards(game):
         return {inputs[0].name: np.asarray(positions, inputs[0].dtype)}
     observations = jax.jit(jax.vmap(game.observe))(positions)
@@ -386,7 +378,7 @@ def feeds(agent: Any, positions) -> dict[str, np.ndarray]:
 def reference_scores(agent: Any, positions) -> np.ndarray:
     """What the graph must reproduce on ``positions`` (as :func:`feeds` takes them): the JAX agent's scores."""
     agent = exportable(agent)
-    if on_boards(game_of(agent)):
+    if on_boards(agent.game):
         return np.asarray(agent.scores(positions))
     return np.asarray(agent.scores_states(positions))
 

@@ -95,7 +95,7 @@ def main(args: Args) -> dict:
     except OSError as e:
         fail(f"cannot write --out {str(out)!r}: {e.strerror or e}")
     size_kb = out.stat().st_size / 1024
-    game = onnx_export.game_of(agent)
+    game = agent.game
     print(f"wrote {display_path(out)} ({size_kb:.0f} KiB): {agent.name} ({game.id}), {onnx_export.describe(agent)}")
     key = jax.random.key(args.seed)
     positions = onnx_export.check_positions(game, key, args.boards)

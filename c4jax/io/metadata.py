@@ -22,8 +22,8 @@ class CheckpointError(ValueError):
     """A checkpoint directory is missing, not a checkpoint, or unreadable."""
 
 
-# The game of a file that names none: a checkpoint whose metadata has no "game", a dataset file of
-# version 1, a generation-progress file, tournament.json or timing JSON without a "game" key.
+# The game of a file that names none: checkpoint metadata, dataset (version 1), generation progress,
+# yardstick positions, tournament.json and timing JSON without a "game".
 UNNAMED_GAME = games.DEFAULT
 
 

@@ -65,7 +65,6 @@ from c4jax.learning import rollouts
 from c4jax.learning import backprop as backprop_lib
 
 
-
 def epsilon(cfg: DQNConfig, episodes: Array) -> Array:
     """ε after ``episodes`` self-play games (or updates, with ``eps_per_update``):
     eps_end + (eps_start - eps_end)·exp(−episodes/decay), or with ``eps_schedule="linear"`` from

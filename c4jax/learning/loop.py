@@ -63,11 +63,9 @@ from c4jax.learning.settings.loop import OutPath as OutPath
 from c4jax.learning.train_state import data_to_keys, keys_to_data, where_seeds
 
 
-
 class ConfigError(ValueError):
     """Settings that do not fit together, found when the run starts (e.g. an algorithm and a
     --game it cannot train on)."""
-
 
 
 def source_params(cfg: LoopConfig, width: int) -> dict | None:
