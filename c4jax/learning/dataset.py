@@ -203,7 +203,7 @@ class Dataset:
                              f"actions [N], groups [N]; got {observations.shape}, {arrays['actions'].shape}, "
                              f"{arrays['groups'].shape}")
         validate_rows(game, observations, arrays["actions"], arrays["groups"], lambda i: f"{path}: row {i}")
-        return cls(observations, arrays["actions"], arrays["groups"], info, game_id)
+        return cls(observations, arrays["actions"], arrays["groups"], info, game=game_id)
 
 
 class _NotADataset(Exception):
