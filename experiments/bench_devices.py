@@ -68,9 +68,9 @@ def _algorithms(init_from: str) -> dict:
     game = games.make(games.DEFAULT)
     return {  # name: (algorithm, width, init_from, settings shown in the table)
         "ppo": (PPO(PPOConfig(), game), 128, init_from, "thesis defaults: 160 games, buffer 2,000, 5 epochs of minibatch 32"),
-        "alphazero": (AlphaZero(az), az.width, "", f"{az.games} games x {az.num_simulations} simulations, "
+        "alphazero": (AlphaZero(az, game), az.width, "", f"{az.games} games x {az.num_simulations} simulations, "
                       f"{az.updates_per_iteration} updates of batch {az.batch_size} per iteration"),
-        "dqn": (DQN(DQNConfig(episodes_per_iteration=16, updates_per_episode=25, eval_every=2000, learning_starts=2000)),
+        "dqn": (DQN(DQNConfig(episodes_per_iteration=16, updates_per_episode=25, eval_every=2000, learning_starts=2000), game),
                 128, init_from, "16 games and 400 updates of batch 48 per iteration"),
         "reinforce": (Reinforce(ReinforceConfig(), game), 128, init_from, "20 games per collect, 100 episodes per chunk"),
     }

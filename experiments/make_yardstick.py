@@ -72,13 +72,14 @@ class _Mixture(AgentBase):
     random_prob: Array  # float32[]
     name: str = struct.field(pytree_node=False, default="mixture")
     stochastic: bool = struct.field(pytree_node=False, default=True)
+    game: object = struct.field(pytree_node=False, kw_only=True)
 
     def _act(self, boards: Array, key: Array) -> Array:
         keys = jax.random.split(key, len(self.players) + 2)
         acts = jnp.stack([p._act(boards, k) for p, k in zip(self.players, keys)])  # [P, B]
         chosen = jnp.take_along_axis(acts, self.which[None], axis=0)[0]
         explore = jax.random.uniform(keys[-1], self.which.shape) < self.random_prob
-        return jnp.where(explore, RandomAgent()._act(boards, keys[-2]), chosen)
+        return jnp.where(explore, RandomAgent(game=self.game)._act(boards, keys[-2]), chosen)
 
 
 @functools.partial(jax.jit, static_argnames=("batch",))
@@ -86,9 +87,9 @@ def _play(players: tuple, random_prob: Array, key: Array, batch: int) -> tuple[A
     """``batch`` games from the empty board, both seats drawn per game: boards before each move, valid."""
     seat_key, play_key = jax.random.split(key)
     which = jax.random.randint(seat_key, (2, batch), 0, len(players))
-    seat_a, seat_b = (_Mixture(players, w, random_prob) for w in which)
-    traj = arena.rollout(seat_a, seat_b, arena.initial_states(batch, c4jax.games.make(c4jax.games.DEFAULT)), True, play_key,
-                         game=c4jax.games.make(c4jax.games.DEFAULT))
+    game = c4jax.games.make(c4jax.games.DEFAULT)
+    seat_a, seat_b = (_Mixture(players, w, random_prob, game=game) for w in which)
+    traj = arena.rollout(seat_a, seat_b, arena.initial_states(batch, game), True, play_key, game=game)
     return traj.observations, traj.valid
 
 

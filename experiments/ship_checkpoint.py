@@ -20,7 +20,7 @@ from pathlib import Path
 
 import tyro
 
-from c4jax import agents
+from c4jax import agents, games
 from c4jax.io import checkpoint, runlog
 
 
@@ -43,11 +43,11 @@ def main(args: Args) -> Path:
     run = Path(args.run)
     best = run / "best"
     meta = checkpoint.read_metadata(best, game=None)  # a clear error if the run has no best agent
-    game = meta.get("game", checkpoint.GAME)
+    game = meta.get("game", checkpoint.UNNAMED_GAME)
     prefix, _, rest = args.name.partition("/")
-    if game != checkpoint.GAME and (prefix != game or not rest or "/" in rest):
+    if game != games.DEFAULT and (prefix != game or not rest or "/" in rest):
         raise SystemExit(f"error: {args.run!r} holds a {game} agent: ship it as {game}/<name>, e.g. {game}/{prefix}")
-    if game == checkpoint.GAME and "/" in args.name:
+    if game == games.DEFAULT and "/" in args.name:
         raise SystemExit(f"error: {args.run!r} holds a Connect Four agent: its name has no '/', got {args.name!r}")
     if args.simulations:
         if "search" not in meta.get("agent", {}):

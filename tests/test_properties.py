@@ -131,7 +131,7 @@ def test_mirrored_games_give_mirrored_boards_and_the_same_rewards(seq):
 @given(st.integers(min_value=0, max_value=2**31 - 1))
 def test_random_rollouts_are_well_formed(seed):
     batch = 8
-    traj = _ROLLOUT(baselines.RandomAgent(), jax.random.key(seed), batch)
+    traj = _ROLLOUT(baselines.RandomAgent(game=C4), jax.random.key(seed), batch)
     valid, done = np.asarray(traj.valid), np.asarray(traj.done)
     length = np.asarray(traj.length)
     for b in range(batch):

@@ -26,13 +26,12 @@ from jax import Array
 from c4jax import games
 from c4jax.agents.policy import ILLEGAL_SCORE
 
-DEFAULT_GAME = games.make(games.DEFAULT)  # the game of agents that do not say theirs
-
 
 @runtime_checkable
 class Agent(Protocol):
     name: str  # e.g. "1steplA:det"
     stochastic: bool  # act() samples (depends on the key)
+    game: object  # the game it plays (c4jax.games.base.Game)
 
     def scores_states(self, states) -> Array:
         """float32[B, num_actions]: what the agent thinks of each action of states [B] of its game
@@ -42,11 +41,11 @@ class Agent(Protocol):
         """int32[B]: a legal action for each of the states [B] of its game."""
 
     def scores(self, boards: Array) -> Array:
-        """float32[B, num_actions]: what the agent thinks of each action of observations [B] of the
-        default game (Connect Four boards: each column; illegal: -inf)."""
+        """float32[B, num_actions]: what the agent thinks of each action of observations [B] of its
+        game (illegal: -inf)."""
 
     def act(self, boards: Array, key: Array) -> Array:
-        """int32[B]: a legal action for each observation [B] of the default game (Connect Four: a column)."""
+        """int32[B]: a legal action for each observation [B] of its game."""
 
 
 class ScoreInfo(NamedTuple):
@@ -159,8 +158,7 @@ def check_states(game, states) -> None:
 class AgentBase:
     """Shared public entry points; subclasses implement ``_scores`` and ``_act`` (pure, batched).
 
-    ``game`` is the game the agent plays (the default game, :data:`c4jax.games.DEFAULT`, unless a
-    subclass says otherwise).
+    Subclasses declare ``game``, the game the agent plays (a static field, required).
 
     Called with concrete arrays (numpy, lists, jax arrays outside ``jit``), boards are
     validated (``ValueError`` on a wrong shape or dtype, values outside {-1, 0, 1} or
@@ -171,8 +169,6 @@ class AgentBase:
     place of each finished one and never sees a finished game). Called on tracers inside a user's ``jit`` the pure implementation is
     inlined and boards are not inspected.
     """
-
-    game = DEFAULT_GAME  # a class attribute, not a pytree field (a subclass may make it a static field)
 
     @property
     def keyed(self) -> bool:

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 from flax import struct
 from jax import Array
 
-from c4jax.agents.base import DEFAULT_GAME, AgentBase, ScoreInfo, in_game_name, observation_legal
+from c4jax.agents.base import AgentBase, ScoreInfo, in_game_name, observation_legal
 from c4jax.agents.policy import ILLEGAL_SCORE
 
 
@@ -18,7 +18,7 @@ class RandomAgent(AgentBase):
     Its name is ``random`` on the default game, ``<game>/random`` on another."""
 
     stochastic: bool = struct.field(pytree_node=False, default=True)
-    game: object = struct.field(pytree_node=False, default=DEFAULT_GAME)
+    game: object = struct.field(pytree_node=False, kw_only=True)
     plays_any_game = True  # no learned parameters: agents.for_game switches its game
 
     @property

@@ -33,6 +33,7 @@ import numpy as np
 from flax import struct
 from jax import Array
 
+from c4jax import games
 from c4jax.agents.base import AgentBase, observation_legal
 from c4jax.agents.policy import ILLEGAL_SCORE
 
@@ -51,6 +52,7 @@ class CallableAgent(AgentBase):
     name: str = struct.field(pytree_node=False, default="python")
     returns: str = struct.field(pytree_node=False, default="scores")
     stochastic: bool = struct.field(pytree_node=False, default=False)
+    game: Any = struct.field(pytree_node=False, kw_only=True)
 
     @property
     def costly(self) -> bool:
@@ -105,10 +107,11 @@ class CallableAgent(AgentBase):
 
 
 def from_callable(fn: Callable[..., Any], *, name: str = "python", returns: str = "scores",
-                  stochastic: bool = False) -> CallableAgent:
-    """The agent that plays with the Python function ``fn`` (module docstring): ``fn(boards)`` returns
-    ``float[B, 7]`` scores (``returns="scores"``) or ``int[B]`` columns (``returns="actions"``);
-    with ``stochastic=True`` it is called as ``fn(boards, rng)``.
+                  stochastic: bool = False, game=games.DEFAULT) -> CallableAgent:
+    """The agent of ``game`` (an id or a game object; a public entry point, so the default game by
+    default) that plays with the Python function ``fn`` (module docstring): ``fn(observations)``
+    returns ``float[B, num_actions]`` scores (``returns="scores"``) or ``int[B]`` actions
+    (``returns="actions"``); with ``stochastic=True`` it is called as ``fn(observations, rng)``.
 
     To offer it by name (``agents.load``, the command-line tools, the play UI):
     ``agents.register("mine", lambda mode: agents.from_callable(fn, name="mine"))``.
@@ -117,4 +120,5 @@ def from_callable(fn: Callable[..., Any], *, name: str = "python", returns: str 
         raise TypeError(f"from_callable needs a function, got {type(fn).__name__}")
     if returns not in RETURNS:
         raise ValueError(f"returns must be one of {RETURNS}, got {returns!r}")
-    return CallableAgent(fn=fn, name=name, returns=returns, stochastic=stochastic)
+    return CallableAgent(fn=fn, name=name, returns=returns, stochastic=stochastic,
+                         game=games.make(game) if isinstance(game, str) else game)

@@ -23,10 +23,7 @@ other search agents' rule). ``@0`` is no search: the registry gives the network 
 :mod:`c4jax.agents.search`); it is off by default.
 
 Any network agent plugs in through one method, ``prior_logits_states(states, q_temperature) ->
-float32[B, A]`` on states of its ``game``; :class:`c4jax.agents.network.NetworkAgent` (Connect
-Four's CNETs) has it. The agent is a ``flax.struct`` dataclass with the network as a pytree
-field (its parameters are leaves) and every setting static, so it is jittable and batched like
-every agent, and takes typed and legacy PRNG keys.
+float32[B, A]`` on states of its ``game``; :class:`c4jax.agents.network.NetworkAgent` has it.
 """
 
 from __future__ import annotations
@@ -38,7 +35,7 @@ from flax import struct
 from jax import Array
 
 from c4jax.agents import search as mcts
-from c4jax.agents.base import DEFAULT_GAME, ScoreInfo, searched_value_label
+from c4jax.agents.base import ScoreInfo, searched_value_label
 from c4jax.agents.search_agent import SearchAgent
 from c4jax.games import base as games
 
@@ -53,7 +50,7 @@ class GuidedEvaluator:
     agent: prior logits from ``network.prior_logits_states``, value from one random playout.
     Hashable (a static argument of ``jit``)."""
 
-    game: Any = DEFAULT_GAME
+    game: Any
     q_temperature: float = Q_TEMPERATURE
 
     def __call__(self, network, keys: Array, states) -> tuple[Array, Array]:
@@ -77,7 +74,7 @@ class GuidedSearchAgent(SearchAgent):
     deterministic: bool = struct.field(pytree_node=False, default=True)
     q_temperature: float = struct.field(pytree_node=False, default=Q_TEMPERATURE)
     pb_c_init: float = struct.field(pytree_node=False, default=mcts.PB_C_INIT)
-    game: Any = struct.field(pytree_node=False, default=DEFAULT_GAME)
+    game: Any = struct.field(pytree_node=False, kw_only=True)
     solve: bool = struct.field(pytree_node=False, default=False)  # proven values (MCTS-Solver)
 
     def __post_init__(self):
@@ -86,7 +83,7 @@ class GuidedSearchAgent(SearchAgent):
         if not callable(getattr(self.network, "prior_logits_states", None)):
             raise TypeError(f"{type(self.network).__name__} cannot guide a search: it has no "
                             "prior_logits_states(states, q_temperature)")
-        network_game = getattr(self.network, "game", DEFAULT_GAME)
+        network_game = self.network.game
         if network_game.id != self.game.id:
             raise ValueError(f"the network plays {network_game.id}, the search {self.game.id}")
         if not self.q_temperature > 0:
@@ -116,4 +113,4 @@ def guided(network, num_simulations: int, deterministic: bool = True, **settings
     """``network`` searching ``num_simulations`` per move on the game it plays (``settings``:
     ``q_temperature``, ``pb_c_init``, ``solve``)."""
     return GuidedSearchAgent(network=network, num_simulations=num_simulations, deterministic=deterministic,
-                             game=getattr(network, "game", DEFAULT_GAME), **settings)
+                             game=network.game, **settings)

@@ -40,6 +40,7 @@ class NetworkAgent(AgentBase):
     output: str = struct.field(pytree_node=False, default="policy")
     sampled: bool = struct.field(pytree_node=False, default=False)
     symmetric: bool = struct.field(pytree_node=False, default=True)
+    game: Any = struct.field(pytree_node=False, kw_only=True)
 
     def __post_init__(self):
         if self.output not in OUTPUTS:
@@ -122,7 +123,9 @@ def agent_from_checkpoint(directory: str | Path, mode: str | None = None, label:
     An RL run directory (no checkpoint of its own, a ``best/`` one inside) gives its best agent.
     """
     directory = resolve_checkpoint(directory)
-    meta = checkpoint.read_metadata(directory)
+    meta = checkpoint.read_metadata(directory, game=None)
+    if not games.kit_of(game := checkpoint_game(directory, meta)).cnet:
+        raise checkpoint.CheckpointError(f"checkpoint {str(directory)!r}: the CNET does not read {game.id}")
     try:
         net, agent = meta["network"], meta["agent"]
         width, heads, output = int(net["width"]), str(net["heads"]), str(agent["output"])
@@ -144,4 +147,16 @@ def agent_from_checkpoint(directory: str | Path, mode: str | None = None, label:
         output=output,
         sampled=mode == "sto",
         symmetric=bool(agent.get("symmetric", True)),
+        game=game,
     )
+
+
+def checkpoint_game(directory, meta: dict):
+    """The game object of a checkpoint's metadata (:data:`c4jax.io.checkpoint.UNNAMED_GAME` when it
+    names none); ``CheckpointError`` for a game this c4jax cannot make."""
+    name = meta.get("game", checkpoint.UNNAMED_GAME)
+    try:
+        return games.make(name)
+    except (ValueError, ImportError) as e:
+        raise checkpoint.CheckpointError(f"checkpoint {str(directory)!r} is of the game {name!r}, which this "
+                                         f"c4jax cannot play: {e}") from e

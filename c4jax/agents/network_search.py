@@ -19,9 +19,6 @@ At play time, ``AlphaZeroAgent(solve=True)`` (``agents.load("alphazero@256solve"
 instead with the project's own PUCT search backing up proven wins and losses
 (:func:`c4jax.agents.search.run` with ``solve=True``, MCTS-Solver) and no root noise: a proven
 win is always taken, a proven loss only when every move loses (:func:`c4jax.agents.search.best_action`).
-
-Cost: a search of N simulations with mctx grows like N squared, the project's own search about
-linearly (why: design.md "Checkers agents"; measured in docs/results/checkers/bench_network_search.md).
 """
 
 from __future__ import annotations
@@ -36,9 +33,9 @@ from jax import Array
 
 from c4jax import games
 from c4jax.agents import search as mcts
-from c4jax.agents.base import (DEFAULT_GAME, AgentBase, ScoreInfo, observation_legal, searched_value_label, states_of,
+from c4jax.agents.base import (AgentBase, ScoreInfo, observation_legal, searched_value_label, states_of,
                                unfinished)
-from c4jax.agents.network import agent_from_checkpoint, resolve_checkpoint
+from c4jax.agents.network import agent_from_checkpoint, checkpoint_game, resolve_checkpoint
 from c4jax.agents.policy import ILLEGAL_SCORE, masked_logits
 from c4jax.games.base import done
 from c4jax.io import checkpoint
@@ -61,7 +58,7 @@ def evaluate(params, boards: Array, width: int, tower: tuple[int, ...], game,
     them with the states').
     ``reply_head``: the network of ``params`` has AlphaZero's reply head, whose logits
     ``float32[B, A]`` (unmasked) come third."""
-    out = nets.two_headed(width, tower, game, reply_head).apply({"params": params}, boards)
+    out = nets.two_headed(game, width, tower, reply_head).apply({"params": params}, boards)
     logits, value = out[:2]
     legal = games.kit_of(game).observation_legal
     if legal is not None:
@@ -153,7 +150,7 @@ class AlphaZeroAgent(AgentBase):
     tower: tuple[int, ...] = struct.field(pytree_node=False, default=())
     num_simulations: int = struct.field(pytree_node=False, default=DEFAULT_SIMULATIONS)
     deterministic: bool = struct.field(pytree_node=False, default=True)
-    game: Any = struct.field(pytree_node=False, default=DEFAULT_GAME)
+    game: Any = struct.field(pytree_node=False, kw_only=True)
     solve: bool = struct.field(pytree_node=False, default=False)
     saved_solve: bool = struct.field(pytree_node=False, default=False)
     saved_simulations: int | None = struct.field(pytree_node=False, default=None)
@@ -372,7 +369,7 @@ def agent_from_search_checkpoint(directory, mode: str | None = None, label: str 
     if not tower:
         net = agent_from_checkpoint(directory, mode, label)
         return AlphaZeroAgent(params=net.params, label=net.label, width=net.width, num_simulations=sims,
-                              deterministic=deterministic, solve=solve, saved_solve=saved,
+                              deterministic=deterministic, game=game, solve=solve, saved_solve=saved,
                               saved_simulations=saved_sims, output=output)
     template = {"params": nets.param_shapes(tower=tower, game=game)}
     params = checkpoint.restore(directory, template, meta=meta)["params"]
@@ -380,12 +377,3 @@ def agent_from_search_checkpoint(directory, mode: str | None = None, label: str 
                           num_simulations=sims, deterministic=deterministic, game=game, solve=solve,
                           saved_solve=saved, saved_simulations=saved_sims, output=output)
 
-
-def checkpoint_game(directory, meta: dict):
-    """The game object of a checkpoint's metadata (:data:`c4jax.io.checkpoint.GAME` when it names none)."""
-    name = meta.get("game", checkpoint.GAME)
-    try:
-        return games.make(name)
-    except (ValueError, ImportError) as e:
-        raise checkpoint.CheckpointError(f"checkpoint {str(directory)!r} is of the game {name!r}, which this "
-                                         f"c4jax cannot play: {e}") from e

@@ -4,11 +4,12 @@ The exported graph takes a batch (``B`` dynamic) of the agent's game's positions
 ``scores`` ``float32[B, num_actions]``; its inputs and output (:func:`signature`) follow the game's
 ``observation_shape`` and ``num_actions``:
 
-- Connect Four: public boards ``boards`` ``int8[B, 6, 7]`` (row 0 on top, 1 = the player to move,
-  -1 = the opponent, 0 = empty) -> ``float32[B, 7]``: exactly what the agent's ``scores(boards)``
-  returns, i.e. probabilities for policy agents, Q-values for DQN agents, mirror-averaged when the
-  agent averages, and ``-inf`` on full columns.
-- A game whose observation does not tell the legal actions (Checkers): ``observations``
+- A game whose agents take observations and whose kit reads the legal actions from them
+  (:func:`on_boards`; Connect Four: public boards ``boards`` ``int8[B, 6, 7]``, row 0 on top, 1 = the
+  player to move, -1 = the opponent, 0 = empty) -> ``float32[B, num_actions]``: exactly what the
+  agent's ``scores(boards)`` returns, i.e. probabilities for policy agents, Q-values for DQN agents,
+  mirror-averaged when the agent averages, and ``-inf`` on illegal actions.
+- Any other game (Checkers): ``observations``
   (``game.observe`` of each position, e.g. ``int8[B, 8, 8, 2]``) and ``legal_action_mask``
   ``bool[B, num_actions]`` -> the policy's probabilities (a DQN's Q-values) over the legal actions,
   ``-inf`` on the others: what the agent's ``scores_states`` returns without search.
@@ -25,11 +26,9 @@ The conversion is jax2onnx tracing the agent's own jitted ``_scores`` (no second
 network); onnxruntime runs the check. Both come with the ``onnx`` extra and are imported only
 inside the functions that need them, never by ``import c4jax``.
 
-With jax2onnx 0.17, only a process's first conversion lowers the convolutions' static slices
-(gathers with constant indices) to ``Slice``; its later conversions may lower them to ``GatherND``
-with index arithmetic: a larger graph with the same scores. The static site's build
-(:mod:`c4jax.cli.website`) therefore converts each model in its own process. A process's first
-conversion also imports all of jax2onnx's plugins (docs/results/README.md, "Runtimes").
+Only a process's first conversion is guaranteed the smallest graph (later ones may lower static
+slices to ``GatherND``, with the same scores): :mod:`c4jax.cli.website` converts each model in its
+own process.
 """
 
 from __future__ import annotations
@@ -57,7 +56,7 @@ from c4jax.io import atomic
 INSTALL_HINT = "pip install -e '.[onnx]'"
 TOLERANCE = 1e-4  # largest |ONNX - JAX| allowed on finite scores
 SHARE_MIN_BYTES = 1024  # the smallest tensor share_initializers stores once for several models
-INPUT_NAME, OUTPUT_NAME = "boards", "scores"  # the default game's input; every game's output
+INPUT_NAME, OUTPUT_NAME = "boards", "scores"  # the input of an on_boards game's graph; every game's output
 VALUE_NAME = "value"  # the second output of an AlphaZero graph exported with value=True
 OBSERVATIONS_NAME, LEGAL_NAME = "observations", "legal_action_mask"  # the inputs of the other games' graphs
 
@@ -114,17 +113,30 @@ class Tensor:
         return f"{self.name} {self.dtype}[{', '.join(['B', *map(str, self.shape)])}]"
 
 
-def game_of(agent: Any):
-    """The game an agent plays (its ``game``; Connect Four for the agents that have none)."""
-    return getattr(agent, "game", None) or games.make(games.DEFAULT)
+def on_boards(game) -> bool:
+    """Whether the graph of ``game``'s agents takes observations alone: its agents take observations
+    (the kit's ``playable``) and its kit reads the legal actions from them (``observation_legal``)."""
+    kit = games.kit_of(game)
+    return kit.playable is not None and kit.observation_legal is not None
+
+
+def check_positions(game, key: Array, n: int):
+    """``n`` legal, unfinished positions of ``game`` as :func:`feeds` takes them: observations of the
+    kit's random starts (of random legal play where it has none) for an :func:`on_boards` game, states
+    of random legal play (:func:`random_positions`) for another."""
+    start = games.kit_of(game).random_start
+    if not on_boards(game) or start is None:
+        states = random_positions(game, key, n)
+        return jax.vmap(game.observe)(states) if on_boards(game) else states
+    return jax.jit(lambda k: jax.vmap(game.observe)(jax.vmap(start)(jax.random.split(k, n))))(key)
 
 
 def signature(agent: Any) -> tuple[tuple[Tensor, ...], Tensor]:
     """The graph's inputs and output for ``exportable(agent)`` (module docstring), from its game."""
-    game = game_of(exportable(agent))
+    game = exportable(agent).game
     scores = Tensor(OUTPUT_NAME, "float32", (game.num_actions,))
     observation = jax.eval_shape(lambda: game.observe(game.init()))
-    if game.id == games.DEFAULT:  # the board tells the legal columns
+    if on_boards(game):
         return (Tensor(INPUT_NAME, str(observation.dtype), tuple(game.observation_shape)),), scores
     return (Tensor(OBSERVATIONS_NAME, str(observation.dtype), tuple(game.observation_shape)),
             Tensor(LEGAL_NAME, "bool", (game.num_actions,))), scores
@@ -162,9 +174,9 @@ def metadata(agent: NetworkAgent | AlphaZeroAgent) -> dict[str, str]:
     else:
         raise ValueError(f"not an exportable agent: {agent!r}")
     out = "probabilities" if settings["output"] == "policy" else "Q-values"
-    game = game_of(agent)
+    game = agent.game
     (first, *more), scores = signature(agent)
-    if game.id == games.DEFAULT:
+    if on_boards(game):
         io = {"input": (f"{first.name}: {first.dtype}{_dims(first)}, row 0 on top, 1 = player to move, -1 = opponent, "
                         "0 = empty; legal unfinished positions"),
               "output_description": (f"{scores.name}: {scores.dtype}{_dims(scores)}, the agent's {out} per column, "
@@ -281,10 +293,10 @@ def _game_scores_value(agent: AlphaZeroAgent, observations: Array, legal: Array)
 
 
 def _board_scores_value(agent: AlphaZeroAgent, boards: Array) -> tuple[Array, Array]:
-    """Connect Four: the raw policy's probabilities or Q-values (``agent._scores`` with no search: full
-    columns ``-inf``) and the value head (float32[B]) of one network pass over public boards."""
+    """An :func:`on_boards` game: the raw policy's probabilities or Q-values (``agent._scores`` with no
+    search: illegal actions ``-inf``) and the value head (float32[B]) of one network pass over observations."""
     logits, value = evaluate(agent.params, boards, agent.width, agent.tower, agent.game)[:2]
-    legal = boards[:, 0, :] == 0
+    legal = games.kit_of(agent.game).observation_legal(boards)
     scores = logits if agent.output == "q" else jax.nn.softmax(logits, axis=-1)
     return jnp.where(legal, scores, ILLEGAL_SCORE), value
 
@@ -304,7 +316,7 @@ def to_model(agent: Any, *, opset: int = DEFAULT_OPSET, value: bool = False):
     batch = jax.export.symbolic_shape("B")[0]
     inputs, output = signature(agent)
     specs = [jax.ShapeDtypeStruct((batch, *t.shape), jnp.dtype(t.dtype)) for t in inputs]
-    if game_of(agent).id == games.DEFAULT:
+    if on_boards(agent.game):
         def fn(boards):
             return _board_scores_value(agent, boards) if value else agent._scores(boards)
         what = f"scores of {inputs[0].dtype}[{', '.join(['B', *map(str, inputs[0].shape)])}] boards"
@@ -313,7 +325,7 @@ def to_model(agent: Any, *, opset: int = DEFAULT_OPSET, value: bool = False):
             if value:
                 return _game_scores_value(agent, observations, legal_action_mask)
             return _game_scores(agent, observations, legal_action_mask)
-        what = f"{game_of(agent).id} scores of {', '.join(t.describe() for t in inputs)}"
+        what = f"{agent.game.id} scores of {', '.join(t.describe() for t in inputs)}"
     outputs = [output.name, VALUE_NAME] if value else [output.name]
     model = jax2onnx.to_onnx(fn, inputs=specs, model_name=agent.label, opset=opset,
                              input_names=[t.name for t in inputs], output_names=outputs)
@@ -352,11 +364,11 @@ random_positions = game_base.random_positions  # n random legal, unfinished posi
 
 
 def feeds(agent: Any, positions) -> dict[str, np.ndarray]:
-    """The graph's inputs for ``positions`` of the agent's game: Connect Four's public boards
-    ``int8[B, 6, 7]``, another game's batch of states (:func:`random_positions`)."""
+    """The graph's inputs for ``positions`` of the agent's game (:func:`check_positions`): observations
+    of an :func:`on_boards` game, another game's batch of states."""
     inputs, _ = signature(agent)
-    game = game_of(exportable(agent))
-    if game.id == games.DEFAULT:
+    game = exportable(agent).game
+    if on_boards(game):
         return {inputs[0].name: np.asarray(positions, inputs[0].dtype)}
     observations = jax.jit(jax.vmap(game.observe))(positions)
     return {inputs[0].name: np.asarray(observations, inputs[0].dtype),
@@ -366,14 +378,14 @@ def feeds(agent: Any, positions) -> dict[str, np.ndarray]:
 def reference_scores(agent: Any, positions) -> np.ndarray:
     """What the graph must reproduce on ``positions`` (as :func:`feeds` takes them): the JAX agent's scores."""
     agent = exportable(agent)
-    if game_of(agent).id == games.DEFAULT:
+    if on_boards(agent.game):
         return np.asarray(agent.scores(positions))
     return np.asarray(agent.scores_states(positions))
 
 
 def onnx_scores(model_or_path, inputs) -> np.ndarray:
     """Run the exported graph with onnxruntime on CPU: ``float32[B, A]`` for its inputs (a dict of
-    :func:`feeds`), or for Connect Four's ``int8[B, 6, 7]`` boards given as one array."""
+    :func:`feeds`), or for an :func:`on_boards` game's observations given as one int8 array."""
     ort = import_extra("onnxruntime")
     src = str(model_or_path) if isinstance(model_or_path, (str, Path)) else model_or_path.SerializeToString()
     session = ort.InferenceSession(src, providers=["CPUExecutionProvider"])

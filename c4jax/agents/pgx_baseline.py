@@ -24,7 +24,6 @@ import jax
 from flax import struct
 from jax import Array
 
-from c4jax.agents.base import DEFAULT_GAME
 from c4jax.agents.network_search import agent_from_search_checkpoint, evaluate, is_search_checkpoint
 from c4jax.agents.registry import checkpoint_path
 from c4jax.games import kit_of
@@ -39,7 +38,7 @@ class PgxBaseline:
     label: str = struct.field(pytree_node=False, default="alphazero")
     width: int = struct.field(pytree_node=False, default=128)
     tower: tuple[int, ...] = struct.field(pytree_node=False, default=())
-    game: Any = struct.field(pytree_node=False, default=DEFAULT_GAME)
+    game: Any = struct.field(pytree_node=False, kw_only=True)
 
     # identity, not the parameters' values: jax.jit(model) keys its cache on the callable's hash
     __hash__ = object.__hash__

@@ -10,7 +10,7 @@ import numpy as np
 from flax import struct
 from jax import Array
 
-from c4jax.agents.base import DEFAULT_GAME, Agent, AgentBase, ScoreInfo, in_game_name
+from c4jax.agents.base import Agent, AgentBase, ScoreInfo, in_game_name
 from c4jax.agents.external import from_callable
 from c4jax.agents.search import MAX_SIMULATIONS
 from c4jax.games.kit import Player, resolve
@@ -25,7 +25,7 @@ class PlayerAgent(AgentBase):
     player: Player = struct.field(pytree_node=False)
     n: int | None = struct.field(pytree_node=False, default=None)
     deterministic: bool = struct.field(pytree_node=False, default=True)
-    game: object = struct.field(pytree_node=False, default=DEFAULT_GAME)
+    game: object = struct.field(pytree_node=False, kw_only=True)
 
     @property
     def name(self) -> str:
@@ -78,5 +78,5 @@ def build(player: Player, n: int | None, mode: str | None, game) -> Agent:
         raise resolve(player.missing)()
     if player.policy is not None:
         return from_callable(resolve(player.policy)(n), name=in_game_name(name, game), returns="actions",
-                             stochastic=True)
+                             stochastic=True, game=game)
     return PlayerAgent(player=player, n=n, deterministic=player.tie_order is not None and mode != "sto", game=game)

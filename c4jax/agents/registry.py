@@ -270,10 +270,10 @@ def _load_for_game(game: str, rest: str, name: str) -> Agent:
     if factory is not None and sims is None:
         return factory(mode_l)
     if low == "random" and sims is None:
-        return _random(mode_l).replace(game=played)
+        return _random(mode_l, played)
     m = re.fullmatch(r"mcts(.*)", low)
     if m and sims is None:
-        return _mcts(m, mode_l).replace(game=played)
+        return _mcts(m, mode_l, played)
     shipped = checkpoints_dir() / game / low
     if (shipped / METADATA_FILE).is_file():
         agent = _from_checkpoint(shipped, mode_l, f"{game}/{low}", sims, solve)
@@ -317,16 +317,16 @@ def _from_checkpoint(directory, mode: str | None, label: str, sims: int | None, 
                   solve=bool(solve))
 
 
-def _random(mode: str | None) -> RandomAgent:
+def _random(mode: str | None, game) -> RandomAgent:
     if mode == "det":
         raise ValueError("agent 'random' has no deterministic mode ('random:det')")
-    return RandomAgent()
+    return RandomAgent(game=game)
 
 
-_add("random", _random)
+_add("random", lambda mode: _random(mode, make_game(DEFAULT)))
 
 
-def _mcts(m: re.Match, mode: str | None) -> MCTSAgent:
+def _mcts(m: re.Match, mode: str | None, game) -> MCTSAgent:
     """``mcts<N>``, ``mcts<N>solve`` (proven values on) or ``mcts<N>nosolve`` (off), each optionally
     followed by ``-c<C>``, the UCT constant (default: the game's, ``search.default_uct_c``)."""
     rest = m.group(1).lower()
@@ -339,8 +339,8 @@ def _mcts(m: re.Match, mode: str | None) -> MCTSAgent:
     n, flag, c = parsed.groups()
     solve = SOLVE if flag is None else flag == "solve"
     return MCTSAgent(num_simulations=int(n), deterministic=mode != "sto", solve=solve,
-                     uct_c=None if c is None else float(c))
+                     uct_c=None if c is None else float(c), game=game)
 
 
-register_pattern(r"mcts(.*)", _mcts, example="mcts1000")
+register_pattern(r"mcts(.*)", lambda m, mode: _mcts(m, mode, make_game(DEFAULT)), example="mcts1000")
 

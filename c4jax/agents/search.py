@@ -207,7 +207,6 @@ class RolloutEvaluator:
         return jnp.zeros(states.legal_action_mask.shape, jnp.float32), value
 
 
-
 # --------------------------------------------------------------------------- the model
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from flax import struct
 from jax import Array
 
-from c4jax.agents.base import (DEFAULT_GAME, AgentBase, ScoreInfo, in_game_name, observation_legal,
+from c4jax.agents.base import (AgentBase, ScoreInfo, in_game_name, observation_legal,
                                searched_value_label, states_of, unfinished)
 from c4jax.agents.policy import ILLEGAL_SCORE
 from c4jax.agents.search import (MAX_SIMULATIONS, PB_C_INIT, SOLVE, RolloutEvaluator, SearchOutput, board_keys,
@@ -160,7 +160,7 @@ class MCTSAgent(SearchAgent):
     rule: str = struct.field(pytree_node=False, default="uct")
     pb_c_init: float = struct.field(pytree_node=False, default=PB_C_INIT)
     uct_c: float | None = struct.field(pytree_node=False, default=None)  # None: default_uct_c(game)
-    game: Any = struct.field(pytree_node=False, default=DEFAULT_GAME)
+    game: Any = struct.field(pytree_node=False, kw_only=True)
     solve: bool = struct.field(pytree_node=False, default=SOLVE)
 
     def __post_init__(self):

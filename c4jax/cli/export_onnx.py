@@ -35,7 +35,7 @@ from typing import Annotated, Sequence
 
 import tyro
 
-from c4jax import agents, games
+from c4jax import agents
 from c4jax.agents.onnx_opsets import DEFAULT_OPSET, OPSETS
 from c4jax.io import cliargs, interrupt
 from c4jax.io.cliargs import fail
@@ -81,7 +81,6 @@ def main(args: Args) -> dict:
     import jax
 
     from c4jax.agents import onnx_export
-    from c4jax.evaluation import random_boards
 
     try:
         agent = onnx_export.exportable(agents.load(args.agent))
@@ -97,11 +96,10 @@ def main(args: Args) -> dict:
     except OSError as e:
         fail(f"cannot write --out {str(out)!r}: {e.strerror or e}")
     size_kb = out.stat().st_size / 1024
-    game = onnx_export.game_of(agent)
+    game = agent.game
     print(f"wrote {display_path(out)} ({size_kb:.0f} KiB): {agent.name} ({game.id}), {onnx_export.describe(agent)}")
     key = jax.random.key(args.seed)
-    positions = (random_boards(key, args.boards) if game.id == games.DEFAULT
-                 else onnx_export.random_positions(game, key, args.boards))
+    positions = onnx_export.check_positions(game, key, args.boards)
     result = onnx_export.check(agent, out, positions)
     print(f"onnxruntime vs JAX on {result.summary()}")
     if not result.ok:

@@ -220,7 +220,7 @@ def main(cfg: Config) -> dict:
         agent = AlphaZeroAgent(params=best_params, label=NAME, tower=tower, num_simulations=0, game=game)
     else:
         agent = NetworkAgent(params=best_params, label=NAME, width=cfg.width, heads="one",
-                             output="policy", sampled=False, symmetric=cfg.symmetric)
+                             output="policy", sampled=False, symmetric=cfg.symmetric, game=game)
     if cfg.eval_matches:
         t0 = time.perf_counter()
         teacher = (short_name(cfg.game, cfg.teacher_name),) if cfg.eval_teacher else ()
@@ -261,8 +261,9 @@ def main(cfg: Config) -> dict:
 
 
 def _thesis_setting(cfg: Config) -> bool:
-    """Whether the run imitates the thesis' teacher on the default game (its accuracies are the thesis')."""
-    return cfg.game == games.DEFAULT and not cfg.teacher
+    """Whether the run imitates its game's own teacher on a game the thesis' CNET reads (the card's ``cnet``):
+    the setting whose accuracies the thesis reports."""
+    return games.card_of(cfg.game).cnet and not cfg.teacher
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:

@@ -211,7 +211,6 @@ def main(args: Args, command: str | None = None) -> dict:
     import jax
 
     from c4jax.evaluation import ratings
-    from c4jax.evaluation import timing as timing_of
     from c4jax.io import devices
 
     try:
@@ -235,8 +234,7 @@ def main(args: Args, command: str | None = None) -> dict:
                                  prior=args.rating_prior)
 
     timing = None
-    timed = args.timing and timing_of.timed(t.game)  # the default game without random start boards is not timed
-    if timed:
+    if args.timing:
         with compile_cache.announce("the agents' decisions for Table 5.1", say=_say):
             timing = evaluation.time_decisions(loaded, timing_key, batch=args.timing_batch,
                                                repeats=args.timing_repeats,

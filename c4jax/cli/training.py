@@ -87,7 +87,7 @@ def with_preset(base, preset: str | None, whole_games: bool = True):
         if preset is None:
             return base
         game = getattr(getattr(base, "run", base), "game", "this game")
-        raise ValueError(f"--preset {name}: {games.card_of(games.DEFAULT).title}'s presets set the whole-games "
+        raise ValueError(f"--preset {name}: the thesis' presets set the whole-games "
                          f"collection (design.md §7, §7a); {game} trains with --collect streams and its own "
                          f"defaults (--preset smoke: the smallest run)")
     return dataclasses.replace(config.replace_in(base, lambda c: config.with_preset(c, name)), preset=name)

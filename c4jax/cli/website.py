@@ -136,7 +136,7 @@ def entry(name: str, agent: Any, exported: Any, path: str, digest: str, data: tu
     from c4jax.agents.network_search import SOLVE_PB_C_INIT, AlphaZeroAgent
     from c4jax.agents.search import PB_C_BASE
 
-    game = onnx_export.game_of(exported)
+    game = exported.game
     meta = onnx_export.metadata(exported)
     out = {"name": name, "game": game.id, "file": path, "sha256": digest, **({"data": list(data)} if data else {}),
            "output": meta["output"], "mode": "det" if not getattr(agent, "stochastic", False) else "sto"}
@@ -310,12 +310,10 @@ def check_file(name: str, exported: Any, path: Path, check_positions: int = CHEC
     import jax
 
     from c4jax.agents import onnx_export
-    from c4jax.evaluation import random_boards
 
-    game = onnx_export.game_of(exported)
+    game = exported.game
     key = jax.random.key(seed)
-    positions = (random_boards(key, check_positions) if game.id == games.DEFAULT
-                 else onnx_export.random_positions(game, key, check_positions))
+    positions = onnx_export.check_positions(game, key, check_positions)
     result = onnx_export.check(exported, path, positions)
     if not result.ok:
         raise SiteError(f"the ONNX graph of {name} does not reproduce the agent ({result.summary()})")
@@ -356,7 +354,7 @@ def build(folder: Path, names: list[str], check_positions: int = CHECK_POSITIONS
     from c4jax.agents import onnx_export, rules_export
 
     loaded = [load_agent(name) for name in names]
-    game_ids = [onnx_export.game_of(exported).id for _, exported in loaded]
+    game_ids = [exported.game.id for _, exported in loaded]
     grids = {g: grid_game(g) for g in dict.fromkeys(game_ids) if g not in page_rules()}
     dist = runtime(log)
     folder.mkdir(parents=True, exist_ok=True)

@@ -48,12 +48,8 @@ GAMES_PER_MATCH = 2 * NUM_OPENINGS  # every opening once per seat
 
 
 def game_of(agent_a, game=None):
-    """The game of a match: ``game`` when given, else ``agent_a``'s (an agent without one plays the
-    default game, :data:`c4jax.games.DEFAULT`)."""
-    if game is not None:
-        return game
-    game = getattr(agent_a, "game", None)
-    return game if game is not None else games.make(games.DEFAULT)
+    """The game of a match: ``game`` when given, else ``agent_a.game``."""
+    return agent_a.game if game is None else game
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,11 +1,11 @@
 """Decision timing (thesis Table 5.1): seconds per decision at batch 1 and batched.
 
-Agents of the default game decide with their board API (``agent.act(boards, key)``) on random
-start positions of the default game (its kit's ``random_start``, seen by the player to move); its
-kit's ``plain_lookahead`` (a plain-Python N-step lookahead, where the kit has one) gives the
-plain-Python rows. Agents of another game decide with ``agent.act_states(states, key)`` on random
-positions of their game (:func:`c4jax.games.base.random_positions`: random legal play from the
-start), without reference rows (the references, 1StepLA and 2StepLA, play the default game only)."""
+Agents of a game whose kit has the board API (``playable``) and random start positions
+(``random_start``) decide with ``agent.act(boards, key)`` on those starts, seen by the player to
+move; its kit's ``plain_lookahead``, where it has one, gives the plain-Python rows. Agents of any
+other game decide with ``agent.act_states(states, key)`` on positions of random legal play
+(:func:`c4jax.games.base.random_positions`). The reference rows are :data:`REFERENCES` where the
+game has agents of those names."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from c4jax.agents import registry
 from c4jax.evaluation.protocol import agent_name
 from c4jax.evaluation.tournament import resolve_agents
 from c4jax.games.kit import resolve
+from c4jax.io.metadata import UNNAMED_GAME
 from c4jax.io.tables import Table
 
 
@@ -44,10 +45,10 @@ def _decide_states(agent, states, key: Array) -> Array:
     return agent.act_states(states, key)
 
 
-def timed(game_id: str) -> bool:
-    """Whether Table 5.1 can time the agents of ``game_id``: the default game's when its kit has random
-    start positions, any other game's (on positions of random legal play)."""
-    return game_id != games.DEFAULT or games.kit_of(game_id).random_start is not None
+def on_boards(game_id: str) -> bool:
+    """Whether the agents of ``game_id`` are timed with ``act`` on random start boards (module docstring)."""
+    kit = games.kit_of(game_id)
+    return kit.playable is not None and kit.random_start is not None
 
 
 def random_states(game_id: str, key: Array, batch: int):
@@ -58,11 +59,10 @@ def random_states(game_id: str, key: Array, batch: int):
     return random_positions(games.make(game_id), key, batch)
 
 
-@functools.partial(jax.jit, static_argnums=1)
-def random_boards(key: Array, batch: int) -> Array:
-    """``[batch, *observation_shape]``: random start positions of the default game (its kit's
-    ``random_start``), from the mover's point of view."""
-    game = games.make(games.DEFAULT)
+@functools.partial(jax.jit, static_argnums=(1, 2))
+def random_boards(key: Array, batch: int, game) -> Array:
+    """``[batch, *observation_shape]``: random start positions of ``game`` (a game object whose kit
+    has ``random_start``), from the mover's point of view."""
     states = jax.vmap(games.kit_of(game).random_start)(jax.random.split(key, batch))
     return jax.vmap(game.observe)(states)
 
@@ -108,7 +108,7 @@ class Timing:
     device: str = ""
     python_references: tuple[str, ...] = ()  # labels of plain-Python lookahead entries (GameKit.plain_lookahead)
     budget_s: float = 0.0  # the batched call's time budget that sized expensive agents' batches (0: none)
-    game: str = games.DEFAULT  # the game whose positions the agents decided on
+    game: str = dataclasses.field(kw_only=True)  # the game whose positions the agents decided on
 
     def entry(self, agent: str) -> DecisionTime:
         for e in self.entries:
@@ -147,11 +147,11 @@ class Timing:
         py_note = ""
         if py:
             n_py = self.entry(py[0])
-            py_note = (f" The plain-Python rows are `{games.kit_of(games.DEFAULT).plain_lookahead.replace(':', '.')}` (nested lists and recursion, one board "
+            py_note = (f" The plain-Python rows are `{games.kit_of(self.game).plain_lookahead.replace(':', '.')}` (nested lists and recursion, one board "
                        f"per call, the thesis' kind of implementation; the same moves as the jitted lookahead): "
                        f"median of {len(n_py.single)} calls at batch 1, and a Python loop over {n_py.batch} boards "
                        f"in the batched column.")
-        if self.game == games.DEFAULT:
+        if on_boards(self.game):
             call, positions, unit = "`act`", "design.md §3 random non-terminal boards", "boards"
             thesis = (". 'X time / agent time' > 1: the agent decides faster than X (thesis, batch 1 on a laptop: "
                       "trained agents ≈20× faster than 1StepLA and ≈70× faster than 2StepLA).")
@@ -177,7 +177,7 @@ class Timing:
         )
 
     def to_dict(self) -> dict:
-        return {**({"game": self.game} if self.game != games.DEFAULT else {}), "batch": self.batch, "budget_s": self.budget_s, "references": list(self.references),
+        return {**({"game": self.game} if self.game != UNNAMED_GAME else {}), "batch": self.batch, "budget_s": self.budget_s, "references": list(self.references),
                 "added": list(self.added),
                 "python_references": list(self.python_references),
                 "device": self.device, "entries": [e.to_dict() for e in self.entries],
@@ -215,9 +215,9 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
     Agents that differ only by their ``label`` (a name, not part of the decision: ``ppo:sto`` and
     ``reinforce:sto``) share one compiled program per batch size.
 
-    Agents of another game than the default one (all of one game, else ``ValueError``) decide with
-    ``act_states`` on random positions of it (module docstring); ``references`` (None: :data:`REFERENCES`
-    on the default game, none on another) and the plain-Python rows are the default game's only.
+    The agents (at least one) play one game, else ``ValueError``; they decide as the module docstring
+    says. ``references``: ``agents.load`` names of agents of that game (None: those of
+    :data:`REFERENCES` that the game has).
     """
     if budget_s < 0:
         raise ValueError(f"budget_s must be >= 0, got {budget_s}")
@@ -226,29 +226,31 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
     played = {registry.game_of(a) for a in loaded}
     if len(played) > 1:
         raise ValueError(f"the agents play different games ({', '.join(sorted(played))}); time one game's agents")
-    game_id = played.pop() if played else games.DEFAULT
-    default = game_id == games.DEFAULT
+    if not played:
+        raise ValueError("no agents to time")
+    game_id = played.pop()
     if references is None:
-        references = REFERENCES if default else ()
-    elif references and not default:
-        raise ValueError(f"references {list(references)} play {games.DEFAULT}, not {game_id}")
+        known = {n.lower() for n in registry.known_names(game_id)}
+        references = tuple(r for r in REFERENCES if registry.in_game(r, game_id).lower() in known)
     ref_labels, added = [], []
     for ref in references:
         ref_agent = registry.load(ref)
+        if registry.game_of(ref_agent) != game_id:
+            raise ValueError(f"reference {ref!r} plays {registry.game_of(ref_agent)}, not {game_id}")
         label = agent_name(ref_agent)
         if label not in labels:
             loaded.append(ref_agent)
             labels.append(label)
             added.append(label)
         ref_labels.append(label)
-    plain = games.kit_of(games.DEFAULT).plain_lookahead
-    if plain is None or not default:
+    plain = games.kit_of(game_id).plain_lookahead
+    if plain is None or not on_boards(game_id):
         python_lookahead = ()
     else:
         plain_act = resolve(plain)
     board_key, act_key = jax.random.split(key)
-    if default:
-        decide, boards = _decide, random_boards(board_key, max(batch, 16))
+    if on_boards(game_id):
+        decide, boards = _decide, random_boards(board_key, max(batch, 16), games.make(game_id))
     else:
         decide, boards = _decide_states, random_states(game_id, board_key, max(batch, 16))
 

@@ -19,8 +19,8 @@ from c4jax import games
 from c4jax.agents import registry
 from c4jax.evaluation import lockstep
 from c4jax.evaluation.field import REFERENCE_AGENTS, default_agents  # noqa: F401
-from c4jax.games import DEFAULT as DEFAULT_GAME
 from c4jax.io import devices as devs
+from c4jax.io.metadata import UNNAMED_GAME
 from c4jax.io.progress import bar as progress_bar
 from c4jax.evaluation.protocol import (
     GAMES_PER_MATCH,
@@ -64,7 +64,7 @@ class Tournament:
     names: tuple[str, ...]
     matches: tuple[MatchResult, ...]
     self_matches: tuple[MatchResult, ...] = ()
-    game: str = DEFAULT_GAME  # the game every agent plays (c4jax.games.GAMES id)
+    game: str = dataclasses.field(kw_only=True)  # the game every agent plays (c4jax.games.GAMES id)
 
     def __post_init__(self):
         object.__setattr__(self, "names", tuple(self.names))
@@ -257,7 +257,7 @@ class Tournament:
     def to_dict(self, games: bool = True) -> dict:
         """Everything, JSON-ready: names, every match (with every game's moves), the tables."""
         return {
-            **({} if self.game == DEFAULT_GAME else {"game": self.game}),  # the default game's has no key
+            **({} if self.game == UNNAMED_GAME else {"game": self.game}),
             "names": list(self.names),
             "matches": [m.to_dict(games=games) for m in self.matches],
             "self_matches": [m.to_dict(games=games) for m in self.self_matches],
@@ -268,7 +268,7 @@ class Tournament:
     def from_dict(cls, d: dict) -> Tournament:
         return cls(names=tuple(d["names"]), matches=tuple(match_from_dict(m) for m in d["matches"]),
                    self_matches=tuple(match_from_dict(m) for m in d.get("self_matches", ())),
-                   game=d.get("game", DEFAULT_GAME))
+                   game=d.get("game", UNNAMED_GAME))
 
     def save_json(self, path: str | os.PathLike, **extra: Any) -> Path:
         """Write :meth:`to_dict` (plus ``extra`` top-level entries) to ``path``."""

@@ -7,9 +7,9 @@ games of a mix of players (Random, 1StepLA and 2StepLA sampling among equals, th
 shipped DQN and PPO agents, with random moves mixed in), deduplicated up to mirroring,
 never finished, stratified by the number of stones into three phases, each with the exact
 solver score of every legal column (the convention of :mod:`c4jax.games.connect_four.perfect`;
-full columns :data:`ILLEGAL`). Grading needs no solver. The positions are observations of the
-default game (:data:`c4jax.games.DEFAULT`, whose kit says it has a yardstick), their legal columns
-read by its kit.
+full columns :data:`ILLEGAL`). Grading needs no solver. A position file names no game: its
+positions are observations of :data:`c4jax.io.metadata.UNNAMED_GAME` (whose kit says it has a
+yardstick), their legal columns read by its kit.
 
 Only **non-trivial** positions are graded: those where the legal columns do not all have
 the same outcome (win / draw / loss), so that some move changes the game-theoretic
@@ -40,6 +40,7 @@ from jax import Array
 
 from c4jax import games
 from c4jax.io.devices import make_mesh, select, shard_batch, split_rows, to_host
+from c4jax.io.metadata import UNNAMED_GAME
 
 POSITIONS_FILE = Path(__file__).resolve().parent / "yardstick_positions.npz"
 ILLEGAL = -100  # the score of an illegal column in a position set (the perfect player's solve_scores convention)
@@ -63,7 +64,7 @@ class Positions:
 
     def __post_init__(self):
         b, s = np.asarray(self.boards), np.asarray(self.scores)
-        game = games.make(games.DEFAULT)
+        game = games.make(UNNAMED_GAME)
         shape, actions = tuple(game.observation_shape), game.num_actions
         if b.shape[1:] != shape or s.shape != (b.shape[0], actions):
             raise ValueError(f"positions: boards must be [N, {', '.join(map(str, shape))}] and scores [N, {actions}], "

@@ -42,8 +42,8 @@ import orbax.checkpoint as ocp
 from c4jax._version import __version__
 from c4jax.io import atomic
 from c4jax.io.jsonutil import json_default
-from c4jax.io.metadata import (FORMAT_VERSION, GAME, METADATA_FILE, PREVIOUS_FILE, STATE_PREFIX,  # noqa: F401
-                                CheckpointError, exists, read_metadata, remove)
+from c4jax.io.metadata import (FORMAT_VERSION, METADATA_FILE, PREVIOUS_FILE, STATE_PREFIX,  # noqa: F401
+                                UNNAMED_GAME, CheckpointError, exists, read_metadata, remove)
 
 class CheckpointWriteError(CheckpointError, OSError):
     """A checkpoint could not be written (a full disk, a file size limit, a read-only folder); the
@@ -65,7 +65,7 @@ def save(directory: str | os.PathLike, tree: Any, metadata: dict, *, keep_previo
     meta = {
         "format_version": FORMAT_VERSION,
         "c4jax_version": __version__,
-        "game": GAME,
+        "game": UNNAMED_GAME,
         "saved_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:]) if sys.argv else "",
         **metadata,

@@ -22,10 +22,12 @@ class CheckpointError(ValueError):
     """A checkpoint directory is missing, not a checkpoint, or unreadable."""
 
 
-GAME = games.DEFAULT  # a checkpoint's game when its metadata names none (``save``'s default "game")
+# The game of a file that names none: checkpoint metadata, dataset (version 1), generation progress,
+# yardstick positions, tournament.json and timing JSON without a "game".
+UNNAMED_GAME = games.DEFAULT
 
 
-def read_metadata(directory: str | os.PathLike, name: str = METADATA_FILE, *, game: str | None = GAME) -> dict:
+def read_metadata(directory: str | os.PathLike, name: str = METADATA_FILE, *, game: str | None = UNNAMED_GAME) -> dict:
     """The metadata of a checkpoint (``name``: the file, ``previous.json`` for the one before);
     ``CheckpointError`` naming the path if it is not one, or if it is of another game than
     ``game`` (a game id, :data:`c4jax.games.GAMES`; ``None``: any game, as the agent loaders read
@@ -46,7 +48,7 @@ def read_metadata(directory: str | os.PathLike, name: str = METADATA_FILE, *, ga
         raise CheckpointError(f"checkpoint {str(directory)!r}: unreadable {name}: {e}") from e
     if not isinstance(meta, dict) or not isinstance(meta.get("format_version"), int):
         raise CheckpointError(f"checkpoint {str(directory)!r}: {name} has no format_version")
-    if game is not None and meta.get("game", GAME) != game:
+    if game is not None and meta.get("game", UNNAMED_GAME) != game:
         raise CheckpointError(f"checkpoint {str(directory)!r} is of the game {meta['game']!r}, not {game!r}")
     if meta["format_version"] > FORMAT_VERSION:
         raise CheckpointError(

@@ -130,7 +130,7 @@ class Algorithm:
         the run's ``width`` as a :class:`~c4jax.agents.network.NetworkAgent` (``sampled``: sampling
         its policy; ``symmetric``: averaged with the mirrored board)."""
         return NetworkAgent(params=params, label=label, width=width, heads=self.heads, output=self.output,
-                            sampled=sampled, symmetric=symmetric)
+                            sampled=sampled, symmetric=symmetric, game=self.game)
 
     def playing_params(self, state: TrainState):
         """The weights the loop evaluates, keeps as the old network and saves as ``best/``: by default

@@ -45,7 +45,7 @@ from jax import Array
 from c4jax.agents import arena
 from c4jax.agents import search as mcts
 from c4jax.agents.network_search import AlphaZeroAgent, evaluate, evaluator, search
-from c4jax.games import DEFAULT, Symmetry, kit_of, make
+from c4jax.games import Symmetry, kit_of
 from c4jax.games import base as games
 from c4jax.io.devices import shard_batch
 from c4jax.learning import buffer as rb
@@ -55,9 +55,6 @@ from c4jax.learning.settings.alphazero import AlphaZeroConfig as AlphaZeroConfig
 from c4jax.learning.optim import apply_gradients, make_optimizer
 from c4jax.learning.train_state import TrainState
 from c4jax.nets import tower as towers
-
-DEFAULT_GAME = make(DEFAULT)  # the game of a trainer made without one
-
 
 
 @struct.dataclass
@@ -224,7 +221,7 @@ class AlphaZero(Algorithm):
 
     batch_fields = tuple(f"buffer.{f}" for f in rb.BATCH_FIELDS)  # the replay storage, split over devices
 
-    def __init__(self, cfg: AlphaZeroConfig, freeze_conv: bool = False, game=DEFAULT_GAME):
+    def __init__(self, cfg: AlphaZeroConfig, game, freeze_conv: bool = False):
         cfg = config.settle(cfg)
         games.check_game(game)
         cfg.check_game(game)
@@ -270,7 +267,7 @@ class AlphaZero(Algorithm):
 
     def _with_reply_head(self, params, key: Array):
         """``params`` with a freshly initialised reply head."""
-        fresh = towers.init_params(key, self.cfg.width, self.cfg.tower, self.game, reply_head=True)
+        fresh = towers.init_params(key, self.game, self.cfg.width, self.cfg.tower, reply_head=True)
         return {**params, towers.REPLY: fresh[towers.REPLY]}
 
     def playing_params(self, state: AlphaZeroState):

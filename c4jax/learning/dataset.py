@@ -34,6 +34,7 @@ from c4jax import agents, games
 from c4jax.agents import arena
 from c4jax.games.base import done
 from c4jax.io import atomic
+from c4jax.io.metadata import UNNAMED_GAME
 
 FORMAT_NAME = "c4jax.dataset"
 FORMAT_VERSION = 2  # 1: the default game's boards only (an array "boards", no game); still read
@@ -69,7 +70,7 @@ class Dataset:
     actions: np.ndarray  # int[N]: the action played
     groups: np.ndarray  # int32[N]: group id
     info: dict = dataclasses.field(default_factory=dict)
-    game: str = games.DEFAULT
+    game: str = dataclasses.field(kw_only=True)  # a c4jax.games.GAMES id
 
     def __post_init__(self):
         game = games.make(self.game)
@@ -96,7 +97,7 @@ class Dataset:
     def take(self, indices) -> Dataset:
         """The rows ``indices`` (in that order), groups, info and game kept."""
         idx = np.asarray(indices)
-        return Dataset(self.observations[idx], self.actions[idx], self.groups[idx], dict(self.info), self.game)
+        return Dataset(self.observations[idx], self.actions[idx], self.groups[idx], dict(self.info), game=self.game)
 
     def validate(self, where: str = "dataset") -> Dataset:
         """Check every row; ``ValueError`` naming ``where`` and the first bad row. Returns self."""
@@ -171,7 +172,7 @@ class Dataset:
                 if missing and 1 <= version <= FORMAT_VERSION:
                     raise _NotADataset(f"missing arrays {missing} (has {sorted(z.files)})")
                 arrays = {k: z[k] for k in (first, "actions", "groups") if k in z.files}
-                game_id = str(z["game"]) if version > 1 and "game" in z.files else games.DEFAULT
+                game_id = str(z["game"]) if version > 1 and "game" in z.files else UNNAMED_GAME
                 info = json.loads(str(z["info"])) if "info" in z.files else {}
         except DatasetNotFoundError:
             raise
@@ -202,7 +203,7 @@ class Dataset:
                              f"actions [N], groups [N]; got {observations.shape}, {arrays['actions'].shape}, "
                              f"{arrays['groups'].shape}")
         validate_rows(game, observations, arrays["actions"], arrays["groups"], lambda i: f"{path}: row {i}")
-        return cls(observations, arrays["actions"], arrays["groups"], info, game_id)
+        return cls(observations, arrays["actions"], arrays["groups"], info, game=game_id)
 
 
 class _NotADataset(Exception):
@@ -334,7 +335,7 @@ def export_text(dataset: Dataset, path) -> Path:
     return path
 
 
-def import_text(path, game: str = games.DEFAULT) -> Dataset:
+def import_text(path, game: str) -> Dataset:
     """Read a dataset in ``game``'s text format and validate every pair: each position is grouped with
     its images (any duplicate included) present in the file, group ids in order of first appearance.
     ``ValueError`` naming the path and the pair (from 0) on a malformed pair or an invalid position."""
@@ -343,7 +344,7 @@ def import_text(path, game: str = games.DEFAULT) -> Dataset:
     played = games.make(game)
     if len(actions):
         validate_rows(played, observations, actions, None, lambda i: f"{path}: pair {i}")
-    return Dataset(observations, actions, group_ids(observations, played), {"imported_from": str(path)}, played.id)
+    return Dataset(observations, actions, group_ids(observations, played), {"imported_from": str(path)}, game=played.id)
 
 
 # --------------------------------------------------------------------------- generation
@@ -401,12 +402,12 @@ def _play(agent, key, batch: int, game, opening_plies: int):
     return traj.observations, traj.actions.astype(action_dtype(game)), traj.valid
 
 
-def generate(num_pairs: int = 200_000, *, seed: int = 0, batch: int = 4096, progress: bool = False,
-             game=None, teacher: str | None = None, opening_plies: int = 4) -> Dataset:
+def generate(num_pairs: int = 200_000, *, game, seed: int = 0, batch: int = 4096, progress: bool = False,
+             teacher: str | None = None, opening_plies: int = 4) -> Dataset:
     """``num_pairs`` rows of distinct positions played by the teacher, each followed by its images.
 
     The teacher (``teacher``, an ``agents.load`` name; default the kit's, :func:`teacher_name`) plays
-    both sides of ``batch`` games of ``game`` (default: the default game) at a time from
+    both sides of ``batch`` games of ``game`` (a game object) at a time from
     :func:`start_positions`. Every position it moves in (from the mover's view) with the action it
     picked is kept if no image of it was collected before; the row is followed by its images that
     differ from it. Stops at exactly ``num_pairs`` rows (the last batch is truncated, so the very last
@@ -450,7 +451,7 @@ class Progress:
                 meta = json.loads(str(z["meta"]))
                 arrays = {k: z[k] for k in ("observations", "actions", "groups", "key")}
             Dataset(arrays["observations"], arrays["actions"], arrays["groups"],
-                    game=meta["info"].get("game", games.DEFAULT))  # shapes and dtypes
+                    game=meta["info"].get("game", UNNAMED_GAME))  # shapes and dtypes
         except Exception as e:  # a damaged archive: zipfile (CRC), zlib, numpy, json
             raise ValueError(f"{path} cannot be read as generation progress ({type(e).__name__}: "
                              f"{' '.join(str(e).split())[:200]})") from None
@@ -465,7 +466,7 @@ def _check_count(value, name: str, low: int) -> int:
 
 def generate_with_stats(num_pairs: int = 200_000, *, seed: int = 0, batch: int = 4096,
                         progress: bool = False, resume: Progress | None = None,
-                        on_batch=None, game=None, teacher: str | None = None,
+                        on_batch=None, game, teacher: str | None = None,
                         opening_plies: int = 4) -> tuple[Dataset, GenerationStats]:
     """:func:`generate`, also returning the :class:`GenerationStats`.
 
@@ -473,7 +474,6 @@ def generate_with_stats(num_pairs: int = 200_000, *, seed: int = 0, batch: int =
     ``resume``: a :class:`Progress` of the same settings to continue from.
     """
     num_pairs, batch = _check_count(num_pairs, "num_pairs", 0), _check_count(batch, "batch", 1)
-    game = games.make(games.DEFAULT) if game is None else game
     kit = games.kit_of(game)
     teacher = teacher_name(game, teacher or "")
     info = {"generator": "c4jax.learning.dataset.generate", "game": game.id, "agent": teacher,
@@ -545,7 +545,7 @@ def generate_with_stats(num_pairs: int = 200_000, *, seed: int = 0, batch: int =
         observations = np.zeros((0, *game.observation_shape), observation_dtype(game))
         actions, groups = np.zeros(0, action_dtype(game)), np.zeros(0, np.int32)
     stats.total_s = time.perf_counter() - t_start
-    return Dataset(observations, actions, groups, info, game.id), stats
+    return Dataset(observations, actions, groups, info, game=game.id), stats
 
 
 def _new_rows(game, observations: np.ndarray, actions: np.ndarray, seen: set[bytes], room: int, group0: int):

@@ -65,7 +65,6 @@ from c4jax.learning import rollouts
 from c4jax.learning import backprop as backprop_lib
 
 
-
 def epsilon(cfg: DQNConfig, episodes: Array) -> Array:
     """ε after ``episodes`` self-play games (or updates, with ``eps_per_update``):
     eps_end + (eps_start - eps_end)·exp(−episodes/decay), or with ``eps_schedule="linear"`` from
@@ -183,11 +182,11 @@ class Strategies:
     """``(state, reset) -> state`` after the old-network rule: ``keep_target`` or ``reset_target``."""
 
     @classmethod
-    def of(cls, cfg: DQNConfig, tower: bool = False, game=None) -> Strategies:
-        """The strategies of ``cfg`` on ``game`` (default: the default game); ``tower``: the network is a
+    def of(cls, cfg: DQNConfig, game, tower: bool = False) -> Strategies:
+        """The strategies of ``cfg`` on ``game`` (a game object); ``tower``: the network is a
         residual tower (Q = ``tanh_q``), else a CNET. The legal actions of s' are those that the game's kit
         reads from a board (``--collect games``), or those the transitions store (``--collect streams``)."""
-        kit = games.kit_of(games.DEFAULT if game is None else game)
+        kit = games.kit_of(game)
         mirror_avg = partial(mirror_avg_q, symmetry=kit.symmetries[0]) if kit.symmetries else None
         if tower:
             q = tanh_q
@@ -211,15 +210,15 @@ class Strategies:
 
 
 class DQN(Algorithm):
-    """The :class:`~c4jax.learning.algorithm.Algorithm` for DQN on ``game`` (default: the default game);
+    """The :class:`~c4jax.learning.algorithm.Algorithm` for DQN on ``game`` (a game object);
     ``name`` is 'dqn' or 'dueling_dqn'. ``ValueError`` when ``cfg`` does not fit the game."""
 
     output = "q"
     default_mode = "det"
 
-    def __init__(self, cfg: DQNConfig, freeze_conv: bool = True, game=None):
+    def __init__(self, cfg: DQNConfig, game, freeze_conv: bool = True):
         self.cfg = cfg = config.settle(cfg)
-        self.game = games.make(games.DEFAULT) if game is None else check_game(game)
+        self.game = check_game(game)
         kit = games.kit_of(self.game)
         if cfg.collect == "games" and not whole_games_fit(self.game):
             raise ValueError(f"--collect games plays the thesis' whole games (CNET boards, random starts, a mirror), "
@@ -240,7 +239,7 @@ class DQN(Algorithm):
             self.net = CNet(width=cfg.width, heads=self.heads)
             base = make_optimizer(cfg.learning_rate, cfg.weight_decay, freeze_conv)
         self.tx = optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), base) if cfg.max_grad_norm > 0 else base
-        self.strategies = Strategies.of(cfg, tower=bool(self.tower), game=self.game)
+        self.strategies = Strategies.of(cfg, self.game, tower=bool(self.tower))
         self.collection = StreamCollection(cfg, self.game) if cfg.collect == "streams" else GameCollection(cfg, self.game)
         c = self.collection
         self.batch_fields, self.batch_sizes = c.batch_fields, c.batch_sizes

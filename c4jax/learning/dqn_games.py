@@ -96,6 +96,7 @@ class EpsilonGreedy(AgentBase):
     name: str = struct.field(pytree_node=False, default="eps-greedy")
     stochastic: bool = struct.field(pytree_node=False, default=True)
     q: Callable = struct.field(pytree_node=False, default=q_values)
+    game: Any = struct.field(pytree_node=False, kw_only=True)
 
     def _act(self, boards, key):
         return epsilon_greedy(key, self.q(self.net.apply, self.params, boards), self.legal(boards), self.epsilon)
@@ -157,7 +158,7 @@ class GameCollection:
         cfg, strategies = self.cfg, algo.strategies
         starts = arena.random_initial_states(start_key, cfg.episodes_per_iteration, self.game)
         behaviour = EpsilonGreedy(params=state.params, epsilon=algo.behaviour_epsilon(state), net=algo.net,
-                                  legal=self.legal, q=strategies.behaviour_q)
+                                  legal=self.legal, q=strategies.behaviour_q, game=self.game)
         traj, _ = strategies.play(behaviour, cfg.opponent_agent, starts, cfg.opponent_games(cfg.episodes_per_iteration),
                                   play_key, game=self.game)
         items, valid = transitions(traj, cfg.reward_backprop_n, self.symmetry, strategies.backprop)

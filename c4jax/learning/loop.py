@@ -63,11 +63,9 @@ from c4jax.learning.settings.loop import OutPath as OutPath
 from c4jax.learning.train_state import data_to_keys, keys_to_data, where_seeds
 
 
-
 class ConfigError(ValueError):
     """Settings that do not fit together, found when the run starts (e.g. an algorithm and a
     --game it cannot train on)."""
-
 
 
 def source_params(cfg: LoopConfig, width: int) -> dict | None:
@@ -122,7 +120,7 @@ def load_state(directory: Path, state_like, params_like, seeds: list[int] | None
     before the latest one, with a warning, when the latest is damaged). ``seeds``: the seeds the
     run trains, which the checkpoint must hold; ``game``: the game it must be of."""
     def check(meta: dict) -> None:
-        saved_game = meta.get("game", checkpoint.GAME)
+        saved_game = meta.get("game", checkpoint.UNNAMED_GAME)
         if game is not None and saved_game != game:
             raise checkpoint.CheckpointError(f"checkpoint {str(directory)!r} is of the game {saved_game!r}, not {game!r}")
         if seeds is not None and meta.get("seeds") != seeds:

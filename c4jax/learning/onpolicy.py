@@ -65,7 +65,7 @@ class OnPolicy(Algorithm):
         if not self.tower and not games.kit_of(game).cnet:
             raise ValueError(f"--network cnet: the CNET does not read {game.id}'s observations; train the residual "
                              "tower (--network tower)")
-        self.net = towers.two_headed(cfg.width, self.tower, game)
+        self.net = towers.two_headed(game, cfg.width, self.tower)
         if self.tower:
             tx = adam_l2(cfg.learning_rate, cfg.weight_decay)
             self.network_meta = {"tower": list(self.tower)}

@@ -84,6 +84,7 @@ class _Behaviour(AgentBase):
     mirror_avg: bool = struct.field(pytree_node=False, default=False)
     name: str = struct.field(pytree_node=False, default="behaviour")
     stochastic: bool = struct.field(pytree_node=False, default=True)
+    game: Any = struct.field(pytree_node=False, kw_only=True)
 
     def _act(self, boards: Array, key: Array) -> Array:
         logits, _ = apply(self.net, self.params, boards, 2)
@@ -101,7 +102,7 @@ def exploring_policy(collection: GameCollection, params, *, explore: float, mirr
     """Behaviour of the published code on ``collection``'s game (bind ``explore`` and ``mirror_avg`` with
     ``functools.partial``)."""
     return _Behaviour(params=params, explore=explore, net=collection.net, symmetry=collection.symmetry,
-                      legal=collection.kit.observation_legal, mirror_avg=mirror_avg)
+                      legal=collection.kit.observation_legal, mirror_avg=mirror_avg, game=collection.game)
 
 
 def monte_carlo_targets(collection, params, traj: arena.Trajectory, rewards: Array, values: Array, played: Array,

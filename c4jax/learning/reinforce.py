@@ -33,7 +33,6 @@ from c4jax.learning.settings.reinforce import ReinforceConfig as ReinforceConfig
 from c4jax.learning.optim import apply_gradients
 
 
-
 class Reinforce(onpolicy.OnPolicy):
     """REINFORCE on ``game`` with the collection of ``cfg.collect`` (:class:`~c4jax.learning.onpolicy.OnPolicy`);
     ``ValueError`` when ``cfg`` does not fit the game."""

@@ -7,6 +7,8 @@ Built on :func:`c4jax.agents.arena.rollout`; the trajectories record the game ki
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 from flax import struct
@@ -27,6 +29,7 @@ class _PerGame(AgentBase):
     use_other: Array  # bool[B]
     name: str = struct.field(pytree_node=False, default="per-game")
     stochastic: bool = struct.field(pytree_node=False, default=True)
+    game: Any = struct.field(pytree_node=False, kw_only=True)
 
     def act_states(self, states, key: Array) -> Array:
         key_base, key_other = jax.random.split(key)
@@ -56,7 +59,7 @@ def mixed_rollout(learner, opponent, states, n_vs: int, key: Array, *, game,
     seat_key, play_key = jax.random.split(key)
     vs = jnp.arange(batch) < n_vs
     learner_first = jax.random.bernoulli(seat_key, 0.5, (batch,)) | ~vs
-    traj = arena.rollout(learner, _PerGame(learner, opponent, vs), states, learner_first, play_key, game=game,
+    traj = arena.rollout(learner, _PerGame(learner, opponent, vs, game=game), states, learner_first, play_key, game=game,
                          reward_fn=reward_fn, record_legal=record_legal)
     return traj, traj.valid & (traj.by_a | ~vs[:, None])
 

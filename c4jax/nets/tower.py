@@ -1,25 +1,22 @@
 """A small residual tower with policy and value heads, the network of AlphaZero-style agents
 (design.md §8), as an alternative to the two-headed CNET.
 
-``Tower(blocks, channels)`` maps public boards ``int8[B, 6, 7]`` to ``(float32[B, 7],
-float32[B])`` (policy logits, value), like ``CNet(heads="two")``, and any other game's
-``[B, H, W(, C)]`` observations to ``num_actions`` logits and a value:
+``Tower(num_actions, encoding, blocks, channels)`` maps a game's observations ``[B, H, W(, C)]``
+to ``(float32[B, num_actions], float32[B])`` (policy logits, value):
 
-- the input planes (:func:`encode`, in the encoding the game's kit names: the CNET planes of
-  :func:`c4jax.nets.cnet.preprocess` for Connect Four), a 3x3 convolution to ``channels``;
+- the input planes (:func:`encode`, in the encoding the game's kit names), a 3x3 convolution to
+  ``channels``;
 - ``blocks`` residual blocks: 3x3 conv -> ReLU -> 3x3 conv, added to the block's input, ReLU;
-  the second convolution of each block starts at zero, so every block starts as the identity
-  (the tower trains without normalisation layers);
-- policy head: 1x1 conv to 2 planes -> ReLU -> Dense(7); value head: 1x1 conv to 1 plane ->
-  ReLU -> Dense(64) -> ReLU -> Dense(1);
-- with ``reply_head``, a third output: reply logits, a ``reply`` Dense(7) on the policy head's
-  planes (AlphaZero's auxiliary prediction of the opponent's next move);
-- with ``dueling``, the policy logits are Dueling DQN's ``V + A - mean(A)``: ``A`` the ``policy``
-  Dense, ``V`` a ``dueling_value`` Dense(1) on the same planes (:func:`fold_dueling` turns it into
-  the plain tower that agents play).
+  the second convolution of each block starts at zero, so every block starts as the identity;
+- policy head: 1x1 conv to 2 planes -> ReLU -> Dense(num_actions); value head: 1x1 conv to 1
+  plane -> ReLU -> Dense(64) -> ReLU -> Dense(1);
+- with ``reply_head``, a third output: reply logits, a ``reply`` Dense(num_actions) on the policy
+  head's planes;
+- with ``dueling``, the policy logits are ``V + A - mean(A)``: ``A`` the ``policy`` Dense, ``V`` a
+  ``dueling_value`` Dense(1) on the same planes (:func:`fold_dueling` turns it into the plain tower).
 
-All convolutions keep the board size ("same" padding with zeros) and run as im2col matmuls
-(:class:`c4jax.nets.cnet.ValidConv` on the padded input), which is what is fast on a CPU.
+Every convolution keeps the board size ("same" padding with zeros) and runs as an im2col matmul
+(:class:`c4jax.nets.cnet.ValidConv` on the padded input).
 """
 
 from __future__ import annotations
@@ -81,12 +78,12 @@ class Tower(nn.Module):
     """Residual tower: ``blocks`` blocks of ``channels`` 3x3 filters, policy and value heads.
 
     ``num_actions`` policy logits; ``encoding`` says how observations become input planes
-    (:func:`encode`; the CNET planes by default); ``reply_head``: also ``num_actions`` reply logits."""
+    (:func:`encode`, :func:`encoding_for` a game); ``reply_head``: also ``num_actions`` reply logits."""
 
+    num_actions: int
+    encoding: str
     blocks: int = 4
     channels: int = 64
-    num_actions: int = 7
-    encoding: str = "cnet_planes"
     reply_head: bool = False
     dueling: bool = False
 
@@ -110,14 +107,12 @@ class Tower(nn.Module):
         return logits, value
 
 
-def two_headed(width: int = 128, tower: tuple[int, ...] = (), game=None,
-               reply_head: bool = False) -> nn.Module:
-    """The two-headed network of an AlphaZero agent for ``game`` (``None``: the default game,
-    :data:`c4jax.games.DEFAULT`): ``Tower(*tower)`` (``(blocks, channels)``), or
+def two_headed(game, width: int = 128, tower: tuple[int, ...] = (), reply_head: bool = False) -> nn.Module:
+    """The two-headed network of an AlphaZero agent for ``game`` (a game object): ``Tower(*tower)``
+    (``(blocks, channels)``), or
     ``CNet(width, heads="two")`` when ``tower`` is empty (only on a game whose kit says the CNET reads
     its observations). ``reply_head``: with the reply head that AlphaZero trains (a third output),
     which the playing network has not."""
-    game = games.make(games.DEFAULT) if game is None else game
     if tower:
         blocks, channels = tower
         return Tower(blocks=blocks, channels=channels, num_actions=game.num_actions, encoding=encoding_for(game),
@@ -127,18 +122,16 @@ def two_headed(width: int = 128, tower: tuple[int, ...] = (), game=None,
     return CNet(width=width, heads="two", reply_head=reply_head)
 
 
-def init_params(key: Array, width: int = 128, tower: tuple[int, ...] = (), game=None,
-                reply_head: bool = False):
-    """Fresh parameters of :func:`two_headed` ``(width, tower, game, reply_head)``."""
-    game = games.make(games.DEFAULT) if game is None else game
-    net = two_headed(width, tower, game, reply_head)
+def init_params(key: Array, game, width: int = 128, tower: tuple[int, ...] = (), reply_head: bool = False):
+    """Fresh parameters of :func:`two_headed` ``(game, width, tower, reply_head)``."""
+    net = two_headed(game, width, tower, reply_head)
     return net.init(key, jnp.zeros((1,) + tuple(game.observation_shape), jnp.int8))["params"]
 
 
-def param_shapes(width: int = 128, tower: tuple[int, ...] = (), game=None, reply_head: bool = False):
+def param_shapes(game, width: int = 128, tower: tuple[int, ...] = (), reply_head: bool = False):
     """The shapes and dtypes (``jax.ShapeDtypeStruct``) of :func:`init_params`' parameters, traced
     without computing them: a template to restore a checkpoint into."""
-    return jax.eval_shape(lambda key: init_params(key, width, tower, game, reply_head), jax.random.key(0))
+    return jax.eval_shape(lambda key: init_params(key, game, width, tower, reply_head), jax.random.key(0))
 
 
 REPLY = "reply"  # the reply head's parameter subtree

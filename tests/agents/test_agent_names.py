@@ -11,6 +11,8 @@ import pytest
 from c4jax import agents, games
 from c4jax.agents.baselines import RandomAgent
 
+C4 = games.make(games.DEFAULT)
+
 CHECKERS = games.make("checkers")
 
 
@@ -33,7 +35,7 @@ def test_a_raw_policy_is_named_at_policy_and_loads_by_that_name():
 
 
 def test_only_agents_without_learned_parameters_switch_games():
-    switched = agents.for_game(RandomAgent(), CHECKERS)
+    switched = agents.for_game(RandomAgent(game=C4), CHECKERS)
     assert switched.game == CHECKERS and agents.canonical_name(switched) == "checkers/random"
     assert agents.for_game(agents.load("mcts20:det"), CHECKERS).name == "checkers/mcts20:det"
     assert agents.for_game(agents.load("1steplA"), CHECKERS) is None
@@ -47,7 +49,7 @@ def test_scores_of_states_are_the_scores_of_their_observations():
     state = jax.device_get(game.step(game.step(game.init(), 3), 3))
     batch = jax.tree.map(lambda x: np.asarray(x)[None], state)
     board = np.asarray(game.observe(state))[None]
-    for agent in (agents.load("2steplA"), RandomAgent(), agents.load("supervised")):
+    for agent in (agents.load("2steplA"), RandomAgent(game=C4), agents.load("supervised")):
         np.testing.assert_array_equal(np.asarray(agent.scores_states(batch)), np.asarray(agent.scores(board)))
         jitted = jax.jit(lambda a, s: a.scores_states(s))(agent, batch)
         np.testing.assert_allclose(np.asarray(jitted), np.asarray(agent.scores(board)), rtol=1e-6)
@@ -58,7 +60,7 @@ def test_scores_of_states_are_the_scores_of_their_observations():
 
 
 def test_agents_describe_their_scores_in_the_words_of_the_game():
-    assert RandomAgent().describe_scores() == ("random", "probability of each column (uniform over the free columns)",
+    assert RandomAgent(game=C4).describe_scores() == ("random", "probability of each column (uniform over the free columns)",
                                                False)
     assert agents.load("supervised").describe_scores().kind == "policy"
     assert agents.load("dqn").describe_scores().kind == "q"

@@ -23,6 +23,9 @@ from c4jax.agents.network_search import AlphaZeroAgent
 from c4jax.agents.policy import masked_logits
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.game import GAME
+from c4jax import games as c4games
+
+C4 = c4games.make(c4games.DEFAULT)
 
 N = 16
 
@@ -161,7 +164,7 @@ def test_solve_proves_and_plays_a_win_under_a_prior_against_it():
 
 def test_guided_agent_checks_its_network_and_simulations():
     with pytest.raises(TypeError, match="cannot guide a search"):
-        guided.GuidedSearchAgent(network=agents.load("random"), num_simulations=8)
+        guided.GuidedSearchAgent(network=agents.load("random"), num_simulations=8, game=C4)
     with pytest.raises(ValueError, match="simulations"):
         guided.guided(FixedPrior(jnp.zeros(7)), 0)
     with pytest.raises(ValueError, match="q_temperature"):

@@ -28,6 +28,8 @@ from c4jax.nets import cnet, tower
 from scripts import run_script
 from command import error_of
 
+C4 = games.make(games.DEFAULT)
+
 SHIPPED = ["supervised", "dqn", "dueling_dqn", "ppo", "reinforce"]
 KEYS = {"agent", "label", "kind", "heads", "output", "symmetric", "width", "c4jax_version"}
 
@@ -72,7 +74,7 @@ def test_shipped_agent_exports_and_matches(name, tmp_path):
         agent.heads, agent.output, str(agent.symmetric).lower(), str(agent.width))
     # Independent of the script's own check: other boards, in batches of 1 and 37 (dynamic batch).
     for batch, seed in ((1, 11), (37, 12)):
-        boards = np.asarray(random_boards(jax.random.key(seed), batch))
+        boards = np.asarray(random_boards(jax.random.key(seed), batch, C4))
         got = onnx_export.onnx_scores(path, boards)
         _assert_matches(agent.scores(boards), got)
     legal = ~np.isneginf(got)
@@ -85,47 +87,47 @@ def test_shipped_agent_exports_and_matches(name, tmp_path):
     ("one", "policy", False), ("two", "policy", True), ("one", "q", True), ("dueling", "q", False)])
 def test_tiny_network_agents_every_setting(heads, output, symmetric):
     params = cnet.init_params(jax.random.key(1), width=8, heads=heads)
-    agent = NetworkAgent(params=params, label="tiny", width=8, heads=heads, output=output, symmetric=symmetric)
+    agent = NetworkAgent(params=params, label="tiny", width=8, heads=heads, output=output, symmetric=symmetric, game=C4)
     model = onnx_export.to_model(agent)
     meta = {p.key: p.value for p in model.metadata_props}
     assert (meta["heads"], meta["output"], meta["symmetric"], meta["width"]) == (heads, output, str(symmetric).lower(), "8")
-    result = onnx_export.check(agent, model, random_boards(jax.random.key(2), 1000))
+    result = onnx_export.check(agent, model, random_boards(jax.random.key(2), 1000, C4))
     assert result.boards == 1000
     assert result.ok, result.summary()
 
 
 def test_tiny_alphazero_network_exports_its_raw_policy():
     params = cnet.init_params(jax.random.key(4), width=8, heads="two")
-    agent = AlphaZeroAgent(params=params, label="tinyaz", width=8, num_simulations=0)
+    agent = AlphaZeroAgent(params=params, label="tinyaz", width=8, num_simulations=0, game=C4)
     model = onnx_export.to_model(agent)
     _check_graph_io(model)
     meta = {p.key: p.value for p in model.metadata_props}
     assert meta["kind"] == "alphazero" and meta["output"] == "policy" and "raw network's policy" in meta["note"]
     for batch in (1, 37, 1000):
-        boards = np.asarray(random_boards(jax.random.key(batch), batch))
+        boards = np.asarray(random_boards(jax.random.key(batch), batch, C4))
         _assert_matches(agent.scores(boards), onnx_export.onnx_scores(model, boards))
     # An agent that searches exports the same graph: its network without the search.
-    searching = AlphaZeroAgent(params=params, label="tinyaz", width=8, num_simulations=8)
+    searching = AlphaZeroAgent(params=params, label="tinyaz", width=8, num_simulations=8, game=C4)
     assert onnx_export.exportable(searching).num_simulations == 0
-    network = NetworkAgent(params=params, label="tiny", width=8, heads="two")
+    network = NetworkAgent(params=params, label="tiny", width=8, heads="two", game=C4)
     assert onnx_export.exportable(guided(network, 8)) is network  # "tiny@8" exports "tiny"
 
 
 def test_a_searching_agent_with_proven_values_exports_its_network():
     params = cnet.init_params(jax.random.key(4), width=8, heads="two")
-    solving = AlphaZeroAgent(params=params, label="tinyaz", width=8, num_simulations=8, solve=True)
+    solving = AlphaZeroAgent(params=params, label="tinyaz", width=8, num_simulations=8, solve=True, game=C4)
     raw = onnx_export.exportable(solving)
     assert (raw.num_simulations, raw.solve) == (0, False)
-    boards = np.asarray(random_boards(jax.random.key(3), 37))
+    boards = np.asarray(random_boards(jax.random.key(3), 37, C4))
     _assert_matches(raw.scores(boards), onnx_export.onnx_scores(onnx_export.to_model(solving), boards))
 
 
 def test_residual_tower_exports_its_raw_policy():
-    params = tower.init_params(jax.random.key(5), tower=(1, 8))
-    agent = AlphaZeroAgent(params=params, label="tinytower", tower=(1, 8), num_simulations=0)
+    params = tower.init_params(jax.random.key(5), C4, tower=(1, 8))
+    agent = AlphaZeroAgent(params=params, label="tinytower", tower=(1, 8), num_simulations=0, game=C4)
     model = onnx_export.to_model(agent)
     assert {p.key: p.value for p in model.metadata_props}["tower"] == "1x8"
-    boards = np.asarray(random_boards(jax.random.key(6), 37))
+    boards = np.asarray(random_boards(jax.random.key(6), 37, C4))
     _assert_matches(agent.scores(boards), onnx_export.onnx_scores(model, boards))
 
 
@@ -141,7 +143,7 @@ def test_alphazero_checkpoint_through_the_script(tmp_path):
     meta = onnx_export.read_metadata(path)
     assert meta["kind"] == "alphazero" and meta["agent"].endswith("@policy:det")
     raw = agents.load(f"{ckpt}@0")
-    boards = np.asarray(random_boards(jax.random.key(6), 37))
+    boards = np.asarray(random_boards(jax.random.key(6), 37, C4))
     _assert_matches(raw.scores(boards), onnx_export.onnx_scores(path, boards))
 
 
@@ -160,7 +162,7 @@ def _check_checkers_graph_io(model):
 
 
 def _tiny_checkers_agent(seed: int = 7) -> AlphaZeroAgent:
-    params = tower.init_params(jax.random.key(seed), tower=(1, 8), game=CHECKERS)
+    params = tower.init_params(jax.random.key(seed), CHECKERS, tower=(1, 8))
     return AlphaZeroAgent(params=params, label="tinyck", tower=(1, 8), num_simulations=0, game=CHECKERS)
 
 

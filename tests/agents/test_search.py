@@ -28,6 +28,8 @@ from c4jax.games.connect_four.game import GAME
 from c4jax.nets import cnet
 from scripts import run_script
 
+C4 = games.make(games.DEFAULT)
+
 ROLLOUT = search.RolloutEvaluator(GAME)  # pure MCTS on Connect Four
 
 # Variants of a test whose default-run case already exercises the same code path with another
@@ -95,7 +97,7 @@ def pure(states, ks, n):
 
 @pytest.mark.parametrize("board,col", [(WIN, 3), (BLOCK, 3)], ids=["win", "block"])
 def test_takes_the_win_and_blocks_the_loss(board, col):
-    agent = search_agent.MCTSAgent(num_simulations=200, deterministic=True)
+    agent = search_agent.MCTSAgent(num_simulations=200, deterministic=True, game=C4)
     for seed in range(3):
         assert int(agent.act(board[None], jax.random.key(seed))[0]) == col
     scores = np.asarray(agent.scores(board[None]))[0]
@@ -300,7 +302,7 @@ def test_batch_equals_each_board_alone():
         alone = pure(states_of(b), ks[i:i + 1], 200)
         np.testing.assert_array_equal(np.asarray(alone.visit_counts[0]), np.asarray(batched.visit_counts[i]))
         np.testing.assert_allclose(np.asarray(alone.qvalues[0]), np.asarray(batched.qvalues[i]), atol=1e-6)
-    agent = search_agent.MCTSAgent(num_simulations=200, deterministic=True)  # scores: keys from the boards
+    agent = search_agent.MCTSAgent(num_simulations=200, deterministic=True, game=C4)  # scores: keys from the boards
     many = np.asarray(agent.scores(np.stack(boards)))
     for i, b in enumerate(boards):
         np.testing.assert_array_equal(np.asarray(agent.scores(b[None]))[0], many[i])
@@ -423,7 +425,7 @@ def test_typed_and_legacy_keys_give_the_same_searches():
     assert float(search.random_playout(GAME, s, jax.random.PRNGKey(5))) == float(
         search.random_playout(GAME, s, jax.random.key(5)))
     params = cnet.init_params(jax.random.key(0), width=8, heads="two")
-    az = network_search.AlphaZeroAgent(params=params, width=8, num_simulations=4, deterministic=False)
+    az = network_search.AlphaZeroAgent(params=params, width=8, num_simulations=4, deterministic=False, game=C4)
     np.testing.assert_array_equal(np.asarray(az.act(boards, jax.random.PRNGKey(1))),
                                   np.asarray(az.act(boards, jax.random.key(1))))
     with pytest.raises(TypeError, match="PRNG"):
@@ -431,13 +433,13 @@ def test_typed_and_legacy_keys_give_the_same_searches():
 
 
 def test_uct_rule_takes_the_win():
-    agent = search_agent.MCTSAgent(num_simulations=200, deterministic=True, rule="uct")
+    agent = search_agent.MCTSAgent(num_simulations=200, deterministic=True, rule="uct", game=C4)
     assert agent.act(WIN[None], jax.random.key(0)).tolist() == [3]
     assert agent.act(BLOCK[None], jax.random.key(0)).tolist() == [3]
 
 
 def test_agent_inside_a_user_jit():
-    agent = search_agent.MCTSAgent(num_simulations=200, deterministic=True)
+    agent = search_agent.MCTSAgent(num_simulations=200, deterministic=True, game=C4)
     boards = jnp.asarray(BLOCK[None])
     inside = jax.jit(lambda a, b, k: a.act(b, k))(agent, boards, jax.random.key(0))
     np.testing.assert_array_equal(np.asarray(inside), np.asarray(agent.act(boards, jax.random.key(0))))
@@ -445,7 +447,7 @@ def test_agent_inside_a_user_jit():
 
 @pytest.mark.slow
 def test_beats_random():
-    result = match(agents.load("mcts100:det"), RandomAgent(), jax.random.key(0))
+    result = match(agents.load("mcts100:det"), RandomAgent(game=C4), jax.random.key(0))
     assert result.win_rate >= 0.95, result.to_dict(games=False)
 
 
@@ -516,7 +518,7 @@ def test_the_uct_constant_is_the_games_unless_named():
     visits = [np.asarray(agents.load(n).search(states, k).visit_counts) for n in ("mcts24:det", "mcts24-c0.1:det")]
     assert not np.array_equal(*visits)
     with pytest.raises(ValueError, match="UCT constant"):
-        search_agent.MCTSAgent(num_simulations=8, uct_c=0.0)
+        search_agent.MCTSAgent(num_simulations=8, uct_c=0.0, game=C4)
 
 
 @pytest.mark.parametrize("name", ["mcts0", "mcts99999999", "mctsx", "mcts", "mcts-5", "mcts1.5", "mcts²",
@@ -528,7 +530,7 @@ def test_registry_rejects_bad_simulation_counts(name):
 
 def test_bad_arguments():
     with pytest.raises(ValueError, match="simulations"):
-        search_agent.MCTSAgent(num_simulations=0)
+        search_agent.MCTSAgent(num_simulations=0, game=C4)
     with pytest.raises(ValueError, match="num_simulations"):
         search.run(ROLLOUT, None, states_of(WIN), keys(1), 0, game=GAME)
     with pytest.raises(ValueError, match="rule"):

@@ -81,7 +81,7 @@ def test_a_mistake_is_one_error_line_and_exit_2(command, args, tmp_path):
     ("train ppo --game nosuchgame",
      f"error: --game must be one of {sorted(games.GAMES)}, got 'nosuchgame' (see c4jax train ppo --help)"),
     ("train reinforce --game checkers --preset thesis",
-     "error: --preset thesis: Connect Four's presets set the whole-games collection (design.md §7, §7a); checkers "
+     "error: --preset thesis: the thesis' presets set the whole-games collection (design.md §7, §7a); checkers "
      "trains with --collect streams and its own defaults (--preset smoke: the smallest run)"),
     ("match random random --keys x", "error: --keys: invalid literal for int() with base 10: 'x' (see c4jax match --help)"),
     ("match random", "error: missing B (see c4jax match --help)"),

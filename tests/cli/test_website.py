@@ -17,6 +17,9 @@ from guide_games import registered  # the guide's example games
 
 from c4jax import agents
 from c4jax.cli import website
+from c4jax import games as c4games
+
+C4 = c4games.make(c4games.DEFAULT)
 
 onnx_export = pytest.importorskip("c4jax.agents.onnx_export")
 pytest.importorskip("jax2onnx")
@@ -30,7 +33,7 @@ def test_alphazero_graph_with_its_value_head():
     from c4jax.evaluation import random_boards
 
     agent = onnx_export.exportable(agents.load("alphazero"))
-    boards = np.asarray(random_boards(jax.random.key(3), 64), np.int8)
+    boards = np.asarray(random_boards(jax.random.key(3), 64, C4), np.int8)
     model = onnx_export.to_model(agent, value=True)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     assert [o.name for o in session.get_outputs()] == ["scores", "value"]

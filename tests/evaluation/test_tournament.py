@@ -14,6 +14,9 @@ from c4jax.evaluation import ratings
 from c4jax.evaluation import MatchResult, SeatRecord, Tournament
 from c4jax.play import links
 from scripts import run_script
+from c4jax import games as c4games
+
+C4 = c4games.make(c4games.DEFAULT)
 
 NAMES = ("random", "1steplA:det", "2steplA:det")
 BATCH = 256  # batched decision timing in these tests
@@ -100,7 +103,7 @@ def test_game_length_table_and_self_matches(tour):
     # A self match fills the diagonal of Table 5.4 only (1StepLA vs itself: 12.54, thesis 12.5).
     one_step = agents.load("1steplA")
     one = evaluation.match(one_step, one_step, jax.random.key(0))
-    with_self = Tournament(names=tour.names, matches=tour.matches, self_matches=(one,))
+    with_self = Tournament(names=tour.names, matches=tour.matches, self_matches=(one,), game=C4.id)
     assert with_self.length_matrix()[1, 1] == pytest.approx(12.54)
     # the table says what its lengths count, in the words of the game's kit (Connect Four: stones)
     assert tour.table_5_4().note.startswith("Stones on the final board (the two opening stones included), mean")
@@ -145,9 +148,9 @@ def test_unknown_or_duplicate_agents_fail_before_any_game(monkeypatch):
 def test_invalid_tournaments_are_rejected(tour):
     m = tour.matches[0]
     with pytest.raises(ValueError, match="twice"):
-        Tournament(names=tour.names, matches=(m, m.swap()))
+        Tournament(names=tour.names, matches=(m, m.swap()), game=C4.id)
     with pytest.raises(ValueError, match="not in"):
-        Tournament(names=tour.names[:1], matches=(m,))
+        Tournament(names=tour.names[:1], matches=(m,), game=C4.id)
 
 
 # --- ratings ----------------------------------------------------------------------------------
@@ -240,12 +243,12 @@ def test_ratings_of_a_tournament(tour):
         ratings.fit(tour.names, wins, draws, prior=0.0)
     assert np.isfinite(ratings.fit(tour.names, wins, draws, prior=1.0, samples=100).rating).all()
     # Pairs that never met are fine as long as the graph is connected...
-    partial = Tournament(names=tour.names, matches=[m for m in tour.matches if {m.agent_a, m.agent_b} != set(NAMES[::2])])
+    partial = Tournament(names=tour.names, matches=[m for m in tour.matches if {m.agent_a, m.agent_b} != set(NAMES[::2])], game=C4.id)
     assert len(ratings.from_tournament(partial, ci="fisher").names) == 3
     assert "–" in partial.table_5_2().to_markdown()
     # ...and a tournament split in two is reported.
     lone = MatchResult("x", "y", SeatRecord(30, 0, 20), SeatRecord(25, 0, 25), games=())
-    split = Tournament(names=tour.names + ("x", "y"), matches=tour.matches + (lone,))
+    split = Tournament(names=tour.names + ("x", "y"), matches=tour.matches + (lone,), game=C4.id)
     with pytest.raises(ratings.DisconnectedError, match="x, y"):
         ratings.from_tournament(split)
 
@@ -352,7 +355,7 @@ def test_the_example_games_link_every_match_to_the_play_ui(tour):
         result = {1: f"`{m.agent_a}` won", 0: "draw", -1: f"`{m.agent_b}` won"}[game.outcome_a]
         link = f"http://example.org:8123/?agent={m.agent_b}&moves={','.join(map(str, game.moves))}&first=human"
         assert row == f"| `{m.agent_a}` | `{m.agent_b}` | {result} after {len(game.moves)} moves | [open]({link}) |"
-    assert _load_script().example_games(Tournament(names=("a", "b"), matches=())) == ""
+    assert _load_script().example_games(Tournament(names=("a", "b"), matches=(), game=C4.id)) == ""
 
 
 def test_cli_unknown_agent_lists_known_names(tmp_path):
@@ -417,7 +420,7 @@ def test_table_5_1_times_the_agents_of_another_game_on_its_positions():
     from c4jax import agents as registry
     from c4jax.evaluation import timing as timing_of
 
-    assert timing_of.timed("checkers") and timing_of.timed("connect_four")
+    assert timing_of.on_boards("connect_four") and not timing_of.on_boards("checkers")
     timed = evaluation.time_decisions([registry.load("checkers/random"), registry.load("checkers/mcts2")],
                                       jax.random.key(0), batch=8, repeats=3, batched_repeats=1)
     assert [e.agent for e in timed.entries] == ["checkers/random", "checkers/mcts2:det"]

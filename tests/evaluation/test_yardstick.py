@@ -19,7 +19,10 @@ from c4jax.games.connect_four.perfect import ILLEGAL, solver_available
 from c4jax.evaluation import yardstick
 from c4jax.games.connect_four.board import check_boards
 from scripts import run_script
+from c4jax import games as c4games
 from command import error_of
+
+C4 = c4games.make(c4games.DEFAULT)
 
 needs_solver = pytest.mark.skipif(not solver_available(), reason="needs the solver extra")
 
@@ -32,6 +35,7 @@ class _Lookup(AgentBase):
     actions: Array  # int32[N]
     name: str = struct.field(pytree_node=False, default="lookup")
     stochastic: bool = struct.field(pytree_node=False, default=False)
+    game: object = struct.field(pytree_node=False, kw_only=True)
 
     def _act(self, boards, key):
         same = jnp.all(boards[:, None] == self.table[None], axis=(-1, -2))  # [B, N]
@@ -105,7 +109,7 @@ def test_set_scores_are_the_solvers_and_mirror_symmetric(shipped):
 
 
 def test_best_moves_score_100_percent_and_counts_add_up(shipped):
-    m = evaluation.optimal_move_rate(_Lookup(jnp.asarray(shipped.boards), jnp.asarray(_best_actions(shipped))),
+    m = evaluation.optimal_move_rate(_Lookup(jnp.asarray(shipped.boards), jnp.asarray(_best_actions(shipped)), game=C4),
                                      jax.random.key(0), batch_size=1000)
     assert m["yardstick/keep"] == m["yardstick/exact"] == 1.0
     assert m["yardstick/n"] == sum(m[f"yardstick/n_{p}"] for p in yardstick.PHASES) == shipped.nontrivial.sum()
@@ -128,7 +132,7 @@ def test_planted_mistakes_are_counted_wrong(small):
     planted[worse_i] = np.flatnonzero(legal[worse_i] & (np.sign(small.scores[worse_i]) == np.sign(small.best[worse_i]))
                                       & (small.scores[worse_i] < small.best[worse_i]))[0]
     planted[full_i] = np.flatnonzero(~legal[full_i])[0]
-    raw = yardstick.grade(_Lookup(jnp.asarray(small.boards), jnp.asarray(planted)), jax.random.key(0), positions=small)
+    raw = yardstick.grade(_Lookup(jnp.asarray(small.boards), jnp.asarray(planted), game=C4), jax.random.key(0), positions=small)
     # a deterministic agent is asked only about the graded positions (-1 at the others)
     assert np.array_equal(raw["action"], np.where(small.nontrivial, planted, -1))
     n = int(small.nontrivial.sum())

@@ -39,7 +39,7 @@ def test_save_load_gives_identical_outputs(tmp_path, heads, output):
     params = _save_agent(tmp_path / "run", heads, output)
     agent = agents.load(str(tmp_path / "run"))
     chex.assert_trees_all_close(agent.params, params)
-    ref = NetworkAgent(params=params, heads=heads, output=output)
+    ref = NetworkAgent(params=params, heads=heads, output=output, game=C4)
     chex.assert_trees_all_close(agent.scores(BOARDS), ref.scores(BOARDS))
     meta = checkpoint.read_metadata(tmp_path / "run")
     assert meta["format_version"] == checkpoint.FORMAT_VERSION

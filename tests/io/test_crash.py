@@ -29,6 +29,9 @@ from c4jax.io import checkpoint, runlog
 from c4jax.learning import dataset as data
 from c4jax.learning import dqn, loop, stacked
 from scripts import run_script
+from c4jax import games as c4games
+
+C4 = c4games.make(c4games.DEFAULT)
 
 DQN = ("--buffer-size", "2000", "--learning-starts", "200", "--eval-every", "200", "--no-progress")
 PPO = ("--buffer-size", "256", "--games-per-collect", "16", "--epochs", "2", "--no-progress")
@@ -193,7 +196,7 @@ def test_a_trainer_killed_five_times_ends_like_an_uninterrupted_run(tmp_path, na
 @pytest.mark.slow
 def test_the_supervised_trainer_killed_five_times_ends_like_an_uninterrupted_run(tmp_path):
     dataset = tmp_path / "ds.npz"
-    data.generate(2000, seed=0).save_npz(dataset)
+    data.generate(2000, seed=0, game=C4).save_npz(dataset)
     job = supervised_job(dataset)
     ref, got, _ = _crash_run(tmp_path, job, seed=11,
                              committed=lambda out: _referenced(out / "last") | _referenced(out))
@@ -279,7 +282,7 @@ def test_the_dataset_generator_killed_mid_write_resumes_exactly(tmp_path):
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # orbax, after a failed restore
 def test_the_loop_resumes_from_the_checkpoint_before_a_damaged_one(tmp_path, capsys):
     """loop.load_state, what --resume calls, on a last/ whose newest checkpoint is truncated."""
-    algo = dqn.DQN(dqn.DQNConfig(buffer_size=200, learning_starts=20))
+    algo = dqn.DQN(dqn.DQNConfig(buffer_size=200, learning_starts=20), game=C4)
     cfg = loop.LoopConfig(init_from="")
     state = stacked.stack_seeds([loop.initial_state(algo, cfg, 128, 0)])
     for evals in (1, 2):

@@ -65,7 +65,7 @@ def test_search_takes_the_win_and_blocks_the_loss(board, method):
     sims = 64 if method == "gumbel" else 256
     out = _search(PARAMS, states_of(board), jax.random.key(1), num_simulations=sims, method=method, gumbel_scale=0.0)
     assert int(out.action[0]) == 3
-    agent = az.AlphaZeroAgent(params=PARAMS, num_simulations=64)
+    agent = az.AlphaZeroAgent(params=PARAMS, num_simulations=64, game=C4)
     assert int(agent.act(board[None], jax.random.key(2))[0]) == 3
 
 
@@ -136,22 +136,22 @@ def test_loss_is_lowest_at_the_targets_and_its_gradient_is_finite():
 
 def test_raw_policy_and_modes():
     board = WIN[None]
-    raw = az.AlphaZeroAgent(params=PARAMS, num_simulations=0)
+    raw = az.AlphaZeroAgent(params=PARAMS, num_simulations=0, game=C4)
     logits, _ = az.evaluate(PARAMS, jnp.asarray(board), 128, (), C4)
     assert int(raw.act(board, jax.random.key(0))[0]) == int(jnp.argmax(logits[0]))
     scores = np.asarray(raw.scores(board))[0]
     np.testing.assert_allclose(scores.sum(), 1.0, atol=1e-5)
-    det = az.AlphaZeroAgent(params=PARAMS, num_simulations=16)
+    det = az.AlphaZeroAgent(params=PARAMS, num_simulations=16, game=C4)
     assert det.name == "alphazero@16:det" and not det.stochastic
     s1, s2 = det.scores(board), det.scores(board)
     np.testing.assert_array_equal(s1, s2)  # deterministic per board
-    sto = az.AlphaZeroAgent(params=PARAMS, num_simulations=16, deterministic=False)
+    sto = az.AlphaZeroAgent(params=PARAMS, num_simulations=16, deterministic=False, game=C4)
     assert sto.stochastic and sto.name.endswith(":sto")
     with pytest.raises(ValueError, match="simulations"):
-        az.AlphaZeroAgent(params=PARAMS, num_simulations=-1)
-    az.AlphaZeroAgent(params=PARAMS, num_simulations=search.MAX_SIMULATIONS)  # the search's limit, as MCTS
+        az.AlphaZeroAgent(params=PARAMS, num_simulations=-1, game=C4)
+    az.AlphaZeroAgent(params=PARAMS, num_simulations=search.MAX_SIMULATIONS, game=C4)  # the search's limit, as MCTS
     with pytest.raises(ValueError, match=f"0..{search.MAX_SIMULATIONS} simulations"):
-        az.AlphaZeroAgent(params=PARAMS, num_simulations=search.MAX_SIMULATIONS + 1)
+        az.AlphaZeroAgent(params=PARAMS, num_simulations=search.MAX_SIMULATIONS + 1, game=C4)
 
 
 def test_solving_agent_proves_the_win_and_blocks_the_loss():
@@ -159,7 +159,7 @@ def test_solving_agent_proves_the_win_and_blocks_the_loss():
     edge is expanded: the move and all of the visit shares go to it, in either mode, from boards
     and from states alike. The block is found by the values (not proven: PUCT with a flat prior
     widens too slowly to refute each other column within 256 simulations)."""
-    agent = az.AlphaZeroAgent(params=PARAMS, num_simulations=64, solve=True)
+    agent = az.AlphaZeroAgent(params=PARAMS, num_simulations=64, solve=True, game=C4)
     assert agent.name == "alphazero@64solve:det" and not agent.stochastic
     assert int(agent.act(WIN[None], jax.random.key(0))[0]) == 3
     assert int(agent.act_states(states_of(WIN), jax.random.key(0))[0]) == 3
@@ -176,7 +176,7 @@ def test_solving_agent_proves_the_win_and_blocks_the_loss():
     assert int(block.act(BLOCK[None], jax.random.key(0))[0]) == 3
     assert int(np.argmax(np.asarray(block.scores(BLOCK[None]))[0])) == 3
     with pytest.raises(ValueError, match="solve"):
-        az.AlphaZeroAgent(params=PARAMS, num_simulations=0, solve=True)
+        az.AlphaZeroAgent(params=PARAMS, num_simulations=0, solve=True, game=C4)
 
 
 @pytest.mark.parametrize("flags, message", [
@@ -192,7 +192,7 @@ def test_config_errors(flags, message):
     """Settings that no game accepts fail in the config, those that depend on the game (Connect Four
     here) when the trainer is built for it."""
     with pytest.raises(ValueError, match=message):
-        azl.AlphaZero(azl.AlphaZeroConfig(**flags))
+        azl.AlphaZero(azl.AlphaZeroConfig(**flags), game=C4)
 
 
 def test_script_reports_a_bad_setting_in_one_line(tmp_path):
@@ -239,14 +239,14 @@ TOWER = (1, 8)
 def test_tower_search_takes_the_win_and_blocks_the_loss(board):
     # a tower with zeroed output layers (uniform prior, value 0): only the exact terminal values find column 3;
     # with a uniform prior Gumbel's first halving round visits each child only a few times: 256 simulations
-    params = tower.init_params(jax.random.key(1), tower=TOWER)
+    params = tower.init_params(jax.random.key(1), C4, tower=TOWER)
     params = {**params, **{k: jax.tree.map(jnp.zeros_like, params[k]) for k in ("policy", "value")}}
-    agent = az.AlphaZeroAgent(params=params, tower=TOWER, num_simulations=256)
+    agent = az.AlphaZeroAgent(params=params, tower=TOWER, num_simulations=256, game=C4)
     assert int(agent.act(board[None], jax.random.key(0))[0]) == 3
 
 
 def test_tower_checkpoint_loads_as_a_search_agent_and_not_as_a_cnet(tmp_path):
-    params = tower.init_params(jax.random.key(2), tower=TOWER)
+    params = tower.init_params(jax.random.key(2), C4, tower=TOWER)
     meta = {"name": "towered", "algorithm": "alphazero", "network": {"width": 128, "heads": "two", "tower": list(TOWER)},
             "agent": {"output": "policy", "default_mode": "det", "symmetric": True, "search": {"simulations": 8}}}
     checkpoint.save(tmp_path / "ck", {"params": params}, meta)
@@ -295,20 +295,20 @@ def test_the_shipped_agent_searches_with_proven_values_and_new_runs_save_theirs(
     assert agents.load("checkers/alphazero").solve and agents.load("checkers/ppo@8").solve
     assert agents.load("checkers/alphazero@8nosolve").name == "checkers/alphazero@8nosolve:det"
     assert az_cli.defaults("checkers").az.play_solve
-    assert azl.AlphaZero(azl.AlphaZeroConfig()).agent_meta == {"search": {"simulations": 256, "solve": True}}
-    assert azl.AlphaZero(azl.AlphaZeroConfig(play_solve=False)).agent_meta["search"]["solve"] is False
+    assert azl.AlphaZero(azl.AlphaZeroConfig(), game=C4).agent_meta == {"search": {"simulations": 256, "solve": True}}
+    assert azl.AlphaZero(azl.AlphaZeroConfig(play_solve=False), game=C4).agent_meta["search"]["solve"] is False
 
 
 def test_tower_config():
     cfg = azl.AlphaZeroConfig(tower_blocks=2, tower_channels=16)
     assert cfg.tower == (2, 16) and azl.AlphaZeroConfig().tower == ()
-    algo = azl.AlphaZero(cfg)
+    algo = azl.AlphaZero(cfg, game=C4)
     assert algo.network_meta == {"tower": [2, 16]} and algo.agent_of(PARAMS, "x").tower == (2, 16)
     params = algo.fresh_params(jax.random.key(0))
     assert set(params) >= {"stem", "block0_a", "block1_b", "policy", "value"}
-    assert azl.AlphaZero(azl.AlphaZeroConfig()).fresh_params(jax.random.key(0)) is None
+    assert azl.AlphaZero(azl.AlphaZeroConfig(), game=C4).fresh_params(jax.random.key(0)) is None
     with pytest.raises(ValueError, match="--freeze-conv"):
-        azl.AlphaZero(cfg, freeze_conv=True)
+        azl.AlphaZero(cfg, freeze_conv=True, game=C4)
 
 
 @pytest.mark.slow
@@ -399,7 +399,7 @@ def test_learning_rate_schedule_decays_over_the_adam_steps_and_then_holds():
     p0 = cnet.init_params(jax.random.key(1), heads="two", width=8)
 
     def moved(cfg):
-        algo = azl.AlphaZero(cfg)
+        algo = azl.AlphaZero(cfg, game=C4)
         state = algo.init(jax.random.key(2), p0)
         step = jax.jit(algo._update)
         first, _ = step(state, jax.random.key(3))
@@ -413,13 +413,13 @@ def test_learning_rate_schedule_decays_over_the_adam_steps_and_then_holds():
 
 
 def test_ema_follows_every_adam_step_and_is_what_the_loop_plays():
-    algo = azl.AlphaZero(dataclasses.replace(TINY, ema_decay=0.5))
+    algo = azl.AlphaZero(dataclasses.replace(TINY, ema_decay=0.5), game=C4)
     p0 = cnet.init_params(jax.random.key(1), heads="two", width=8)
     state = algo.init(jax.random.key(2), p0)
     after, _ = jax.jit(algo._update)(state, jax.random.key(3))
     chex.assert_trees_all_close(after.ema, jax.tree.map(lambda a, b: 0.5 * a + 0.5 * b, p0, after.params), rtol=1e-6)
     assert algo.playing_params(after) is after.ema
-    plain = azl.AlphaZero(TINY)
+    plain = azl.AlphaZero(TINY, game=C4)
     state = plain.init(jax.random.key(2), p0)
     assert state.ema is None and plain.playing_params(state) is state.params
 
@@ -473,7 +473,7 @@ def test_selfplay_reply_targets_and_their_mirrors():
 
 def test_reply_loss_is_the_mean_over_rows_with_a_target():
     boards = jnp.asarray(np.stack([WIN, BLOCK]))
-    params = tower.init_params(jax.random.key(4), width=8, reply_head=True)
+    params = tower.init_params(jax.random.key(4), C4, width=8, reply_head=True)
     target = jnp.eye(7)[jnp.array([3, 0])]
     both = azl.ReplySample(board=boards, policy=target, value=jnp.zeros(2), reply=target.at[1].set(0.0))
     first = jax.tree.map(lambda x: x[:1], both)
@@ -490,10 +490,10 @@ def test_reply_loss_is_the_mean_over_rows_with_a_target():
 
 def test_default_network_has_no_reply_head_and_best_drops_it(tmp_path):
     p0 = cnet.init_params(jax.random.key(1), heads="two", width=8)
-    assert tower.REPLY not in azl.AlphaZero(TINY).init(jax.random.key(2), p0).params
-    assert tower.REPLY not in azl.AlphaZero(dataclasses.replace(TINY, tower_blocks=1, tower_channels=8)).fresh_params(
+    assert tower.REPLY not in azl.AlphaZero(TINY, game=C4).init(jax.random.key(2), p0).params
+    assert tower.REPLY not in azl.AlphaZero(dataclasses.replace(TINY, tower_blocks=1, tower_channels=8), game=C4).fresh_params(
         jax.random.key(0))
-    algo = azl.AlphaZero(dataclasses.replace(TINY, reply_weight=0.5))
+    algo = azl.AlphaZero(dataclasses.replace(TINY, reply_weight=0.5), game=C4)
     state = algo.init(jax.random.key(2), p0)
     assert set(state.params) == set(p0) | {tower.REPLY} and isinstance(state.buffer.items, azl.ReplySample)
     assert algo.agent_of(state.params, "x").params.keys() == p0.keys()

@@ -14,6 +14,9 @@ from c4jax.games.connect_four import env
 from c4jax.games.connect_four.game import GAME as CONNECT_FOUR
 from c4jax.games.connect_four.board import check_boards
 from scripts import run_script
+from c4jax import games as c4games
+
+C4 = c4games.make(c4games.DEFAULT)
 
 N = 5000
 BATCH = 256  # about 2,500 rows per batch: the fixtures cross batch boundaries
@@ -21,7 +24,7 @@ BATCH = 256  # about 2,500 rows per batch: the fixtures cross batch boundaries
 
 @pytest.fixture(scope="module")
 def ds():
-    return data.generate(N, seed=0, batch=BATCH)
+    return data.generate(N, seed=0, batch=BATCH, game=C4)
 
 
 def _flat_keys(boards):
@@ -44,10 +47,10 @@ def test_size_dtypes_and_exact_truncation(ds):
     assert ds.actions.shape == (N,) and ds.actions.dtype == np.int8
     assert ds.groups.shape == (N,) and ds.groups.dtype == np.int32
     for n in (1, 2, 3, 7):
-        d = data.generate(n, seed=0, batch=BATCH)
+        d = data.generate(n, seed=0, batch=BATCH, game=C4)
         assert len(d) == n
         np.testing.assert_array_equal(d.observations, ds.observations[:n])  # a prefix of the same discovery order
-    assert len(data.generate(0, seed=0, batch=BATCH)) == 0
+    assert len(data.generate(0, seed=0, batch=BATCH, game=C4)) == 0
 
 
 def test_boards_unique_also_up_to_mirroring_outside_groups(ds):
@@ -92,10 +95,10 @@ def test_boards_valid_and_not_terminal(ds):
 
 
 def test_same_seed_same_data_other_seed_other_data(ds):
-    again = data.generate(N, seed=0, batch=BATCH)
+    again = data.generate(N, seed=0, batch=BATCH, game=C4)
     for f in ("observations", "actions", "groups"):
         np.testing.assert_array_equal(getattr(again, f), getattr(ds, f))
-    other = data.generate(N, seed=1, batch=BATCH)
+    other = data.generate(N, seed=1, batch=BATCH, game=C4)
     assert len(other) == N
     assert not np.array_equal(other.observations, ds.observations)
     assert len(set(_flat_keys(other.observations)) ^ set(_flat_keys(ds.observations))) > N
@@ -103,8 +106,8 @@ def test_same_seed_same_data_other_seed_other_data(ds):
 
 def test_rollout_compiled_once_per_batch_shape(ds):
     before = data._play._cache_size()
-    data.generate(300, seed=5, batch=BATCH)
-    data.generate(N, seed=6, batch=BATCH)
+    data.generate(300, seed=5, batch=BATCH, game=C4)
+    data.generate(N, seed=6, batch=BATCH, game=C4)
     assert data._play._cache_size() == before
 
 
@@ -281,18 +284,18 @@ def test_text_round_trip(ds, tmp_path):
     b0 = ds.observations[0].reshape(-1)
     assert pairs[0][:42] == "".join("0" if v == 0 else "1" if v == 1 else "2" for v in b0)
     assert pairs[0][42] == str(ds.actions[0])
-    back = data.import_text(path)
+    back = data.import_text(path, C4.id)
     for f in ("observations", "actions", "groups"):
         np.testing.assert_array_equal(getattr(back, f), getattr(ds, f))
     # trailing ';', newlines and spaces around pairs are tolerated
     loose = tmp_path / "loose.txt"
     loose.write_text("  " + ";\n".join(pairs[:50]) + ";\n\n")
-    back = data.import_text(loose)
+    back = data.import_text(loose, C4.id)
     np.testing.assert_array_equal(back.observations, ds.observations[:50])
     np.testing.assert_array_equal(back.actions, ds.actions[:50])
     # empty dataset
     empty = data.export_text(ds.take(np.arange(0)), tmp_path / "empty.txt")
-    assert len(data.import_text(empty)) == 0
+    assert len(data.import_text(empty, C4.id)) == 0
 
 
 def test_text_import_groups_pair_mirrors(tmp_path):
@@ -302,7 +305,7 @@ def test_text_import_groups_pair_mirrors(tmp_path):
     b = "0" * 35 + "0200000" + "1"  # mirror absent: its own group
     path = tmp_path / "g.txt"
     path.write_text(";".join([a, sym, b, a_mirror]))
-    d = data.import_text(path)
+    d = data.import_text(path, C4.id)
     np.testing.assert_array_equal(d.groups, [0, 1, 2, 0])
     np.testing.assert_array_equal(d.is_image, [False, False, False, True])
 
@@ -322,15 +325,15 @@ def test_text_import_errors(tmp_path):
         path = tmp_path / f"{name}.txt"
         path.write_text(";".join(pairs))
         with pytest.raises(ValueError, match=msg) as e:
-            data.import_text(path)
+            data.import_text(path, C4.id)
         assert str(path) in str(e.value)
     # an action on a full column
     path = tmp_path / "fullcol.txt"
     path.write_text(_text(_full_column_board(1)[0]) + "0")
     with pytest.raises(ValueError, match=r"pair 0: action 0 is not legal"):
-        data.import_text(path)
+        data.import_text(path, C4.id)
     with pytest.raises(ValueError, match="missing.txt"):
-        data.import_text(tmp_path / "missing.txt")
+        data.import_text(tmp_path / "missing.txt", C4.id)
 
 
 # --------------------------------------------------------------------------- CLI
@@ -345,7 +348,7 @@ def test_make_dataset_cli_end_to_end(tmp_path):
     assert "first batch incl. compile" in res.stdout and str(out) in res.stdout
     d = data.Dataset.load_npz(out)
     assert len(d) == 2000 and d.info["num_pairs"] == 2000
-    np.testing.assert_array_equal(data.import_text(text).observations, d.observations)
+    np.testing.assert_array_equal(data.import_text(text, C4.id).observations, d.observations)
 
 
 # --------------------------------------------------------------------------- resumable generation
@@ -361,22 +364,22 @@ def test_generation_resumed_from_any_batch_gives_the_same_dataset(ds, tmp_path):
     def keep(p):
         saved.append(p.save(tmp_path / f"p{p.counts['batches']}"))
 
-    again = data.generate_with_stats(N, seed=0, batch=BATCH, on_batch=keep)[0]
+    again = data.generate_with_stats(N, seed=0, batch=BATCH, on_batch=keep, game=C4)[0]
     np.testing.assert_array_equal(again.observations, ds.observations)  # saving changes nothing
     assert len(saved) >= 2
     for path in saved:
         p = data.Progress.load(path)
-        resumed = data.generate_with_stats(N, seed=0, batch=BATCH, resume=p)[0]
+        resumed = data.generate_with_stats(N, seed=0, batch=BATCH, resume=p, game=C4)[0]
         for k in ("observations", "actions", "groups"):
             np.testing.assert_array_equal(getattr(resumed, k), getattr(ds, k), err_msg=f"{path.name}: {k}")
         assert resumed.info == ds.info
     with pytest.raises(ValueError, match="other|made with"):
-        data.generate_with_stats(N, seed=1, batch=BATCH, resume=data.Progress.load(saved[0]))
+        data.generate_with_stats(N, seed=1, batch=BATCH, resume=data.Progress.load(saved[0]), game=C4)
 
 
 def test_a_damaged_progress_file_is_a_one_line_error(tmp_path):
     path = tmp_path / "p"
-    data.generate_with_stats(600, seed=0, batch=BATCH, on_batch=lambda p: p.save(path))
+    data.generate_with_stats(600, seed=0, batch=BATCH, on_batch=lambda p: p.save(path), game=C4)
     raw = bytearray(path.read_bytes())
     raw[len(raw) // 2] ^= 0xFF
     path.write_bytes(bytes(raw))
@@ -453,7 +456,7 @@ def test_a_teacher_whose_games_repeat_stops_with_an_error(monkeypatch):
     monkeypatch.setattr(games, "kit_of", lambda game: dataclasses.replace(kit, random_start=None)
                         if getattr(game, "id", game) == CONNECT_FOUR.id else kit)
     with pytest.raises(ValueError, match=r"played no new position in 3 batches.*more opening plies"):
-        data.generate(10_000, seed=0, batch=4, opening_plies=0)
+        data.generate(10_000, seed=0, batch=4, opening_plies=0, game=C4)
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,9 @@ from c4jax.learning import alphazero as azl
 from c4jax.learning.alphazero import Sample
 from c4jax.learning.dedup import merge_repeats, observation_hashes
 from c4jax.nets import cnet
+from c4jax import games as c4games
+
+C4 = c4games.make(c4games.DEFAULT)
 
 _merge = jax.jit(merge_repeats)
 
@@ -68,7 +71,7 @@ def test_hashes_tell_apart_positions_that_differ_in_one_cell():
 def test_an_iteration_stores_each_position_once():
     cfg = azl.AlphaZeroConfig(games=8, num_simulations=2, max_considered=2, updates_per_iteration=1,
                               iterations_per_eval=1, buffer_size=1000, batch_size=4, width=4, merge_repeats=True)
-    algo = azl.AlphaZero(cfg)
+    algo = azl.AlphaZero(cfg, game=C4)
     state = algo.init(jax.random.key(1), cnet.init_params(jax.random.key(0), width=4, heads="two"))
     state, metrics = algo.chunk(state)
     size = int(state.buffer.size)

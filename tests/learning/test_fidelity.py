@@ -186,7 +186,7 @@ def _next_board_col0_full():
     ({"target_online": True, "target_mirror_avg": True, "target_unmasked": True}, 0.5 - 0.95 * 6.3),
 ])
 def test_dqn_target_variants_by_hand(flags, want):
-    algo = DQN(DQNConfig(**flags))
+    algo = DQN(DQNConfig(**flags), game=C4)
     algo.net = _FakeQ()
     batch = Transition(board=jnp.zeros((1, 6, 7), jnp.int8), action=jnp.zeros(1, jnp.int32),
                        reward=jnp.full(1, 0.5), next_board=jnp.asarray(_next_board_col0_full())[None],
@@ -214,7 +214,7 @@ def test_epsilon_per_update():
     state = _Counts(episodes=jnp.int32(0), updates=jnp.int32(0))
     warm = state.replace(episodes=jnp.int32(1000), updates=jnp.int32(0))
     # the thesis: by episodes; the published code: by updates (0 during the warm-up: ε = 0.8)
-    thesis, published = DQN(DQNConfig()), DQN(DQNConfig(eps_per_update=True))
+    thesis, published = DQN(DQNConfig(), game=C4), DQN(DQNConfig(eps_per_update=True), game=C4)
     assert float(thesis.behaviour_epsilon(warm)) == pytest.approx(0.05 + 0.75 * np.exp(-2.0))
     assert float(published.behaviour_epsilon(warm)) == pytest.approx(0.8)
     later = state.replace(episodes=jnp.int32(10), updates=jnp.int32(500))
@@ -227,7 +227,7 @@ def test_self_play_on_mirror_averaged_q_then_masked():
     board[:, 0] = [1, -1, 1, -1, 1, -1]  # column 0 full
     # Q = [6, 0.1, 0.2, ..., 0.6]: the legal argmax is column 6; mirror-averaged Q = [6.3, 0.3, ..., 0.3]:
     # column 0 is masked and the tie goes to the lowest legal column, 1.
-    plain = EpsilonGreedy(params={"scale": 1.0}, epsilon=jnp.float32(0.0), net=_FakeQ(), legal=legal_mask)
+    plain = EpsilonGreedy(params={"scale": 1.0}, epsilon=jnp.float32(0.0), net=_FakeQ(), legal=legal_mask, game=C4)
     avg = plain.replace(q=functools.partial(mirror_avg_q, symmetry=MIRROR))
     boards = jnp.asarray(board)[None]
     assert int(plain.act(boards, jax.random.key(0))[0]) == 6
@@ -235,12 +235,12 @@ def test_self_play_on_mirror_averaged_q_then_masked():
 
 
 def test_target_reset_with_the_old_network_rule():
-    algo = DQN(DQNConfig(reset_target_on_old=True))
+    algo = DQN(DQNConfig(reset_target_on_old=True), game=C4)
     # K = 2 seeds stacked
     state = _Nets(params={"w": jnp.array([[1.0], [2.0]])}, target_params={"w": jnp.zeros((2, 1))})
     out = algo.sync_target(state, np.array([True, False]))
     np.testing.assert_array_equal(out.target_params["w"], [[1.0], [0.0]])
-    assert DQN(DQNConfig()).sync_target(state, np.array([True, True])) is state  # the thesis: untouched
+    assert DQN(DQNConfig(), game=C4).sync_target(state, np.array([True, True])) is state  # the thesis: untouched
 
 
 # --- the old-network rule -----------------------------------------------------------------------
@@ -433,14 +433,14 @@ def test_presets_choose_the_strategies():
     assert rei == onpolicy_games.Strategies(play=rollouts.mixed_rollout_no_draws, backprop=backprop_lib.backprop_segments)
     for preset, want in (("thesis", (dqn_lib.target_network, dqn_lib.q_values, legal_mask)),
                          ("published", (dqn_lib.online_network, MIRROR_AVG_Q, all_columns))):
-        s = DQN(config.with_preset(DQNConfig(), preset)).strategies
+        s = DQN(config.with_preset(DQNConfig(), preset), game=C4).strategies
         assert s.td_target.func is dqn_lib.max_td_target
         assert (s.td_target.keywords["net"], _bound(s.td_target.keywords["q"]), s.td_target.keywords["legal"]) == want
-    s = DQN(config.with_preset(DQNConfig(), "published")).strategies
+    s = DQN(config.with_preset(DQNConfig(), "published"), game=C4).strategies
     assert (_bound(s.behaviour_q), s.epsilon_clock, s.sync_target, s.play, s.backprop) == (
         MIRROR_AVG_Q, dqn_lib.update_clock, dqn_lib.reset_target, rollouts.mixed_rollout_no_draws,
         backprop_lib.backprop_segments)
-    assert DQN(DQNConfig(double=True)).strategies.td_target.func is dqn_lib.double_td_target
+    assert DQN(DQNConfig(double=True), game=C4).strategies.td_target.func is dqn_lib.double_td_target
 
 
 def test_preset_flag_on_every_trainer_and_explicit_flags_override():
@@ -526,7 +526,7 @@ def test_published_preset_resumes_exactly(tmp_path):
                                rtol=1e-6)
     meta = checkpoint.read_metadata(straight / "last")
     assert meta["config"]["target_online"] and meta["config"]["reward_backprop"] == "segments"
-    algo = DQN(DQNConfig(buffer_size=2000, learning_starts=200, eval_every=200))
+    algo = DQN(DQNConfig(buffer_size=2000, learning_starts=200, eval_every=200), game=C4)
     params = loop.initial_params(loop.LoopConfig(), algo.heads, 128, jax.random.key(0))
     like = {"state": train_state.keys_to_data(stacked.stack_seeds([algo.init(jax.random.key(0), params)])),
             "old_params": stacked.stack_seeds([params])}

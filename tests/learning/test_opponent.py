@@ -120,7 +120,7 @@ def test_without_an_opponent_every_move_is_a_row():
 def test_dqn_learns_from_games_against_the_opponent():
     cfg = DQNConfig(buffer_size=2000, learning_starts=200, eval_every=40, updates_per_episode=4, opponent="2steplA:sto",
                     opponent_frac=0.5)
-    algo = DQN(cfg)
+    algo = DQN(cfg, game=C4)
     params = loop.initial_params(loop.LoopConfig(), algo.heads, 128, jax.random.key(0))
     state = algo.init(jax.random.key(1), params)
     new, metrics = algo.chunk(state)

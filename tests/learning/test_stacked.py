@@ -20,9 +20,9 @@ def _chunk(algo, k=1):
 
 
 def test_equal_settings_share_one_chunk_and_other_settings_do_not():
-    for make, other in [(lambda: DQN(DQNConfig()), lambda: DQN(DQNConfig(dueling=True))),
+    for make, other in [(lambda: DQN(DQNConfig(), game=C4), lambda: DQN(DQNConfig(dueling=True), game=C4)),
                         (lambda: PPO(PPOConfig(), C4), lambda: PPO(PPOConfig(), C4, freeze_conv=False)),
-                        (lambda: AlphaZero(AlphaZeroConfig()), lambda: AlphaZero(AlphaZeroConfig(num_simulations=8)))]:
+                        (lambda: AlphaZero(AlphaZeroConfig(), game=C4), lambda: AlphaZero(AlphaZeroConfig(num_simulations=8), game=C4))]:
         first = _chunk(make())
         assert _chunk(make()) is first  # a resumed run, or the next run of a sweep, in the same process
         assert _chunk(make(), k=2) is not first  # K seeds vmapped are another program
@@ -37,6 +37,6 @@ def test_equal_settings_share_one_chunk_and_other_settings_do_not():
 def test_an_algorithm_that_plays_a_loaded_opponent_compiles_its_own_chunk():
     """The opponent's weights are constants of the program: two runs against agents of the same
     name (a checkpoint that may have changed in between) never share it."""
-    algo = DQN(DQNConfig(opponent="2steplA"))
+    algo = DQN(DQNConfig(opponent="2steplA"), game=C4)
     assert algo.compile_key is None
-    assert _chunk(algo) is not _chunk(DQN(DQNConfig(opponent="2steplA")))
+    assert _chunk(algo) is not _chunk(DQN(DQNConfig(opponent="2steplA"), game=C4))

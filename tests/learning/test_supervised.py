@@ -13,7 +13,10 @@ from c4jax.learning import dataset as data
 from c4jax.nets import cnet
 from c4jax.learning import supervised as sv
 from scripts import run_script
+from c4jax import games as c4games
 from command import error_of
+
+C4 = c4games.make(c4games.DEFAULT)
 
 
 def test_adam_l2_adds_weight_decay_to_the_gradient_like_pytorch():
@@ -36,7 +39,7 @@ def test_epoch_batches_cover_each_row_at_most_once():
 
 @pytest.fixture(scope="module")
 def small_dataset():
-    return data.generate(3000, seed=1)
+    return data.generate(3000, seed=1, game=C4)
 
 
 def test_tiny_training_run_learns_above_chance(small_dataset):

@@ -8,6 +8,9 @@ import pytest
 
 from c4jax.nets import cnet, tower
 from c4jax.agents import policy
+from c4jax import games as c4games
+
+C4 = c4games.make(c4games.DEFAULT)
 
 
 @pytest.mark.parametrize(
@@ -127,14 +130,14 @@ def test_same_conv3_equals_flax_same_conv():
 
 def test_tower_shapes_and_blocks_start_as_the_identity():
     boards = jnp.asarray(np.random.default_rng(0).integers(-1, 2, (5, 6, 7)), jnp.int8)
-    params = tower.init_params(jax.random.key(0), tower=(3, 16))
-    logits, value = tower.two_headed(tower=(3, 16)).apply({"params": params}, boards)
+    params = tower.init_params(jax.random.key(0), C4, tower=(3, 16))
+    logits, value = tower.two_headed(C4, tower=(3, 16)).apply({"params": params}, boards)
     assert logits.shape == (5, 7) and value.shape == (5,)
     # every block's second convolution starts at zero: the fresh tower is its stem and heads
     shallow = {k: v for k, v in params.items() if not k.startswith("block")}
-    np.testing.assert_allclose(tower.Tower(blocks=0, channels=16).apply({"params": shallow}, boards)[0], logits,
+    np.testing.assert_allclose(tower.Tower(num_actions=C4.num_actions, encoding=tower.encoding_for(C4), blocks=0, channels=16).apply({"params": shallow}, boards)[0], logits,
                                rtol=1e-6, atol=1e-6)
-    assert isinstance(tower.two_headed(64), cnet.CNet)
+    assert isinstance(tower.two_headed(C4, 64), cnet.CNet)
 
 
 @pytest.mark.parametrize("network, expected", [({"width": 128}, ()), ({"tower": [4, 64]}, (4, 64)),
@@ -152,14 +155,14 @@ def test_tower_from_metadata_rejects_malformed(bad):
 @pytest.mark.parametrize("net", [(), (1, 8)], ids=["cnet", "tower"])
 def test_reply_head_is_one_more_subtree_and_output(net):
     boards = jnp.asarray(np.random.default_rng(1).integers(-1, 2, (5, 6, 7)), jnp.int8)
-    plain = tower.init_params(jax.random.key(0), width=8, tower=net)
-    params = tower.init_params(jax.random.key(0), width=8, tower=net, reply_head=True)
+    plain = tower.init_params(jax.random.key(0), C4, width=8, tower=net)
+    params = tower.init_params(jax.random.key(0), C4, width=8, tower=net, reply_head=True)
     assert set(params) - set(plain) == {tower.REPLY} and tower.REPLY not in plain
     assert tower.without_reply_head(params).keys() == plain.keys() and tower.without_reply_head(plain) is plain
-    logits, value, reply = tower.two_headed(8, net, reply_head=True).apply({"params": params}, boards)
+    logits, value, reply = tower.two_headed(C4, 8, net, reply_head=True).apply({"params": params}, boards)
     assert reply.shape == logits.shape == (5, 7) and value.shape == (5,)
     # the other heads are those of the network without it (the same parameters, the same outputs)
-    np.testing.assert_array_equal(tower.two_headed(8, net).apply({"params": tower.without_reply_head(params)},
+    np.testing.assert_array_equal(tower.two_headed(C4, 8, net).apply({"params": tower.without_reply_head(params)},
                                                                  boards)[0], logits)
 
 

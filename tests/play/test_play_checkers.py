@@ -24,6 +24,9 @@ from c4jax.games import DEFAULT, with_views
 from c4jax.games.checkers.game import GAME, Checkers
 from c4jax.play import server as play_server
 from playserver import request, serving
+from c4jax import games as c4games
+
+C4 = c4games.make(c4games.DEFAULT)
 
 STATIC = Path(play_server.__file__).resolve().parent / "static"
 _step = jax.jit(GAME.step)
@@ -97,7 +100,7 @@ def test_the_agents_endpoint_offers_checkers_with_its_own_menu(port):
 
 
 def test_only_agents_without_learned_parameters_switch_games():
-    assert agents.for_game(RandomAgent(), GAME).game == GAME
+    assert agents.for_game(RandomAgent(game=C4), GAME).game == GAME
     assert agents.for_game(agents.load("1steplA"), GAME) is None
     assert not play_server.Catalogue(["1steplA"]).menu("checkers").entries  # no opponent: Checkers is not offered
     with pytest.raises(ValueError, match="cannot play Checkers"):

@@ -22,6 +22,9 @@ from c4jax.nets.cnet import init_params
 from c4jax.play import catalogue as play_catalogue
 from c4jax.play import server as play_server
 from playserver import request, serving
+from c4jax import games as c4games
+
+C4 = c4games.make(c4games.DEFAULT)
 
 STATIC = Path(play_server.__file__).resolve().parent / "static"
 MCTS = "mcts50:det"
@@ -82,9 +85,9 @@ def test_default_menu_offers_mcts_and_a_shipped_search_checkpoint(monkeypatch, t
     labels = {e.name: e.scores_label for e in cat.entries.values()}
     assert "visit share" in labels["mcts200:det"] and "200-simulation" in labels["mcts200:det"]
     assert "searched value" in labels["mcts1000:sto"] and "AlphaZero" in labels["alphazero@6:det"]
-    other = network_search.AlphaZeroAgent(params=init_params(jax.random.key(0), width=8, heads="two"), width=8)
+    other = network_search.AlphaZeroAgent(params=init_params(jax.random.key(0), width=8, heads="two"), width=8, game=C4)
     assert other.describe_scores().kind == "search" and other.describe_scores().values  # a search with values
-    q_net = NetworkAgent(params=init_params(jax.random.key(0), width=8, heads="one"), width=8, output="q")
+    q_net = NetworkAgent(params=init_params(jax.random.key(0), width=8, heads="one"), width=8, output="q", game=C4)
     kind, label, _ = guided(q_net, 50).describe_scores()  # a network guiding pure MCTS ("dqn@50")
     assert kind == "search" and "50-simulation search guided by the network's Q-values" in label
 

@@ -134,7 +134,7 @@ def check_cheap(work: Path) -> dict:
                          "max_param_diff": max(jax.tree.leaves(diff)), "params": _sharding(p4["head"]["out"]["kernel"])}
 
     # a DQN state placed with a batch split: the replay storage over 4 devices, the rest replicated
-    dqn = DQN(DQNConfig(buffer_size=2000, learning_starts=200, eval_every=200, episodes_per_iteration=8, updates_per_episode=25))
+    dqn = DQN(DQNConfig(buffer_size=2000, learning_starts=200, eval_every=200, episodes_per_iteration=8, updates_per_episode=25), game=C4)
     state = stacked.stack_seeds([dqn.init(jax.random.key(0), _init_params("one"))])
     where = placement.plan(dqn, 4, 1)
     placed = devices.put(state, where.state_shardings(state, dqn.batch_fields))
