@@ -21,7 +21,6 @@ from typing import Sequence
 import jax
 import numpy as np
 from jax import Array
-from tqdm.auto import tqdm
 
 from c4jax import games
 from c4jax.agents import registry
@@ -29,6 +28,7 @@ from c4jax.evaluation.protocol import agent_name
 from c4jax.evaluation.tournament import resolve_agents
 from c4jax.games.kit import resolve
 from c4jax.io.metadata import UNNAMED_GAME
+from c4jax.io.progress import bar as progress_bar
 from c4jax.io.tables import Table
 
 
@@ -280,7 +280,7 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
     single: list[list[float]] = [[] for _ in loaded]
     batched: list[list[float]] = [[] for _ in loaded]
     total = repeats + batched_repeats
-    with tqdm(total=total, desc="timing", unit="round", disable=not progress, dynamic_ncols=True) as bar:
+    with progress_bar(total, desc="timing", unit="round", disable=not progress) as bar:
         for r in range(repeats):
             for k, a in enumerate(loaded):
                 t0 = time.perf_counter()

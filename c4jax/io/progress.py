@@ -17,15 +17,18 @@ LOG_INTERVAL = 30.0  # seconds between two lines of a bar that does not write to
 
 
 class _Lines:
-    """A stream for tqdm off a terminal: every refresh of the bar as a line of its own."""
+    """A stream for tqdm off a terminal: every refresh of the bar as a line of its own (a refresh that
+    repeats the line before it is left out)."""
 
     def __init__(self, stream: TextIO):
         self.stream = stream
+        self.last = None
 
     def write(self, text: str) -> None:
         line = text.replace("\r", "").rstrip("\n")
-        if line.strip():
+        if line.strip() and line != self.last:
             self.stream.write(line + "\n")
+            self.last = line
 
     def flush(self) -> None:
         self.stream.flush()

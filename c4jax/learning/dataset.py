@@ -585,6 +585,6 @@ def _new_rows(game, observations: np.ndarray, actions: np.ndarray, seen: set[byt
 
 
 def _progress_bar(total: int, initial: int, teacher: str):
-    from tqdm.auto import tqdm
+    from c4jax.io import progress
 
-    return tqdm(total=total, initial=initial, unit="rows", desc=f"{teacher} pairs", dynamic_ncols=True)
+    return progress.bar(total, initial=initial, unit="rows", desc=f"{teacher} pairs")

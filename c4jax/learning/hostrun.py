@@ -21,7 +21,7 @@ from typing import Callable, ContextManager, Mapping
 
 from tqdm.auto import tqdm
 
-from c4jax.io import checkpoint, compile_cache, interrupt, runlog
+from c4jax.io import checkpoint, compile_cache, interrupt, progress, runlog
 
 LAST = "last"  # the resumable training state, inside --out
 SUMMARY = "summary.json"
@@ -65,9 +65,9 @@ def note_nothing_saved(out: Path, when: str) -> None:
 
 
 def progress_bar(total: int, initial: int, desc: str, unit: str, show: bool) -> tqdm:
-    """The run's progress bar from ``initial`` to ``total`` ``unit``s (hidden unless ``show``; its width
-    follows the terminal's)."""
-    return tqdm(total=total, initial=initial, desc=desc, unit=unit, disable=not show, dynamic_ncols=True)
+    """The run's progress bar from ``initial`` to ``total`` ``unit``s, hidden unless ``show``
+    (:func:`c4jax.io.progress.bar`: redrawn on a terminal, a line at a time in a log)."""
+    return progress.bar(total, initial=initial, desc=desc, unit=unit, disable=not show)
 
 
 def say(line: str, bar: tqdm) -> None:

@@ -394,6 +394,6 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     if k_seeds == 1:
         c = runs[0].loop
         print(f"{algo.name}: best win rate vs {cfg.select_by} {c['best_win_rate']:.2f} at {c['best_updates']:,} "
-              f"updates; {c['reverts']} reverts; {counters['wall_s']:.0f}s. Best agent: {out / BEST}{tail}")
+              f"updates; {c['reverts']} revert{'s' * (c['reverts'] != 1)}; {counters['wall_s']:.0f}s. Best agent: {out / BEST}{tail}")
         return per_seed[0]
     return summarize_seeds(algo.name, out, seeds, runs, per_seed, counters["wall_s"], cfg.select_by, cfg.reference)
