@@ -38,7 +38,7 @@ from c4jax import agents
 from c4jax import games as registry
 from c4jax.agents.base import ScoreInfo
 from c4jax.play.answers import RequestError, describe, game_answer, key, observable
-from c4jax.play.programs import Programs, programs_for
+from c4jax.play.programs import Programs, give_back_memory, programs_for
 
 SEARCH_MENU = ("mcts200", "mcts1000")  # pure-MCTS agents on the default menu besides agents.known_names()
 # seed 002's minimax (design.md §4a) besides known_names()'s minimax4: depth 1 (what its DQN beat) and 7 (its deepest)
@@ -63,6 +63,7 @@ class Bound:
         """``entry`` answered: it is the most recently used; release the least recently used beyond ``keep``."""
         if entry.pinned:
             return
+        released = 0
         with self._lock:
             if entry._programs is None:  # released by another request meanwhile: it compiles again when asked
                 return
@@ -71,7 +72,10 @@ class Bound:
             while self.keep is not None and len(self._order) > self.keep:
                 _, victim = self._order.popitem(last=False)
                 victim._programs, victim.ready = None, False  # a request using them holds its own reference
-                self.released += 1
+                released += 1
+            self.released += released
+        if released:
+            give_back_memory()
 
     def compiled(self) -> list[str]:
         """The names of the agents it holds compiled, least recently used first."""

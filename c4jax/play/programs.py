@@ -20,6 +20,9 @@ a later catalogue with the same agents compiles nothing).
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import gc
 import threading
 import weakref
 from dataclasses import dataclass
@@ -125,3 +128,24 @@ def live_programs() -> int:
     """How many :class:`Program` objects are alive (held by an agent's :class:`Programs` or kept)."""
     with _LOCK:
         return len(set(map(id, _LIVE.values())) | set(map(id, _KEPT.values())))
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, or None elsewhere (another C library, another system)."""
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_TRIM = _malloc_trim()
+
+
+def give_back_memory() -> None:
+    """After programs were let go: collect them (``gc.collect``, for any reference cycle) and hand
+    the freed heap back to the system (glibc's ``malloc_trim``, where there is one); the C library
+    keeps freed memory for later otherwise, and the process' resident size (what ``top`` shows) stays
+    where it was (measured: docs/results/play_server.md, "Memory")."""
+    gc.collect()
+    if _TRIM is not None:
+        _TRIM(0)
