@@ -224,10 +224,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
     command = " ".join(["python", "experiments/bench_play_memory.py", *(sys.argv[1:] if argv is None else argv)])
     text = report(results, command)
     print(text)
-    if args.out:
-        Path(args.out).write_text(text)
-    if args.answers:
-        Path(args.answers).write_text(json.dumps(results[-1]["answers"], indent=1))
+    for path, content in ((args.out, text), (args.answers, json.dumps(results[-1]["answers"], indent=1))):
+        if path:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(path).write_text(content)
     return results
 
 
