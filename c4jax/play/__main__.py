@@ -35,8 +35,8 @@ class Args:
     The default mode and the other one are both offered."""
     warm: Annotated[tuple[str, ...], tyro.conf.arg(metavar="NAME [NAME ...]")] = ("default",)
     """The agents compiled at the start and kept compiled: 'default' (each game's default opponent), 'all'
-    (every agent: a few minutes' start and about 2 GB of memory) or names (commas work too). The others
-    compile when first asked for."""
+    (every agent: about 2 GB of memory, and minutes with a cold compilation cache) or names (commas work
+    too). The others compile when first asked for."""
     keep: int = KEEP
     """At most this many agents besides those of --warm stay compiled: when one more compiles, the least
     recently used is released and compiles again when next asked for (0: no limit)."""
