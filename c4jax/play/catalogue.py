@@ -17,7 +17,7 @@ answers: ``GET /api/agents`` lists what is loaded, which agents are still warmin
 and whether more are loading; a request for an agent still loading waits for the loading, and one
 for an agent not compiled yet compiles it first (once: :meth:`Entry.acquire`).
 
-Memory: an agent's compiled programs cost the server tens of MiB, a search's up to about 200 MiB
+Memory: an agent's compiled programs cost the server tens of MiB, a search's up to about 160 MiB
 (:mod:`c4jax.play.programs`), so a catalogue can warm up a few agents (``warm``: each game's default
 opponent, say) and keep at most ``keep`` others compiled: those compile on first use, and the least
 recently used of them is released (its programs freed) when one more compiles; it compiles again,

@@ -3,7 +3,7 @@
 An agent answers a request of the play API with two jitted programs for a batch of one state:
 its move (``act_states``) and its numbers (``scores_states``, or for an agent with searched values
 ``search_stats`` of the game's observations, or ``search_stats_states``). A compiled program costs
-the server tens of MiB of memory, a search's up to about 200 MiB; an agent's parameters under one
+the server tens of MiB of memory, a search's up to about 160 MiB; an agent's parameters under one
 (docs/results/play_server.md, "Memory"). JAX keeps a program compiled as long as the jitted
 function it was compiled for lives; a module-level ``jax.jit`` lives as long as the process, so
 :func:`programs_for` wraps fresh functions instead: a :class:`Programs` holds an agent's, and
