@@ -16,8 +16,9 @@ server errors (5xx answers and connections reset or refused: the goal is 0), how
 requests were answered (each must be a 4xx, and the status its kind expects), and the
 server's memory (VmRSS, and VmHWM, the peak) before and after the load, sampled every second.
 
-The server runs as ``python -m c4jax.play --port 0 --agents AGENTS`` in a subprocess (its
-start-up compiles the agents and is not timed), or is an already running one (``--port``).
+The server runs as ``python -m c4jax.play --port 0 --agents AGENTS --warm all`` in a subprocess
+(its start-up compiles the agents and is not timed), or is an already running one (``--port``).
+Its memory from start-up until every agent has answered is ``experiments/bench_play_memory.py``'s.
 
 Usage: ``python experiments/bench_server.py [--players 32] [--seconds 30] [--agents dqn,2steplA]
 [--bad-rate 0.1] [--seed 0] [--out docs/results/bench_server.md]``.
@@ -225,10 +226,11 @@ def run_load(port: int, *, players: int = 32, seconds: float = 30.0, agents: lis
 # --------------------------------------------------------------------------- the server
 
 class ServerProcess:
-    """``python -m c4jax.play --port 0 --agents AGENTS`` in a subprocess; ``port`` is where it serves."""
+    """``python -m c4jax.play --port 0 --agents AGENTS --warm all`` in a subprocess; ``port`` is where it serves."""
 
     def __init__(self, agents: list[str], timeout: float = 600.0):
-        self.proc = subprocess.Popen([sys.executable, "-m", "c4jax.play", "--port", "0", "--agents", ",".join(agents)],
+        self.proc = subprocess.Popen([sys.executable, "-m", "c4jax.play", "--port", "0", "--agents", ",".join(agents),
+                                      "--warm", "all"],
                                      cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
         self.lines: list[str] = []
         started: queue.Queue = queue.Queue()

@@ -18,6 +18,7 @@ from c4jax.io import cliargs, compile_cache, interrupt
 from c4jax.io.cliargs import fail
 
 DESCRIPTION = "Play in the browser against the c4jax agents (a local web server on 127.0.0.1)."
+KEEP = 4  # --keep's default (docs/results/play_server.md, "Memory")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,6 +33,13 @@ class Args:
                                                            help_behavior_hint="(default: every known agent)")] = None
     """Agent names to offer instead of every known agent, e.g. 'random 1steplA supervised' (commas work too).
     The default mode and the other one are both offered."""
+    warm: Annotated[tuple[str, ...], tyro.conf.arg(metavar="NAME [NAME ...]")] = ("default",)
+    """The agents compiled at the start and kept compiled: 'default' (each game's default opponent), 'all'
+    (every agent: about 2 GB of memory, and minutes with a cold compilation cache) or names (commas work
+    too). The others compile when first asked for."""
+    keep: int = KEEP
+    """At most this many agents besides those of --warm stay compiled: when one more compiles, the least
+    recently used is released and compiles again when next asked for (0: no limit)."""
     verbose: bool = False
     """Log every request."""
 
@@ -66,6 +74,8 @@ def main(argv: list[str] | None = None, prog: str = "c4jax-play") -> int:
     args = cliargs.parse(args_class(), argv, prog, description=DESCRIPTION)
     if not 0 <= args.port <= 65535:
         fail(f"--port must be in 0..65535, got {args.port}")
+    if args.keep < 0:
+        fail(f"--keep must be >= 0 (0: no limit), got {args.keep}")
     with interrupt.guard(on_interrupt=_stopped):  # Ctrl-C or SIGTERM: gone at once, also while warming up
         return _serve(args)
 
@@ -86,10 +96,16 @@ def _serve(args) -> int:
     names = _names(args.agents)
     game_agents = {game: _names(getattr(args, _field(game))) for game in games.with_views()
                    if getattr(args, _field(game), None) is not None}
+    warm = _names(args.warm) or ["default"]
+    named = [n for n in warm if n.lower() not in ("default", "all")]
+    if named and len(named) < len(warm):
+        fail(f"--warm takes 'default', 'all' or agent names, not both: {' '.join(args.warm)}")
+    warm = named or (None if warm[0].lower() == "all" else server.DEFAULTS)
     err = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     try:
-        catalogue = server.Catalogue(names, list(args.agent), log=err, game_agents=game_agents, load=False)
-        if names is not None or args.agent or game_agents:  # asked for by name: load now, a bad one is exit 2
+        catalogue = server.Catalogue(names, list(args.agent), log=err, game_agents=game_agents, load=False,
+                                     warm=warm, keep=args.keep or None)
+        if names is not None or args.agent or game_agents or named:  # asked for by name: load now, a bad one is exit 2
             print("c4jax play: loading agents ...", flush=True)
             catalogue.load()
     except Exception as e:  # an unknown agent name, an unreadable checkpoint

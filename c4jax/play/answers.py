@@ -7,7 +7,8 @@ agent is asked through the generic entry points of :class:`c4jax.agents.AgentBas
 ``act_states`` for its move, ``scores_states`` (float32[B, num_actions]) for its scores, and,
 where it declares searched values (``describe_scores().values``), ``search_stats`` of the game's
 observations where they tell the whole state (Connect Four's boards), else ``search_stats_states`` of
-its states.
+its states; each jitted as the agent's own program (:mod:`c4jax.play.programs`), so that the
+catalogue can let an agent's compiled programs go.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from c4jax import games
 from c4jax.agents.base import ScoreInfo
 from c4jax.games.base import done
 from c4jax.games.viewbase import MoveError
+from c4jax.play.programs import Programs, programs_for
 
 REQUEST_FIELDS = ("game", "agent", "moves", "human_first")
 
@@ -54,16 +56,6 @@ def key(stochastic: bool):
     return _FIXED_KEY
 
 
-@jax.jit
-def _act_states(agent, states, rng):
-    return agent.act_states(states, rng)
-
-
-@jax.jit
-def _scores_states(agent, states):
-    return agent.scores_states(states)
-
-
 @partial(jax.jit, static_argnames="game")
 def _step(game, state, action):
     return game.step(state, action)
@@ -87,22 +79,35 @@ def _batch(state):
     return jax.tree.map(lambda x: np.asarray(x)[None], state)
 
 
-def agent_numbers(entry, state) -> tuple[np.ndarray | None, np.ndarray | None]:
+def observable(view) -> bool:
+    """Whether the observations of ``view``'s game tell its whole state (Connect Four's boards)."""
+    return games.kit_of(view.GAME).from_observation is not None
+
+
+def programs_of(entry) -> Programs:
+    """The compiled programs ``entry`` answers with: a catalogue entry's own (``entry.acquire()``,
+    compiling them if need be), else, for any object with ``agent``, ``info`` and ``view``, ones held
+    for the process."""
+    if callable(getattr(entry, "acquire", None)):
+        return entry.acquire()[0]
+    return programs_for(entry.agent, entry.info.values, observable(entry.view), keep=True)
+
+
+def agent_numbers(entry, state, programs: Programs | None = None) -> tuple[np.ndarray | None, np.ndarray | None]:
     """The agent's score of every action of one state (None if it has none) and, for an agent with
-    searched values, their values (else None)."""
+    searched values, their values (else None); with ``programs`` (default: :func:`programs_of`)."""
+    programs = programs or programs_of(entry)
     batch = _batch(state)
-    if entry.info.values:
-        if games.kit_of(entry.view.GAME).from_observation is not None:  # observations tell the state
-            shares, values = entry.agent.search_stats(_observe(entry.view.GAME, batch))
-        else:
-            shares, values = entry.agent.search_stats_states(batch)
-        return np.asarray(shares)[0], np.asarray(values)[0]
-    if not callable(getattr(entry.agent, "scores_states", None)):
+    if programs.numbers_of is None:
         return None, None
-    return np.asarray(_scores_states(entry.agent, batch))[0], None
+    if programs.numbers_of == "scores":
+        return np.asarray(programs.numbers(batch))[0], None
+    inputs = _observe(entry.view.GAME, batch) if programs.numbers_of == "stats_observed" else batch
+    shares, values = programs.numbers(inputs)
+    return np.asarray(shares)[0], np.asarray(values)[0]
 
 
-def _position(entry, rep, ply: int, human: int, known: tuple | None) -> dict:
+def _position(entry, rep, ply: int, human: int, known: tuple | None, programs: Programs) -> dict:
     """Position ``ply`` as the game's view draws it, with the agent's scores and values."""
     view, state = entry.view, rep.state(ply)
     pos = view.position(rep, ply, human)
@@ -110,17 +115,19 @@ def _position(entry, rep, ply: int, human: int, known: tuple | None) -> dict:
         pos["scores"] = view.scores_json(None, state)
         pos["values"] = view.scores_json(None, state) if entry.info.values else None
         return pos
-    scores, values = known if known is not None else agent_numbers(entry, state)
+    scores, values = known if known is not None else agent_numbers(entry, state, programs)
     pos["scores"] = None if scores is None else view.scores_json(scores, state)
     pos["values"] = None if values is None else view.scores_json(values, state)
     return pos
 
 
-def game_answer(entry, moves: list[int], human_first: bool, *, play: bool) -> dict:
+def game_answer(entry, moves: list[int], human_first: bool, *, play: bool, programs: Programs | None = None) -> dict:
     """Replay a game of ``entry``'s game; when ``play`` and the agent is to move, let it move until
     the human is to move or the game is over (every step of a multi-step turn). The API's answer:
-    ``positions`` from the request's last position on (``play``) or from the start."""
+    ``positions`` from the request's last position on (``play``) or from the start. The agent
+    answers with ``programs`` (default: :func:`programs_of`)."""
     t0 = time.perf_counter()
+    programs = programs or programs_of(entry)
     view = entry.view
     try:
         rep = view.replay(moves)
@@ -135,8 +142,8 @@ def game_answer(entry, moves: list[int], human_first: bool, *, play: bool) -> di
     if play and not bool(done(state)) and int(state.current_player) != human:
         t = time.perf_counter()
         while not bool(done(state)) and int(state.current_player) != human:
-            known[n + len(agent_moves)] = agent_numbers(entry, state)
-            action = int(np.asarray(_act_states(entry.agent, _batch(state), key(entry.agent.stochastic)))[0])
+            known[n + len(agent_moves)] = agent_numbers(entry, state, programs)
+            action = int(np.asarray(programs.act(_batch(state), key(entry.agent.stochastic)))[0])
             if not bool(np.asarray(state.legal_action_mask)[action]):  # a bug in the agent, not the request's: 500
                 raise RuntimeError(f"{entry.name} chose the illegal action {action}")
             agent_moves.append(action)
@@ -144,7 +151,7 @@ def game_answer(entry, moves: list[int], human_first: bool, *, play: bool) -> di
         agent_ms = round((time.perf_counter() - t) * 1e3, 3)
         rep = view.replay(moves + agent_moves)
     first = n if play else 0
-    positions = [_position(entry, rep, k, human, known.get(k)) for k in range(first, len(rep.moves) + 1)]
+    positions = [_position(entry, rep, k, human, known.get(k), programs) for k in range(first, len(rep.moves) + 1)]
     out = view.answer(rep, human, positions, entry.name, agent_moves, agent_ms)
     out["server_ms"] = round((time.perf_counter() - t0) * 1e3, 3)
     return out

@@ -13,9 +13,15 @@ menu its agents answer to their canonical name and to it without the ``<game>/``
 (``checkers/random`` and ``random``), and a name without a mode to its default mode.
 
 Loading and compiling can run in the background (:meth:`Catalogue.start`) while the server
-answers: ``GET /api/agents`` lists what is loaded, which agents are still warming up and whether
-more are loading; a request for an agent still loading waits for the loading, and one for an
-agent not compiled yet compiles it first (once: :meth:`Entry.compile`).
+answers: ``GET /api/agents`` lists what is loaded, which agents are still warming up (not compiled)
+and whether more are loading; a request for an agent still loading waits for the loading, and one
+for an agent not compiled yet compiles it first (once: :meth:`Entry.acquire`).
+
+Memory: an agent's compiled programs cost the server tens of MiB, a search's up to about 160 MiB
+(:mod:`c4jax.play.programs`), so a catalogue can warm up a few agents (``warm``: each game's default
+opponent, say) and keep at most ``keep`` others compiled: those compile on first use, and the least
+recently used of them is released (its programs freed) when one more compiles; it compiles again,
+from the persistent compilation cache where that is on, when next asked for.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
@@ -30,12 +37,50 @@ from typing import Any, Iterable, Mapping
 from c4jax import agents
 from c4jax import games as registry
 from c4jax.agents.base import ScoreInfo
-from c4jax.play.answers import RequestError, describe, game_answer, key
+from c4jax.play.answers import RequestError, describe, game_answer, key, observable
+from c4jax.play.programs import Programs, give_back_memory, programs_for
 
 SEARCH_MENU = ("mcts200", "mcts1000")  # pure-MCTS agents on the default menu besides agents.known_names()
 # seed 002's minimax (design.md §4a) besides known_names()'s minimax4: depth 1 (what its DQN beat) and 7 (its deepest)
 MINIMAX_MENU = ("minimax1", "minimax7")
 LOAD_WAIT = 300.0  # seconds a request for an agent not on the menu waits for the loading to finish
+DEFAULTS = "defaults"  # warm=DEFAULTS: warm up each game's default opponent (Menu.default)
+
+
+class Bound:
+    """The compiled agents outside the warm set, least recently used first: at most ``keep`` of
+    them (None: no limit) stay compiled; :meth:`used` releases the ones beyond."""
+
+    def __init__(self, keep: int | None = None):
+        if keep is not None and keep < 1:
+            raise ValueError(f"keep must be >= 1 (or None: no limit), got {keep}")
+        self.keep = keep
+        self._order: OrderedDict[int, Entry] = OrderedDict()
+        self._lock = threading.Lock()
+        self.released = 0  # how many times an agent was released
+
+    def used(self, entry: Entry) -> None:
+        """``entry`` answered: it is the most recently used; release the least recently used beyond ``keep``."""
+        if entry.pinned:
+            return
+        released = 0
+        with self._lock:
+            if entry._programs is None:  # released by another request meanwhile: it compiles again when asked
+                return
+            self._order[id(entry)] = entry
+            self._order.move_to_end(id(entry))
+            while self.keep is not None and len(self._order) > self.keep:
+                _, victim = self._order.popitem(last=False)
+                victim._programs, victim.ready = None, False  # a request using them holds its own reference
+                released += 1
+            self.released += released
+        if released:
+            give_back_memory()
+
+    def compiled(self) -> list[str]:
+        """The names of the agents it holds compiled, least recently used first."""
+        with self._lock:
+            return [e.name for e in self._order.values()]
 
 
 @dataclass
@@ -47,6 +92,10 @@ class Entry:
     view: Any
     info: ScoreInfo
     ready: bool = False  # its request path is compiled
+    pinned: bool = False  # in the warm set: compiled by the warm-up and never released
+    bound: Bound | None = field(default=None, repr=False, compare=False)  # None: never released
+    keep_programs: bool = True  # its programs are held for the process (a catalogue without a bound)
+    _programs: Programs | None = field(default=None, repr=False, compare=False)
     _compiling: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
@@ -61,17 +110,26 @@ class Entry:
     def scores_label(self) -> str:
         return self.info.label
 
+    def acquire(self) -> tuple[Programs, bool]:
+        """The agent's request path (a move and its numbers, batch of 1), compiled by this call if it
+        was not (a caller that finds another thread compiling it waits for that), and marked as the
+        most recently used (which may release another agent: :class:`Bound`); True if this call
+        compiled it. The caller's reference keeps the programs alive while it uses them."""
+        with self._compiling:
+            programs, compiled = self._programs, False
+            if programs is None:
+                programs = programs_for(self.agent, self.info.values, observable(self.view), keep=self.keep_programs)
+                game_answer(self, [], human_first=False, play=True, programs=programs)
+                self._programs, self.ready, compiled = programs, True, True
+        if self.bound is not None:
+            self.bound.used(self)
+        return programs, compiled
+
     def compile(self) -> bool:
-        """Compile the agent's request path (a move and its scores, batch of 1) once: a caller that
-        finds another thread compiling it waits for that. True if this call compiled it."""
+        """Compile the agent's request path once (:meth:`acquire`); True if this call compiled it."""
         if self.ready:
             return False
-        with self._compiling:
-            if self.ready:
-                return False
-            game_answer(self, [], human_first=False, play=True)
-            self.ready = True
-            return True
+        return self.acquire()[1]
 
     def describe(self) -> dict:
         return {"name": self.name, "kind": self.kind, "stochastic": bool(self.agent.stochastic),
@@ -148,10 +206,21 @@ class Catalogue:
     ``names``: the default game's agent names (None: :func:`default_menu`); ``paths``: checkpoints;
     ``game_agents``: per other game id, the names offered for it (a game left out, or None: its
     default menu). ``load=False`` leaves the loading to :meth:`load` or :meth:`start`.
+
+    ``warm``: the agents that the warm-up compiles and that stay compiled: None (every agent),
+    :data:`DEFAULTS` (each game's default opponent) or names of any game's menu (a name without a
+    mode: its default mode; an unknown one is a ``ValueError`` of :meth:`load`). ``keep``: at most
+    this many other agents stay compiled (:class:`Bound`; None: no limit, and their programs are
+    held for the process, shared with any later catalogue of the same agents).
     """
 
     def __init__(self, names: Iterable[str] | None = None, paths: Iterable[str] = (), log=print,
-                 game_agents: Mapping[str, Iterable[str]] | None = None, *, load: bool = True):
+                 game_agents: Mapping[str, Iterable[str]] | None = None, *, load: bool = True,
+                 warm: Iterable[str] | str | None = None, keep: int | None = None):
+        self.warm = warm if warm is None or warm == DEFAULTS else list(warm)
+        if isinstance(warm, str) and warm != DEFAULTS:
+            raise ValueError(f"warm must be None, {DEFAULTS!r} or a list of names, got {warm!r}")
+        self.bound = Bound(keep)
         self.specs = None if names is None else list(names)
         self.paths = list(paths)
         self.game_agents = {g: list(v) for g, v in (game_agents or {}).items() if v is not None}
@@ -179,8 +248,10 @@ class Catalogue:
         if playing is None:
             return False
         name = agents.canonical_name(playing)
+        entry = Entry(name, playing, menu.view, describe(playing, menu.view), pinned=self.warm is None,
+                      bound=self.bound, keep_programs=self.bound.keep is None)
         with self._lock:
-            menu.entries.setdefault(name.lower(), Entry(name, playing, menu.view, describe(playing, menu.view)))
+            menu.entries.setdefault(name.lower(), entry)
         return True
 
     def _alias(self, menu: Menu, spec: str, agent) -> None:
@@ -236,7 +307,31 @@ class Catalogue:
                     self._add(menu, name, strict=False)
                 except Exception as e:  # a damaged checkpoint: offer the others
                     self.log(f"c4jax play: skipping agent {name!r}: {type(e).__name__}: {e}")
+        self._pin()
         self.loaded.set()
+
+    def _pin(self) -> None:
+        """Mark the agents of ``warm`` (the constructor's) as pinned; ``ValueError`` for a name on no menu."""
+        if self.warm is None:
+            return
+        if self.warm == DEFAULTS:
+            found = [self.menus[g].entries[self.menus[g].default.lower()] for g in self.games()]
+        else:
+            found = []
+            for name in self.warm:
+                entry = next((e for e in (self.menus[g].lookup(name) for g in self.games()) if e is not None), None)
+                if entry is None:
+                    raise ValueError(f"cannot warm up {name!r}: no menu offers it; agents: {', '.join(self._names_all())}")
+                found.append(entry)
+        for entry in found:
+            entry.pinned = True
+
+    def _names_all(self) -> list[str]:
+        return [e.name for e in self._all()]
+
+    def warm_set(self) -> list[str]:
+        """The names of the agents the warm-up compiles and that are never released (once loaded)."""
+        return [e.name for e in self._all() if e.pinned]
 
     # ---- lookup
 
@@ -289,7 +384,8 @@ class Catalogue:
             return [e for m in self.menus.values() for e in m.entries.values()]
 
     def warm_up(self, log=print, workers: int | None = None, search: str = "background") -> float:
-        """Compile every agent's request path; returns the seconds it took.
+        """Compile the request path of every agent of the warm set (the constructor's ``warm``); returns
+        the seconds it took.
 
         XLA compiles outside the GIL, so a few threads compile several agents at once. Search
         agents compile slowly (docs/results/README.md, "Runtimes"): with ``search="background"``
@@ -300,11 +396,7 @@ class Catalogue:
             raise ValueError(f"search must be 'now' or 'background', got {search!r}")
         t0 = time.perf_counter()
         key(True), key(False)
-        for gid in self.games():
-            menu = self.menus[gid]
-            first = menu.entries[menu.default.lower()]
-            game_answer(first, [], human_first=True, play=False)  # the game's replay
-        entries = self._all()
+        entries = [e for e in self._all() if e.pinned]
         defaults = {self.menus[g].default for g in self.games()}
         entries.sort(key=lambda e: e.name not in defaults)
         later = [e for e in entries if e.kind == "search"] if search == "background" else []
@@ -323,6 +415,12 @@ class Catalogue:
 
         with ThreadPoolExecutor(max_workers=workers or min(4, os.cpu_count() or 1)) as pool:
             list(pool.map(one, now))
+        for gid in self.games():  # the game's replay, with a warm agent (compiled by now; the default opponent first)
+            menu = self.menus[gid]
+            first = sorted((e for e in menu.entries.values() if e.pinned),
+                           key=lambda e: (e in later, e.name != menu.default))
+            if first:
+                game_answer(first[0], [], human_first=True, play=False)
         seconds = time.perf_counter() - t0
         if later:
             log(f"  compiling {len(later)} search agents in the background: "
@@ -351,13 +449,19 @@ class Catalogue:
                 self.loaded.set()  # requests stop waiting: they get "unknown agent"
                 log(f"c4jax play: cannot load the agents: {type(e).__name__}: {e}")
                 return
-            log(f"c4jax play: compiling {len(self._all())} agents (batch of 1) so that no move waits for jit ...")
+            warm, others = self.warm_set(), len(self._all()) - len(self.warm_set())
+            if others:
+                bound = "" if self.bound.keep is None else f"; at most {self.bound.keep} of them stay compiled"
+                log(f"c4jax play: compiling {len(warm)} agents (batch of 1): {', '.join(warm)}; the other {others} "
+                    f"compile when first asked for{bound} ...")
+            else:
+                log(f"c4jax play: compiling {len(warm)} agents (batch of 1) so that no move waits for jit ...")
             try:
                 self.warm_up(log=log, search="now")
             except Exception as e:  # a bug: the first request for that agent will report it
                 log(f"c4jax play: the warm-up failed: {type(e).__name__}: {e}")
                 return
-            log(f"c4jax play: ready in {time.perf_counter() - t0:.1f} s")
+            log(f"c4jax play: ready in {time.perf_counter() - t0:.1f} s")  # experiments/bench_*.py read this line
 
         self.background = threading.Thread(target=run, name="c4jax-play-start", daemon=True)
         self.background.start()

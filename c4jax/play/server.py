@@ -33,13 +33,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from c4jax.play.answers import RequestError, game_answer, hint_answer, hint_status, parse_game
-from c4jax.play.catalogue import Catalogue
+from c4jax.play.catalogue import DEFAULTS, Catalogue
 
 MAX_BODY = 8 * 1024  # bytes; a longer request body gets 413
 MAX_CONNECTIONS = 128  # connections served at once (a thread each); one more gets 503
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
-__all__ = ["MAX_BODY", "MAX_CONNECTIONS", "Catalogue", "Handler", "PlayServer", "RequestError", "agents_answer",
+__all__ = ["DEFAULTS", "MAX_BODY", "MAX_CONNECTIONS", "Catalogue", "Handler", "PlayServer", "RequestError", "agents_answer",
            "make_server"]
 
 
@@ -180,8 +180,8 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/api/hint":
             return self._json(200, hint_answer(body))
         entry, moves, human_first = parse_game(body, self.catalogue)
-        entry.compile()  # an agent the warm-up has not compiled yet: now, once (or wait for the warm-up's)
-        self._json(200, game_answer(entry, moves, human_first, play=path == "/api/move"))
+        programs, _ = entry.acquire()  # not compiled yet (or released): now, once (or wait for the warm-up's)
+        self._json(200, game_answer(entry, moves, human_first, play=path == "/api/move", programs=programs))
 
 
 def _reject_constant(name: str):

@@ -9,6 +9,7 @@ import os
 import shutil
 from pathlib import Path
 
+import jax
 import pytest
 
 from c4jax.play import server as play_server
@@ -39,6 +40,42 @@ def test_warming_up_lists_the_agents_not_compiled_yet():
     cat.get("random").compile()
     info = play_server.agents_answer(cat)
     assert info["warming_up"] == ["1steplA:det", "checkers/random"] and info["agents"][0]["ready"]
+
+
+def test_a_bounded_catalogue_warms_its_warm_set_and_compiles_the_others_on_first_use():
+    """``warm=DEFAULTS, keep=1`` (what ``c4jax play --warm default --keep 1`` builds): the warm-up compiles
+    the default opponent only; an agent outside the warm set answers (compiled on first use), and
+    one more releases the least recently used, whose programs are then freed, and which compiles
+    again when asked for and answers as before."""
+    import gc
+    import weakref
+
+    from c4jax.play import programs
+
+    logged: list[str] = []
+    cat = play_server.Catalogue(["random", "1steplA:det", "2steplA:sto"], game_agents={"checkers": []}, load=False,
+                                warm=play_server.DEFAULTS, keep=1)
+    with serving(cat) as port:
+        cat.start(log=logged.append)
+        cat.background.join(timeout=300)
+        status, info = request(port, "GET", "/api/agents")
+        assert status == 200 and cat.warm_set() == ["1steplA:det"] == [a["name"] for a in info["agents"] if a["ready"]]
+        assert info["warming_up"] == ["random", "2steplA:sto"]  # what the page lists as warming up
+        move = {"agent": "2steplA:sto", "moves": [3], "human_first": True}
+        status, first = request(port, "POST", "/api/move", move)
+        assert status == 200 and first["agent_move"] is not None
+        assert request(port, "GET", "/api/agents")[1]["warming_up"] == ["random"]
+        entry = cat.get("2steplA:sto")
+        act = weakref.ref(entry._programs.act_program)
+        status, _ = request(port, "POST", "/api/move", {"agent": "random", "moves": [3], "human_first": True})
+        assert status == 200 and not entry.ready and cat.bound.compiled() == ["random"] and cat.bound.released == 1
+        assert request(port, "GET", "/api/agents")[1]["warming_up"] == ["2steplA:sto"]  # released; 1steplA:det stays
+        gc.collect()
+        assert act() is None or ("act", jax.tree.structure(entry.agent)) in programs._KEPT  # freed (unless kept by an unbounded catalogue of this process)
+        status, again = request(port, "POST", "/api/move", move)
+        assert status == 200 and again["positions"][0]["scores"] == first["positions"][0]["scores"] and entry.ready
+    assert any("compile when first asked for; at most 1 of them stay compiled" in line for line in logged), logged
+    assert logged[-1].startswith("c4jax play: ready in ") and not any("fail" in line for line in logged), logged
 
 
 CHROMIUM = os.environ.get("C4JAX_CHROMIUM") or next(

@@ -355,12 +355,15 @@ def test_cli_help_port_check_and_console_script(capsys):
 
     res = subprocess.run([sys.executable, "-m", "c4jax.play", "--help"], cwd=ROOT, capture_output=True, text=True,
                          timeout=120)
-    assert res.returncode == 0 and "--port" in res.stdout and "--open" in res.stdout and "--agent" in res.stdout
+    assert res.returncode == 0 and all(flag in res.stdout for flag in ("--port", "--open", "--agent", "--warm", "--keep"))
     for argv, says in ((["--port", "70000"], "--port"),
                        (["--port", "0", "--agents", "random,nobody"], "unknown agent 'nobody'"),
                        (["--port", "0", "--agents", "random", "nobody2"], "unknown agent 'nobody2'"),
                        (["--port", "0", "--agents", "random", "--agent", str(ROOT / "no" / "such" / "checkpoint")],
-                        "cannot load the agents")):
+                        "cannot load the agents"),
+                       (["--port", "0", "--agents", "random", "--warm", "random,nobody"], "cannot warm up 'nobody'"),
+                       (["--port", "0", "--warm", "all", "random"], "--warm takes 'default', 'all' or agent names"),
+                       (["--port", "0", "--keep", "-1"], "--keep must be >= 0")):
         with pytest.raises(SystemExit) as e:
             play_main.main(argv)
         assert e.value.code == 2 and says in capsys.readouterr().err, argv
