@@ -13,8 +13,8 @@ menu its agents answer to their canonical name and to it without the ``<game>/``
 (``checkers/random`` and ``random``), and a name without a mode to its default mode.
 
 Loading and compiling can run in the background (:meth:`Catalogue.start`) while the server
-answers: ``GET /api/agents`` lists what is loaded, which agents are still warming up (not compiled)
-and whether more are loading; a request for an agent still loading waits for the loading, and one
+answers: ``GET /api/agents`` lists what is loaded, which agents of the warm set are still warming
+up, which agents are compiled (``ready``) and whether more are loading; a request for an agent still loading waits for the loading, and one
 for an agent not compiled yet compiles it first (once: :meth:`Entry.acquire`).
 
 Memory: an agent's compiled programs cost the server tens of MiB, a search's up to about 160 MiB
@@ -168,7 +168,7 @@ class Menu:
         entries = list(self.entries.values())
         return {"id": self.game, "name": self.view.NAME, "agents": [e.describe() for e in entries],
                 "default": self.default, "max_moves": self.view.GAME.max_steps, "page": self.view.PAGE,
-                "warming_up": [e.name for e in entries if not e.ready]}
+                "warming_up": [e.name for e in entries if e.pinned and not e.ready]}
 
 
 def mode_of(spec: str) -> str | None:
@@ -370,7 +370,8 @@ class Catalogue:
 
     def describe(self) -> dict:
         """``GET /api/agents``' menus: the default game's at the top level and every game's on offer
-        under ``games``; ``warming_up``: the agents not compiled yet; ``loading``: more agents to come."""
+        under ``games``; ``warming_up``: the agents of the warm set not compiled yet; ``loading``: more
+        agents to come."""
         with self._lock:
             menus = [self.menus[gid].describe() for gid in self.games()]
         main = menus[0]

@@ -395,7 +395,7 @@ function fillAgents(agents, chosen) {
 // ------------------------------------------------------------------ agents warming up
 //
 // Right after start-up the server answers while it loads and compiles its agents: GET /api/agents
-// lists the agents loaded so far (``loading``: more to come) and those not compiled yet
+// lists the agents loaded so far (``loading``: more to come) and those of its warm set not compiled yet
 // (``warming_up``; a first move against one waits for its compile). The page says which, and asks
 // again every few seconds until all are ready, adding the agents and games that arrived.
 
