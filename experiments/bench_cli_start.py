@@ -2,7 +2,7 @@
 first line when it really runs (target 2 s: a ``--preset smoke`` trainer run, and the other commands on
 small inputs), each in a fresh interpreter (the median of ``--repeats`` runs), against its target and
 against ``python -c "import jax"`` measured in the same run. A first line is the first output on stdout
-or stderr; the process is killed then.
+or stderr, both a (pseudo-)terminal as where a user types the command; the process is killed then.
 
     python experiments/bench_cli_start.py              # every command; docs/results/cli_start.md
     python experiments/bench_cli_start.py --repeats 1 --no-first
@@ -35,18 +35,26 @@ def seconds(argv: list[str]) -> float:
 
 
 def first_line_seconds(argv: list[str]) -> float:
-    """Wall seconds until ``python ARGV`` writes its first visible character (stdout or stderr); the
-    process is killed then."""
+    """Wall seconds until ``python ARGV``, its stdout and stderr a terminal (a pseudo-terminal, as
+    where a user types the command), writes its first visible character; the process is killed then."""
+    import pty
+
     start = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-u", *argv], cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT)
-    while True:
-        char = os.read(process.stdout.fileno(), 1)
-        if not char or char.strip():
-            break
+    main, child = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-u", *argv], cwd=ROOT, stdin=subprocess.DEVNULL, stdout=child,
+                               stderr=child)
+    os.close(child)
+    try:
+        while True:
+            char = os.read(main, 1)
+            if not char or char.strip():
+                break
+    except OSError:  # the command ended without a word
+        pass
     took = time.perf_counter() - start
     process.kill()
     process.wait()
+    os.close(main)
     return took
 
 

@@ -32,9 +32,16 @@ OptionalPath = Annotated[Path | None, tyro.conf.arg(metavar="PATH", help_behavio
 
 
 def starting(line: str) -> None:
-    """Print ``line`` to stderr at once: a command's first line, written after its arguments are parsed
-    and before it imports JAX or loads an agent."""
-    print(line, file=sys.stderr, flush=True)
+    """Print ``line`` to stderr at once if stderr is a terminal: a command's first line, written after
+    its arguments are parsed and before it imports JAX or loads an agent, so that whoever typed the
+    command sees at once what it does. Off a terminal (a log, a pipe) it writes nothing: there a
+    rejected command's stderr stays its one ``error:`` line."""
+    try:
+        interactive = sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        interactive = False
+    if interactive:
+        print(line, file=sys.stderr, flush=True)
 
 
 def fail(message: str, code: int = USAGE_ERROR) -> NoReturn:

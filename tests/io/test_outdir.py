@@ -259,7 +259,7 @@ def test_a_checkpoint_of_another_game_or_network_is_refused_in_one_line(ppo_run,
     other_game, narrow = tmp_path / "checkers", tmp_path / "narrow"
     _foreign_checkpoint(other_game, game="checkers")
     _foreign_checkpoint(narrow, width=32)
-    with pytest.raises(checkpoint.CheckpointError, match="is of the game 'checkers', not 'connect_four'"):
+    with pytest.raises(checkpoint.CheckpointError, match="the CNET does not read checkers"):
         agents.load(str(other_game))
     out = tmp_path / "new"
     line = _one_error_line(run_script("ppo.py", "--out", out, "--init-from", other_game, *PPO))

@@ -331,7 +331,7 @@ def test_every_game_takes_the_same_flags_with_its_own_defaults(capsys):
     with pytest.raises(SystemExit) as e:
         training.parse(dqn_cli.defaults, ["--game", "checkers", "--preset", "published"])
     assert e.value.code == 2
-    assert "error: --preset published: Connect Four's presets" in capsys.readouterr().err
+    assert "error: --preset published: the thesis' presets" in capsys.readouterr().err
 
 
 # slow: test_third_game's dqn run trains, saves a greedy agent and resumes through the same stream

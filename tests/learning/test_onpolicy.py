@@ -404,7 +404,7 @@ def test_another_game_takes_the_smoke_preset_and_refuses_connect_four_s_in_one_l
     section = getattr(smoke, cli_name)
     assert section.streams and section.tower == (1, 4) and smoke.run.total_updates == 2
     assert cli.defaults("checkers").run.out == f"runs/checkers/{cli_name}"
-    for argv, message in [(["--preset", "published"], "--preset published: Connect Four's presets"),
+    for argv, message in [(["--preset", "published"], "--preset published: the thesis' presets"),
                           (["--collect", "games", "--network", "cnet", "--games-per-collect", "10"],
                            "--network cnet: the CNET does not read checkers"),
                           (["--explore", "0.1"] if cli_name == "ppo" else ["--replace-draws"],
