@@ -90,7 +90,7 @@ def _finished_summary(out: Path) -> dict | None:
     from c4jax.learning import hostrun
 
     try:
-        if checkpoint.read_metadata(out).get("algorithm") == NAME:
+        if checkpoint.read_metadata(out, game=None).get("algorithm") == NAME:
             return json.loads((out / hostrun.SUMMARY).read_text())
     except (checkpoint.CheckpointError, OSError, ValueError):
         pass

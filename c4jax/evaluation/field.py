@@ -18,7 +18,7 @@ def default_agents() -> tuple[str, ...]:
     root = shipped.checkpoints_dir()
     for name in sorted(shipped.names(), key=str.lower):
         try:
-            description = metadata.read_metadata(root / name).get("agent", {})
+            description = metadata.read_metadata(root / name, game=None).get("agent", {})
         except metadata.CheckpointError:
             continue
         sampled = description.get("output", "policy") == "policy" and "search" not in description

@@ -337,10 +337,14 @@ def from_games(names: Sequence[str], games: Iterable[tuple[int, int, float]], **
 def from_tournament(tournament, *, anchor: str | None = "auto", **kwargs) -> Ratings:
     """Ratings from every game of a :class:`c4jax.evaluation.Tournament`.
 
-    ``anchor="auto"``: the deterministic 1StepLA (``1steplA:det``) at 1000 when it played,
-    else the mean rating at 1000.
+    ``anchor="auto"``: the game's reference player (its card's ``reference``, 1StepLA on Connect
+    Four) playing deterministically at 1000 when it played, else the mean rating at 1000.
     """
     if anchor == "auto":
-        anchor = "1steplA:det" if "1steplA:det" in tournament.names else "mean"
+        from c4jax import games
+
+        ref = games.card_of(tournament.game).reference
+        played = [n for n in tournament.names if ref and n.rsplit("/", 1)[-1] == f"{ref}:det"]
+        anchor = played[0] if played else "mean"
     wins, draws = tournament.score_counts()
     return fit(tournament.names, wins, draws, anchor=anchor, **kwargs)

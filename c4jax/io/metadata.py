@@ -27,7 +27,7 @@ class CheckpointError(ValueError):
 UNNAMED_GAME = games.DEFAULT
 
 
-def read_metadata(directory: str | os.PathLike, name: str = METADATA_FILE, *, game: str | None = UNNAMED_GAME) -> dict:
+def read_metadata(directory: str | os.PathLike, name: str = METADATA_FILE, *, game: str | None = None) -> dict:
     """The metadata of a checkpoint (``name``: the file, ``previous.json`` for the one before);
     ``CheckpointError`` naming the path if it is not one, or if it is of another game than
     ``game`` (a game id, :data:`c4jax.games.GAMES`; ``None``: any game, as the agent loaders read

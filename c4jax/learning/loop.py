@@ -73,7 +73,7 @@ def source_params(cfg: LoopConfig, width: int) -> dict | None:
     if not cfg.init_from:
         return None
     source = agents.checkpoint_path(cfg.init_from)
-    meta = checkpoint.read_metadata(source)
+    meta = checkpoint.read_metadata(source, game=cfg.game)
     src_width, src_heads = meta["network"]["width"], meta["network"]["heads"]
     if src_width != width:
         raise checkpoint.CheckpointError(f"--init-from {cfg.init_from!r} has width {src_width}, this run uses {width}")
@@ -383,8 +383,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
         if write:
             _say(evaluation_line(algo.name, int(updates.min()), rows, cfg.select_by, wall) + tail, bar)
         wins = [row[f"eval/vs_{cfg.reference}"] for row in rows]
-        label = "vs1" if cfg.reference == "1steplA" else f"vs_{cfg.reference}"
-        bar.set_postfix({label: f"{np.mean(wins):.2f}" + (f"±{np.std(wins):.2f}" if k_seeds > 1 else "")},
+        bar.set_postfix({f"vs_{cfg.reference}": f"{np.mean(wins):.2f}" + (f"±{np.std(wins):.2f}" if k_seeds > 1 else "")},
                         best=f"{np.mean([r.loop['best_win_rate'] for r in runs]):.2f}",
                         len=f"{np.mean([row.get('selfplay/length', 0) for row in rows]):.1f}")
     bar.close()

@@ -113,10 +113,6 @@ def write_curves(rows: list[dict], path: Path, title: str, best_updates: int | N
 # --- a K-seed run ---------------------------------------------------------------------------
 
 
-def _label(name: str) -> str:
-    return "1StepLA" if name == "1steplA" else name
-
-
 def _spread(values: list[float]) -> dict:
     v = np.asarray(values, np.float64)
     return {"mean": float(v.mean()), "std": float(v.std(ddof=1)) if len(v) > 1 else 0.0,
@@ -145,11 +141,11 @@ def summarize_seeds(name: str, out: Path, seeds: list[int], runs: list[SeedRun],
     _write_seed_table(out, summary, per_seed, select_by, reference)
     ref = f"eval/vs_{reference}"
     merged = [{"step": row["step"], f"seed {r.seed}": row[ref]} for r in runs for row in r.log.rows if ref in row]
-    runlog.plot_panels(merged, [(f"win rate vs {_label(reference)} (protocol, 100 games)", [f"seed {s}" for s in seeds],
+    runlog.plot_panels(merged, [(f"win rate vs {reference} (protocol, 100 games)", [f"seed {s}" for s in seeds],
                                  "win rate")], out / "curves.png", xlabel="updates", smooth_window=5,
                        suptitle=f"{name}: {len(seeds)} seeds")
     fin = summary[f"final_vs_{reference}"]
-    print(f"{name}, {len(seeds)} seeds {seeds}: final win rate vs {_label(reference)} {fin['mean']:.3f} "
+    print(f"{name}, {len(seeds)} seeds {seeds}: final win rate vs {reference} {fin['mean']:.3f} "
           f"± {fin['std']:.3f}, best vs {select_by} {summary[f'best_vs_{select_by}']['mean']:.3f} "
           f"± {summary[f'best_vs_{select_by}']['std']:.3f}; {wall_s:.0f}s. Runs: {out}/seed_*")
     return summary
@@ -164,7 +160,7 @@ def _write_seed_table(out: Path, summary: dict, per_seed: list[dict], select_by:
     rows.append(("mean ± sd", f"{fin['mean']:.3f} ± {fin['std']:.3f}", f"{bst['mean']:.3f} ± {bst['std']:.3f}", None,
                  summary["final_vs_random"]["mean"], None))
     table = Table(name="seeds", title="", rows=tuple(rows),
-                  header=("seed", f"final vs {_label(reference)}", f"best vs {_label(select_by)}",
+                  header=("seed", f"final vs {reference}", f"best vs {select_by}",
                           "at update", "final vs Random", "reverts"),
                   formats=("", ".3f", ".3f", ",", ".3f", ""))
     lines = [f"# {summary['algorithm']}: {len(per_seed)} seeds trained in one vmapped program", "",
