@@ -1,11 +1,5 @@
-"""Board pictures as a few plain shapes, written as SVG or drawn with Pillow.
-
-A game turns a state into a :class:`Scene` (rectangles, circles, polygons and text on a canvas of
-fixed size), which gives a standalone SVG document (:func:`to_svg`) or a raster image
-(:func:`to_image`, GIF frames). :func:`animate_svg` steps through scenes with SMIL (a viewer without
-SMIL shows the last scene); :func:`write_gif` writes an animated GIF. Host-side; Pillow is imported
-only by the raster functions.
-"""
+"""Board pictures as a few plain shapes (a :class:`Scene`), written as SVG (:func:`to_svg`,
+:func:`animate_svg`, SMIL) or drawn with Pillow (:func:`to_image`, :func:`write_gif`; imported only there)."""
 
 from __future__ import annotations
 
