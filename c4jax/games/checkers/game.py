@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import jax
-import jax.numpy as jnp
 from jax import Array
 
 from c4jax.games.checkers import env
@@ -36,11 +34,6 @@ class Checkers:
 
     def observe(self, state: env.State) -> Array:
         return env.observe(state)
-
-    def random_action(self, state: env.State, key: Array) -> Array:
-        """int32[]: a uniformly random legal action of an unfinished ``state``
-        (:func:`env.pick_action`)."""
-        return env.pick_action(state.legal, jax.random.bits(key, (), jnp.uint32))
 
 
 GAME = Checkers()

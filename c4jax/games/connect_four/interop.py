@@ -43,11 +43,6 @@ def board_from_pettingzoo(observation: Any) -> Array:
     return board_from_planes(observation)
 
 
-def legal_from_pettingzoo(observation: Any) -> Array:
-    """``bool[..., 7]``: the ``"action_mask"`` of PettingZoo observations."""
-    return jnp.asarray(observation["action_mask"]).astype(bool)
-
-
 def state_from_pgx(state: Any = None, *, observation: Any = None) -> EnvState:
     """The :class:`~c4jax.games.connect_four.env.EnvState` of one pgx position: its state (or
     anything with an ``observation``) or its observation, validated when concrete (``vmap`` for a batch)."""
