@@ -1,9 +1,9 @@
 """AlphaZero self-play training with mctx search (design.md §8).
 
-``c4jax train alphazero ARGS`` and ``python experiments/alphazero.py ARGS`` run this module (the same flags and
-``--help``; docs/guide/train.md describes the runs). Besides the
-usual outputs it writes ``curves_wall.png`` (win rates against wall-clock minutes); ``--game`` takes that
-game's defaults (:func:`defaults`)."""
+``c4jax train alphazero ARGS`` and ``python experiments/alphazero.py ARGS`` run this module (the same flags
+and ``--help``; docs/guide/train.md describes the runs). Besides the usual outputs it writes
+``curves_wall.png`` (win rates against wall-clock minutes); ``--game`` takes that game's defaults
+(:func:`defaults`)."""
 
 from __future__ import annotations
 

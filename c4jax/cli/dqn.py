@@ -1,10 +1,9 @@
 """Vanilla DQN self-play training (design.md §7). Also Double DQN, soft targets, Huber, on any game.
 
 ``c4jax train dqn ARGS`` and ``python experiments/dqn.py ARGS`` run this module (the same flags and
-``--help``; docs/guide/train.md describes the runs). The default preset is the
-published code's (design.md §7a). A game without Connect Four's shaped reward, random starts and mirror
-trains Double DQN on its own rewards (``--collect streams``) with a residual tower; on such a game only
-``--preset smoke`` applies."""
+``--help``; docs/guide/train.md describes the runs). The default preset is the published code's (design.md
+§7a). A game without Connect Four's shaped reward, random starts and mirror trains Double DQN on its own
+rewards (``--collect streams``) with a residual tower; on such a game only ``--preset smoke`` applies."""
 
 from __future__ import annotations
 

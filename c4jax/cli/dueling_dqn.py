@@ -1,8 +1,8 @@
 """Dueling DQN self-play training (design.md §7; thesis defaults): Q = V + A - mean(A).
 
-``c4jax train dueling_dqn ARGS`` and ``python experiments/dueling_dqn.py ARGS`` run this module (the same flags and
-``--help``; docs/guide/train.md describes the runs). The flags are
-``c4jax train dqn``'s; only the defaults differ (the dueling head; on Connect Four the thesis text's preset)."""
+``c4jax train dueling_dqn ARGS`` and ``python experiments/dueling_dqn.py ARGS`` run this module (the same
+flags and ``--help``; docs/guide/train.md describes the runs). The flags are ``c4jax train dqn``'s; only the
+defaults differ (the dueling head; on Connect Four the thesis text's preset)."""
 
 from __future__ import annotations
 

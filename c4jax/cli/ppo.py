@@ -1,9 +1,9 @@
 """PPO self-play training (design.md §7).
 
 ``c4jax train ppo ARGS`` and ``python experiments/ppo.py ARGS`` run this module (the same flags and
-``--help``; docs/guide/train.md describes the runs). The default preset is the published
-code's (design.md §7a); another game trains on its own rewards (``--collect streams``) with a residual
-tower, and takes only ``--preset smoke``."""
+``--help``; docs/guide/train.md describes the runs). The default preset is the published code's (design.md
+§7a); another game trains on its own rewards (``--collect streams``) with a residual tower, and takes only
+``--preset smoke``."""
 
 from __future__ import annotations
 

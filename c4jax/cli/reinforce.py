@@ -1,9 +1,8 @@
 """REINFORCE-with-baseline self-play training (design.md §7; thesis defaults).
 
-``c4jax train reinforce ARGS`` and ``python experiments/reinforce.py ARGS`` run this module (the same flags and
-``--help``; docs/guide/train.md describes the runs).
-Another game trains on its own rewards (``--collect streams``) with a residual tower, and takes only
-``--preset smoke``."""
+``c4jax train reinforce ARGS`` and ``python experiments/reinforce.py ARGS`` run this module (the same flags
+and ``--help``; docs/guide/train.md describes the runs). Another game trains on its own rewards
+(``--collect streams``) with a residual tower, and takes only ``--preset smoke``."""
 
 from __future__ import annotations
 

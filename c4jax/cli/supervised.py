@@ -1,10 +1,9 @@
 """Supervised stage (design.md §6): a network learns to imitate a teacher (CNET128 and 1StepLA by default).
 
-``c4jax train supervised ARGS`` and ``python experiments/supervised.py ARGS`` run this module (the same flags and
-``--help``; docs/guide/train.md describes the runs). The
-dataset of the teacher's moves is loaded, or generated and saved when missing (:mod:`c4jax.learning.dataset`);
-the network is the CNET where the game's card says it reads the observations, else the residual tower's
-policy head."""
+``c4jax train supervised ARGS`` and ``python experiments/supervised.py ARGS`` run this module (the same
+flags and ``--help``; docs/guide/train.md describes the runs). The dataset of the teacher's moves is loaded,
+or generated and saved when missing (:mod:`c4jax.learning.dataset`); the network is the CNET where the
+game's card says it reads the observations, else the residual tower's policy head."""
 
 from __future__ import annotations
 
