@@ -1,12 +1,6 @@
-"""c4jax: a JAX-native Connect Four reinforcement-learning lab.
-
-Subpackages, each importing only the ones before it (design.md, "Architecture"): ``games``, ``nets``,
-``io``, ``agents``, ``evaluation``, ``learning``, ``play`` (and ``cli``, the commands).
-
-``c4jax.agents``, ``c4jax.load`` / ``c4jax.Agent`` (its ``load`` and ``Agent``) and ``c4jax.env``, the
-environment of the default game (:data:`c4jax.games.DEFAULT`, Connect Four: its kit's ``env``), with its
-``c4jax.EnvState``, are imported on first use: ``import c4jax`` alone imports neither JAX nor NumPy.
-"""
+"""c4jax: a JAX-native Connect Four reinforcement-learning lab (subpackages and their layers: design.md,
+"Architecture"). ``agents``, ``load``, ``Agent``, ``env`` (the default game's environment) and ``EnvState``
+are imported on first use: ``import c4jax`` alone imports neither JAX nor NumPy."""
 
 from __future__ import annotations
 

@@ -47,8 +47,7 @@ a uniform choice from precomputed random numbers, ``apply_action``, a new game w
 batch size. pgx has no Checkers (``pgx.available_envs()``), so there is no pgx column. c4jax
 picks the k-th legal action straight from the state's 8 legal-move bitboards
 (:func:`pick_legal_bits`, the same xorshift draw as above, computed by
-``c4jax.games.checkers.env.pick_action`` with elementwise bit operations: the fast random pick
-that ``Checkers.random_action`` offers); the "mask pick" column picks from the unpacked
+``c4jax.games.checkers.env.pick_action`` with elementwise bit operations); the "mask pick" column picks from the unpacked
 ``legal_action_mask`` (bool[256]) with :func:`pick_legal`, which costs more than the step itself; "+observe" adds an ``observe`` per ply as above. OpenSpiel plays its own draw
 rule (40 plies without a capture) and c4jax design.md's (threefold repetition, fifty moves of
 each side), so the games differ; their mean random-game lengths are printed.

@@ -1,28 +1,9 @@
 """AlphaZero self-play training with mctx search (design.md §8).
 
-``c4jax train alphazero ARGS`` and ``python experiments/alphazero.py ARGS`` run this module
-(the same flags and ``--help``).
-
-    python experiments/alphazero.py                             # defaults -> runs/alphazero
-    python experiments/alphazero.py --method puct --out runs/az_puct
-    python experiments/alphazero.py --out runs/alphazero --resume  # continue an interrupted run
-    python experiments/alphazero.py --game GAME                 # that game's defaults -> runs/GAME/alphazero
-
-Every move of every self-play game is chosen by a batched search whose model is the jitted
-environment, guided by a two-headed CNET that trains on (board, search policy, outcome) with
-mirrors, from a replay buffer. Evaluates every ``--eval-every`` updates (8 iterations) against
-Random, the old network, 1StepLA and ``--eval-opponents`` (default 2StepLA), playing with
-``--eval-simulations``, and grades it on the perfect-play yardstick (``--no-eval-yardstick``
-skips it); best/ is chosen by ``--select-by`` (default: the yardstick's optimal-move rate), and
-the old-network rule is off unless ``--revert-drop`` is below 1. Writes metrics.jsonl/csv,
-curves.png, curves_wall.png (win rates against wall-clock minutes), summary.json, best/ (``agents.load("runs/alphazero")`` plays it with search;
-``runs/alphazero@0`` its raw policy) and last/ (the resumable state) to --out.
-
-``--game checkers`` trains on Checkers with that game's defaults (:func:`defaults`): a residual
-tower instead of the CNET, evaluation against Random, the old network and pure MCTS
-(``--eval-opponents``, which also chooses best/: Checkers has no 1StepLA and no yardstick). Seed
-001's towers are ``--tower-blocks 2``, ``4`` or ``8`` with ``--tower-channels 256``.
-"""
+``c4jax train alphazero ARGS`` and ``python experiments/alphazero.py ARGS`` run this module (the same flags
+and ``--help``; docs/guide/train.md describes the runs). Besides the usual outputs it writes
+``curves_wall.png`` (win rates against wall-clock minutes); ``--game`` takes that game's defaults
+(:func:`defaults`)."""
 
 from __future__ import annotations
 
@@ -49,11 +30,9 @@ class Config:
 
 def defaults(game: str, preset: str | None = None) -> Config:
     """The settings of ``game`` with ``preset``: :class:`~c4jax.learning.alphazero.AlphaZeroConfig`'s,
-    fitted to what the game's kit has (a residual tower where the CNET does not read its observations,
-    random starts only where it has them, at most all of its actions considered), from scratch
-    (:func:`c4jax.learning.loop.from_scratch`, 60,000 updates); then the flags that its kit sets for
-    AlphaZero (``GameKit.defaults``), then the preset (:func:`c4jax.cli.training.with_preset`). Runs go to
-    ``runs/[<game>/]alphazero``."""
+    fitted to the game's card (a residual tower where the CNET does not read it, random starts only where it
+    has them, at most its number of actions considered), 60,000 updates from scratch; then the kit's flags,
+    then the preset."""
     kit = games.card_of(game)
     fitted = AlphaZeroConfig()
     fitted = dataclasses.replace(
@@ -78,8 +57,7 @@ def plot_wall_clock(run_dir: Path) -> Path:
 
 
 def trainer(cfg: Config):
-    """The trainer of ``cfg`` (:class:`c4jax.learning.alphazero.AlphaZero`); a setting that does not fit the
-    game ends the command with one line."""
+    """The trainer of ``cfg``; a setting that does not fit the game ends the command with one line."""
     from c4jax.learning.alphazero import AlphaZero
 
     def make():
@@ -104,7 +82,5 @@ def main(cfg: Config) -> dict:
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
-    """Parse ``argv`` (default: this process' arguments; the defaults are those of its ``--game``) and
-    train; ``prog`` names the command in ``--help`` (``c4jax train alphazero``; default: the script's file
-    name)."""
+    """Parse ``argv`` (default: this process' arguments) and train; ``prog``: the command in ``--help``."""
     return training.command(defaults, main, argv, prog)

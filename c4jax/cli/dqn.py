@@ -1,28 +1,9 @@
 """Vanilla DQN self-play training (design.md §7). Also Double DQN, soft targets, Huber, on any game.
 
-``c4jax train dqn ARGS`` and ``python experiments/dqn.py ARGS`` run this module
-(the same flags and ``--help``).
-
-    python experiments/dqn.py                         # the published code's training -> runs/dqn
-    python experiments/dqn.py --preset thesis         # the thesis text's settings
-    python experiments/dqn.py --double --loss huber --tau 0.001 --out runs/ddqn
-    python experiments/dqn.py --out runs/dqn --resume # continue an interrupted run
-    python experiments/dqn.py --game GAME             # DQN on another game -> runs/GAME/dqn
-
-The default preset is the published code's (design.md §7a; docs/results/fidelity compares the two).
-
-Every hyperparameter is a flag (``--help``). Writes metrics.jsonl/csv, curves.png,
-summary.json, best/ (the agent with the best win rate vs 1StepLA; load it with
-``agents.load("runs/dqn")``) and last/ (the resumable training state) to --out.
-
-Every ``--game`` takes the same flags; its defaults are its own (:func:`defaults`). A game without
-Connect Four's shaped reward, random starts and mirror (Checkers) trains Double DQN on its own rewards
-with streams of games side by side (``--collect streams``) and a residual tower, evaluated against
-Random, the old network and pure MCTS (``--eval-opponents``, which also chooses best/); its best/
-plays greedily on Q and ``runs/checkers/dqn@500`` searches with it. ``--preset thesis`` and
-``--preset published`` are Connect Four's (they set the thesis' and the published code's switches of
-the whole-game collection); on another game only ``--preset smoke`` applies.
-"""
+``c4jax train dqn ARGS`` and ``python experiments/dqn.py ARGS`` run this module (the same flags and
+``--help``; docs/guide/train.md describes the runs). The default preset is the published code's (design.md
+§7a). A game without Connect Four's shaped reward, random starts and mirror trains Double DQN on its own
+rewards (``--collect streams``) with a residual tower; on such a game only ``--preset smoke`` applies."""
 
 from __future__ import annotations
 
@@ -51,11 +32,9 @@ class Config:
 
 
 def defaults(game: str, preset: str | None = None, dueling: bool = False) -> Config:
-    """The settings of ``game`` with ``preset``: the published code's whole-game DQN where the game's kit has
-    the thesis' pieces (Connect Four; Dueling DQN: the thesis text's), else :data:`c4jax.learning.dqn.STREAMS`
-    with a residual tower from scratch (:func:`c4jax.learning.loop.from_scratch`); then the flags that the
-    game's kit sets for DQN (``GameKit.defaults["dqn"]``, and ``["dueling_dqn"]`` for ``dueling``), then the
-    preset (:func:`c4jax.cli.training.with_preset`). Runs go to ``runs/[<game>/]<dqn|dueling_dqn>``."""
+    """The settings of ``game`` with ``preset``: the published code's whole-game DQN where the game's
+    card has the thesis' pieces (Dueling DQN: the thesis text's), else :data:`c4jax.learning.dqn.STREAMS`
+    from scratch; then the kit's flags (``"dqn"``, and ``"dueling_dqn"`` for ``dueling``), then the preset."""
     name = "dueling_dqn" if dueling else "dqn"
     out, whole = training.out_dir(game, name), games.card_of(game).whole_games
     if whole:
@@ -75,6 +54,5 @@ def main(cfg: Config) -> dict:
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
-    """Parse ``argv`` (default: this process' arguments) and train; ``prog`` names the command in
-    ``--help`` (``c4jax train dqn``; default: the script's file name)."""
+    """Parse ``argv`` (default: this process' arguments) and train; ``prog``: the command in ``--help``."""
     return training.command(defaults, main, argv, prog)

@@ -1,16 +1,8 @@
 """Dueling DQN self-play training (design.md §7; thesis defaults): Q = V + A - mean(A).
 
-``c4jax train dueling_dqn ARGS`` and ``python experiments/dueling_dqn.py ARGS`` run this module
-(the same flags and ``--help``).
-
-    python experiments/dueling_dqn.py                 # thesis settings -> runs/dueling_dqn
-    python experiments/dueling_dqn.py --game GAME    # -> runs/GAME/dueling_dqn
-
-Same flags as ``c4jax train dqn`` (``--help``); only the defaults differ: the dueling head, and on
-Connect Four the thesis text's preset (design.md §7a; docs/results/fidelity compares the two). On a
-game with a residual tower the head is the tower's dueling head
-(:class:`c4jax.nets.tower.Tower`), folded into the plain tower that the saved agent plays.
-"""
+``c4jax train dueling_dqn ARGS`` and ``python experiments/dueling_dqn.py ARGS`` run this module (the same
+flags and ``--help``; docs/guide/train.md describes the runs). The flags are ``c4jax train dqn``'s; only the
+defaults differ (the dueling head; on Connect Four the thesis text's preset)."""
 
 from __future__ import annotations
 
@@ -31,7 +23,5 @@ DEFAULT = defaults(games.DEFAULT)  # the default game's
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
-    """Parse ``argv`` (default: this process' arguments) over the Dueling DQN defaults of its ``--game``
-    and train; ``prog`` names the command in ``--help`` (``c4jax train dueling_dqn``; default: the script's
-    file name)."""
+    """Parse ``argv`` (default: this process' arguments) and train; ``prog``: the command in ``--help``."""
     return training.command(defaults, main, argv, prog)

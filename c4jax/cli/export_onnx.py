@@ -1,30 +1,8 @@
 """Export a network agent's scores to ONNX and check the file against the JAX agent.
 
-``c4jax export-onnx ARGS`` and ``python experiments/export_onnx.py ARGS`` run this module
-(the same flags and ``--help``).
-
-    python experiments/export_onnx.py supervised --out supervised.onnx
-
-    python experiments/export_onnx.py checkers/alphazero --out checkers_alphazero.onnx
-
-AGENT is any network agent ``agents.load`` knows, of any game: a shipped one (supervised, dqn,
-dueling_dqn, ppo, reinforce, alphazero; checkers/alphazero, checkers/ppo, checkers/dqn), a run
-directory or a checkpoint path; an AlphaZero checkpoint, and every network of a game other than
-Connect Four, exports its raw network's policy (what ``<agent>@0`` scores, no search). The graph's
-inputs and output follow the agent's game (``c4jax.agents.onnx_export.signature``; any batch B):
-
-- Connect Four: ``boards`` int8[B, 6, 7] (row 0 on top, 1 = player to move, -1 = opponent,
-  0 = empty) -> ``scores`` float32[B, 7], the agent's ``scores`` (-inf on full columns);
-- Checkers: ``observations`` int8[B, 8, 8, 2] (the game's ``observe``) and ``legal_action_mask``
-  bool[B, 256] -> ``scores`` float32[B, 256], the policy's probabilities (-inf on illegal actions).
-
-The agent's name, game and settings are in the model's metadata_props. The written file is then
-run with onnxruntime on ``--boards`` random positions of the game (Connect Four: the kit's random starts;
-another game: random legal moves from its start) and compared with the agent: it passes when the
-largest |difference| on finite scores is at most 1e-4, the -inf entries are the same and every
-position's best action is the same; otherwise the file is removed and the exit code is 1. Needs
-the ``onnx`` extra (``pip install -e '.[onnx]'``).
-"""
+``c4jax export-onnx ARGS`` and ``python experiments/export_onnx.py ARGS`` run this module (the same flags
+and ``--help``; docs/guide/export.md describes the graph's inputs and outputs and the check). A file that
+does not reproduce the agent is removed and the exit code is 1. Needs the ``onnx`` extra."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
 """Build a static site that plays the agents in any browser: Connect Four and Checkers, and any game whose view is a grid.
 
-``c4jax export-web ARGS`` and ``python experiments/export_web.py ARGS`` run this module (the same
-flags and ``--help``; docs/guide/export.md, and :mod:`c4jax.cli.website` for the folder's files). AGENTS
-(default: every shipped network agent of both games) are names as ``agents.load`` takes them. The
-first build fetches onnxruntime-web with ``npm ci`` into ``~/.cache/c4jax/web``
-(``$C4JAX_WEB_CACHE``). Needs the ``onnx`` extra (``pip install -e '.[onnx]'``).
-"""
+``c4jax export-web ARGS`` and ``python experiments/export_web.py ARGS`` run this module (the same flags and
+``--help``; docs/guide/export.md). The first build fetches onnxruntime-web with ``npm ci`` into
+``~/.cache/c4jax/web`` (``$C4JAX_WEB_CACHE``). Needs the ``onnx`` extra."""
 
 from __future__ import annotations
 

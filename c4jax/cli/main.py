@@ -1,21 +1,7 @@
 """``c4jax``: one command for the lab's programs. Each subcommand hands the rest of its command line
-to the module that the script of the same name in ``experiments/`` runs, so the flags, defaults and
-``--help`` are that script's:
-
-    c4jax train ppo --preset thesis --out runs/ppo     # python experiments/ppo.py --preset thesis ...
-    c4jax train alphazero --game checkers
-    c4jax tournament --agents 1steplA 2steplA dqn ppo:sto
-    c4jax yardstick --agents 2steplA alphazero
-    c4jax watch dqn 2steplA --svg game.svg
-    c4jax match mcts1000:det openspiel-mcts1000 --keys 5
-    c4jax export-onnx supervised --out supervised.onnx
-    c4jax export-web --out site/                        # the agents in a static site (no Python)
-    c4jax play --open                                   # the browser UI (c4jax-play)
-
-Every command takes ``--no-compile-cache`` (:mod:`c4jax.io.compile_cache`). A user's mistake is one
-``error:`` line and exit status 2; Ctrl-C is one ``interrupted`` line and exit status 130
-(:mod:`c4jax.io.interrupt`).
-"""
+to the module that the script of the same name in ``experiments/`` runs (docs/guide/README.md), so the
+flags, defaults and ``--help`` are that script's. A user's mistake is one ``error:`` line and exit status
+2; Ctrl-C is one ``interrupted`` line and exit status 130."""
 
 from __future__ import annotations
 
@@ -77,10 +63,8 @@ def _error(message: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``c4jax ARGV`` (default: this process' arguments); returns the exit status. A subcommand's
-    own exits (``--help``, a bad flag, a failed run) leave as ``SystemExit``, as from its script; Ctrl-C
-    outside a subcommand's guarded work (while modules load, say) returns 130 after one line. Sets up
-    the persistent compilation cache first (:func:`c4jax.io.compile_cache.configure`)."""
+    """Run ``c4jax ARGV`` (default: this process' arguments); returns the exit status (a subcommand's own
+    exits leave as ``SystemExit``). Sets up the persistent compilation cache first."""
     try:
         return _dispatch(compile_cache.configure(sys.argv[1:] if argv is None else argv))
     except KeyboardInterrupt:

@@ -1,15 +1,9 @@
 """Play protocol matches between two agents and print A's win rate per match key and their mean.
 
-    python experiments/match.py mcts1000:det openspiel-mcts1000 --keys 5
-    c4jax match checkers/alphazero checkers/mcts500 --out runs/az_vs_mcts500
-
-A and B are agent names as ``c4jax.agents.load`` takes them; the game is theirs. Each match is the
-100-game protocol (design.md §9) with key ``k`` of ``--keys`` keys split from ``--seed``; a draw
-counts as half a win. ``--json`` writes every match's record. ``--out DIR`` keeps the matches in a
-folder as they are played (:mod:`c4jax.evaluation.resumable`), so that ``--resume`` continues a
-stopped match to the result it would have had uninterrupted, and writes ``DIR/match.json`` at the
-end; ``--overwrite`` replaces the folder's match.
-"""
+``c4jax match`` and ``python experiments/match.py`` run this module (docs/guide/evaluate.md). Each match is
+the 100-game protocol (design.md §9) with one of ``--keys`` keys split from ``--seed``; a draw counts half.
+``--out DIR`` keeps the matches as they are played, so that ``--resume`` continues a stopped match to the
+result it would have had uninterrupted."""
 
 from __future__ import annotations
 

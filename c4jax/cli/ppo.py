@@ -1,29 +1,9 @@
 """PPO self-play training (design.md §7).
 
-``c4jax train ppo ARGS`` and ``python experiments/ppo.py ARGS`` run this module
-(the same flags and ``--help``).
-
-    python experiments/ppo.py                          # the published code's training -> runs/ppo
-    python experiments/ppo.py --preset thesis          # the thesis text's settings
-    python experiments/ppo.py --gae-lambda 0.95 --out runs/ppo_gae
-    python experiments/ppo.py --out runs/ppo --resume  # continue an interrupted run
-    python experiments/ppo.py --game GAME              # PPO on another game -> runs/GAME/ppo
-
-The default preset is the published code's (design.md §7a; docs/results/fidelity compares the two).
-
-Starts from the shipped supervised weights (conv frozen), self-plays by sampling the
-policy, evaluates after every buffer (Random, old network, 1StepLA; 100 games each).
-Every hyperparameter is a flag (``--help``). Writes metrics.jsonl/csv, curves.png,
-summary.json, best/ (load it with ``agents.load("runs/ppo")``: sampled play,
-``:det`` greedy) and last/ (the resumable training state) to --out.
-
-``--game checkers`` (any game but Connect Four) trains PPO by self-play on the game's own rewards
-(``--collect streams``, :mod:`c4jax.learning.onpolicy_streams`; its defaults: ``--game checkers --help``,
-from the game's kit), with a residual tower, evaluated against Random, the old network and pure MCTS
-(``--eval-opponents``, which also chooses best/). Its best/ plays the raw policy; ``runs/checkers/ppo@500``
-plays it with 500 simulations of search guided by its policy and value heads. ``--preset thesis`` and
-``published`` are Connect Four's; ``--preset smoke`` works on every game.
-"""
+``c4jax train ppo ARGS`` and ``python experiments/ppo.py ARGS`` run this module (the same flags and
+``--help``; docs/guide/train.md describes the runs). The default preset is the published code's (design.md
+§7a); another game trains on its own rewards (``--collect streams``) with a residual tower, and takes only
+``--preset smoke``."""
 
 from __future__ import annotations
 
@@ -64,6 +44,5 @@ def main(cfg: Config) -> dict:
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
-    """Parse ``argv`` (default: this process' arguments) and train; ``prog`` names the command in
-    ``--help`` (``c4jax train ppo``; default: the script's file name)."""
+    """Parse ``argv`` (default: this process' arguments) and train; ``prog``: the command in ``--help``."""
     return training.command(defaults, main, argv, prog)

@@ -1,22 +1,8 @@
 """REINFORCE-with-baseline self-play training (design.md §7; thesis defaults).
 
-``c4jax train reinforce ARGS`` and ``python experiments/reinforce.py ARGS`` run this module
-(the same flags and ``--help``).
-
-    python experiments/reinforce.py                    # thesis settings -> runs/reinforce
-    python experiments/reinforce.py --out runs/reinforce --resume
-    python experiments/reinforce.py --preset published # the published code's training
-
-One update per episode (+ mirror), evaluation every 100 episodes (Random, old network,
-1StepLA; 100 games each). Every hyperparameter is a flag (``--help``). Writes
-metrics.jsonl/csv, curves.png, summary.json, best/ (``agents.load("runs/reinforce")``:
-sampled play, ``:det`` greedy) and last/ (the resumable training state) to --out.
-
-``--game checkers`` (any game but Connect Four) trains REINFORCE by self-play on the game's own rewards
-(``--collect streams``, :mod:`c4jax.learning.onpolicy_streams`: one update per collection; its defaults:
-``--game checkers --help``, from the game's kit), with a residual tower evaluated against pure MCTS.
-``--preset thesis`` and ``published`` are Connect Four's; ``--preset smoke`` works on every game.
-"""
+``c4jax train reinforce ARGS`` and ``python experiments/reinforce.py ARGS`` run this module (the same flags
+and ``--help``; docs/guide/train.md describes the runs). Another game trains on its own rewards
+(``--collect streams``) with a residual tower, and takes only ``--preset smoke``."""
 
 from __future__ import annotations
 
@@ -59,6 +45,5 @@ def main(cfg: Config) -> dict:
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
-    """Parse ``argv`` (default: this process' arguments; the defaults are those of its ``--game``) and train;
-    ``prog`` names the command in ``--help`` (``c4jax train reinforce``; default: the script's file name)."""
+    """Parse ``argv`` (default: this process' arguments) and train; ``prog``: the command in ``--help``."""
     return training.command(defaults, main, argv, prog)

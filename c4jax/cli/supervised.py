@@ -1,26 +1,9 @@
 """Supervised stage (design.md §6): a network learns to imitate a teacher (CNET128 and 1StepLA by default).
 
-``c4jax train supervised ARGS`` and ``python experiments/supervised.py ARGS`` run this module
-(the same flags and ``--help``).
-
-    python experiments/supervised.py                          # thesis settings, writes runs/supervised
-    python experiments/supervised.py --out checkpoints/supervised   # how the shipped agent was made
-    python experiments/supervised.py --out runs/supervised --resume  # continue an interrupted run
-    python experiments/supervised.py --game GAME              # another game -> runs/GAME/supervised
-
-Loads (or, when missing, generates and saves) the dataset of the teacher's moves
-(:mod:`c4jax.learning.dataset`; the game kit's teacher: 1StepLA for the default game), splits it
-80/10/10 keeping a position's images under the kit's symmetries together, trains with Adam + L2
-weight decay and cross-entropy, keeps the weights with the best validation accuracy, reports the
-test accuracy, plays the tournament-protocol matches of the greedy policy against the kit's
-reference agents and the teacher, and saves an Orbax checkpoint (loadable with
-``agents.load(OUT)``), ``metrics.jsonl``/``metrics.csv``, ``curves.png`` and
-``summary.json`` in ``--out``. After every epoch it saves the training state (optimiser,
-best weights so far, the minibatch order's generator) to ``--out/last``, from which ``--resume``
-continues exactly; a finished run deletes last/. The network is the CNET where the game's kit says it
-reads the observations, else the residual tower's policy head (:mod:`c4jax.nets.tower`; its value head is
-not trained, and the agent plays its raw policy).
-"""
+``c4jax train supervised ARGS`` and ``python experiments/supervised.py ARGS`` run this module (the same
+flags and ``--help``; docs/guide/train.md describes the runs). The dataset of the teacher's moves is loaded,
+or generated and saved when missing (:mod:`c4jax.learning.dataset`); the network is the CNET where the
+game's card says it reads the observations, else the residual tower's policy head."""
 
 from __future__ import annotations
 
@@ -41,9 +24,8 @@ NAME = "supervised"
 
 
 def defaults(game: str, preset: str | None = None) -> Config:
-    """The default settings for ``game``: :class:`Config`'s, with runs in ``runs/<game>/supervised``
-    (``runs/supervised`` for the default game), then the flags that its card sets for the stage
-    (``GameKit.defaults``, section ``supervised``)."""
+    """The default settings for ``game``: :class:`Config`'s with runs in ``runs/[<game>/]supervised``,
+    then the card's flags for the stage."""
     cfg = dataclasses.replace(Config(out=training.out_dir(game, NAME), game=game),
                               **games.card_of(game).defaults_of(NAME).get(NAME, {}))
     return training.with_preset(cfg, preset)
@@ -55,10 +37,10 @@ RESUME_MAY_CHANGE = frozenset({"out", "resume", "overwrite", "progress", "epochs
 
 
 def load_or_make_dataset(cfg: Config):
-    """``(dataset, info)``: the dataset of ``cfg.dataset_path`` (:class:`c4jax.learning.dataset.Dataset`), or,
-    when the file is missing, the one generated with ``cfg``'s teacher and saved there; ``info`` says which
-    (``dataset_path``, ``generated``, ``generation_s``). :class:`c4jax.learning.loop.ConfigError` for a file that
-    does not load, of another game, or a teacher that cannot generate it."""
+    """``(dataset, info)``: the dataset of ``cfg.dataset_path``, or the one generated with
+    ``cfg``'s teacher and saved there when the file is missing; ``info``: ``dataset_path``, ``generated``,
+    ``generation_s``. :class:`c4jax.learning.loop.ConfigError` for a file that does not load, of another game,
+    or a teacher that cannot generate it."""
     from c4jax.learning import dataset as data
     from c4jax.learning import loop
 

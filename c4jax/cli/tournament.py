@@ -1,20 +1,9 @@
 """Round-robin tournament of the thesis (§5.1-5.2): Tables 5.1-5.4, ratings, heatmap, report.
 
-``c4jax tournament ARGS`` and ``python experiments/tournament.py ARGS`` run this module (the same
-flags and ``--help``):
-
-    python experiments/tournament.py                                   # shipped agents + 1StepLA, 2StepLA
-    python experiments/tournament.py --agents random 1steplA 2steplA supervised supervised:sto --out runs/t
-    python experiments/tournament.py --agents checkers/alphazero checkers/ppo checkers/mcts500 --out runs/ck_t
-
-Every unordered pair of agents (``agents.load`` names or checkpoint directories; ``x:sto`` and
-``x:det`` are two entries; all of one game) plays one protocol match (design.md §9); ``--self-play``
-adds self matches for the game-length table only. Writes into ``--out``: ``table_5_1_timing``
-(``--no-timing`` skips it; not measured for Checkers), ``table_5_2_first_player``,
-``table_5_3_ranking``, ``table_5_4_game_length`` and ``ratings`` (each ``.md`` and ``.csv``),
-``heatmap.png``, ``tournament.json`` (every game's moves included) and ``report.md`` (all of it, with
-the command line and a play UI link per match).
-"""
+``c4jax tournament ARGS`` and ``python experiments/tournament.py ARGS`` run this module (the same flags and
+``--help``; docs/guide/evaluate.md). Every unordered pair of agents (all of one game) plays one protocol
+match (design.md §9); ``--out`` receives the tables (``.md`` and ``.csv``), ``heatmap.png``,
+``tournament.json`` and ``report.md``."""
 
 from __future__ import annotations
 
@@ -161,11 +150,8 @@ def _section(table: evaluation.Table) -> str:
 
 
 def example_games(t: evaluation.Tournament, url: str = links.DEFAULT_URL, specs: dict[str, str] | None = None) -> str:
-    """The report's section of example games: for every match, its game from the empty board with
-    the first agent (A) moving first, as a link that opens it in the play UI (B as the opponent,
-    A's side as the viewer's; ← / → step through it). ``specs``: the name each agent was asked for by
-    (``agents.load``'s, which the play server takes), by its name in the tournament (default: the
-    same). Empty for a game that the play UI has no page for."""
+    """The report's example games: per match, its game with A moving first as a play UI link (B the
+    opponent); ``specs``: the ``agents.load`` name of each tournament name. Empty for a game without a page."""
     specs = specs or {}
     if t.game not in games.with_views():
         return ""

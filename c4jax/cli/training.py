@@ -1,17 +1,10 @@
 """What every trainer command shares: its defaults for a ``--game`` and ``--preset``, one parse of the
 command line over them, one check of the result, and the run.
 
-A trainer command's config (``Config``) is a frozen dataclass of configs: ``run``
-(:class:`c4jax.learning.loop.LoopConfig`), the algorithm's section (``dqn``, ``ppo``, ``reinforce``,
-``az``) and ``preset``; the supervised stage's is one flat config. Its module's
-``defaults(game, preset)`` returns the settings the command line starts from: the game's defaults
-(the kit's, ``GameKit.defaults``) with the preset applied (:func:`with_preset`). :func:`parse` reads
-``--game`` and ``--preset`` first (the defaults depend on them), parses the whole command line once
-with tyro over those defaults, and settles the result (:func:`c4jax.learning.config.settle`): a
-command line it cannot take ends the command with one ``error:`` line and exit status 2 before
-anything is loaded or compiled. This module and the configs it parses import no JAX: the trainers load
-when the run starts (:func:`command`).
-"""
+A command's module has ``defaults(game, preset)``, the settings the command line starts from (the game
+kit's, with the preset applied: :func:`with_preset`); :func:`parse` reads ``--game`` and ``--preset``
+first, parses the command line once with tyro over those defaults and settles the result: a command line
+it cannot take is one ``error:`` line and exit status 2 before anything is compiled. Imports no JAX."""
 
 from __future__ import annotations
 
@@ -30,8 +23,8 @@ from c4jax.learning.settings.loop import LoopConfig, from_scratch
 
 
 def _game_and_preset(argv: Sequence[str]) -> tuple[str, str | None]:
-    """The ``--game`` (default: the default game) and ``--preset`` (default: None) of ``argv``, read by a
-    parser that leaves every other flag to the command's own; a malformed one is left to that parser too."""
+    """``--game`` and ``--preset`` of ``argv`` (defaults: the default game, None), the rest left to
+    the command's own parser."""
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)
     parser.add_argument("--game", default=games.DEFAULT)
     parser.add_argument("--preset", default=None)
@@ -43,11 +36,8 @@ def _game_and_preset(argv: Sequence[str]) -> tuple[str, str | None]:
 
 
 def parse(defaults: Callable[[str, str | None], Any], argv: Sequence[str], prog: str | None = None) -> Any:
-    """The config of a trainer's command line ``argv``: ``defaults(game, preset)`` of its ``--game`` and
-    ``--preset``, every flag of ``argv`` parsed over them (tyro), then settled
-    (:func:`c4jax.learning.config.settle`). An unknown game, a preset the game has not, a flag or value
-    tyro rejects or a setting out of its range is one ``error:`` line and exit status 2. ``prog``: the
-    command named in messages and ``--help`` (default: the script's name)."""
+    """The settled config of a trainer's command line ``argv`` over ``defaults(game, preset)``; a bad game,
+    preset, flag or value is one ``error:`` line and exit status 2. ``prog``: the command in messages."""
     argv, prog = list(argv), prog or sys.argv[0]
     game, preset = _game_and_preset(argv)
     if game not in games.GAMES:
@@ -70,11 +60,9 @@ def parse(defaults: Callable[[str, str | None], Any], argv: Sequence[str], prog:
 
 
 def with_preset(base, preset: str | None, whole_games: bool = True):
-    """``base`` (a command's defaults for its game; ``base.preset`` names the default preset) with ``preset``
-    applied: ``smoke`` shrinks the run (:func:`c4jax.learning.config.smoke_config`); a training preset
-    (:data:`c4jax.learning.config.PRESETS`, None: ``base.preset``) sets its switches in every section where
-    the game collects whole games (``whole_games``), and is refused with ``ValueError`` where it does not;
-    a name that the config's ``preset`` field does not list is left to the parser to reject."""
+    """``base`` with ``preset`` applied (None: ``base.preset``): ``smoke`` shrinks the run; a
+    training preset sets its switches where the game collects whole games (``whole_games``), else
+    ``ValueError``; an unknown name is left to the parser."""
     name = base.preset if preset is None else preset
     if name not in typing.get_args(typing.get_type_hints(type(base))["preset"]):
         return base  # not one of this command's presets: the parser names them
@@ -99,8 +87,7 @@ def section(cfg) -> str:
 
 
 def from_kit(cfg, game: str, name: str):
-    """``cfg`` (a command's config of sections) with the flags that ``game``'s kit sets for the algorithm
-    ``name`` (``GameKit.defaults[name]``, read from its card: a mapping of section to fields)."""
+    """``cfg`` with the flags ``game``'s card sets for the algorithm ``name``, per section."""
     own = games.card_of(game).defaults_of(name)
     return dataclasses.replace(cfg, **{s: dataclasses.replace(getattr(cfg, s), **own[s]) for s in own})
 
@@ -111,11 +98,9 @@ def out_dir(game: str, name: str) -> str:
 
 
 def onpolicy_defaults(cls, algo_cls, streams: dict, total_updates: int, game: str, preset: str | None):
-    """The defaults of PPO's or REINFORCE's command (``cls``, its section of class ``algo_cls``) on ``game``
-    with ``preset``: the thesis' whole-games settings where they fit the game (CNET boards, random starts, a
-    mirror), else ``--collect streams`` with ``streams``, ``total_updates`` updates from scratch
-    (:func:`c4jax.learning.loop.from_scratch`); then the game kit's flags, then the preset
-    (:func:`with_preset`)."""
+    """The defaults of PPO's or REINFORCE's command (``cls``; section of class ``algo_cls``) on
+    ``game`` with ``preset``: the thesis' whole-game settings where they fit the game, else ``--collect
+    streams`` with ``streams`` and ``total_updates`` from scratch; then the kit's flags, then the preset."""
     name = next(f.name for f in dataclasses.fields(cls) if f.name not in ("run", "preset"))
     preset_default = next(f.default for f in dataclasses.fields(cls) if f.name == "preset")
     out, whole = out_dir(game, name), games.card_of(game).whole_games
@@ -128,8 +113,7 @@ def onpolicy_defaults(cls, algo_cls, streams: dict, total_updates: int, game: st
 
 
 def trainer(make: Callable[[], Any]):
-    """``make()``, an algorithm made of the settings; a setting that the game cannot take, or a training
-    opponent that does not load, ends the command with one ``error:`` line."""
+    """``make()``; a ``ValueError`` (a setting the game cannot take) ends the command with one line."""
     try:
         return make()
     except ValueError as e:
@@ -145,8 +129,7 @@ def train(algo, cfg) -> dict:
 
 
 def note(cfg) -> str:
-    """What a run of a command's config ``cfg`` adds to its evaluation lines (:func:`c4jax.learning.loop.run`):
-    ``"(smoke run)"`` for ``--preset smoke``, else nothing."""
+    """``"(smoke run)"`` for ``--preset smoke``, else ``""``."""
     return "(smoke run)" if cfg.preset == config.SMOKE else ""
 
 
@@ -160,8 +143,8 @@ def opening(name: str, cfg) -> str:
 
 def command(defaults: Callable[[str, str | None], Any], main: Callable[[Any], dict],
             argv: Sequence[str] | None, prog: str | None) -> dict:
-    """Parse ``argv`` (default: this process' arguments) over ``defaults`` and run ``main`` on the
-    config, a run's errors one line (:func:`c4jax.learning.loop.exit_on_error`)."""
+    """Parse ``argv`` (default: this process' arguments) over ``defaults`` and run ``main`` on the config;
+    a run's errors are one line."""
     cfg = parse(defaults, sys.argv[1:] if argv is None else argv, prog=prog)
     if cfg.preset == config.SMOKE:
         print("smoke run: checks the pipeline, not strength (--preset smoke)", flush=True)

@@ -1,14 +1,8 @@
 """Play one game between two agents and show it: as text, an animated SVG or a GIF.
 
 ``c4jax watch ARGS`` and ``python experiments/watch.py ARGS`` run this module (the same flags and
-``--help``; docs/guide/play.md shows examples). A and B are agent names as ``c4jax.agents.load`` takes
-them; agents without learned parameters (``random``, ``mcts<N>``) switch games
-(``c4jax.agents.for_game``). One game from the start position (``c4jax.agents.arena.rollout``, keys
-from ``--seed``); printed: the final position (every one with ``--every``), the move list in the
-game's notation (its view, ``c4jax.games.view``), the result and a play UI link with B as the
-opponent. ``--svg`` / ``--gif`` write it animated. A bad agent name, or an agent that cannot play
-the game, is a one-line error (exit 2).
-"""
+``--help``; docs/guide/play.md). Prints the final position (every one with ``--every``), the move list,
+the result and a play UI link with B as the opponent; a bad agent name is a one-line error (exit 2)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,8 @@
-"""The static site of ``c4jax export-web``: its page files, onnxruntime-web, the exported agents.
-
-A built site is one folder (nothing outside it is ever requested):
-
-- ``index.html``, ``style.css``, ``app.js``, ``rules.js`` (both games' rules), ``search.js``
-  (AlphaZero's search): the page files of the package folder ``c4jax/web/``;
-- ``ort/``: onnxruntime-web's WebAssembly build and its licence, from the npm package pinned by
-  ``c4jax/web/package-lock.json``, fetched once by ``npm ci`` into a cache folder (:func:`runtime`);
-- ``models/<agent>.onnx``: each agent exported by :mod:`c4jax.agents.onnx_export` in a process of its
-  own (:func:`export_models`) and checked against the JAX agent; ``models/shared_<game>.bin``: the
-  parameter tensors several of a game's models hold alike, stored once as ONNX external data;
-- ``models/rules_<game>_init.onnx``, ``models/rules_<game>_step.onnx``: the rules of each game that
-  ``rules.js`` does not write (:mod:`c4jax.agents.rules_export`), drawn as a grid (:func:`grid_game`);
-- ``agents.json``: what the page needs of each agent (:func:`entry`) and game (:func:`grid_game`),
-  and the SHA-256 of every model, shared and rules file.
-"""
+"""The static site of ``c4jax export-web`` (docs/guide/export.md describes its files): the page files of
+``c4jax/web/``, onnxruntime-web in ``ort/`` (fetched once by ``npm ci`` into a cache folder), each agent's
+model in ``models/`` (exported in a process of its own and checked against the JAX agent; tensors several
+of a game's models share stored once as external data), the ONNX rules of each game ``rules.js`` does not
+write, and ``agents.json``, what the page needs with the SHA-256 of every file."""
 
 from __future__ import annotations
 
@@ -127,11 +116,9 @@ def shared_file(game_id: str) -> str:
 
 
 def entry(name: str, agent: Any, exported: Any, path: str, digest: str, data: tuple[dict, ...] = ()) -> dict:
-    """The page's description of one agent: its name, game, model file and SHA-256, the files of the
-    weights the model keeps outside it (``data``: ``{"file", "sha256"}`` each; the key is absent when
-    there are none), what the graph outputs (``policy`` probabilities or ``q`` values), its default
-    mode (``det``: the best move, ``sto``: sampled) and, for an AlphaZero network, its search (the JAX
-    agent's simulations and PUCT constants; see ``search.js``)."""
+    """The page's description of one agent: ``name``, ``game``, ``file``, ``sha256``, ``data`` (external
+    weight files, absent when none), ``output`` (``policy`` or ``q``), ``mode`` (``det`` / ``sto``) and, for an
+    AlphaZero network, its ``search`` settings."""
     from c4jax.agents import onnx_export
     from c4jax.agents.network_search import SOLVE_PB_C_INIT, AlphaZeroAgent
     from c4jax.agents.search import PB_C_BASE
@@ -157,12 +144,9 @@ def page_rules() -> tuple[str, ...]:
 
 
 def grid_game(game_id: str) -> dict:
-    """How the page draws and plays ``game_id``, a game without rules in ``rules.js`` (its rules run as
-    the ONNX models of :mod:`c4jax.agents.rules_export`): its view must be a
-    :class:`~c4jax.games.viewbase.GridView`, whose board the page reads from the observation
-    (``planes``: ``[H, W, 2]``, plane 0 the mover's pieces, else ``[H, W]``, +1 the mover's, -1 the
-    opponent's) and whose action is a cell (``click`` ``"cell"``: row by row) or a column
-    (``"column"``). ``SiteError`` for any other game."""
+    """How the page draws and plays ``game_id``, a game whose rules run as ONNX: ``title``, ``sides``,
+    ``rows``, ``cols``, ``click`` (``"cell"`` or ``"column"``) and ``planes`` (observations ``[H, W, 2]``, else
+    ``[H, W]``). ``SiteError`` unless its view is a :class:`~c4jax.games.viewbase.GridView`."""
     from c4jax.games.viewbase import GridView
 
     try:
@@ -199,12 +183,9 @@ def export_model(exported: Any):
 
 
 def convert_file(job_file: str, model_file: str) -> None:
-    """In a fresh process: the ONNX model of the pickled job in ``job_file`` (``("agent", exportable
-    agent)``: its page model, :func:`export_model`; ``("rules", game, which)``: the game's rules,
-    :func:`c4jax.agents.rules_export.to_model`, widened for onnxruntime-web), serialized into ``model_file``. The job carries the
-    caller's import path, so that a game registered from the caller's own folders unpickles. It
-    ignores Ctrl-C (the parent reports it) and runs JAX on the CPU, so that several processes do not
-    each claim an accelerator's memory."""
+    """In a fresh process: the ONNX model of the pickled job in ``job_file`` (``("agent", exportable)``
+    or ``("rules", game, which)``) serialized into ``model_file``. The job carries the caller's import path;
+    Ctrl-C is ignored (the parent reports it) and JAX runs on the CPU."""
     import jax
 
     from c4jax.agents import rules_export
@@ -342,15 +323,9 @@ def copy_page(folder: Path, dist: Path) -> None:
 
 
 def build(folder: Path, names: list[str], check_positions: int = CHECK_POSITIONS, log=print) -> dict:
-    """Build the site into ``folder`` (created; its own files are replaced) with the agents
-    ``names``; returns the written ``agents.json``. The agents are loaded first, and their games
-    checked (:func:`grid_game`), so that a wrong name fails before anything is fetched or written.
-    A game without rules in ``rules.js`` gets its rules as ONNX (:func:`export_rules`, written as
-    :func:`rules_file`, checked against the game by :func:`check_rules`) and its entry in
-    ``agents.json``'s ``games`` (:func:`grid_game`, with the rules' files and SHA-256). The parameter tensors that several models of
-    a game hold alike are written once, into :func:`shared_file`, which those models refer to as
-    external data (:func:`c4jax.agents.onnx_export.share_initializers`); each model, converted in
-    its own process (:func:`export_models`), is checked against its JAX agent as written, with that file."""
+    """Build the site into ``folder`` (created; its own files are replaced) with the agents ``names``;
+    returns the written ``agents.json``. Names and games are checked before anything is fetched or written;
+    every model is checked against its JAX agent as written (``SiteError`` otherwise)."""
     from c4jax.agents import onnx_export, rules_export
 
     loaded = [load_agent(name) for name in names]

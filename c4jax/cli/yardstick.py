@@ -1,15 +1,8 @@
 """Grade agents against perfect play on the yardstick's non-trivial positions.
 
-``c4jax yardstick ARGS`` and ``python experiments/yardstick.py ARGS`` run this module (the same flags
-and ``--help``):
-
-    python experiments/yardstick.py --agents random 1steplA 2steplA dqn ppo:sto ppo:det --out runs/yardstick
-
-For each agent, ``c4jax.evaluation.optimal_move_rate`` over the shipped positions (or
-``--positions``): how often its move keeps the outcome and how often it has the best exact score,
-overall and per phase. Needs no solver. Writes ``yardstick.md`` (the table and the command),
-``yardstick.csv``, ``yardstick.json`` and ``yardstick.png`` into ``--out``.
-"""
+``c4jax yardstick ARGS`` and ``python experiments/yardstick.py ARGS`` run this module (the same flags and
+``--help``): ``c4jax.evaluation.optimal_move_rate`` of each agent, written to ``--out`` as
+``yardstick.md``, ``.csv``, ``.json`` and ``.png``. Needs no solver."""
 
 from __future__ import annotations
 

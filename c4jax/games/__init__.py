@@ -1,13 +1,6 @@
-"""The games: the protocol every game implements (``base``), the game kit (``kit``: the rules and
-everything else that is one game's), and each game in its own subpackage (docs/guide/extend.md,
-"Adding a game").
-
-``make(name)`` returns a game object by its id, ``kit_of(name_or_game)`` its kit, ``view(name)`` the
-module of its view (:mod:`c4jax.games.viewbase`) and ``card_of(name)`` its card
-(:mod:`c4jax.games.card`); ``from_pgx(name)`` wraps a pgx environment (``pip install 'c4jax[pgx]'``).
-Importing ``c4jax.games`` imports neither JAX nor NumPy: a kit's module loads on first use, and
-``Game``, ``GameKit``, ``Symmetry`` and ``check_game`` with it.
-"""
+"""The games: the protocol (``base``), the game kit (``kit``) and each game in its own subpackage
+(docs/guide/extend.md, "Adding a game"). Importing ``c4jax.games`` imports neither JAX nor NumPy: a kit's
+module loads on first use, and ``Game``, ``GameKit``, ``Symmetry`` and ``check_game`` with it."""
 
 from __future__ import annotations
 
@@ -41,7 +34,6 @@ _LAZY = {"Game": "c4jax.games.base", "check_game": "c4jax.games.base", "GameKit"
 
 
 def __getattr__(name: str):
-    """``Game``, ``check_game``, ``GameKit``, ``Symmetry`` and ``plain``, imported on first use."""
     if name not in _LAZY:
         raise AttributeError(f"module 'c4jax.games' has no attribute {name!r}")
     value = getattr(importlib.import_module(_LAZY[name]), name)
@@ -53,8 +45,7 @@ _CHECKED: dict[int, tuple[Any, GameKit]] = {}  # id(a registered kit) -> (that k
 
 
 def _registered(name: str) -> GameKit:
-    """The kit :data:`GAMES` names for ``name``, checked once per kit object: a game registered again
-    from a re-imported module is the new module's kit, not the one seen first."""
+    """The kit :data:`GAMES` names for ``name``, checked once per kit object."""
     from c4jax.games.base import check_game
     from c4jax.games.kit import check_kit
 
@@ -69,8 +60,8 @@ def _registered(name: str) -> GameKit:
 
 @functools.lru_cache(maxsize=None)
 def card_of(name: str) -> GameCard:
-    """The card of the registered game ``name`` (:data:`GAMES`): the one :data:`CARDS` names, imported
-    without JAX, else made of its kit's fields (which loads the kit). ``ValueError`` for an unknown game."""
+    """The card of the registered game ``name``: the one :data:`CARDS` names (imported without JAX),
+    else made of its kit's fields. ``ValueError`` for an unknown game."""
     if name not in GAMES:
         raise ValueError(f"unknown game {name!r}; choose one of {sorted(GAMES)}")
     if name in CARDS:
@@ -93,9 +84,8 @@ def make(name: str) -> Game:
 
 
 def kit_of(game: str | Game) -> GameKit:
-    """The kit of ``game`` (a game object or a :data:`GAMES` id): the registered kit of a registered
-    game (checked on first use: :func:`c4jax.games.kit.check_kit`), else a kit with the game's rules
-    alone (:func:`c4jax.games.kit.plain`)."""
+    """The kit of ``game`` (a game object or an id): the registered kit of a registered game (checked on
+    first use), else :func:`c4jax.games.kit.plain`."""
     from c4jax.games.kit import plain
 
     if isinstance(game, str):
@@ -108,8 +98,8 @@ def kit_of(game: str | Game) -> GameKit:
 
 
 def view(game: str | Game):
-    """The view of ``game`` (the one its kit names, ``"module"`` or ``"module:ATTR"`` such as a
-    :class:`~c4jax.games.viewbase.GridView`; :mod:`c4jax.games.viewbase`), imported on first use."""
+    """The view module (or ``"module:ATTR"`` object) that ``game``'s kit names, imported on first use;
+    ``ValueError`` when it has none."""
     where = kit_of(game).view
     if where is None:
         name = game if isinstance(game, str) else game.id
@@ -120,8 +110,7 @@ def view(game: str | Game):
 
 
 def with_views() -> tuple[str, ...]:
-    """The registered games whose kit has a view (the play UI's games), in the registry's order; read
-    from their cards (:func:`card_of`), without loading a kit."""
+    """The registered games whose card has a view, in the registry's order (no kit is loaded)."""
     return tuple(name for name in GAMES if card_of(name).view is not None)
 
 

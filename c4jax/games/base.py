@@ -1,32 +1,21 @@
 """The contract every game implements: a two-player, zero-sum, turn-based game as pure functions,
-duck-typed (any object with these attributes is a game; ``c4jax.games.from_pgx`` wraps a pgx
-environment as one).
+duck-typed (any object with these attributes is a game).
 
-A **state** is a ``flax.struct`` dataclass (a pytree) of one game; a batch adds a leading axis
-(``jax.vmap(game.init)``, ``jax.vmap(game.step)``). Every state has
+A **state** is a ``flax.struct`` dataclass (a pytree) of one game; a batch adds a leading axis. Every
+state has
 
-- ``current_player``: ``int32[]``, the player to move, 0 or 1. Players keep their ids for the
-  whole game; a player may move several times in a row (a Checkers multi-jump), so code compares
-  ``current_player`` before and after a step and never assumes that turns alternate.
-- ``legal_action_mask``: ``bool[num_actions]``, the actions the player to move may take (all
-  ``False`` once the game is over).
-- ``rewards``: ``float32[num_players]``, each player's reward for the step that made this state
-  (+1 win, -1 loss, 0 otherwise for the games here). Finished states are absorbing: stepping one
-  returns a finished state, and code that sums rewards counts a step only when the state before
-  it was not finished.
-- ``terminated`` / ``truncated``: ``bool[]``, the game ended by its rules / by a length cap.
+- ``current_player``: ``int32[]``, 0 or 1; a player may move several times in a row (a Checkers
+  multi-jump), so code never assumes that turns alternate;
+- ``legal_action_mask``: ``bool[num_actions]``, all ``False`` once the game is over;
+- ``rewards``: ``float32[num_players]``, each player's reward for the step that made this state (+1 win,
+  -1 loss, 0 otherwise). Finished states are absorbing; a step counts only from an unfinished state;
+- ``terminated`` / ``truncated``: ``bool[]``, ended by the rules / by a length cap.
 
-A **game** object is hashable and immutable (it may be a static argument of ``jit``) and has
-``id``, ``num_actions``, ``num_players`` (2), ``observation_shape``, ``max_steps`` (a bound on the
-steps of any game, for fixed-size ``lax.scan``/``while_loop`` buffers) and
-
-- ``init(key) -> State`` (the start position; games without chance ignore ``key``),
-- ``step(state, action, key=None) -> State`` (an illegal action ends the game with -1 for its
-  mover),
-- ``observe(state) -> Array`` (what the player to move sees, of ``observation_shape``).
-
-Rewards are the game's own (sparse); a shaped reward (design.md §2) belongs to the learning code.
-"""
+A **game** object is hashable and immutable (a static argument of ``jit``) and has ``id``,
+``num_actions``, ``num_players`` (2), ``observation_shape``, ``max_steps`` (a bound on any game's steps)
+and ``init(key) -> State``, ``step(state, action, key=None) -> State`` (an illegal action ends the game
+with -1 for its mover) and ``observe(state) -> Array`` (the player to move's view, of
+``observation_shape``)."""
 
 from __future__ import annotations
 
@@ -58,16 +47,14 @@ def done(state) -> Array:
 
 
 def mover_reward(before, after) -> Array:
-    """float32[...]: the reward of the step ``before -> after`` for the player who made it
-    (0 when ``before`` was already finished)."""
+    """float32[...]: the reward of the step ``before -> after`` for its mover (0 if ``before`` was finished)."""
     reward = jnp.take_along_axis(after.rewards, before.current_player[..., None].astype(jnp.int32), axis=-1)[..., 0]
     return jnp.where(done(before), 0.0, reward).astype(jnp.float32)
 
 
 def discount(before, after) -> Array:
-    """float32[...]: the zero-sum discount of the step ``before -> after`` for search and
-    self-play: 0 once the game is over, -1 when the player to move changed (the next node's
-    value is the opponent's), +1 when the same player moves again."""
+    """float32[...]: 0 once ``after`` is over, -1 when the player to move changed, +1 when the same
+    player moves again."""
     same = after.current_player == before.current_player
     return jnp.where(done(after), 0.0, jnp.where(same, 1.0, -1.0)).astype(jnp.float32)
 
@@ -90,9 +77,8 @@ def random_legal_action(key: Array, legal_action_mask: Array) -> Array:
 
 
 def random_positions(game, key: Array, n: int, max_plies: int = 80):
-    """``n`` random legal, unfinished positions of ``game`` (a batch of its states): from the start,
-    each plays a uniformly drawn number (below ``max_plies``) of random legal moves, skipping any
-    move that would end the game."""
+    """``n`` random unfinished positions of ``game`` (a batch of states): each plays a uniformly
+    drawn number (below ``max_plies``) of random legal moves, skipping any that would end the game."""
 
     def one(k: Array):
         k_plies, k_moves = jax.random.split(k)

@@ -1,9 +1,5 @@
-"""A game's card: what the commands read of a game before anything heavy loads (their defaults, the
-checks of their flags), as plain data that imports neither JAX nor NumPy.
-
-A registered game names its card in :data:`c4jax.games.CARDS`; its kit (:mod:`c4jax.games.kit`) takes
-these fields from the card, so that the two never differ. :func:`c4jax.games.card_of` returns it.
-"""
+"""A game's card: what the commands read of a game before anything heavy loads, as plain data that
+imports neither JAX nor NumPy. A registered game's kit takes these fields from its card."""
 
 from __future__ import annotations
 
@@ -14,13 +10,9 @@ from typing import Any, Mapping
 
 @dataclass(frozen=True)
 class GameCard:
-    """- ``title``, ``yardstick``, ``reference_agents``, ``reference``, ``teacher``, ``defaults``: the
-    kit's fields of the same names (:class:`c4jax.games.kit.GameKit`);
-    - ``num_actions``: the game's ``num_actions``;
-    - ``cnet``: the kit's ``cnet``; ``random_start``, ``symmetric``: whether the kit has a ``random_start``
-      and ``symmetries``;
-    - ``view``: the kit's ``view``, the ``"module"`` or ``"module:ATTR"`` of what the play UI and ``watch``
-      show of the game (:mod:`c4jax.games.viewbase`; ``None``: the game has none), a string imported on use."""
+    """``title``, ``cnet``, ``yardstick``, ``reference_agents``, ``reference``, ``teacher``, ``view``,
+    ``defaults``: the kit's fields of those names; ``num_actions``: the game's; ``random_start``,
+    ``symmetric``: whether the kit has a ``random_start`` and ``symmetries``."""
 
     title: str
     num_actions: int
@@ -37,8 +29,7 @@ class GameCard:
 
     @property
     def whole_games(self) -> bool:
-        """Whether ``--collect games`` can play the game: its kit has the thesis' pieces (CNET boards, random
-        start positions and a mirror; :func:`c4jax.learning.dqn_games.whole_games_fit`)."""
+        """Whether ``--collect games`` can play the game (CNET boards, random starts and a mirror)."""
         return self.cnet and self.random_start and self.symmetric
 
     def defaults_of(self, algorithm: str) -> Mapping[str, Mapping[str, Any]]:
@@ -46,6 +37,6 @@ class GameCard:
         return self.defaults.get(algorithm, MappingProxyType({}))
 
     def kit_fields(self) -> dict[str, Any]:
-        """The fields a kit takes from its card (``GameKit(game=..., **card.kit_fields(), ...)``)."""
+        """The fields a kit takes from its card."""
         return dict(title=self.title, cnet=self.cnet, yardstick=self.yardstick, reference_agents=self.reference_agents,
                     reference=self.reference, teacher=self.teacher, view=self.view, defaults=self.defaults)

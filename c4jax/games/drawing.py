@@ -1,11 +1,5 @@
-"""Board pictures as a few plain shapes, written as SVG or drawn with Pillow.
-
-A game turns a state into a :class:`Scene` (rectangles, circles, polygons and text on a canvas of
-fixed size), which gives a standalone SVG document (:func:`to_svg`) or a raster image
-(:func:`to_image`, GIF frames). :func:`animate_svg` steps through scenes with SMIL (a viewer without
-SMIL shows the last scene); :func:`write_gif` writes an animated GIF. Host-side; Pillow is imported
-only by the raster functions.
-"""
+"""Board pictures as a few plain shapes (a :class:`Scene`), written as SVG (:func:`to_svg`,
+:func:`animate_svg`, SMIL) or drawn with Pillow (:func:`to_image`, :func:`write_gif`; imported only there)."""
 
 from __future__ import annotations
 
@@ -155,14 +149,10 @@ def with_footer(scene: Scene, lines: Sequence[str]) -> Scene:
 
 def animate_svg(scenes: Sequence[Scene], seconds: float = 1.0, hold: float = 3.0,
                 footer_lines: Sequence[str] = (), title: str = "") -> str:
-    """One SVG document that shows ``scenes`` one after the other, ``seconds`` each (the last one
-    ``hold`` seconds), in a loop, with ``footer_lines`` of text under them all the time.
-
-    The shapes that every scene begins with (the empty board) are drawn once; the rest of each
-    scene is a ``<g class="frame">`` group that SMIL ``<set>`` elements, timed on one looping
-    clock, make visible in its turn. The last frame is visible by default and hidden while the
-    others play, so a viewer that ignores SMIL shows the final position. All scenes must have
-    the same size and background."""
+    """One SVG document that shows ``scenes`` in a loop, ``seconds`` each (the last one ``hold``), with
+    ``footer_lines`` under them. The shapes every scene begins with are drawn once; each scene's rest is a
+    ``<g class="frame">`` shown in turn by SMIL ``<set>`` elements; the last frame is visible by default, so a
+    viewer without SMIL shows the final position. All scenes must have the same size and background."""
     if not scenes:
         raise ValueError("animate_svg needs at least one scene")
     if seconds <= 0 or hold <= 0:

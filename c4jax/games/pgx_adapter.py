@@ -1,15 +1,7 @@
-"""Any two-player pgx environment as a :class:`c4jax.games.base.Game` (the ``pgx`` extra).
-
-pgx states already carry the protocol's fields (``current_player``, ``legal_action_mask``,
-``rewards``, ``terminated``, ``truncated``) and pgx's ``step`` already ends a game with -1 for
-the mover of an illegal action, so the adapter only adds what the protocol asks beyond pgx:
-``observe(state)`` (pgx's observation of the player to move, ``state.observation``) and
-``max_steps``, a bound on a game's length that batched games need for their fixed-size
-buffers. A game still running after ``max_steps`` steps counts as a draw in matches and
-self-play, so ``max_steps`` must be at least the game's real maximum.
-
-    game = c4jax.games.from_pgx("tic_tac_toe")
-"""
+"""Any two-player pgx environment as a :class:`c4jax.games.base.Game` (the ``pgx`` extra):
+``c4jax.games.from_pgx("tic_tac_toe")``. The adapter adds ``observe`` (``state.observation``) and
+``max_steps``, a bound on a game's length (a game still running after it counts as a draw, so it must be
+at least the game's real maximum), and empties the legal mask of finished states."""
 
 from __future__ import annotations
 
@@ -29,8 +21,6 @@ KNOWN_MAX_STEPS = {
 
 
 def _no_moves_when_done(state):
-    """``state`` with no legal action once the game is over (pgx leaves them all legal there; the
-    protocol, :mod:`c4jax.games.base`, has none)."""
     return state.replace(legal_action_mask=state.legal_action_mask & ~(state.terminated | state.truncated))
 
 

@@ -1,30 +1,15 @@
-"""A conformance suite for the game protocol (:mod:`c4jax.games.base`): the rules any game must
-keep before it plugs into c4jax's trainers, searches and matches. It does not import pytest.
+"""A conformance suite for the game protocol (:mod:`c4jax.games.base`); it does not import pytest.
 
     from c4jax.games import testing
     testing.check(game)  # a ConformanceError names the game and the broken rule
 
-:func:`check` runs the smaller checks, each usable alone:
-
-- :func:`check_attributes`: the protocol's attributes and their types; the game object hashable
-  and equal to itself (a static argument of ``jit``).
-- :func:`check_init`: the fields of ``init(key)`` (types, shapes, a legal action, zero rewards,
-  not finished), ``observe`` of it, ``init`` deterministic and the same under ``jit(vmap(...))``.
-- :func:`check_play`: random batched games played to their end, checking each step: the state's
-  structure and field types, ``observe``'s shape and dtype; rewards of a counted step zero-sum and,
-  for a legal action, within [-1, 1]; the legal mask all False exactly when a game is over;
-  finished states stay finished; an illegal action ends the game with -1 for its mover; every game
-  ends within ``max_steps``; ``jit(step)`` and ``vmap(step)`` equal ``step``; the same key gives the
-  same state.
-
-:func:`check_kit` checks what a game's kit (:class:`c4jax.games.kit.GameKit`) says of it: every
-observation within ``observation_range``, ``other_observation``'s shape and dtype,
-``match.alternating`` true of every step that does not end a game, and each symmetry's ``actions`` a
-permutation whose ``observation`` keeps the shape and dtype.
-
-Only what the protocol states is checked: not the rewards of a step from a finished state, and
-only illegal actions inside ``0..num_actions-1``.
-"""
+:func:`check` runs :func:`check_attributes` (types, hashable, equal to itself), :func:`check_init`
+(``init``'s fields, deterministic, equal under ``jit(vmap(...))``) and :func:`check_play` (random batched
+games to their end: fields and observations at every step, rewards zero-sum and in [-1, 1], the legal mask
+empty exactly when over, finished states absorbing, illegal actions in ``0..num_actions-1`` ending the game
+with -1 for their mover, every game within ``max_steps``, ``jit``/``vmap`` equal to ``step``).
+:func:`check_kit` checks a kit's ``observation_range``, ``other_observation``, ``match.alternating`` and
+symmetries."""
 
 from __future__ import annotations
 
@@ -72,14 +57,14 @@ def _is_int(x) -> bool:
 
 
 def _host(x) -> np.ndarray:
-    """A leaf as a numpy array (PRNG key arrays as their key data)."""
+    """A leaf as numpy (PRNG keys as their key data)."""
     if isinstance(x, jax.Array) and jnp.issubdtype(x.dtype, jax.dtypes.prng_key):
         x = jax.random.key_data(x)
     return np.asarray(jax.device_get(x))
 
 
 def _difference(a, b, values: bool = True) -> str | None:
-    """Where two pytrees differ (structure, a leaf's shape or dtype, and with ``values`` its values), or None."""
+    """Where two pytrees differ (structure, shape, dtype and with ``values`` values), or None."""
     paths_a, tree_a = jax.tree_util.tree_flatten_with_path(a)
     leaves_b, tree_b = jax.tree_util.tree_flatten(b)
     if tree_a != tree_b:
@@ -103,8 +88,8 @@ def _item(tree, i: int):
 
 
 def check_attributes(game) -> str:
-    """The game's id, after checking the protocol's attributes (types, values) and that the
-    game object is hashable and equal to itself, as a static argument of ``jit`` must be."""
+    """The game's id, after checking the protocol's attributes and that the game is hashable
+    and equal to itself."""
     name = _name(game)
     missing = [n for n in ("id", "num_actions", "num_players", "observation_shape", "max_steps", "init", "step",
                            "observe") if not hasattr(game, n)]
@@ -156,7 +141,7 @@ def _step_one(game, state, action, key):
 
 
 def _call(name: str, what: str, fn, *args):
-    """``fn(*args)``, an exception raised by the game turned into a ConformanceError naming it."""
+    """``fn(*args)``, the game's own exception turned into a ConformanceError naming the call."""
     try:
         return fn(*args)
     except ConformanceError:
@@ -208,7 +193,7 @@ def _check_observation(name: str, game, obs, batch: tuple[int, ...], dtype, wher
 
 
 def _check_start(name: str, fields: dict, where: str) -> None:
-    """Start positions (``fields`` of one state or a batch): not finished, a legal action, zero rewards."""
+    """Start positions: not finished, a legal action, zero rewards."""
     if (fields["terminated"] | fields["truncated"]).any():
         _fail(name, "init(key) must not be finished: terminated and truncated False", where)
     if not fields["legal_action_mask"].any(-1).all():
@@ -245,7 +230,7 @@ def check_init(game, *, seed: int = 0):
 
 
 def _random_actions(rng: np.random.Generator, allowed: np.ndarray) -> np.ndarray:
-    """int32[B]: for each row a uniformly random action among ``allowed`` (any action where none is)."""
+    """int32[B]: a uniformly random action among ``allowed`` per row (any where none is)."""
     scores = rng.random(allowed.shape)
     scores = np.where(allowed | ~allowed.any(-1, keepdims=True), scores, -1.0)
     return scores.argmax(-1).astype(np.int32)
@@ -253,7 +238,7 @@ def _random_actions(rng: np.random.Generator, allowed: np.ndarray) -> np.ndarray
 
 def _compare_single(name: str, game, states, actions, keys, after, obs, rows, t: int, eager: bool) -> None:
     """vmap(step) against the jitted single-state step on ``rows``; with ``eager`` also the
-    unjitted step (twice: the same key, the same state) and the unjitted observe."""
+    unjitted step (twice) and observe."""
     for i in rows:
         state, action, key = _item(states, i), jnp.asarray(actions[i]), keys[i]
         alone = _call(name, "jit(step)", _step_one, game, state, action, key)
@@ -275,8 +260,7 @@ def _compare_single(name: str, game, states, actions, keys, after, obs, rows, t:
 
 
 def _check_step(name: str, game, before: dict, after: dict, illegal: np.ndarray, t: int, what: str = "") -> None:
-    """The rules of one batched step, ``before`` / ``after`` the fields of the states; ``illegal``:
-    bool[B], the action played was not legal; ``what``: said after the step in messages."""
+    """The rules of one batched step; ``illegal``: bool[B], the action played was not legal."""
     done_before = before["terminated"] | before["truncated"]
     done_after = after["terminated"] | after["truncated"]
     mask = after["legal_action_mask"]
@@ -305,8 +289,8 @@ def _check_step(name: str, game, before: dict, after: dict, illegal: np.ndarray,
 
 
 def _check_illegal(name: str, game, states, fields: dict, rng, keys, t: int) -> int:
-    """Play an illegal action (inside 0..num_actions-1) in every unfinished game that has one:
-    each must end with -1 for its mover. Returns how many were played."""
+    """Play an illegal action in every unfinished game that has one and check that it ends with
+    -1 for its mover; returns how many were played."""
     done = fields["terminated"] | fields["truncated"]
     mask = fields["legal_action_mask"]
     rows = ~done & ~mask.all(-1)
@@ -327,8 +311,8 @@ def _check_illegal(name: str, game, states, fields: dict, rng, keys, t: int) -> 
 
 
 def check_play(game, *, games: int = 16, seed: int = 0, obs_dtype=None) -> Summary:
-    """Play ``games`` random legal games to their end (and one step beyond) and check every step
-    (module docstring). ``obs_dtype``: the observation's dtype (default: that of the first batch)."""
+    """Play ``games`` random games to their end (and one step beyond), checking every step.
+    ``obs_dtype``: the observation's dtype (default: the first batch's)."""
     name = check_attributes(game)
     if not _is_int(games) or games < 1:
         raise ValueError(f"games must be an int >= 1, got {games!r}")
@@ -397,8 +381,7 @@ def _observe_both(kit, states):
 
 
 def check_kit(kit, *, games: int = 16, seed: int = 0) -> str:
-    """Check what ``kit`` (a :class:`c4jax.games.kit.GameKit`) says of its game over ``games`` random
-    games (module docstring; run :func:`check` on its game first). Returns the game's id."""
+    """Check what ``kit`` says of its game over ``games`` random games; returns the game's id."""
     game = kit.game
     name = check_attributes(game)
     for sym in kit.symmetries:

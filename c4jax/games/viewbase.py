@@ -1,40 +1,25 @@
 """What a game looks like to people: the interface of each game's ``view`` module, and its shared parts.
 
-Every game of :func:`c4jax.games.with_views` has a view module (``c4jax.games.<name>.view``) that the
-play UI's server and the ``watch`` command use, so that neither names a game. It is pure host-side
-code over the game's states (no agents) and has
+The view (``c4jax.games.<name>.view``, named by the kit) is what the play UI's server and ``watch`` use,
+so that neither names a game; pure host-side code over the game's states. It has
 
-- ``GAME`` (the game object), ``NAME`` (its name on the page, ``"Connect Four"``), ``ACTION`` /
-  ``ACTIONS`` (what one action is called in the scores' legend, ``"column"`` / ``"free columns"``),
-  ``DEFAULT_OPPONENTS`` (the agent names the page's menu picks first, the first one on offer),
-  ``SIDES`` (the players' names in text, player 0 first), ``MOVES_UNIT`` (what the move list is
-  written in), ``NUMBERED`` (the move list numbers the moves) and ``WRAP`` (characters per line
-  of a picture's move list);
-- ``parse_moves(value) -> list[int]``: a request's move list checked (:class:`MoveError`);
-- ``replay(moves) -> Replay``: the game replayed from its start (:class:`MoveError` names an
-  illegal move);
-- ``position(rep, ply, human) -> dict``: one position as the page draws it, for a viewer who
-  plays player ``human`` (0 moves first), with ``"scores"`` and ``"values"`` left ``None`` for
-  the caller (an agent's numbers);
-- ``scores_json(row, state) -> list``: one float row over the game's actions as the page shows
-  it (``row=None``: the game is over);
-- ``answer(rep, human, positions, agent, agent_moves, agent_ms) -> dict``: the whole answer of
-  the play API for a game;
-- ``ply_name(state, action)``, ``record(states, actions) -> list[Move]``, ``render(state)``
-  (a text diagram) and ``scene(state, before, action, caption)`` (a picture,
-  :class:`c4jax.games.drawing.Scene`; ``before``/``action``: the move that led there, or None);
-- ``PAGE``: what the play page needs to draw the game (:func:`page`), sent with the game's menu.
+- ``GAME``, ``NAME`` (its name on the page), ``ACTION`` / ``ACTIONS`` (one action / the legal ones, in the
+  scores' legend), ``DEFAULT_OPPONENTS`` (the menu's first picks), ``SIDES`` (the players' names, player 0
+  first), ``MOVES_UNIT`` (what the move list is written in), ``NUMBERED`` (the move list numbers moves),
+  ``WRAP`` (characters per line of a picture's move list) and ``PAGE`` (:func:`page`);
+- ``parse_moves(value) -> list[int]`` and ``replay(moves) -> Replay`` (:class:`MoveError` if malformed or
+  illegal);
+- ``position(rep, ply, human) -> dict`` (below; ``scores`` and ``values`` left ``None``),
+  ``scores_json(row, state) -> list`` (``row=None``: the game is over) and ``answer(rep, human,
+  positions, agent, agent_moves, agent_ms) -> dict``, the play API's answer;
+- ``ply_name(state, action)``, ``record(states, actions) -> list[Move]``, ``render(state)`` (text) and
+  ``scene(state, before, action, caption)`` (:class:`c4jax.games.drawing.Scene`).
 
-A position of the play API (``position``) has, whatever the game: ``ply``, ``board`` (rows of
-ints in the viewer's view: > 0 the viewer's pieces, < 0 the opponent's, ``abs`` the piece's kind,
-a key of ``PAGE["pieces"]``), ``to_move`` (``"human"``, ``"agent"`` or None), ``status``
-(``human_turn``, ``agent_turn``, ``human_won``, ``agent_won``, ``draw``), ``legal_moves`` (each
-``{"action", "to": [row, col]}``, with ``"from"`` for a move of a piece), ``marked`` (the cells
-of the move that led there), ``taken`` (the cells it captured), ``scores`` and ``values``.
-
-A game whose board is a grid of cells, one action per cell (or per column), needs no view module
-of its own code: :class:`GridView` is the whole view, from the game's observations.
-"""
+A position of the play API has ``ply``, ``board`` (rows of ints in the viewer's view: > 0 the viewer's
+pieces, < 0 the opponent's, ``abs`` a key of ``PAGE["pieces"]``), ``to_move`` (``"human"``, ``"agent"`` or
+None), ``status`` (``human_turn``, ``agent_turn``, ``human_won``, ``agent_won``, ``draw``), ``legal_moves``
+(each ``{"action", "to": [row, col]}``, with ``"from"`` for a move of a piece), ``marked``, ``taken``,
+``scores`` and ``values``. :class:`GridView` is the whole view of a game on a grid of cells."""
 
 from __future__ import annotations
 
@@ -55,8 +40,8 @@ class MoveError(ValueError):
 
 @dataclass(frozen=True)
 class Move:
-    """One move of a game's record: ``text`` in the game's notation, made by ``player`` (0 moves
-    first), over the plies ``first..last`` (several for a Checkers multi-jump)."""
+    """One move of a game's record: ``text`` in the game's notation by ``player`` over the plies
+    ``first..last``."""
 
     number: int  # the move number (one per pair of moves, as PDN counts)
     player: int
@@ -67,8 +52,8 @@ class Move:
 
 @dataclass(frozen=True)
 class Replay:
-    """A game replayed: its ``moves`` and, host side with a leading axis of ``len(moves) + 1``, the
-    ``states`` and ``observations`` of positions 0..n (position k: after k moves)."""
+    """A game replayed: its ``moves`` and the host-side ``states`` and ``observations`` of positions
+    0..n (leading axis ``len(moves) + 1``)."""
 
     moves: list[int]
     states: Any
@@ -95,9 +80,8 @@ def _scan(game, moves: jax.Array, n: jax.Array):
 
 
 def replay_moves(game, moves: Sequence[int]) -> tuple[Replay, np.ndarray, np.ndarray]:
-    """Play ``moves`` (ints, at most ``game.max_steps``) from ``game``'s start under jit: the
-    :class:`Replay` and, per move, whether the game was already over and whether it was legal
-    (a view turns the first bad one into its :class:`MoveError`)."""
+    """Play ``moves`` (at most ``game.max_steps``) from the start under jit: the :class:`Replay`
+    and, per move, bool arrays: the game was already over, the move was legal."""
     n = len(moves)
     padded = np.zeros(game.max_steps, np.int32)
     padded[:n] = moves
@@ -108,14 +92,13 @@ def replay_moves(game, moves: Sequence[int]) -> tuple[Replay, np.ndarray, np.nda
 
 
 def number_json(values) -> list:
-    """Float32 numbers printed with the 7 significant digits they hold; not finite (an illegal
-    action's ``-inf``, a NaN) -> ``None``."""
+    """Float32 numbers with the 7 significant digits they hold; not finite -> ``None``."""
     return [float(f"{v:.7g}") if np.isfinite(v) else None for v in np.asarray(values, np.float64).reshape(-1)]
 
 
 def movetext(record: list[Move], numbered: bool = True) -> str:
-    """A record as one line: numbered as PDN writes moves, ``1. 11-15 23-19 2. 8-11 ...`` (a game
-    that a second player's move opens starts with ``1. ...``), or the bare moves."""
+    """A record as one line: numbered as PDN writes moves (``1. 11-15 23-19 2. ...``, ``1. ...``
+    when the second player opens), or the bare moves."""
     if not numbered:
         return " ".join(m.text for m in record)
     out = []
@@ -129,21 +112,15 @@ def movetext(record: list[Move], numbered: bool = True) -> str:
 def page(rows: int, cols: int, *, sides=("", ""), board: str = "lines", click: str = "cell", pieces=None, seats=None,
          scores: str = "actions", score_place: str = "target", drop: bool = False, keys: bool = False,
          record: str | None = None, action: str = "cell", texts=None) -> dict:
-    """The play page's description of a game (a view's ``PAGE``), drawn with no game's name in the page:
+    """The play page's description of a game (a view's ``PAGE``):
 
-    ``rows`` x ``cols`` cells; ``sides``: the players' names (player 0 first); ``board``: ``"plate"`` (a plate with holes, pieces behind it),
-    ``"squares"`` (checkered; only the dark squares are played) or ``"lines"`` (a grid drawn with
-    lines); ``click``: what a move is, ``"column"`` (a click anywhere in a column, keys 1..cols
-    with ``keys``), ``"cell"`` (a click on the cell of ``to``) or ``"from_to"`` (a click on a
-    piece, then on a cell); ``pieces``: per kind (``abs`` of a board value) its shape, ``"disc"``,
-    ``"man"``, ``"king"`` or ``"mark"`` (the seat's letter); ``seats``: the class of player 0's and
-    player 1's pieces (None: the viewer's pieces and the opponent's, whoever moves first);
-    ``scores``: the position's scores are per ``"actions"`` or per legal move (``"legal"``, in the
-    order of ``legal_moves``); ``score_place``: above each column (``"header"``) or on each
-    move's cell (``"target"``); ``drop``: a new piece falls from the top; ``record``: the heading
-    of the move list (None: none); ``action``: what one move is called; ``texts``: the status
-    lines and legend (templates with ``{side}``, ``{agent}``, ``{jumper}``, ``{label}``,
-    ``{max}``; the missing ones: :data:`TEXTS`)."""
+    ``rows`` x ``cols`` cells; ``sides``: the players' names; ``board``: ``"plate"``, ``"squares"`` or
+    ``"lines"``; ``click``: ``"column"`` (keys 1..cols with ``keys``), ``"cell"`` or ``"from_to"``;
+    ``pieces``: per kind (``abs`` of a board value) ``"disc"``, ``"man"``, ``"king"`` or ``"mark"``;
+    ``seats``: the class of player 0's and 1's pieces (None: viewer's and opponent's); ``scores``: per
+    ``"actions"`` or per ``"legal"`` move; ``score_place``: ``"header"`` or ``"target"``; ``drop``: pieces
+    fall from the top; ``record``: the move list's heading (None: none); ``action``: what a move is called;
+    ``texts``: templates of the status lines and legend (the missing ones: :data:`TEXTS`)."""
     return {"rows": rows, "cols": cols, "sides": list(sides), "board": board, "click": click, "pieces": pieces or {"1": "disc"},
             "seats": list(seats) if seats else None, "scores": scores, "score_place": score_place, "drop": drop,
             "keys": keys, "record": record, "action": action, "texts": {**TEXTS, **(texts or {})}}
@@ -164,11 +141,9 @@ TEXTS = {
 
 
 class GridView:
-    """The whole view of a game played on a grid (the interface of this module, as attributes),
-    read from the game's observations: ``[H, W]`` (+1 the mover's pieces, -1 the opponent's) or
-    ``[H, W, C]`` (plane 0 the mover's, plane 1 the opponent's). An action is a cell (``H * W``
-    actions, row by row) or a column (``W`` actions); the winner comes from the rewards. Moves are
-    named by their cells, ``a1`` bottom left; player 0's pieces are ``X``, player 1's ``O``."""
+    """The whole view of a game on a grid, from its observations: ``[H, W]`` (+1 the mover's pieces,
+    -1 the opponent's) or ``[H, W, C]`` (planes 0 and 1); an action is a cell (``H * W``, row by row) or a
+    column (``W``). Moves are named by cells, ``a1`` bottom left."""
 
     def __init__(self, game, name: str, *, sides=("X", "O"), page_options=None):
         shape = tuple(game.observation_shape)

@@ -1,15 +1,7 @@
 """The play API's answers, for any game: a request checked, its game replayed by the game's view
-(:mod:`c4jax.games.viewbase`), the agent's moves and scores added, and the solver's hint.
-
-Nothing here names a game: the game of a request is the menu its opponent comes from
-(``entry.view``), turns follow the states' ``current_player`` (player 0 moves first), and the
-agent is asked through the generic entry points of :class:`c4jax.agents.AgentBase`:
-``act_states`` for its move, ``scores_states`` (float32[B, num_actions]) for its scores, and,
-where it declares searched values (``describe_scores().values``), ``search_stats`` of the game's
-observations where they tell the whole state (Connect Four's boards), else ``search_stats_states`` of
-its states; each jitted as the agent's own program (:mod:`c4jax.play.programs`), so that the
-catalogue can let an agent's compiled programs go.
-"""
+(:mod:`c4jax.games.viewbase`), the agent's moves and scores added, and the solver's hint. The game is
+that of the opponent's menu (``entry.view``); the agent answers with its own jitted programs
+(:mod:`c4jax.play.programs`)."""
 
 from __future__ import annotations
 
@@ -85,17 +77,16 @@ def observable(view) -> bool:
 
 
 def programs_of(entry) -> Programs:
-    """The compiled programs ``entry`` answers with: a catalogue entry's own (``entry.acquire()``,
-    compiling them if need be), else, for any object with ``agent``, ``info`` and ``view``, ones held
-    for the process."""
+    """The programs ``entry`` answers with: a catalogue entry's own (compiled if need be), else
+    ones held for the process."""
     if callable(getattr(entry, "acquire", None)):
         return entry.acquire()[0]
     return programs_for(entry.agent, entry.info.values, observable(entry.view), keep=True)
 
 
 def agent_numbers(entry, state, programs: Programs | None = None) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """The agent's score of every action of one state (None if it has none) and, for an agent with
-    searched values, their values (else None); with ``programs`` (default: :func:`programs_of`)."""
+    """The agent's float scores of every action of one state (None if it has none) and, for an
+    agent with searched values, their values (else None)."""
     programs = programs or programs_of(entry)
     batch = _batch(state)
     if programs.numbers_of is None:
@@ -122,10 +113,9 @@ def _position(entry, rep, ply: int, human: int, known: tuple | None, programs: P
 
 
 def game_answer(entry, moves: list[int], human_first: bool, *, play: bool, programs: Programs | None = None) -> dict:
-    """Replay a game of ``entry``'s game; when ``play`` and the agent is to move, let it move until
-    the human is to move or the game is over (every step of a multi-step turn). The API's answer:
-    ``positions`` from the request's last position on (``play``) or from the start. The agent
-    answers with ``programs`` (default: :func:`programs_of`)."""
+    """The API's answer for a game of ``entry``'s game: replayed, and with ``play`` the agent moving
+    while it is to move (every step of a multi-step turn); ``positions`` from the request's last position on
+    (``play``) or from the start."""
     t0 = time.perf_counter()
     programs = programs or programs_of(entry)
     view = entry.view
@@ -166,8 +156,8 @@ def _unknown_fields(body: dict, allowed) -> None:
 
 
 def parse_game(body: Any, catalogue) -> tuple[Any, list[int], bool]:
-    """Check a request body ``{"game", "agent", "moves", "human_first"}`` (``game`` optional: the
-    default game, Connect Four); :class:`RequestError` if malformed. The game is ``entry.view``'s."""
+    """``(entry, moves, human_first)`` of a request body ``{"game", "agent", "moves", "human_first"}``
+    (``game`` optional); :class:`RequestError` if malformed."""
     if not isinstance(body, dict):
         raise RequestError("the body must be a JSON object {\"agent\": ..., \"moves\": [...], \"human_first\": ...}")
     _unknown_fields(body, REQUEST_FIELDS)
@@ -190,8 +180,7 @@ def parse_game(body: Any, catalogue) -> tuple[Any, list[int], bool]:
 # --------------------------------------------------------------------------- the hint
 
 def _solver():
-    """``(game id, its solver module)`` of the first registered game whose kit names a solver
-    (``GameKit.solver``), or ``None``: the hint's game."""
+    """``(game id, solver module)`` of the first registered game whose kit has a ``solver``, or None."""
     for game in games.GAMES:
         name = games.kit_of(game).solver
         if name:
@@ -211,8 +200,8 @@ def hint_status() -> dict:
 
 
 def hint_answer(body: Any) -> dict:
-    """``POST /api/hint``: the perfect player's verdict on each action after ``body["moves"]`` of
-    the game it plays (the solver's game), for the player to move there."""
+    """``POST /api/hint``: the solver's verdict on each action after ``body["moves"]``, for the
+    player to move there."""
     t0 = time.perf_counter()
     if not isinstance(body, dict):
         raise RequestError("the body must be a JSON object {\"moves\": [...]}")

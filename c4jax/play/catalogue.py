@@ -1,28 +1,13 @@
 """The opponents on offer in the play UI: one menu per game of :func:`c4jax.games.with_views`, its
-entries under their canonical names (:func:`c4jax.agents.canonical_name`, what ``agents.load``
-takes), aliases, a default, and the warm-up that compiles every entry's request path.
+entries under their canonical names (what ``agents.load`` takes), aliases (a name without a mode, without
+the ``<game>/`` prefix), a default, and the warm-up that compiles every entry's request path.
 
-The default game's menu (Connect Four) holds the agents named (every agent ``agents.load``
-knows, by default, plus the pure-MCTS agents of :data:`SEARCH_MENU` and seed 002's minimax at its
-shallowest and deepest, :data:`MINIMAX_MENU`) and the checkpoints given.
-Another game's menu holds, by default, the agents of that menu that can play it
-(:func:`c4jax.agents.for_game`: random and pure MCTS switch games) and, with the default menu,
-the agents shipped for it (``checkers/alphazero``); or the names given for it (loudly: a name that
-cannot play the game is an error). A game is on offer when its menu has an opponent. In a game's
-menu its agents answer to their canonical name and to it without the ``<game>/`` prefix
-(``checkers/random`` and ``random``), and a name without a mode to its default mode.
-
-Loading and compiling can run in the background (:meth:`Catalogue.start`) while the server
-answers: ``GET /api/agents`` lists what is loaded, which agents of the warm set are still warming
-up, which agents are compiled (``ready``) and whether more are loading; a request for an agent still loading waits for the loading, and one
-for an agent not compiled yet compiles it first (once: :meth:`Entry.acquire`).
-
-Memory: an agent's compiled programs cost the server tens of MiB, a search's up to about 160 MiB
-(:mod:`c4jax.play.programs`), so a catalogue can warm up a few agents (``warm``: each game's default
-opponent, say) and keep at most ``keep`` others compiled: those compile on first use, and the least
-recently used of them is released (its programs freed) when one more compiles; it compiles again,
-from the persistent compilation cache where that is on, when next asked for.
-"""
+The default game's menu holds the agents named (by default every agent ``agents.load`` knows,
+:data:`SEARCH_MENU` and :data:`MINIMAX_MENU`) and the checkpoints given; another game's menu the names given
+for it (a name that cannot play it is an error), by default those of the default menu that can play it
+(:func:`c4jax.agents.for_game`) and the agents shipped for it. Loading and compiling can run in the
+background (:meth:`Catalogue.start`) while the server answers; a request for an agent still loading waits.
+At most ``keep`` agents outside the warm set stay compiled (:class:`Bound`)."""
 
 from __future__ import annotations
 
@@ -111,10 +96,8 @@ class Entry:
         return self.info.label
 
     def acquire(self) -> tuple[Programs, bool]:
-        """The agent's request path (a move and its numbers, batch of 1), compiled by this call if it
-        was not (a caller that finds another thread compiling it waits for that), and marked as the
-        most recently used (which may release another agent: :class:`Bound`); True if this call
-        compiled it. The caller's reference keeps the programs alive while it uses them."""
+        """``(programs, compiled)``: the agent's request path, compiled by this call if it was not
+        (``compiled``), marked as the most recently used. The caller's reference keeps the programs alive."""
         with self._compiling:
             programs, compiled = self._programs, False
             if programs is None:
@@ -138,8 +121,7 @@ class Entry:
 
 @dataclass
 class Menu:
-    """The opponents of one game: ``entries`` by lower-case canonical name, ``aliases`` (lower
-    case, ``<game>/`` included for another game than the default) -> an entry's key."""
+    """The opponents of one game: ``entries`` by lower-case canonical name, ``aliases`` -> an entry's key."""
 
     view: Any
     entries: dict[str, Entry] = field(default_factory=dict)
@@ -201,18 +183,13 @@ def default_menu() -> list[str]:
 
 
 class Catalogue:
-    """The opponents on offer, loaded once (module docstring); lookup by name (case-insensitive) or alias.
+    """The opponents on offer; lookup by name (case-insensitive) or alias.
 
     ``names``: the default game's agent names (None: :func:`default_menu`); ``paths``: checkpoints;
-    ``game_agents``: per other game id, the names offered for it (a game left out, or None: its
-    default menu). ``load=False`` leaves the loading to :meth:`load` or :meth:`start`.
-
-    ``warm``: the agents that the warm-up compiles and that stay compiled: None (every agent),
-    :data:`DEFAULTS` (each game's default opponent) or names of any game's menu (a name without a
-    mode: its default mode; an unknown one is a ``ValueError`` of :meth:`load`). ``keep``: at most
-    this many other agents stay compiled (:class:`Bound`; None: no limit, and their programs are
-    held for the process, shared with any later catalogue of the same agents).
-    """
+    ``game_agents``: per other game id, the names offered for it (None: its default menu); ``load=False``
+    leaves the loading to :meth:`load` or :meth:`start`. ``warm``: the agents the warm-up compiles and that
+    stay compiled: None (all), :data:`DEFAULTS` (each game's default opponent) or names; ``keep``: at most
+    this many others stay compiled (None: no limit, their programs held for the process)."""
 
     def __init__(self, names: Iterable[str] | None = None, paths: Iterable[str] = (), log=print,
                  game_agents: Mapping[str, Iterable[str]] | None = None, *, load: bool = True,
@@ -275,8 +252,8 @@ class Catalogue:
         self._alias(menu, spec, found[0])
 
     def load(self) -> None:
-        """Load every menu (names asked for fail loudly; of the default menu, an agent that cannot be
-        loaded is logged and skipped)."""
+        """Load every menu (names asked for fail loudly; an agent of the default menu that does not
+        load is logged and skipped)."""
         if self.loaded.is_set():
             return
         main = self.menus[registry.DEFAULT]
@@ -311,7 +288,7 @@ class Catalogue:
         self.loaded.set()
 
     def _pin(self) -> None:
-        """Mark the agents of ``warm`` (the constructor's) as pinned; ``ValueError`` for a name on no menu."""
+        """Pin the agents of ``warm``; ``ValueError`` for a name on no menu."""
         if self.warm is None:
             return
         if self.warm == DEFAULTS:
@@ -350,8 +327,8 @@ class Catalogue:
         return self.menus[game]
 
     def get(self, name: Any, game: str = registry.DEFAULT) -> Entry:
-        """The opponent ``name`` of ``game``'s menu; :class:`RequestError` if there is none (while
-        the menus are loading, after waiting for them)."""
+        """The opponent ``name`` of ``game``'s menu (waiting for the loading if need be);
+        :class:`RequestError` if there is none."""
         menu = self.menus.get(game)
         if menu is not None and not menu.entries and not self.loaded.is_set():
             self.loaded.wait(LOAD_WAIT)
@@ -369,9 +346,8 @@ class Catalogue:
         return entry
 
     def describe(self) -> dict:
-        """``GET /api/agents``' menus: the default game's at the top level and every game's on offer
-        under ``games``; ``warming_up``: the agents of the warm set not compiled yet; ``loading``: more
-        agents to come."""
+        """``GET /api/agents``' menus: the default game's at the top level, every game's under
+        ``games``, the warm set's agents not compiled yet and whether more are loading."""
         with self._lock:
             menus = [self.menus[gid].describe() for gid in self.games()]
         main = menus[0]
@@ -385,14 +361,9 @@ class Catalogue:
             return [e for m in self.menus.values() for e in m.entries.values()]
 
     def warm_up(self, log=print, workers: int | None = None, search: str = "background") -> float:
-        """Compile the request path of every agent of the warm set (the constructor's ``warm``); returns
-        the seconds it took.
-
-        XLA compiles outside the GIL, so a few threads compile several agents at once. Search
-        agents compile slowly (docs/results/README.md, "Runtimes"): with ``search="background"``
-        (the default) they are compiled one at a time by a daemon thread (``background``) after this
-        returns; ``search="now"`` compiles them here too. The default opponents come first.
-        """
+        """Compile the request path of every agent of the warm set; returns the seconds it took.
+        A few threads compile at once, default opponents first; with ``search="background"`` search agents
+        compile one at a time in a daemon thread (``background``) after this returns."""
         if search not in ("now", "background"):
             raise ValueError(f"search must be 'now' or 'background', got {search!r}")
         t0 = time.perf_counter()
@@ -439,8 +410,8 @@ class Catalogue:
         return seconds
 
     def start(self, log=print) -> threading.Thread:
-        """Load the menus (if not loaded) and compile every agent in a daemon thread, while the server
-        answers; logs ``c4jax play: ready in X s`` when every agent is compiled."""
+        """Load the menus and compile the warm set in a daemon thread while the server answers;
+        logs ``c4jax play: ready in X s`` at the end."""
         t0 = time.perf_counter()
 
         def run() -> None:

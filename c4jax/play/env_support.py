@@ -1,14 +1,7 @@
-"""What the PettingZoo and Gymnasium environments (:mod:`c4jax.play.pettingzoo_env`,
-:mod:`c4jax.play.gymnasium_env`) need of a game, with neither library imported: the observation
-bounds, each player's view of a state, the text diagram of the ``"ansi"`` render mode, and the
-jitted start and step programs, compiled once per game and shared by every environment of it.
-
-c4jax games observe a state from the side of the player to move (``game.observe``). The view of
-the other player is known for Connect Four (the board negated: its stones become the ``1``
-stones), Checkers (the board turned by 180 degrees with the colours swapped and no piece bound to
-jump on) and pgx games (pgx's ``observe(state, player_id)``); any other game shows the other
-player the mover's observation.
-"""
+"""What the PettingZoo and Gymnasium environments need of a game, with neither library imported: the
+observation bounds, each player's view of a state (the kit's ``other_observation``, pgx's
+``observe(state, player_id)``, else the mover's observation), the ``"ansi"`` text and the jitted start and
+step programs, one pair per game."""
 
 from __future__ import annotations
 
@@ -113,9 +106,8 @@ def summarize(game: Game, state) -> Summary:
 
 @functools.lru_cache(maxsize=None)
 def programs(game: Game) -> Programs:
-    """The jitted start (``init(key)``) and step (``step(state, action, key)``) of ``game``, each
-    returning a :class:`Summary`; one pair per game, so every environment of it shares the
-    compiled programs."""
+    """The jitted ``init(key)`` and ``step(state, action, key)`` of ``game``, each returning a
+    :class:`Summary`; one pair per game."""
     init = jax.jit(lambda key: summarize(game, game.init(key)))
     step = jax.jit(lambda state, action, key: summarize(game, game.step(state, action, key)))
     return Programs(init, step)

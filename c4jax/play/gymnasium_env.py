@@ -1,30 +1,12 @@
-"""Any c4jax game as a single-agent Gymnasium environment against a c4jax agent (the ``gymnasium``
-extra): the learner plays one side, the opponent (any agent of the game: ``"random"``, a name of
-:func:`c4jax.agents.load`, or an agent object) the other.
+"""Any c4jax game as a single-agent Gymnasium environment against a c4jax agent (the ``gymnasium`` extra;
+docs/guide/play.md describes its conventions).
 
-    from c4jax.play.gymnasium_env import C4jaxGymEnv
-
-    env = C4jaxGymEnv("connect_four", opponent="1steplA")
-    observation, info = env.reset(seed=0)
-    terminated = truncated = False
-    while not (terminated or truncated):
-        action = env.action_space.sample(info["action_mask"])
-        observation, reward, terminated, truncated, info = env.step(action)
-
-The observation is the game's observation from the learner's side (``game.observe``; Connect
-Four: ``int8[6, 7]``, 1 the learner's stones), the learner's legal actions are
-``info["action_mask"]`` (``int8[num_actions]``, Gymnasium's convention for masked sampling; all 0
-once the game is over). ``step`` plays the learner's action, then the opponent's moves until the
-learner is to move again or the game is over; the reward is the learner's result, +1 / -1 / 0 on
-the step that ends the game and 0 before. A game ended by its rules terminates the episode, one
-ended by its length cap truncates it. An action the mask does not allow ends the game with -1
-for the learner (the game's rule); one outside ``0 .. num_actions - 1`` raises ``ValueError``.
-
-``player``: the learner's player, 0 (moves first in Connect Four and Checkers), 1, or
-``"random"`` (drawn at every ``reset``). ``reset(seed=...)`` seeds the draws of the side and of
-the opponent's moves, so a seeded episode replays exactly. The learner's step and the opponent's
-replies run as one jitted program, compiled once per game and opponent.
-"""
+The observation is the game's from the learner's side, ``info["action_mask"]`` (``int8[num_actions]``) its
+legal actions; ``step`` plays the learner's action, then the opponent's until the learner is to move or
+the game is over; the reward is the learner's result (+1 / -1 / 0) on the last step. A game ended by its
+rules terminates, by its length cap truncates. An action the mask forbids ends the game with -1 for the
+learner; one outside ``0 .. num_actions - 1`` raises ``ValueError``. ``player``: 0, 1 or ``"random"``
+(drawn at every ``reset``); ``reset(seed=...)`` makes an episode replay exactly."""
 
 from __future__ import annotations
 

@@ -1,20 +1,6 @@
-"""Links that open the play UI at a position: ``/?agent=dqn&moves=3,3,4``.
-
-The page (``static/links.js``) reads these query parameters:
-
-- ``agent``: the opponent, a name of the server's menu (``GET /api/agents``; an alias such as
-  ``dqn`` for ``dqn:det`` works, as in the API);
-- ``moves``: the game so far, comma-separated, as ``POST /api/history`` takes them: the game's
-  actions (Connect Four columns 0-6, Checkers action indices 0-255: one step or one jump each);
-- ``first``: ``human`` or ``agent``, who moved first (without it, you take the side to move at
-  the linked position);
-- ``game``: the game's id (``checkers``; the default game, Connect Four, without it).
-
-The page replays the moves with ``POST /api/history`` and shows the position, its history
-browsable with ← / →. A link it cannot open (an unknown game or agent, a malformed move list, an
-illegal move) is reported in the status line, and the page starts a new game instead.
-Importing this module loads no agent.
-"""
+"""Links that open the play UI at a position: ``/?agent=dqn&moves=3,3,4`` (docs/guide/play.md, "Links to a
+position"): ``agent`` a menu name, ``moves`` the game's actions comma-separated, ``first`` ``human`` or
+``agent``, ``game`` the game's id (absent: the default game). Importing this module loads no agent."""
 
 from __future__ import annotations
 

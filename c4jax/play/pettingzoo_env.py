@@ -1,31 +1,12 @@
 """Any c4jax game as a PettingZoo AEC environment (the ``pettingzoo`` extra), in the conventions of
-PettingZoo's classic environments:
+PettingZoo's classic environments (docs/guide/play.md).
 
-    from c4jax import games
-    from c4jax.play import pettingzoo_env
-
-    env = pettingzoo_env.env(games.DEFAULT)            # or any id of games.GAMES, a game object, "pgx:<id>"
-    env.reset(seed=0)
-    for agent in env.agent_iter():
-        observation, reward, termination, truncation, info = env.last()
-        action = None if termination or truncation else \
-            env.action_space(agent).sample(observation["action_mask"])
-        env.step(action)
-
-The agents are ``"player_0"`` and ``"player_1"``, the game's players 0 and 1 (``player_0`` moves
-first in Connect Four and Checkers; a pgx game draws who starts at ``reset``). An agent observes
-``{"observation": ..., "action_mask": int8[num_actions]}``: the game's observation from that
-agent's side (:mod:`c4jax.play.env_support`) and its legal actions (all 0 for an agent that is not
-to move and once the game is over). Rewards are the game's: +1 / -1 for the winner and the loser
-on the last step, 0 otherwise. A game ended by its rules terminates both agents, one ended by its
-length cap (Checkers' 512 plies) truncates them. The same agent may move several times in a row
-where the game says so (a multi-jump in Checkers). An action the mask does not allow ends the game
-with -1 for the agent that took it (the game's rule); an action outside ``0 .. num_actions - 1``
-raises ``ValueError``.
-
-``render_mode="ansi"``: ``render()`` returns the game's text diagram. The environment steps the
-jitted game, compiled once per game and shared by every environment of that game.
-"""
+The agents ``"player_0"`` and ``"player_1"`` are the game's players 0 and 1, and may move several times in
+a row where the game says so. An agent observes ``{"observation": ..., "action_mask": int8[num_actions]}``
+from its own side (all 0 when it is not to move). Rewards are the game's; a game ended by its rules
+terminates both agents, by its length cap truncates them. An action the mask forbids ends the game with
+-1 for its mover; one outside ``0 .. num_actions - 1`` raises ``ValueError``. ``render_mode="ansi"``:
+``render()`` returns the game's text diagram."""
 
 from __future__ import annotations
 

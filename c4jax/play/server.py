@@ -1,22 +1,8 @@
-"""The play UI's HTTP server: one static page and a small, stateless JSON API (every game of
-:func:`c4jax.games.with_views`; docs/guide/play.md, "The play server's HTTP API", documents it).
-
-Standard library only (``http.server.ThreadingHTTPServer``). The server holds no game: every
-request carries the whole game (the game, the move list, who moved first and the agent's name),
-is validated by replaying it (the game's view, :mod:`c4jax.games.viewbase`), and is answered from
-that replay (:mod:`c4jax.play.answers`), so a bad request can only ever get its own 4xx answer,
-and any number of games costs the server no memory (there is nothing to evict). The opponents
-are those of a :class:`c4jax.play.catalogue.Catalogue`.
-
-Limits: a request body is at most :data:`MAX_BODY` bytes (413 beyond; 411 without a
-Content-Length; 408 when it does not arrive within ``Handler.timeout`` seconds), and the
-server holds at most ``max_connections`` connections (a thread each) at once: a connection
-beyond them is answered 503 at once and closed (``experiments/bench_server.py`` measures
-the server under load).
-
-``GET /`` serves the page, whatever its query: ``/?agent=dqn&moves=3,3,4`` is a link that the
-page opens at that position (:mod:`c4jax.play.links`) by replaying it with ``/api/history``.
-"""
+"""The play UI's HTTP server (standard library only): one static page and a stateless JSON API
+(docs/guide/play.md, "The play server's HTTP API"). Every request carries its whole game and is
+validated by replaying it, so the server holds no game. A request body is at most :data:`MAX_BODY`
+bytes (413 beyond, 411 without a Content-Length, 408 when late); beyond ``max_connections`` connections a
+new one is answered 503 and closed. ``GET /`` serves the page whatever its query (:mod:`c4jax.play.links`)."""
 
 from __future__ import annotations
 

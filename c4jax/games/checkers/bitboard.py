@@ -1,26 +1,10 @@
 """32-square Checkers bitboards: one uint32 word per set of squares (design.md "Checkers").
 
-Squares are numbered in the **canonical frame** of the player to move: square ``q`` (bit ``q``)
-is on row ``r = q // 4`` (row 0 on top, the mover's promotion row; the mover's men move up) and
-in column ``c = 2 * (q % 4) + (1 if r is even else 0)`` (0 = the mover's left), so the dark
-squares are those with ``r + c`` odd. Turning the board by 180 degrees (the other player's
-view) maps square ``q`` to ``31 - q``: a bit reversal of the word (:func:`rotate`).
-
-A diagonal step is a constant shift whose amount depends on the parity of the row (rows 0, 2,
-4, 6 are shifted by one column to the right of rows 1, 3, 5, 7):
-
-==============  ===========  ==========
-direction       even row     odd row
-==============  ===========  ==========
-0 up-left       ``q - 4``    ``q - 5``
-1 up-right      ``q - 3``    ``q - 4``
-2 down-left     ``q + 4``    ``q + 3``
-3 down-right    ``q + 5``    ``q + 4``
-==============  ===========  ==========
-
-(squares whose shift would wrap around a row's end are masked out first; shifts past row 0 or
-row 7 fall off the word). Everything here is elementwise on uint32 arrays of any batch shape.
-"""
+Squares are numbered in the **canonical frame** of the player to move: square ``q`` (bit ``q``) is on row
+``r = q // 4`` (row 0 on top, the mover's promotion row) and column ``c = 2 * (q % 4) + (1 if r is even
+else 0)``. The other player's view maps ``q`` to ``31 - q`` (:func:`rotate`). Directions: 0 up-left, 1
+up-right, 2 down-left, 3 down-right; a diagonal step is a shift by 4 or by 3 / 5 depending on the row's
+parity (:func:`shift`). Elementwise on uint32 arrays of any batch shape."""
 
 from __future__ import annotations
 
@@ -85,15 +69,10 @@ def count(b: Array) -> Array:
 
 
 def moves(cur: Array, opp: Array, kings: Array, jumper: Array) -> Array:
-    """uint32[..., 8]: the legal moves of the player to move, as the set of squares each of the
-    8 move kinds may start from (kinds 0-3: a step in direction 0-3; kinds 4-7: a jump in
-    direction 0-3).
-
-    ``cur`` / ``opp``: the mover's / the opponent's pieces, ``kings``: the kings of both;
-    ``jumper``: the piece that must continue a multi-jump (0 when none). Men step and jump up
-    only, kings in all four directions; when any jump exists no step is legal (jumping is
-    mandatory), and during a multi-jump only the jumper's jumps are legal.
-    """
+    """uint32[..., 8]: the squares each move kind may start from (kinds 0-3: a step in direction 0-3,
+    4-7: a jump). ``cur`` / ``opp``: the mover's / opponent's pieces, ``kings``: both's kings, ``jumper``:
+    the piece that must continue a multi-jump (0: none). Men move up only; jumping is mandatory; during a
+    multi-jump only the jumper's jumps are legal."""
     empty = ~(cur | opp)
     own_kings = cur & kings
     steps, jumps = [], []
@@ -110,8 +89,7 @@ def moves(cur: Array, opp: Array, kings: Array, jumper: Array) -> Array:
 
 
 def jumps_from(piece: Array, is_king: Array, opp: Array, empty: Array) -> Array:
-    """uint32[..., 4]: ``piece`` (one square) where it can jump in direction 0-3, else 0 (a man
-    jumps up only)."""
+    """uint32[..., 4]: ``piece`` where it can jump in direction 0-3, else 0 (a man jumps up only)."""
     out = []
     for d in range(NUM_DIRECTIONS):
         can = (shift(shift(piece, d) & opp, d) & empty) != 0
@@ -122,8 +100,8 @@ def jumps_from(piece: Array, is_king: Array, opp: Array, empty: Array) -> Array:
 
 
 def _action_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For each of the 256 actions ``8 * q + kind``: the bit of its start square, of its end
-    square and of the jumped square (0 for a step, and end = 0 for a move off the board)."""
+    """Per action ``8 * q + kind``: the bits of its start, end (0 off the board) and jumped
+    square (0 for a step)."""
     start = np.zeros(256, np.uint32)
     end = np.zeros(256, np.uint32)
     over = np.zeros(256, np.uint32)

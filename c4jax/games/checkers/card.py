@@ -1,6 +1,5 @@
-"""Checkers' card (:class:`c4jax.games.card.GameCard`): what its kit says of it that the commands read
-before anything loads; the algorithms' settings that differ on Checkers are sized for a 2-core CPU
-(docs/results/checkers)."""
+"""Checkers' card (:class:`c4jax.games.card.GameCard`); the algorithms' settings are sized for a
+2-core CPU (docs/results/checkers)."""
 
 from __future__ import annotations
 

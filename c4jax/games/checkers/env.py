@@ -1,21 +1,14 @@
-"""Pure-functional Checkers (English draughts): ``init``, ``step``, ``observe``; the rules, state
-encoding, observation and actions are design.md "Checkers".
+"""Pure-functional Checkers (English draughts): ``init``, ``step``, ``observe``; rules, encoding,
+observation and actions: design.md "Checkers". Every function works on one game and is
+``jit``/``vmap``-compatible; the rule variant is a hashable :class:`Rules` (a static argument).
 
-Every function works on one game and is ``jit``/``vmap``-compatible; the rule variant is a hashable
-:class:`Rules` (a static argument). The board is held in the mover's canonical frame
-(:mod:`c4jax.games.checkers.bitboard`) as uint32 bitboards ``cur``, ``opp`` and ``kings``;
-passing the turn turns it by 180 degrees and swaps ``cur``/``opp``.
+**Actions** (256): ``8 * q + kind`` for the mover's canonical square ``q`` and ``kind`` 0-3 a step, 4-7 a
+jump, in direction ``kind % 4``. **Observation** ``int8[8, 8, 2]``: channel 0 the board from the mover's
+side (own man 1, own king 3, the opponent's -1 / -3), channel 1 one on the piece that must jump on.
 
-**Actions** (256): ``8 * q + kind`` for the mover's square ``q`` and ``kind`` 0-3 a step, 4-7 a
-jump, in direction ``kind % 4`` (0 up-left, 1 up-right, 2 down-left, 3 down-right, as the mover
-sees them). **Observation** ``int8[8, 8, 2]``: channel 0 the board from the mover's side (own man 1,
-own king 3, the opponent's -1 / -3), channel 1 one on the piece that must continue a multi-jump.
-
-**History**: ``history[c + 1]`` holds the kings of the player who made the ply that reached quiet
-count ``c``, in that player's frame, and ``history[c]`` the other player's, so position ``c`` is
-the pair ``(history[c + 1], history[c])``; position ``c`` repeats position ``j`` when ``c - j`` is
-even and both words agree.
-"""
+**History**: ``history[c + 1]`` holds the kings of the player who made the ply that reached quiet count
+``c`` (its frame), ``history[c]`` the other player's; position ``c`` repeats position ``j`` when ``c - j``
+is even and both words agree."""
 
 from __future__ import annotations
 
@@ -31,23 +24,16 @@ from c4jax.games.checkers import bitboard as bb
 
 NUM_ACTIONS = 256
 OBSERVATION_SHAPE = (8, 8, 2)
-MAN, KING = 1, 3  # observation values (the MCTS thesis)
 
 _U32 = jnp.uint32
 
 
 @dataclass(frozen=True)
 class Rules:
-    """A rule variant (hashable: a static argument of ``jit``).
-
-    ``quiet_limit``: the game is drawn once this many plies in a row had no capture and, with
-    ``man_move_resets``, no man's move (the default, 100 plies, is design.md's fifty-move rule:
-    fifty moves of each player). ``repetition``: a position occurring for the third time (same
-    pieces, same player to move) draws; it needs ``man_move_resets``. ``quiet_draw_first``:
-    when the ply that reaches ``quiet_limit`` also leaves the opponent without a move, the game
-    is a draw (True) or a win for the mover (False, the default). ``max_steps``: plies after
-    which a game that has not ended is truncated.
-    """
+    """A rule variant. ``quiet_limit``: plies without a capture (and, with ``man_move_resets``, a man's
+    move) that draw; ``repetition``: a third occurrence of a position draws (needs ``man_move_resets``);
+    ``quiet_draw_first``: a ply reaching ``quiet_limit`` that blocks the opponent draws (else the mover
+    wins); ``max_steps``: the ply cap (``truncated``)."""
 
     max_steps: int = 512
     quiet_limit: int = 100
@@ -115,22 +101,19 @@ def _from_board(rules: Rules, cur, opp, kings, jumper, player) -> State:
 
 
 def init(rules: Rules) -> State:
-    """The start position: 12 men each on the three rows nearest their owner, the first player
-    (black) to move."""
+    """The start position: 12 men each, black (player 0) to move."""
     return _from_board(rules, 0xFFF00000, 0x00000FFF, 0, 0, 0)
 
 
 def from_board(rules: Rules, cur, opp, kings, player, jumper=0) -> State:
-    """The state of a position given in the mover's frame (``cur``/``opp``/``kings``/``jumper``:
-    uint32 bitboards, ``player``: 0 or 1 to move). No history: the position counts as reached
-    once, with ``quiet = 0`` and ``step_count = 0``. A mover without a legal move has lost
-    (``terminated``, ``rewards`` +1 for the other player)."""
+    """The state of a position in the mover's frame (uint32 bitboards; ``player`` 0 or 1 to move),
+    reached once, ``quiet = step_count = 0``. A mover without a legal move has lost."""
     return _from_board(rules, cur, opp, kings, jumper, player)
 
 
 def _count_true(flags: Array) -> Array:
-    """int32[]: the number of True in the bool vector ``flags``, summed in chunks of at most 32
-    (XLA:CPU turns a longer sum into an unfused reduce-window over a materialized copy)."""
+    """int32[]: the number of True in ``flags``, summed in chunks of at most 32 (a longer sum is an
+    unfused reduce-window on XLA:CPU)."""
     n = flags.shape[-1]
     chunks = -(-n // 32)
     width = -(-n // chunks)
@@ -142,8 +125,7 @@ def _count_true(flags: Array) -> Array:
 
 
 def _materialize(*values: Array) -> tuple[Array, ...]:
-    """``values`` unchanged, each computed once into its own buffer (a max-reduction with 0, which
-    XLA does not fuse into consumers: design.md "Checkers", compiled step)."""
+    """``values``, each computed once into its own buffer (design.md "Checkers", compiled step)."""
     return tuple(jnp.stack([v, jnp.zeros_like(v)], -1).max(-1) for v in values)
 
 
@@ -152,9 +134,8 @@ def _select(pred: Array, a, b):
 
 
 def step(rules: Rules, state: State, action: Array) -> State:
-    """Play ``action`` for the player to move (module docstring). An illegal action ends the
-    game: -1 for its mover, +1 for the other player, board unchanged. Stepping a finished game
-    returns it unchanged."""
+    """Play ``action`` for the player to move. An illegal action ends the game (-1 for its mover, board
+    unchanged); a finished game stays unchanged."""
     action = jnp.asarray(action, jnp.int32)
     in_range = (action >= 0) & (action < NUM_ACTIONS)
     a, in_range = _materialize(jnp.clip(action, 0, NUM_ACTIONS - 1), in_range)  # e.g. a random pick: once
@@ -251,10 +232,9 @@ def step(rules: Rules, state: State, action: Array) -> State:
 
 
 def pick_action(legal: Array, x: Array) -> Array:
-    """int32[]: the ``k``-th legal action, ``k = ((x >> 16) * n_legal) >> 16`` for uint32 random
-    bits ``x`` (uniform over the ``n_legal`` legal actions up to 2^-16), in the order of kind,
-    then square; read straight from the legal-move bitboards ``legal`` (``State.legal``,
-    uint32[8]) with elementwise operations only. Undefined when no action is legal."""
+    """int32[]: the ``k``-th legal action (kind, then square), ``k = ((x >> 16) * n_legal) >> 16``
+    for uint32 random bits ``x``, from ``legal`` (uint32[8]) with elementwise operations only. Undefined when
+    no action is legal."""
     x = jnp.asarray(x, _U32)
     counts = [jnp.bitwise_count(legal[..., i]).astype(_U32) for i in range(8)]
     ends = [counts[0]]
@@ -286,17 +266,17 @@ for _q in range(bb.NUM_SQUARES):
 
 
 def _planes(bits: Array) -> Array:
-    """int8[..., 8, 8]: 1 on the squares of ``bits`` (elementwise against constant cell masks)."""
+    """int8[..., 8, 8]: 1 on the squares of ``bits``."""
     on = (bits[..., None] & _CELL_BITS) != 0
     return on.astype(jnp.int8).reshape(on.shape[:-1] + (8, 8))
 
 
 def board(state: State) -> Array:
-    """int8[8, 8]: channel 0 of the observation (the MCTS thesis' board of the player to move)."""
+    """int8[8, 8]: channel 0 of the observation."""
     value = 1 + 2 * _planes(state.kings)
     return value * _planes(state.cur) - value * _planes(state.opp)
 
 
 def observe(state: State) -> Array:
-    """int8[8, 8, 2]: the board of the player to move and the piece that must continue."""
+    """int8[8, 8, 2]: the board of the player to move and the piece that must jump on."""
     return jnp.stack([board(state), _planes(state.jumper)], axis=-1)

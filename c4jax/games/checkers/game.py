@@ -1,16 +1,10 @@
-"""Checkers as a :class:`c4jax.games.base.Game` (the rules are :mod:`c4jax.games.checkers.env`).
-
-``GAME`` plays design.md's rules ("Checkers": threefold repetition and the fifty-move rule
-draw, 512-ply cap); ``OPENSPIEL_GAME`` plays OpenSpiel's ``checkers`` draw rule instead (a draw
-after 40 plies without a capture, no repetition rule), for the differential test.
-"""
+"""Checkers as a :class:`c4jax.games.base.Game`: ``GAME`` plays design.md's rules, ``OPENSPIEL_GAME``
+OpenSpiel's draw rule (for the differential test)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import jax
-import jax.numpy as jnp
 from jax import Array
 
 from c4jax.games.checkers import env
@@ -18,8 +12,7 @@ from c4jax.games.checkers import env
 
 @dataclass(frozen=True)
 class Checkers:
-    """English draughts on the 32 dark squares: observations ``int8[8, 8, 2]`` from the mover's
-    side, 256 actions (8 per square), rewards +1 / -1 / 0."""
+    """English draughts: observations ``int8[8, 8, 2]``, 256 actions, rewards +1 / -1 / 0."""
 
     rules: env.Rules = field(default_factory=env.Rules)
     id: str = "checkers"
@@ -41,12 +34,6 @@ class Checkers:
 
     def observe(self, state: env.State) -> Array:
         return env.observe(state)
-
-    def random_action(self, state: env.State, key: Array) -> Array:
-        """int32[]: a uniformly random legal action of ``state`` (not finished), drawn from its
-        legal-move bitboards (:func:`env.pick_action`): much cheaper than a categorical draw
-        over ``legal_action_mask``."""
-        return env.pick_action(state.legal, jax.random.bits(key, (), jnp.uint32))
 
 
 GAME = Checkers()

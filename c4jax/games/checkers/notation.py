@@ -1,19 +1,9 @@
-"""Standard Checkers notation for c4jax's Checkers states and actions (host side, NumPy).
+"""Standard Checkers notation (design.md "Checkers") for one (unbatched) state, host side.
 
-**Squares** are numbered 1-32 as checkers players do (numeric PDN), row by row from the first
-player's (black's) side: black's men start on 1-12 and are crowned on 29-32, white's start on
-21-32 and are crowned on 1-4; 4 and 29 are the single corners, 1/5 and 28/32 the double
-corners. In the first player's canonical frame (:mod:`c4jax.games.checkers.bitboard`) square
-``q`` is number ``32 - q``; in the second player's frame (turned by 180 degrees) it is ``q + 1``.
-
-**Moves**: ``11-15`` is a step, ``15x22`` one jump (one action; a multi-jump ``15x22x29`` is
-several actions of the same player, :func:`parse_move`). **Positions**: PDN FEN strings
-(``"B:W18,24,K27:B12,16,K22"``: side to move, then each side's squares, ``K`` marking a king)
-and :func:`render`, a text diagram with square 1 at the top (the usual printed orientation,
-white at the bottom).
-
-Everything here takes or returns one (unbatched) state and is not jitted.
-"""
+**Squares** 1-32 as checkers players number them, from black's side (black starts on 1-12): canonical
+square ``q`` is number ``32 - q`` in the first player's frame, ``q + 1`` in the second's. **Moves**:
+``11-15`` a step, ``15x22`` one jump (one action; :func:`parse_move` splits ``15x22x29``). **Positions**:
+PDN FEN (``"B:W18,24,K27:B12,16,K22"``) and :func:`render`, square 1 at the top."""
 
 from __future__ import annotations
 
@@ -150,8 +140,8 @@ def _fen_squares(text: str) -> tuple[set[int], set[int]]:
 
 
 def from_fen(fen: str, game: Checkers = GAME, jumper: int | None = None) -> env.State:
-    """The state of a PDN FEN position under ``game``'s rules; ``jumper``: the PDN square of a
-    piece of the side to move that must continue a multi-jump (it must have a jump)."""
+    """The state of a PDN FEN position under ``game``'s rules; ``jumper``: the PDN square of a piece
+    of the side to move that must continue a multi-jump. ``ValueError`` on a malformed position."""
     fields = [f.strip() for f in fen.strip().rstrip(".").split(":")]
     if len(fields) != 3 or fields[0].upper() not in ("B", "W"):
         raise ValueError(f"{fen!r} is not a FEN 'B:W<squares>:B<squares>'")
@@ -186,9 +176,7 @@ def from_fen(fen: str, game: Checkers = GAME, jumper: int | None = None) -> env.
 
 
 def diagram_cell(number: int) -> tuple[int, int]:
-    """``(row, column)`` of PDN square ``number`` in the printed diagram (:func:`render`: square 1
-    at the top left, white's side at the bottom; the dark squares are those with an odd
-    ``row + column``)."""
+    """``(row, column)`` of PDN square ``number`` in :func:`render`'s diagram."""
     if not 1 <= number <= 32:
         raise ValueError(f"square {number} is not in 1..32")
     row = (number - 1) // 4

@@ -1,10 +1,5 @@
-"""Pictures of Checkers positions: :func:`render_svg` (an SVG document) and :func:`scene` (the
-shapes behind it, :mod:`c4jax.games.drawing`, also drawn as GIF frames).
-
-The board is the printed diagram of :func:`c4jax.games.checkers.notation.render`: square 1 at the
-top left, black's men starting on 1-12 at the top, white's on 21-32 at the bottom, every dark
-square with its PDN number, kings crowned, the squares of the last move framed.
-"""
+"""Pictures of Checkers positions (:mod:`c4jax.games.drawing`): :func:`notation.render`'s diagram with
+each dark square's PDN number, kings crowned and the last move's squares framed."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""Checkers as people see it (the interface of :mod:`c4jax.games.viewbase`): the play UI's positions and
-answers in PDN, the move record and the pictures of ``watch``.
-
-Moves are action indices 0..255 (:mod:`c4jax.games.checkers.env`: one step or one jump each, so a
-multi-jump is several moves of the same player); turns follow ``current_player``, never the parity
-of the ply. Boards of the play API are in the viewer's (human's) view, their side at the bottom:
-+1 / +2 the human's man / king, -1 / -2 the opponent's, 0 empty; cells are ``[row, column]`` of
-that view.
-"""
+"""Checkers' view (:mod:`c4jax.games.viewbase`): moves are actions 0..255 (a multi-jump is several moves
+of the same player; turns follow ``current_player``). Play API boards are in the viewer's view, their
+side at the bottom: +1 / +2 their man / king, -1 / -2 the opponent's; cells are ``[row, column]``."""
 
 from __future__ import annotations
 
@@ -49,7 +43,6 @@ __all__ = ["GAME", "NAME", "PAGE", "parse_moves", "replay", "position", "scores_
 
 
 def parse_moves(moves: Any) -> list[int]:
-    """A request's move list (actions 0..255, at most ``max_steps``); :class:`MoveError` if malformed."""
     top = GAME.num_actions - 1
     if not isinstance(moves, list):
         raise MoveError(f"'moves' must be a list of Checkers actions (integers 0..{top})")
@@ -64,7 +57,7 @@ def parse_moves(moves: Any) -> list[int]:
 
 
 def _legal_actions(state) -> np.ndarray:
-    """The legal actions of one host-side state (``8 * q + kind`` for each bit of ``legal[kind]``)."""
+    """The legal actions of one host-side state."""
     words = np.asarray(state.legal, np.uint32)
     bits = (words[None, :] >> np.arange(32, dtype=np.uint32)[:, None]) & 1  # [square, kind]
     return np.flatnonzero(bits.reshape(-1)).astype(int)
@@ -86,8 +79,6 @@ def _move_name(state, action: int) -> str:
 
 
 def replay(moves: list[int]) -> Replay:
-    """The game of ``moves`` (checked by :func:`parse_moves`); :class:`MoveError` names the first
-    illegal move in PDN with its ply, why and the legal moves there."""
     rep, was_done, ok = replay_moves(GAME, moves)
     for i in range(len(moves)):
         if was_done[i] or not ok[i]:
@@ -106,9 +97,8 @@ def replay(moves: list[int]) -> Replay:
 
 
 def outcome(state, human: int) -> tuple[str, str | None]:
-    """``(status, draw_reason)`` of a finished state for a viewer playing ``human``: ``human_won`` /
-    ``agent_won`` / ``draw`` with ``repetition``, ``fifty_moves`` (100 plies without a
-    capture or a man's move) or ``cap`` (the game reached ``max_steps`` plies)."""
+    """``(status, draw_reason)`` of a finished state for ``human``: ``human_won`` / ``agent_won`` /
+    ``draw`` with ``repetition``, ``fifty_moves`` or ``cap``."""
     if bool(state.truncated):
         return "draw", "cap"
     reward = float(np.asarray(state.rewards)[human])
@@ -120,7 +110,7 @@ def outcome(state, human: int) -> tuple[str, str | None]:
 
 
 def result_text(state) -> str:
-    """How a finished game ended, in words: ``"black won"``, ``"a draw by threefold repetition"``..."""
+    """How a finished game ended, in words (``"black won"``, ``"a draw by threefold repetition"``)."""
     status, reason = outcome(state, 0)
     if status == "draw":
         return {"cap": f"a draw at the {GAME.max_steps}-ply cap", "repetition": "a draw by threefold repetition",
@@ -129,16 +119,15 @@ def result_text(state) -> str:
 
 
 def _cell(number: int, human: int) -> list[int]:
-    """``[row, column]`` in the human's view of PDN square ``number``: the printed diagram
-    (:func:`notation.render`: square 1 top left, white at the bottom) for white, turned by 180
-    degrees for black."""
+    """``[row, column]`` of PDN square ``number`` in the human's view (white's printed diagram for white,
+    turned round for black)."""
     r = (number - 1) // 4
     c = 2 * ((number - 1) % 4) + (1 if r % 2 == 0 else 0)
     return [7 - r, 7 - c] if human == 0 else [r, c]
 
 
 def _squares(human: int) -> list[list[int | None]]:
-    """The PDN number of every cell of the human's view (None on the light squares)."""
+    """The PDN number of every cell of the human's view (None on light squares)."""
     grid: list[list[int | None]] = [[None] * 8 for _ in range(8)]
     for number in range(1, 33):
         r, c = _cell(number, human)
@@ -147,7 +136,6 @@ def _squares(human: int) -> list[list[int | None]]:
 
 
 def _move(state, action: int, human: int) -> dict:
-    """One action of the player to move of ``state``: its PDN name and cells."""
     player = int(state.current_player)
     number = lambda word: notation.square_number(_bit_index(word), player)  # noqa: E731
     over = int(bb.ACTION_OVER[action])
@@ -159,9 +147,6 @@ def _move(state, action: int, human: int) -> dict:
 
 
 def position(rep: Replay, ply: int, human: int) -> dict:
-    """Position ``ply`` in the human's view: pieces, whose turn (and side) or how the game ended,
-    the last move (its cells ``marked``, the piece it took ``taken``), the legal moves with their
-    cells, the piece that must jump on, its FEN."""
     state = rep.state(ply)
     player = int(state.current_player)
     board = [[0] * 8 for _ in range(8)]
@@ -201,7 +186,6 @@ def position(rep: Replay, ply: int, human: int) -> dict:
 
 
 def scores_json(row, state) -> list:
-    """A score of each legal move, in the order of the position's ``legal`` (none once the game is over)."""
     legal = _legal_actions(state)
     if row is None or len(legal) == 0:
         return []
@@ -209,9 +193,8 @@ def scores_json(row, state) -> list:
 
 
 def record(states, actions) -> list[Move]:
-    """The game's moves as a checkers player writes them: a multi-jump's actions joined
-    (``15x22x29``), numbered by black's moves, with the plies they span; ``states``: the states
-    before each action (a sequence, or a :class:`Replay`'s)."""
+    """The moves as a checkers player writes them: a multi-jump's actions joined (``15x22x29``),
+    numbered by black's moves; ``states``: the states before each action (a sequence or a :class:`Replay`)."""
     state = states.state if isinstance(states, Replay) else states.__getitem__
     moves: list[Move] = []
     number = 0
@@ -230,8 +213,6 @@ def record(states, actions) -> list[Move]:
 
 def answer(rep: Replay, human: int, positions: list[dict], agent: str, agent_moves: list[int],
            agent_ms: float | None) -> dict:
-    """The play API's answer: the game with its PDN and record, every move the agent made (all the
-    jumps of a multi-jump), the last position's fields and the PDN number of every cell."""
     last = positions[-1]
     return {
         "game": GAME.id,
@@ -258,15 +239,12 @@ def answer(rep: Replay, human: int, positions: list[dict], agent: str, agent_mov
 
 
 def ply_name(state, action: int) -> str:
-    """One action in PDN (``11-15``, ``15x22``)."""
     return notation.action_to_pdn(state, int(action))
 
 
 def render(state) -> str:
-    """The text diagram of one position (:func:`notation.render`)."""
     return notation.render(state)
 
 
 def scene(state, before=None, action: int | None = None, caption: str | None = None) -> drawing.Scene:
-    """The picture of one position, the move that led there (from ``before``) marked."""
     return svg.scene(state, None if action is None else ply_name(before, action), caption)

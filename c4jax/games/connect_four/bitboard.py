@@ -1,10 +1,8 @@
-"""49-bit Connect Four bitboards held as pairs of uint32 words.
+"""49-bit Connect Four bitboards held as pairs of uint32 words (JAX runs without x64).
 
-Bit ``col * 7 + row_from_bottom`` for the 6 rows of each column, plus an always-empty sentinel bit
-(``row_from_bottom == 6``) on top of every column, so that shifts by 1, 7, 6 and 8 never wrap
-between columns. A board is a :class:`Bits` pair ``(lo, hi)`` of uint32 arrays (bits 0..31 and
-32..48: JAX runs without x64). Everything is elementwise on arrays of any batch shape.
-"""
+Bit ``col * 7 + row_from_bottom`` for the 6 rows of each column, plus an always-empty sentinel bit on top
+of every column, so that shifts by 1, 7, 6 and 8 never wrap between columns. Everything is elementwise on
+arrays of any batch shape."""
 
 from __future__ import annotations
 
@@ -57,9 +55,7 @@ class Bits:
 
 
 def const(x: int) -> Bits:
-    """A constant 49-bit mask as scalar uint32 words (broadcasts against any batch). NumPy
-    scalars, so that importing the package starts no JAX backend (``jax.distributed.initialize``
-    must come first in a multi-process run)."""
+    """A constant mask as NumPy uint32 scalars (so importing the package starts no JAX backend)."""
     return Bits(np.uint32(x & 0xFFFFFFFF), np.uint32(x >> 32))
 
 
@@ -108,12 +104,9 @@ def full_columns(mask: Bits) -> Array:
 
 
 def winning_cells(p: Bits) -> Bits:
-    """Cells (empty or not) that would complete a four for the stones ``p``.
-
-    The "compute_winning_position" trick: for every direction d, a cell wins when
-    three of its neighbours along d (in any of the four window placements) are in p.
-    Each term shifts ``p`` itself, so stray bits above 48 never shift back down.
-    """
+    """Cells (empty or not) that would complete a four for the stones ``p``: per direction, a cell
+    wins when three of its neighbours along it are in ``p``; each term shifts ``p`` itself, so stray bits above
+    48 never shift back down."""
     r = (p << 1) & (p << 2) & (p << 3)  # vertical: three stones directly below
     for d in (_H1, _H1 - 1, _H1 + 1):  # horizontal, diagonal /, diagonal \ (in bit space)
         q = (p << d) & (p << (2 * d))
@@ -133,6 +126,18 @@ def has_four(p: Bits) -> Array:
     return out
 
 
+def children(me: Bits, them: Bits, me_to_move: bool) -> tuple[Bits, Bits, Array, Array, Array]:
+    """Every column's child of each node, on a new trailing [7] axis: ``(me, them, legal, won, full)``
+    (``won``: the mover made a four; ``full``: the board is full)."""
+    mask = me | them
+    free = playable(mask)
+    cells = Bits(free.lo[..., None] & COLUMN_LO, free.hi[..., None] & COLUMN_HI)
+    widen = lambda b: Bits(b.lo[..., None], b.hi[..., None])  # noqa: E731
+    mover = widen(me if me_to_move else them) | cells
+    child_me, child_them = (mover, widen(them)) if me_to_move else (widen(me), mover)
+    return child_me, child_them, cells.any(), has_four(mover), (widen(mask) | cells).count() == ROWS * COLS
+
+
 def _window_starts(d: int) -> int:
     """Bits of the cells where a 4-cell window of direction ``d`` starts inside the board."""
     cells = [c * _H1 + r for c in range(COLS) for r in range(ROWS)]
@@ -145,13 +150,9 @@ WINDOW_STARTS = tuple(const(_window_starts(d)) for d in DIRECTIONS)  # 21 + 24 +
 
 
 def window_counts(me: Bits, them: Bits) -> dict[str, Array]:
-    """int32[...] counts of 4-cell windows by content, bit-parallel over all 69 windows.
-
-    Keys ``me2, me3, me4, them2, them3, them4``: windows holding exactly k stones of
-    that side and 4 - k empty cells. For each direction the window starting at bit s
-    is read as four aligned sets (p >> k*d, k = 0..3); half adders give "exactly k
-    of 4" per start cell, and a popcount over the valid starts sums them.
-    """
+    """int32[...] counts of 4-cell windows holding exactly k stones of one side and 4 - k empty
+    cells, keys ``me2, me3, me4, them2, them3, them4``: per direction, half adders over the four aligned
+    shifts give "exactly k of 4" per start cell, and a popcount over the valid starts sums them."""
     out = {f"{side}{k}": 0 for side in ("me", "them") for k in (2, 3, 4)}
     for d, starts in zip(DIRECTIONS, WINDOW_STARTS):
         exact, none = {}, {}

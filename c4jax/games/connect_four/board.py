@@ -1,9 +1,5 @@
-"""The public board (``int8[6, 7]``, row 0 on top, 1 = player to move): its lines, legal columns,
-mirror image, and :func:`check_boards` for boards that cross the public, non-jitted API.
-
-``legal_mask`` and ``mirror_boards`` take numpy and jax arrays alike (traced too); the checks are
-host-side only and raise a ``ValueError`` that says what is wrong with a board.
-"""
+"""The public board (``int8[6, 7]``, row 0 on top, 1 = player to move): its lines, legal columns, mirror
+image, and host-side validation (:func:`check_boards`, ``ValueError`` saying what is wrong)."""
 
 from __future__ import annotations
 
@@ -58,19 +54,10 @@ def four_cells(board) -> list[tuple[int, int]]:
 
 
 def check_boards(boards, *, batched: bool, allow_finished: bool = True) -> np.ndarray:
-    """Validate public boards and return them as ``np.int8``.
-
-    Args:
-      boards: ``[6, 7]`` (``batched=False``) or ``[B, 6, 7]`` (``batched=True``) integers
-        in {-1, 0, 1}, row 0 on top, 1 = the player to move.
-      allow_finished: accept boards where the game is already over (the previous mover
-        has four in a row, or the board is full).
-
-    Raises:
-      ValueError: wrong shape or dtype, values outside {-1, 0, 1}, floating stones,
-        stone counts that no game reaches, a four for the player to move, or (when
-        ``allow_finished`` is False) a finished game. The message names the board index.
-    """
+    """``boards`` (``[6, 7]``, or ``[B, 6, 7]`` when ``batched``, integers in {-1, 0, 1}) validated,
+    as ``np.int8``. ``ValueError`` naming the board index: wrong shape or dtype, values outside {-1, 0, 1},
+    floating stones, stone counts no game reaches, a four for the player to move, or (unless
+    ``allow_finished``) a finished game."""
     arr = np.asarray(boards)
     want = "[B, 6, 7]" if batched else "[6, 7]"
     ndim = 3 if batched else 2
@@ -113,10 +100,8 @@ def _raise_first(bad: np.ndarray, what: str, batched: bool) -> None:
 
 
 def playable(boards) -> tuple[np.ndarray, np.ndarray]:
-    """``(boards, finished)`` of concrete public boards ``[B, 6, 7]``: the boards validated
-    (``ValueError`` on a malformed one, as :func:`check_boards` says) with every finished game (the
-    opponent has four in a row, or the board is full) replaced by the empty board, and
-    ``bool[B]``, which ones were finished."""
+    """``(boards, finished)`` of concrete boards ``[B, 6, 7]``: validated (:func:`check_boards`), every
+    finished game replaced by the empty board, and ``bool[B]``, which ones were finished."""
     arr = check_boards(boards, batched=True, allow_finished=True)
     flat = arr.reshape(-1, ROWS * COLS)
     finished = (flat[:, LINES] == -1).all(axis=-1).any(axis=-1) | (flat != 0).all(axis=-1)

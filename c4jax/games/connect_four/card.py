@@ -1,5 +1,4 @@
-"""Connect Four's card (:class:`c4jax.games.card.GameCard`): what its kit says of it that the commands
-read before anything loads."""
+"""Connect Four's card (:class:`c4jax.games.card.GameCard`)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""Connect Four's dataset text format (the kit's ``text_format``): the reference thesis' pairs.
-
-Per pair 42 characters ``0``/``1``/``2`` for the board, row 0 first, ``1`` = the player to move,
-``2`` = the opponent, then the action digit; pairs separated by ``;``. Pure functions of bytes: the
-files, the validation of the boards and the dataset itself are :mod:`c4jax.learning.dataset`'s
-(``export_text``, ``import_text``).
-
-Boards everywhere are the public encoding of design.md §1: ``int8[6, 7]``, row 0 on top, ``1`` =
-the player to move, ``-1`` = the opponent.
-"""
+"""Connect Four's dataset text format (the kit's ``text_format``), the reference thesis' pairs: per pair 42
+characters ``0``/``1``/``2`` for the board, row 0 first (``1`` = the player to move, ``2`` = the opponent),
+then the action digit; pairs separated by ``;``. Boards are ``int8[6, 7]``, ``-1`` = the opponent."""
 
 from __future__ import annotations
 
@@ -19,8 +12,7 @@ CELLS = ROWS * COLS
 
 
 def format_pairs(observations: np.ndarray, actions: np.ndarray) -> bytes:
-    """The text of boards ``[N, 6, 7]`` and their actions ``[N]``: per pair 42 chars ``0/1/2`` (row 0
-    first) + the action, ``;``-separated (``1`` = the player to move, ``2`` = the opponent)."""
+    """The text of boards ``[N, 6, 7]`` and their actions ``[N]``."""
     n = len(actions)
     chars = np.empty((n, CELLS + 2), np.uint8)
     flat = np.asarray(observations).reshape(n, CELLS)
@@ -31,9 +23,9 @@ def format_pairs(observations: np.ndarray, actions: np.ndarray) -> bytes:
 
 
 def parse_pairs(data: bytes, where: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(boards int8[N, 6, 7], actions int8[N])`` of the text :func:`format_pairs` writes; whitespace
-    around pairs and a trailing ``;`` are tolerated. ``ValueError`` starting with ``where`` and naming the
-    pair (from 0) on a wrong length, a bad character or a bad action (the boards are not checked)."""
+    """``(boards int8[N, 6, 7], actions int8[N])`` of the text; whitespace around pairs and a trailing
+    ``;`` are tolerated. ``ValueError`` starting with ``where`` and naming the pair on a wrong length, a bad
+    character or a bad action (the boards are not checked)."""
     pieces = [p.strip() for p in data.split(b";")]
     if pieces and not pieces[-1]:
         pieces.pop()  # a trailing ';' (or an empty file)

@@ -1,11 +1,8 @@
 """Pure-functional Connect Four: ``init``, ``step``, ``observe``, ``from_board``; ``render`` (text, host side).
 
-Every function works on one game and is ``jit``/``vmap``-compatible. The public board (design.md
-§1) is ``int8[6, 7]``, row 0 on top, ``1`` = player to move, ``-1`` = opponent. The state holds
-bitboards (:mod:`c4jax.games.connect_four.bitboard`) and, per player, the cells that would complete
-a four, so the win test and the shaped reward (:mod:`c4jax.games.connect_four.rewards`) are a few
-bit operations.
-"""
+Every function works on one game and is ``jit``/``vmap``-compatible. The public board (design.md §1) is
+``int8[6, 7]``, row 0 on top, ``1`` = player to move, ``-1`` = opponent. The state holds bitboards and,
+per player, the cells that would complete a four."""
 
 from __future__ import annotations
 
@@ -66,9 +63,7 @@ class EnvState:
 
     @property
     def rewards(self) -> Array:
-        """float32[2]: the game's result for player 0 (first mover) and player 1: +1 / -1 for the
-        winner / loser once the game is over, else 0 (the sparse reward of the game protocol;
-        the shaped reward is the kit's: :mod:`c4jax.games.connect_four.rewards`)."""
+        """float32[2]: the game's result for player 0 and player 1 once it is over (+1 / -1), else 0."""
         first = jnp.where(self.done, self.winner, 0).astype(jnp.float32)
         return jnp.stack([first, 0.0 - first], axis=-1)  # 0.0 - x: a draw gives +0.0 to both
 
@@ -90,11 +85,8 @@ def init(key: Array | None = None) -> EnvState:
 
 
 def step(state: EnvState, action: Array) -> EnvState:
-    """Drop a stone for the player to move in column ``action`` and swap perspectives.
-
-    An illegal action (a full column, or outside 0..6) disqualifies the mover:
-    the game ends and the opponent wins. Stepping a finished game returns it unchanged.
-    """
+    """Drop a stone for the player to move in column ``action`` and swap perspectives. An illegal action
+    (a full column, or outside 0..6) ends the game, the opponent winning; a finished game stays unchanged."""
     action = jnp.asarray(action, jnp.int32)
     in_range = (action >= 0) & (action < COLS)
     col = jnp.clip(action, 0, COLS - 1)
@@ -160,12 +152,8 @@ def _from_board(board: Array) -> EnvState:
 
 
 def from_board(board) -> EnvState:
-    """Rebuild the state of a public board ``int8[6, 7]`` (jit/vmap-compatible).
-
-    Called with a concrete array (numpy, a list, a non-traced jax array) the board is
-    validated first and a ``ValueError`` says what is wrong with it. A board where the
-    opponent (who just moved) has four in a row comes back finished, with ``winner`` set.
-    """
+    """The state of a public board ``int8[6, 7]`` (jit/vmap-compatible). A concrete board is
+    validated first (``ValueError``); a board where the opponent has four in a row comes back finished."""
     if not isinstance(board, jax.core.Tracer):
         board = check_boards(board, batched=False)
     return _from_board(board)
@@ -173,11 +161,8 @@ def from_board(board) -> EnvState:
 
 
 def random_initial_state(key: Array) -> EnvState:
-    """design.md §3: a uniformly random non-terminal position of a uniformly random game.
-
-    Plays one random game to its end and returns one of the positions before its
-    last move, each with equal probability (the empty board included).
-    """
+    """design.md §3: one of the positions before the last move of a random game (the empty
+    board included), each with equal probability."""
     play_key, pick_key = jax.random.split(key)
 
     def _step(state, k):
@@ -194,9 +179,8 @@ STONES = ("X", "O")  # the first player's and the second player's stones in text
 
 
 def status_text(state: EnvState, names: tuple[str, str] = STONES) -> str:
-    """Who is to move, or how the game ended, for one (unbatched) state: ``"X to move"``,
-    ``"O wins"``, ``"draw"``, or ``"X wins (O played an illegal move)"`` (a disqualification
-    leaves no four on the board); ``names``: the first and the second player's names."""
+    """``"X to move"``, ``"O wins"``, ``"draw"`` or ``"X wins (O played an illegal move)"`` for one
+    (unbatched) state; ``names``: the first and the second player's names."""
     state = jax.device_get(state)
     if np.asarray(state.num_moves).shape != ():
         raise ValueError(f"expected one state, got a batch of shape {np.asarray(state.num_moves).shape}")
@@ -212,9 +196,8 @@ def status_text(state: EnvState, names: tuple[str, str] = STONES) -> str:
 
 
 def render(state: EnvState) -> str:
-    """A text diagram of one (unbatched) state: the column numbers 0-6 on top, then the rows
-    from the top, ``X`` the first player's stones, ``O`` the second player's, ``.`` empty, and
-    the :func:`status_text` line under them."""
+    """A text diagram of one (unbatched) state: the column numbers, the rows from the top (``X`` the
+    first player, ``O`` the second, ``.`` empty) and the :func:`status_text` line."""
     status = status_text(state)  # first: it refuses a batch of states
     board = first_player_board(np.asarray(jax.device_get(observe(state))))
     lines = [" ".join(str(c) for c in range(COLS))]

@@ -11,8 +11,8 @@ from c4jax.games.connect_four import env
 
 @dataclass(frozen=True)
 class ConnectFour:
-    """The 6x7 game of design.md §1: observations are public boards ``int8[6, 7]`` (1 = player to
-    move), actions are columns 0..6."""
+    """The 6x7 game: observations ``int8[6, 7]`` (1 = player to move), actions the
+    columns 0..6."""
 
     id: str = "connect_four"
     num_actions: int = env.NUM_ACTIONS

@@ -1,18 +1,10 @@
-"""Connect Four observations of other libraries as c4jax boards: PettingZoo's ``connect_four_v3`` and
-pgx's ``connect_four``. Neither library is imported; the functions take their arrays.
+"""Connect Four observations of PettingZoo's ``connect_four_v3`` and pgx's ``connect_four`` as c4jax boards,
+with neither library imported. Both are two planes ``[..., 6, 7, 2]``, row 0 on top: plane 0 the observing
+player's stones, plane 1 the opponent's; the board is plane 0 minus plane 1. Pure ``jax.numpy``, one
+observation or a batch:
 
-Both observe a position as two planes of the 6 x 7 grid, row 0 on top: plane 0 the observing
-player's stones, plane 1 the opponent's (pgx: ``bool[6, 7, 2]``, ``state.observation``, the player to
-move's; PettingZoo: ``{"observation": int8[6, 7, 2], "action_mask": int8[7]}``, the observing
-agent's). The c4jax board (``int8[6, 7]``, 1 = player to move) is plane 0 minus plane 1. Every
-function is pure ``jax.numpy`` and takes one observation or a batch (any leading axes):
-
-    board = interop.board_from_pgx(state.observation)          # int8[6, 7] or int8[B, 6, 7]
-    board = interop.board_from_pettingzoo(env.last()[0])      # the agent to move's observation
-    agents.load("dqn").act(board[None], key)                  # a c4jax agent's move in their game
-
-A PettingZoo observation of the agent not to move gives the board of a position where it would move.
-"""
+    board = interop.board_from_pettingzoo(env.last()[0])      # int8[6, 7]
+    agents.load("dqn").act(board[None], key)"""
 
 from __future__ import annotations
 
@@ -28,8 +20,7 @@ PLANES = (ROWS, COLS, 2)  # the trailing shape of both libraries' observations
 
 
 def board_from_planes(planes) -> Array:
-    """``int8[..., 6, 7]``: the c4jax board of two-plane observations ``[..., 6, 7, 2]`` (plane 0: the
-    player to move's stones, plane 1: the opponent's; bool or 0/1 integers)."""
+    """``int8[..., 6, 7]`` of two-plane observations ``[..., 6, 7, 2]`` (bool or 0/1 integers)."""
     planes = jnp.asarray(planes)
     if planes.shape[-3:] != PLANES:
         raise ValueError(f"a Connect Four observation is [..., {ROWS}, {COLS}, 2], got shape {planes.shape}")
@@ -38,13 +29,13 @@ def board_from_planes(planes) -> Array:
 
 
 def board_from_pgx(observation) -> Array:
-    """The c4jax board of pgx ``connect_four`` observations (``state.observation``, ``bool[..., 6, 7, 2]``)."""
+    """The board of pgx observations (``state.observation``, ``bool[..., 6, 7, 2]``)."""
     return board_from_planes(observation)
 
 
 def board_from_pettingzoo(observation: Any) -> Array:
-    """The c4jax board of PettingZoo ``connect_four_v3`` observations: the dict that ``env.last()`` /
-    ``env.observe(agent)`` return (its ``"observation"``, ``int8[..., 6, 7, 2]``), or that array itself."""
+    """The board of PettingZoo observations: the dict ``env.last()`` returns, or its
+    ``"observation"`` array."""
     if isinstance(observation, dict):
         if "observation" not in observation:
             raise ValueError(f"a PettingZoo observation dict has an 'observation' entry, got {sorted(observation)}")
@@ -52,18 +43,9 @@ def board_from_pettingzoo(observation: Any) -> Array:
     return board_from_planes(observation)
 
 
-def legal_from_pettingzoo(observation: Any) -> Array:
-    """``bool[..., 7]``: the legal columns of PettingZoo observations (their ``"action_mask"``; all False
-    for an agent that is not to move)."""
-    return jnp.asarray(observation["action_mask"]).astype(bool)
-
-
 def state_from_pgx(state: Any = None, *, observation: Any = None) -> EnvState:
-    """The c4jax game state (:class:`c4jax.games.connect_four.env.EnvState`) of one pgx
-    ``connect_four`` position: its ``pgx.State`` (anything with an ``observation``:
-    ``state_from_pgx(pgx_state)``) or that state's observation (``state_from_pgx(pgx_state.observation)``
-    or ``observation=...``). A concrete one is validated (:func:`c4jax.games.connect_four.env.from_board`);
-    ``jax.vmap`` it for a batch."""
+    """The :class:`~c4jax.games.connect_four.env.EnvState` of one pgx position: its state (or
+    anything with an ``observation``) or its observation, validated when concrete (``vmap`` for a batch)."""
     if (state is None) == (observation is None):
         raise TypeError("state_from_pgx takes a pgx state or its observation (one of the two)")
     if observation is None:
@@ -72,6 +54,5 @@ def state_from_pgx(state: Any = None, *, observation: Any = None) -> EnvState:
 
 
 def state_from_pettingzoo(observation: Any) -> EnvState:
-    """The c4jax game state of one PettingZoo observation of the agent to move (validated as
-    :func:`state_from_pgx`)."""
+    """The state of one PettingZoo observation of the agent to move (validated)."""
     return from_board(board_from_pettingzoo(observation))

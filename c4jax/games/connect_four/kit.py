@@ -1,15 +1,5 @@
-"""Connect Four's kit (:class:`c4jax.games.kit.GameKit`): the rules of design.md §1 and what
-else is Connect Four's: the CNET's input planes, the legal columns read from a board, the
-left-right mirror, design.md §3's random start positions, the UCT constant of pure
-MCTS, the perfect-play yardstick, the thesis' reference opponent 1StepLA, the public boards as
-observations that tell the whole state (the agents' board API), its own players (N-step
-lookahead, seed 002's minimax, the perfect player, OpenSpiel's MCTS: :data:`PLAYERS`), pgx's
-observations as boards, the shaped reward of design.md §2, and 1StepLA as the teacher of design.md
-§6's supervised stage, with the thesis' dataset text format.
-
-The algorithms' own defaults are Connect Four's (the thesis'); AlphaZero's evaluations here also
-grade the network on the yardstick, which chooses ``best/`` (2,866 fixed positions: far less noisy
-than a 100-game match), and play 2StepLA."""
+"""Connect Four's kit (:class:`c4jax.games.kit.GameKit`): the rules of design.md §1 and its CNET
+planes, mirror, random starts (§3), yardstick, players, shaped reward (§2) and dataset text."""
 
 from __future__ import annotations
 

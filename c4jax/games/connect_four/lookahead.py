@@ -1,13 +1,9 @@
-"""design.md §4 N-step lookahead, the players ``1steplA`` .. ``4steplA`` (the kit's
-:class:`~c4jax.games.kit.Player` :func:`scores_and_best`): the whole depth-N tree of every board
-expanded at once as bitboards with trailing ``[7] * depth`` axes, leaves scored with the window
-heuristic, reduced by minimax; batched and jittable.
+"""design.md §4 N-step lookahead, the players ``1steplA`` .. ``4steplA``: the whole depth-N tree of every
+board expanded at once as bitboards with trailing ``[7] * depth`` axes; batched and jittable.
 
-Exactness: the heuristic needs 35 bits, more than float32 holds, and ties need exact equality.
-The score equals ``1e6 * high + low`` with ``high = 1e4*own4 - 1e2*opp4 - opp3`` and
-``low = 1e4*own3 + 1e2*own2 - opp2`` in [-69, 690000], so comparing scores is comparing the int32
-pairs ``(high, low)`` lexicographically; the search carries the pair, only the scores are float32.
-"""
+The heuristic needs 35 bits and ties need exact equality, so the score ``1e6 * high + low`` is carried as
+the int32 pair ``(high, low)`` (``high = 1e4*own4 - 1e2*opp4 - opp3``, ``low = 1e4*own3 + 1e2*own2 -
+opp2`` in [-69, 690000]), compared lexicographically; only the scores returned are float32."""
 
 from __future__ import annotations
 
@@ -43,39 +39,25 @@ def _lex_reduce(high: Array, low: Array, valid: Array, maximize: bool) -> tuple[
     return best_high, best_low
 
 
-def _children(me: Bits, them: Bits, me_to_move: bool) -> tuple[Bits, Bits, Array, Array]:
-    """Every column's child of each node: (me, them) with a new trailing [7] axis, legal, done."""
-    mask = me | them
-    free = bb.playable(mask)
-    cells = Bits(free.lo[..., None] & bb.COLUMN_LO, free.hi[..., None] & bb.COLUMN_HI)
-    legal = cells.any()  # [..., 7]
-    widen = lambda b: Bits(b.lo[..., None], b.hi[..., None])  # noqa: E731
-    mover = widen(me if me_to_move else them) | cells
-    child_me, child_them = (mover, widen(them)) if me_to_move else (widen(me), mover)
-    done = bb.has_four(mover) | ((widen(mask) | cells).count() == bb.ROWS * COLS)
-    return child_me, child_them, legal, done
-
-
 def _minimax(me: Bits, them: Bits, done: Array, depth: int, me_to_move: bool) -> tuple[Array, Array]:
     """Minimax value (high, low) of nodes; ``me`` maximises, leaves at depth 0 or when done."""
     leaf = heuristic(me, them)
     if depth == 0:
         return leaf
-    child_me, child_them, legal, child_done = _children(me, them, me_to_move)
-    value = _minimax(child_me, child_them, child_done, depth - 1, not me_to_move)
+    child_me, child_them, legal, won, full = bb.children(me, them, me_to_move)
+    value = _minimax(child_me, child_them, won | full, depth - 1, not me_to_move)
     best = _lex_reduce(*value, legal, maximize=me_to_move)
     return tuple(jnp.where(done, a, b) for a, b in zip(leaf, best))
 
 
 def scores_and_best(boards: Array, n: int) -> tuple[Array, Array]:
-    """Depth-``n`` lookahead of public boards ``int8[B, 6, 7]``: each legal column's minimax score minus
-    the current board's score (what the UI shows) as float32, full columns ``-inf``, and bool[B, 7], the
-    columns of the exactly best score (compared as the exact pairs: module docstring)."""
+    """Depth-``n`` lookahead of boards ``int8[B, 6, 7]``: float32[B, 7], each legal column's
+    minimax score minus the current board's (full columns ``-inf``), and bool[B, 7], the exactly best columns."""
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"lookahead depth n must be a positive int, got {n!r}")
     state = jax.vmap(env.from_board)(boards)
-    child_me, child_them, legal, done = _children(state.cur, state.opp, True)
-    high, low = _minimax(child_me, child_them, done, n - 1, False)
+    child_me, child_them, legal, won, full = bb.children(state.cur, state.opp, True)
+    high, low = _minimax(child_me, child_them, won | full, n - 1, False)
     high0, low0 = heuristic(state.cur, state.opp)
     rel = (high - high0[:, None]).astype(jnp.float32) * 1e6 + (low - low0[:, None]).astype(jnp.float32)
     best_high, best_low = _lex_reduce(high, low, legal, maximize=True)

@@ -1,13 +1,7 @@
-"""Seed 002's opponent (design.md §4a): depth-limited minimax over its window heuristic, as a pure
-batched search from public boards ``int8[B, 6, 7]`` to each column's exact int32 minimax value.
-
-The rules (design.md §4a, the values an alpha-beta search of the seed's pseudocode returns):
-leaves at ply ``D`` score :func:`heuristic` for the root player; a four made at ply ``p`` ends the
-search with ``+-(WIN - p)``, a full board 0; a node takes the max (root player to move) or min over
-its legal children in column order 0..6; :func:`best_columns` marks every column of the best value
-and the deterministic player takes the lowest. All ``7 ** D`` move sequences are expanded at once
-as bitboards with trailing ``[7] * D`` axes, so every column gets its exact value.
-"""
+"""Seed 002's opponent (design.md §4a): depth-limited minimax over its window heuristic, from boards
+``int8[B, 6, 7]`` to each column's exact int32 value: leaves at ply ``D`` score :func:`heuristic`, a four
+made at ply ``p`` ``+-(WIN - p)``, a full board 0. All ``7 ** D`` move sequences are expanded at once as
+bitboards with trailing ``[7] * D`` axes."""
 
 from __future__ import annotations
 
@@ -31,30 +25,14 @@ OWN4, OWN3, OWN2, OPP3 = 100, 5, 2, -4
 
 
 def heuristic(me: Bits, them: Bits) -> Array:
-    """int32[...]: the seed's window score of ``me``'s position (``me``, ``them``: the stones of each
-    side, any batch shape): ``100*own4 + 5*own3 + 2*own2 - 4*opp3`` over the 69 windows."""
+    """int32[...]: ``100*own4 + 5*own3 + 2*own2 - 4*opp3`` over the 69 windows, for ``me``."""
     n = bb.window_counts(me, them)
     return OWN4 * n["me4"] + OWN3 * n["me3"] + OWN2 * n["me2"] + OPP3 * n["them3"]
 
 
-def _children(me: Bits, them: Bits, me_to_move: bool) -> tuple[Bits, Bits, Array, Array, Array]:
-    """Every column's child of each node (a new trailing [7] axis): (me, them, legal, won, full)."""
-    mask = me | them
-    free = bb.playable(mask)
-    cells = Bits(free.lo[..., None] & bb.COLUMN_LO, free.hi[..., None] & bb.COLUMN_HI)
-    legal = cells.any()
-    widen = lambda b: Bits(b.lo[..., None], b.hi[..., None])  # noqa: E731
-    mover = widen(me if me_to_move else them) | cells
-    child_me, child_them = (mover, widen(them)) if me_to_move else (widen(me), mover)
-    won = bb.has_four(mover)
-    full = (widen(mask) | cells).count() == bb.ROWS * COLS
-    return child_me, child_them, legal, won, full
-
-
 def _expand(me: Bits, them: Bits, depth: int, me_to_move: bool, ply: int) -> tuple[Array, Array]:
-    """(value int32[..., 7], legal bool[..., 7]) of each column's child of non-terminal nodes at
-    ``ply`` with ``depth`` >= 1 plies left to search (the root player ``me`` maximises)."""
-    child_me, child_them, legal, won, full = _children(me, them, me_to_move)
+    """(value int32[..., 7], legal bool[..., 7]) of each column's child, ``depth`` >= 1 plies left."""
+    child_me, child_them, legal, won, full = bb.children(me, them, me_to_move)
     if depth == 1:
         below = heuristic(child_me, child_them)
     else:
@@ -71,14 +49,9 @@ def _reduce(values: Array, legal: Array, maximize: bool) -> Array:
 
 
 def column_values(boards: Array, depth: int) -> tuple[Array, Array]:
-    """Each column's depth-``depth`` minimax value for the player to move.
-
-    ``boards``: int8[B, 6, 7] public boards (design.md §1), games not over; ``depth``: a Python int
-    in 1 .. :data:`MAX_DEPTH` (static). Returns ``(values, legal)``: int32[B, 7], the value of
-    playing each column (the module docstring's rules: the heuristic at ply ``depth``, +-(WIN - ply)
-    for a four, 0 for a draw), :data:`ILLEGAL` for a full column, and bool[B, 7], the free columns.
-    Pure, batched and jittable; every value is exact (an integer, no rounding).
-    """
+    """``(values int32[B, 7], legal bool[B, 7])``: each column's depth-``depth`` value for the player
+    to move (:data:`ILLEGAL` for a full column). ``boards``: int8[B, 6, 7], not over; ``depth``: a Python int
+    in 1 .. :data:`MAX_DEPTH`. Jittable; exact."""
     if not isinstance(depth, int) or not 1 <= depth <= MAX_DEPTH:
         raise ValueError(f"minimax depth must be an int in 1..{MAX_DEPTH}, got {depth!r}")
     state = jax.vmap(env.from_board)(boards)
@@ -87,27 +60,18 @@ def column_values(boards: Array, depth: int) -> tuple[Array, Array]:
 
 
 def best_columns(values: Array, legal: Array) -> Array:
-    """bool[B, 7]: the legal columns of the largest value (``values``, ``legal``: as
-    :func:`column_values` returns them)."""
+    """bool[B, 7]: the legal columns of the largest value."""
     top = _reduce(values, legal, maximize=True)
     return legal & (values == top[..., None])
 
 
-def first_best(values: Array, legal: Array) -> Array:
-    """int32[B]: the lowest column of the largest value (the deterministic tie rule)."""
-    return jnp.argmax(best_columns(values, legal), axis=-1).astype(jnp.int32)
-
-
 def value(boards: Array, depth: int) -> Array:
-    """int32[B]: the depth-``depth`` minimax value of each board for the player to move (what an
-    alpha-beta search of the seed's pseudocode returns at the root)."""
+    """int32[B]: each board's depth-``depth`` minimax value for the player to move."""
     values, legal = column_values(boards, depth)
     return _reduce(values, legal, maximize=True)
 
 
 def scores_and_best(boards: Array, depth: int) -> tuple[Array, Array]:
-    """The ``minimax<D>`` player (the kit's :class:`~c4jax.games.kit.Player`): each column's value as
-    float32 (exact: integers of magnitude at most 10**6), full columns ``-inf``, and
-    :func:`best_columns`."""
+    """The ``minimax<D>`` player: float32 values (full columns ``-inf``) and :func:`best_columns`."""
     values, legal = column_values(boards, depth)
     return jnp.where(legal, values.astype(jnp.float32), -jnp.inf), best_columns(values, legal)

@@ -1,11 +1,6 @@
-"""OpenSpiel's C++ MCTS as an opponent: ``agents.load("openspiel-mcts1000")`` (design.md §8).
-
-OpenSpiel's ``MCTSBot`` (UCT ``c = 2``, one random rollout per leaf, ``solve=True``) on the host
-(:func:`policy`, the kit's host player), ``N`` simulations from each board rebuilt as an OpenSpiel
-state. It needs the ``bench-search`` extra (``open_spiel``), imported only when such an agent is
-built. Always stochastic, seeded from the call's key (the same key gives the same move); ``:det``
-is refused.
-"""
+"""OpenSpiel's C++ ``MCTSBot`` (UCT ``c = 2``, random rollouts, ``solve=True``) as the host player
+``openspiel-mcts<N>`` (design.md §8); needs the ``bench-search`` extra. Stochastic only, seeded from the
+call's key."""
 
 from __future__ import annotations
 
@@ -34,10 +29,8 @@ def openspiel_available() -> bool:
 
 
 def move_order(board: np.ndarray) -> list[int]:
-    """Columns that, played from the empty board, give ``board`` (int8[6, 7], row 0 on top,
-    ``1`` = the player to move, ``-1`` = the opponent). ``ValueError`` if no order does (a floating
-    piece, or piece counts no game can have). On a board with four in a row a prefix of the order
-    may already end the game."""
+    """Columns that, played from the empty board, give ``board`` (int8[6, 7], 1 = the player to move).
+    ``ValueError`` if no order does; on a board with a four a prefix of the order may end the game."""
     b = np.asarray(board)
     if b.shape != (ROWS, COLS):
         raise ValueError(f"a board is int8[{ROWS}, {COLS}], got shape {b.shape}")
@@ -109,8 +102,7 @@ def _choose(board: np.ndarray, simulations: int, seed: int) -> int:
 
 
 def policy(simulations: int):
-    """``(boards, rng) -> int32[B]``: OpenSpiel's ``MCTSBot`` with ``simulations`` simulations per move
-    (module docstring), each board's bot seeded from ``rng``."""
+    """``(boards, rng) -> int32[B]``: ``MCTSBot`` with ``simulations`` per move, seeded from ``rng``."""
     _game()  # fail here, not inside a match, when OpenSpiel is missing
 
     def play(boards: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -1,22 +1,9 @@
-"""The perfect player: exact game-theoretic scores of every column from a Connect Four solver (the
-kit's ``perfect`` :class:`~c4jax.games.kit.Player`, :func:`scores_and_best`, and its ``solver``).
+"""The perfect player: exact scores of every column from the ``bitbully`` solver (the optional ``solver``
+extra, imported lazily), run on the host.
 
-The solver is ``bitbully`` (the optional ``solver`` extra, ``pip install -e '.[solver]'``), run on
-the host and imported lazily (:func:`_solver`), so the package works without it.
-
-Scores (the solver's convention), for a legal column, the exact value of playing it for the
-player to move under perfect play by both sides afterwards:
-
-- ``0``: a draw;
-- ``s > 0``: a win; the mover's winning stone is its ``(22 - s)``-th stone, so a win
-  that ends the game with ``m`` stones on the board scores ``(44 - m) // 2`` (at most 18 in
-  practice); faster wins score higher;
-- ``s < 0``: a loss, ``-s`` the same count for the opponent's win; later losses score
-  higher.
-
-Full columns get :data:`ILLEGAL` (``-100``). :func:`to_solver_rows` is the one conversion from the
-public board (design.md §1) to the solver's encoding.
-"""
+A legal column's score is its value for the player to move under perfect play: 0 a draw; ``s > 0`` a win
+with the mover's ``(22 - s)``-th stone (faster wins score higher); ``s < 0`` a loss, likewise. Full
+columns score :data:`ILLEGAL`."""
 
 from __future__ import annotations
 
@@ -37,8 +24,7 @@ _SOLVER_ILLEGAL_BELOW = -100  # the solver marks full columns with -1000
 
 
 class SolverMissingError(ValueError):
-    """The ``solver`` extra is not installed. A ``ValueError``, like an unknown agent name, so every
-    command line reports it as its one-line ``error: ...``."""
+    """The ``solver`` extra is not installed (a ``ValueError``: a one-line error everywhere)."""
 
     def __init__(self):
         super().__init__(MISSING_SOLVER)
@@ -58,7 +44,7 @@ def solver_version() -> str:
 
 
 class _Solver:
-    """One solver instance (opening book loaded once) behind a lock: its search is not reentrant."""
+    """One solver instance behind a lock (its search is not reentrant)."""
 
     def __init__(self):
         try:
@@ -83,8 +69,8 @@ def _solver() -> _Solver:
 
 
 def to_solver_rows(board: np.ndarray) -> np.ndarray:
-    """A public board (``int8[6, 7]``, 1 = player to move) in the solver's encoding: ``int[6, 7]``,
-    row 0 on top, ``1`` = the first player's stones, ``2`` = the second player's, ``0`` empty."""
+    """A public board in the solver's encoding: ``int[6, 7]``, row 0 on top, ``1`` / ``2`` the
+    first / second player's stones, ``0`` empty."""
     board = np.asarray(board)
     first_to_move = int(np.count_nonzero(board)) % 2 == 0
     mover, other = (1, 2) if first_to_move else (2, 1)
@@ -92,14 +78,14 @@ def to_solver_rows(board: np.ndarray) -> np.ndarray:
 
 
 def _finished(boards: np.ndarray) -> np.ndarray:
-    """bool[B]: the opponent has four in a row or the board is full (no game left to solve)."""
+    """bool[B]: the opponent has four in a row or the board is full."""
     flat = boards.reshape(-1, ROWS * COLS)
     opp_four = (flat[:, LINES] == -1).all(axis=-1).any(axis=-1)
     return opp_four | (flat != 0).all(axis=-1)
 
 
 def _solve_unchecked(boards: np.ndarray) -> np.ndarray:
-    """int32[B, 7] scores of already-valid boards; a finished board gets 0 for its free columns."""
+    """int32[B, 7] scores of valid boards; a finished board gets 0 for its free columns."""
     boards = np.asarray(boards, np.int8).reshape(-1, ROWS, COLS)
     solver = _solver()
     out = np.full((boards.shape[0], COLS), ILLEGAL, np.int32)
@@ -110,15 +96,9 @@ def _solve_unchecked(boards: np.ndarray) -> np.ndarray:
 
 
 def solve_scores(boards) -> np.ndarray:
-    """int32[B, 7]: every legal column's exact score (module docstring), full columns :data:`ILLEGAL`.
-
-    ``boards``: public boards ``[B, 6, 7]`` (or one ``[6, 7]`` board, giving ``[7]``) of
-    unfinished games. Host-side (numpy); agents call it through ``jax.pure_callback``.
-
-    Raises:
-      ValueError: a malformed or finished board (see ``c4jax.games.connect_four.board.check_boards``).
-      SolverMissingError: the ``solver`` extra is not installed.
-    """
+    """int32[B, 7] (or ``[7]`` for one board ``[6, 7]``): every column's exact score of unfinished
+    boards ``[B, 6, 7]``, full columns :data:`ILLEGAL`. ``ValueError`` for a malformed or finished board,
+    :class:`SolverMissingError` without the solver."""
     arr = np.asarray(boards)
     single = arr.ndim == 2
     checked = check_boards(arr[None] if single else arr, batched=True, allow_finished=False)
@@ -127,9 +107,8 @@ def solve_scores(boards) -> np.ndarray:
 
 
 def scores_and_best(boards: Array, n: None = None) -> tuple[Array, Array]:
-    """The perfect player of public boards ``[B, 6, 7]``: float32[B, 7] exact solver scores (module
-    docstring), full columns ``-inf``, and bool[B, 7], the legal columns of the best score. The solver
-    runs on the host through ``jax.pure_callback`` (jittable: one solver call per board)."""
+    """float32[B, 7] solver scores of boards ``[B, 6, 7]`` (full columns ``-inf``) and bool[B, 7],
+    the best legal columns; jittable (``jax.pure_callback``)."""
     del n
 
     def host(b):

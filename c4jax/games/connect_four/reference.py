@@ -1,7 +1,5 @@
-"""A plain-Python N-step lookahead (nested lists, recursion, one board at a time), written the way
-the thesis' baseline was: it plays exactly the moves of ``agents.load("<n>steplA")`` (design.md §4,
-tested) and is the yardstick of Table 5.1, not a player for training or matches.
-"""
+"""A plain-Python N-step lookahead, one board at a time, as the thesis' baseline was written: it
+plays the moves of ``agents.load("<n>steplA")`` and is timed in Table 5.1."""
 
 from __future__ import annotations
 

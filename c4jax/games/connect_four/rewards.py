@@ -1,6 +1,4 @@
-"""Connect Four's shaped reward of a move (design.md §2), which its kit gives the thesis' trainers
-(``GameKit.shaped_reward``); the rules themselves give only the game's result.
-"""
+"""Connect Four's shaped reward of a move (design.md §2, the kit's ``shaped_reward``)."""
 
 from __future__ import annotations
 
@@ -50,12 +48,9 @@ def _shaped_one(before: env.EnvState, after: env.EnvState, action: Array) -> Arr
 
 
 def shaped_reward(before: env.EnvState, after: env.EnvState, action: Array) -> Array:
-    """float32[...]: design.md §2 shaped reward of the move ``action`` that took ``before`` to
-    ``after = env.step(before, action)``, for its mover (one game, or a batch on a leading
-    axis: a rollout's ``reward_fn``): +1 for a win or a double threat, −1 for leaving the
-    opponent a playable win, +0.5 for a block, −0.5 for a missed win (penalties first, bonuses
-    summed), 0 for the move that fills the board, −5 for an illegal move; 0 when ``before`` was
-    already finished."""
+    """float32[...]: design.md §2 reward of ``action`` taking ``before`` to ``after``, for its mover
+    (one game or a batch): +1 win or double threat, -1 leaves the opponent a win, +0.5 block, -0.5 missed win
+    (penalties first, bonuses summed), 0 for filling the board, -5 illegal; 0 when ``before`` was finished."""
     if jnp.ndim(before.num_moves) == 0:
         return _shaped_one(before, after, action)
     return jax.vmap(_shaped_one)(before, after, action)

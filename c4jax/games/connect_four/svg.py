@@ -1,10 +1,5 @@
-"""Pictures of Connect Four positions: :func:`render_svg` (an SVG document) and :func:`scene` (the
-shapes behind it, :mod:`c4jax.games.drawing`, also drawn as GIF frames).
-
-The board is drawn in fixed colours, as the play UI draws it: the first player's stones red, the
-second player's yellow, the column numbers 0-6 (the actions, as the API and ``experiments/watch.py``
-write moves) above the columns, a white dot on the last move and white rings on a four.
-"""
+"""Pictures of Connect Four positions (:mod:`c4jax.games.drawing`), in the play UI's fixed colours:
+first player red, second yellow, column numbers 0-6 on top, a dot on the last move, rings on a four."""
 
 from __future__ import annotations
 
@@ -32,8 +27,8 @@ def _centre(row: int, col: int) -> tuple[float, float]:
 
 
 def scene(state: env.EnvState, last_move: int | None = None, caption: str | None = None) -> drawing.Scene:
-    """The shapes of one (unbatched) state: board, stones, the last move ``last_move`` (a column)
-    marked, any four ringed, the status (who is to move, or the result) and ``caption`` under it."""
+    """The shapes of one state: board, stones, ``last_move`` (a column) marked, any four ringed, the
+    status and ``caption``."""
     state = jax.device_get(state)
     board = first_player_board(np.asarray(env.observe(state)))
     if last_move is not None and not (isinstance(last_move, (int, np.integer)) and 0 <= last_move < env.COLS):

@@ -1,9 +1,5 @@
-"""Connect Four as people see it (the interface of :mod:`c4jax.games.viewbase`): the play UI's positions
-and answers, the move list and the pictures of ``watch``.
-
-Moves are columns 0..6. Boards of the play API are in a fixed colour view: ``1`` the viewer's
-(human's) stones, ``-1`` the opponent's, row 0 on top.
-"""
+"""Connect Four's view (:mod:`c4jax.games.viewbase`): moves are columns 0..6; play API boards are
+``1`` the viewer's stones, ``-1`` the opponent's, row 0 on top."""
 
 from __future__ import annotations
 
@@ -37,7 +33,6 @@ __all__ = ["GAME", "NAME", "PAGE", "parse_moves", "replay", "position", "scores_
 
 
 def parse_moves(moves: Any) -> list[int]:
-    """A request's move list (columns 0..6, at most 42); :class:`MoveError` if malformed."""
     if not isinstance(moves, list):
         raise MoveError("'moves' must be a list of columns (integers 0..6)")
     if len(moves) > env.MAX_MOVES:
@@ -51,8 +46,6 @@ def parse_moves(moves: Any) -> list[int]:
 
 
 def replay(moves: list[int]) -> Replay:
-    """The game of ``moves`` (checked by :func:`parse_moves`); :class:`MoveError` names the first
-    move into a full column or after the end."""
     rep, was_done, legal = replay_moves(GAME, moves)
     for i, m in enumerate(moves):
         if was_done[i]:
@@ -76,9 +69,6 @@ def _top(board: np.ndarray, column: int) -> int:
 
 
 def position(rep: Replay, ply: int, human: int) -> dict:
-    """Position ``ply``: its board in the fixed colour view, whose turn it is or how the game ended,
-    the last column played (and its stone's cell), the legal columns (each with the cell its stone
-    lands on) and the cells of a four."""
     state = rep.state(ply)
     status = _status(state, human)
     human_to_move = int(state.num_moves) % 2 == human
@@ -103,13 +93,11 @@ def position(rep: Replay, ply: int, human: int) -> dict:
 
 
 def scores_json(row, state) -> list:
-    """A score of every column (``None`` for a full one); all ``None`` once the game is over (``row=None``)."""
     return [None] * env.COLS if row is None else number_json(row)
 
 
 def answer(rep: Replay, human: int, positions: list[dict], agent: str, agent_moves: list[int],
            agent_ms: float | None) -> dict:
-    """The play API's answer: the game, the agent's move (one at most) and the last position's fields."""
     last = positions[-1]
     return {
         "agent": agent,
@@ -129,20 +117,16 @@ def answer(rep: Replay, human: int, positions: list[dict], agent: str, agent_mov
 
 
 def ply_name(state, action: int) -> str:
-    """A move as the column it drops into."""
     return str(int(action))
 
 
 def record(states, actions) -> list[Move]:
-    """The columns of a game, one move per ply."""
     return [Move(ply // 2 + 1, ply % 2, str(int(a)), ply, ply) for ply, a in enumerate(actions)]
 
 
 def render(state) -> str:
-    """The text diagram of one position (:func:`env.render`)."""
     return env.render(state)
 
 
 def scene(state, before=None, action: int | None = None, caption: str | None = None) -> drawing.Scene:
-    """The picture of one position, the column of the move that led there marked."""
     return svg.scene(state, None if action is None else int(action), caption)
