@@ -2,8 +2,10 @@
 
 A built site is one folder (nothing outside it is ever requested):
 
-- ``index.html``, ``style.css``, ``app.js``, ``rules.js`` (both games' rules), ``search.js``
-  (AlphaZero's search): the page files of the package folder ``c4jax/web/``;
+- ``index.html`` and ``static/``: the play server's page (``c4jax/play/static``: ``app.js``,
+  ``board.js``, ``links.js``, ``style.css``) with the engine of ``c4jax/web/`` in place of the
+  server's: ``engine.js`` (the play API's answers computed in the browser), ``rules.js`` (both games'
+  rules), ``onnx_rules.js`` (the rules of other games as ONNX) and ``search.js`` (AlphaZero's search);
 - ``ort/``: onnxruntime-web's WebAssembly build and its licence, from the npm package pinned by
   ``c4jax/web/package-lock.json``, fetched once by ``npm ci`` into a cache folder (:func:`runtime`);
 - ``models/<agent>.onnx``: each agent exported by :mod:`c4jax.agents.onnx_export` in a process of its
@@ -11,8 +13,9 @@ A built site is one folder (nothing outside it is ever requested):
   parameter tensors several of a game's models hold alike, stored once as ONNX external data;
 - ``models/rules_<game>_init.onnx``, ``models/rules_<game>_step.onnx``: the rules of each game that
   ``rules.js`` does not write (:mod:`c4jax.agents.rules_export`), drawn as a grid (:func:`grid_game`);
-- ``agents.json``: what the page needs of each agent (:func:`entry`) and game (:func:`grid_game`),
-  and the SHA-256 of every model, shared and rules file.
+- ``agents.json``: what the page needs of each agent (:func:`entry`) and game (its page description,
+  as the play server sends it, and :func:`grid_game`), and the SHA-256 of every model, shared and
+  rules file.
 """
 
 from __future__ import annotations
@@ -42,7 +45,9 @@ from c4jax.agents import shipped
 from c4jax.io import atomic
 from c4jax.io.metadata import METADATA_FILE
 
-PAGE_FILES = ("index.html", "style.css", "app.js", "rules.js", "onnx_rules.js", "search.js")
+SERVER_PAGE = ("index.html", "style.css", "app.js", "board.js", "links.js", "served.js")  # of c4jax/play/static
+ENGINE_FILES = ("engine.js", "rules.js", "onnx_rules.js", "search.js")  # of c4jax/web
+PAGE_FILES = ("index.html", *(f"static/{name}" for name in SERVER_PAGE[1:] + ENGINE_FILES))  # in the site
 NPM_FILES = ("package.json", "package-lock.json")
 RUNTIME_PACKAGE = "onnxruntime-web"
 # onnxruntime-web's files the page loads: the WebAssembly-only ES module, its loader and binary
@@ -330,9 +335,11 @@ def _refers_outside(model) -> bool:
 
 def copy_page(folder: Path, dist: Path) -> None:
     """The page's files and onnxruntime-web's into ``folder``."""
-    src = page_folder()
+    (folder / "static").mkdir(exist_ok=True)
     for name in PAGE_FILES:
-        shutil.copyfile(src / name, folder / name)
+        base = name.split("/")[-1]
+        src = page_folder() if base in ENGINE_FILES else page_folder().parent / "play" / "static"
+        shutil.copyfile(src / base, folder / name)
     (folder / "ort").mkdir(exist_ok=True)
     for name in RUNTIME_FILES:
         shutil.copyfile(dist / name, folder / "ort" / name)
@@ -390,8 +397,13 @@ def build(folder: Path, names: list[str], check_positions: int = CHECK_POSITIONS
         check_rules(game_id, folder / files["init"]["file"], folder / files["step"]["file"])
         grid["rules"] = files
         log(f"exported the rules of {game_id}: {files['init']['file']}, {files['step']['file']}, checked")
+    pages = {}
+    for game_id in dict.fromkeys(game_ids):  # each game as the play server's GET /api/agents describes it
+        view = games.view(game_id)
+        pages[game_id] = {"name": view.NAME, "page": view.PAGE, "max_moves": view.GAME.max_steps,
+                          **grids.get(game_id, {})}
     manifest = {"c4jax_version": __version__, "runtime": f"{RUNTIME_PACKAGE} {runtime_version()}",
-                "agents": entries, **({"games": grids} if grids else {})}
+                "agents": entries, "games": pages}
     (folder / "agents.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
 
