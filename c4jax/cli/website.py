@@ -1,8 +1,10 @@
-"""The static site of ``c4jax export-web`` (docs/guide/export.md describes its files): the page files of
-``c4jax/web/``, onnxruntime-web in ``ort/`` (fetched once by ``npm ci`` into a cache folder), each agent's
-model in ``models/`` (exported in a process of its own and checked against the JAX agent; tensors several
-of a game's models share stored once as external data), the ONNX rules of each game ``rules.js`` does not
-write, and ``agents.json``, what the page needs with the SHA-256 of every file."""
+"""The static site of ``c4jax export-web`` (docs/guide/export.md describes its files): ``index.html`` and
+``static/``, the play server's page with the browser engine of ``c4jax/web/`` in place of the server's;
+onnxruntime-web in ``ort/`` (fetched once by ``npm ci`` into a cache folder); each agent's model in
+``models/`` (exported in a process of its own and checked against the JAX agent; tensors several of a
+game's models share stored once as external data), the ONNX rules of each game ``rules.js`` does not
+write, and ``agents.json``, what the page needs (each game's page description as the play server sends
+it) with the SHA-256 of every file."""
 
 from __future__ import annotations
 
@@ -31,7 +33,9 @@ from c4jax.agents import shipped
 from c4jax.io import atomic
 from c4jax.io.metadata import METADATA_FILE
 
-PAGE_FILES = ("index.html", "style.css", "app.js", "rules.js", "onnx_rules.js", "search.js")
+SERVER_PAGE = ("index.html", "style.css", "app.js", "board.js", "links.js", "served.js")  # of c4jax/play/static
+ENGINE_FILES = ("engine.js", "rules.js", "onnx_rules.js", "search.js")  # of c4jax/web
+PAGE_FILES = ("index.html", *(f"static/{name}" for name in SERVER_PAGE[1:] + ENGINE_FILES))  # in the site
 NPM_FILES = ("package.json", "package-lock.json")
 RUNTIME_PACKAGE = "onnxruntime-web"
 # onnxruntime-web's files the page loads: the WebAssembly-only ES module, its loader and binary
@@ -311,9 +315,11 @@ def _refers_outside(model) -> bool:
 
 def copy_page(folder: Path, dist: Path) -> None:
     """The page's files and onnxruntime-web's into ``folder``."""
-    src = page_folder()
+    (folder / "static").mkdir(exist_ok=True)
     for name in PAGE_FILES:
-        shutil.copyfile(src / name, folder / name)
+        base = name.split("/")[-1]
+        src = page_folder() if base in ENGINE_FILES else page_folder().parent / "play" / "static"
+        shutil.copyfile(src / base, folder / name)
     (folder / "ort").mkdir(exist_ok=True)
     for name in RUNTIME_FILES:
         shutil.copyfile(dist / name, folder / "ort" / name)
@@ -365,8 +371,13 @@ def build(folder: Path, names: list[str], check_positions: int = CHECK_POSITIONS
         check_rules(game_id, folder / files["init"]["file"], folder / files["step"]["file"])
         grid["rules"] = files
         log(f"exported the rules of {game_id}: {files['init']['file']}, {files['step']['file']}, checked")
+    pages = {}
+    for game_id in dict.fromkeys(game_ids):  # each game as the play server's GET /api/agents describes it
+        view = games.view(game_id)
+        pages[game_id] = {"name": view.NAME, "page": view.PAGE, "max_moves": view.GAME.max_steps,
+                          **grids.get(game_id, {})}
     manifest = {"c4jax_version": __version__, "runtime": f"{RUNTIME_PACKAGE} {runtime_version()}",
-                "agents": entries, **({"games": grids} if grids else {})}
+                "agents": entries, "games": pages}
     (folder / "agents.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
 

@@ -8,8 +8,8 @@
 // done(state) and the state fields current, terminated, truncated, rewards and obsType (the observation's
 // ONNX element type); for drawing, title,
 // sides, rows, cols, click ("cell" or "column"), board(state) (per cell row-major: 1 player 0's
-// piece, -1 player 1's, 0 empty), cellOf(state, action) (the cell a move there fills) and
-// actionName(state, action) ("a1" is the bottom left cell).
+// piece, -1 player 1's, 0 empty), cellOf(state, action) (the cell a move there fills), cells(state,
+// action) ({to: [row, col]}) and actionName(state, action) ("a1" is the bottom left cell).
 
 // `ort`: onnxruntime-web; `info`: the game's agents.json entry; `sessions`: {init, step} of its
 // rules; `run(session, feeds)`: the page's queue of model calls (one at a time)
@@ -63,6 +63,7 @@ export function onnxGame(ort, id, info, sessions, run) {
       while (row >= 0 && b[row * info.cols + action] !== 0) row--;
       return row * info.cols + action; // where a piece dropped in the column lands
     },
+    cells(s, action) { const cell = game.cellOf(s, action); return { to: [Math.floor(cell / info.cols), cell % info.cols] }; },
     actionName(s, action) {
       const cell = game.cellOf(s, action);
       const row = Math.floor(cell / info.cols), col = cell - row * info.cols;

@@ -5,7 +5,9 @@
 // A game object has: id, numActions, obsShape, init(), step(state, action) -> new state (the old
 // one is left as it is), legal(state) -> Uint8Array of numActions flags, observe(state) -> Int8Array
 // (the network's input, row-major over obsShape), done(state), and state fields current (player to
-// move, 0 or 1), terminated, truncated, rewards ([r0, r1]).
+// move, 0 or 1), terminated, truncated, rewards ([r0, r1]). For the page (engine.js draws a position
+// as the play server's views do): rows, cols, board(state) (per cell row-major, > 0 player 0's
+// pieces, abs the kind), cells(state, action) ({to, from, captured}: [row, col]) and actionName.
 
 // ---------------------------------------------------------------- Connect Four
 
@@ -81,6 +83,14 @@ export const connectFour = {
   },
   done(s) { return s.terminated || s.truncated; },
   actionName(_s, a) { return String(a + 1); },
+  board(s) { return Int8Array.from(s.cells, (v) => (v === 0 ? 0 : v === 1 ? 1 : -1)); },
+  cells(s, a) { return { to: [this.landing(s, a), a] }; },
+  // the cells of every line of four of one player
+  winCells(s) {
+    const out = new Set();
+    for (const line of LINES) if (s.cells[line[0]] && line.every((i) => s.cells[i] === s.cells[line[0]])) line.forEach((i) => out.add(i));
+    return [...out].sort((a, b) => a - b).map((i) => [Math.floor(i / COLS), i % COLS]);
+  },
 };
 
 // ---------------------------------------------------------------- Checkers
@@ -139,6 +149,10 @@ function jumpsFrom(piece, isKing, opp, empty) {
   return out;
 }
 
+// [row, col] of PDN square n in the printed diagram (square 1 top left, white at the bottom)
+const pdnCell = (n) => { const r = (n - 1) >> 2; return [r, 2 * ((n - 1) % 4) + (r % 2 === 0 ? 1 : 0)]; };
+const bitIndex = (word) => 31 - Math.clz32(word);
+
 export function squareRowCol(q) { const r = q >> 2; return [r, 2 * (q & 3) + (r % 2 === 0 ? 1 : 0)]; }
 
 // PDN number (1-32) of canonical square q in player's frame, and back
@@ -170,6 +184,10 @@ const checkersRules = {
   id: "checkers",
   numActions: 256,
   obsShape: [8, 8, 2],
+  rows: 8,
+  cols: 8,
+  rotate: true, // the page shows black's side at the bottom: the diagram turned for black
+  joins: true, // a multi-jump's plies are one move of the record
   init() { return fromBoard(0xfff00000, 0x00000fff, 0, 0, 0); },
   fromBoard,
   legal(s) {
@@ -260,6 +278,27 @@ const checkersRules = {
     const to = pdnNumber(31 - Math.clz32(end), s.current);
     return `${from}${jump ? "x" : "-"}${to}`;
   },
+  cells(s, a) {
+    const { start, end, over } = this.decode(a);
+    const cell = (word) => pdnCell(pdnNumber(bitIndex(word), s.current));
+    return { from: cell(start), to: cell(end), captured: over ? cell(over) : null };
+  },
+  board(s) {
+    const out = new Int8Array(64);
+    for (const [n, [player, king]] of Object.entries(this.pieces(s))) {
+      const [r, c] = pdnCell(Number(n));
+      out[r * 8 + c] = (player === 0 ? 1 : -1) * (king ? 2 : 1);
+    }
+    return out;
+  },
+  // the PDN number of every cell of the diagram (null on the light squares)
+  numbers() {
+    const out = new Array(64).fill(null);
+    for (let n = 1; n <= 32; n++) { const [r, c] = pdnCell(n); out[r * 8 + c] = n; }
+    return out;
+  },
+  jumperCell(s) { return s.jumper ? pdnCell(pdnNumber(bitIndex(s.jumper), s.current)) : null; },
+  drawReason(s) { return s.truncated ? "cap" : s.quiet >= this.quietLimit ? "fifty_moves" : "repetition"; },
   // every piece by PDN number: {n: [player, isKing]}
   pieces(s) {
     const out = {};

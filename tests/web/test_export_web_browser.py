@@ -104,8 +104,8 @@ def test_whole_game_against_each_agent_plays_the_jax_agents_moves(site, browser,
     try:
         assert page.page.input_value("#agent") == name.split("@")[0].split(":")[0]
         _play_to_the_end(page, game_id, np.random.default_rng(len(name)))
-        status = page.page.inner_text("#status")
-        assert status.startswith("Game over"), status
+        status = page.page.get_attribute("#status", "data-status")
+        assert status in ("human_won", "agent_won", "draw"), status
         actions, plies = page.ints("actions"), page.ints("agent-plies")
         assert plies and page.outside == [] and page.errors == []
     finally:
@@ -242,12 +242,12 @@ def test_undo_new_game_side_and_links(small_site, browser):
             page.page.click("[data-testid=undo]")
             page.page.wait_for_selector(IDLE)
             assert page.ints("actions")[:1] == [3] and len(page.ints("actions")) == 2
-            link = page.page.get_attribute("[data-testid=link]", "href")
+            link = page.page.get_attribute("[data-testid=share-link]", "href")
             assert link.endswith(f"?agent=dqn&moves={page.data('actions')}&first=human")
-            page.page.select_option("[data-testid=side]", "second")
+            page.page.select_option("[data-testid=first-select]", "agent")
             page.page.wait_for_selector(IDLE)
             assert page.ints("agent-plies") == [0] and len(page.ints("actions")) == 1
-            page.page.click("[data-testid=new]")
+            page.page.click("[data-testid=restart]")
             page.page.wait_for_selector(IDLE)
             assert len(page.ints("actions")) == 1  # the agent opens again
             assert page.outside == [] and page.errors == []
@@ -256,16 +256,16 @@ def test_undo_new_game_side_and_links(small_site, browser):
         page = Page(browser, url, link[link.index("?"):])
         try:
             assert page.data("actions") == link.split("moves=")[1].split("&")[0]
-            assert page.page.inner_text("#status").startswith("Your move")
+            assert page.page.inner_text("#status").startswith("Your turn")
         finally:
             page.close()
         page = Page(browser, url, "?game=checkers&agent=checkers/dqn&moves=169,169&first=human")
         try:
             pdn = page.page.inner_text("[data-testid=pdn]")
             assert "1. 11-15 22-18" in pdn and '[White "checkers/dqn"]' in pdn, pdn
-            page.page.goto(url + "?game=checkers&agent=nobody")
-            page.page.wait_for_selector('[data-testid=error]:not([hidden])')
-            assert "no Checkers agent" in page.page.inner_text("[data-testid=error]")
+            page.page.goto(url + "?game=checkers&agent=nobody")  # the status line says why, as the server's page
+            page.page.wait_for_selector('#status[data-notice="true"]')
+            assert "no Checkers agent" in page.page.inner_text("#status")
         finally:
             page.close()
 
@@ -294,12 +294,12 @@ def test_links_keep_simulations_and_mode_and_any_count_can_be_chosen(small_site,
         page = Page(browser, url, "?agent=alphazero@64:sto&first=human")
         try:
             assert page.page.input_value("#sims") == "64" and page.page.input_value("#mode") == "sto"
-            link = page.page.get_attribute("[data-testid=link]", "href")
+            link = page.page.get_attribute("[data-testid=share-link]", "href")
             assert "agent=alphazero@64:sto&" in link, link
             page.page.fill("#sims", "500")  # a range input: fill sets its value and fires input/change
             assert page.page.inner_text("#sims-value") == "500"
             page.page.select_option("#mode", "det")
-            link = page.page.get_attribute("[data-testid=link]", "href")
+            link = page.page.get_attribute("[data-testid=share-link]", "href")
             assert "agent=alphazero@500&" in link, link
         finally:
             page.close()
@@ -315,10 +315,10 @@ def test_board_numbers_columns_and_marks_the_winning_four(small_site, browser):
     with serve(small_site) as url:
         page = Page(browser, url, "?agent=dqn&moves=0,1,0,1,0,1,0&first=human")
         try:
-            assert page.page.locator("#board .colnum").all_inner_texts() == [str(c) for c in range(1, 8)]
+            assert page.page.locator("#board .colnum").all_text_contents() == [str(c) for c in range(1, 8)]
             assert page.data("done") == "true"
             assert page.ints("win") == [0, 7, 14, 21] or page.ints("win") == [14, 21, 28, 35]
-            assert page.page.locator("#board .cell.win").count() == 4
+            assert page.page.locator("#board .win-mark").count() == 4
             page.page.click('#board [data-col="3"]')  # after the end: a note says why nothing moves
             assert "game is over" in page.page.inner_text("[data-testid=note]")
         finally:

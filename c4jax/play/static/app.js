@@ -1,18 +1,22 @@
-// c4jax play UI: vanilla JavaScript modules, no build step, no external resources.
+// c4jax play UI: vanilla JavaScript modules, no build step, no external resources. One page for
+// the play server and for the static site of c4jax export-web: it asks only `engine` (engine.js
+// beside it), the server's API over HTTP or, in the site, the same answers computed in the browser
+// (onnxruntime-web); everything it shows works the same on both.
 //
-// The server is stateless: every request carries the whole game (the game, the agent, the move
+// The engine is stateless: every request carries the whole game (the game, the agent, the move
 // list, who moved first). The page keeps the game's positions (each with its board, status, legal
-// moves and the opponent's scores, as the server computed them) so that ← / → can show any past
+// moves and the opponent's scores, as the engine computed them) so that ← / → can show any past
 // position without a request; history is read-only and → on the last position returns to the
-// live game. Whose turn it is always comes from the server's positions (a player may move several
+// live game. Whose turn it is always comes from the engine's positions (a player may move several
 // times in a row).
 //
-// The page names no game: each game of GET /api/agents comes with its page description (board,
+// The page names no game: each game of the engine's agents() comes with its page description (board,
 // pieces, how a move is clicked, texts), and board.js draws any of them. A link opens a position:
 // /?agent=dqn&moves=3,3,4 (links.js).
 "use strict";
 
-import { Board, sameCell } from "./board.js";
+import { Board, fmtScore, fmtValue, sameCell, scoreOf } from "./board.js";
+import { engine } from "./engine.js";
 import { openLink, positionLink } from "./links.js";
 
 const $ = (id) => document.getElementById(id);
@@ -23,7 +27,9 @@ const el = {
   game: $("game"), gameChoice: $("game-choice"), gameTitle: $("game-title"), hintLabel: $("hint-label"),
   help: $("help"), recordWrap: $("record-wrap"), recordTitle: $("record-title"), record: $("record"),
   discHuman: $("disc-human"), discAgent: $("disc-agent"), youName: $("you-name"), share: $("share"),
-  warming: $("warming"),
+  warming: $("warming"), link: $("link"), note: $("note"), undo: $("undo"), stats: $("stats"), pdn: $("pdn"),
+  pdnBox: $("pdn-box"), mode: $("mode"), sims: $("sims"), simsValue: $("sims-value"), modeLabel: $("mode-label"),
+  simsLabel: $("sims-label"),
 };
 
 export const state = {
@@ -49,6 +55,8 @@ export const state = {
   notice: "",          // why the page's link could not be opened: shown in the status line until the next move
   loading: false,      // GET /api/agents' loading: the server is still loading agents (the menus grow)
   warmingUp: [],       // GET /api/agents' warming_up: the agents not compiled yet (a first move waits)
+  mode: "det",         // the agent's moves (det / sto) and simulations, for agents that offer them (the site's)
+  sims: 0,
 };
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -58,6 +66,30 @@ export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // The chosen opponent's description ({name, kind, scores_label}); the name is what requests send.
 export const currentAgent = () => state.agents.find((a) => a.name === el.agent.value)
   || { name: el.agent.value, kind: "other", scores_label: `the agent's score for each ${state.page.action}` };
+
+// The agent as requests and links name it: NAME[@simulations][:det|:sto], each part only when the
+// agent offers it and it is not its default.
+export function agentSpec() {
+  const a = currentAgent();
+  if (!a.mode) return a.name;
+  const sims = a.search && state.sims !== a.search.simulations ? `@${state.sims}` : "";
+  return `${a.name}${sims}${state.mode !== a.mode ? `:${state.mode}` : ""}`;
+}
+
+// The chosen agent's own settings; then those of ``spec`` (a link's name of it) where it gives them.
+export function chooseAgent(spec = "") {
+  const a = currentAgent(), m = String(spec).match(/(?:@(\d+))?(?::(det|sto))?$/i);
+  el.modeLabel.hidden = !a.mode;
+  el.simsLabel.hidden = !a.search;
+  if (!a.mode) return;
+  state.mode = el.mode.value = (m[2] || a.mode).toLowerCase();
+  if (a.search) setSims(Math.min(m[1] ? Number(m[1]) : a.search.simulations, 1024));
+}
+
+function setSims(n) {
+  state.sims = n;
+  el.sims.value = el.simsValue.textContent = String(n);
+}
 
 const seats = () => {
   const s = state.page.seats;
@@ -115,7 +147,7 @@ export function render(opts = {}) {
   el.status.dataset.status = pos.status;
   el.status.dataset.notice = state.notice ? "true" : "false";
   el.status.classList.toggle("history-view", !live);
-  el.share.href = positionLink(ply);
+  el.link.href = positionLink(ply);
   const total = state.positions.length - 1;
   el.ply.textContent = live ? `move ${total} (live)` : `move ${ply} / ${total}`;
   el.back.disabled = ply <= 0;
@@ -130,6 +162,70 @@ export function render(opts = {}) {
   el.timing.textContent = state.lastAgentMs === null ? "" : `(answered in ${state.lastAgentMs.toFixed(1)} ms)`;
   renderRecord(ply);
   renderHint(pos);
+  renderStats(ply);
+  // the game as data for tests and scripts: its moves, the agent's plies, what can be played
+  const last = state.positions[total], cols = state.page.cols;
+  const square = (cell) => (state.squares ? state.squares[cell[0]][cell[1]] : `${cell}`);
+  Object.assign(el.board.dataset, {
+    actions: state.moves.join(","), agentPlies: agentPlies().join(","), done: String(!last.to_move),
+    legal: playable ? pos.legal_moves.map((m) => m.action).join(",") : "",
+    win: (pos.winning_cells || []).map(([r, c]) => r * cols + c).sort((a, b) => a - b).join(","),
+    moves: playable && state.page.click === "from_to"
+      ? pos.legal_moves.map((m) => `${square(m.from)}:${square(m.to)}:${m.action}`).join(",") : "" });
+  el.pdnBox.hidden = !state.page.record;
+  if (state.page.record) el.pdn.textContent = recordText(last);
+}
+
+// The plies the agent played (position k's player to move made move k).
+const agentPlies = () => state.positions.slice(0, state.moves.length).flatMap((p, k) => (p && p.to_move === "agent" ? [k] : []));
+
+// A move's name: its notation where the engine gives one, its column, or its cell ("a1" bottom left).
+const moveName = (m) => m.pdn || (state.page.click === "column" ? String(m.to[1] + 1)
+  : `${String.fromCharCode(97 + m.to[1])}${state.page.rows - m.to[0]}`);
+
+// The agent's numbers of its last move up to the position shown: a table of its best-scored moves.
+function renderStats(ply) {
+  el.stats.replaceChildren();
+  let k = Math.min(ply, state.moves.length) - 1;
+  while (k >= 0 && !(state.positions[k] && state.positions[k].to_move === "agent")) k--;
+  const pos = state.positions[k];
+  if (!pos || !pos.scores) return;
+  const agent = currentAgent(), values = Array.isArray(pos.values);
+  const rows = pos.legal_moves.map((m, i) => [m, scoreOf(state.page, pos, m, i),
+    values ? (state.page.scores === "legal" ? pos.values[i] : pos.values[m.action]) : null])
+    .filter((r) => r[1] !== null).sort((a, b) => b[1] - a[1]).slice(0, 10);
+  const figure = document.createElement("figure"), caption = document.createElement("figcaption");
+  const played = pos.legal_moves.find((m) => m.action === state.moves[k]);
+  caption.textContent = `${agent.name}: ${agent.scores_label}${values ? ", and its searched values" : ""}, where it played ${played ? moveName(played) : "?"}`;
+  const table = document.createElement("table");
+  const line = (cells, tag) => {
+    const tr = document.createElement("tr");
+    for (const c of cells) { const td = document.createElement(tag); td.textContent = c; tr.appendChild(td); }
+    table.appendChild(tr);
+  };
+  line([state.page.action, "score", ...(values ? ["value"] : [])], "th");
+  for (const [m, x, v] of rows) line([moveName(m), fmtScore(x, agent.kind), ...(values ? [fmtValue(v)] : [])], "td");
+  figure.append(caption, table);
+  el.stats.appendChild(figure);
+}
+
+// The record as text with its players and result, as portable game notations write it: [Black "you"] ... 1. 11-15 *
+function recordText(pos) {
+  const sides = state.page.sides, human = state.humanFirst ? 0 : 1;
+  const won = { human_won: human, agent_won: 1 - human }[pos.status];
+  const result = won === undefined ? (pos.status === "draw" ? "1/2-1/2" : "*") : won === 0 ? "1-0" : "0-1";
+  const tags = sides.map((s, i) => `[${s.charAt(0).toUpperCase()}${s.slice(1)} "${i === human ? "you" : currentAgent().name}"]`);
+  const moves = state.record.map((m, k) => (m.side === sides[0] || k === 0
+    ? `${m.number}.${m.side === sides[0] ? "" : " ..."} ` : "") + m.text);
+  return `${tags.join("\n")}\n[Result "${result}"]\n\n${moves.join(" ")} ${result}`;
+}
+
+// A short note under the status line (why a click plays nothing), gone after a moment.
+function note(text) {
+  el.note.textContent = text;
+  el.note.hidden = false;
+  clearTimeout(note.timer);
+  note.timer = setTimeout(() => { el.note.hidden = true; }, 1500);
 }
 
 // The move list, one line per move number; the move that led to the position shown is marked.
@@ -173,7 +269,7 @@ async function fetchHint(ply) {
   if (state.hints.has(key)) return;
   state.hints.set(key, undefined);  // one request per position
   try {
-    const answer = await api("/api/hint", { moves: state.moves.slice(0, ply) });
+    const answer = await engine.hint({ moves: state.moves.slice(0, ply) });
     state.hints.set(key, answer);
     if (game === state.game) render();
   } catch (e) {
@@ -187,23 +283,14 @@ export function showError(message) {
   el.error.textContent = message || "";
 }
 
-// ------------------------------------------------------------------ server calls
-
-export async function api(path, body) {
-  const res = await fetch(path, {
-    method: body === undefined ? "GET" : "POST",
-    headers: body === undefined ? {} : { "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  let data;
-  try { data = await res.json(); } catch { data = { error: `HTTP ${res.status}` }; }
-  if (!res.ok) throw new Error(data.error || `HTTP ${res.status}`);
-  return data;
-}
+// ------------------------------------------------------------------ the engine's answers
 
 // A request of the game played: the whole game so far.
-export const gameBody = (moves, humanFirst, agent = currentAgent().name) =>
+export const gameBody = (moves, humanFirst, agent = agentSpec()) =>
   ({ game: state.gameId, agent, moves, human_first: humanFirst });
+
+// What the engine says meanwhile (a model loading, the agent thinking), while game ``game`` is on.
+export const sayer = (game) => (text) => { if (game === state.game) el.status.textContent = text; };
 
 function accept(answer) {
   // The answer's positions start at the last position the request sent.
@@ -258,7 +345,7 @@ export async function newGame() {
   el.status.textContent = say(state.humanFirst ? t.start_human : t.start_agent, {},
                               { side: sidesOf(state.humanFirst) });
   try {
-    await show(await api("/api/move", gameBody([], state.humanFirst)), game);
+    await show(await engine.move(gameBody([], state.humanFirst), sayer(game)), game);
   } catch (e) {
     if (game !== state.game) return;
     state.busy = false;
@@ -290,7 +377,7 @@ async function play(move) {
   render({ animate: true });
   const started = performance.now();
   try {
-    const answer = await api("/api/move", gameBody(state.moves.concat([move.action]), state.humanFirst));
+    const answer = await engine.move(gameBody(state.moves.concat([move.action]), state.humanFirst), sayer(game));
     if (game !== state.game) return;
     await show(answer, game, started);
   } catch (e) {
@@ -302,11 +389,38 @@ async function play(move) {
   }
 }
 
-// The human's turn at the live position, or null.
+// The human's turn at the live position, or null (a note says why a click plays nothing).
 function liveTurn() {
-  if (state.view !== null || state.busy) return null;
+  if (state.view !== null) return null;
   const pos = state.positions[state.positions.length - 1];
-  return pos && pos.status === "human_turn" ? pos : null;
+  if (state.busy) note(`wait: ${currentAgent().name} is still moving`);
+  else if (pos && !pos.to_move) note("the game is over: RESTART starts another");
+  return !state.busy && pos && pos.status === "human_turn" ? pos : null;
+}
+
+// Take back the human's last move and the agent's reply (the agent moves again where it is to move).
+async function undo() {
+  const game = ++state.game;
+  let k = state.moves.length;
+  while (k && state.positions[k - 1].to_move === "agent") k--;
+  while (k && state.positions[k - 1].to_move === "human") k--;
+  state.moves = state.moves.slice(0, k);
+  state.positions.length = k + 1;
+  state.record = state.record.filter((m) => m.plies[1] < k);
+  Object.assign(state, { busy: false, view: null, selected: null, notice: "" });
+  showError("");
+  render();
+  if (state.positions[k].status !== "agent_turn") return;
+  state.busy = true;
+  render();
+  try {
+    await show(await engine.move(gameBody(state.moves, state.humanFirst), sayer(game)), game);
+  } catch (e) {
+    if (game !== state.game) return;
+    state.busy = false;
+    showError(e.message);
+    render();
+  }
 }
 
 function onColumn(c) {
@@ -353,6 +467,7 @@ export function switchGame(id) {
   el.game.value = id;
   state.agents = g.agents;
   fillAgents(g.agents, state.choice[id] || g.default);
+  chooseAgent();
   if (state.loading || state.warmingUp.length) refreshAgents(false);  // the warming note of this game
   if (changed || !state.board) state.board = new Board(el.board, g.page, onColumn, onCell);
   el.board.dataset.game = id;
@@ -417,7 +532,7 @@ function showWarming(info) {
 export async function refreshAgents(again = true) {
   let info;
   try {
-    info = await api("/api/agents");
+    info = await engine.agents();
   } catch (e) {
     if (again) setTimeout(refreshAgents, WARMING_POLL_MS);
     return;
@@ -437,8 +552,19 @@ export async function refreshAgents(again = true) {
 
 async function init() {
   el.restart.addEventListener("click", newGame);
-  el.agent.addEventListener("change", newGame);
+  el.agent.addEventListener("change", () => { chooseAgent(); newGame(); });
   el.first.addEventListener("change", newGame);
+  el.undo.addEventListener("click", undo);
+  el.mode.addEventListener("change", () => { state.mode = el.mode.value; render(); });
+  el.sims.addEventListener("input", () => setSims(Number(el.sims.value)));
+  el.sims.addEventListener("change", () => render());
+  el.share.addEventListener("click", async () => {  // the link, absolute, to the clipboard
+    try {
+      await navigator.clipboard.writeText(el.link.href);
+      el.share.textContent = "Copied";
+      setTimeout(() => { el.share.textContent = "Copy link"; }, 1500);
+    } catch { el.link.focus(); }
+  });
   el.back.addEventListener("click", () => step(-1));
   el.forward.addEventListener("click", () => step(+1));
   document.addEventListener("keydown", (e) => {
@@ -449,11 +575,11 @@ async function init() {
       onColumn(Number(e.key) - 1);
   });
   try {
-    let info = await api("/api/agents");
+    let info = await engine.agents();
     while (!info.agents.length && info.loading) {  // just started: wait for the first agents
       showWarming(info);
       await sleep(500);
-      info = await api("/api/agents");
+      info = await engine.agents();
     }
     state.hint = info.hint || { available: false, message: "no hint" };
     el.hint.disabled = !state.hint.available;
@@ -466,7 +592,8 @@ async function init() {
     el.game.addEventListener("change", () => { if (switchGame(el.game.value)) newGame(); });
     el.agent.addEventListener("change", () => { state.choice[state.gameId] = el.agent.value; });
   } catch (e) {
-    showError(`cannot reach the server: ${e.message}`);
+    showError(e.message);
+    el.status.textContent = "No agents";
     return;
   }
   const params = new URLSearchParams(location.search);

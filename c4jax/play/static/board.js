@@ -64,7 +64,7 @@ export class Board {
           const dark = page.board === "squares" && (r + c) % 2 === 1;
           svg("rect", { x: c * CELL, y: header + r * CELL, width: CELL, height: CELL,
                         class: page.board === "squares" ? (dark ? "dark" : "light") : "grid-cell" }, this.squares);
-          svg("text", { x: c * CELL + 6, y: header + r * CELL + 20, class: "num", "data-row": r, "data-col": c },
+          svg("text", { x: c * CELL + 6, y: header + r * CELL + 20, class: "num", "data-r": r, "data-c": c },
               this.squares);
         }
       this.marks = layer("marks");
@@ -91,9 +91,10 @@ export class Board {
   x(c) { return c * CELL + CELL / 2; }
   y(r) { return this.top + r * CELL + CELL / 2; }
 
-  // The header: per column the agent's score, a search agent's value under it, and the solver's verdict.
+  // The header: per column its number, the agent's score, a search agent's value under it, and the solver's verdict.
   buildHeader() {
     for (let c = 0; c < this.page.cols; c++) {
+      svg("text", { x: this.x(c), y: 16, "text-anchor": "middle", class: "colnum" }, this.scores).textContent = String(c + 1);
       const g = svg("g", { class: "score-col" }, this.scores);
       svg("title", {}, g);
       svg("text", { x: this.x(c), y: SCORE_Y, "text-anchor": "middle", "data-testid": `score-${c}`, class: "score" }, g);
@@ -109,8 +110,8 @@ export class Board {
     const shape = this.page.pieces[String(kind)] || "disc";
     const cls = ["piece", shape, owner];
     if (seat) cls.push(seat);
-    const attrs = { class: cls.join(" "), "data-testid": `piece-${r}-${c}`, "data-row": r, "data-col": c,
-                    "data-owner": owner, "data-king": String(shape === "king") };
+    const attrs = { class: cls.join(" "), "data-testid": `piece-${r}-${c}`, "data-owner": owner,
+                    "data-king": String(shape === "king") };
     const x = this.x(c), y = this.y(r);
     let node;
     if (shape === "disc") node = svg("circle", { ...attrs, cx: x, cy: y, r: 43 }, this.pieces);
@@ -147,7 +148,7 @@ export class Board {
     const fall = page.drop && v.animate ? newest : null;
     if (this.squares)
       this.squares.querySelectorAll("text.num").forEach((t) => {
-        const n = v.squares ? v.squares[Number(t.dataset.row)][Number(t.dataset.col)] : null;
+        const n = v.squares ? v.squares[Number(t.dataset.r)][Number(t.dataset.c)] : null;
         t.textContent = n === null || n === undefined ? "" : String(n);
       });
 
@@ -203,6 +204,14 @@ export class Board {
     if (page.click === "column")
       this.hits.querySelectorAll("rect").forEach((rect, c) =>
         rect.classList.toggle("disabled", !moves.some((m) => m.to[1] === c)));
+    else  // each cell's square number, the action a click there plays, whether the piece picked goes there
+      this.hits.querySelectorAll("rect").forEach((rect, i) => {
+        const cell = [Math.floor(i / page.cols), i % page.cols], n = v.squares ? v.squares[cell[0]][cell[1]] : null;
+        const move = !fromTo && moves.find((m) => sameCell(m.to, cell));
+        if (n === null || n === undefined) rect.removeAttribute("data-square"); else rect.dataset.square = n;
+        if (move) rect.dataset.action = move.action; else rect.removeAttribute("data-action");
+        rect.classList.toggle("target", fromTo && moves.some((m) => sameCell(m.from, v.selected) && sameCell(m.to, cell)));
+      });
   }
 
   drawHeader(pos, agent) {
