@@ -28,7 +28,8 @@ from c4jax.io import checkpoint
 from c4jax import games
 from c4jax.learning import config, loop, losses, onpolicy_games, rundir, selection, stacked, train_state
 from c4jax.learning import dqn as dqn_lib
-from c4jax.learning.dqn import DQN, DQNConfig, EpsilonGreedy, Transition, epsilon, mirror_avg_q
+from c4jax.learning.dqn import DQN, DQNConfig, epsilon, mirror_avg_q
+from c4jax.learning.dqn_games import EpsilonGreedy, Transition
 from c4jax.learning.ppo import PPO, PPOConfig
 from c4jax.learning.reinforce import Reinforce, ReinforceConfig
 from c4jax.learning import rollouts
