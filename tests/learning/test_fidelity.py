@@ -424,7 +424,7 @@ MIRROR_AVG_Q = (mirror_avg_q, {"symmetry": MIRROR})  # the published code's Q, o
 
 
 def test_presets_choose_the_strategies():
-    assert PPO(PPOConfig(), C4).strategies == Reinforce(ReinforceConfig(), C4).strategies == onpolicy_games.THESIS
+    assert PPO(PPOConfig(), C4).strategies == Reinforce(ReinforceConfig(), C4).strategies == onpolicy_games.Strategies()
     ppo = PPO(config.with_preset(PPOConfig(), "published"), C4).strategies
     assert ppo.behaviour.func is onpolicy_games.exploring_policy
     assert ppo.behaviour.keywords == {"explore": 0.1, "mirror_avg": True}
