@@ -26,10 +26,10 @@ from c4jax.nets import cnet
 from c4jax.learning import hostrun, portable, selection
 from c4jax.learning.algorithm import EVAL_FIELDS, Algorithm
 from c4jax.learning.config import validate
-from c4jax.learning.hostrun import say as _say
+from c4jax.learning.hostrun import LAST, say as _say
 from c4jax.learning.training_eval import evaluate, evaluated_agent, metrics_row
 from c4jax.learning.placement import Placement, plan
-from c4jax.learning.rundir import BEST, LAST, SeedRun, seed_dir, summarize_seeds
+from c4jax.learning.rundir import BEST, SeedRun, seed_dir, summarize_seeds
 from c4jax.learning.stacked import make_chunk, seed_slice, stack_seeds
 from c4jax.learning.settings.loop import LoopConfig as LoopConfig
 from c4jax.learning.settings.loop import from_scratch as from_scratch
