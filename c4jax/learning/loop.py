@@ -10,7 +10,6 @@ devices with :mod:`~c4jax.learning.placement`.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import sys
 import time
@@ -21,7 +20,7 @@ import jax
 import numpy as np
 
 from c4jax import agents
-from c4jax.io import checkpoint, compile_cache, devices, interrupt, outdir, track
+from c4jax.io import checkpoint, devices, interrupt, outdir, track
 from c4jax.nets import cnet
 from c4jax.learning import hostrun, portable, selection
 from c4jax.learning.algorithm import EVAL_FIELDS, Algorithm
@@ -286,8 +285,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     first = write  # the first chunk and evaluation of this process compile their programs: say so once
     while updates_of(state).min() < total:
         before = int(updates_of(state).min())
-        announce = compile_cache.announce("the training program", say=lambda line: _say(f"{algo.name}: {line}", bar))
-        with announce if first else contextlib.nullcontext():
+        with hostrun.compiling("the training program", algo.name, bar, first):
             if algo.block_end(before) <= total:
                 state, metrics = chunk(state)
             else:  # the last block, shortened to end at the budget (a chunk of its own, compiled once)
@@ -297,8 +295,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
                 if int(updates_of(state).min()) == before:  # no update is left to make (self-play left none)
                     break
         params, updates = algo.playing_params(state), updates_of(state)
-        announce = compile_cache.announce("the evaluation matches", say=lambda line: _say(f"{algo.name}: {line}", bar))
-        with announce if first else contextlib.nullcontext():
+        with hostrun.compiling("the evaluation matches", algo.name, bar, first):
             evaluated = evaluate(agent_of, algo.name, params, old_params, seeds, [r.loop["evals"] for r in runs], cfg,
                                  algo.game)
         first = False

@@ -106,8 +106,3 @@ def init_params(key: Array, width: int = 128, heads: str = "one"):
 def param_shapes(width: int = 128, heads: str = "one"):
     """``jax.ShapeDtypeStruct`` leaves of :func:`init_params`' parameters (traced, not computed)."""
     return jax.eval_shape(lambda key: init_params(key, width=width, heads=heads), jax.random.key(0))
-
-
-def num_params(params) -> int:
-    """The number of scalars in the pytree ``params``."""
-    return sum(int(x.size) for x in jax.tree.leaves(params))
