@@ -17,8 +17,9 @@ from c4jax.games.connect_four import env
 from c4jax.games.connect_four.game import GAME as C4
 from c4jax.games.connect_four.board import mirror_boards
 from c4jax.learning import buffer as rb
-from c4jax.learning import losses
 from c4jax.games.connect_four import rewards as shaped_lib
+
+import turn_based
 
 ROWS, COLS = 6, 7
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=True)
@@ -186,14 +187,14 @@ def test_turn_based_returns_satisfy_the_recursion(rewards, n_valid, gamma):
         np.testing.assert_allclose(g[t], want, rtol=1e-5, atol=1e-5)
 
 
-_RETURNS = jax.jit(losses.turn_based_returns)
+_RETURNS = jax.jit(turn_based.turn_based_returns)
 
 
 @SETTINGS
 @given(finite, st.booleans(), st.lists(finite, min_size=7, max_size=7), st.lists(st.booleans(), min_size=7, max_size=7))
 def test_td_target_subtracts_the_best_legal_next_value(reward, done, q_next, legal):
     q, legal_a = np.asarray(q_next, np.float32), np.asarray(legal)
-    y = float(losses.td_target(jnp.float32(reward), jnp.bool_(done), q, legal_a, 0.95))
+    y = float(turn_based.td_target(jnp.float32(reward), jnp.bool_(done), q, legal_a, 0.95))
     bootstrap = not done and legal_a.any()
     want = reward - 0.95 * (q[legal_a].max() if bootstrap else 0.0)
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
@@ -206,9 +207,9 @@ class TurnBasedLossesJitTest(chex.TestCase):
     def test_returns_and_td_target(self):
         rewards = jnp.array([0.0, 0.5, -1.0, 1.0], jnp.float32)
         valid = jnp.array([True, True, True, False])
-        g = self.variant(losses.turn_based_returns)(rewards, valid, 0.9)
+        g = self.variant(turn_based.turn_based_returns)(rewards, valid, 0.9)
         chex.assert_trees_all_close(g, jnp.array([0.0 - 0.9 * (0.5 + 0.9), 0.5 + 0.9, -1.0, 0.0]), atol=1e-6)
         q = jnp.arange(7, dtype=jnp.float32)
         legal = jnp.array([True, True, False, True, False, False, False])
-        y = self.variant(losses.td_target)(jnp.float32(1.0), jnp.bool_(False), q, legal, 0.5)
+        y = self.variant(turn_based.td_target)(jnp.float32(1.0), jnp.bool_(False), q, legal, 0.5)
         chex.assert_trees_all_close(y, jnp.float32(1.0 - 0.5 * 3.0))

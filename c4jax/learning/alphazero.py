@@ -1,35 +1,10 @@
-"""AlphaZero on mctx (design.md §8): search-guided self-play, one jitted chunk, for any game
-(Connect Four by default; :class:`c4jax.games.base.Game`).
+"""AlphaZero on mctx for any game (design.md §8): one jitted chunk of search-guided self-play and updates.
 
-Each *iteration*, on device:
-
-1. ``games`` self-play games in parallel, every move of every game chosen by a batched
-   search (:func:`c4jax.agents.network_search.search`, the real environment as the model)
-   guided by the current network; a ``lax.scan`` over the ``game.max_steps`` plies of all
-   games (42 for Connect Four; finished games idle). The first ``temperature_moves`` plies of a game are sampled from the search
-   policy; then Gumbel MuZero plays its own choice (through its Gumbel noise) and PUCT the
-   most visited column. ``random_start_frac`` of the games start from the kit's random positions
-   (on a game whose kit has them).
-2. Every position of a finished game (and its images under the kit's symmetries: Connect
-   Four's mirror) becomes a training
-   row (observation, search policy, outcome z for the player to move: +1 win, 0 draw, −1
-   loss; the player to move is the state's ``current_player``, so a player who moves twice
-   in a row gets its own outcome twice) in a replay buffer (:mod:`c4jax.learning.buffer`).
-   Two options change the targets: ``value_q_weight`` mixes the search's root value into z
-   (by default half and half),
-   and playout cap randomisation (``full_search_frac`` < 1, KataGo) searches a random share of
-   the plies with ``num_simulations`` and the rest with ``cheap_simulations``, whose rows train
-   the value head only (their policy target is all zero).
-3. ``updates_per_iteration`` Adam steps on minibatches drawn from the buffer, minimising
-   the cross-entropy to the search policy plus ``value_weight`` × the squared error of
-   ``tanh(value)`` to z. With ``reply_weight`` > 0 (KataGo) the network has a third head,
-   trained with that weight on the opponent's reply: the search policy of the next ply of the
-   same game, where the other player moves (rows without one train the other heads only);
-   the evaluations and ``best/`` play the network without it.
-
-A chunk is ``iterations_per_eval`` iterations (a ``lax.scan``); the host loop
-(:mod:`c4jax.learning.loop`) evaluates, keeps the best network and checkpoints between
-chunks. Evaluation and the saved agent play with search (``eval_simulations``).
+An iteration plays ``games`` self-play games with a batched search guided by the current network,
+stores every position (and its images under the kit's symmetries) with the search policy and the
+outcome ``z`` for the player to move (mixed with the root value by ``value_q_weight``) in a replay
+buffer, then makes ``updates_per_iteration`` Adam steps on it. A chunk is the iterations between
+two evaluations of the host loop (:mod:`c4jax.learning.loop`).
 """
 
 from __future__ import annotations
@@ -72,11 +47,8 @@ class ReplySample(Sample):
 
 
 def reply_targets(policy: Array, live: Array, player: Array) -> Array:
-    """The reply targets ``float32[T, ...]`` of ply-major records (T plies first): ``policy[T, ..., A]``
-    (the policy targets), ``live`` bool[T, ...] and ``player[T, ...]`` (the player to move). At each
-    ply, the next ply's policy target where that ply is live and its player is the other one (the
-    opponent's reply); all zero at the last ply, where the game ends, and where the same player
-    moves again (a Checkers multi-jump)."""
+    """float32[T, ..., A]: at each ply the next ply's policy target where that ply is live and the other
+    player moves, else 0. ``policy[T, ..., A]``, ``live`` bool[T, ...], ``player[T, ...]`` are ply-major."""
     following = lambda x: jnp.concatenate([x[1:], jnp.zeros_like(x[:1])])  # noqa: E731  ply t -> t + 1
     has_reply = following(live) & (following(player) != player)
     return jnp.where(has_reply[..., None], following(policy), 0.0)
@@ -89,15 +61,11 @@ class AlphaZeroState(TrainState):
 
 
 def selfplay(params, key: Array, states, cfg: AlphaZeroConfig, game) -> tuple[Sample, Array, Any, Array]:
-    """Play the games of ``states`` ([B] states of ``game``) to the end with search.
+    """Play the [B] ``states`` of ``game`` to the end (at most T = ``game.max_steps`` plies) with search.
 
-    Returns the samples ``Sample[B, T]`` (ply-major per game, T = ``game.max_steps``; a
-    :class:`ReplySample` with ``reply_weight``), ``valid``
-    bool[B, T] (a move was made at that ply), the final states and each player's total reward
-    float32[B, 2] (a game still running after T plies counts as a draw). The plies are a
-    ``lax.while_loop`` that stops once every game is over: a game of Checkers lasts far fewer
-    plies than its cap of 512, and the searches of the idle plies would cost as much as real ones.
-    ``params`` may hold the reply head (``reply_weight``), which the searches do not use.
+    Returns ``(samples [B, T]`` (a :class:`ReplySample` with ``reply_weight``), ``valid`` bool[B, T],
+    the final states, each player's total reward float32[B, 2])``; a game unfinished after T plies is a
+    draw. The loop stops once every game is over. A reply head in ``params`` is ignored.
     """
     params = towers.without_reply_head(params)
     plies = game.max_steps
@@ -186,21 +154,15 @@ def target_rows_cross_entropy(logits: Array, target: Array) -> Array:
 def loss_fn(params, batch: Sample, *, width: int, value_weight: float,
             game, tower: tuple[int, ...] = (), policy_rows: bool = False,
             reply_weight: float = 0.0) -> tuple[Array, dict]:
-    """Cross-entropy to the search policy + ``value_weight`` × (tanh(value) − z)². The logits
-    are masked to the legal actions where the observations tell them (the kit's
-    ``observation_legal``), else not (the policy target is 0 on illegal actions). ``policy_rows``: the cross-entropy is the mean over the rows
-    that have a policy target (playout cap randomisation stores an all-zero policy for the others).
-    ``reply_weight`` > 0 (``batch`` a :class:`ReplySample`, ``params`` with the reply head): plus
-    ``reply_weight`` × the reply head's cross-entropy to the reply target, the mean over the rows
-    that have one."""
+    """``(loss, metrics)``: cross-entropy to the search policy + ``value_weight`` × (tanh(value) − z)²,
+    plus ``reply_weight`` × the reply head's cross-entropy (``batch`` a :class:`ReplySample`).
+    ``policy_rows``: the policy term averages only the rows with a policy target (playout cap)."""
     outputs = evaluate(params, batch.board, width, tower, game=game, reply_head=reply_weight > 0)
     logits, value = outputs[:2]
-    cross_entropy = -jnp.sum(batch.policy * jax.nn.log_softmax(logits, axis=-1), axis=-1)
     if policy_rows:
-        has_target = batch.policy.sum(axis=-1) > 0
-        policy_loss = cross_entropy.sum() / jnp.maximum(has_target.sum(), 1)
+        policy_loss = target_rows_cross_entropy(logits, batch.policy)
     else:
-        policy_loss = cross_entropy.mean()
+        policy_loss = -jnp.sum(batch.policy * jax.nn.log_softmax(logits, axis=-1), axis=-1).mean()
     value_loss = jnp.mean((value - batch.value) ** 2)
     loss, metrics = policy_loss + value_weight * value_loss, {"train/policy_loss": policy_loss,
                                                               "train/value_loss": value_loss}
@@ -211,8 +173,7 @@ def loss_fn(params, batch: Sample, *, width: int, value_weight: float,
 
 
 class AlphaZero(Algorithm):
-    """AlphaZero as an :class:`~c4jax.learning.algorithm.Algorithm`: its network is a CNET or, with
-    ``tower``, a residual tower of its own, which it evaluates and saves searching with it."""
+    """AlphaZero as an :class:`~c4jax.learning.algorithm.Algorithm` (a CNET, or with ``tower`` a residual tower)."""
 
     name = "alphazero"
     heads = "two"
@@ -239,22 +200,19 @@ class AlphaZero(Algorithm):
             self.network_meta = {"tower": list(cfg.tower)}  # saved with the network's width and heads
 
     def fresh_params(self, key: Array):
-        """The residual tower's initial parameters, or ``None`` for a CNET (which
-        :func:`c4jax.learning.loop.initial_state` makes, with ``--init-from``)."""
+        """The residual tower's initial parameters, or ``None`` for a CNET (the loop makes it)."""
         return towers.init_params(key, tower=self.cfg.tower, game=self.game) if self.cfg.tower else None
 
     def agent_of(self, params, label: str, sampled: bool = False, symmetric: bool = False, *,
                  width: int | None = None) -> AlphaZeroAgent:
-        """The agent the evaluation matches play and ``best/`` saves: search with ``eval_simulations``
-        (the network of ``cfg.width``, which is the run's ``width``)."""
+        """The evaluated and saved agent: search with ``eval_simulations``."""
         del symmetric, width  # the search plays the position as it is
         return AlphaZeroAgent(params=towers.without_reply_head(params), label=label, width=self.cfg.width,
                               tower=self.cfg.tower, num_simulations=self.cfg.eval_simulations,
                               deterministic=not sampled, game=self.game)
 
     def init(self, key: Array, params) -> AlphaZeroState:
-        """The training state from the two-headed network's ``params``; with ``reply_weight`` the
-        network gains a fresh reply head (initialised from ``key``) and the buffer the reply targets."""
+        """The training state from ``params``; with ``reply_weight`` a fresh reply head (from ``key``) is added."""
         obs = self.game.observe(self.game.init(jax.random.key(0)))
         example = Sample(board=jnp.zeros(obs.shape, obs.dtype), policy=jnp.zeros(self.game.num_actions, jnp.float32),
                          value=jnp.float32(0))
@@ -266,7 +224,6 @@ class AlphaZero(Algorithm):
         return AlphaZeroState.create(params, self.tx, key, buffer=rb.init(example, self.cfg.buffer_size), ema=ema)
 
     def _with_reply_head(self, params, key: Array):
-        """``params`` with a freshly initialised reply head."""
         fresh = towers.init_params(key, self.game, self.cfg.width, self.cfg.tower, reply_head=True)
         return {**params, towers.REPLY: fresh[towers.REPLY]}
 
@@ -275,7 +232,7 @@ class AlphaZero(Algorithm):
         return state.params if state.ema is None else state.ema
 
     def saved_params(self, params):
-        """``params`` without the reply head (``reply_weight``): ``best/`` is a two-headed network."""
+        """``params`` without the reply head."""
         return towers.without_reply_head(params)
 
     def _starts(self, key: Array):
@@ -338,8 +295,7 @@ class AlphaZero(Algorithm):
         return jax.jit(partial(self._chunk, units=units))
 
     def _chunk(self, state: AlphaZeroState, units: int | None = None):
-        """``eval_updates`` updates (``units``: that many): whole iterations, then one whose self-play is
-        followed by the updates that remain."""
+        """``eval_updates`` (or ``units``) updates: whole iterations, then a shortened one."""
         whole, rest = divmod(self.eval_updates if units is None else units, self.cfg.updates_per_iteration)
         last = partial(self._iteration, updates=rest) if rest else None
         state, metrics = blocks.run(state, whole, self._iteration, last)

@@ -1,6 +1,5 @@
-"""Back-propagation of a whole game's outcome over its moves (design.md §2, §7a): the thesis' RL
-trainers record each move's shaped reward (the game kit's ``shaped_reward``) and give the moves whose
-shaped reward is 0 a share of the game's result, growing towards its end.
+"""Back-propagation of a whole game's outcome over its moves (design.md §2, §7a): moves whose shaped
+reward is 0 get a share of the game's result, growing towards its end.
 """
 
 from __future__ import annotations
@@ -14,16 +13,14 @@ from c4jax.agents.arena import Trajectory
 
 
 def backprop_per_player(traj: Trajectory, n: float = 3.0) -> Array:
-    """float32[B, T]: the thesis' back-propagation of a rollout's rewards, each player's own moves
-    numbered 1..T (:func:`backprop_episode`; who made each move from ``traj.by_a``)."""
+    """float32[B, T]: :func:`backprop_episode` of every game of a rollout (movers from ``traj.by_a``)."""
     first_player = traj.by_a == traj.by_a[:, :1]
     return jax.vmap(backprop_episode, in_axes=(0, 0, 0, None, 0))(traj.rewards, traj.valid, traj.first_mover_outcome,
                                                                   n, first_player)
 
 
 def backprop_segments(traj: Trajectory, n: float = 3.0) -> Array:
-    """float32[B, T]: the published code's back-propagation of a rollout's rewards:
-    absolute turn numbers, one segment per ±1 shaped reward (:func:`backprop_episode_segments`)."""
+    """float32[B, T]: :func:`backprop_episode_segments` of every game of a rollout."""
     stones = jnp.sum(traj.observations[:, 0] != 0, axis=(-2, -1), dtype=jnp.int32)
     return jax.vmap(backprop_episode_segments, in_axes=(0, 0, 0, None))(traj.rewards, traj.valid, stones, n)
 
@@ -34,9 +31,8 @@ BACKPROP_VARIANTS = tuple(BACKPROP)
 
 
 def backprop_rewards(traj: Trajectory, n: float = 3.0, variant: str = "per_player") -> Array:
-    """float32[B, T]: back-propagated rewards of every recorded move of a rollout
-    (recorded with a kit's ``shaped_reward``), by the ``variant`` of :data:`BACKPROP`:
-    ``"per_player"`` (the thesis) or ``"segments"`` (the published code)."""
+    """float32[B, T]: the rollout's rewards back-propagated by the ``variant`` of :data:`BACKPROP`
+    (``"per_player"``: the thesis, ``"segments"``: the published code); ``ValueError`` for another."""
     if variant not in BACKPROP:
         raise ValueError(f"reward back-propagation must be one of {BACKPROP_VARIANTS}, got {variant!r}")
     return BACKPROP[variant](traj, n)
@@ -44,21 +40,12 @@ def backprop_rewards(traj: Trajectory, n: float = 3.0, variant: str = "per_playe
 
 def backprop_episode(rewards: Array, valid: Array, first_mover_outcome: Array, n: float = 3.0,
                      first_player: Array | None = None) -> Array:
-    """The thesis' reward back-propagation over one finished episode (vmap for a batch).
+    """float32[L]: the thesis' reward back-propagation over one finished episode.
 
-    Args:
-      rewards: float32[L]: shaped reward of each move, from its mover's point of view.
-      valid: bool[L]: the move was played (a prefix of True).
-      first_mover_outcome: float32[]: +1 if the player who made move 0 won, -1 if it
-        lost, 0 for a draw.
-      n: exponent of ``r_t = r_T * (t / T) ** n``.
-      first_player: bool[L]: move t was made by the player who made move 0 (``None``: the players
-        alternate, as in Connect Four).
-
-    Returns:
-      float32[L]: each player's t-th own move (1-based) of its T moves gets
-      ``z * (t / T) ** n`` (z = that player's outcome) when its shaped reward is 0;
-      non-zero shaped rewards are kept; invalid moves get 0.
+    ``rewards`` float32[L] (each mover's shaped reward), ``valid`` bool[L] (a prefix), ``first_mover_outcome``
+    float32[] (+1/0/-1 for the player of move 0), ``first_player`` bool[L] (move t is that player's; ``None``:
+    alternating). A player's t-th own move (1-based) of its T gets ``z * (t / T) ** n`` (z: its outcome)
+    where its shaped reward is 0; non-zero rewards are kept; invalid moves get 0.
     """
     chex.assert_rank([rewards, valid, first_mover_outcome], [1, 1, 0])
     chex.assert_equal_shape([rewards, valid])
@@ -77,25 +64,14 @@ def backprop_episode(rewards: Array, valid: Array, first_mover_outcome: Array, n
 
 
 def backprop_episode_segments(rewards: Array, valid: Array, start_stones: Array, n: float = 3.0) -> Array:
-    """The reward back-propagation of the published training code, one episode.
+    """float32[L]: the published code's reward back-propagation over one episode.
 
-    Turns are absolute: move k of the episode is turn ``start_stones + 1 + k`` (the stones of
-    a random start board count). The game is split at every move whose shaped reward has the
-    magnitude of the last move's (±1 after a win), and each segment ending at such a move
-    (turn T, reward R) back-propagates R to the zero-reward moves before it: turn i gets
-    ``|R| * (i / T) ** n`` when its mover is R's "winner" (the mover of turn T if R > 0,
-    the other player if R < 0) and ``-|R| * ((i + 1) / T) ** n`` otherwise (the loser's
-    turn is taken as one later), rounded to 4 decimals. As in the published code, segment
-    offsets are counted from the first move of the episode: the first segment is
-    written in place, a later segment's values land on the episode's first moves
-    (only where those are still exactly 0), so zero rewards after the first split
-    stay 0. Non-zero shaped rewards are kept; invalid moves get 0.
-
-    Args:
-      rewards: float32[L]: shaped reward of each move, from its mover's point of view.
-      valid: bool[L]: the move was played (a prefix of True).
-      start_stones: int32[]: stones on the board before move 0.
-      n: the exponent.
+    ``rewards`` float32[L] (each mover's shaped reward), ``valid`` bool[L] (a prefix), ``start_stones``
+    int32[] (stones before move 0; move k is turn ``start_stones + 1 + k``). Each move whose reward has
+    the last move's magnitude (turn T, reward R) ends a segment: turn i gets ``|R| (i / T) ** n`` if its
+    mover is R's winner, else ``-|R| ((i + 1) / T) ** n``, rounded to 4 decimals. As in the published
+    code, segment offsets count from the episode's first move and only still-zero slots are written.
+    Non-zero rewards are kept; invalid moves get 0.
     """
     chex.assert_rank([rewards, valid, start_stones], [1, 1, 0])
     chex.assert_equal_shape([rewards, valid])

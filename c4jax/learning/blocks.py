@@ -1,6 +1,5 @@
-"""A chunk of whole blocks (iterations, buffers) and one shortened block: how a trainer makes a number of
-updates that is not a multiple of its block (a ``--total-updates`` or ``--eval-every`` that ends inside
-one)."""
+"""A chunk of whole blocks (iterations, buffers) and one shortened block, for an update count that is not a
+multiple of the block."""
 
 from __future__ import annotations
 
@@ -11,9 +10,8 @@ import jax.numpy as jnp
 
 
 def run(state, whole: int, block: Callable, last: Callable | None = None):
-    """``(state, metrics)``: ``whole`` blocks ``block(state, None) -> (state, metrics)`` in one ``lax.scan``,
-    then, where given, the shortened block ``last(state, None)`` of the same metrics. The metrics are stacked on
-    a leading axis of ``whole`` (+ 1 with ``last``) entries; without ``last`` this is exactly the scan."""
+    """``(state, metrics stacked [whole (+ 1)])``: ``whole`` blocks ``block(state, None)`` in one ``lax.scan``, then
+    ``last(state, None)`` where given."""
     parts = []
     if whole:
         state, m = jax.lax.scan(block, state, None, length=whole)

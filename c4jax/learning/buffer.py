@@ -1,10 +1,7 @@
-"""A replay buffer as a pure pytree: ``init``, ``add`` (masked batches), ``sample``.
+"""A fixed-capacity ring replay buffer as a pure pytree: ``init``, ``add`` (masked batches), ``sample``.
 
-Fixed capacity ring buffer; every function is jittable and returns a new buffer.
-Items are any pytree of arrays with a leading axis (the capacity in the buffer,
-the batch when adding or sampling). Under a mesh with a batch axis
-(``c4jax.io.devices``) the storage and the sampled batches are split over its devices:
-``BATCH_FIELDS`` names the storage for a training state's placement.
+Every function is jittable and returns a new buffer; items are pytrees of arrays with a leading axis.
+Under a mesh with a batch axis the storage (``BATCH_FIELDS``) and sampled batches are split over devices.
 """
 
 from __future__ import annotations
@@ -40,11 +37,8 @@ def capacity(buf: Buffer) -> int:
 
 
 def add(buf: Buffer, batch: Any, valid: Array) -> Buffer:
-    """Append the rows of ``batch`` (leaves [N, ...]) where ``valid`` (bool[N]), in order.
-
-    The oldest rows are overwritten once the buffer is full. At most ``capacity`` rows
-    may be added at once.
-    """
+    """Append the rows of ``batch`` (leaves [N, ...], N <= capacity) where ``valid`` (bool[N]), in order,
+    overwriting the oldest once full."""
     cap = capacity(buf)
     valid = valid.astype(jnp.bool_)
     offset = jnp.cumsum(valid) - 1  # rank of each valid row

@@ -1,16 +1,8 @@
-"""The hyperparameters every self-play RL trainer shares (DQN, REINFORCE, PPO), the training presets,
-and the one check of a config.
+"""The hyperparameters every self-play RL trainer shares, the training presets, and the one check of a config.
 
-A *preset* names a set of field values: ``"thesis"`` is the thesis text (design.md §7, every
-switch off: the config classes' defaults) and ``"published"`` turns on each difference of the
-published training code (design.md §7a); ``"smoke"`` shrinks any trainer's run to a pipeline check.
-``with_preset(cfg, name)`` applies a preset to any config dataclass (the fields it has).
-
-Configs are plain frozen data: making one checks nothing. :func:`validate` checks one (its ``RANGES``
-and then its own ``check()``, for it and each config among its fields) and :func:`settle` returns the
-config a trainer runs (validated, with ``--eval-every`` given in the unit the trainer counts). A
-trainer turns its flags into strategy functions once, when it is made (``onpolicy_games.Strategies``,
-``dqn.Strategies``).
+A preset names field values: ``"thesis"`` (design.md §7, the defaults) and ``"published"`` (the
+published code's differences, design.md §7a); ``"smoke"`` shrinks a run to a pipeline check. Configs
+are frozen data; :func:`validate` checks one and :func:`settle` returns the config a trainer runs.
 """
 
 from __future__ import annotations
@@ -77,11 +69,7 @@ def with_preset(cfg, name: str):
 
 
 SMOKE = "smoke"
-"""``--preset smoke``: every trainer's smallest run (a few updates, one evaluation, small networks and
-batches), which checks the whole pipeline in well under a minute on a CPU; it writes to
-``runs/smoke/...`` (replacing the smoke run there) unless ``--out`` says otherwise. Each config class
-declares its sizes in a ``SMOKE`` class attribute (or a ``smoke`` property, :func:`smoke_sizes`);
-explicit flags override them."""
+"""``--preset smoke``: every trainer's smallest run, a pipeline check (:func:`smoke_config`)."""
 
 
 def configs(cfg) -> list:
@@ -97,10 +85,8 @@ def replace_in(cfg, change):
 
 
 def validate(cfg) -> None:
-    """Check ``cfg`` (a config, or a trainer script's config of configs) without reading any file:
-    each config's ``RANGES`` (:func:`c4jax.learning.ranges.check`), then its ``check()``. Raises
-    ``ValueError("--flag ...")`` naming the flag, the value and what is allowed, for the first
-    setting that is wrong."""
+    """Check ``cfg`` (a config or a config of configs): each config's ``RANGES``, then its ``check()``.
+    ``ValueError("--flag ...")`` for the first wrong setting. Reads no file."""
     for c in configs(cfg)[1:] + configs(cfg)[:1]:
         ranges.check(c)
         if hasattr(c, "check"):
@@ -108,33 +94,27 @@ def validate(cfg) -> None:
 
 
 def settle(cfg):
-    """``cfg`` validated (:func:`validate`) and made as its trainer reads it: each config's
-    ``normalised()`` (the evaluation interval in the trainer's own unit)."""
+    """``cfg`` validated, with each config's ``normalised()`` applied."""
     validate(cfg)
     return replace_in(cfg, lambda c: c.normalised() if hasattr(c, "normalised") else c)
 
 
 def eval_in_units(cfg, unit_field: str, updates_per_unit: int):
-    """``cfg`` with ``eval_every`` (updates; 0 = keep ``unit_field``) given as ``unit_field`` (a number of
-    units of ``updates_per_unit`` updates each) and ``eval_every`` 0 when it is a multiple of
-    ``updates_per_unit``, so that a config made either way is saved the same; any other ``eval_every`` stays
-    as it is (the trainer shortens the block before each evaluation)."""
+    """``cfg`` with an ``eval_every`` that is a multiple of ``updates_per_unit`` moved to ``unit_field`` (in
+    units) and set to 0; any other ``eval_every`` is kept."""
     if not cfg.eval_every or cfg.eval_every % updates_per_unit:
         return cfg
     return dataclasses.replace(cfg, **{unit_field: cfg.eval_every // updates_per_unit, "eval_every": 0})
 
 
 def smoke_sizes(c) -> dict:
-    """A config's ``--preset smoke`` sizes: its ``smoke`` property where it has one (sizes that depend on its
-    other settings, e.g. an on-policy trainer's collection), else its class's ``SMOKE``."""
+    """A config's ``--preset smoke`` sizes: its ``smoke`` property, else its class's ``SMOKE``."""
     return getattr(c, "smoke", None) or getattr(type(c), "SMOKE", {})
 
 
 def smoke_config(cfg):
-    """``cfg`` (a trainer script's config of configs, or one config) with every config's ``SMOKE``
-    sizes: each config takes its own, a size that it has no field for (a trainer's ``total_updates``)
-    goes to the config that has one; the run writes to ``runs/smoke/...``, evaluates against the
-    fixed opponents only and replaces the smoke run it finds there."""
+    """``cfg`` (a config or a config of configs) with every config's smoke sizes (each size goes to the config
+    with that field), writing to ``runs/smoke/...`` with ``overwrite``, selecting by a fixed opponent."""
     sizes = [dict(smoke_sizes(c)) for c in configs(cfg)]
 
     def shrink(c):
@@ -174,7 +154,7 @@ class SelfPlayConfig(OpponentConfig):
     RANGES: ClassVar[dict] = {"gamma": ranges.UNIT, "reward_backprop_n": ranges.NON_NEGATIVE, "width": ranges.ONE_OR_MORE}
 
     def check(self) -> None:
-        """``ValueError`` for settings that do not fit together (:func:`validate`)."""
+        """``ValueError`` for settings that do not fit together."""
         super().check()
         if self.reward_backprop not in ("per_player", "segments"):
             raise ValueError(f"--reward-backprop must be 'per_player' or 'segments', got {self.reward_backprop!r}")

@@ -1,19 +1,9 @@
 """The supervised stage's dataset (design.md §6): a teacher's moves in any game, generated, split and saved.
 
-:func:`generate` lets a teacher (an agent; the game kit's ``teacher``: 1StepLA for the default game)
-play both sides of batches of games, one jitted batch at a time, from the kit's random start
-positions or, for a game without them, from its start position after ``opening_plies`` uniformly
-random moves. Every position the teacher moves in (the mover's
-observation) is kept with its action if no image of it under the kit's symmetries was collected
-before; the row is followed by its images (observation transformed, action mapped: for Connect
-Four the mirror, column ``6 - a``) that differ from it. Rows are kept in the order of discovery; a
-row and its images share a ``group`` id, which :meth:`Dataset.split` uses so that images never
-straddle two splits (the mirror in the test set of a board seen in training would leak it).
-
-Files: :meth:`Dataset.save_npz` / :meth:`Dataset.load_npz`, a compressed ``.npz`` with a format
-version, the game and the generator settings. :func:`export_text` / :func:`import_text`: a game's
-text format (its kit's ``text_format``; the default game's: the reference thesis' ``0``/``1``/``2``
-characters).
+:func:`generate` collects the distinct positions a teacher moves in, each followed by its images under
+the kit's symmetries (a shared ``group`` id keeps images in one split). Files: :meth:`Dataset.save_npz` /
+:meth:`Dataset.load_npz` (a compressed ``.npz`` with a format version, the game and the generator
+settings) and :func:`export_text` / :func:`import_text` (the kit's ``text_format``).
 """
 
 from __future__ import annotations
@@ -58,13 +48,8 @@ def observation_dtype(game) -> np.dtype:
 
 @dataclasses.dataclass
 class Dataset:
-    """N (observation, action) pairs of one game (``game``, its id).
-
-    ``groups[i]`` identifies the group of row i: rows sharing a group hold images of one position
-    under the kit's symmetries, and the first row of a group comes first in the dataset (for
-    generated data: the pair the teacher played; the rows after it are its images).
-    ``info`` carries the generator settings (saved with the ``.npz``).
-    """
+    """N (observation, action) pairs of the game ``game`` (an id); rows sharing a ``groups`` id are images of
+    one position under the kit's symmetries, the group's first row first. ``ValueError`` for bad arrays."""
 
     observations: np.ndarray  # [N, *observation_shape]: the mover's view
     actions: np.ndarray  # int[N]: the action played
@@ -87,13 +72,6 @@ class Dataset:
     def __len__(self) -> int:
         return int(self.observations.shape[0])
 
-    @property
-    def is_image(self) -> np.ndarray:
-        """bool[N]: the row is not the first of its group (in generated data: an added image)."""
-        first = np.zeros(len(self), bool)
-        first[np.unique(self.groups, return_index=True)[1]] = True
-        return ~first
-
     def take(self, indices) -> Dataset:
         """The rows ``indices`` (in that order), groups, info and game kept."""
         idx = np.asarray(indices)
@@ -105,13 +83,8 @@ class Dataset:
         return self
 
     def split(self, fractions=(0.8, 0.1, 0.1), seed: int = 0) -> tuple[Dataset, ...]:
-        """Random disjoint parts (default train/val/test) made of whole groups.
-
-        The groups are permuted with ``seed`` and dealt out in that order; the boundary between
-        part k and k+1 is the group boundary closest to ``round(N * sum(fractions[:k+1]))``, so each
-        boundary is within a group's size of its target, and the images of a position always land
-        in the same part. Rows keep their dataset order inside each part.
-        """
+        """Random disjoint parts of whole groups (default train/val/test), each boundary the group boundary
+        closest to ``round(N * sum(fractions[:k+1]))``; rows keep their order. ``ValueError`` for bad fractions."""
         fr = np.asarray(fractions, dtype=np.float64)
         if fr.ndim != 1 or fr.size == 0 or (fr < 0).any() or abs(fr.sum() - 1.0) > 1e-6:
             raise ValueError(f"fractions must be non-negative and sum to 1, got {tuple(fractions)}")
@@ -233,11 +206,8 @@ _BOARD_MSG = re.compile(r"^board (\d+) (.*)$", re.S)
 
 
 def validate_rows(game, observations: np.ndarray, actions: np.ndarray, groups: np.ndarray | None, where) -> None:
-    """Observations in the kit's range (and, where the kit validates them, positions of unfinished
-    games), actions legal where the observations tell it, groups holding images of one position.
-
-    ``where(i)`` names row i in the messages.
-    """
+    """``ValueError`` (naming row i by ``where(i)``) unless observations are in the kit's range and unfinished,
+    actions legal and each group holds images of one position."""
     if len(observations) == 0:
         return
     kit = games.kit_of(game)
@@ -286,8 +256,7 @@ def _images(game, observations: np.ndarray) -> list[np.ndarray]:
 
 
 def _canonical(game, observations: np.ndarray, images: list[np.ndarray] | None = None) -> np.ndarray:
-    """``[n, size]``: of each position's flat observation and its images (``_images``, computed here
-    unless given), the lexicographically smallest."""
+    """``[n, size]``: the lexicographically smallest of each flat observation and its images."""
     n, size = len(observations), int(np.prod(observations.shape[1:]))
     best = observations.reshape(n, size)
     rows = np.arange(n)
@@ -307,8 +276,7 @@ def _void(flat: np.ndarray) -> np.ndarray:
 
 
 def group_ids(observations: np.ndarray, game) -> np.ndarray:
-    """int32[N]: one id per class of observations of ``game`` that are images of one another, numbered
-    in order of first appearance."""
+    """int32[N]: one id per class of observations that are images of one another, in order of appearance."""
     n = len(observations)
     if n == 0:
         return np.zeros(0, np.int32)
@@ -326,8 +294,7 @@ def _text_format(game: str):
 
 
 def export_text(dataset: Dataset, path) -> Path:
-    """Write ``dataset`` in its game's text format (the kit's ``text_format``; groups are not stored:
-    :func:`import_text` rebuilds them). Parents are created; returns the path."""
+    """Write ``dataset`` in its game's text format (groups not stored), parents created; returns the path."""
     data = _text_format(dataset.game).format_pairs(dataset.observations, dataset.actions)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -336,9 +303,8 @@ def export_text(dataset: Dataset, path) -> Path:
 
 
 def import_text(path, game: str) -> Dataset:
-    """Read a dataset in ``game``'s text format and validate every pair: each position is grouped with
-    its images (any duplicate included) present in the file, group ids in order of first appearance.
-    ``ValueError`` naming the path and the pair (from 0) on a malformed pair or an invalid position."""
+    """Read and validate a dataset in ``game``'s text format, grouping images (:func:`group_ids`); ``ValueError``
+    naming the path and the pair on a malformed pair or an invalid position."""
     path = existing_file(path, "dataset text file")
     observations, actions = _text_format(game).parse_pairs(path.read_bytes(), str(path))
     played = games.make(game)
@@ -386,8 +352,7 @@ def _random_moves(game, key, plies: int):
 
 
 def start_positions(key, batch: int, game, opening_plies: int):
-    """[batch] start positions of generated games: the kit's random start positions where it has them,
-    else the start position after ``opening_plies`` random moves."""
+    """[batch] start positions: the kit's random ones, else the start after ``opening_plies`` random moves."""
     if games.kit_of(game).random_start is not None:
         return arena.random_initial_states(key, batch, game)
     return jax.vmap(lambda k: _random_moves(game, k, opening_plies))(jax.random.split(key, batch))
@@ -404,16 +369,10 @@ def _play(agent, key, batch: int, game, opening_plies: int):
 
 def generate(num_pairs: int = 200_000, *, game, seed: int = 0, batch: int = 4096, progress: bool = False,
              teacher: str | None = None, opening_plies: int = 4) -> Dataset:
-    """``num_pairs`` rows of distinct positions played by the teacher, each followed by its images.
-
-    The teacher (``teacher``, an ``agents.load`` name; default the kit's, :func:`teacher_name`) plays
-    both sides of ``batch`` games of ``game`` (a game object) at a time from
-    :func:`start_positions`. Every position it moves in (from the mover's view) with the action it
-    picked is kept if no image of it was collected before; the row is followed by its images that
-    differ from it. Stops at exactly ``num_pairs`` rows (the last batch is truncated, so the very last
-    original may lose its images). Same arguments -> identical arrays. ``ValueError`` when
-    :data:`STALLED_BATCHES` batches in a row bring no new position (a deterministic teacher from too
-    few start positions).
+    """Exactly ``num_pairs`` rows: distinct positions the teacher (an ``agents.load`` name; default the kit's)
+    moved in, playing both sides of ``batch`` games of ``game`` at a time, each followed by its differing
+    images. Deterministic in its arguments. ``ValueError`` when :data:`STALLED_BATCHES` batches in a row
+    bring no new position.
     """
     return generate_with_stats(num_pairs, seed=seed, batch=batch, progress=progress, game=game, teacher=teacher,
                                opening_plies=opening_plies)[0]
@@ -421,9 +380,8 @@ def generate(num_pairs: int = 200_000, *, game, seed: int = 0, batch: int = 4096
 
 @dataclasses.dataclass
 class Progress:
-    """Where :func:`generate_with_stats` stands after a batch: the rows collected so far, the PRNG
-    key the next batch is split from, and the counts of :class:`GenerationStats`. Generation
-    resumed from it (``resume=``) gives exactly the dataset of an uninterrupted run."""
+    """:func:`generate_with_stats` after a batch: the rows so far, the next key and the counts; resuming from it
+    gives exactly the dataset of an uninterrupted run."""
 
     observations: np.ndarray
     actions: np.ndarray
@@ -468,11 +426,8 @@ def generate_with_stats(num_pairs: int = 200_000, *, seed: int = 0, batch: int =
                         progress: bool = False, resume: Progress | None = None,
                         on_batch=None, game, teacher: str | None = None,
                         opening_plies: int = 4) -> tuple[Dataset, GenerationStats]:
-    """:func:`generate`, also returning the :class:`GenerationStats`.
-
-    ``on_batch(p)``: called with the :class:`Progress` after every batch (e.g. to save it);
-    ``resume``: a :class:`Progress` of the same settings to continue from.
-    """
+    """``(dataset, stats)``: :func:`generate`'s dataset and :class:`GenerationStats`. ``on_batch(progress)`` is called
+    after every batch; ``resume`` continues a :class:`Progress` of the same settings (``ValueError`` otherwise)."""
     num_pairs, batch = _check_count(num_pairs, "num_pairs", 0), _check_count(batch, "batch", 1)
     kit = games.kit_of(game)
     teacher = teacher_name(game, teacher or "")
@@ -549,14 +504,8 @@ def generate_with_stats(num_pairs: int = 200_000, *, seed: int = 0, batch: int =
 
 
 def _new_rows(game, observations: np.ndarray, actions: np.ndarray, seen: set[bytes], room: int, group0: int):
-    """Rows for the positions of one batch not collected yet (``seen`` is updated).
-
-    ``observations`` ``[n, ...]`` / ``actions`` ``[n]`` in the order met. Because every collected
-    position is followed by its images, the collected set is closed under the symmetries, so a
-    position is new exactly when its canonical key (the smallest of it and its images) is new; that
-    turns the sequential rule into a first-occurrence ``np.unique`` plus one set lookup per distinct key.
-    Returns (observations, actions, groups, number of originals), at most ``room`` rows.
-    """
+    """``(observations, actions, groups, originals)``, at most ``room`` rows, of the positions of one batch
+    whose canonical key is not in ``seen`` (updated), each followed by its images."""
     images = _images(game, observations)
     canon = _canonical(game, observations, images)
     _, first = np.unique(_void(canon), return_index=True)

@@ -1,17 +1,7 @@
-"""Merging the repeated positions of a batch of self-play rows into one row each.
+"""Merging the repeated positions of a batch of self-play rows into one row each (as AlphaZero.jl).
 
-Self-play games that start from the same position repeat their first plies: in one iteration of
-AlphaZero on Connect Four, most games start from the empty board, and with the mirror images its
-first positions are stored many times over. :func:`merge_repeats` keeps one row per distinct
-observation, whose value target is the mean of the copies' and whose policy target is the mean of
-the copies that have one (playout cap randomisation stores an all-zero policy for the others), as
-AlphaZero.jl merges the samples of one position. The buffer then holds each position of an
-iteration once, with a less noisy target, instead of many copies that outweigh the rest.
-
-Shapes stay fixed (jittable): the rows are sorted by a 64-bit hash of their observation, the runs
-of equal hashes are summed with ``segment_sum`` and every row but the first of a run is marked
-invalid. Two distinct observations share both hash words with a probability of about 2^-64 per
-pair (for the random cell weights).
+Shapes stay fixed (jittable): rows are sorted by a 64-bit hash of their observation and runs of equal
+hashes summed with ``segment_sum``; two distinct observations collide with probability about 2^-64.
 """
 
 from __future__ import annotations
@@ -28,8 +18,7 @@ _SEEDS = (0x9E3779B1, 0x85EBCA77)
 
 
 def observation_hashes(boards: Array) -> tuple[Array, Array]:
-    """Two uint32[N] hashes of the observations ``boards[N, ...]`` (any integer or bool dtype;
-    float observations are hashed by their bit patterns)."""
+    """Two uint32[N] hashes of ``boards[N, ...]`` (integer, bool, or float by bit pattern)."""
     flat = boards.reshape(boards.shape[0], -1)
     if jnp.issubdtype(flat.dtype, jnp.floating):
         flat = jax.lax.bitcast_convert_type(flat.astype(jnp.float32), jnp.uint32)
@@ -46,12 +35,9 @@ def observation_hashes(boards: Array) -> tuple[Array, Array]:
 
 
 def merge_repeats(rows, valid: Array):
-    """``(rows, valid)`` with every observation that occurs more than once among the valid rows
-    kept once; the other copies become invalid. ``rows`` is a dataclass of arrays with a leading
-    axis N and a field ``board`` (the observation). The kept copy carries, for each other field,
-    the mean of the copies': for a per-row scalar (a value target) over every copy, for a vector (a
-    policy target) over the copies whose vector is not all zero (zero when none has one). The rows
-    come back in hash order, so the buffer's order changes (its sampling is uniform)."""
+    """``(rows, valid)`` in hash order with each repeated ``board`` among the valid rows kept once (other copies
+    invalid). ``rows``: a dataclass of [N, ...] arrays; the kept row holds each other field's mean over the
+    copies (a vector field: over the copies where it is not all zero)."""
     n = valid.shape[0]
     h1, h2 = observation_hashes(rows.board)
     # invalid rows last, then by hash; equal observations become adjacent

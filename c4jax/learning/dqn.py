@@ -1,33 +1,11 @@
-"""Vanilla, Dueling and Double DQN for two-player self-play on any game (design.md §7, the Double DQN
-article).
+"""Vanilla, Dueling and Double DQN for two-player self-play on any game (design.md §7).
 
-One network plays both sides with ε-greedy; its moves go into a replay buffer from which it learns
-Q-values from the point of view of the player to move, with the turn-based zero-sum target
-``y = r + γ·sign·max_{legal a'} Q_target(s', a')`` (``y = r`` at the end; ``sign = -1`` when the
-opponent moves in s', so its value is subtracted). What differs between games are strategies that
-the config's fields choose, with per-game defaults from the game's kit (``GameKit.defaults["dqn"]``,
-:mod:`c4jax.cli.dqn`):
-
-- how experience is collected (``collect``): ``"games"``, the thesis' whole games from random
-  starts with the back-propagated shaped reward and mirror images, optionally
-  partly against a fixed opponent (:mod:`c4jax.learning.dqn_games`; a game whose kit has CNET boards, random
-  starts and a mirror), or ``"streams"``,
-  per-ply streams of games side by side on the game's own rewards (:mod:`c4jax.learning.dqn_streams`);
-- the network: the CNET where the game's kit says it reads the observations, else the residual
-  tower of :mod:`c4jax.nets.tower`, whose Q is ``tanh`` of its policy head and whose value head
-  learns ``V(s) = max_a Q_target(s, a)`` (weight ``value_weight``) so that the saved agent, which
-  plays greedily through :class:`c4jax.agents.network_search.AlphaZeroAgent` (``@0``), can also
-  search (``@N``);
-- the ε schedule (``eps_schedule``: the thesis' 0.05 + 0.75·exp(−episodes/500), or linear;
-  ``eps_per_update``: in episodes or updates) and the target network's update (``tau``: hard copies
-  or Polyak averaging);
-- the published code's switches of the whole-game collection (design.md §7a, :class:`Strategies`).
-
-Every variant has one TD target (:func:`c4jax.learning.losses.negamax_td_target`, Double DQN's with
-``double``), one loss and one update step (:meth:`DQN.update`), on one replay buffer
-(:mod:`c4jax.learning.buffer`). Batched and jitted: a *chunk* (what the host loop calls between
-evaluations) runs the collection's iterations, each of which plays, stores, and updates once the
-buffer holds ``learning_starts`` transitions.
+One network plays both sides ε-greedily into a replay buffer and learns Q from the point of view of
+the player to move with the negamax target ``y = r + γ·sign·max_{legal a'} Q_target(s', a')``
+(:func:`c4jax.learning.losses.negamax_td_target`). The config's fields choose the
+:class:`Strategies`; experience comes from whole games (:mod:`c4jax.learning.dqn_games`) or per-ply
+streams (:mod:`c4jax.learning.dqn_streams`); the network is the CNET where the kit allows, else a
+residual tower (:mod:`c4jax.nets.tower`) whose value head learns ``max_a Q_target``.
 """
 
 from __future__ import annotations
@@ -50,12 +28,7 @@ from c4jax.nets.cnet import CNet
 from c4jax.agents.policy import all_columns
 from c4jax.games.base import check_game
 from c4jax.learning.algorithm import Algorithm
-from c4jax.learning.dqn_games import DQNState as DQNState
-from c4jax.learning.dqn_games import EpsilonGreedy as EpsilonGreedy
 from c4jax.learning.dqn_games import GameCollection, mirror_avg_q, q_values, whole_games_fit
-from c4jax.learning.dqn_games import Transition as Transition
-from c4jax.learning.dqn_games import mirror_average as mirror_average
-from c4jax.learning.dqn_games import transitions as transitions
 from c4jax.learning.dqn_streams import StreamCollection
 from c4jax.learning.settings.dqn import STREAMS as STREAMS
 from c4jax.learning.settings.dqn import DQNConfig as DQNConfig
@@ -66,9 +39,7 @@ from c4jax.learning import backprop as backprop_lib
 
 
 def epsilon(cfg: DQNConfig, episodes: Array) -> Array:
-    """ε after ``episodes`` self-play games (or updates, with ``eps_per_update``):
-    eps_end + (eps_start - eps_end)·exp(−episodes/decay), or with ``eps_schedule="linear"`` from
-    eps_start to eps_end over ``eps_decay``."""
+    """float32: ε after ``episodes`` (games or updates): exponential decay, or linear with ``eps_schedule="linear"``."""
     if cfg.eps_schedule == "linear":
         frac = jnp.minimum(episodes / cfg.eps_decay, 1.0)
         return cfg.eps_start + frac * (cfg.eps_end - cfg.eps_start)
@@ -79,27 +50,23 @@ def epsilon(cfg: DQNConfig, episodes: Array) -> Array:
 
 
 def tanh_q(apply, params, obs: Array) -> Array:
-    """float32[..., A]: Q(s) of a residual tower ``apply``, ``tanh`` of its policy head (a game's values
-    are in [-1, 1])."""
+    """float32[..., A]: Q(s) of a residual tower ``apply``, ``tanh`` of its policy head."""
     return jnp.tanh(apply({"params": params}, obs)[0])
 
 
 def target_network(params, target_params):
-    """The weights that value s' in the TD target: the target network's (the thesis)."""
+    """The weights that value s' in the TD target: the target network's."""
     del params
     return target_params
 
 
 def online_network(params, target_params):
-    """The weights that value s' in the TD target: the online network's, not differentiated (the
-    published code; the target copy is still refreshed but never read)."""
+    """The weights that value s' in the TD target: the online network's, not differentiated."""
     del target_params
     return jax.lax.stop_gradient(params)
 
 
 def _negamax_targets(batch, q_next: Array, legal_next: Array, gamma, q_select: Array | None) -> Array:
-    """``losses.negamax_td_target`` of every transition of ``batch``, with its ``sign`` (one scalar
-    for all, or one per transition)."""
     sign_axis = None if isinstance(batch.sign, float) else 0
     select_axis = None if q_select is None else 0
     return jax.vmap(losses.negamax_td_target, in_axes=(0, sign_axis, 0, 0, 0, None, select_axis))(
@@ -107,24 +74,20 @@ def _negamax_targets(batch, q_next: Array, legal_next: Array, gamma, q_select: A
 
 
 def _next_legal(batch, legal) -> Array:
-    """bool[N, A]: the legal actions of s' by ``legal`` (a function of the observations), or the ones the
-    transitions store (``legal=None``)."""
     return batch.next_legal if legal is None else legal(batch.next_obs)
 
 
 def max_td_target(apply, params, target_params, batch, gamma, *, net=target_network, q=q_values,
                   legal=None) -> Array:
-    """float32[N]: ``y = r + gamma sign max_{a'} Q(s', a')`` (``y = r`` at the end; ``sign = -1`` when
-    the opponent moves in s'), Q(s') = ``q`` of the weights ``net`` chooses, the max over the actions
-    ``legal(s')`` (``None``: those the transitions store)."""
+    """float32[N]: ``y = r + gamma sign max_{a'} Q(s', a')`` (``y = r`` at the end), Q by ``q`` of the weights
+    ``net`` chooses, the max over ``legal(next_obs)`` (``None``: the stored ``next_legal``)."""
     q_next = q(apply, net(params, target_params), batch.next_obs)
     return _negamax_targets(batch, q_next, _next_legal(batch, legal), gamma, None)
 
 
 def double_td_target(apply, params, target_params, batch, gamma, *, net=target_network, q=q_values,
                      legal=None) -> Array:
-    """float32[N]: Double DQN's ``y = r + gamma sign Q_net(s', argmax_{a'} Q_online(s', a'))``, both Q by
-    ``q``, the argmax over the actions ``legal(s')`` (``None``: those the transitions store)."""
+    """float32[N]: Double DQN's ``y = r + gamma sign Q_net(s', argmax_{a'} Q_online(s', a'))``; as :func:`max_td_target`."""
     q_next_target = q(apply, net(params, target_params), batch.next_obs)
     legal_next = _next_legal(batch, legal)
     q_next_online = q(apply, params, batch.next_obs)
@@ -132,60 +95,54 @@ def double_td_target(apply, params, target_params, batch, gamma, *, net=target_n
 
 
 def squared_error(q: Array, y: Array) -> Array:
-    """float32[...]: ``(q - y) ** 2`` elementwise (the thesis' MSE loss before its mean)."""
+    """float32[...]: ``(q - y) ** 2`` elementwise."""
     return jnp.square(q - y)
 
 
 def episode_clock(state) -> Array:
-    """What ε decays with: the self-play games played (the thesis)."""
+    """What ε decays with: the self-play games played."""
     return state.episodes
 
 
 def update_clock(state) -> Array:
-    """What ε decays with: the updates done (the published code; 0 during the warm-up)."""
+    """What ε decays with: the updates done."""
     return state.updates
 
 
 def keep_target(state, reset):
-    """The old-network rule leaves the target network alone (the thesis)."""
+    """The old-network rule leaves the target network alone."""
     del reset
     return state
 
 
 def reset_target(state, reset):
-    """The target network becomes the current weights where ``reset`` (bool[K], one per seed: a new
-    best or a revert; the published code)."""
+    """The target network becomes the current weights where ``reset`` (bool[K], one per seed)."""
     return state.replace(target_params=where_seeds(reset, state.params, state.target_params))
 
 
 @dataclass(frozen=True)
 class Strategies:
     """How DQN plays, learns and follows the old-network rule, chosen once from a :class:`DQNConfig`
-    (:meth:`of`); the defaults are the thesis, the alternatives the published code (design.md §7a) and
-    the Double DQN article."""
+    (:meth:`of`); the defaults are the thesis (alternatives: design.md §7a)."""
 
     behaviour_q: Callable = q_values
-    """``(apply, params, boards) -> Q`` that ε-greedy self-play acts on: ``q_values`` or ``mirror_avg_q`` (its
-    ``symmetry`` bound)."""
+    """``(apply, params, boards) -> Q`` that ε-greedy self-play acts on."""
     epsilon_clock: Callable = episode_clock
-    """``state -> count`` that ε decays with: ``episode_clock`` or ``update_clock``."""
+    """``state -> count`` that ε decays with."""
     td_target: Callable = max_td_target
-    """``(apply, params, target_params, batch, gamma) -> y``: ``max_td_target`` or ``double_td_target``
-    with its ``net``, ``q`` and ``legal`` bound."""
+    """``(apply, params, target_params, batch, gamma) -> y``."""
     error: Callable = squared_error
-    """``(q, y) -> loss`` per transition: ``squared_error`` or ``optax.huber_loss`` with ``huber_delta``."""
+    """``(q, y) -> loss`` per transition."""
     play: Callable = rollouts.mixed_rollout
-    """The games: ``rollouts.mixed_rollout`` or ``rollouts.mixed_rollout_no_draws`` (draws replaced)."""
+    """The games (a ``rollouts`` function)."""
     backprop: Callable = backprop_lib.backprop_per_player
     """``(traj, n) -> rewards [B, T]``: a value of ``backprop_lib.BACKPROP``."""
     sync_target: Callable = keep_target
-    """``(state, reset) -> state`` after the old-network rule: ``keep_target`` or ``reset_target``."""
+    """``(state, reset) -> state`` after the old-network rule."""
 
     @classmethod
     def of(cls, cfg: DQNConfig, game, tower: bool = False) -> Strategies:
-        """The strategies of ``cfg`` on ``game`` (a game object); ``tower``: the network is a
-        residual tower (Q = ``tanh_q``), else a CNET. The legal actions of s' are those that the game's kit
-        reads from a board (``--collect games``), or those the transitions store (``--collect streams``)."""
+        """The strategies of ``cfg`` on ``game``; ``tower``: the network is a residual tower, else a CNET."""
         kit = games.kit_of(game)
         mirror_avg = partial(mirror_avg_q, symmetry=kit.symmetries[0]) if kit.symmetries else None
         if tower:
@@ -210,8 +167,7 @@ class Strategies:
 
 
 class DQN(Algorithm):
-    """The :class:`~c4jax.learning.algorithm.Algorithm` for DQN on ``game`` (a game object);
-    ``name`` is 'dqn' or 'dueling_dqn'. ``ValueError`` when ``cfg`` does not fit the game."""
+    """DQN on ``game``; ``name`` is 'dqn' or 'dueling_dqn'. ``ValueError`` when ``cfg`` does not fit the game."""
 
     output = "q"
     default_mode = "det"
@@ -248,7 +204,6 @@ class DQN(Algorithm):
         self.compile_key = None if cfg.opponent_agent is not None else (type(self), cfg, freeze_conv, self.game)
 
     def chunk_of(self, units: int):
-        """The chunk of ``units`` (:meth:`short_block`)."""
         return jax.jit(partial(self._chunk, units=units))
 
     def block_end(self, updates: int) -> int:
@@ -264,31 +219,29 @@ class DQN(Algorithm):
         return self.collection.collect(self, state)
 
     def fresh_params(self, key: Array):
-        """A residual tower's initial parameters (``None`` for a CNET, which the loop makes)."""
+        """A residual tower's initial parameters (``None`` for a CNET)."""
         if not self.tower:
             return None
         return self.net.init(key, jnp.zeros((1,) + tuple(self.game.observation_shape), jnp.int8))["params"]
 
     def saved_params(self, params):
-        """A dueling tower folded into the plain tower that agents play (:func:`c4jax.nets.tower.fold_dueling`)."""
+        """A dueling tower folded into a plain tower (:func:`c4jax.nets.tower.fold_dueling`)."""
         return towers.fold_dueling(params) if self.tower else params
 
     def agent_of(self, params, label: str, sampled: bool = False, symmetric: bool = False, *,
                  width: int | None = None):
-        """A CNET's :class:`~c4jax.agents.network.NetworkAgent`; a tower plays through
-        :class:`AlphaZeroAgent` without search (its own width; the run's ``width`` is unused)."""
+        """A CNET's :class:`~c4jax.agents.network.NetworkAgent`; a tower's :class:`AlphaZeroAgent` without search."""
         if not self.tower:
             return super().agent_of(params, label, sampled, symmetric, width=width)
         return AlphaZeroAgent(params=self.saved_params(params), label=label, tower=self.tower, num_simulations=0,
                               deterministic=not sampled, game=self.game)
 
     def sync_target(self, state, reset):
-        """After the host loop's old-network rule: ``Strategies.sync_target`` (the target network
-        reset where ``reset``, with ``reset_target_on_old``; else ``state`` unchanged)."""
+        """``Strategies.sync_target`` after the host loop's old-network rule."""
         return self.strategies.sync_target(state, reset)
 
     def behaviour_epsilon(self, state) -> Array:
-        """The self-play ε of ``state``: by episodes (the thesis) or by updates (``eps_per_update``)."""
+        """The self-play ε of ``state``."""
         return epsilon(self.cfg, self.strategies.epsilon_clock(state).astype(jnp.float32))
 
     # --- jitted pieces ------------------------------------------------------------------
@@ -302,8 +255,8 @@ class DQN(Algorithm):
         return jnp.tanh(logits), jnp.tanh(value)
 
     def loss(self, params, target_params, batch):
-        """The TD loss of ``batch`` (``Strategies.error`` to ``Strategies.td_target``); a tower adds
-        ``value_weight`` times its value head's squared error to ``max_{legal a} Q_target(s, a)``."""
+        """``(loss, aux)``: the TD loss of ``batch``; a tower adds ``value_weight`` × its value head's
+        squared error to ``max_{legal a} Q_target(s, a)``."""
         q, value = self.q_and_value(params, batch.obs)
         q_sa = jnp.take_along_axis(q, batch.action[:, None], axis=-1)[:, 0]
         y = self.strategies.td_target(self.net.apply, params, target_params, batch, self.cfg.gamma)
@@ -317,8 +270,7 @@ class DQN(Algorithm):
         return err + self.cfg.value_weight * value_loss, {**aux, "td_loss": err, "value_loss": value_loss}
 
     def update(self, state, key: Array):
-        """One update on a minibatch drawn with ``key``: the gradient step, then the target network's
-        (a hard copy every ``target_update_every`` updates, or Polyak averaging with ``tau`` < 1)."""
+        """One gradient step on a minibatch drawn with ``key``, then the target network's update."""
         batch = rb.sample(state.buffer, key, self.cfg.batch_size)
         (loss, aux), grads = jax.value_and_grad(self.loss, has_aux=True)(state.params, state.target_net(), batch)
         params, opt_state = apply_gradients(self.tx, state.params, state.opt_state, grads)

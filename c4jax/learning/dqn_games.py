@@ -1,14 +1,10 @@
-"""DQN's whole-game collection (``--collect games``, :mod:`c4jax.learning.dqn`): the thesis' self-play
-(design.md §7) on a game whose kit has CNET boards, random start positions, a mirror and (optionally)
-a shaped reward.
+"""DQN's whole-game collection (``--collect games``): the thesis' self-play (design.md §7) on a game whose
+kit has CNET boards, random starts and a mirror.
 
-One network plays both sides with ε-greedy from the kit's random start boards (optionally a fixed
-opponent plays one side of a fraction of the games). Each finished game's transitions, with
-back-propagated rewards (design.md §2), go into the replay buffer together with their mirror images; s' is the
-opponent's board, so the TD target subtracts its value. An iteration plays ``episodes_per_iteration``
-games at once, then, once the buffer holds ``learning_starts`` transitions, makes
-``updates_per_episode`` updates per game; a chunk iterates up to the next multiple of the evaluation
-interval (``--eval-every``, default 1000 updates), its last iteration making only the updates that remain.
+An iteration plays ``episodes_per_iteration`` ε-greedy self-play games (some optionally against a fixed
+opponent); their transitions, with back-propagated rewards, go into the replay buffer with their mirror
+images; then ``updates_per_episode`` updates per game once it holds ``learning_starts``. A chunk ends
+exactly at the next multiple of the evaluation interval.
 """
 
 from __future__ import annotations
@@ -31,12 +27,6 @@ from c4jax.learning.train_state import TrainState
 from c4jax.nets.cnet import CNet
 
 
-def mirror_average(q: Array, q_mirrored: Array, symmetry: Symmetry) -> Array:
-    """float32[..., A]: ``q`` averaged with the mirrored board's ``q_mirrored``, mirrored back (``symmetry``:
-    the mirror, its own inverse)."""
-    return 0.5 * (q + symmetry.policy(q_mirrored))
-
-
 @struct.dataclass
 class Transition:
     """One move of a whole game (``--collect games``), the next board seen by the opponent."""
@@ -57,7 +47,7 @@ class Transition:
 
     @property
     def sign(self) -> float:
-        """The opponent always moves in s' (a scalar for every transition)."""
+        """The opponent always moves in s'."""
         return -1.0
 
 
@@ -74,20 +64,19 @@ class DQNState(TrainState):
 
 
 def q_values(apply, params, boards: Array) -> Array:
-    """float32[..., A]: Q(s) of the network ``apply`` (the thesis)."""
+    """float32[..., A]: Q(s) of the network ``apply``."""
     return apply({"params": params}, boards)
 
 
 def mirror_avg_q(apply, params, boards: Array, *, symmetry: Symmetry) -> Array:
-    """float32[..., A]: Q(s) averaged with the board's mirror image's (``symmetry``), mirrored back (the
-    published code; bind ``symmetry`` with ``functools.partial``)."""
-    return mirror_average(apply({"params": params}, boards), apply({"params": params}, symmetry.observation(boards)),
-                          symmetry)
+    """float32[..., A]: Q(s) averaged with its mirror image's under ``symmetry`` (the published code)."""
+    q, q_mirrored = apply({"params": params}, boards), apply({"params": params}, symmetry.observation(boards))
+    return 0.5 * (q + symmetry.policy(q_mirrored))
 
 
 @struct.dataclass
 class EpsilonGreedy(AgentBase):
-    """The self-play behaviour policy (not for evaluation): ε-greedy on ``q`` (a ``Strategies.behaviour_q``)."""
+    """The self-play behaviour policy: ε-greedy on ``q``."""
 
     params: Any
     epsilon: Array  # float32[]
@@ -104,8 +93,8 @@ class EpsilonGreedy(AgentBase):
 
 def transitions(traj: arena.Trajectory, n: float, symmetry: Symmetry,
                 backprop=backprop_lib.backprop_per_player) -> tuple[Transition, Array]:
-    """Flat transitions [2·B·T] of the recorded games and their images under ``symmetry`` (the mirror),
-    with a valid mask (``backprop``: the reward back-propagation, a value of ``backprop_lib.BACKPROP``)."""
+    """``(transitions [2·B·T], valid bool[2·B·T])`` of the games and their images under ``symmetry``, rewards
+    back-propagated by ``backprop``."""
     rewards = backprop(traj, n)
     nxt = jnp.concatenate([traj.observations[:, 1:], jnp.zeros_like(traj.observations[:, :1])], axis=1)
     nxt = jnp.where(arena.broadcast_mask(traj.done, nxt), 0, nxt)
@@ -118,17 +107,13 @@ def transitions(traj: arena.Trajectory, n: float, symmetry: Symmetry,
 
 
 def whole_games_fit(game) -> bool:
-    """Whether ``--collect games`` can play ``game``: its kit has the thesis' pieces (CNET boards,
-    random start positions and a mirror), which the whole-game self-play and shaped reward of
-    :mod:`c4jax.learning.rollouts` are written for."""
+    """Whether ``--collect games`` can play ``game``: its kit has CNET boards, random starts and a mirror."""
     kit = games.kit_of(game)
     return kit.cnet and kit.random_start is not None and bool(kit.symmetries)
 
 
 class GameCollection:
-    """How a DQN with ``--collect games`` (the thesis) fills its buffer and runs a chunk: iterations of
-    ``episodes_per_iteration`` whole games, each followed by ``updates_per_episode`` updates once the
-    buffer is ready, until the next multiple of ``eval_every`` updates."""
+    """How a DQN with ``--collect games`` fills its buffer and runs a chunk."""
 
     def __init__(self, cfg, game):
         self.cfg, self.game = cfg, game
@@ -154,7 +139,7 @@ class GameCollection:
         return DQNState.create(params, tx, key, target_params=params, buffer=rb.init(example, self.cfg.buffer_size))
 
     def _play(self, algo, state: DQNState, start_key: Array, play_key: Array):
-        """A batch of ε-greedy self-play games stored in the buffer: the new state and their trajectories."""
+        """``(state, trajectories)`` after a batch of ε-greedy games is stored in the buffer."""
         cfg, strategies = self.cfg, algo.strategies
         starts = arena.random_initial_states(start_key, cfg.episodes_per_iteration, self.game)
         behaviour = EpsilonGreedy(params=state.params, epsilon=algo.behaviour_epsilon(state), net=algo.net,
@@ -165,14 +150,12 @@ class GameCollection:
         return state.replace(buffer=rb.add(state.buffer, items, valid)), traj
 
     def collect(self, algo, state: DQNState) -> DQNState:
-        """One batch of games into the buffer, no update (:meth:`c4jax.learning.algorithm.Algorithm.collect`)."""
+        """One batch of games into the buffer, no update."""
         key, start_key, play_key = jax.random.split(state.key, 3)
         return self._play(algo, state, start_key, play_key)[0].replace(key=key)
 
     def iteration(self, algo, state: DQNState, stop: Array):
-        """Play a batch of ε-greedy self-play games, store them, and update if the buffer is ready, at most
-        until ``state.updates`` reaches ``stop`` (the last iteration before an evaluation makes the updates that
-        remain)."""
+        """A batch of games into the buffer, then updates once it is ready, until ``state.updates`` reaches ``stop``."""
         cfg = self.cfg
         key, start_key, play_key = jax.random.split(state.key, 3)
         games_ = cfg.episodes_per_iteration
@@ -198,8 +181,7 @@ class GameCollection:
         return state, stats
 
     def chunk(self, algo, state: DQNState, units: int | None = None):
-        """Iterate until the next multiple of ``eval_updates`` updates (``units``: until ``units`` more
-        updates), exactly; return averaged metrics."""
+        """``(state, averaged metrics)`` after iterating to the next multiple of ``eval_updates`` (or ``units`` more)."""
         if units is None:
             stop = (state.updates // self.eval_updates + 1) * self.eval_updates
         else:

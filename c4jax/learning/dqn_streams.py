@@ -1,15 +1,9 @@
-"""DQN's per-ply collection (``--collect streams``, :mod:`c4jax.learning.dqn`): streams of games of any
-two-player zero-sum game of the protocol (:class:`c4jax.games.base.Game`), on the game's own rewards
-(+1 win, 0 draw, -1 loss), as the MCTS thesis trains DQN on Checkers.
+"""DQN's per-ply collection (``--collect streams``) for any game, on the game's own rewards.
 
-``envs`` games run side by side, each starting again as soon as it ends; every iteration plays
-``steps`` plies of all of them with an ε-greedy policy over the legal actions, stores the
-transitions in the replay buffer, then, once the buffer holds ``learning_starts`` transitions,
-makes ``updates_per_iteration`` updates (the algorithm's update step). A transition keeps the
-legal actions of s and s' and the sign of s' for the mover: ``-1`` when the opponent moves next,
-``+1`` when the same player moves again (a Checkers multi-jump), which the negamax TD target
-(:func:`c4jax.learning.losses.negamax_td_target`) multiplies the value of s' by. A chunk is
-``iterations_per_eval`` iterations, those that only fill the buffer included.
+``envs`` games run side by side, each restarting when it ends; an iteration plays ``steps`` ε-greedy
+plies of all of them into the replay buffer, then makes ``updates_per_iteration`` updates once it holds
+``learning_starts`` transitions. A transition keeps the legal actions of s and s' and the ``sign`` of s'
+for the mover (+1 when the same player moves again, else -1).
 """
 
 from __future__ import annotations
@@ -58,8 +52,7 @@ class StreamDQNState(TrainState):
 
 
 class StreamCollection:
-    """How a DQN with ``--collect streams`` fills its buffer and runs a chunk; ``algo`` (a
-    :class:`c4jax.learning.dqn.DQN`) gives the network's Q-values, the ε schedule and the update step."""
+    """How a DQN with ``--collect streams`` fills its buffer and runs a chunk (``algo``: the DQN)."""
 
     def __init__(self, cfg, game):
         self.cfg, self.game = cfg, game
@@ -71,8 +64,7 @@ class StreamCollection:
         return updates + self.eval_updates
 
     def short_block(self, state, updates: int) -> tuple[int, int]:
-        """``(iterations, rest)``: the whole iterations, those still filling the buffer first, then the updates
-        of a last iteration, that make ``updates`` updates."""
+        """``(iterations, rest)`` that make ``updates`` updates, iterations only filling the buffer included."""
         # an iteration adds envs x steps transitions, then learns once the buffer holds --learning-starts
         missing = self.cfg.learning_starts - int(state.buffer.size)
         only_fill = max(0, -(-missing // (self.cfg.envs * self.cfg.steps)) - 1)
@@ -92,8 +84,7 @@ class StreamCollection:
                                      envs=envs, plies=plies)
 
     def play(self, algo, state: StreamDQNState, key: Array):
-        """``steps`` ε-greedy plies of every game: the flat transitions, the games and their plies after
-        them, and the games finished meanwhile with their total length."""
+        """``steps`` ε-greedy plies of every game: ``(flat transitions, games, plies, finished, total length)``."""
         game, eps = self.game, algo.behaviour_epsilon(state)
 
         def ply(carry, k):
@@ -119,16 +110,14 @@ class StreamCollection:
         return flat, envs, plies, finished, lengths
 
     def collect(self, algo, state: StreamDQNState) -> StreamDQNState:
-        """``steps`` plies of every running game into the buffer, no update
-        (:meth:`c4jax.learning.algorithm.Algorithm.collect`)."""
+        """``steps`` plies of every running game into the buffer, no update."""
         key, play_key = jax.random.split(state.key)
         rows, envs, plies, _, _ = self.play(algo, state, play_key)
         return state.replace(key=key, envs=envs, plies=plies,
                              buffer=rb.add(state.buffer, rows, jnp.ones(rows.action.shape, jnp.bool_)))
 
     def iteration(self, algo, state: StreamDQNState, _, updates: int | None = None):
-        """``steps`` plies of every game into the buffer, then ``updates`` (default ``updates_per_iteration``)
-        updates once it holds ``learning_starts`` transitions."""
+        """``steps`` plies into the buffer, then ``updates`` updates once it holds ``learning_starts``."""
         cfg = self.cfg
         updates = updates or cfg.updates_per_iteration
         key, play_key, update_key = jax.random.split(state.key, 3)
@@ -155,8 +144,7 @@ class StreamCollection:
         return state, metrics
 
     def chunk(self, algo, state: StreamDQNState, units: tuple[int, int] | None = None):
-        """``iterations_per_eval`` iterations, or the whole iterations and the last iteration's updates of
-        ``eval_updates`` (when it is not a multiple of an iteration's), or of ``units`` (:meth:`short_block`)."""
+        """The iterations of ``eval_updates`` updates, or ``units = (iterations, rest)``."""
         whole, rest = divmod(self.eval_updates, self.update_step) if units is None else units
         last = partial(self.iteration, algo, updates=rest) if rest else None
         state, m = blocks.run(state, whole, partial(self.iteration, algo), last)

@@ -1,42 +1,15 @@
-"""The host loop shared by every RL trainer (DQN, Dueling DQN, REINFORCE, PPO, AlphaZero).
+"""The host loop shared by every RL trainer (design.md §7).
 
-An algorithm (:class:`c4jax.learning.algorithm.Algorithm`) supplies a pytree training state
-and a jitted ``chunk`` that advances it to the next evaluation point (on device, no host round
-trips). Between chunks this loop does everything that is the same for all algorithms
-(design.md §7), each job in its own module:
-
-- tournament-protocol matches (100 games each) of the current network against
-  Random, the "old network" and 1StepLA, played with the symmetric averaging of
-  design.md §7 (the thesis uses it in every competition, never in self-play):
-  :mod:`c4jax.learning.training_eval`;
-- the old-network rule: a new best win rate against 1StepLA makes the current
-  weights the old network (and the best checkpoint, ``<out>/best``); a drop of
-  more than ``revert_drop`` below the best puts the old weights back:
-  :mod:`c4jax.learning.selection`;
-- ``metrics.jsonl``/``metrics.csv``, ``curves.png`` (smoothed loss, win rates, game length of
-  the match against the old network, the thesis' "self-play game length", and of the training
-  self-play), ``summary.json`` and a K-seed run's ``seeds.md``: :mod:`c4jax.learning.rundir`;
-  a progress bar with ETA and the latest win rates, one stdout line per evaluation
-  (:func:`evaluation_line`) and a line when the first chunk's or the first evaluation's program
-  compiles (:func:`c4jax.io.compile_cache.announce`: not when it comes out of the persistent cache);
-- K seeds stacked in one program (``--vmap-seeds``): :mod:`c4jax.learning.stacked`;
-- ``<out>/last``: the full training state (buffers, optimiser, PRNG key, old
-  network, loop counters), saved after every evaluation, from which ``--resume``
-  continues exactly where the run stopped;
-- several devices (``--devices``, ``--shard``; :mod:`c4jax.learning.placement`) and several
-  processes (``--coordinator-address``, ``--num-processes``, ``--process-id``; only process 0
-  writes files).
-
-A run killed at any moment (``kill -9`` included) and resumed ends exactly as an
-uninterrupted run: every file is written atomically (checkpoint.py, runlog.py), last/
-keeps the checkpoint before the latest one and falls back to it with a warning when the
-latest is damaged, and a resumed run drops the metric rows logged after its checkpoint;
-best/ is rewritten identically when the evaluations after the checkpoint are played again.
+An :class:`~c4jax.learning.algorithm.Algorithm` supplies a pytree training state and a jitted ``chunk``
+that advances it to the next evaluation. Between chunks this loop evaluates
+(:mod:`~c4jax.learning.training_eval`), applies the old-network rule (:mod:`~c4jax.learning.selection`),
+writes the run directory (:mod:`~c4jax.learning.rundir`) and saves ``<out>/last``, from which
+``--resume`` continues exactly, even after ``kill -9``. Seeds stack with :mod:`~c4jax.learning.stacked`,
+devices with :mod:`~c4jax.learning.placement`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import sys
 import time
@@ -47,15 +20,15 @@ import jax
 import numpy as np
 
 from c4jax import agents
-from c4jax.io import checkpoint, compile_cache, devices, interrupt, outdir, track
+from c4jax.io import checkpoint, devices, interrupt, outdir, track
 from c4jax.nets import cnet
 from c4jax.learning import hostrun, portable, selection
 from c4jax.learning.algorithm import EVAL_FIELDS, Algorithm
 from c4jax.learning.config import validate
-from c4jax.learning.hostrun import say as _say
+from c4jax.learning.hostrun import LAST, say as _say
 from c4jax.learning.training_eval import evaluate, evaluated_agent, metrics_row
 from c4jax.learning.placement import Placement, plan
-from c4jax.learning.rundir import BEST, LAST, SeedRun, seed_dir, summarize_seeds
+from c4jax.learning.rundir import BEST, SeedRun, seed_dir, summarize_seeds
 from c4jax.learning.stacked import make_chunk, seed_slice, stack_seeds
 from c4jax.learning.settings.loop import LoopConfig as LoopConfig
 from c4jax.learning.settings.loop import from_scratch as from_scratch
@@ -82,9 +55,8 @@ def source_params(cfg: LoopConfig, width: int) -> dict | None:
 
 
 def initial_params(cfg: LoopConfig, heads: str, width: int, key: jax.Array, source: dict | None = None):
-    """Fresh CNet params of ``heads``, with conv/dense/head copied from ``cfg.init_from``
-    (design.md §5 transfer: a two-head network gets a freshly initialised value head).
-    ``source``: the already restored ``source_params(cfg, width)``, to restore it only once."""
+    """Fresh CNet params of ``heads`` with conv/dense/head copied from ``cfg.init_from`` (a value head stays
+    fresh). ``source``: ``source_params(cfg, width)`` if already restored."""
     params = cnet.init_params(key, width=width, heads=heads)
     if source is None:
         source = source_params(cfg, width)
@@ -94,8 +66,7 @@ def initial_params(cfg: LoopConfig, heads: str, width: int, key: jax.Array, sour
 
 
 def initial_state(algo: Algorithm, cfg: LoopConfig, width: int, seed: int, source: dict | None = None):
-    """The fresh training state of ``seed``: its init key makes the params, its run key seeds
-    self-play (the same for a single ``--seed`` run and that seed inside ``--vmap-seeds``)."""
+    """The fresh training state of ``seed`` (the same alone or inside ``--vmap-seeds``)."""
     init_key, run_key = jax.random.split(jax.random.key(seed))
     fresh = algo.fresh_params(init_key)  # an algorithm's own network (not a CNET)
     if fresh is not None:
@@ -107,18 +78,16 @@ def initial_state(algo: Algorithm, cfg: LoopConfig, width: int, seed: int, sourc
 
 
 def save_state(directory: Path, state, old_params, loop: dict, meta: dict, write: bool = True) -> None:
-    """``last/``, from host copies of the arrays (so that any number of devices can resume it), keeping
-    the checkpoint before as a fallback. Every process of a multi-process run calls it; only one with
-    ``write`` writes the files."""
+    """Save ``last/`` from host copies of the arrays, keeping the previous checkpoint as a fallback.
+    Every process calls it; only the one with ``write`` writes."""
     tree = devices.to_host({"state": keys_to_data(state), "old_params": old_params})
     if write:
         checkpoint.save(directory, tree, {**meta, "loop": loop}, keep_previous=True)
 
 
 def load_state(directory: Path, state_like, params_like, seeds: list[int] | None = None, game: str | None = None):
-    """The training state, old network and loop counters saved in ``directory`` (the checkpoint
-    before the latest one, with a warning, when the latest is damaged). ``seeds``: the seeds the
-    run trains, which the checkpoint must hold; ``game``: the game it must be of."""
+    """``(state, old_params, loop counters)`` saved in ``directory`` (the previous checkpoint, with a warning,
+    if the latest is damaged). ``CheckpointError`` unless it holds ``seeds`` of ``game`` (None: any)."""
     def check(meta: dict) -> None:
         saved_game = meta.get("game", checkpoint.UNNAMED_GAME)
         if game is not None and saved_game != game:
@@ -152,8 +121,7 @@ def _check_resumable(out: Path) -> None:
 
 
 def _resume_state(algo: Algorithm, out: Path, state, old_params, seeds: list[int], game: str, write: bool):
-    """``(state, old_params, counters)`` of ``--resume``: from ``last/`` (exact), else from the portable
-    state, whose replay buffers are refilled by self-play first (:mod:`c4jax.learning.portable`)."""
+    """``(state, old_params, counters)`` of ``--resume``: from ``last/``, else from the portable state."""
     if checkpoint.exists(out / LAST):
         return load_state(out / LAST, state, old_params, seeds, game)
     state, old_params, counters, targets = portable.load(out / portable.PORTABLE, state, old_params, seeds, game)
@@ -167,12 +135,8 @@ def _resume_state(algo: Algorithm, out: Path, state, old_params, seeds: list[int
 
 
 def exit_on_error(fn: Callable[..., Any], *args, **kwargs) -> Any:
-    """``fn(*args, **kwargs)`` for an experiment script: a missing or unusable checkpoint
-    (``--resume``, ``--init-from``), an ``--out`` that holds a run or cannot be written, a file
-    that cannot be written (a full disk), devices that cannot hold the run (``--devices``) or a
-    tracker that is not installed end the script with one ``error: ...`` line and exit status 2
-    instead of a traceback. Ctrl-C ends it at once with one ``interrupted: ...`` line naming the
-    checkpoint that ``--resume`` continues from (:func:`c4jax.io.interrupt.guard`)."""
+    """``fn(*args, **kwargs)``; a checkpoint, output, device, tracker, config or OS error instead prints one
+    ``error: ...`` line to stderr and exits with status 2; Ctrl-C: :func:`c4jax.io.interrupt.guard`."""
     try:
         with interrupt.guard():
             return fn(*args, **kwargs)
@@ -190,10 +154,8 @@ RESUME_MAY_CHANGE = frozenset({"out", "resume", "overwrite", "progress", "total_
 
 
 def check_resume_config(out: Path, config: dict, interval_of: Callable[[dict], int | None] | None = None) -> None:
-    """Refuse a ``--resume`` whose settings differ from the saved run's (outside :data:`RESUME_MAY_CHANGE`)
-    with one line naming the flags, before anything in ``out`` is touched. ``interval_of``: the updates between
-    evaluations of a config (:meth:`c4jax.learning.algorithm.Algorithm.eval_interval_of`); evaluation settings
-    that give the same interval (``--eval-every 0`` and the default's number) are the same setting."""
+    """Refuse a ``--resume`` whose settings differ from the saved run's outside :data:`RESUME_MAY_CHANGE`.
+    ``interval_of(config)``: updates between evaluations; settings giving the same interval count as equal."""
     saved = hostrun.saved_config(out / LAST)
     if saved is None and portable.exists(out / portable.PORTABLE):
         saved = portable.read_metadata(out / portable.PORTABLE).get("config")
@@ -216,12 +178,8 @@ def _spread(values: list[float], digits: int = 2) -> str:
 
 
 def evaluation_line(name: str, updates: int, rows: list[dict], select_by: str, wall_s: float) -> str:
-    """The stdout line of one evaluation of K seeds' metrics ``rows`` (each logged by
-    :meth:`c4jax.learning.rundir.SeedRun.record`), e.g.
-    ``ppo  1,000 upd  vs_random 1.00  vs_old 0.50  vs_1steplA 0.62  best 0.62  12.3s``: every match's
-    win rate, the yardstick's keep rate (``--eval-yardstick``), the best score so far by ``select_by``,
-    the seeds whose weights the old-network rule reverted, and the seconds since the run began.
-    K > 1 seeds: mean±std over them."""
+    """The stdout line of one evaluation of K seeds' metric ``rows`` (K > 1: mean±std), e.g.
+    ``ppo  1,000 upd  vs_random 1.00  vs_old 0.50  vs_1steplA 0.62  best 0.62  12.3s``."""
     first = rows[0]
     parts = [name if len(rows) == 1 else f"{name} x{len(rows)}", f"{updates:,} upd"]
     for key in first:
@@ -242,29 +200,13 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
         extra_panels: Callable[[], list] | None = None, note: str = "") -> dict:
     """Train ``algo`` to ``cfg.total_updates`` with evaluation, the old-network rule and checkpoints.
 
-    Trains K = ``cfg.vmap_seeds`` independent seeds (``cfg.seed + k``) in one program; a
-    single seed is the case K = 1. The training states of the seeds are stacked on a
-    leading axis and each chunk is ``jit(vmap(algo.chunk))``: one compiled program
-    advances all K runs (as purejaxrl vmaps whole trainings). Between chunks, each of
-    the three evaluation matches of all K seeds is one vmapped call
-    (:func:`c4jax.evaluation.match_many`) and the old-network rule is applied per seed.
-    Seed ``s`` initialises, self-plays and is evaluated with the same keys whatever K is.
-
-    On N > 1 devices (``cfg.devices``) the same program is partitioned over a mesh
-    (:func:`c4jax.learning.placement.plan`: whole seeds per device, or every batch split with
-    the parameters replicated); the evaluation matches split their games too. The numbers
-    are those of one device up to float rounding of the split sums. With
-    ``cfg.num_processes > 1`` this process first joins the others (``jax.distributed``),
-    the mesh spans every process' devices and only process 0 writes files.
-
-    Writes, per seed, a run directory (``--out`` itself when K = 1, else
-    ``<out>/seed_<s>/``): metrics, curves, ``best/`` (``agents.load`` plays it) and
-    ``summary.json``; and ``<out>/last`` (the stacked training state, for ``--resume``).
-    With K > 1 also ``<out>/summary.json``, ``seeds.md`` and ``curves.png``: each seed's
-    best and final win rate vs 1StepLA with their mean ± standard deviation.
-
-    ``note``: words printed at the end of every evaluation line and of the closing line
-    (``"(smoke run)"`` for ``--preset smoke``, whose low win rates and reverts say nothing of strength).
+    K = ``cfg.vmap_seeds`` seeds (``cfg.seed + k``) train stacked in one program; seed ``s`` uses the
+    same keys whatever K is. On N > 1 devices the program is partitioned (:func:`placement.plan`);
+    numbers match one device up to float rounding. Only process 0 writes files. Writes per seed a run
+    directory (``--out``, or ``<out>/seed_<s>`` when K > 1) with metrics, curves, ``best/`` and
+    ``summary.json``; ``<out>/last`` for ``--resume``; with K > 1 also ``<out>/summary.json``,
+    ``seeds.md`` and ``curves.png``. ``note``: appended to every evaluation line and the closing line.
+    Returns the summary (``{}`` on processes other than 0). :class:`ConfigError` for unfit settings.
     """
     try:
         validate(cfg)
@@ -278,8 +220,7 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
 
 
 def load_opponents(cfg: LoopConfig) -> None:
-    """Load each of ``cfg.eval_opponents`` once: :class:`ConfigError` naming the first that is unknown
-    or unusable, before the run writes anything."""
+    """:class:`ConfigError` naming the first of ``cfg.eval_opponents`` that does not load."""
     for name in cfg.eval_opponents:
         try:
             agents.load(cfg.agent_name(name))
@@ -344,8 +285,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     first = write  # the first chunk and evaluation of this process compile their programs: say so once
     while updates_of(state).min() < total:
         before = int(updates_of(state).min())
-        announce = compile_cache.announce("the training program", say=lambda line: _say(f"{algo.name}: {line}", bar))
-        with announce if first else contextlib.nullcontext():
+        with hostrun.compiling("the training program", algo.name, bar, first):
             if algo.block_end(before) <= total:
                 state, metrics = chunk(state)
             else:  # the last block, shortened to end at the budget (a chunk of its own, compiled once)
@@ -355,8 +295,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
                 if int(updates_of(state).min()) == before:  # no update is left to make (self-play left none)
                     break
         params, updates = algo.playing_params(state), updates_of(state)
-        announce = compile_cache.announce("the evaluation matches", say=lambda line: _say(f"{algo.name}: {line}", bar))
-        with announce if first else contextlib.nullcontext():
+        with hostrun.compiling("the evaluation matches", algo.name, bar, first):
             evaluated = evaluate(agent_of, algo.name, params, old_params, seeds, [r.loop["evals"] for r in runs], cfg,
                                  algo.game)
         first = False

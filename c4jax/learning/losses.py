@@ -1,27 +1,9 @@
 """Unbatched returns, advantages, TD targets and policy-gradient losses (rlax style).
 
-Every function works on ONE episode (``[T]`` arrays) or ONE sample (scalars and rows
-over the actions: ``[A]``, or ``[7]`` for the Connect Four only ones), opens with ``chex``
-shape checks, and is ``jit``-compatible; batch with ``jax.vmap``.
-
-Turn-based zero-sum sign convention (design.md §7). Every reward or value is from the
-point of view of the player who is to move at that step. Consecutive moves of a Connect
-Four episode alternate between the two players: what is good for the opponent at
-``t + 1`` is bad for the mover at ``t``, so everything that flows back in time is
-**subtracted**::
-
-    G_t   = r_t - gamma * G_{t+1}                     (returns)
-    y     = r   - gamma * max_a' Q(s', a')            (TD target)
-    delta = r_t - gamma * V(s_{t+1}) - V(s_t)         (TD error)
-    A_t   = delta_t - gamma * lam * A_{t+1}           (GAE)
-
-In other games the same player may move again (a Checkers multi-jump); ``negamax_gae``
-and ``negamax_td_target`` take a per-step ``sign`` (-1: the opponent moves next, +1: the
-same player) and are the one GAE and the one TD target: the turn-based functions above
-are them with ``sign = -1``.
-
-Losses are quantities to **minimise** (gradient descent). The thesis writes its
-objectives to maximise; each loss below says how it maps to the thesis' sign.
+Every function takes ONE episode (``[T]`` arrays) or ONE sample (scalars and ``[A]`` rows), checks
+shapes with ``chex`` and is ``jit``-compatible; batch with ``jax.vmap``. Values are from the point of
+view of the player to move; what flows back from a ply where the opponent moves is subtracted
+(negamax, design.md §7). Losses are to be minimised.
 """
 
 from __future__ import annotations
@@ -33,8 +15,6 @@ import optax
 from jax import Array
 
 from c4jax.agents.policy import masked_log_softmax, masked_logits, masked_softmax
-
-NUM_ACTIONS = 7
 
 
 # --------------------------------------------------------------------------- returns and advantages
@@ -51,23 +31,15 @@ def negamax_gae(rewards: Array, values: Array, sign: Array, done: Array, gamma: 
 
     Args:
       rewards: float32[T]: reward of ply t for the player who made it.
-      values: float32[T]: ``V(s_t)`` from the point of view of the player to move at t.
-      sign: float32[T] (or a scalar): -1 when the opponent moves at t + 1, +1 when the same
-        player moves again (a Checkers multi-jump).
-      done: bool[T] (or a scalar): ply t ended its game; the row after it (if any) starts
-        another game and is not looked at.
+      values: float32[T]: ``V(s_t)`` for the player to move at t.
+      sign: float32[T] or scalar: -1 when the opponent moves at t + 1, +1 when the same player does.
+      done: bool[T] or scalar: ply t ended its game (the next row is not looked at).
       gamma, lam: discount and GAE lambda.
-      last_value: float32[]: ``V`` of the state after the last row, for its player to move
-        (0: the rows end with the game).
-      valid: bool[T] or None (all rows): rows of the episode; the others are padding, get
-        value and advantage 0 and so end the game of the valid row before them.
+      last_value: float32[]: ``V`` of the state after the last row (0: the rows end with the game).
+      valid: bool[T] or None (all): padding rows get value and advantage 0.
 
-    The value of ``s_{t+1}`` seen by the mover at t is ``sign_t V(s_{t+1})`` (negamax), so
-    ``delta_t = r_t + gamma sign_t (1 - done_t) V(s_{t+1}) - V(s_t)`` and
-    ``A_t = delta_t + gamma lam sign_t (1 - done_t) A_{t+1}``. With ``sign = -1`` everywhere
-    this is the thesis' turn-based GAE (``gae_turn_based``); with ``values = 0`` and
-    ``lam = 1`` it is the return (``turn_based_returns``); with ``lam = 0`` the one-step TD
-    error. The value target of row t is ``A_t + V(s_t)``.
+    ``delta_t = r_t + gamma sign_t (1 - done_t) V(s_{t+1}) - V(s_t)``,
+    ``A_t = delta_t + gamma lam sign_t (1 - done_t) A_{t+1}``; ``lam = 1, values = 0`` gives returns.
     """
     chex.assert_rank([rewards, values], [1, 1])
     chex.assert_equal_shape([rewards, values])
@@ -95,57 +67,10 @@ def negamax_gae(rewards: Array, values: Array, sign: Array, done: Array, gamma: 
     return advantages
 
 
-def turn_based_returns(rewards: Array, valid: Array, gamma: float | Array) -> Array:
-    """float32[T]: zero-sum returns ``G_t = r_t - gamma * G_{t+1}`` of one episode.
-
-    Args:
-      rewards: float32[T]: reward of move t for the player who made it (e.g. the
-        back-propagated shaped rewards).
-      valid: bool[T]: move t was played (a prefix of True; the rest is padding).
-      gamma: discount.
-
-    The move after t is the opponent's, so its return is subtracted. The last valid
-    move gets ``G = r``; padding gets ``G = 0`` and contributes nothing. This is
-    ``negamax_gae`` with ``sign = -1``, ``values = 0`` and ``lam = 1``.
-    """
-    chex.assert_rank([rewards, valid], [1, 1])
-    chex.assert_equal_shape([rewards, valid])
-    return negamax_gae(rewards, jnp.zeros(rewards.shape, jnp.float32), -1.0, False, gamma, 1.0, valid=valid)
-
-
-def gae_turn_based(rewards: Array, values: Array, valid: Array, gamma: float | Array,
-                   lam: float | Array) -> Array:
-    """float32[T]: turn-based GAE(lambda) advantages of one episode.
-
-    Args:
-      rewards: float32[T]: reward of move t for its mover.
-      values: float32[T]: ``V(s_t)`` from the point of view of the player to move at t.
-      valid: bool[T]: move t was played (a prefix of True).
-      gamma, lam: discount and GAE lambda.
-
-    ``negamax_gae`` with the opponent moving next at every move (``sign = -1``):
-    ``V(s_{t+1})`` is the opponent's value, i.e. minus the mover's, so
-    ``delta_t = r_t - gamma * V(s_{t+1}) - V(s_t)`` and
-    ``A_t = delta_t - gamma * lam * A_{t+1}``. After the last valid move the game is
-    over: ``V(s_T) = 0`` and ``A_T = 0``. Padding gets 0. With ``lam = 1`` this
-    telescopes to ``A_t = G_t - V(s_t)`` (``turn_based_returns``), the REINFORCE /
-    thesis advantage; with ``lam = 0`` it is the one-step TD error.
-    """
-    chex.assert_rank([rewards, values, valid], [1, 1, 1])
-    chex.assert_equal_shape([rewards, values, valid])
-    return negamax_gae(rewards, values, -1.0, False, gamma, lam, valid=valid)
-
-
 def one_step_td(rewards: Array, values: Array, valid: Array, done: Array,
                 gamma: float | Array) -> tuple[Array, Array]:
-    """``(targets, advantages)``, float32[T] each: the published PPO code's one-step TD value
-    targets and advantages of one episode.
-
-    ``target_t = r_t - gamma * (1 - done_t) * V(s_{t+1})`` (the next state is the opponent's:
-    its value is subtracted; ``negamax_gae``'s one-step target with ``sign = -1``) and
-    ``advantage_t = target_t - V(s_t)``; ``values`` are ``V(s_t)`` of the player to move at t
-    (the published code uses the mirror-averaged value). Padding gets 0.
-    """
+    """``(targets, advantages)``, float32[T] each, of one episode (the published PPO code):
+    ``target_t = r_t - gamma (1 - done_t) V(s_{t+1})``, ``advantage_t = target_t - V(s_t)``; padding 0."""
     chex.assert_rank([rewards, values, valid, done], [1, 1, 1, 1])
     chex.assert_equal_shape([rewards, values, valid, done])
     values = values.astype(jnp.float32)
@@ -165,25 +90,19 @@ def _masked_max(q: Array, legal: Array) -> Array:
 
 def negamax_td_target(reward: Array, sign: Array, done: Array, q_next: Array, legal_next: Array,
                       gamma: float | Array, q_next_select: Array | None = None) -> Array:
-    """float32[]: the Q-learning target of one move of a two-player zero-sum game, negamax form.
+    """float32[]: the negamax Q-learning target of one move, under ``stop_gradient``.
 
     Args:
       reward: float32[]: reward of the move for its mover.
-      sign: float32[] (or a scalar): -1 when the opponent moves in s', +1 when the same player
-        moves again (a Checkers multi-jump).
+      sign: float32[] or scalar: -1 when the opponent moves in s', +1 when the same player does.
       done: bool[] (or 0/1): the move ended the game.
-      q_next: float32[A]: Q-values of s' for its player to move, the ones that value s' (usually
-        the target network's).
+      q_next: float32[A]: Q-values of s' (for its mover) that value it.
       legal_next: bool[A]: legal actions in s'.
       gamma: discount.
-      q_next_select: float32[A] or None: Q-values of s' that choose its action (Double DQN: the
-        online network's); None chooses by ``q_next`` itself.
+      q_next_select: float32[A] or None: Q-values that choose the action (Double DQN); None: ``q_next``.
 
-    ``y = r + gamma * sign * Q(s', a*)`` with ``a* = argmax_{legal a'} q_next_select(s', a')``
-    (``Q(s', a*) = max_{legal a'} q_next(s', a')`` without ``q_next_select``); ``y = r`` when
-    ``done`` or when s' has no legal action. Illegal actions of s' are never chosen. With
-    ``sign = -1`` this is the thesis' turn-based target (``td_target``, ``double_td_target``),
-    float operation for float operation. The target is wrapped in ``stop_gradient``.
+    ``y = r + gamma * sign * q_next[a*]``, ``a* = argmax_{legal a'} q_next_select[a']``; ``y = r`` when
+    ``done`` or no action of s' is legal.
     """
     chex.assert_rank([reward, q_next, legal_next], [0, 1, 1])
     chex.assert_equal_shape([q_next, legal_next])
@@ -197,41 +116,6 @@ def negamax_td_target(reward: Array, sign: Array, done: Array, q_next: Array, le
     y = _td_targets(jnp.asarray(reward, jnp.float32), next_value, jnp.asarray(sign, jnp.float32), ~bootstrap,
                     jnp.asarray(gamma, jnp.float32))
     return jax.lax.stop_gradient(y)
-
-
-def td_target(reward: Array, done: Array, q_next: Array, legal_next: Array,
-              gamma: float | Array) -> Array:
-    """float32[]: turn-based Q-learning target ``y = r - gamma * max_{legal a'} Q(s', a')``.
-
-    Args:
-      reward: float32[]: reward of the move for its mover.
-      done: bool[] (or 0/1): the move ended the game.
-      q_next: float32[7]: Q-values of the next state s' (the opponent to move), usually
-        from the target network.
-      legal_next: bool[7]: legal columns in s'.
-      gamma: discount.
-
-    ``negamax_td_target`` with the opponent to move in s' (``sign = -1``): ``y = r`` when
-    ``done`` or when s' has no legal column; illegal columns of s' are never the max. The
-    target is wrapped in ``stop_gradient``.
-    """
-    chex.assert_rank([reward, done, q_next, legal_next], [0, 0, 1, 1])
-    chex.assert_shape([q_next, legal_next], (NUM_ACTIONS,))
-    return negamax_td_target(reward, -1.0, done, q_next, legal_next, gamma)
-
-
-def double_td_target(reward: Array, done: Array, q_next_online: Array, q_next_target: Array,
-                     legal_next: Array, gamma: float | Array) -> Array:
-    """float32[]: Double-DQN turn-based target ``y = r - gamma * Q_target(s', argmax_{legal a'} Q_online(s', a'))``.
-
-    The action is chosen among the legal columns of s' by the online network and
-    valued by the target network (the Double DQN article): ``negamax_td_target`` with
-    ``sign = -1``. ``y = r`` when ``done`` or when s' has no legal column. The target is
-    wrapped in ``stop_gradient``.
-    """
-    chex.assert_rank([reward, done, q_next_online, q_next_target, legal_next], [0, 0, 1, 1, 1])
-    chex.assert_shape([q_next_online, q_next_target, legal_next], (NUM_ACTIONS,))
-    return negamax_td_target(reward, -1.0, done, q_next_target, legal_next, gamma, q_next_select=q_next_online)
 
 
 # --------------------------------------------------------------------------- policy losses
@@ -262,31 +146,21 @@ VALUE_LOSSES = ("smooth_l1", "squared")
 def ppo_loss(logits: Array, legal: Array, action: Array, old_logp: Array, advantage: Array,
              value: Array, ret: Array, *, clip: float, c1: float, c2: float,
              value_loss: str = "smooth_l1") -> tuple[Array, dict]:
-    """PPO clipped-surrogate loss of one sample (PPO paper, thesis §2.1.3 / §4.5).
+    """PPO clipped-surrogate loss of one sample (thesis §2.1.3 / §4.5).
 
     Args:
-      logits: float32[A]: policy logits of the current network on s (A actions: 7 columns
-        for Connect Four).
-      legal: bool[A]: the actions of the policy (the legal ones) and of its entropy.
-      action: int32[]: the action played.
+      logits: float32[A]: policy logits on s; legal: bool[A]; action: int32[] played.
       old_logp: float32[]: ``log pi_old(a|s)`` recorded at collection.
-      advantage: float32[]: the advantage estimate (a constant; a trainer that normalises
-        advantages does it over its minibatch before this call).
-      value: float32[]: ``V(s)`` of the current network.
-      ret: float32[]: the return target G.
-      clip: epsilon of the ratio clip (0.2); c1, c2: value and entropy coefficients.
-      value_loss: ``"smooth_l1"`` (the thesis: Huber, delta 1) or ``"squared"``
-        (``(V(s) - G)^2``).
+      advantage: float32[]: the advantage (a constant).
+      value: float32[]: ``V(s)``; ret: float32[]: the return target G.
+      clip: epsilon of the ratio clip; c1, c2: value and entropy coefficients.
+      value_loss: ``"smooth_l1"`` or ``"squared"``; ``ValueError`` otherwise.
 
     Returns:
-      ``(total, aux)`` with ``total = -L_clip + c1 * L_value - c2 * entropy``, to be
-      **minimised**; this is minus the thesis' maximised objective
-      ``L_clip - c1 * L_VF + c2 * S[pi]``. ``L_clip = min(ratio * A, clip(ratio, 1 - eps,
-      1 + eps) * A)`` with ``ratio = pi(a|s) / pi_old(a|s)`` over the masked policy,
-      ``L_value`` is ``value_loss`` of ``V(s)`` against ``ret``. aux holds
-      ``policy_loss`` (= -L_clip), ``value_loss``, ``entropy``, ``ratio``, ``log_prob``,
-      ``approx_kl`` (the ``(ratio - 1) - log ratio`` estimator of KL(old || new)) and
-      ``clipped`` (1.0 when ``|ratio - 1| > clip``).
+      ``(total, aux)``, ``total = -L_clip + c1 * L_value - c2 * entropy`` (minus the thesis' objective)
+      with ``L_clip = min(ratio * A, clip(ratio, 1 - eps, 1 + eps) * A)``. aux: ``policy_loss``,
+      ``value_loss``, ``entropy``, ``ratio``, ``log_prob``, ``approx_kl`` (``(ratio - 1) - log ratio``)
+      and ``clipped`` (1.0 when ``|ratio - 1| > clip``).
     """
     chex.assert_rank([logits, legal, action, old_logp, advantage, value, ret], [1, 1, 0, 0, 0, 0, 0])
     chex.assert_equal_shape([logits, legal])
@@ -320,21 +194,14 @@ def reinforce_loss(logits: Array, legal: Array, action: Array, ret: Array, value
     """REINFORCE-with-baseline loss of one sample (thesis §2.1.2 / §4.4).
 
     Args:
-      logits: float32[A]: policy logits on s (A actions: 7 columns for Connect Four); legal:
-        bool[A]; action: int32[] played.
-      ret: float32[]: the turn-based return ``G_t``.
-      value: float32[]: the baseline ``V(s)`` of the current network.
-      c1: weight of the value loss (0.75).
+      logits: float32[A]: policy logits on s; legal: bool[A]; action: int32[] played.
+      ret: float32[]: the return ``G_t``; value: float32[]: the baseline ``V(s)``.
+      c1: weight of the value loss.
 
     Returns:
-      ``(total, aux)`` with ``total = -log pi(a|s) * stop_gradient(G - V(s)) + c1 *
-      SmoothL1(V(s), G)``, to be **minimised**. The thesis maximises
-      ``L_policy - c1 * L_value`` with ``L_policy = log pi(a|s) * (G - V(s))`` (gradient
-      ascent on the expected return) and ``L_value`` the Smooth-L1 regression loss of
-      the value head; ``total`` is exactly minus that objective, so a descent step on
-      ``total`` is the thesis' ascent step. The advantage is a constant for the policy
-      term (the baseline is trained only by the value term). aux: ``policy_loss``
-      (``-log pi * A``), ``value_loss``, ``advantage``, ``log_prob``, ``entropy``.
+      ``(total, aux)``, ``total = -log pi(a|s) * stop_gradient(G - V(s)) + c1 * SmoothL1(V(s), G)``
+      (minus the thesis' objective). aux: ``policy_loss``, ``value_loss``, ``advantage``, ``log_prob``,
+      ``entropy``.
     """
     chex.assert_rank([logits, legal, action, ret, value], [1, 1, 0, 0, 0])
     chex.assert_equal_shape([logits, legal])

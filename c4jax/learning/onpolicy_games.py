@@ -1,23 +1,10 @@
-"""The whole-games collection of PPO and REINFORCE (``--collect games``, :mod:`c4jax.learning.onpolicy`): the
-thesis' self-play (design.md §7), on every game.
+"""The whole-games collection of PPO and REINFORCE (``--collect games``): the thesis' self-play (design.md §7).
 
-A collection plays B games to the end from the kit's random start positions (the game's own start where
-the kit has none), the learner sampling its policy on both sides (with ``--opponent``, a fixed
-agent plays one side of a fraction of the games: its moves shape the returns but carry no loss). Each move
-records the kit's shaped reward (the game's own reward where the kit has none),
-back-propagated over the game (:mod:`c4jax.learning.backprop`). Returns and advantages are computed on the
-finished games in negamax form: the next move's return counts with ``-1`` when the opponent makes it and
-``+1`` when the same player moves again (a Checkers multi-jump). Where the kit has a symmetry, each game is
-followed by its image under the first (Connect Four's mirror): boards and actions mapped, the collecting
-network's log-probabilities and values recomputed on the mapped boards, the same rewards and returns.
-
-Layout. ``collect`` over B games of at most T plies (the game's ``max_steps``) returns samples ``[B, S·T]``
-(S = 2 with a mirror, else 1): row ``[g, s·T + t]`` is move t of game g (s = 1: its mirror), time-padded
-(padding has ``valid = False``). :func:`take_first` keeps that order, so PPO's buffer holds whole games, each
-followed by its mirror (only the last may be cut), as the thesis' buffer does.
-
-The published code's switches (design.md §7a, :class:`Strategies`) read Connect Four-like boards: they need a
-CNET, a kit that reads the legal actions from an observation, and a mirror.
+A collection plays B games to the end from the kit's random starts (or the game's own), the learner
+sampling on both sides (or against ``--opponent`` in some games), with the kit's shaped reward
+back-propagated over each game (:mod:`c4jax.learning.backprop`) and negamax returns and advantages.
+Where the kit has a symmetry each game is followed by its image. ``collect`` returns samples
+``[B, S·T]`` (S = 2 with a mirror): row ``[g, s·T + t]`` is move t of game g (s = 1: its image).
 """
 
 from __future__ import annotations
@@ -44,8 +31,8 @@ from c4jax.learning.train_state import TrainState
 
 @struct.dataclass
 class Samples:
-    """Training rows of a collection, with leading axes ``[...]`` (``[G, R]`` from ``collect``, ``[N]`` flat); a
-    row with ``valid = False`` carries no loss (padding, or an opponent's move)."""
+    """Training rows with leading axes ``[...]`` (``[G, R]`` from ``collect``, ``[N]`` flat); ``valid = False``:
+    no loss."""
 
     obs: Array  # [..., *observation_shape]: the observation before the move, for its mover
     legal: Array  # bool[..., A]: the actions of the policy's log-probabilities and entropy
@@ -64,8 +51,7 @@ class Samples:
 
 
 def apply(net, params, obs: Array, obs_ndim: int) -> tuple[Array, Array]:
-    """``(logits [..., A], value [...])`` of the two-headed ``net`` on observations ``[..., *shape]`` of
-    ``obs_ndim`` axes."""
+    """``(logits [..., A], value [...])`` of the two-headed ``net`` on ``obs [..., *shape]`` (``obs_ndim`` axes)."""
     lead = obs.shape[:obs.ndim - obs_ndim]
     logits, value = net.apply({"params": params}, obs.reshape((-1,) + obs.shape[len(lead):]))
     return logits.reshape(lead + logits.shape[-1:]), value.reshape(lead)
@@ -73,8 +59,7 @@ def apply(net, params, obs: Array, obs_ndim: int) -> tuple[Array, Array]:
 
 @struct.dataclass
 class _Behaviour(AgentBase):
-    """Self-play of the published PPO code: with probability ``explore`` a uniform
-    legal action, else a sample of the (optionally mirror-averaged) logits over the legal actions."""
+    """Published-code self-play: a uniform legal action with probability ``explore``, else a policy sample."""
 
     params: Any
     explore: float
@@ -99,17 +84,14 @@ class _Behaviour(AgentBase):
 
 
 def exploring_policy(collection: GameCollection, params, *, explore: float, mirror_avg: bool) -> AgentBase:
-    """Behaviour of the published code on ``collection``'s game (bind ``explore`` and ``mirror_avg`` with
-    ``functools.partial``)."""
+    """The published code's behaviour agent on ``collection``'s game."""
     return _Behaviour(params=params, explore=explore, net=collection.net, symmetry=collection.symmetry,
                       legal=collection.kit.observation_legal, mirror_avg=mirror_avg, game=collection.game)
 
 
 def monte_carlo_targets(collection, params, traj: arena.Trajectory, rewards: Array, values: Array, played: Array,
                         sign: Array, *, gamma, gae_lambda) -> tuple[Array, Array]:
-    """Value targets and advantages of the thesis: ``(returns [B, T], advantages [B, S, T])``, the negamax
-    returns ``G_t = r_t + gamma sign_t G_{t+1}`` and GAE(lambda) on the collecting network's ``values``
-    [B, S, T] of each board, mapped ones included (lambda 1: ``G - V``)."""
+    """``(returns [B, T], advantages [B, S, T])``: negamax returns and GAE(lambda) on ``values`` [B, S, T]."""
     del collection, params
     returns = jax.vmap(losses.negamax_gae, in_axes=(0, 0, 0, None, None, None, None, 0))(
         rewards, jnp.zeros(rewards.shape, jnp.float32), sign, False, gamma, 1.0, 0.0, traj.valid)
@@ -121,9 +103,7 @@ def monte_carlo_targets(collection, params, traj: arena.Trajectory, rewards: Arr
 
 def one_step_td_targets(collection, params, traj: arena.Trajectory, rewards: Array, values: Array, played: Array,
                         sign: Array, *, gamma, gae_lambda) -> tuple[Array, Array]:
-    """Value targets and advantages of the published code: one-step TD on the
-    mirror-averaged value V̄ of the collecting network, ``returns = r - gamma (1 - done) V̄(s')`` and
-    ``advantages = returns - V̄(s)``; V̄ is mirror-symmetric, so a mirrored row has its original's."""
+    """``(returns [B, T], advantages [B, 2, T])``: one-step TD on the mirror-averaged value (published code)."""
     del values, played, sign, gae_lambda
     _, v = collection.apply(params, traj.observations)
     _, v_mirrored = collection.apply(params, collection.symmetry.observation(traj.observations))
@@ -134,42 +114,36 @@ def one_step_td_targets(collection, params, traj: arena.Trajectory, rewards: Arr
 
 
 def next_sign(traj: arena.Trajectory) -> Array:
-    """float32[B, T]: +1 where the same player makes the next move of the game (a Checkers multi-jump), -1
-    where the opponent does or the game is over."""
+    """float32[B, T]: +1 where the same player makes the next move, else -1."""
     following = jnp.concatenate([traj.by_a[:, 1:], traj.by_a[:, -1:]], axis=1)
     next_valid = jnp.concatenate([traj.valid[:, 1:], jnp.zeros_like(traj.valid[:, :1])], axis=1)
     return jnp.where(next_valid & (following == traj.by_a), 1.0, -1.0)
 
 
 def collection_copies(x: Array, copies: int) -> Array:
-    """[B, T, ...] -> [B, S, T, ...]: a game's rows for each of its S copies (itself and its mirror)."""
+    """[B, T, ...] -> [B, S, T, ...]."""
     return jnp.stack([x] * copies, axis=1)
 
 
 @dataclass(frozen=True)
 class Strategies:
-    """How the whole-games collection plays and what it learns from, chosen once from a config's flags
-    (:meth:`of`); the defaults are the thesis, the alternatives the published code (design.md §7a)."""
+    """How the whole-games collection plays and learns (:meth:`of`); defaults: the thesis (else design.md §7a)."""
 
     behaviour: Callable[..., AgentBase] | None = None
-    """``(collection, params) -> agent`` playing the learner's moves: ``None`` (the algorithm's agent sampling
-    its policy) or ``exploring_policy`` with its settings bound."""
+    """``(collection, params) -> agent`` playing the learner's moves; ``None``: the policy sampled."""
     play: Callable = rollouts.mixed_rollout
-    """The games: ``rollouts.mixed_rollout`` or ``rollouts.mixed_rollout_no_draws`` (draws replaced)."""
+    """The games (a ``rollouts`` function)."""
     backprop: Callable[[arena.Trajectory, float], Array] = backprop_lib.backprop_per_player
     """``(traj, n) -> rewards [B, T]``: a value of ``backprop_lib.BACKPROP``."""
     targets: Callable = monte_carlo_targets
-    """``(collection, params, traj, rewards [B, T], values [B, S, T], played [B, S, T], sign [B, T], *, gamma,
-    gae_lambda) -> (returns [B, T], advantages [B, S, T])``: ``monte_carlo_targets`` or ``one_step_td_targets``."""
+    """``(collection, params, traj, rewards, values, played, sign, *, gamma, gae_lambda) -> (returns, advantages)``."""
     log_prob_columns: Callable[[Array], Array] | None = None
-    """``boards -> bool[..., A]``: the actions of the stored and recomputed log-probs and of the entropy;
-    ``None``: the legal ones, ``all_columns``: every column (unmasked)."""
+    """``boards -> bool[..., A]``: the actions of the log-probs and entropy; ``None``: the legal ones."""
 
     @classmethod
     def of(cls, cfg, *, explore: float = 0.0, mirror_avg: bool = False, td_advantage: bool = False,
            unmasked_log_probs: bool = False) -> Strategies:
-        """The strategies of a config's switches: ``cfg.reward_backprop`` and
-        ``cfg.replace_draws``, and PPO's own (off: the thesis)."""
+        """The strategies of ``cfg``'s switches and PPO's own."""
         behaviour = None
         if explore != 0.0 or mirror_avg:
             behaviour = partial(exploring_policy, explore=explore, mirror_avg=mirror_avg)
@@ -183,21 +157,14 @@ class Strategies:
 
     @property
     def published(self) -> bool:
-        """Whether a switch of the published code that reads Connect Four-like boards is on."""
+        """Whether a published-code switch (needing Connect Four-like boards) is on."""
         return (self.behaviour is not None or self.targets is one_step_td_targets or self.log_prob_columns is not None
                 or self.backprop is backprop_lib.backprop_segments)
 
 
-THESIS = Strategies()
-
-
 def take_first(batch: Samples, n: int) -> Samples:
-    """A buffer of exactly ``n`` rows: the first ``n`` valid rows of the flat ``batch``, in order.
-
-    Valid rows are moved to the front by a stable sort (their order is kept); rows beyond the number of
-    valid rows available are marked invalid (``n`` may exceed ``batch.size``: the buffer is then padded).
-    Count the real rows with ``valid.sum()``.
-    """
+    """Exactly ``n`` rows: the flat ``batch``'s valid rows in order, then the rest marked invalid (padded if
+    ``n > batch.size``)."""
     size = batch.size
     order = jnp.argsort(~batch.valid, stable=True)
     if n <= size:
@@ -209,8 +176,7 @@ def take_first(batch: Samples, n: int) -> Samples:
 
 
 class GameCollection:
-    """Whole self-play games of ``algo.game`` (:class:`c4jax.learning.onpolicy.OnPolicy`): see the module
-    docstring. ``ValueError`` when a published switch is on and the game or network cannot take it."""
+    """Whole self-play games of ``algo.game``; ``ValueError`` when a published switch does not fit it."""
 
     keys = 2  # the start positions', the games'
     weighted = True  # rows weigh by ``valid`` (padding and an opponent's moves carry no loss)
@@ -233,15 +199,12 @@ class GameCollection:
         return TrainState.create(params, tx, key)
 
     def apply(self, params, obs: Array) -> tuple[Array, Array]:
-        """``(logits, value)`` of the network on ``obs [..., *observation_shape]``: the CNET's raw outputs (the
-        thesis), a tower's value through ``tanh``."""
+        """``(logits, value)`` on ``obs [..., *observation_shape]`` (a tower's value through ``tanh``)."""
         logits, value = apply(self.net, params, obs, len(self.game.observation_shape))
         return logits, jnp.tanh(value) if self.tower else value
 
     def forward(self, params, obs: Array, legal: Array) -> tuple[Array, Array, Array]:
-        """What the losses read of rows ``obs`` with their stored ``legal``: ``(logits, the actions of their
-        log-probabilities and entropy, value)``, the actions read from the boards where the kit or a published
-        switch tells them (as at collection), else the stored ones."""
+        """``(logits, actions of the log-probs and entropy, value)`` of rows ``obs`` with stored ``legal``."""
         logits, value = self.apply(params, obs)
         return logits, self.columns(obs) if self.columns is not None else legal, value
 
@@ -252,8 +215,7 @@ class GameCollection:
         return jax.vmap(self.game.init)(jax.random.split(key, n))
 
     def collect(self, state: TrainState, keys, gae_lambda: float = 1.0):
-        """``self.games`` whole games from ``keys`` (:attr:`keys` of them), GAE(``gae_lambda``) advantages:
-        ``(state with the episodes counted, samples [B, S·T], {"selfplay/length": mean moves per game})``."""
+        """``(state, samples [B, S·T], {"selfplay/length"})`` of ``self.games`` whole games."""
         cfg, s, n = self.cfg, self.strategies, self.games
         start_key, play_key = keys
         params = state.params
@@ -288,14 +250,13 @@ class GameCollection:
         return state, samples, {"selfplay/length": traj.length.mean().astype(jnp.float32)}
 
     def buffer(self, samples: Samples) -> tuple[Samples, dict]:
-        """PPO's buffer of the flat ``samples``: their first ``cfg.buffer_size`` valid rows (:func:`take_first`)."""
+        """PPO's buffer: the first ``cfg.buffer_size`` valid rows of the flat ``samples``."""
         buffer = take_first(samples, self.cfg.buffer_size)
         return buffer, {"buffer/samples": buffer.valid.sum(dtype=jnp.int32).astype(jnp.float32)}
 
     @staticmethod
     def minibatches(key: Array, valid: Array, size: int) -> tuple[Array, Array]:
-        """``(index [M, size], weights [M, size])`` of one epoch: the valid rows shuffled (the others last)
-        and cut into ``M = ceil(N / size)`` minibatches; padding and invalid rows weigh 0."""
+        """``(index, weights)``, ``[ceil(N / size), size]`` each: valid rows shuffled first; others weigh 0."""
         n = valid.shape[0]
         num, pad = -(-n // size), -(-n // size) * size - n
         perm = jnp.argsort(jnp.where(valid, jax.random.uniform(key, (n,)), 2.0))
@@ -305,7 +266,6 @@ class GameCollection:
 
     @staticmethod
     def chunk_metrics(state: TrainState, m: dict) -> dict:
-        """A chunk's metrics from its collections' stacked ones: their means."""
         metrics = {k: v.mean() for k, v in m.items()}
         metrics["selfplay/episodes"] = state.episodes.astype(jnp.float32)
         return metrics

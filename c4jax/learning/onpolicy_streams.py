@@ -1,26 +1,10 @@
-"""The per-ply streams collection of PPO and REINFORCE (``--collect streams``, :mod:`c4jax.learning.onpolicy`):
-any two-player zero-sum game of the protocol (:class:`c4jax.games.base.Game`), with the game's own rewards (+1 win, 0 draw, -1 loss),
-as the MCTS thesis trains PPO on Checkers.
+"""The per-ply streams collection of PPO and REINFORCE (``--collect streams``) for any game, on its own rewards.
 
-``envs`` games run side by side and each starts again as soon as it ends (purejaxrl's layout), so a
-collection is always ``envs x steps`` plies, whatever the games' lengths. One network plays both
-players. Every ply is a row from the point of view of its player to move (``current_player``): the
-observation, the action sampled from the policy masked to the legal actions, its log-probability,
-the value ``V(s)`` (the value head through ``tanh``, in [-1, 1]) and the mover's reward. The next
-row belongs to the opponent unless the same player moves again (a Checkers multi-jump), so the
-advantages are the negamax form of GAE(λ) (:func:`c4jax.learning.losses.negamax_gae`): with
-``sign = +1`` when the same player moves next and ``-1`` otherwise,
-
-    δ_t = r_t + γ (1 - done_t) sign_t V(s_{t+1}) - V(s_t)
-    A_t = δ_t + γ λ (1 - done_t) sign_t A_{t+1}
-
-and the value target is ``A_t + V(s_t)`` (λ = 1: the return, bootstrapped from the value of the
-state after the collection's last ply). A game cut by the game's own ply cap is a draw (the game's
-rules say so), not a truncated episode to bootstrap.
-
-The rows reach the updates flat, in that order (one group of ``envs x steps`` rows); PPO shuffles them with
-a permutation per epoch, normalises the advantages over each minibatch and regresses the tanh value with the
-squared error (:attr:`StreamCollection.value_loss`).
+``envs`` games run side by side, each restarting when it ends, so a collection is ``envs x steps``
+plies. Every ply is a row from its mover's point of view; advantages are the negamax GAE(λ)
+(:func:`c4jax.learning.losses.negamax_gae`, ``sign = +1`` when the same player moves next) bootstrapped
+from the state after the last ply, and the value target is ``A_t + V(s_t)``. A game cut by its own ply
+cap is a draw.
 """
 
 from __future__ import annotations
@@ -60,7 +44,7 @@ class StreamState(TrainState):
 
 
 class StreamCollection:
-    """Per-ply streams of ``algo.game`` (:class:`c4jax.learning.onpolicy.OnPolicy`): see the module docstring."""
+    """Per-ply streams of ``algo.game`` (:class:`c4jax.learning.onpolicy.OnPolicy`)."""
 
     keys = 1  # the plies'
     weighted = False  # every row is valid and weighs the same
@@ -111,9 +95,7 @@ class StreamCollection:
         return rows, last_value, envs, plies, finished, lengths
 
     def collect(self, state: StreamState, keys, gae_lambda: float = 1.0):
-        """One collection from ``keys`` (:attr:`keys` of them): ``(state with its games advanced and the
-        finished ones counted, samples [1, T·E] with the negamax GAE(``gae_lambda``) advantages and value
-        targets, {"selfplay/finished", "selfplay/length_sum"})``."""
+        """``(state advanced, samples [1, T·E] with GAE(``gae_lambda``) advantages and targets, metrics)``."""
         (play_key,) = keys
         rows, last_value, envs, plies, finished, lengths = self.play(state.params, state.envs, state.plies, play_key)
         gae = jax.vmap(lambda r, v, s, d, last: losses.negamax_gae(r, v, s, d, gamma=self.cfg.gamma, lam=gae_lambda,
@@ -134,16 +116,13 @@ class StreamCollection:
 
     @staticmethod
     def minibatches(key: Array, valid: Array, size: int) -> tuple[Array, None]:
-        """``(index [M, size], None)`` of one epoch: a permutation of the rows cut into ``M = N / size``
-        minibatches (every row weighs the same)."""
+        """``(index [N / size, size], None)``: a permutation of the N rows."""
         n = valid.shape[0]
         return jax.random.permutation(key, n).reshape(n // size, size), None
 
     @staticmethod
     def chunk_metrics(state: TrainState, m: dict) -> dict:
-        """A chunk's metrics from its collections' stacked ones: means, and the mean length of the games
-        that finished (``selfplay/finished`` and ``selfplay/length_sum`` per collection; NaN when none did,
-        which the curves leave out)."""
+        """A chunk's metrics: means, and the mean length of the finished games (NaN when none finished)."""
         finished, length_sum = m.pop("selfplay/finished").sum(), m.pop("selfplay/length_sum").sum()
         metrics = {k: v.mean() for k, v in m.items()}
         metrics["selfplay/length"] = jnp.where(finished > 0, length_sum / jnp.maximum(finished, 1.0), jnp.nan)

@@ -10,9 +10,7 @@ FROZEN_SUBTREE = "conv"  # the conv block stays frozen in the RL stage (the thes
 
 
 def adam_l2(learning_rate: float | optax.Schedule, weight_decay: float) -> optax.GradientTransformation:
-    """Adam with L2 weight decay added to the gradient before the moments, as PyTorch's
-    ``Adam(weight_decay=...)`` does (not decoupled AdamW). ``learning_rate`` may be a schedule of the
-    step count (kept in the optimiser's state)."""
+    """Adam with L2 weight decay added to the gradient (PyTorch's ``Adam(weight_decay=...)``, not AdamW)."""
     return optax.chain(optax.add_decayed_weights(weight_decay), optax.adam(learning_rate))
 
 
@@ -22,11 +20,7 @@ def _labels(params) -> dict:
 
 
 def make_optimizer(learning_rate: float | optax.Schedule, weight_decay: float, frozen_conv: bool = True) -> optax.GradientTransformation:
-    """:func:`adam_l2` on every parameter outside ``conv``.
-
-    With ``frozen_conv`` every leaf under ``params["conv"]`` gets a zero update (no weight
-    decay, no Adam state), so the frozen block stays bit-identical.
-    """
+    """:func:`adam_l2`; with ``frozen_conv`` every leaf under ``params["conv"]`` gets a zero update (bit-identical)."""
     inner = adam_l2(learning_rate, weight_decay)
     if not frozen_conv:
         return inner
@@ -35,7 +29,7 @@ def make_optimizer(learning_rate: float | optax.Schedule, weight_decay: float, f
 
 def apply_gradients(tx: optax.GradientTransformation, params: Any, opt_state: optax.OptState,
                     grads: Any) -> tuple[Any, optax.OptState]:
-    """One optimiser step, the one every trainer takes: ``(new params, new optimiser state)``."""
+    """One optimiser step: ``(new params, new optimiser state)``."""
     updates, opt_state = tx.update(grads, opt_state, params)
     return optax.apply_updates(params, updates), opt_state
 

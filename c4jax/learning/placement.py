@@ -1,22 +1,10 @@
-"""Where a training run's arrays live: one device, or a mesh of several (``--devices N``).
+"""Where a training run's arrays live: one device (:data:`ONE_DEVICE`), or a mesh of several (``--devices N``).
 
-:func:`plan` picks the split of a run of K = ``--vmap-seeds`` stacked seeds over N devices
-(``--shard``):
-
-- ``seeds``: the seed axis is split, each device trains K / N whole seeds; every leaf of the
-  stacked state is ``P('seeds')``. The seeds never talk to each other, so this needs no
-  communication at all: the default (``auto``) whenever N divides K.
-- ``batch``: every device holds the parameters, optimiser state, counters and keys
-  (replicated, ``P()``) and 1/N of every batch: self-play games, rollout and replay
-  buffers, update minibatches. The state fields that an algorithm lists in its
-  ``batch_fields`` (a replay buffer's storage) are ``P(None, 'batch')`` (axis 0 is the seed
-  axis); the algorithms pin the batches born inside their jitted chunk with
-  :func:`c4jax.io.devices.shard_batch`, and XLA averages the gradients over the devices
-  (the mean of the loss over a split minibatch). Every batch size the algorithm lists in
-  ``batch_sizes`` must be a multiple of N. The default otherwise.
-
-One device (``--devices 1``, or a machine with one) is :data:`ONE_DEVICE`: no mesh, the
-unsplit programs and their numbers.
+:func:`plan` splits K = ``--vmap-seeds`` stacked seeds over N devices (``--shard``): ``seeds`` gives
+each device K / N whole seeds (every leaf ``P('seeds')``; the default when N divides K); ``batch``
+replicates the parameters, optimiser state and keys and splits every batch (the ``batch_fields`` of
+the algorithm are ``P(None, 'batch')``; its ``batch_sizes`` must be multiples of N), XLA averaging
+the gradients over the devices.
 """
 
 from __future__ import annotations
@@ -53,9 +41,8 @@ class Placement:
         return contextlib.nullcontext() if self.mesh is None else jax.set_mesh(self.mesh)
 
     def state_shardings(self, state: Any, batch_fields: tuple[str, ...] = ()) -> Any:
-        """The sharding of every leaf of a state stacked over seeds (leading axis K): a pytree
-        like ``state``. ``batch_fields``: dotted field names (``"buffer.items"``) whose leaves
-        carry a batch axis after the seed axis."""
+        """A pytree like the seed-stacked ``state`` of each leaf's sharding; ``batch_fields``: dotted field
+        names (``"buffer.items"``) whose leaves have a batch axis after the seed axis."""
         if self.mesh is None:
             raise ValueError("one device: nothing to shard")
         if self.mode == "seeds":
@@ -77,7 +64,6 @@ ONE_DEVICE = Placement()
 
 
 def _map_field(tree, path: list[str], fn):
-    """``tree`` with its (nested dataclass) field ``path`` replaced by ``fn(field)``."""
     head, rest = path[0], path[1:]
     if not hasattr(tree, head):
         raise AttributeError(f"batch_fields: the state has no field {head!r}")
@@ -86,15 +72,12 @@ def _map_field(tree, path: list[str], fn):
 
 
 def _fits(algo: Algorithm, n: int, k_seeds: int) -> bool:
-    """Whether ``n`` devices can split the run: whole seeds each, or every batch size a multiple of n."""
     return k_seeds % n == 0 or all(size % n == 0 for size in algo.batch_sizes.values())
 
 
 def plan(algo: Algorithm, n_devices: int = 0, k_seeds: int = 1, shard: str = "auto") -> Placement:
-    """The placement of a run of ``algo`` with K = ``k_seeds`` seeds on ``n_devices`` devices
-    (0 = all, or the most of them that the run's batch sizes allow): see the module docstring. Clear errors for more devices than there are, a
-    ``seeds`` split that N does not divide, and batch sizes (``algo.batch_sizes``) that are
-    not multiples of N."""
+    """The placement of ``algo``'s K = ``k_seeds`` seeds on ``n_devices`` (0: all, or the most the batch sizes
+    allow). ``DeviceError`` for too many devices, or a split N does not divide."""
     if shard not in SHARD_MODES:
         raise ValueError(f"--shard must be one of {SHARD_MODES}, got {shard!r}")
     n = len(devices.select(n_devices))

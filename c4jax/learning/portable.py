@@ -1,14 +1,8 @@
 """A run's portable state: everything that continues its training except the replay buffers.
 
-``<out>/portable/`` is written beside ``<out>/last/`` at every evaluation (:func:`save`). It holds
-the training state without the items of its replay buffers (network, optimiser, PRNG key, target
-network, running games, counters), the old network, the loop's counters and the run's config:
-a few MB where ``last/`` can hold hundreds (a Checkers AlphaZero buffer). ``--resume`` on a run
-directory whose ``last/`` is missing (a copy made on another machine, a clone of a repository
-that commits only ``portable/``) starts from it (:func:`load`), then refills every
-buffer by self-play with the restored network (:func:`refill`, :meth:`Algorithm.collect`) to the
-size it had before the updates go on. That resume is not bit-exact: the refilled buffer holds
-new games, not the ones the run had stored.
+``<out>/portable/`` is written beside ``<out>/last/`` at every evaluation (:func:`save`), a few MB.
+``--resume`` without ``last/`` starts from it (:func:`load`) and refills the buffers by self-play
+(:func:`refill`), which is not bit-exact.
 
 Layout (format ``c4jax-portable-state``, version :data:`FORMAT_VERSION`):
 
@@ -53,7 +47,6 @@ def _is_buffer(x) -> bool:
 
 
 def _strip(tree):
-    """``tree`` without its replay buffers (each :class:`~c4jax.learning.buffer.Buffer` node removed)."""
     return jax.tree.map(lambda x: None if _is_buffer(x) else x, tree, is_leaf=_is_buffer)
 
 
@@ -65,7 +58,7 @@ def _part(entry) -> str:
 
 
 def _named(tree) -> tuple[list[str], list[Any], Any]:
-    """The leaves of ``tree`` with their ``/``-joined path names, and its tree structure."""
+    """``(/-joined path names, leaves, treedef)`` of ``tree``."""
     with_paths, treedef = jax.tree_util.tree_flatten_with_path(tree)
     return ["/".join(_part(e) for e in path) for path, _ in with_paths], [leaf for _, leaf in with_paths], treedef
 
@@ -76,7 +69,7 @@ def _buffer_paths(state) -> list[tuple[str, rb.Buffer]]:
 
 
 def buffer_sizes(state) -> dict[str, list[int]]:
-    """Each replay buffer of a seed-stacked training state: its path and its filled rows per seed."""
+    """``{buffer path: filled rows per seed}`` of a seed-stacked training state."""
     return {path: [int(n) for n in np.asarray(devices.to_host(b.size)).reshape(-1)] for path, b in _buffer_paths(state)}
 
 
@@ -86,11 +79,9 @@ def exists(directory: str | os.PathLike) -> bool:
 
 
 def save(directory: str | os.PathLike, state, old_params, loop: dict, meta: dict, write: bool = True) -> Path:
-    """Write the portable state of the seed-stacked training ``state`` (leaves ``[K, ...]``), the
-    old network ``old_params`` and the loop's counters ``loop`` to ``directory``; ``meta``: the run's
-    metadata (``algorithm``, ``game``, ``seeds``, ``config``, ...), kept in ``metadata.json``.
-    Every process of a multi-process run calls it (the arrays are gathered to the host); only one
-    with ``write`` writes. Returns the ``.npz`` path."""
+    """Write the seed-stacked ``state`` (leaves ``[K, ...]``) without buffers, ``old_params``, the loop
+    counters ``loop`` and the run's ``meta`` to ``directory``. Every process calls it; only the one with
+    ``write`` writes. Returns the ``.npz`` path."""
     directory = Path(directory)
     tree = devices.to_host({"state": keys_to_data(_strip(state)), "old_params": old_params})
     sizes = buffer_sizes(state)
@@ -116,8 +107,7 @@ def save(directory: str | os.PathLike, state, old_params, loop: dict, meta: dict
 
 
 def read_metadata(directory: str | os.PathLike) -> dict:
-    """``metadata.json`` of the portable state in ``directory``; :class:`CheckpointError` naming the
-    path when it is missing, unreadable, of another format or of a newer version."""
+    """``metadata.json`` in ``directory``; :class:`CheckpointError` if missing, unreadable, foreign or newer."""
     path = Path(directory) / METADATA_FILE
     try:
         meta = json.loads(path.read_text())
@@ -136,12 +126,9 @@ def read_metadata(directory: str | os.PathLike) -> dict:
 def load(directory: str | os.PathLike, state_like, params_like, seeds: list[int], game: str):
     """``(state, old_params, loop, targets)`` from the portable state in ``directory``.
 
-    ``state_like``: a fresh seed-stacked training state of the run (its buffers empty; they stay
-    so in the returned ``state``), ``params_like``: its old network's template; ``seeds``/``game``:
-    what the state must be of. ``targets``: each buffer's path and the rows per seed it held, which
-    :func:`refill` plays back to. Raises :class:`CheckpointError` naming the path and the reason
-    when the state is missing, damaged (checksum), of another game or seeds, or of another shape
-    (another algorithm or network)."""
+    ``state_like``/``params_like``: the run's fresh templates (buffers stay empty); ``targets``: the rows
+    per seed each buffer held (for :func:`refill`). :class:`CheckpointError` when the state is missing,
+    damaged, of another game, seeds or shape."""
     directory = Path(directory)
     meta = read_metadata(directory)
     where = f"portable state {str(directory)!r}"
@@ -178,9 +165,8 @@ def load(directory: str | os.PathLike, state_like, params_like, seeds: list[int]
 
 
 def refill(algo, state, targets: dict[str, list[int]], k_seeds: int):
-    """``state`` after rounds of ``algo.collect`` (self-play into the replay buffers, no update)
-    until each buffer holds at least its ``targets`` rows for every seed (capped at its capacity).
-    Returns ``(state, rounds)``; a state without buffers is returned unchanged."""
+    """``(state, rounds)``: rounds of ``algo.collect`` until every buffer holds its ``targets`` rows per seed
+    (capped at its capacity)."""
     paths = dict(_buffer_paths(state))
     # leaves of a stacked buffer are [K, capacity, ...]
     goal = {p: np.minimum(np.asarray(n), jax.tree.leaves(paths[p].items)[0].shape[1])

@@ -1,19 +1,8 @@
-"""PPO for two-player self-play (design.md §7), on every game: its config (:class:`PPOConfig`), its loss
-(:meth:`PPO.loss`, on :func:`c4jax.learning.losses.ppo_loss`), its update (:meth:`PPO.update`) and the
-algorithm (:class:`PPO`), whatever collects the rows (``--collect``, :mod:`c4jax.learning.onpolicy`).
+"""PPO for two-player self-play on every game (design.md §7), whatever collects the rows (``--collect``).
 
-Each *buffer*: one collection, then ``epochs`` passes of shuffled minibatches with the clipped objective,
-the value loss and the entropy bonus over the legal actions; then the buffer is discarded. The host loop
-evaluates every ``buffers_per_eval`` buffers.
-
-- ``--collect games`` (the thesis, :mod:`c4jax.learning.onpolicy_games`): ``games_per_collect`` (default:
-  enough to fill it) whole self-play games sampled from the current policy, each followed by its mirror,
-  trimmed to the first ``buffer_size`` rows in game order; minibatches of ``minibatch_size`` valid rows
-  (the last one of an epoch may be short), the Smooth-L1 value loss. Optionally (``--opponent``) a fixed
-  agent plays one side of a fraction of the games.
-- ``--collect streams`` (:mod:`c4jax.learning.onpolicy_streams`): a buffer is one collection of
-  ``envs x steps`` plies with the game's own rewards and GAE(λ); ``minibatch_size`` divides it; the squared
-  error of the tanh value and advantages normalised over each minibatch.
+Each buffer: one collection (:mod:`c4jax.learning.onpolicy`), then ``epochs`` passes of shuffled
+minibatches with the clipped objective (:func:`c4jax.learning.losses.ppo_loss`); then it is discarded.
+The host loop evaluates every ``buffers_per_eval`` buffers.
 """
 
 from __future__ import annotations
@@ -28,16 +17,12 @@ from c4jax.io.devices import shard_batch
 from c4jax.learning import config, losses, onpolicy
 from c4jax.learning.onpolicy import weighted_mean
 from c4jax.learning.onpolicy_games import Samples, Strategies
-from c4jax.learning.settings.ppo import GAMES_ONLY as GAMES_ONLY
-from c4jax.learning.settings.ppo import STREAMS as STREAMS
-from c4jax.learning.settings.ppo import STREAMS_UPDATES as STREAMS_UPDATES
 from c4jax.learning.settings.ppo import PPOConfig as PPOConfig
 from c4jax.learning.optim import apply_gradients
 
 
 class PPO(onpolicy.OnPolicy):
-    """PPO on ``game`` with the collection of ``cfg.collect`` (:class:`~c4jax.learning.onpolicy.OnPolicy`);
-    ``ValueError`` when ``cfg`` does not fit the game."""
+    """PPO on ``game``; ``ValueError`` when ``cfg`` does not fit the game."""
 
     name = "ppo"
 
@@ -54,10 +39,8 @@ class PPO(onpolicy.OnPolicy):
         self.eval_updates = cfg.eval_updates
 
     def loss(self, params, mb: Samples, weights: Array | None):
-        """``(loss, metrics)`` of minibatch ``mb`` [M]: the mean of :func:`losses.ppo_loss` over its rows, weighted
-        by ``weights`` [M] (``None``: every row alike), with the collection's value loss, its advantages
-        (normalised over the minibatch where the collection says so) and its KL estimator in the metrics
-        (``k3``: ``(ratio - 1) - log ratio``, ``k1``: ``log pi_old - log pi``)."""
+        """``(loss, metrics)``: the ``weights``-weighted mean of :func:`losses.ppo_loss` over minibatch ``mb`` [M]
+        (``None``: unweighted), with the collection's value loss, advantage normalisation and KL estimator."""
         cfg, c = self.cfg, self.collection
         logits, legal, value = c.forward(params, mb.obs, mb.legal)
         adv = mb.advantage
@@ -72,11 +55,9 @@ class PPO(onpolicy.OnPolicy):
         return metrics["train/loss"], metrics
 
     def update(self, params, opt_state, buffer: Samples, key: Array, cap: Array | None = None):
-        """``epochs`` passes over the flat ``buffer`` [N], each in the collection's shuffled minibatches of
-        ``minibatch_size`` rows (one ``lax.scan``). A weighted minibatch without weight makes no optimiser step
-        (no Adam step, no weight decay); with ``cap`` (int32 scalar) no minibatch steps after the first ``cap``
-        steps. Returns ``(params, opt_state, metrics, updates)``: the ``train/*`` metrics averaged over the
-        minibatches that made a step, and the number of those steps (int32)."""
+        """``epochs`` passes over the flat ``buffer`` [N] in shuffled minibatches of ``minibatch_size``. A minibatch
+        of zero weight makes no step; with ``cap`` (int32) at most ``cap`` steps are made. Returns ``(params,
+        opt_state, metrics averaged over the steps made, steps made int32)``."""
         cfg, c = self.cfg, self.collection
         grad = jax.value_and_grad(self.loss, has_aux=True)
 
@@ -118,9 +99,7 @@ class PPO(onpolicy.OnPolicy):
         return state, {**metrics, **stats, **more}
 
     def _chunk(self, state, units: int | None = None):
-        """``buffers_per_eval`` buffers (one ``lax.scan``); ``units`` (or an ``eval_updates`` that is not a
-        multiple of a buffer's): the buffers that make that many updates, the last one stopping after the
-        minibatch update that reaches it (fewer when self-play leaves buffers short)."""
+        """``buffers_per_eval`` buffers, or the buffers that make ``units`` (or ``eval_updates``) updates at most."""
         updates = self.eval_updates if units is None else units
         if units is None and updates % self.update_step == 0:
             state, m = jax.lax.scan(self._buffer, state, None, length=self.cfg.buffers_per_eval)

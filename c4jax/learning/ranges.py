@@ -1,11 +1,5 @@
-"""The allowed values of every numeric setting of the trainers' configs, declared as one table per
-config class and checked in one place.
-
-A config dataclass lists its numeric fields in a ``RANGES`` class attribute (``{field: Range}``);
-:func:`check` goes through the tables of the class and of its bases and raises
-``ValueError("--flag must be <range>, got <value>")`` for the first value out of range (NaN
-included). :func:`c4jax.learning.config.validate` runs it before a config's own checks of settings
-that depend on each other.
+"""The allowed values of the trainers' numeric settings: each config class's ``RANGES`` (``{field: Range}``),
+checked by :func:`check`, which raises ``ValueError("--flag must be <range>, got <value>")`` (NaN included).
 """
 
 from __future__ import annotations
@@ -17,8 +11,7 @@ from typing import Mapping
 
 @dataclass(frozen=True)
 class Range:
-    """The interval a numeric setting must lie in: ``low``/``high`` (``None``: unbounded), each
-    closed unless ``*_open``; ``note`` says what a special value means (e.g. ``"(0 = auto)"``)."""
+    """An interval ``low``/``high`` (``None``: unbounded), closed unless ``*_open``; ``note``: e.g. ``"(0 = auto)"``."""
 
     low: float | None = None
     high: float | None = None
@@ -39,7 +32,7 @@ class Range:
 
     @property
     def text(self) -> str:
-        """The interval as the error message says it: ``>= 1``, ``> 0``, ``in [0, 1]``, ``in (0, 1]``."""
+        """The interval as text: ``>= 1``, ``> 0``, ``in [0, 1]``, ``in (0, 1]``."""
         if self.high is None:
             body = f"{'>' if self.low_open else '>='} {_number(self.low)}"
         elif self.low is None:

@@ -1,19 +1,8 @@
-"""REINFORCE with a learned baseline for two-player self-play (design.md §7), on every game: its config
-(:class:`ReinforceConfig`), its loss (:meth:`Reinforce.loss`, on :func:`c4jax.learning.losses.reinforce_loss`),
-its update (:meth:`Reinforce.update`) and the algorithm (:class:`Reinforce`), whatever collects the rows
-(``--collect``, :mod:`c4jax.learning.onpolicy`).
+"""REINFORCE with a learned baseline for two-player self-play on every game (design.md §7).
 
-The loss of a row: advantage ``G - V(s)`` with the current network's baseline, Smooth-L1 value loss, the
-thesis' objective ``L_policy - c1·L_value`` (minimised as its negative); one gradient step per group of rows,
-each row used once.
-
-- ``--collect games`` (the thesis, :mod:`c4jax.learning.onpolicy_games`): a group is one self-play episode
-  with its mirror. For speed the ``games_per_collect`` episodes of an iteration are played in parallel by the
-  same weights and then applied one update each, in order; with the thesis' learning rate (5e-6) the weights
-  barely move within an iteration.
-- ``--collect streams`` (:mod:`c4jax.learning.onpolicy_streams`): a group is a whole collection of
-  ``envs x steps`` plies with the game's own rewards, ``G`` the negamax return (GAE with λ = 1, bootstrapped
-  from the value of the state after the collection's last ply), the value through ``tanh``.
+The loss of a row is :func:`c4jax.learning.losses.reinforce_loss`; one gradient step per group of rows,
+each row used once: a group is one episode with its mirror (``--collect games``, whose episodes of an
+iteration are played in parallel by the same weights) or one whole collection (``--collect streams``).
 """
 
 from __future__ import annotations
@@ -27,15 +16,12 @@ from jax import Array
 from c4jax.learning import blocks, config, losses, onpolicy
 from c4jax.learning.onpolicy import weighted_mean
 from c4jax.learning.onpolicy_games import Samples, Strategies
-from c4jax.learning.settings.reinforce import STREAMS as STREAMS
-from c4jax.learning.settings.reinforce import STREAMS_UPDATES as STREAMS_UPDATES
 from c4jax.learning.settings.reinforce import ReinforceConfig as ReinforceConfig
 from c4jax.learning.optim import apply_gradients
 
 
 class Reinforce(onpolicy.OnPolicy):
-    """REINFORCE on ``game`` with the collection of ``cfg.collect`` (:class:`~c4jax.learning.onpolicy.OnPolicy`);
-    ``ValueError`` when ``cfg`` does not fit the game."""
+    """REINFORCE on ``game``; ``ValueError`` when ``cfg`` does not fit the game."""
 
     name = "reinforce"
 
@@ -49,8 +35,7 @@ class Reinforce(onpolicy.OnPolicy):
         self.eval_updates = cfg.eval_updates
 
     def loss(self, params, rows: Samples, weights: Array | None):
-        """``(loss, metrics)`` of one group of rows [R]: the mean of :func:`losses.reinforce_loss` over them,
-        weighted by ``weights`` [R] (``None``: every row alike)."""
+        """``(loss, metrics)``: the ``weights``-weighted mean of :func:`losses.reinforce_loss` over ``rows`` [R]."""
         logits, legal, value = self.collection.forward(params, rows.obs, rows.legal)
         total, aux = jax.vmap(partial(losses.reinforce_loss, c1=self.cfg.c1))(logits, legal, rows.action, rows.target,
                                                                               value)
@@ -60,10 +45,8 @@ class Reinforce(onpolicy.OnPolicy):
         return metrics["train/loss"], metrics
 
     def update(self, params, opt_state, samples: Samples):
-        """One gradient step on each group of ``samples`` [G, R] in turn (one ``lax.scan``; a group without a
-        valid row makes none), the rows weighted by ``valid`` where the collection weighs them (else one group,
-        one plain step). Returns ``(params, opt_state, metrics)``, the metrics averaged
-        over the groups."""
+        """``(params, opt_state, metrics)`` after one step per group of ``samples`` [G, R] in turn (none for a group
+        without a valid row); an unweighted collection makes one step."""
         grad = jax.value_and_grad(self.loss, has_aux=True)
         if not self.collection.weighted:
             (_, m), grads = grad(params, jax.tree.map(lambda x: x[0], samples), None)
@@ -90,8 +73,7 @@ class Reinforce(onpolicy.OnPolicy):
         return state, {**metrics, **stats}
 
     def _chunk(self, state, units: int | None = None):
-        """``episodes_per_eval`` updates (``units``: that many): whole collections (one ``lax.scan``), then one
-        whose first games alone make the updates that remain."""
+        """``eval_updates`` (or ``units``) updates: whole collections, then a partial one."""
         whole, rest = divmod(self.eval_updates if units is None else units, self.update_step)
         state, m = blocks.run(state, whole, self._iteration, partial(self._iteration, updates=rest) if rest else None)
         return state, self.collection.chunk_metrics(state, m)

@@ -1,8 +1,5 @@
-"""Self-play batches of the RL trainers: the learner against itself and against a fixed opponent
-in one batch, and the published code's replacement of drawn games (design.md §7a).
-
-Built on :func:`c4jax.agents.arena.rollout`; the trajectories record the game kit's shaped reward
-(``GameKit.shaped_reward``) where it has one, else the game's own rewards.
+"""Self-play batches of the RL trainers: the learner against itself and a fixed opponent in one batch,
+and the published code's replacement of drawn games (design.md §7a).
 """
 
 from __future__ import annotations
@@ -39,17 +36,9 @@ class _PerGame(AgentBase):
 
 def mixed_rollout(learner, opponent, states, n_vs: int, key: Array, *, game,
                   record_legal: bool = False) -> tuple[Trajectory, Array]:
-    """Games of ``learner`` against itself and against a fixed ``opponent``, in one batch.
-
-    The first ``n_vs`` of the B games are ``learner`` against ``opponent``, the learner
-    moving first in a random half of them (per game, from ``key``); the other games are
-    self-play. ``opponent=None`` or ``n_vs=0`` is plain self-play.
-
-    Returns ``(trajectory, learner_moves)``: ``learner_moves`` (bool[B, T]) marks the
-    moves the learner made (every move of a self-play game). Agent A of the trajectory
-    is the learner; it records each move's shaped reward of ``game``'s kit (its own reward where the
-    kit has none), and with ``record_legal`` the legal actions before each move.
-    """
+    """``(trajectory, learner_moves bool[B, T])`` of B games from ``states``: the first ``n_vs`` against
+    ``opponent`` (the learner first in a random half), the rest self-play. Agent A is the learner; rewards
+    are the kit's shaped reward; ``record_legal`` records the legal actions."""
     reward_fn = games.kit_of(game).shaped_reward
     batch = states.terminated.shape[0]
     if opponent is None or n_vs == 0:
@@ -66,14 +55,8 @@ def mixed_rollout(learner, opponent, states, n_vs: int, key: Array, *, game,
 
 def mixed_rollout_no_draws(learner, opponent, states, n_vs: int, key: Array, max_rounds: int = 8, *,
                            game, record_legal: bool = False) -> tuple[Trajectory, Array]:
-    """``mixed_rollout`` with every drawn game discarded and replaced by a game from the empty
-    board (the published training code), as in the same seat arrangement.
-
-    A replacement that is drawn again is replaced again, up to ``max_rounds`` rounds in all
-    (a bound for ``jit``; a draw left after them is kept). Round 0 is exactly
-    ``mixed_rollout(..., key)``; round r > 0 plays all B games again from empty boards with
-    ``fold_in(key, r)`` and takes the games that are still draws from it.
-    """
+    """:func:`mixed_rollout` with each drawn game replaced by a game from the empty board (the published code),
+    for up to ``max_rounds`` rounds (round r > 0 uses ``fold_in(key, r)``); a draw left after them is kept."""
     traj, moves = mixed_rollout(learner, opponent, states, n_vs, key, game=game, record_legal=record_legal)
     empty = arena.initial_states(states.terminated.shape[0], game)
 

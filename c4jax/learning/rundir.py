@@ -1,9 +1,5 @@
-"""A training run's files. Per seed (``--out`` itself, or ``<out>/seed_<s>/`` of a ``--vmap-seeds``
-run): ``metrics.jsonl``/``metrics.csv`` (and the trackers), ``best/`` (the best evaluation's
-weights, which ``agents.load`` plays), ``curves.png`` and ``summary.json``. Of a K-seed run also
-``<out>/summary.json``, ``seeds.md`` and ``curves.png``: each seed's best and final win rate with
-their mean ± standard deviation. ``<out>/last`` (the resumable training state) is written by
-:mod:`c4jax.learning.loop`.
+"""A training run's files: per seed (``--out``, or ``<out>/seed_<s>/``) ``metrics.jsonl``/``.csv``, ``best/``,
+``curves.png`` and ``summary.json``; of a K-seed run also ``<out>/summary.json``, ``seeds.md`` and ``curves.png``.
 """
 
 from __future__ import annotations
@@ -16,7 +12,6 @@ import numpy as np
 from c4jax.io import atomic, checkpoint, runlog
 from c4jax.io.tables import Table
 from c4jax.learning import hostrun, selection
-from c4jax.learning.hostrun import LAST as LAST
 
 BEST = "best"
 
@@ -27,9 +22,7 @@ def seed_dir(out: str | Path, seed: int) -> Path:
 
 
 class SeedRun:
-    """One seed's run directory: metrics log and best checkpoint, written as the old-network rule
-    (:func:`c4jax.learning.selection.select`) decides, and its counters (``loop``, which ``last/``
-    saves)."""
+    """One seed's run directory (metrics log, ``best/``) and its loop counters ``loop`` (saved in ``last/``)."""
 
     def __init__(self, out: Path, seed: int, meta: dict, counters: dict, resume: bool, after_step: int | None,
                  write: bool = True, trackers: tuple[str, ...] = (), group: str | None = None,
@@ -40,11 +33,8 @@ class SeedRun:
                                  config=meta.get("config"), name=out.resolve().name, group=group)
 
     def record(self, updates: int, row: dict, params, wall_s: float, cpu_s: float | None = None) -> str:
-        """Apply the old-network rule to this evaluation and log it: ``"best"`` (the current
-        weights become the old network), ``"revert"`` or ``"keep"``. best/ is the best evaluation
-        so far; the rule's own best starts at ``rule.old_best_start`` (the same with the default).
-        ``row`` gains the best score so far, whether the rule reverted, ``wall_s`` (``time/wall_s``) and
-        ``cpu_s`` (``time/cpu_s``: the process' CPU seconds, every thread, summed over the run's segments)."""
+        """Apply the old-network rule to this evaluation, save ``best/`` on a new best score, log ``row`` (which
+        gains ``eval/best_vs_*``, ``eval/reverted``, ``time/wall_s``, ``time/cpu_s``) and return the decision."""
         outcome = selection.select(self.loop, row[selection.score_metric(self.select_by)], updates, self.rule)
         self.loop.update(outcome.counters)  # in place: the loop saves this dict in last/
         if outcome.new_best and self.write:
@@ -57,8 +47,8 @@ class SeedRun:
         return outcome.decision
 
     def finish(self, algo_name: str, extra_panels: Callable[[], list] | None) -> dict:
-        """Close the log and, where this process writes files, write ``metrics.csv``, ``curves.png`` and
-        ``summary.json`` (:func:`c4jax.learning.hostrun.finish`); returns the summary ({} elsewhere)."""
+        """Close the log, write ``metrics.csv``, ``curves.png`` and ``summary.json``; returns the summary ({} on
+        a process that does not write)."""
         loop, best = self.loop, self.out / BEST
         if not self.write:
             return hostrun.finish(self.log, lambda rows: None, {})
@@ -82,8 +72,7 @@ class SeedRun:
 
 
 def curve_panels(rows: list[dict], extra: Sequence[tuple] = ()) -> list[tuple[str, list[str], str]]:
-    """The panels of a seed's ``curves.png`` (:func:`c4jax.io.runlog.plot_panels`): training loss, every
-    evaluation's win rate, game lengths, then ``extra`` and, where logged, the yardstick's grades."""
+    """The ``(title, metrics, ylabel)`` panels of a seed's ``curves.png``."""
     keys = {k for r in rows for k in r}
     fixed = ["eval/vs_1steplA", "eval/vs_random", "eval/vs_old"]
     panels = [
@@ -102,9 +91,7 @@ def curve_panels(rows: list[dict], extra: Sequence[tuple] = ()) -> list[tuple[st
 
 def write_curves(rows: list[dict], path: Path, title: str, best_updates: int | None,
                  extra: Sequence[tuple] = ()) -> Path:
-    """A seed's ``curves.png`` of its metric ``rows`` (:func:`curve_panels`) against updates, the loss
-    smoothed over 5 evaluations, every panel marking the best evaluation (``best_updates``; None:
-    none yet) and each evaluation at which the old-network rule reverted (``eval/reverted``)."""
+    """Draw a seed's ``curves.png`` of its metric ``rows`` against updates, marking ``best_updates`` and reverts."""
     return runlog.plot_panels(rows, curve_panels(rows, extra), path, xlabel="updates", smooth_window=5,
                               suptitle=title, best=best_updates,
                               reverts=[r["step"] for r in rows if r.get("eval/reverted")])
@@ -121,8 +108,7 @@ def _spread(values: list[float]) -> dict:
 
 def summarize_seeds(name: str, out: Path, seeds: list[int], runs: list[SeedRun], per_seed: list[dict], wall_s: float,
                     select_by: str = "1steplA", reference: str = "1steplA") -> dict:
-    """``<out>/summary.json``, ``seeds.md`` and ``curves.png`` of a K-seed run: each seed's final
-    win rate against ``reference`` and its best by ``select_by``."""
+    """Write and return ``<out>/summary.json`` (also ``seeds.md``, ``curves.png``) of a K-seed run."""
     final = [s["final"].get(f"eval/vs_{reference}", float("nan")) for s in per_seed]
     best = [s[f"best_vs_{select_by}"] for s in per_seed]
     summary = {

@@ -1,17 +1,9 @@
 """The old-network rule and the choice of ``best/`` (design.md §7, §7a), as a pure function.
 
-After every evaluation, one seed's score (``--select-by``: its win rate against 1StepLA, another
-opponent, or the yardstick's keep rate) decides:
-
-- ``"best"``: the score beats the rule's best (before the first evaluation: ``old_best_start``),
-  so the current weights become the old network;
-- ``"revert"``: the score fell more than ``revert_drop`` below the rule's best (or exactly that far,
-  with ``revert_at_equal``), so the old network's weights are put back;
-- ``"keep"``: neither.
-
-Independently, a score above every earlier one makes the weights ``best/`` (with the default
-``old_best_start`` the two bests are the same). The counters are one seed's loop counters, saved
-in ``last/`` (:func:`new_counters`).
+After every evaluation one seed's score (``--select-by``) decides ``"best"`` (it beats the rule's
+best, starting at ``old_best_start``: the weights become the old network), ``"revert"`` (it fell more
+than ``revert_drop`` below it, or exactly that far with ``revert_at_equal``: the old weights come
+back) or ``"keep"``. A score above every earlier one also makes the weights ``best/``.
 """
 
 from __future__ import annotations
@@ -43,9 +35,7 @@ class Outcome:
 
 
 def new_counters() -> dict:
-    """A fresh seed's counters: evaluations so far, the best score and the updates it was reached
-    at, reverts, wall-clock seconds (the rule's own best, ``old_best``, is added at the first
-    evaluation)."""
+    """A fresh seed's counters (``old_best`` is added at the first evaluation)."""
     return {"evals": 0, "best_win_rate": -1.0, "best_updates": 0, "reverts": 0, "wall_s": 0.0}
 
 
@@ -55,8 +45,7 @@ def score_metric(select_by: str) -> str:
 
 
 def select(counters: dict, score: float, updates: int, rule: Rule = Rule()) -> Outcome:
-    """The rule applied to the evaluation at ``updates`` whose score is ``score``; ``counters`` is
-    left as it is (the outcome holds the new ones, with the keys in the same order)."""
+    """The rule applied to ``score`` at ``updates``; ``counters`` is not changed (the outcome holds new ones)."""
     c = dict(counters)
     if "old_best" not in c:  # counters without the rule's own best (an older checkpoint): best/'s
         c["old_best"] = c["best_win_rate"] if c["evals"] else rule.old_best_start

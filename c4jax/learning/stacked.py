@@ -1,6 +1,5 @@
-"""K training runs in one program: pytrees stacked on a leading seed axis, and the jitted chunk
-that advances all of them at once (``--vmap-seeds``), on one device or a mesh of several
-(:mod:`c4jax.learning.placement`)."""
+"""K training runs in one program (``--vmap-seeds``): pytrees stacked on a leading seed axis and the jitted
+chunk that advances all of them, on one device or a mesh (:mod:`c4jax.learning.placement`)."""
 
 from __future__ import annotations
 
@@ -27,11 +26,9 @@ def seed_slice(tree, k: int):
 
 def make_chunk(algo: Algorithm, k_seeds: int, placement: Placement, state, units: int | None = None
                ) -> tuple[Callable, Any]:
-    """``(chunk, state)``: the function that advances a state stacked over ``k_seeds`` seeds to
-    the next evaluation (``units``: by the shorter chunk ``algo.chunk_of(units)``), and ``state``
-    placed on ``placement``'s devices (host or single-device arrays: a fresh state or a restored
-    one, saved on any number of devices). Under several devices, call ``chunk`` inside
-    ``placement.context()``."""
+    """``(chunk, state)``: the function advancing ``k_seeds`` stacked seeds to the next evaluation (``units``:
+    ``algo.chunk_of(units)``), and ``state`` placed on ``placement``'s devices (call ``chunk`` inside
+    ``placement.context()``)."""
     fn = algo.chunk if units is None else algo.chunk_of(units)
     if placement.mesh is None:
         return _seed_chunk(algo, k_seeds, fn, units), state
@@ -45,11 +42,8 @@ _CHUNKS_KEPT = 4
 
 def _seed_chunk(algo: Algorithm, k_seeds: int, fn: Callable, units: int | None = None,
                 placement: Placement = ONE_DEVICE, shardings=None) -> Callable:
-    """``fn`` (``algo.chunk``, or the shorter ``algo.chunk_of(units)``) over K stacked seeds:
-    ``jit(vmap(fn))``. One seed runs unbatched: a size-1 vmap lets XLA pick other kernels, whose
-    last-bit differences would make a single run differ from the same run made unbatched. On
-    several devices: :func:`_mesh_chunk`. On one device an algorithm with a ``compile_key`` gets the
-    compiled chunk of the last equal algorithm of this process, if any."""
+    """``jit(vmap(fn))`` over K stacked seeds; one seed runs unbatched (a size-1 vmap may change the last bits).
+    On one device an algorithm with a ``compile_key`` reuses an equal algorithm's compiled chunk."""
     if placement.mesh is not None:
         return _mesh_chunk(fn, k_seeds, placement, shardings)
     key = None if algo.compile_key is None else (algo.compile_key, k_seeds, units)
@@ -64,27 +58,23 @@ def _seed_chunk(algo: Algorithm, k_seeds: int, fn: Callable, units: int | None =
     return chunk
 
 
-def _one_device_chunk(fn: Callable, k_seeds: int) -> Callable:
-    if k_seeds > 1:
-        return jax.jit(jax.vmap(fn))
-    one = jax.jit(fn)
-
+def _one_seed(fn: Callable) -> Callable:
+    """``fn`` on a state stacked over one seed, unbatched."""
     def chunk(state):
-        new, metrics = one(seed_slice(state, 0))
+        new, metrics = fn(seed_slice(state, 0))
         return stack_seeds([new]), stack_seeds([metrics])
-
     return chunk
 
 
+def _one_device_chunk(fn: Callable, k_seeds: int) -> Callable:
+    return jax.jit(jax.vmap(fn)) if k_seeds > 1 else _one_seed(jax.jit(fn))
+
+
 def _mesh_chunk(chunk: Callable, k_seeds: int, placement: Placement, shardings) -> Callable:
-    """The chunk on a mesh: one program whose stacked state goes in and comes out with
-    ``shardings`` (``Placement.state_shardings``) and whose metrics come out replicated; XLA
-    partitions everything in between. A ``seeds`` split vmaps with ``spmd_axis_name``."""
+    """The chunk on a mesh: the state in and out with ``shardings``, the metrics replicated."""
     if k_seeds > 1:
         fn = jax.vmap(chunk, spmd_axis_name=devices.SEEDS if placement.mode == "seeds" else None)
     else:
-        def fn(state):
-            new, metrics = chunk(seed_slice(state, 0))
-            return stack_seeds([new]), stack_seeds([metrics])
+        fn = _one_seed(chunk)
     jitted = jax.jit(fn, in_shardings=(shardings,), out_shardings=(shardings, devices.replicated(placement.mesh)))
     return lambda state: jitted(devices.put(state, shardings))

@@ -1,7 +1,5 @@
-"""Games of any game played side by side, each restarting as soon as it ends: what the per-ply
-stream collections of DQN and of PPO / REINFORCE share (:mod:`c4jax.learning.dqn_streams`,
-:mod:`c4jax.learning.onpolicy_streams`): one ply of every game, the mover's reward and the sign of
-the next state's value for the mover."""
+"""Games played side by side, each restarting when it ends: what the per-ply stream collections of DQN and
+PPO / REINFORCE share."""
 
 from __future__ import annotations
 
@@ -26,8 +24,7 @@ class Ply:
 
 
 def play_ply(game, envs, action: Array, plies: Array, key: Array) -> tuple[Ply, Any, Array]:
-    """``action`` in each of the games ``envs`` [E]; returns the :class:`Ply`, the games to go on
-    with (a finished game restarted from ``game.init``) and their plies so far."""
+    """``(Ply, games with finished ones restarted, plies so far)`` after ``action`` in each of the games ``envs`` [E]."""
     player = envs.current_player
     after = jax.vmap(game.step)(envs, action)
     reward = jnp.take_along_axis(after.rewards, player[:, None].astype(jnp.int32), axis=-1)[:, 0]

@@ -1,9 +1,5 @@
-"""Supervised imitation of a teacher (design.md §6: 1StepLA with CNET128): pure, jitted pieces.
-
-The experiment script (``experiments/supervised.py``) owns files, progress and
-evaluation; this module builds the optimiser, the loss, jitted chunks of training steps
-(a ``lax.scan`` over minibatches) and batched evaluation, and saves and restores the
-resumable state after each epoch.
+"""Supervised imitation of a teacher (design.md §6): the loss, jitted training chunks, batched evaluation and
+the resumable state; the command (:mod:`c4jax.cli.supervised`) owns files and progress.
 """
 
 from __future__ import annotations
@@ -29,13 +25,13 @@ class TrainState:
 
 
 def policy_logits(net: nn.Module, params, observations: Array) -> Array:
-    """The network's policy logits: a one-headed CNET's output, a two-headed network's first output."""
+    """The policy logits: a one-headed network's output, a two-headed one's first."""
     out = net.apply({"params": params}, observations)
     return out[0] if isinstance(out, tuple) else out
 
 
 def loss_and_accuracy(net: nn.Module, params, boards: Array, actions: Array, weights: Array | None = None):
-    """Mean cross-entropy and accuracy (argmax of the raw logits, as the thesis reports)."""
+    """``(mean cross-entropy, accuracy of the raw logits' argmax)``, weighted by ``weights`` [N] if given."""
     logits = policy_logits(net, params, boards)
     ce = optax.softmax_cross_entropy_with_integer_labels(logits, actions.astype(jnp.int32))
     hit = (jnp.argmax(logits, axis=-1) == actions).astype(jnp.float32)
@@ -98,9 +94,7 @@ def epoch_batches(rng: np.random.Generator, n: int, batch_size: int) -> np.ndarr
 # --------------------------------------------------------------------------- resumable progress
 
 def save_progress(directory, state: TrainState, best_params, progress: dict) -> None:
-    """Save the training state after an epoch, with the best weights so far and ``progress`` (epoch,
-    best row, the minibatch generator's state, ...) for ``--resume``; the previous save is kept
-    as the fallback (``checkpoint.restore_latest``)."""
+    """Save the training state, the best weights and ``progress`` for ``--resume``, keeping the previous save."""
     checkpoint.save(directory, {"state": state, "best_params": best_params}, {"progress": progress},
                     keep_previous=True)
 

@@ -1,10 +1,5 @@
-"""The training state every RL algorithm carries through its jitted chunks.
-
-One pytree for every trainer, so the host loop (:mod:`c4jax.learning.loop`) reads
-``state.params`` and ``state.updates`` and swaps weights with
-``state.replace(params=...)`` whatever the algorithm; an algorithm that needs more
-(DQN: a target network and a replay buffer) subclasses it with extra fields.
-"""
+"""The training state every RL algorithm carries through its jitted chunks; an algorithm that needs more
+(a target network, a replay buffer) subclasses it."""
 
 from __future__ import annotations
 
@@ -43,14 +38,12 @@ def keys_to_data(tree):
 
 
 def data_to_keys(tree, like):
-    """The inverse of :func:`keys_to_data`: key data back to keys where ``like`` (the same
-    structure) holds keys."""
+    """The inverse of :func:`keys_to_data`: keys where ``like`` (the same structure) holds keys."""
     return jax.tree.map(lambda x, t: jax.random.wrap_key_data(x) if is_key(t) else x, tree, like)
 
 
 def where_seeds(mask, on_true, on_false):
-    """Per seed: the pytree ``on_true`` where ``mask`` (bool[K], one per seed on the leading axis
-    of a ``--vmap-seeds`` state) else ``on_false``."""
+    """Per seed: ``on_true`` where ``mask`` (bool[K], the leading seed axis), else ``on_false``."""
     def pick(t, f):
         m = jnp.asarray(mask).reshape((-1,) + (1,) * (t.ndim - 1))
         return jnp.where(m, t, f)

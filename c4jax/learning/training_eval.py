@@ -1,11 +1,6 @@
-"""The evaluation between two chunks of training (design.md §7): the current network of every seed
-plays one tournament-protocol match (100 games, symmetric averaging unless turned off) against
-each opponent, Random, the old network, 1StepLA (Connect Four) and ``--eval-opponents``, and is
-optionally graded on the perfect-play yardstick (design.md §8); the results, with the chunk's
-training metrics, make each seed's metrics row.
-
-A seed's evaluation number ``n`` plays with the same key in a single run and inside
-``--vmap-seeds``, so seed ``s`` is evaluated alike whatever K is.
+"""The evaluation between two chunks of training (design.md §7): each seed's current network plays one
+protocol match against each opponent (and optionally the yardstick); seed ``s``'s evaluation ``n`` uses
+the same key whatever ``--vmap-seeds`` is.
 """
 
 from __future__ import annotations
@@ -42,17 +37,14 @@ class Settings(Protocol):
 
 
 def evaluated_agent(algo: Algorithm, settings: Settings, width: int) -> AgentOf:
-    """``agent_of(params, label)``: the network as the evaluation matches play it
-    (``algo.agent_of``: sampled for policy networks unless ``eval_greedy``; symmetric averaging
-    with ``eval_symmetric``)."""
+    """``agent_of(params, label)``: the network as the evaluation matches play it."""
     sampled = algo.default_mode == "sto" and not settings.eval_greedy
     return lambda params, label: algo.agent_of(params, label, sampled=sampled, symmetric=settings.eval_symmetric,
                                                width=width)
 
 
 def opponents(agent_of: AgentOf, old_params, settings: Settings) -> dict:
-    """The evaluation matches' opponents by tag: Random, the old network, 1StepLA
-    (Connect Four), then ``eval_opponents`` by name, all of the run's game."""
+    """``{tag: agent}``: the fixed opponents, the old network (``"old"``), then ``eval_opponents``."""
     random, *rest = settings.fixed_opponents
     fixed = {random: agents.load(settings.agent_name(random)), "old": agent_of(old_params, "old"),
              **{name: agents.load(settings.agent_name(name)) for name in rest}}
@@ -66,9 +58,7 @@ def eval_key(seed: int, evals: int) -> jax.Array:
 
 
 def matches(current, opponent, keys: jax.Array, b_batched: bool, game) -> list[evaluation.MatchResult]:
-    """One protocol match of ``game`` per seed (``evaluation.match_many``). One seed plays
-    ``evaluation.match`` unbatched, as one seed's chunk runs unbatched
-    (:func:`c4jax.learning.stacked.make_chunk`)."""
+    """One protocol match of ``game`` per seed (one seed: unbatched ``evaluation.match``)."""
     if keys.shape[0] == 1:
         return [evaluation.match(seed_slice(current, 0), seed_slice(opponent, 0) if b_batched else opponent, keys[0],
                                  game=game)]
@@ -86,9 +76,8 @@ def eval_row(results: dict[str, evaluation.MatchResult]) -> dict:
 
 def evaluate(agent_of: AgentOf, label: str, params, old_params, seeds: list[int], evals: list[int],
              settings: Settings, game) -> list[dict]:
-    """The evaluation of K seeds' stacked ``params`` (the current network, called ``label``) against
-    their stacked ``old_params`` and the other opponents: per seed, its :func:`eval_row` and the
-    yardstick's grades. ``evals``: each seed's evaluations so far (the number of this one)."""
+    """Per seed, the :func:`eval_row` (and yardstick grades) of K seeds' stacked ``params`` against their
+    ``old_params`` and the other opponents; ``evals``: each seed's evaluation number."""
     keys = jnp.stack([eval_key(s, n) for s, n in zip(seeds, evals)])
     current = agent_of(params, label)
     results = {tag: matches(current, opp, keys, b_batched=tag == "old", game=game)  # old: one per seed

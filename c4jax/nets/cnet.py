@@ -1,18 +1,9 @@
 """CNET128 (design.md §5) in flax linen: preprocessing, conv block, shared dense, heads.
 
-``CNet(width=128, heads=...)`` maps public boards ``int8[B, 6, 7]`` to
-
-- ``heads="one"``: ``float32[B, 7]`` (policy logits or Q-values),
-- ``heads="two"``: ``(float32[B, 7], float32[B])`` (policy logits / advantages and a value),
-- ``heads="dueling"``: ``float32[B, 7]`` Q = V + A - mean(A) from the two heads.
-
-``heads="two"`` with ``reply_head=True`` also returns reply logits ``float32[B, 7]`` (a ``reply``
-Dense layer on the features the policy head takes: AlphaZero's auxiliary prediction of the
-opponent's next move); without it the parameters have no ``reply`` subtree.
-
-Parameter names are stable because checkpoints, conv freezing (every leaf under
-``conv``) and the supervised -> RL transfer (one head -> two heads: same ``conv``,
-``dense`` and ``head`` subtrees, a fresh ``value`` subtree) rely on them.
+``CNet(width=128, heads=...)`` maps boards ``int8[B, 6, 7]`` to ``float32[B, 7]`` (``heads="one"``),
+``(float32[B, 7], float32[B])`` (``"two"``; with ``reply_head`` also reply logits ``float32[B, 7]``) or
+Q = V + A - mean(A) ``float32[B, 7]`` (``"dueling"``). Parameter names (``conv``, ``dense``, ``head``,
+``value``, ``reply``) are stable: checkpoints, conv freezing and the supervised -> RL transfer rely on them.
 """
 
 from __future__ import annotations
@@ -26,11 +17,8 @@ HEADS = ("one", "two", "dueling")
 
 
 def preprocess(boards: Array) -> Array:
-    """float32[B, 6, 7, 2] planes (own, opponent) with playable cells set to -1.
-
-    The playable cell of a column is its lowest empty cell (largest empty row index).
-    Both planes get -1 there, so the network sees where a stone can go this turn.
-    """
+    """float32[B, 6, 7, 2] planes (own, opponent) of ``boards`` int8[B, 6, 7]; each column's lowest empty
+    cell is -1 in both planes."""
     boards = jnp.asarray(boards)
     own = (boards == 1).astype(jnp.float32)
     opp = (boards == -1).astype(jnp.float32)
@@ -43,12 +31,8 @@ def preprocess(boards: Array) -> Array:
 
 
 class ValidConv(nn.Module):
-    """A stride-1 "valid" 2-D convolution computed as patches @ kernel (im2col).
-
-    Same parameters as ``nn.Conv(features, kernel_size, padding="VALID")`` (``kernel``
-    [kh, kw, in, out], ``bias`` [out]) and the same outputs (tested); one matmul instead
-    of XLA's convolution on these tiny boards (6x7 and 3x4 inputs; why: design.md §5).
-    """
+    """A stride-1 "valid" 2-D convolution as one im2col matmul (design.md §5): the parameters (``kernel``
+    [kh, kw, in, out], ``bias`` [out]) and outputs of ``nn.Conv(features, kernel_size, padding="VALID")``."""
 
     features: int
     kernel_size: tuple[int, int]
@@ -120,11 +104,5 @@ def init_params(key: Array, width: int = 128, heads: str = "one"):
 
 
 def param_shapes(width: int = 128, heads: str = "one"):
-    """The shapes and dtypes (``jax.ShapeDtypeStruct``) of :func:`init_params`' parameters, traced
-    without computing them: a template to restore a checkpoint into."""
+    """``jax.ShapeDtypeStruct`` leaves of :func:`init_params`' parameters (traced, not computed)."""
     return jax.eval_shape(lambda key: init_params(key, width=width, heads=heads), jax.random.key(0))
-
-
-def num_params(params) -> int:
-    """The number of scalars in the pytree ``params``."""
-    return sum(int(x.size) for x in jax.tree.leaves(params))

@@ -1,22 +1,12 @@
-"""A small residual tower with policy and value heads, the network of AlphaZero-style agents
-(design.md §8), as an alternative to the two-headed CNET.
+"""A small residual tower with policy and value heads, the network of AlphaZero-style agents (design.md §8).
 
-``Tower(num_actions, encoding, blocks, channels)`` maps a game's observations ``[B, H, W(, C)]``
-to ``(float32[B, num_actions], float32[B])`` (policy logits, value):
-
-- the input planes (:func:`encode`, in the encoding the game's kit names), a 3x3 convolution to
-  ``channels``;
-- ``blocks`` residual blocks: 3x3 conv -> ReLU -> 3x3 conv, added to the block's input, ReLU;
-  the second convolution of each block starts at zero, so every block starts as the identity;
-- policy head: 1x1 conv to 2 planes -> ReLU -> Dense(num_actions); value head: 1x1 conv to 1
-  plane -> ReLU -> Dense(64) -> ReLU -> Dense(1);
-- with ``reply_head``, a third output: reply logits, a ``reply`` Dense(num_actions) on the policy
-  head's planes;
-- with ``dueling``, the policy logits are ``V + A - mean(A)``: ``A`` the ``policy`` Dense, ``V`` a
-  ``dueling_value`` Dense(1) on the same planes (:func:`fold_dueling` turns it into the plain tower).
-
-Every convolution keeps the board size ("same" padding with zeros) and runs as an im2col matmul
-(:class:`c4jax.nets.cnet.ValidConv` on the padded input).
+``Tower(num_actions, encoding, blocks, channels)`` maps observations ``[B, H, W(, C)]`` to
+``(float32[B, num_actions] logits, float32[B] value)``: a 3x3 ``stem`` conv on the planes of
+:func:`encode`; ``blocks`` residual blocks (3x3 conv, ReLU, 3x3 conv initialised to zero, added, ReLU);
+a policy head (1x1 conv to 2 planes, ReLU, ``policy`` Dense) and a value head (1x1 conv, ReLU,
+Dense(64), ReLU, Dense(1)). ``reply_head`` adds reply logits (a ``reply`` Dense on the policy planes);
+``dueling`` makes the logits ``V + A - mean(A)`` (``dueling_value`` Dense(1)). Every convolution keeps
+the board size (zero padding) and runs as :class:`c4jax.nets.cnet.ValidConv`.
 """
 
 from __future__ import annotations
@@ -46,9 +36,8 @@ ENCODINGS = ("cnet_planes", "hw", "hwc")
 
 
 def encode(observations: Array, encoding: str) -> Array:
-    """float32[..., H, W, C]: the network input of ``observations``: boards of ``1`` / ``-1`` / ``0``
-    through the CNET planes (``"cnet_planes"``, :func:`c4jax.nets.cnet.preprocess`), other
-    observations as they are (``"hwc"``: already ``[H, W, C]``; ``"hw"``: one plane ``[H, W]``)."""
+    """float32[..., H, W, C]: ``observations`` as input planes: the CNET planes (``"cnet_planes"``), as they
+    are (``"hwc"``) or as one plane (``"hw"``); ``ValueError`` for another encoding."""
     if encoding == "cnet_planes":
         return preprocess(observations)
     x = jnp.asarray(observations).astype(jnp.float32)
@@ -75,10 +64,7 @@ def encoding_for(game) -> str:
 
 
 class Tower(nn.Module):
-    """Residual tower: ``blocks`` blocks of ``channels`` 3x3 filters, policy and value heads.
-
-    ``num_actions`` policy logits; ``encoding`` says how observations become input planes
-    (:func:`encode`, :func:`encoding_for` a game); ``reply_head``: also ``num_actions`` reply logits."""
+    """Residual tower: ``blocks`` blocks of ``channels`` 3x3 filters, policy and value heads (module docstring)."""
 
     num_actions: int
     encoding: str
@@ -108,11 +94,8 @@ class Tower(nn.Module):
 
 
 def two_headed(game, width: int = 128, tower: tuple[int, ...] = (), reply_head: bool = False) -> nn.Module:
-    """The two-headed network of an AlphaZero agent for ``game`` (a game object): ``Tower(*tower)``
-    (``(blocks, channels)``), or
-    ``CNet(width, heads="two")`` when ``tower`` is empty (only on a game whose kit says the CNET reads
-    its observations). ``reply_head``: with the reply head that AlphaZero trains (a third output),
-    which the playing network has not."""
+    """``Tower(*tower)`` (``(blocks, channels)``) for ``game``, or ``CNet(width, heads="two")`` when ``tower`` is
+    empty (``ValueError`` unless the kit says the CNET reads ``game``); ``reply_head``: a third output."""
     if tower:
         blocks, channels = tower
         return Tower(blocks=blocks, channels=channels, num_actions=game.num_actions, encoding=encoding_for(game),
@@ -129,8 +112,7 @@ def init_params(key: Array, game, width: int = 128, tower: tuple[int, ...] = (),
 
 
 def param_shapes(game, width: int = 128, tower: tuple[int, ...] = (), reply_head: bool = False):
-    """The shapes and dtypes (``jax.ShapeDtypeStruct``) of :func:`init_params`' parameters, traced
-    without computing them: a template to restore a checkpoint into."""
+    """``jax.ShapeDtypeStruct`` leaves of :func:`init_params`' parameters (traced, not computed)."""
     return jax.eval_shape(lambda key: init_params(key, game, width, tower, reply_head), jax.random.key(0))
 
 
@@ -139,9 +121,8 @@ DUELING = "dueling_value"  # the dueling head's state-value Dense
 
 
 def fold_dueling(params):
-    """The parameters of the plain tower that computes what the dueling tower of ``params`` computes:
-    ``V + A - mean(A)`` is linear in the policy planes, so it folds into the ``policy`` Dense
-    (``params`` itself when it has no dueling head; leading axes, e.g. stacked seeds, are kept)."""
+    """The plain tower's parameters computing what the dueling ``params`` compute (``V + A - mean(A)`` folded
+    into the ``policy`` Dense; leading axes kept); ``params`` itself without a dueling head."""
     if DUELING not in params:
         return params
     a, v = params["policy"], params[DUELING]
@@ -151,8 +132,7 @@ def fold_dueling(params):
 
 
 def without_reply_head(params):
-    """``params`` without the reply head's subtree (``params`` itself when it has none): the
-    two-headed network that plays."""
+    """``params`` without the reply head's subtree."""
     return {k: v for k, v in params.items() if k != REPLY} if REPLY in params else params
 
 

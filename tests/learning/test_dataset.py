@@ -27,6 +27,13 @@ def ds():
     return data.generate(N, seed=0, batch=BATCH, game=C4)
 
 
+def _is_image(d) -> np.ndarray:
+    """bool[N]: the row is not the first of its group (in generated data: an added image)."""
+    first = np.zeros(len(d), bool)
+    first[np.unique(d.groups, return_index=True)[1]] = True
+    return ~first
+
+
 def _flat_keys(boards):
     return [b.tobytes() for b in np.ascontiguousarray(boards).reshape(len(boards), -1)]
 
@@ -76,11 +83,11 @@ def test_mirror_rows_follow_their_original(ds):
     singles = first[counts == 1]
     symmetric = (ds.observations[singles] == ds.observations[singles][:, :, ::-1]).all(axis=(1, 2))
     assert symmetric[singles != N - 1].all()
-    assert ds.is_image.sum() == a.size and not ds.is_image[a].any() and ds.is_image[b].all()
+    assert _is_image(ds).sum() == a.size and not _is_image(ds)[a].any() and _is_image(ds)[b].all()
 
 
 def test_original_rows_are_what_1steplA_plays(ds):
-    orig = np.flatnonzero(~ds.is_image)
+    orig = np.flatnonzero(~_is_image(ds))
     assert orig.size >= 1000
     played = np.asarray(agents.load("1steplA").act(ds.observations[orig], jax.random.key(7)))
     np.testing.assert_array_equal(played, ds.actions[orig])
@@ -307,7 +314,7 @@ def test_text_import_groups_pair_mirrors(tmp_path):
     path.write_text(";".join([a, sym, b, a_mirror]))
     d = data.import_text(path, C4.id)
     np.testing.assert_array_equal(d.groups, [0, 1, 2, 0])
-    np.testing.assert_array_equal(d.is_image, [False, False, False, True])
+    np.testing.assert_array_equal(_is_image(d), [False, False, False, True])
 
 
 def test_text_import_errors(tmp_path):
@@ -473,7 +480,7 @@ def test_a_game_without_random_starts_or_symmetries(checkers_ds, tmp_path):
 
     d = checkers_ds
     assert len(d) == 400 and d.game == "checkers" and d.observations.shape == (400, 8, 8, 2)
-    assert d.actions.dtype == np.int16 and not d.is_image.any() and len(np.unique(d.groups)) == 400
+    assert d.actions.dtype == np.int16 and not _is_image(d).any() and len(np.unique(d.groups)) == 400
     assert d.info["agent"] == "checkers/random" and d.info["opening_plies"] == 4
     assert len(set(_flat_keys(d.observations))) == 400
     back = data.Dataset.load_npz(d.save_npz(tmp_path / "ck.npz"))

@@ -22,7 +22,8 @@ from c4jax.games.connect_four.kit import MIRROR
 from c4jax.agents import arena
 from c4jax.learning import config, loop, stacked, train_state
 from c4jax.learning import dqn as dqn_lib
-from c4jax.learning.dqn import DQN, DQNConfig, epsilon, transitions
+from c4jax.learning.dqn import DQN, DQNConfig, epsilon
+from c4jax.learning.dqn_games import transitions
 from c4jax.learning import backprop as backprop_lib
 from c4jax.nets import tower as towers
 from scripts import run_script

@@ -28,7 +28,8 @@ from c4jax.io import checkpoint
 from c4jax import games
 from c4jax.learning import config, loop, losses, onpolicy_games, rundir, selection, stacked, train_state
 from c4jax.learning import dqn as dqn_lib
-from c4jax.learning.dqn import DQN, DQNConfig, EpsilonGreedy, Transition, epsilon, mirror_avg_q
+from c4jax.learning.dqn import DQN, DQNConfig, epsilon, mirror_avg_q
+from c4jax.learning.dqn_games import EpsilonGreedy, Transition
 from c4jax.learning.ppo import PPO, PPOConfig
 from c4jax.learning.reinforce import Reinforce, ReinforceConfig
 from c4jax.learning import rollouts
@@ -423,7 +424,7 @@ MIRROR_AVG_Q = (mirror_avg_q, {"symmetry": MIRROR})  # the published code's Q, o
 
 
 def test_presets_choose_the_strategies():
-    assert PPO(PPOConfig(), C4).strategies == Reinforce(ReinforceConfig(), C4).strategies == onpolicy_games.THESIS
+    assert PPO(PPOConfig(), C4).strategies == Reinforce(ReinforceConfig(), C4).strategies == onpolicy_games.Strategies()
     ppo = PPO(config.with_preset(PPOConfig(), "published"), C4).strategies
     assert ppo.behaviour.func is onpolicy_games.exploring_policy
     assert ppo.behaviour.keywords == {"explore": 0.1, "mirror_avg": True}

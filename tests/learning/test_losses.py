@@ -11,6 +11,8 @@ from absl.testing import parameterized
 
 from c4jax.learning import losses
 
+import turn_based
+
 F, T = False, True
 LN = math.log
 
@@ -28,20 +30,20 @@ class ReturnsTest(chex.TestCase):
     @chex.variants(with_jit=True, without_jit=True)
     def test_turn_based_returns(self):
         # G2 = 1; G1 = -1 - 0.5 * 1 = -1.5; G0 = 0.5 - 0.5 * (-1.5) = 1.25; padding 0.
-        g = self.variant(losses.turn_based_returns)(self.rewards, self.valid, 0.5)
+        g = self.variant(turn_based.turn_based_returns)(self.rewards, self.valid, 0.5)
         np.testing.assert_allclose(g, [1.25, -1.5, 1.0, 0.0], rtol=1e-6)
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_gae_turn_based(self):
         # delta2 = 1 - 0 - 0.6 = 0.4; delta1 = -1 - 0.5 * 0.6 + 0.4 = -0.9; delta0 = 0.5 + 0.5 * 0.4 - 0.2 = 0.5
         # lam 0.5: A2 = 0.4; A1 = -0.9 - 0.25 * 0.4 = -1.0; A0 = 0.5 - 0.25 * (-1.0) = 0.75
-        a = self.variant(losses.gae_turn_based)(self.rewards, self.values, self.valid, 0.5, 0.5)
+        a = self.variant(turn_based.gae_turn_based)(self.rewards, self.values, self.valid, 0.5, 0.5)
         np.testing.assert_allclose(a, [0.75, -1.0, 0.4, 0.0], rtol=1e-6, atol=1e-7)
         # lam 1 telescopes to G - V: [1.25 - 0.2, -1.5 + 0.4, 1 - 0.6, 0]
-        a1 = self.variant(losses.gae_turn_based)(self.rewards, self.values, self.valid, 0.5, 1.0)
+        a1 = self.variant(turn_based.gae_turn_based)(self.rewards, self.values, self.valid, 0.5, 1.0)
         np.testing.assert_allclose(a1, [1.05, -1.1, 0.4, 0.0], rtol=1e-6, atol=1e-7)
         # lam 0: the one-step TD errors
-        a0 = self.variant(losses.gae_turn_based)(self.rewards, self.values, self.valid, 0.5, 0.0)
+        a0 = self.variant(turn_based.gae_turn_based)(self.rewards, self.values, self.valid, 0.5, 0.0)
         np.testing.assert_allclose(a0, [0.5, -0.9, 0.4, 0.0], rtol=1e-6, atol=1e-7)
 
     def test_lambda_one_equals_returns_minus_values_on_random_episodes(self):
@@ -49,8 +51,8 @@ class ReturnsTest(chex.TestCase):
         r = jax.random.normal(key, (16, 42))
         v = jax.random.normal(jax.random.key(1), (16, 42))
         valid = jnp.arange(42)[None] < jax.random.randint(jax.random.key(2), (16, 1), 1, 43)
-        g = jax.vmap(losses.turn_based_returns, in_axes=(0, 0, None))(r, valid, 0.95)
-        a = jax.vmap(losses.gae_turn_based, in_axes=(0, 0, 0, None, None))(r, v, valid, 0.95, 1.0)
+        g = jax.vmap(turn_based.turn_based_returns, in_axes=(0, 0, None))(r, valid, 0.95)
+        a = jax.vmap(turn_based.gae_turn_based, in_axes=(0, 0, 0, None, None))(r, v, valid, 0.95, 1.0)
         np.testing.assert_allclose(a, jnp.where(valid, g - v, 0.0), atol=1e-4)
 
 
@@ -158,9 +160,9 @@ class ThesisSpecialCasesTest(chex.TestCase):
         gamma_lam = jnp.array([[0.95, 1.0], [0.9, 0.5], [1.0, 0.95], [0.95, 0.0], [0.7, 0.3]], jnp.float32)
         for gamma, lam in gamma_lam:
             pairs = (
-                (jax.vmap(losses.gae_turn_based, in_axes=(0, 0, 0, None, None)),
+                (jax.vmap(turn_based.gae_turn_based, in_axes=(0, 0, 0, None, None)),
                  jax.vmap(_thesis_gae, in_axes=(0, 0, 0, None, None)), (r, v, valid, gamma, lam)),
-                (jax.vmap(losses.turn_based_returns, in_axes=(0, 0, None)),
+                (jax.vmap(turn_based.turn_based_returns, in_axes=(0, 0, None)),
                  jax.vmap(_thesis_returns, in_axes=(0, 0, None)), (r, valid, gamma)),
                 (jax.vmap(losses.one_step_td, in_axes=(0, 0, 0, 0, None)),
                  jax.vmap(_thesis_one_step_td, in_axes=(0, 0, 0, 0, None)), (r, v, valid, done, gamma)),
@@ -174,7 +176,7 @@ class ThesisSpecialCasesTest(chex.TestCase):
         r, v, _, _, valid = _random_plies(2, (42,), prefix_valid=True)
         ref = _negamax_gae_reference(np.asarray(r), np.asarray(v), -np.ones(42), np.zeros(42, bool), 0.9, 0.8, 0.0,
                                      np.asarray(valid))
-        np.testing.assert_allclose(losses.gae_turn_based(r, v, valid, 0.9, 0.8), ref, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(turn_based.gae_turn_based(r, v, valid, 0.9, 0.8), ref, rtol=1e-5, atol=1e-5)
 
 
 class TDTargetTest(chex.TestCase):
@@ -183,7 +185,7 @@ class TDTargetTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_td_target(self):
-        f = self.variant(losses.td_target)
+        f = self.variant(turn_based.td_target)
         # 0.5 - 0.9 * 3 (the best legal column, not the illegal 9)
         np.testing.assert_allclose(f(jnp.float32(0.5), jnp.bool_(F), self.q_next, self.legal, 0.9), -2.2, rtol=1e-6)
         np.testing.assert_allclose(f(jnp.float32(0.5), jnp.bool_(T), self.q_next, self.legal, 0.9), 0.5)
@@ -192,7 +194,7 @@ class TDTargetTest(chex.TestCase):
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_double_td_target(self):
-        f = self.variant(losses.double_td_target)
+        f = self.variant(turn_based.double_td_target)
         online = jnp.array([0.0, 1.0, 5.0, 9.0, 2.0, 0.0, 0.0])  # legal argmax: column 2 (3 is full)
         target = jnp.array([4.0, 4.0, -1.0, 8.0, 4.0, 4.0, 4.0])
         # 0.5 - 0.9 * Q_target(s', 2) = 0.5 + 0.9
@@ -280,9 +282,9 @@ class ThesisTDTargetTest(chex.TestCase):
         q_next = q_next * 3.0  # values beyond [-1, 1], as the CNET's Q are
         for gamma in (0.95, 0.9, 1.0, 0.7, jnp.float32(0.99)):
             pairs = (
-                (jax.vmap(losses.td_target, in_axes=(0, 0, 0, 0, None)),
+                (jax.vmap(turn_based.td_target, in_axes=(0, 0, 0, 0, None)),
                  jax.vmap(_thesis_td_target, in_axes=(0, 0, 0, 0, None)), (r, done, q_next, legal, gamma)),
-                (jax.vmap(losses.double_td_target, in_axes=(0, 0, 0, 0, 0, None)),
+                (jax.vmap(turn_based.double_td_target, in_axes=(0, 0, 0, 0, 0, None)),
                  jax.vmap(_thesis_double_td_target, in_axes=(0, 0, 0, 0, 0, None)),
                  (r, done, q_online, q_next, legal, gamma)),
             )

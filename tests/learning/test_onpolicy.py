@@ -22,6 +22,8 @@ from c4jax.learning import onpolicy_games
 from c4jax.learning.onpolicy_streams import StreamCollection
 from c4jax.learning.optim import make_optimizer
 
+import turn_based
+
 GAMES = 6
 ROWS = 2 * GAMES * 42
 C4 = games.make(games.DEFAULT)
@@ -113,7 +115,7 @@ def test_log_probs_and_values_recomputed_directly(params, batch):
 
 def test_returns_advantages_and_backprop_rewards(batch):
     ep = jax.tree.map(lambda x: x.reshape((GAMES * 2, 42) + x.shape[1:]), batch)
-    g = jax.vmap(losses.turn_based_returns, in_axes=(0, 0, None))(ep.reward, ep.valid, 0.95)
+    g = jax.vmap(turn_based.turn_based_returns, in_axes=(0, 0, None))(ep.reward, ep.valid, 0.95)
     np.testing.assert_allclose(ep.target, g, rtol=1e-6, atol=1e-6)
     # Default lambda 1: the thesis advantage G - V_old.
     np.testing.assert_allclose(ep.advantage, np.where(ep.valid, ep.target - ep.value, 0.0), atol=1e-4)

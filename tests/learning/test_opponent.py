@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from c4jax import agents, games
-from c4jax.learning import losses
 from c4jax.agents import arena
 from c4jax.learning import loop
 from c4jax.learning.dqn import DQN, DQNConfig
@@ -21,6 +20,7 @@ from c4jax.learning import rollouts
 from c4jax.games.connect_four.rewards import shaped_reward
 from c4jax.learning.config import validate
 from scripts import run_script
+import turn_based
 
 B, N_VS = 64, 40
 C4 = games.make(games.DEFAULT)
@@ -106,7 +106,7 @@ def test_collected_rows_are_the_learners_moves_with_returns_over_the_whole_game(
         idx = np.nonzero(valid[g, :42])[0]
         assert (np.diff(idx) == 2).all()
         # returns run over every move of the game, the opponent's included
-        full = losses.turn_based_returns(jnp.asarray(rows.reward[g, :42]), jnp.asarray(played[g]), 0.95)
+        full = turn_based.turn_based_returns(jnp.asarray(rows.reward[g, :42]), jnp.asarray(played[g]), 0.95)
         np.testing.assert_allclose(np.asarray(rows.target[g, idx]), np.asarray(full)[idx], rtol=1e-6)
     # padding and opponent rows carry nothing
     assert (np.asarray(rows.advantage)[~valid] == 0).all() and (np.asarray(rows.logp)[~valid] == 0).all()

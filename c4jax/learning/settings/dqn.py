@@ -1,5 +1,4 @@
-"""DQN's settings (:class:`DQNConfig`) and those of its ``--collect streams`` runs; the trainer is
-:mod:`c4jax.learning.dqn`."""
+"""DQN's settings (:class:`DQNConfig`), also of its ``--collect streams`` runs."""
 
 from __future__ import annotations
 
@@ -157,8 +156,7 @@ class DQNConfig(SelfPlayConfig):
                              f"(--envs x --steps = {self.envs * self.steps})")
 
     def normalised(self) -> "DQNConfig":
-        """This config with --collect streams' ``eval_every`` given as ``iterations_per_eval``
-        (:func:`c4jax.learning.config.settle`)."""
+        """This config with --collect streams' ``eval_every`` given as ``iterations_per_eval``."""
         if self.collect != "streams":
             return self
         return config.eval_in_units(self, "iterations_per_eval", self.updates_per_iteration)

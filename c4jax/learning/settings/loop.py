@@ -1,5 +1,4 @@
-"""The host loop's settings (:class:`LoopConfig`, the ``run`` section of every RL trainer's command) and
-those of a run from scratch (:func:`from_scratch`); the loop itself is :mod:`c4jax.learning.loop`."""
+"""The host loop's settings (:class:`LoopConfig`, every RL command's ``run`` section) and :func:`from_scratch`."""
 
 from __future__ import annotations
 
@@ -100,8 +99,7 @@ class LoopConfig:
     SMOKE: ClassVar[dict] = {"eval_opponents": (), "eval_yardstick": False, "init_from": "", "freeze_conv": False}
 
     def check(self) -> None:
-        """``ValueError`` for settings that do not fit together (:func:`c4jax.learning.config.validate`; the
-        evaluation opponents load when the run starts: :func:`load_opponents`)."""
+        """``ValueError`` for settings that do not fit together (the opponents are loaded when the run starts)."""
         if self.shard not in SHARD_MODES:
             raise ValueError(f"--shard must be one of {SHARD_MODES}, got {self.shard!r}")
         if not 0 <= self.process_id < self.num_processes:
@@ -123,29 +121,21 @@ class LoopConfig:
                              f"{list(self.eval_opponents)}, got {self.select_by!r}")
 
     def agent_name(self, name: str) -> str:
-        """The ``agents.load`` name of the evaluation opponent ``name`` in this run's game
-        (``mcts200`` is ``checkers/mcts200`` in a Checkers run)."""
+        """The ``agents.load`` name of the opponent ``name`` in this run's game (``agents.in_game``)."""
         from c4jax import agents
 
         return agents.in_game(name, self.game)
 
     @property
     def fixed_opponents(self) -> tuple[str, ...]:
-        """The opponents every evaluation plays besides the old network: the game kit's reference
-        agents (Random and, for Connect Four, 1StepLA: the thesis)."""
+        """The game kit's reference agents, which every evaluation plays besides the old network."""
         return games.kit_of(self.game).reference_agents
 
     @property
     def reference(self) -> str:
-        """The opponent that the progress bar and a --vmap-seeds summary report: the game kit's
-        reference (1StepLA in Connect Four: the thesis), else the --select-by opponent."""
+        """The opponent the progress bar and a --vmap-seeds summary report: the kit's reference, else --select-by."""
         reference = games.kit_of(self.game).reference
         return self.select_by if reference is None else reference
-
-    @property
-    def selection_metric(self) -> str:
-        """The logged metric that --select-by names."""
-        return selection.score_metric(self.select_by)
 
     @property
     def selection_rule(self) -> selection.Rule:
@@ -155,10 +145,8 @@ class LoopConfig:
 
 
 def from_scratch(out: str, game: str, **changes) -> LoopConfig:
-    """The run settings of a network trained from scratch on ``game``'s own rewards (AlphaZero, and a
-    trainer's ``--collect streams``): nothing to start from or freeze, evaluated against pure MCTS with 100
-    simulations (which also chooses best/), without the old-network rule (why: design.md §8); ``changes``: other
-    fields."""
+    """The run settings of a network trained from scratch (design.md §8): no ``--init-from``, selected by
+    ``mcts100:sto``, no old-network rule; ``changes``: other fields."""
     return LoopConfig(**{**dict(out=out, game=game, init_from="", freeze_conv=False, eval_opponents=("mcts100:sto",),
                                 select_by="mcts100:sto", revert_drop=1.0), **changes})
 

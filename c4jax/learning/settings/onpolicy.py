@@ -1,5 +1,4 @@
-"""The settings that REINFORCE and PPO share (:class:`OnPolicyConfig`); the trainers' shared code is
-:mod:`c4jax.learning.onpolicy`."""
+"""The settings that REINFORCE and PPO share (:class:`OnPolicyConfig`)."""
 
 from __future__ import annotations
 
@@ -58,12 +57,16 @@ class OnPolicyConfig(SelfPlayConfig):
         return self.collect == "streams"
 
     @property
+    def smoke(self) -> dict:
+        """``--preset smoke``'s sizes for this config's collection (a subclass's ``SMOKE`` or ``STREAMS_SMOKE``)."""
+        return self.STREAMS_SMOKE if self.streams else self.SMOKE
+
+    @property
     def tower(self) -> tuple[int, int]:
         return (self.tower_blocks, self.tower_channels)
 
     def refuse_games_only(self, off: dict) -> None:
-        """``ValueError`` naming the fields of ``off`` (field: the value that leaves it off) that are on: they
-        belong to the whole-games collection, which --collect streams is not."""
+        """``ValueError`` naming the fields of ``off`` (``{field: value when off}``) that are on."""
         on = [f"--{k.replace('_', '-')}" for k, v in off.items() if getattr(self, k) != v]
         if on:
             raise ValueError(f"{', '.join(on)}: the whole-games collection's (--collect games; --preset published "

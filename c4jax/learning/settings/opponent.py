@@ -1,11 +1,5 @@
-"""Training partly against a fixed opponent instead of pure self-play (Löhr et al., design.md §8).
-
-The thesis trains by self-play only. Löhr et al. train DQN against a fixed
-depth-limited minimax. ``OpponentConfig`` adds that as an option to every RL
-trainer: ``--opponent 2steplA:sto`` (any ``agents.load`` name) plays one side, at
-a random seat, of ``--opponent-frac`` of the training games; the other games stay
-self-play. ``--opponent self`` (the default) is the thesis.
-"""
+"""Training partly against a fixed opponent instead of pure self-play (Löhr et al., design.md §8): ``--opponent``
+plays one side, at a random seat, of ``--opponent-frac`` of the training games; ``self`` is the thesis."""
 
 from __future__ import annotations
 
@@ -19,10 +13,7 @@ SELF = "self"
 
 
 def training_opponent(name: str):
-    """The agent called ``name`` (any ``agents.load`` name), or None for ``'self'``.
-
-    Raises ValueError, with the known agents, for an unknown name or an unusable checkpoint.
-    """
+    """The agent ``agents.load(name)``, or None for ``'self'``; ``ValueError`` for an unknown or unusable one."""
     from c4jax import agents
     from c4jax.io import checkpoint
 
@@ -51,8 +42,7 @@ class OpponentConfig:
     RANGES: ClassVar[dict] = {"opponent_frac": ranges.UNIT}
 
     def check(self) -> None:
-        """``ValueError`` for an opponent that is not a name (whether the agent exists is known when the
-        run starts and loads it: :attr:`opponent_agent`)."""
+        """``ValueError`` for an opponent that is not a name (whether it loads: :attr:`opponent_agent`)."""
         if not isinstance(self.opponent, str) or not self.opponent.strip():
             raise ValueError(f"--opponent must be 'self' or an agent name, got {self.opponent!r}")
 
@@ -63,8 +53,7 @@ class OpponentConfig:
 
     @cached_property
     def opponent_agent(self):
-        """The opponent as an agent, or None for 'self', loaded at the first use (``ValueError`` for an
-        unknown name or an unusable checkpoint)."""
+        """:func:`training_opponent` of ``opponent``, loaded at the first use."""
         return training_opponent(self.opponent)
 
     def opponent_games(self, games: int) -> int:

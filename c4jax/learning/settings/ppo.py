@@ -1,5 +1,4 @@
-"""PPO's settings (:class:`PPOConfig`) and those of its ``--collect streams`` runs; the trainer is
-:mod:`c4jax.learning.ppo`."""
+"""PPO's settings (:class:`PPOConfig`), also of its ``--collect streams`` runs."""
 
 from __future__ import annotations
 
@@ -105,15 +104,8 @@ class PPOConfig(onpolicy.OnPolicyConfig):
         return self.eval_every or self.buffers_per_eval * self.buffer_updates
 
     @property
-    def smoke(self) -> dict:
-        """``--preset smoke``'s sizes for this config's collection (:func:`c4jax.learning.config.smoke_config`)."""
-        return self.STREAMS_SMOKE if self.streams else self.SMOKE
-
-    @property
     def buffer_updates(self) -> int:
-        """The optimiser steps of one full buffer: --epochs passes of ceil(--buffer-size / --minibatch-size)
-        minibatches (a buffer that self-play leaves short makes fewer); --collect streams: of --envs x --steps
-        / --minibatch-size minibatches."""
+        """The optimiser steps of one full buffer (--epochs passes over its minibatches)."""
         if self.streams:
             return self.epochs * self.minibatches
         return self.epochs * -(-self.buffer_size // self.minibatch_size)

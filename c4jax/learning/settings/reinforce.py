@@ -1,5 +1,4 @@
-"""REINFORCE's settings (:class:`ReinforceConfig`) and those of its ``--collect streams`` runs; the
-trainer is :mod:`c4jax.learning.reinforce`."""
+"""REINFORCE's settings (:class:`ReinforceConfig`), also of its ``--collect streams`` runs."""
 
 from __future__ import annotations
 
@@ -58,10 +57,4 @@ class ReinforceConfig(onpolicy.OnPolicyConfig):
     def eval_updates(self) -> int:
         """The updates between evaluations."""
         return self.eval_every or self.episodes_per_eval
-
-
-    @property
-    def smoke(self) -> dict:
-        """``--preset smoke``'s sizes for this config's collection (:func:`c4jax.learning.config.smoke_config`)."""
-        return self.STREAMS_SMOKE if self.streams else self.SMOKE
 

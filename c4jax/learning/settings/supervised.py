@@ -97,8 +97,7 @@ class Config:
 
     @property
     def teacher_name(self) -> str:
-        """The ``agents.load`` name of the teacher (``--teacher``, else the game card's): the name itself on the
-        default game or when it names its game, else ``<game>/<name>`` (``c4jax.agents.in_game``)."""
+        """The ``agents.load`` name of ``--teacher`` (else the game card's) within ``--game``."""
         name = self.teacher or games.card_of(self.game).teacher
         return name if self.game == games.DEFAULT or name.lower().startswith(f"{self.game}/") else f"{self.game}/{name}"
 
@@ -124,9 +123,7 @@ def short_name(game: str, name: str) -> str:
 
 
 def default_dataset(game: str, teacher: str, num_pairs: int) -> Path:
-    """``[GAME/]TEACHER_<N>k.npz``: the dataset file's name under data/ (the game's folder only for a game
-    other than the default one; the teacher's name without the game, other characters than letters, digits,
-    ``-``, ``_`` and ``.`` as ``_``)."""
+    """``[GAME/]TEACHER_<N>k.npz`` under data/ (GAME/ only off the default game; odd characters as ``_``)."""
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in short_name(game, teacher))
     size = f"{num_pairs // 1000}k" if num_pairs % 1000 == 0 else str(num_pairs)
     return Path(*([] if game == games.DEFAULT else [game]), f"{name}_{size}.npz")
