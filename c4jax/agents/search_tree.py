@@ -23,11 +23,6 @@ ROOT = 0  # index of the root node in every tree
 UNVISITED = -1  # children_index of an edge without a node; parents / action_from_parent of the root
 
 
-def wrap_key(key_data: Array) -> Array:
-    """Typed keys of raw key data."""
-    return jax.random.wrap_key_data(key_data)
-
-
 @struct.dataclass
 class Tree:
     """B search trees of N + 1 nodes in arrays (the layout of ``mctx.Tree``, so the same field
@@ -121,7 +116,7 @@ def node_proven(edges: Array, legal: Array) -> Array:
 
 def node_key(tree: Tree, node_index) -> Array:
     """The tie-break key of a node (one tree), fresh at every visit."""
-    node_key = wrap_key(tree.embeddings[1][node_index])
+    node_key = jax.random.wrap_key_data(tree.embeddings[1][node_index])
     return jax.random.fold_in(node_key, NOISE_SALT + tree.node_visits[node_index])
 
 
