@@ -24,7 +24,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -53,21 +53,13 @@ class DisconnectedError(RatingError):
 
 def components(games: np.ndarray) -> list[list[int]]:
     """Connected components (lists of indices, sorted) of the graph with an edge where ``games[i, j] > 0``."""
-    n = games.shape[0]
     linked = (games + games.T) > 0
-    seen, out = np.zeros(n, bool), []
-    for start in range(n):
-        if seen[start]:
-            continue
-        stack, comp = [start], []
-        seen[start] = True
-        while stack:
-            i = stack.pop()
-            comp.append(i)
-            for j in np.flatnonzero(linked[i] & ~seen):
-                seen[j] = True
-                stack.append(int(j))
-        out.append(sorted(comp))
+    seen, out = np.zeros(games.shape[0], bool), []
+    for start in range(games.shape[0]):
+        if not seen[start]:
+            comp = _reach(linked, start)
+            seen |= comp
+            out.append(np.flatnonzero(comp).tolist())
     return out
 
 
@@ -166,11 +158,6 @@ class Ratings:
 
     def __getitem__(self, name: str) -> float:
         return float(self.rating[self.names.index(name)])
-
-    def expected_score(self, a: str, b: str) -> float:
-        """Predicted score of ``a`` against ``b`` (win probability, draws as half)."""
-        d = (self[a] - self[b]) / ELO_PER_NAT
-        return float(_sigmoid(np.asarray(d)))
 
     def rows(self) -> list[dict]:
         out = []
@@ -312,26 +299,6 @@ def fit(names: Sequence[str], wins: np.ndarray, draws: np.ndarray | None = None,
     return Ratings(names=names, rating=rating, ci_low=np.asarray(low), ci_high=np.asarray(high), se=se,
                    games=games.sum(1), wins=wins.sum(1), draws=draws.sum(1), losses=wins.sum(0), anchor=anchor or "mean",
                    anchor_value=float(anchor_value), ci=ci, samples=used, seed=seed, prior=float(prior))
-
-
-def from_games(names: Sequence[str], games: Iterable[tuple[int, int, float]], **kwargs) -> Ratings:
-    """Ratings from individual games ``(i, j, score of i)`` with score 1 (i won), 0.5 (draw) or 0."""
-    n = len(names)
-    wins = np.zeros((n, n), np.int64)
-    draws = np.zeros((n, n), np.int64)
-    for i, j, s in games:
-        if i == j:
-            continue  # self matches carry no rating information
-        if s == 1:
-            wins[i, j] += 1
-        elif s == 0:
-            wins[j, i] += 1
-        elif s == 0.5:
-            draws[i, j] += 1
-            draws[j, i] += 1
-        else:
-            raise ValueError(f"a game's score must be 0, 0.5 or 1, got {s!r}")
-    return fit(names, wins, draws, **kwargs)
 
 
 def from_tournament(tournament, *, anchor: str | None = "auto", **kwargs) -> Ratings:

@@ -44,19 +44,10 @@ class _Plies:
     game: object
     max_steps: int
 
-    def __getattr__(self, name):  # id, num_actions, num_players, observation_shape
+    def __getattr__(self, name):  # id, init, step, observe, num_actions, ...
         if name.startswith("_"):
             raise AttributeError(name)
         return getattr(self.game, name)
-
-    def init(self, key=None):
-        return self.game.init(key)
-
-    def step(self, state, action, key=None):
-        return self.game.step(state, action, key)
-
-    def observe(self, state):
-        return self.game.observe(state)
 
 
 @functools.partial(jax.jit, static_argnames=("plies", "compact"))
@@ -151,9 +142,9 @@ class _InFlight:
 def play(agent_a, agent_b, key: Array, folder: str | os.PathLike, *, index: int = 0, game=None, plies: int = PLIES,
          on_progress: Callable[[int], None] | None = None) -> protocol.MatchResult:
     """The protocol match of ``agent_a`` against ``agent_b`` with ``key`` (the result of
-    :func:`c4jax.evaluation.protocol.match`), kept in ``folder`` as match number ``index`` (module
-    docstring): continued from what the folder holds of it, rebuilt from its pairs when they are all
-    there. ``on_progress(pairs)`` is called after each call with the number of its opening pairs kept."""
+    :func:`c4jax.evaluation.protocol.match`), kept in ``folder`` as match number ``index``: continued
+    from what the folder holds of it. ``on_progress(pairs kept)`` after each call. ``FolderError``
+    for a folder changed by hand."""
     folder = Path(folder)
     game = protocol.game_of(agent_a, game)
     moves, a_first, a_to_move = protocol.seats(game)
