@@ -90,10 +90,9 @@ def decide(agent, states, mover: Array, key: Array, capacities: tuple[int, ...])
     """int32[B]: ``agent``'s actions in the games where ``mover`` [B] is true (0 elsewhere), asking it
     only about those (not at all when there are none).
 
-    A ``keyed`` agent is asked in the smallest of ``capacities`` that holds those games; one that is
-    not (AlphaZero's search) once per distinct state (:func:`first_copies`), on a CPU in calls of
-    ``CPU_CHUNK`` games; one neither ``costly`` nor ``keyed`` decides on all B at once. An agent
-    without a ``costly`` (``keyed``) attribute counts as costly (keyed)."""
+    A ``keyed`` agent is asked in the smallest of ``capacities`` that holds them; a costly unkeyed one
+    once per distinct state (on a CPU ``CPU_CHUNK`` games per call); a cheap unkeyed one about all B.
+    Without the attributes an agent counts as costly and keyed."""
     batch = mover.shape[0]
     keyed = getattr(agent, "keyed", True)
     if not getattr(agent, "costly", True) and not keyed:
@@ -169,8 +168,7 @@ def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game,
         the games where it is to move (the same games). Not under ``vmap``.
       record_legal: also record the legal actions before each move (``Trajectory.legal``).
 
-    Jit it with the agents as arguments and the game bound. Traced under a mesh with a batch axis
-    (``c4jax.io.devices``), the games are split over its devices.
+    Jit it with the agents as arguments and the game bound; under a mesh the games are split.
     """
     batch = states.terminated.shape[0]
     steps = game.max_steps

@@ -1,12 +1,9 @@
 """The Agent protocol every player implements, and the jitted entry points they share.
 
-An agent plays one game (``agent.game``) and answers for a batch of its states:
-``scores_states(states)`` ``float32[B, num_actions]`` (illegal actions ``-inf``) and
-``act_states(states, key)`` ``int32[B]``. Where observations tell the whole state (the kit's
-``from_observation``: Connect Four's ``int8[B, 6, 7]`` boards) it also takes observations:
-``scores(boards)`` and ``act(boards, key)``, validated by the kit (``GameKit.playable``). Every
-agent is a ``flax.struct`` dataclass (parameters are pytree leaves, settings static), so it can
-be passed to a jitted function as an argument, and every entry point is jittable and batched.
+An agent plays ``agent.game``: ``scores_states(states)`` ``float32[B, num_actions]`` (illegal ``-inf``)
+and ``act_states(states, key)`` ``int32[B]``; where observations tell the whole state (Connect Four's
+``int8[B, 6, 7]`` boards) also ``scores(boards)`` and ``act(boards, key)``. Agents are ``flax.struct``
+dataclasses (parameters are leaves, settings static): pass them to jitted functions as arguments.
 """
 
 from __future__ import annotations

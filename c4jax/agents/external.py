@@ -1,16 +1,8 @@
-"""Any Python policy as an agent: ``agents.from_callable(fn)`` (docs/guide/api.md).
-
-The function runs on the host through ``jax.pure_callback``, once per batch of boards, so the agent
-works inside jitted matches. It receives NumPy ``int8[B, 6, 7]`` boards (legal, unfinished
-positions in the public encoding) and returns, by ``returns``:
-
-- ``"scores"``: ``float[B, 7]``; ``scores`` is this with full columns ``-inf``, ``act`` the legal
-  column with the highest score (the lowest among equals);
-- ``"actions"``: ``int[B]``; ``act`` plays it (an illegal one loses), ``scores`` is 1 for it, 0 for
-  the other legal columns.
-
-With ``stochastic=True`` it is called as ``fn(boards, rng)``, ``rng`` a ``numpy.random.Generator``
-seeded from the call's JAX key.
+"""Any Python policy as an agent: ``agents.from_callable(fn)`` (docs/guide/api.md). ``fn`` runs on the
+host (``jax.pure_callback``, once per batch) on NumPy ``int8[B, 6, 7]`` legal, unfinished boards and
+returns ``float[B, 7]`` scores (``act``: the best legal column, the lowest among equals) or, with
+``returns="actions"``, ``int[B]`` columns (``scores``: 1 there, 0 on the other legal columns); full
+columns score ``-inf``. ``stochastic=True`` calls ``fn(boards, rng)``, a NumPy generator seeded from the key.
 """
 
 from __future__ import annotations

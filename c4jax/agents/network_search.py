@@ -1,11 +1,7 @@
 """AlphaZero's network-guided search and the agent that plays with it (design.md §8); the trainer
-of its networks is :mod:`c4jax.learning.alphazero`.
-
-A two-headed network (policy logits, ``tanh`` value in [−1, 1] for the player to move) guides an
-mctx search whose model is the real game (:func:`c4jax.agents.search.recurrent_fn`), with Gumbel
-MuZero (``"gumbel"``; ``gumbel_scale = 0`` makes it deterministic) or PUCT with Dirichlet root noise
-(``"puct"``). ``AlphaZeroAgent(solve=True)`` searches instead with
-:func:`c4jax.agents.search.run` (PUCT, proven values, no root noise).
+is :mod:`c4jax.learning.alphazero`. A two-headed network (policy logits, ``tanh`` value for the
+player to move) guides an mctx search (Gumbel MuZero, or PUCT with Dirichlet root noise) whose model
+is the real game (:func:`c4jax.agents.search.recurrent_fn`).
 """
 
 from __future__ import annotations
@@ -154,6 +150,12 @@ class AlphaZeroAgent(AgentBase):
     def _solving_shares(self, states) -> Array:
         return self._solving_search(states, mcts.board_keys(states, game=self.game)).visit_probs
 
+    def _raw_move(self, logits: Array, key: Array) -> Array:
+        """int32[B]: the raw policy's move: the best logit (``:det``) or a sample."""
+        if self.deterministic:
+            return jnp.argmax(logits, axis=-1).astype(jnp.int32)
+        return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
+
     @property
     def stochastic(self) -> bool:
         return not self.deterministic
@@ -184,10 +186,7 @@ class AlphaZeroAgent(AgentBase):
         if games.kit_of(self.game).from_observation is not None:  # the board path: what act(boards) plays
             return self._act(jax.vmap(self.game.observe)(states), key)
         if self.num_simulations == 0:
-            logits = evaluator(self.width, self.tower, self.game)(self.params, None, states)[0]
-            if self.deterministic:
-                return jnp.argmax(logits, axis=-1).astype(jnp.int32)
-            return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
+            return self._raw_move(evaluator(self.width, self.tower, self.game)(self.params, None, states)[0], key)
         out = search(self.params, states, key, num_simulations=self.num_simulations, width=self.width,
                      tower=self.tower, gumbel_scale=0.0 if self.deterministic else 1.0, game=self.game)
         return out.action.astype(jnp.int32)
@@ -227,10 +226,7 @@ class AlphaZeroAgent(AgentBase):
 
     def _act(self, boards: Array, key: Array) -> Array:
         if self.num_simulations == 0:
-            logits = evaluate(self.params, boards, self.width, self.tower, self.game)[0]
-            if self.deterministic:
-                return jnp.argmax(logits, axis=-1).astype(jnp.int32)
-            return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
+            return self._raw_move(evaluate(self.params, boards, self.width, self.tower, self.game)[0], key)
         if self.solve:
             return self._solving_move(states_of(self.game, boards), key)
         return self._search(boards, key).action.astype(jnp.int32)

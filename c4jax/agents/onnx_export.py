@@ -1,16 +1,12 @@
 """ONNX export of a network agent's scores, checked against the JAX agent (docs/guide/export.md).
 
-The graph takes a batch (``B`` dynamic) of positions of the agent's game and returns ``scores``
-``float32[B, num_actions]`` (:func:`signature`): on an :func:`on_boards` game (Connect Four) from
-``boards`` alone, exactly the agent's ``scores(boards)``; on another game from ``observations`` and
-``legal_action_mask``, what its ``scores_states`` returns without search. An AlphaZero agent exports
-its raw network (``agents.load("<az>@0")``); ``to_model(agent, value=True)`` adds its value head as a
-second output ``value`` ``float32[B]``. The graph assumes legal, unfinished positions.
-
-The conversion is jax2onnx tracing the agent's own jitted ``_scores``; onnxruntime runs the check.
-Both come with the ``onnx`` extra and are imported only inside the functions that need them. Only a
-process's first conversion is guaranteed the smallest graph (later ones may lower static slices to
-``GatherND``, with the same scores).
+The graph (:func:`signature`, ``B`` dynamic) returns ``scores`` ``float32[B, num_actions]``: from
+``boards`` alone on an :func:`on_boards` game (exactly ``agent.scores``), else from ``observations``
+and ``legal_action_mask`` (``scores_states`` without search); an AlphaZero agent exports its raw
+network, with ``value=True`` also its value head ``value`` ``float32[B]``. It assumes legal, unfinished
+positions. jax2onnx traces the agent's own ``_scores``; onnxruntime runs the check; both are the
+``onnx`` extra, imported only when needed. Only a process's first conversion is guaranteed the
+smallest graph (later ones may use ``GatherND``, with the same scores).
 """
 
 from __future__ import annotations
@@ -364,16 +360,11 @@ def onnx_scores(model_or_path, inputs) -> np.ndarray:
 class Comparison:
     """The ONNX graph's scores against the JAX agent's on the same boards."""
 
-    boards: int
-    """How many boards were compared."""
-    max_abs_diff: float
-    """Largest |ONNX - JAX| over the entries finite in both (0.0 when there are none)."""
-    inf_mismatches: int
-    """Entries that are -inf in one and not in the other, or non-finite other than -inf in either."""
-    argmax_mismatches: int
-    """Boards whose ONNX best column scores more than ``tolerance`` below the JAX best column."""
-    tolerance: float = TOLERANCE
-    """The largest max_abs_diff that passes."""
+    boards: int  # how many boards were compared
+    max_abs_diff: float  # largest |ONNX - JAX| over the entries finite in both (0.0: none)
+    inf_mismatches: int  # entries -inf in one and not the other, or NaN / +inf in either
+    argmax_mismatches: int  # boards whose ONNX best column scores more than tolerance below JAX's best
+    tolerance: float = TOLERANCE  # the largest max_abs_diff that passes
 
     @property
     def ok(self) -> bool:

@@ -1,12 +1,8 @@
 """A shipped AlphaZero network as a pgx-style baseline model (docs/guide/play.md):
-``logits, value = baseline("alphazero")(state.observation)`` on pgx observations of its game
-(``GameKit.from_pgx``: Connect Four's ``bool[..., 6, 7, 2]``), as ``pgx.make_baseline_model``'s
-models are called.
-
-``logits`` ``float32[..., A]``: the policy head's, illegal actions at float32's minimum (finite);
-``value`` ``float32[...]``: the value head in [-1, 1] for the player to move. The model is the raw
-network of ``agents.load("alphazero@0")``; pure JAX, any leading axes, a pytree of its parameters.
-pgx itself is never imported.
+``logits, value = baseline("alphazero")(state.observation)`` on pgx observations
+(``GameKit.from_pgx``: Connect Four's ``bool[..., 6, 7, 2]``): ``logits`` ``float32[..., A]``, illegal
+actions at float32's minimum; ``value`` ``float32[...]`` in [-1, 1] for the player to move. The raw
+network of ``agents.load("alphazero@0")``, pure JAX, a pytree of its parameters; pgx is never imported.
 """
 
 from __future__ import annotations

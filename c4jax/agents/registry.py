@@ -1,11 +1,10 @@
 """The registry behind ``agents.load(name)``: the one place that knows every kind of agent.
 
-Names (case insensitive; the grammar is docs/guide/api.md's): ``[<game>/]<agent>[@<N>[solve|nosolve]
-|@policy][:sto|:det]``, where ``<agent>`` is ``random``, ``mcts<N>[solve|nosolve][-c<C>]``, a trained
-agent shipped in ``checkpoints/``, a checkpoint or run directory, or a player of a game's kit
-(``GameKit.players``, registered on first use). ``@<N>`` plays a trained agent with N simulations
-of search per move: a search checkpoint with its own network, any other network as the prior of a
-guided search (:mod:`c4jax.agents.guided`); ``@0`` and ``@policy`` are the network alone.
+Names (case insensitive; docs/guide/api.md): ``[<game>/]<agent>[@<N>[solve|nosolve]|@policy][:sto|:det]``,
+``<agent>`` being ``random``, ``mcts<N>[solve|nosolve][-c<C>]``, a shipped agent, a checkpoint or run
+directory, or a player of a game's kit (``GameKit.players``). ``@<N>`` searches N simulations per move
+(a search checkpoint with its own network, any other as a guided search's prior); ``@0`` and
+``@policy`` are the network alone.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """ONNX export of a game's rules (design.md, "The rules as ONNX"), checked against the JAX kit.
 
-Two graphs per game, jax2onnx tracing the kit's own functions batched with ``jax.vmap`` (``B``
-dynamic): ``init``: ``key`` ``uint32[B, K]`` (raw key data) -> the start position; ``step``: the
-state tensors ``state.<leaf>`` and ``action`` ``int32[B]`` -> the state after the action (called
-without a key: chance is not exported faithfully). Both return the new state's tensors
-``next.<leaf>`` (:func:`layout`: one per leaf of the ``State`` pytree in ``jax.tree_util`` order,
-recorded as JSON in ``metadata_props["state"]``), then the :data:`VIEWS`: ``legal_action_mask``
-``bool[B, A]``, ``observation``, ``done`` ``bool[B]``, ``rewards`` ``float32[B, 2]`` and
-``current_player`` ``int32[B]``.
+Two graphs, jax2onnx tracing the kit's functions under ``jax.vmap`` (``B`` dynamic): ``init`` (``key``
+``uint32[B, K]``, raw key data) and ``step`` (``state.<leaf>`` tensors and ``action`` ``int32[B]``; no
+key: chance is not exported faithfully). Both return ``next.<leaf>`` (:func:`layout`, recorded as
+JSON in ``metadata_props["state"]``), then the :data:`VIEWS` (``legal_action_mask`` ``bool[B, A]``,
+``observation``, ``done`` ``bool[B]``, ``rewards`` ``float32[B, 2]``, ``current_player`` ``int32[B]``).
 """
 
 from __future__ import annotations

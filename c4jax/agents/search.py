@@ -1,34 +1,21 @@
 """Batched Monte Carlo tree search for any game of the protocol, with the game itself as the model
 (design.md §8).
 
-:func:`run` grows B trees (one per root state) in fixed-size arrays
-(:class:`c4jax.agents.search_tree.Tree`): each simulation selects down to an unexpanded edge,
-steps the game along it, evaluates the new node and backs the value up the path. An **evaluator**
-``evaluate(params, keys[B], states[B]) -> (prior_logits float32[B, A], value float32[B])`` scores
-the root and every new node, ``value`` for that node's player to move (A = ``game.num_actions``):
-:class:`RolloutEvaluator` (pure MCTS: uniform prior, one random playout),
-:func:`c4jax.agents.network_search.evaluator` (AlphaZero) or
-:class:`c4jax.agents.guided.GuidedEvaluator` (a trained network's prior, random-playout values).
+:func:`run` grows B trees (:class:`c4jax.agents.search_tree.Tree`) of one simulation per node. An
+**evaluator** ``evaluate(params, keys[B], states[B]) -> (prior_logits float32[B, A], value float32[B])``
+scores the root and every new node, ``value`` for that node's player to move: pure MCTS's
+:class:`RolloutEvaluator`, AlphaZero's :func:`c4jax.agents.network_search.evaluator` or
+:class:`c4jax.agents.guided.GuidedEvaluator`. The model (:func:`recurrent_fn`) steps the game: an
+edge's reward is :func:`c4jax.games.base.mover_reward`, its discount :func:`c4jax.games.base.discount`;
+a finished node is worth 0; illegal actions get the prior logit ``finfo(float32).min``.
 
-The model (:func:`recurrent_fn`): nodes embed ``(state, key)``; an edge's reward is the mover's
-reward (:func:`c4jax.games.base.mover_reward`), its discount :func:`c4jax.games.base.discount`
-(-1 when the player to move changes, +1 when the same player moves again, 0 once the game is
-over). A finished node's value is 0 and edges out of it have reward and discount 0. Illegal
-actions get the prior logit ``finfo(float32).min`` and are excluded at the root.
+With ``solve=True`` (MCTS-Solver) each node carries a proven value for its player to move (+1 win,
+-1 loss, 0 not proven; draws are never proven), backed up exactly; selection and the root's
+outputs prefer proven wins and avoid proven losses.
 
-Selection (``rule``): ``"puct"`` is mctx's MuZero PUCT rule; ``"uct"`` tries every legal action
-once, then maximises ``Q + c * sqrt(ln N / n)``. The tree of N simulations has N + 1 nodes.
-
-Proven values (``solve=True``, MCTS-Solver): each node carries ``Tree.proven`` for its player to
-move (+1 proven win, -1 proven loss, 0 not proven; draws are never proven). A node is a proven
-win when one legal edge is proven +1, a proven loss when all are expanded and proven -1; from a
-proven node upwards the exact value is backed up. Selection and the root's outputs
-(:func:`solved_counts`, :func:`best_column`) prefer proven wins and avoid proven losses.
-
-Keys: every node's key is ``fold_in(parent_key, 1 + action)`` from its board's root key; no
-batch-wide key is used, so the search of a board depends only on that board and its root key,
-whatever the batch. Every entry point takes typed keys (``jax.random.key``) or legacy
-``uint32[..., 2]`` ones.
+Every node's key is ``fold_in(parent_key, 1 + action)`` from its board's root key, so the search of
+a board depends only on that board and its root key, whatever the batch. Every entry point takes
+typed keys (``jax.random.key``) or legacy ``uint32[..., 2]`` ones.
 """
 
 from __future__ import annotations
@@ -209,15 +196,11 @@ def run(evaluate: LeafEvaluator, params, states, keys: Array, num_simulations: i
     """``num_simulations`` MCTS simulations from each of B states of ``game`` (pure; jit it).
 
     Args:
-      evaluate: the root and leaf evaluator.
-      params: passed to ``evaluate`` (``None`` for pure MCTS).
-      states: the roots, states [B] of ``game`` (finished states give all-zero visits).
-      keys: PRNG keys [B], typed or legacy, one per root; the search of board b depends only on
-        ``states[b]`` and ``keys[b]``.
-      num_simulations: simulations per root (a static int >= 1); the root's visits are
-        ``num_simulations + 1`` and its children's sum to ``num_simulations``.
-      game: the game (:class:`c4jax.games.base.Game`, static).
-      rule: ``"puct"`` (MuZero's rule, the prior matters) or ``"uct"`` (prior only masks).
+      evaluate, params: the evaluator and its parameters (``None`` for pure MCTS).
+      states, keys: the roots [B] of ``game`` (static) and their keys; finished states get no visits.
+      num_simulations: simulations per root (a static int); the children's visits sum to it.
+      rule: ``"puct"`` (mctx's MuZero rule) or ``"uct"`` (every legal action once, then
+        ``Q + c * sqrt(ln N / n)``; the prior only masks).
       pb_c_init, pb_c_base: PUCT constants; uct_c: the UCT constant (Q in [-1, 1]).
       dirichlet_fraction, dirichlet_alpha: root noise (0: none, the play-time setting).
       solve: back up proven wins and losses (static).

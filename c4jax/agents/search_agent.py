@@ -25,9 +25,8 @@ def _traced(*xs) -> bool:
 
 
 class SearchAgent(AgentBase):
-    """The entry points of an agent that plays its ``search(states, keys)``: ``act`` / ``scores`` of
-    observations that tell the whole state (Connect Four's boards), ``act_states`` / ``scores_states``
-    of states of its ``game``."""
+    """The entry points (``act``, ``scores``, ``act_states``, ``scores_states``, search statistics) of an
+    agent that plays its ``search(states, keys)``."""
 
     def _check_simulations(self):
         n = self.num_simulations

@@ -1,11 +1,7 @@
-"""Every match of a round robin in one jitted program (design.md §9, "A round robin in one
-program"), for a game whose player to move alternates at every ply (:func:`fits`).
-
-All the games of all the pairs are one batch, played ply by ply; at each ply every agent decides,
-in one call, the games where it is to move (:func:`seat_indices`). The matches are the protocol's,
-so deterministic agents play the same games as in per-match calls. Stochastic agents sample with
-agent ``k`` at ply ``t`` using ``fold_in(fold_in(key, t), k)``: the same games for the same seed and
-agent list, not those of per-match calls.
+"""Every match of a round robin in one jitted program (design.md §9), for a game whose player to move
+alternates at every ply (:func:`fits`): all games of all pairs are one batch, and at each ply every
+agent decides the games where it is to move in one call (:func:`seat_indices`). Deterministic agents
+play the games of per-match calls; agent ``k`` samples at ply ``t`` with ``fold_in(fold_in(key, t), k)``.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
-"""Evaluation of agents with the tournament protocol of the thesis (design.md §9, thesis §5.1).
-
-A **match** between agents A and B is 100 games: 50 openings (the start position and 49 positions
-after two plies, :func:`game_openings`), each played once with A as the first player and once with
-B. A's win rate is ``(wins + 0.5 * draws) / games``, overall and per seat.
-
-All 100 games run in one jitted call of :func:`c4jax.agents.arena.rollout` with the agents as
-arguments, so a match between agents of already-seen types does not re-trace. Under a mesh with a
-batch axis the games are split over its devices; the results are the same.
+"""The tournament protocol of the thesis (design.md §9, thesis §5.1): a **match** between A and B is
+100 games, the 50 openings (:func:`game_openings`) each played once with A and once with B as the
+first player; A's win rate is ``(wins + 0.5 * draws) / games``. A match is one jitted call of
+:func:`c4jax.agents.arena.rollout` with the agents as arguments (no re-trace for agents of a seen
+type); under a mesh the games are split over its devices, with the same results.
 """
 
 from __future__ import annotations
@@ -28,9 +24,7 @@ NUM_OPENINGS = 50  # the start position + 49 two-ply openings
 GAMES_PER_MATCH = 2 * NUM_OPENINGS  # every opening once per seat
 
 
-# ---------------------------------------------------------------------------------------------
-# Openings
-# ---------------------------------------------------------------------------------------------
+# --- openings -------------------------------------------------------------------------------------
 
 
 def game_of(agent_a, game=None):
@@ -107,9 +101,7 @@ def openings(game) -> tuple[object, Array]:
     return _opening_states(game), jnp.asarray(game_openings(game)[0])
 
 
-# ---------------------------------------------------------------------------------------------
-# Results
-# ---------------------------------------------------------------------------------------------
+# --- results --------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -237,9 +229,7 @@ class MatchResult:
         return out
 
 
-# ---------------------------------------------------------------------------------------------
-# Matches
-# ---------------------------------------------------------------------------------------------
+# --- matches --------------------------------------------------------------------------------------
 
 
 def agent_name(agent) -> str:
@@ -309,17 +299,9 @@ def result_of_games(records, name_a: str, name_b: str) -> MatchResult:
 
 
 def match(agent_a, agent_b, key: Array, *, game=None) -> MatchResult:
-    """Play the 100-game protocol match of ``agent_a`` against ``agent_b``.
-
-    Args:
-      agent_a, agent_b: agents (the same agent twice for a self-match).
-      key: PRNG key for the agents' sampling.
-      game: the game (default: ``agent_a.game``).
-
-    Returns:
-      MatchResult from A's point of view; game ``i < 50`` is opening ``i`` with A first,
-      game ``50 + i`` is opening ``i`` with B first.
-    """
+    """The 100-game protocol match of ``agent_a`` against ``agent_b`` (the same agent twice for a
+    self-match), from A's point of view; ``key`` for the agents' sampling, ``game`` default
+    ``agent_a.game``."""
     game = game_of(agent_a, game)
     moves, a_first, a_to_move = seats(game)
     out = to_host(_play_game(agent_a, agent_b, key, jnp.asarray(moves), jnp.asarray(a_to_move), game,

@@ -1,21 +1,11 @@
 """Bradley–Terry ratings on the Elo scale, fitted by maximum likelihood over all games.
 
-Model: agent i beats agent j with probability ``sigmoid(theta_i - theta_j)``; a draw counts as half
-a win for each side. The concave log-likelihood ``sum_{i != j} S_ij * log sigmoid(theta_i -
-theta_j)`` (``S_ij`` = wins of i over j + 0.5 * draws) is maximised by Newton's method with step
-halving, one rating held fixed; ``Elo = anchor_value + 400 / ln(10) * (theta - theta_anchor)``.
-
-- **Anchor**: an agent (e.g. ``1steplA:det`` at 1000) or ``"mean"`` (mean rating 1000).
-- **Prior**: ``prior`` virtual drawn games are added to every pair that met, so that an agent that
-  lost every game has a finite rating (the MLE exists only when the "scored against" graph is
-  strongly connected); ``prior=0`` is the plain MLE and raises :class:`RatingError` when it does
-  not exist.
-- **Connectivity**: a disconnected comparison graph raises :class:`DisconnectedError` naming the
-  components.
-- **95% intervals**, relative to the anchor: ``ci="bootstrap"`` (default; every pair's games
-  resampled ``samples`` times with a fixed ``seed``, percentile interval) or ``ci="fisher"``
-  (``rating ± 1.96 se`` from the observed Fisher information). They describe the sampling of games
-  under the model, not a repeated tournament.
+P(i beats j) = ``sigmoid(theta_i - theta_j)``, a draw half a win each; ``Elo = anchor_value + 400 /
+ln(10) * (theta - theta_anchor)`` (the anchor an agent or ``"mean"``). ``prior`` virtual drawn games
+per pair that met keep ratings finite (``prior=0``: the plain MLE, :class:`RatingError` when it is
+infinite); a disconnected comparison graph raises :class:`DisconnectedError`. 95% intervals relative
+to the anchor: ``ci="bootstrap"`` (every pair's games resampled ``samples`` times with ``seed``) or
+``ci="fisher"`` (``rating ± 1.96 se``).
 """
 
 from __future__ import annotations
@@ -204,18 +194,10 @@ def fit(names: Sequence[str], wins: np.ndarray, draws: np.ndarray | None = None,
         samples: int = 1000, seed: int = 0) -> Ratings:
     """Ratings from game counts.
 
-    Args:
-      names: the agents.
-      wins: int[n, n]: ``wins[i, j]`` = games i won against j.
-      draws: int[n, n] (symmetric): drawn games between i and j (default none).
-      anchor: the agent held at ``anchor_value``, or ``"mean"``/``None`` for a mean of ``anchor_value``.
-      prior: virtual drawn games added to every pair that met (0: plain MLE).
-      ci: ``"bootstrap"`` or ``"fisher"`` for the 95% intervals.
-      samples, seed: bootstrap resamples and their seed.
-
-    Raises:
-      DisconnectedError: the comparison graph is not connected.
-      RatingError: ``prior == 0`` and the maximum likelihood estimate does not exist.
+    ``wins`` int[n, n]: games i won against j; ``draws`` int[n, n] (symmetric, default none);
+    ``anchor``: an agent of ``names`` held at ``anchor_value``, or ``"mean"``/``None``; the rest as
+    the module docstring says. Raises ``ValueError`` for malformed counts or settings and the
+    :class:`RatingError`s of the module docstring.
     """
     names = tuple(str(n) for n in names)
     n = len(names)

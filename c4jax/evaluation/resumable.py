@@ -1,13 +1,10 @@
-"""Protocol matches kept in a folder as they are played, so that an interrupted match continues where
-it stopped and ends with the result of an uninterrupted one (``c4jax match --out DIR [--resume]``).
+"""Protocol matches kept in a folder as they are played (``c4jax match --out DIR [--resume]``): an
+interrupted match continues where it stopped and ends with the result of an uninterrupted one.
 
-:func:`play` plays the match of :func:`c4jax.evaluation.protocol.match` (the same games) a few plies
-per jitted call, each continuing from the states, key and seats of the one before. After each call
-the match in flight replaces ``in_flight.npz`` (:mod:`c4jax.io.atomic`), and each opening pair whose
-two games have ended is appended to ``pairs.jsonl`` (``{"match": k, "opening": o, "games": [A first,
-B first]}``, flushed and synced; a line torn by a kill is dropped on reading). A match whose 50 pairs
-are all in ``pairs.jsonl`` is rebuilt from them; another continues from ``in_flight.npz`` or starts
-over. Several matches (``match`` = 0, 1, ...) share ``pairs.jsonl``; one at a time is in flight.
+:func:`play` plays :func:`c4jax.evaluation.protocol.match`'s games a few plies per jitted call. After
+each call the match in flight replaces ``in_flight.npz``, and each opening pair whose two games have
+ended is appended to ``pairs.jsonl`` (``{"match": k, "opening": o, "games": [A first, B first]}``,
+synced; a torn last line is dropped on reading). Several matches share ``pairs.jsonl``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Decision timing (thesis Table 5.1): seconds per decision at batch 1 and batched.
 
-Agents of a game whose kit has the board API (``playable``) and random start positions
-(``random_start``) decide with ``agent.act(boards, key)`` on those starts, seen by the player to
-move; its kit's ``plain_lookahead``, where it has one, gives the plain-Python rows. Agents of any
-other game decide with ``agent.act_states(states, key)`` on positions of random legal play
-(:func:`c4jax.games.base.random_positions`). The reference rows are :data:`REFERENCES` where the
-game has agents of those names."""
+Agents of a game with the board API and random starts (:func:`on_boards`) decide with
+``agent.act(boards, key)`` on random start boards; others with ``agent.act_states(states, key)`` on
+positions of random legal play. The kit's ``plain_lookahead`` gives the plain-Python rows.
+"""
 
 from __future__ import annotations
 
@@ -183,10 +181,9 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
                    python_boards: int = 32, budget_s: float = 0.0, progress: bool = False) -> Timing:
     """Measure Table 5.1: median seconds per decision at batch 1 and at ``batch``.
 
-    Every agent decides jitted (module docstring), compilation excluded: ``repeats`` calls on single
-    positions (cycling through 16) and ``batched_repeats`` on ``batch`` positions, the agents
-    interleaved call by call. The ``references`` (``agents.load`` names; None: those of
-    :data:`REFERENCES` the game has) are timed too when not in the list.
+    Jitted calls, compilation excluded: ``repeats`` on single positions and ``batched_repeats`` on
+    ``batch`` positions, the agents interleaved call by call. The ``references`` (None: those of
+    :data:`REFERENCES` the game has) are timed too.
 
     ``python_lookahead``: depths N of the kit's ``plain_lookahead`` timed as extra rows
     ``"<N>steplA (plain Python)"`` (``repeats`` single calls, one loop over ``python_boards`` boards).

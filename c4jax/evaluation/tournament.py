@@ -274,15 +274,13 @@ def round_robin(agent_list: Sequence, key: Array, *, progress: bool = True, self
 
     Args:
       agent_list: agents, or names for ``agents.load``, all loaded before the first game.
-      key: PRNG key; a tournament is reproducible for a given agent order (played per match,
-        match (i, j) uses ``fold_in(fold_in(key, i), j)``).
-      progress: a progress bar (over matches, or over plies when all matches are one program).
+      key: PRNG key; per match, match (i, j) uses ``fold_in(fold_in(key, i), j)``.
+      progress: show a progress bar.
       self_play: also play every agent against itself (only Table 5.4's diagonal).
       names: labels for the entries (default: each agent's ``name``; must be unique).
       devices: the first N devices (0 = all) play at once; the same games as on one device.
-      per_match: play one jitted match after another instead of all matches in one program
-        (:mod:`c4jax.evaluation.lockstep`, where the game allows); deterministic agents play the
-        same games either way, stochastic ones sample with other keys.
+      per_match: one jitted match after another instead of all in one program (:mod:`lockstep
+        <c4jax.evaluation.lockstep>`); stochastic agents then sample other games.
 
     Returns:
       Tournament with the matches ``(i, j)``, ``i < j``, agent ``i`` as A. ``ValueError`` for fewer

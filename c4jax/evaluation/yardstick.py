@@ -1,14 +1,10 @@
 """The perfect-play yardstick: how often an agent picks a game-theoretically best column (design.md §8).
 
-The package ships a position set (``yardstick_positions.npz``, made by
-``experiments/make_yardstick.py``, described by ``yardstick_positions.json`` beside it): unfinished
-public boards of :data:`c4jax.io.metadata.UNNAMED_GAME`, stratified by stones into three phases,
-each with the exact solver score of every legal column (the convention of
-:mod:`c4jax.games.connect_four.perfect`; full columns :data:`ILLEGAL`). Grading needs no solver.
-
-Only **non-trivial** positions are graded (the legal columns do not all have the same outcome).
-The agent's column **keeps** the outcome when its score has the sign of the best score and is
-**exact** when it equals the best score.
+The shipped position set (``yardstick_positions.npz``, described by the ``.json`` beside it) holds
+unfinished boards of :data:`c4jax.io.metadata.UNNAMED_GAME` with the exact solver score of every
+column (:mod:`c4jax.games.connect_four.perfect`'s convention; full columns :data:`ILLEGAL`). Only
+positions whose legal columns differ in outcome are graded: a column **keeps** the outcome when its
+score has the best score's sign, and is **exact** when it equals the best score.
 """
 
 from __future__ import annotations
@@ -215,16 +211,12 @@ def optimal_move_rate(agent, key: Array, *, positions: Positions | None = None, 
     """Grade ``agent``'s moves on the non-trivial positions of the yardstick set.
 
     Args:
-      agent: any agent of the default game.
-      key: PRNG key for the agent's sampling.
-      positions: a position set (default: the shipped one, :func:`load_positions`).
-      batch_size, jit, devices, progress: as :func:`grade`'s.
+      agent, key: any agent of the default game and its sampling key.
+      positions, batch_size, jit, devices, progress: as :func:`grade`'s (default: the shipped set).
 
     Returns:
-      ``{"yardstick/keep": ..., "yardstick/exact": ..., "yardstick/n": ..., "yardstick/keep_opening":
-      ..., "yardstick/exact_opening": ..., "yardstick/n_opening": ..., ...middle, ...end}``: the
-      fractions of graded (non-trivial) positions where the agent's column keeps the
-      game-theoretic outcome / has the best exact score, and their counts, overall and per phase.
+      :func:`metrics`: the shares of graded positions where the agent's column keeps the outcome /
+      is exact, and their counts, overall and per phase.
     """
     return metrics(grade(agent, key, positions=positions, batch_size=batch_size, jit=jit, devices=devices,
                          progress=progress))

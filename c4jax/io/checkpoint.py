@@ -1,17 +1,11 @@
-"""Checkpoints: one directory per run, an Orbax pytree plus ``metadata.json``.
+"""Checkpoints: one directory per run, an Orbax pytree (``state-<stamp>/``) plus ``metadata.json``
+(versions, game, agent and network description, config, command, time, the arrays' SHA-256
+``checksum`` and ``state_dir``); ``keep_previous`` saves also keep ``previous.json`` and its state.
 
-Layout of a checkpoint directory (it may also hold a run's logs and plots)::
-
-    metadata.json   format version, c4jax version, game, agent and network description, config,
-                    command, saved-at time, ``checksum`` (SHA-256 of the arrays) and ``state_dir``
-    state-<stamp>/  Orbax StandardCheckpointHandler directory of the pytree
-    previous.json   (``keep_previous`` saves only) the metadata of the checkpoint before
-
-A save is atomic: the pytree goes to a new state directory, synced, then ``metadata.json`` is
-replaced (the commit point), then older state directories are deleted; a kill at any moment leaves
-the previous checkpoint readable and touches no other file. Loading restores against an abstract
-template and compares the checksum, so another architecture or damaged files raise
-``CheckpointError``.
+A save is atomic: the new state directory is synced, then ``metadata.json`` is replaced (the commit
+point), then older state directories are deleted; a kill at any moment leaves the previous
+checkpoint readable and touches no other file. Loading restores against an abstract template and
+compares the checksum, so another architecture or damaged files raise ``CheckpointError``.
 """
 
 from __future__ import annotations

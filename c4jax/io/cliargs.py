@@ -1,10 +1,8 @@
 """Command lines of the package's programs: tyro parsers whose errors are one line.
 
-:func:`one_line_errors` turns tyro's report of a rejected command line, and a ``ValueError`` raised
-while the config is built, into one line and exit status 2
-(``error: --keys: invalid literal for int() with base 10: 'x' (see c4jax match --help)``); :func:`fail`
-writes such a line for the programs' own checks. A sequence flag whose default is empty says
-``(default: none)`` in ``--help``.
+:func:`one_line_errors` turns a rejected command line, or a ``ValueError`` while the config is built,
+into one ``error: ... (see PROG --help)`` line and exit status 2; :func:`fail` writes such a line.
+A sequence flag whose default is empty says ``(default: none)`` in ``--help``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
-"""JAX's persistent compilation cache for the command-line programs.
-
-The programs turn it on at their start (:func:`configure`; ``import c4jax`` never does), by the
-first rule that applies (:func:`decide`): ``--no-compile-cache`` (removed from the arguments; off,
-also for the processes it starts); else ``JAX_COMPILATION_CACHE_DIR`` set (JAX's own settings);
-else ``C4JAX_COMPILE_CACHE`` (a folder, or ``off``/``0``/``false``/``no``); else on, in
-``$XDG_CACHE_HOME/c4jax/jax`` (``~/.cache/c4jax/jax``). A folder that cannot be created means no
-cache, after one ``warning:`` line.
+"""JAX's persistent compilation cache for the command-line programs, set at their start by
+:func:`configure` (``import c4jax`` never does) by the first rule of :func:`decide` that applies:
+``--no-compile-cache`` (off, also for child processes); ``JAX_COMPILATION_CACHE_DIR`` set (JAX's own
+settings); ``C4JAX_COMPILE_CACHE`` (a folder, or ``off``/``0``/``false``/``no``); else
+``$XDG_CACHE_HOME/c4jax/jax`` (``~/.cache/c4jax/jax``). An uncreatable folder means no cache and a warning.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Ctrl-C or SIGTERM in a long-running script: one line and an exit at once.
 
-Within :func:`guard`, SIGINT and SIGTERM go to a watcher thread, which runs while the main thread
-waits inside a jitted program: it prints ``interrupted`` / ``terminated`` and the note of
-:func:`set_note`, and ends the process at once with status 130 / 143 (no traceback, no wait for
-queued computations). Leaving the block arms the same watcher for the interpreter's exit. Nothing
-written is lost: files are replaced atomically and logs are read past a torn last line.
+Within :func:`guard` a watcher thread, which runs while the main thread waits inside a jitted program,
+prints ``interrupted`` / ``terminated`` and the note of :func:`set_note` and ends the process at once
+with status 130 / 143 (no traceback, no wait); leaving the block arms it for the interpreter's exit.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Output directories: what "holds results" means for each kind of output, and claiming one.
-
-Every entry point that writes results calls :func:`claim` on its ``--out`` before it computes
-anything: a destination that holds results of its :class:`Kind` (its ``found`` markers) is refused
-with one line (:class:`OutputError`) unless ``--resume`` or ``--overwrite`` is given, and one that
-cannot be written is refused before anything is deleted. ``--overwrite`` deletes exactly the paths
-the kind ``owned``, never anything else in the directory.
+"""Output directories: :func:`claim` refuses, in one line (:class:`OutputError`), a ``--out`` that
+holds results of its :class:`Kind` unless ``--resume`` or ``--overwrite`` is given, or that cannot
+be written, before anything is computed or deleted. ``--overwrite`` deletes exactly what the kind owns.
 """
 
 from __future__ import annotations

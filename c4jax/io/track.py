@@ -1,10 +1,7 @@
-"""Live tracking of a run's metric rows (``--track tensorboard`` / ``--track wandb``): every row that
-:class:`c4jax.io.runlog.RunLog` writes goes to these backends too, with ``time/steps_per_s``.
-
-- ``tensorboard`` (``tensorboardX``): event files in ``<run>/tb/``, derived from ``metrics.jsonl``:
-  a run (new or resumed) deletes them and writes the rows it keeps anew, so each step is there once.
-- ``wandb``: one W&B run per run directory, grouped by ``--out``; ``--resume`` continues the same
-  W&B run (its id kept in ``<run>/wandb/c4jax.json``) and skips the steps it has logged.
+"""Live tracking (``--track tensorboard`` / ``wandb``): every row of :class:`c4jax.io.runlog.RunLog`
+goes to these backends too, with ``time/steps_per_s``. TensorBoard's event files in ``<run>/tb/`` are
+rewritten from the rows kept; a resumed W&B run continues the same run (id in ``<run>/wandb/c4jax.json``)
+and skips the steps it has logged.
 """
 
 from __future__ import annotations
