@@ -1,11 +1,8 @@
 """Players: the Agent protocol, the baselines, network agents, games between agents, the registry.
 
-``c4jax.agents.load(name)`` builds any agent from its name (see :mod:`c4jax.agents.registry`);
-``c4jax.agents.from_callable(fn)`` makes one of any Python policy (:mod:`c4jax.agents.external`).
-
-Importing ``c4jax.agents`` imports neither JAX nor NumPy: the public names below, and the submodules
-as attributes (``agents.arena``), are imported on first use. :mod:`c4jax.agents.shipped` (the shipped
-agents' folder and names) and :mod:`c4jax.agents.onnx_opsets` import neither either.
+``agents.load(name)`` builds any agent from its name, ``agents.from_callable(fn)`` one of any Python
+policy. Importing ``c4jax.agents`` (or :mod:`~c4jax.agents.shipped`, :mod:`~c4jax.agents.onnx_opsets`)
+imports neither JAX nor NumPy: the names below and the submodules are imported on first use.
 """
 
 from __future__ import annotations

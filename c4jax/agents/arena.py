@@ -1,12 +1,9 @@
 """Batched games between two agents (or one agent against itself), in one jitted call, for any game.
 
-``rollout`` plays B games from given start states to the end with a
-``lax.while_loop`` that stops as soon as every game is over, and records every
-move in fixed-size, time-padded arrays (``game.max_steps`` moves at most; 42 for Connect
-Four) with a validity mask. Agents act on the states (``agent.act_states``), and
-whose turn it is comes from each state's ``current_player`` (c4jax.games.base), so a game
-where a player moves several times in a row is played correctly. Supervised data
-generation, the RL trainers and the tournament all build on it.
+:func:`rollout` plays B games from given start states to the end in a ``lax.while_loop`` and
+records every move in time-padded arrays of ``game.max_steps`` moves with a validity mask. Agents
+act on the states (``agent.act_states``); whose turn it is comes from each state's
+``current_player``, so a player may move several times in a row.
 """
 
 from __future__ import annotations
@@ -61,15 +58,13 @@ class _Carry:
 
 
 def compact_capacities(batch: int) -> tuple[int, ...]:
-    """The batch sizes a compacting rollout asks an agent with: about 4%, 12%, 30% and 60% of
-    ``batch`` and the whole of it, the smallest that holds the games where it is to move."""
+    """The batch sizes a compacting rollout asks an agent with: about 4%, 12%, 30%, 60% and 100% of ``batch``."""
     return tuple(sorted({max(1, -(-batch * n // 100)) for n in (4, 12, 30, 60)} | {batch}))
 
 
 def first_copies(states, among: Array) -> Array:
     """int32[B]: for each game where ``among`` [B] is true, the first such game whose state is the same
-    to the bit (every leaf of the state pytree); every other game maps to itself. A sort over the
-    states' words, so its cost grows as B log B, not B²."""
+    to the bit (every leaf of the state pytree); every other game maps to itself. O(B log B)."""
     batch = among.shape[0]
     columns = []
     for x in jax.tree.leaves(states):
@@ -93,21 +88,11 @@ def first_copies(states, among: Array) -> Array:
 
 def decide(agent, states, mover: Array, key: Array, capacities: tuple[int, ...]) -> Array:
     """int32[B]: ``agent``'s actions in the games where ``mover`` [B] is true (0 elsewhere), asking it
-    only about those, so that its cost follows the number of games it moves in, not B; with none,
-    it is not asked.
+    only about those (not at all when there are none).
 
-    - An agent whose moves depend on the key (``keyed``: it samples, or plays random games) is asked
-      in the smallest of ``capacities`` that holds those games (the empty slots repeat one of them;
-      their actions are dropped).
-    - An agent whose moves do not (AlphaZero's search) is asked once per distinct state
-      (:func:`first_copies`: games that reached the same position share its answer); on a CPU in
-      calls of ``CPU_CHUNK`` games, as many as they need (one compiled decision, and a search's cost
-      per game hardly changes with the batch there), elsewhere as a keyed agent is.
-    - An agent that is neither ``costly`` nor ``keyed`` (a network's forward pass, a lookahead: the
-      same moves wherever a game sits in the batch) decides on all B at once instead, which compiles
-      its decision once.
-
-    An agent without a ``costly`` attribute counts as costly."""
+    A ``keyed`` agent is asked in the smallest of ``capacities`` that holds them; a costly unkeyed one
+    once per distinct state (on a CPU ``CPU_CHUNK`` games per call); a cheap unkeyed one about all B.
+    Without the attributes an agent counts as costly and keyed."""
     batch = mover.shape[0]
     keyed = getattr(agent, "keyed", True)
     if not getattr(agent, "costly", True) and not keyed:
@@ -125,8 +110,7 @@ CPU_CHUNK = 32  # games per call of a search on a CPU, where its cost per game h
 
 
 def _answer(agent, states, asked: Array, slots: Array, key: Array, actions: Array) -> Array:
-    """``actions`` with the agent's answers for the games ``slots`` (``B``: an empty slot, asked about
-    the first asked game, its answer dropped)."""
+    """``actions`` with the agent's answers for the games ``slots`` (``B``: an empty slot, answer dropped)."""
     batch = asked.shape[0]
     picked = jax.tree.map(lambda x: x[jnp.where(slots < batch, slots, jnp.argmax(asked))], states)
     return actions.at[slots].set(agent.act_states(picked, key).astype(jnp.int32), mode="drop")
@@ -134,7 +118,7 @@ def _answer(agent, states, asked: Array, slots: Array, key: Array, actions: Arra
 
 def _in_capacities(agent, states, asked: Array, key: Array, capacities: tuple[int, ...]) -> Array:
     """int32[B]: the agent's actions in the ``asked`` games (0 elsewhere), in one call of the smallest
-    of ``capacities`` that holds them (none when no game is asked)."""
+    of ``capacities`` that holds them."""
     batch = asked.shape[0]
 
     def ask(cap: int):
@@ -150,8 +134,7 @@ def _in_capacities(agent, states, asked: Array, key: Array, capacities: tuple[in
 
 
 def _in_chunks(agent, states, asked: Array, key: Array, chunk: int) -> Array:
-    """int32[B]: the agent's actions in the ``asked`` games (0 elsewhere), ``chunk`` of them per call,
-    in as many calls as they need (none when no game is asked): one compiled decision."""
+    """int32[B]: the agent's actions in the ``asked`` games (0 elsewhere), ``chunk`` of them per call."""
     batch = asked.shape[0]
     order = jnp.concatenate([jnp.nonzero(asked, size=batch, fill_value=batch)[0], jnp.full(chunk, batch, jnp.int32)])
 
@@ -162,9 +145,8 @@ def _in_chunks(agent, states, asked: Array, key: Array, chunk: int) -> Array:
 
 
 def gathers(agent) -> bool:
-    """Whether ``agent`` is a costly one whose moves do not depend on the key (AlphaZero's search,
-    which plays no random playouts): asked only about the games where it is to move, once per
-    distinct position (:func:`decide`), it makes the very moves it makes when asked about every game."""
+    """Whether ``agent`` is costly and not keyed (AlphaZero's search): :func:`decide` then gives the
+    very moves it makes when asked about every game."""
     return getattr(agent, "costly", True) and not getattr(agent, "keyed", True)
 
 
@@ -174,30 +156,19 @@ def rollout(agent_a, agent_b, states, a_moves_first: Array, key: Array, *, game,
     """Play the games ``states`` ([B]) of ``game`` to the end and record them.
 
     Args:
-      agent_a, agent_b: agents (``act_states(states, key)``); ``agent_b=None`` is self-play
-        (``agent_a`` on both sides, one forward pass per move).
-      states: game states with a leading batch axis B (e.g. ``initial_states(B, game)``).
-      a_moves_first: bool[B]: agent A is the player to move in ``states[b]`` (else agent B
-        is); whose move it is afterwards follows ``current_player``.
+      agent_a, agent_b: agents (``act_states(states, key)``); ``agent_b=None`` is self-play.
+      states: game states [B].
+      a_moves_first: bool[B]: agent A is the player to move in ``states[b]`` (else agent B).
       key: PRNG key for the agents' sampling.
-      game: the game (:class:`c4jax.games.base.Game`).
-      reward_fn: the reward recorded for each move (default: the game's own reward for the
-        mover, ``c4jax.games.base.mover_reward``; the thesis' whole-game trainers record the
-        game kit's ``shaped_reward``).
-      compact: ask each agent only about the games where it is to move (:func:`decide`), not about
-        all B at every ply: its cost follows the games it plays, not the longest game. The agents'
-        sampling keys then differ from
-        those of ``compact=False`` (stochastic agents play other games, the same for the same key).
-        Not for a ``vmap`` of rollouts: there the switch between batch sizes runs every size.
-      gather_searches: with ``compact=False``, still ask an agent that :func:`gathers` (AlphaZero's
-        search) only about the games where it is to move: the same games, each decision made once
-        (not for a ``vmap`` of rollouts either).
+      game: the game (:class:`c4jax.games.base.Game`; static).
+      reward_fn: the reward recorded for each move (default: :func:`c4jax.games.base.mover_reward`).
+      compact: ask each agent only about the games where it is to move (:func:`decide`); stochastic
+        agents then play other games than with ``compact=False``. Not under ``vmap``.
+      gather_searches: with ``compact=False``, still ask an agent that :func:`gathers` only about
+        the games where it is to move (the same games). Not under ``vmap``.
       record_legal: also record the legal actions before each move (``Trajectory.legal``).
 
-    Jit it with the agents as arguments and the game bound:
-    ``jax.jit(functools.partial(rollout, game=game))(a, b, states, first, key)``.
-    Traced under a mesh with a batch axis (``c4jax.io.devices``), the games are split over
-    its devices.
+    Jit it with the agents as arguments and the game bound; under a mesh the games are split.
     """
     batch = states.terminated.shape[0]
     steps = game.max_steps

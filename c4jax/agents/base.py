@@ -1,17 +1,9 @@
 """The Agent protocol every player implements, and the jitted entry points they share.
 
-An agent plays one game (``agent.game``, a :class:`c4jax.games.base.Game`) and answers for a
-batch of that game's states: ``scores_states(states)`` ``float32[B, num_actions]`` (illegal
-actions ``-inf``) and ``act_states(states, key)`` ``int32[B]``. Agents of a game whose
-observations tell its whole state (its kit's ``from_observation``: Connect Four's public boards,
-design.md §1, ``int8[B, 6, 7]``, row 0 on top, the ``1`` stones to move) also take a batch of
-observations: ``scores(boards)`` and ``act(boards, key)``, the board API of the thesis' code and
-the README's quickstart, validated by the agent's game's kit (``GameKit.playable``). Every agent
-is a ``flax.struct`` dataclass: its arrays (network parameters) are pytree leaves and its
-settings are static, so an agent can be passed as an argument to a jitted function (never closed
-over), and every entry point is jittable and batched.
-
-``c4jax.agents.registry.load(name)`` builds any agent from its name.
+An agent plays ``agent.game``: ``scores_states(states)`` ``float32[B, num_actions]`` (illegal ``-inf``)
+and ``act_states(states, key)`` ``int32[B]``; where observations tell the whole state (Connect Four's
+``int8[B, 6, 7]`` boards) also ``scores(boards)`` and ``act(boards, key)``. Agents are ``flax.struct``
+dataclasses (parameters are leaves, settings static): pass them to jitted functions as arguments.
 """
 
 from __future__ import annotations
@@ -49,13 +41,9 @@ class Agent(Protocol):
 
 
 class ScoreInfo(NamedTuple):
-    """What an agent's scores are, for the play UI's legend (``AgentBase.describe_scores``).
-
-    ``kind``: ``"random"``, ``"lookahead"``, ``"perfect"``, ``"q"``, ``"policy"``, ``"search"``
-    (the page writes a search's shares as percentages) or ``"other"``; ``label``: a score in
-    words; ``values``: ``search_stats`` of the game's observations also gives each action's
-    searched value.
-    """
+    """What an agent's scores are, for the play UI's legend. ``kind``: ``"random"``,
+    ``"lookahead"``, ``"perfect"``, ``"q"``, ``"policy"``, ``"search"`` or ``"other"``; ``label``: in
+    words; ``values``: ``search_stats`` also gives each action's searched value."""
 
     kind: str
     label: str
@@ -69,9 +57,7 @@ def searched_value_label(action: str, how: str) -> str:
 
 
 def in_game_name(name: str, game) -> str:
-    """The name ``agents.load`` reads as ``name`` on ``game`` (a game object): ``name`` itself on the
-    default game (:data:`c4jax.games.DEFAULT`) or when it already has a ``<game>/`` (or path) part, else
-    ``<game>/<name>`` (``checkers/mcts50:det``)."""
+    """``name`` on the default game or when it has a ``/`` already, else ``<game>/<name>``."""
     if game.id == games.DEFAULT or "/" in name:
         return name
     return f"{game.id}/{name}"
@@ -81,18 +67,9 @@ def _is_traced(x) -> bool:
     return isinstance(x, jax.core.Tracer)
 
 
-def typed_key(key) -> Array:
-    """``key`` as a typed PRNG key: a legacy ``jax.random.PRNGKey`` (uint32 key data) is wrapped with
-    ``jax.random.wrap_key_data``; a typed key (``jax.random.key``) is returned as it is."""
-    if jax.dtypes.issubdtype(getattr(key, "dtype", None), jax.dtypes.prng_key):
-        return key
-    return jax.random.wrap_key_data(key)
-
-
 def playable(boards, game) -> tuple[np.ndarray, np.ndarray]:
-    """``(boards, finished)`` of concrete observations ``[B, ...]`` of ``game``, as its kit's
-    ``playable`` gives them (Connect Four: validated boards, each finished game's replaced by the
-    empty board, and ``bool[B]``, which ones were finished)."""
+    """``(boards, finished bool[B])`` of concrete observations [B] of ``game``: validated, each finished
+    game's replaced by a playable one (the kit's ``playable``). ``TypeError`` without one."""
     check = games.kit_of(game).playable
     if check is None:
         raise TypeError(f"{game.id}: its agents take states (act_states / scores_states), not observations")
@@ -100,8 +77,7 @@ def playable(boards, game) -> tuple[np.ndarray, np.ndarray]:
 
 
 def unfinished(boards, game) -> np.ndarray:
-    """Concrete observations ``[B, ...]`` of ``game`` validated as :func:`playable` does, with a
-    ``ValueError`` for a finished game among them (what a search's statistics need)."""
+    """Observations validated as :func:`playable` does; ``ValueError`` for a finished game among them."""
     boards, finished = playable(boards, game)
     if finished.any():
         raise ValueError(f"board {int(np.argmax(finished))} is a finished game")
@@ -109,8 +85,8 @@ def unfinished(boards, game) -> np.ndarray:
 
 
 def observation_legal(game, observations) -> Array:
-    """bool[..., num_actions]: the legal actions of observations of ``game``, as its kit reads them
-    (``GameKit.observation_legal``; Connect Four: the columns with an empty top cell)."""
+    """bool[..., num_actions]: the legal actions of observations of ``game`` (``GameKit.observation_legal``;
+    ``TypeError`` without one)."""
     legal = games.kit_of(game).observation_legal
     if legal is None:
         raise TypeError(f"{game.id}: its observations do not tell the legal actions; call act_states / "
@@ -119,8 +95,8 @@ def observation_legal(game, observations) -> Array:
 
 
 def states_of(game, observations):
-    """States [B] of ``game`` rebuilt from its observations [B] (``GameKit.from_observation``: the
-    observations of Connect Four, its public boards, tell the whole state)."""
+    """States [B] of ``game`` rebuilt from its observations [B] (``GameKit.from_observation``;
+    ``TypeError`` without one)."""
     rebuild = games.kit_of(game).from_observation
     if rebuild is None:
         raise TypeError(f"{game.id}: its observations do not tell its states; call act_states / scores_states "
@@ -156,32 +132,24 @@ def check_states(game, states) -> None:
 
 
 class AgentBase:
-    """Shared public entry points; subclasses implement ``_scores`` and ``_act`` (pure, batched).
+    """Shared public entry points; subclasses declare ``game`` (static) and implement ``_scores`` and
+    ``_act`` (pure, batched).
 
-    Subclasses declare ``game``, the game the agent plays (a static field, required).
-
-    Called with concrete arrays (numpy, lists, jax arrays outside ``jit``), boards are
-    validated (``ValueError`` on a wrong shape or dtype, values outside {-1, 0, 1} or
-    impossible positions) and the call runs jitted. A finished game in the batch (the
-    opponent has four in a row, or the board is full), as a batched loop over games meets
-    once some have ended, gets action 0 from ``act`` and ``-inf`` in every column from
-    ``scores``; the agent plays the other boards as usual (it is handed the empty board in
-    place of each finished one and never sees a finished game). Called on tracers inside a user's ``jit`` the pure implementation is
-    inlined and boards are not inspected.
+    Called with concrete arrays, boards are validated (``ValueError`` on a wrong shape or dtype,
+    values outside {-1, 0, 1} or impossible positions) and the call runs jitted; a finished game in
+    the batch gets action 0 from ``act`` and ``-inf`` in every column from ``scores``. Called on
+    tracers, the pure implementation is inlined and boards are not inspected.
     """
 
     @property
     def keyed(self) -> bool:
-        """Whether ``act_states``' actions depend on the key, and so on where a state sits in the
-        batch: true for agents that sample; an agent whose search plays random games says so too."""
+        """Whether ``act_states``' actions depend on the key (and so on where a state sits in the batch)."""
         return self.stochastic
 
     @property
     def costly(self) -> bool:
         """Whether one decision costs far more than a network's forward pass (a search, a solver, a
-        host call), so that a match asks the agent only about the games where it is to move
-        (:func:`c4jax.agents.arena.decide`) although that compiles its decision once per batch
-        size; a cheap deterministic agent decides on every game of the batch at once instead."""
+        host call): a match then asks it only about the games where it is to move (``arena.decide``)."""
         return False
 
     def scores(self, boards) -> Array:
@@ -192,7 +160,8 @@ class AgentBase:
         return jnp.where(finished[:, None], ILLEGAL_SCORE, out) if finished.any() else out
 
     def act(self, boards, key) -> Array:
-        key = typed_key(key)  # agents take typed keys and legacy PRNGKey ones alike
+        if not jax.dtypes.issubdtype(getattr(key, "dtype", None), jax.dtypes.prng_key):
+            key = jax.random.wrap_key_data(key)  # a legacy PRNGKey
         if _is_traced(boards) or _is_traced(key):
             return self._act(boards, key)
         boards, finished = playable(boards, self.game)
@@ -200,23 +169,20 @@ class AgentBase:
         return jnp.where(finished, 0, out).astype(out.dtype) if finished.any() else out
 
     def act_states(self, states, key: Array) -> Array:
-        """int32[B]: a legal action for each game state ``states`` ([B]) of the agent's game
-        (pure and batched, for use inside ``jit``: what :func:`c4jax.agents.arena.rollout` calls).
-        By default the agent plays the observation of each state (``_act``); agents that
-        need the whole state (search) override it."""
+        """int32[B]: a legal action for each state [B] of the agent's game (pure; by default ``_act``
+        of the observations)."""
         return self._act(jax.vmap(self.game.observe)(states), key)
 
     def scores_states(self, states) -> Array:
-        """float32[B, num_actions]: the agent's scores of each action of states [B] of its game,
-        illegal actions ``-inf``. Jitted when called with concrete states (checked to be a batch of
-        the agent's game), inlined inside a user's ``jit``."""
+        """float32[B, num_actions]: the agent's scores of states [B] of its game, illegal ``-inf``.
+        Concrete states are checked (``ValueError``) and the call jitted."""
         if _is_traced(getattr(states, "legal_action_mask", None)):
             return self._scores_states(states)
         check_states(self.game, states)
         return _jit_scores_states(self, states)
 
     def _scores_states(self, states) -> Array:
-        """By default the scores of each state's observation (``_scores``), masked to its legal actions."""
+        """``_scores`` of the observations, masked to the legal actions."""
         scores = self._scores(jax.vmap(self.game.observe)(states))
         return jnp.where(states.legal_action_mask, scores, ILLEGAL_SCORE)
 

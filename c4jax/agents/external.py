@@ -1,26 +1,8 @@
-"""Any Python policy as an agent: ``agents.from_callable(fn)``.
-
-A function of NumPy boards (a NumPy policy, a PyTorch network, a Stable-Baselines3 model's
-``predict``) becomes an agent like the built-in ones: it plays matches, tournaments, the
-perfect-play yardstick and, registered under a name, the play UI. The function runs on the host
-through ``jax.pure_callback`` (as the perfect player's solver does), so the agent works inside the
-jitted matches; each call of ``scores`` or ``act`` calls it once per batch of boards (once per
-vmapped batch under ``vmap``).
-
-What the function receives: ``boards``, a NumPy ``int8[B, 6, 7]`` array in the public encoding
-(row 0 on top, ``1`` = the player to move, ``-1`` = the opponent, ``0`` = empty); legal,
-unfinished positions. What it returns depends on ``returns``:
-
-- ``"scores"`` (the default): ``float[B, 7]``, higher is better. ``scores`` is this with full
-  columns set to ``-inf``; ``act`` plays the legal column with the highest score (the lowest
-  index among equals).
-- ``"actions"``: ``int[B]``, the column to play. ``act`` plays it; ``scores`` is ``1`` for that
-  column, ``0`` for the other legal ones and ``-inf`` for full ones. A full column or one outside
-  0..6 is an illegal move, which loses the game as for any agent.
-
-With ``stochastic=True`` the function is called as ``fn(boards, rng)``, with ``rng`` a
-``numpy.random.Generator`` seeded from the JAX key of the call, so the same key gives the same
-moves.
+"""Any Python policy as an agent: ``agents.from_callable(fn)`` (docs/guide/api.md). ``fn`` runs on the
+host (``jax.pure_callback``, once per batch) on NumPy ``int8[B, 6, 7]`` legal, unfinished boards and
+returns ``float[B, 7]`` scores (``act``: the best legal column, the lowest among equals) or, with
+``returns="actions"``, ``int[B]`` columns (``scores``: 1 there, 0 on the other legal columns); full
+columns score ``-inf``. ``stochastic=True`` calls ``fn(boards, rng)``, a NumPy generator seeded from the key.
 """
 
 from __future__ import annotations
@@ -108,13 +90,9 @@ class CallableAgent(AgentBase):
 
 def from_callable(fn: Callable[..., Any], *, name: str = "python", returns: str = "scores",
                   stochastic: bool = False, game=games.DEFAULT) -> CallableAgent:
-    """The agent of ``game`` (an id or a game object; a public entry point, so the default game by
-    default) that plays with the Python function ``fn`` (module docstring): ``fn(observations)``
-    returns ``float[B, num_actions]`` scores (``returns="scores"``) or ``int[B]`` actions
-    (``returns="actions"``); with ``stochastic=True`` it is called as ``fn(observations, rng)``.
-
-    To offer it by name (``agents.load``, the command-line tools, the play UI):
-    ``agents.register("mine", lambda mode: agents.from_callable(fn, name="mine"))``.
+    """The agent of ``game`` (an id or a game object) that plays with ``fn`` (module docstring):
+    ``fn(observations)`` returns ``float[B, num_actions]`` scores or ``int[B]`` actions (``returns``).
+    ``TypeError`` unless ``fn`` is callable, ``ValueError`` for another ``returns``.
     """
     if not callable(fn):
         raise TypeError(f"from_callable needs a function, got {type(fn).__name__}")

@@ -1,29 +1,8 @@
-"""Search at play time for any network agent: pure MCTS with the network's move preferences as
-its prior (``agents.load("ppo@200")``).
-
-:class:`GuidedSearchAgent` plays ``num_simulations`` simulations of :func:`c4jax.agents.search.run`
-per move from the real game states, with an evaluator (:class:`GuidedEvaluator`) that gives each
-node
-
-- **prior logits** from the network on the node's observation (``network.prior_logits_states``):
-  a policy network's log-probabilities (mirror-averaged like its play), or a Q network's
-  ``Q / q_temperature`` (a DQN's Q-values are not probabilities: ``softmax(Q / tau)`` turns them
-  into a prior, see :data:`Q_TEMPERATURE`), masked to the legal actions;
-- **value** = the result of one uniformly random playout, as in pure MCTS
-  (:class:`c4jax.agents.search.RolloutEvaluator`): the thesis' networks have no value head
-  trained for every algorithm, and Q-values are in shaped-reward units, not game results.
-
-A prior only matters to the PUCT rule (UCT ignores it, it only masks), so the search selects with
-PUCT at the project's constant for pure MCTS (:data:`c4jax.agents.search.PB_C_INIT`, c_1 = 3;
-compared with others in docs/results/guided_search.md). Moves:
-the most visited action (``:det``, the default, as AlphaZero's) or one sampled from the root
-visits (``:sto``); ``scores``: the root visit shares of a search keyed by the position (the
-other search agents' rule). ``@0`` is no search: the registry gives the network agent itself.
-``solve=True`` (``ppo@200solve``) backs up proven wins and losses in the search (MCTS-Solver, see
-:mod:`c4jax.agents.search`); it is off by default.
-
-Any network agent plugs in through one method, ``prior_logits_states(states, q_temperature) ->
-float32[B, A]`` on states of its ``game``; :class:`c4jax.agents.network.NetworkAgent` has it.
+"""Search at play time for any network agent (``agents.load("ppo@200")``): the search of
+:func:`c4jax.agents.search.run` with PUCT, the network's move preferences as its prior and the
+result of one random playout as each node's value (the thesis' networks have no value head trained
+for every algorithm). Any agent with ``prior_logits_states(states, q_temperature) -> float32[B, A]``
+(:class:`c4jax.agents.network.NetworkAgent`) can guide it.
 """
 
 from __future__ import annotations
@@ -39,16 +18,14 @@ from c4jax.agents.base import ScoreInfo, searched_value_label
 from c4jax.agents.search_agent import SearchAgent
 from c4jax.games import base as games
 
-# tau of the prior softmax(Q / tau) of a Q network: a preference the search can still overrule
-# (chosen in docs/results/guided_search.md).
+# tau of the prior softmax(Q / tau) of a Q network (docs/results/guided_search.md)
 Q_TEMPERATURE = 0.25
 
 
 @dataclass(frozen=True)
 class GuidedEvaluator:
-    """A search evaluator (:data:`c4jax.agents.search.LeafEvaluator`) whose ``params`` is a network
-    agent: prior logits from ``network.prior_logits_states``, value from one random playout.
-    Hashable (a static argument of ``jit``)."""
+    """A :data:`c4jax.agents.search.LeafEvaluator` whose ``params`` is a network agent: its
+    ``prior_logits_states``, and one random playout's value. Hashable (static under ``jit``)."""
 
     game: Any
     q_temperature: float = Q_TEMPERATURE
@@ -61,12 +38,10 @@ class GuidedEvaluator:
 
 @struct.dataclass
 class GuidedSearchAgent(SearchAgent):
-    """``network`` (any agent with ``prior_logits_states``) playing through ``num_simulations``
-    of PUCT search guided by its prior, with random-playout values (module docstring).
-
-    ``act`` / ``act_states``: the most visited action (``deterministic``, ``:det``) or one sampled
-    from the root visits (``:sto``). ``scores`` / ``scores_states``: the root visit shares of a
-    search keyed by the position, illegal actions ``-inf``; ``search_stats`` as pure MCTS's.
+    """``network`` (any agent with ``prior_logits_states``) playing through ``num_simulations`` of
+    the guided search: the most visited action (``:det``) or one sampled from the root visits
+    (``:sto``); ``scores``: the root visit shares of a search keyed by the position (illegal ``-inf``).
+    ``TypeError`` / ``ValueError`` for a network that cannot guide it or a non-positive ``q_temperature``.
     """
 
     network: Any
@@ -97,10 +72,9 @@ class GuidedSearchAgent(SearchAgent):
 
     def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
         prior = "Q-values" if getattr(self.network, "output", "policy") == "q" else "policy"
-        values = self.has_values()
-        how = searched_value_label(action, "the mean result of the playouts through that move") if values else ""
+        how = searched_value_label(action, "the mean result of the playouts through that move")
         return ScoreInfo("search", f"visit share of each {action} in a {self.num_simulations}-simulation search "
-                                   f"guided by the network's {prior} (random playouts){how}", values)
+                                   f"guided by the network's {prior} (random playouts){how}", True)
 
     def search(self, states, keys: Array) -> mcts.SearchOutput:
         """The agent's search from states [B] of its game with root keys [B] (typed or legacy)."""

@@ -25,12 +25,9 @@ OUTPUTS = ("policy", "q")
 class NetworkAgent(AgentBase):
     """A trained CNET playing greedily (``det``) or by sampling its policy (``sto``).
 
-    ``output="policy"``: the first head is policy logits and ``scores`` are the
-    probabilities; ``output="q"``: the head is Q-values (``heads="dueling"``:
-    V + A - mean A) and ``scores`` are those Q-values. With ``symmetric`` (play
-    time only) the probabilities / Q-values are averaged with those of every image of the
-    board under its game's symmetries (``GameKit.symmetries``: Connect Four's mirror), mapped back,
-    so the agent plays mirror positions mirror-wise.
+    ``scores``: the policy's probabilities (``output="policy"``) or the Q-values (``output="q"``),
+    with ``symmetric`` averaged over the game's symmetries (``GameKit.symmetries``), illegal ``-inf``.
+    ``ValueError`` for another ``output`` or a sampled Q-value agent.
     """
 
     params: Any
@@ -86,10 +83,8 @@ class NetworkAgent(AgentBase):
         return jnp.where(self._legal(boards), self._values(boards), ILLEGAL_SCORE)
 
     def prior_logits(self, boards: Array, q_temperature: float) -> Array:
-        """float32[B, A]: the network's move preferences as logits of a search prior
-        (:mod:`c4jax.agents.guided`), full columns at the dtype's minimum. A policy network gives
-        the log of its (mirror-averaged) probabilities; a Q network, which has no probabilities,
-        gives ``Q / q_temperature`` (so the prior is ``softmax(Q / q_temperature)``)."""
+        """float32[B, A]: a search prior's logits: a policy's log-probabilities or ``Q / q_temperature``;
+        illegal actions at the dtype's minimum."""
         values = self._values(boards)
         if self.output == "policy":
             logits = jnp.log(jnp.maximum(values, jnp.finfo(values.dtype).tiny))
@@ -98,7 +93,7 @@ class NetworkAgent(AgentBase):
         return masked_logits(logits, self._legal(boards))
 
     def prior_logits_states(self, states, q_temperature: float) -> Array:
-        """:meth:`prior_logits` of game states [B] (what a search evaluates): of their observations."""
+        """:meth:`prior_logits` of the observations of game states [B]."""
         return self.prior_logits(jax.vmap(self.game.observe)(states), q_temperature)
 
     def _act(self, boards: Array, key: Array) -> Array:
@@ -118,10 +113,8 @@ def resolve_checkpoint(directory: str | Path) -> Path:
 
 
 def agent_from_checkpoint(directory: str | Path, mode: str | None = None, label: str | None = None) -> NetworkAgent:
-    """Rebuild the agent saved in a checkpoint directory (see :mod:`c4jax.io.checkpoint`).
-
-    An RL run directory (no checkpoint of its own, a ``best/`` one inside) gives its best agent.
-    """
+    """Rebuild the CNET agent saved in a checkpoint or run directory (:func:`resolve_checkpoint`);
+    ``CheckpointError`` for metadata that does not describe one."""
     directory = resolve_checkpoint(directory)
     meta = checkpoint.read_metadata(directory, game=None)
     if not games.kit_of(game := checkpoint_game(directory, meta)).cnet:

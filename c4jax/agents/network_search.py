@@ -1,24 +1,7 @@
 """AlphaZero's network-guided search and the agent that plays with it (design.md §8); the trainer
-of its networks is :mod:`c4jax.learning.alphazero`.
-
-A two-headed CNET (policy logits, value) guides an mctx search whose model is the real
-jitted environment (:func:`c4jax.agents.search.recurrent_fn`, shared with pure MCTS), so
-terminal values are exact. Every edge's reward is the mover's result (+1 for a winning move, 0 otherwise, −1
-for an illegal move, which the masked priors make unreachable) and its discount is −1 on a
-non-terminal step (zero-sum: the next node belongs to the opponent, whose turn it always is in
-Connect Four; :func:`c4jax.games.base.discount`) and 0 at the end.
-The value of a node is the value head squashed to [−1, 1] (``tanh``) from the point of
-view of its player to move; a finished position is worth exactly 0 (its result is already
-in the reward of the edge into it).
-
-Two search policies (``method``): Gumbel MuZero (``"gumbel"``: a policy improvement with
-few simulations; ``gumbel_scale = 0`` makes it deterministic) and PUCT with Dirichlet
-noise at the root (``"puct"``, classic AlphaZero).
-
-At play time, ``AlphaZeroAgent(solve=True)`` (``agents.load("alphazero@256solve")``) searches
-instead with the project's own PUCT search backing up proven wins and losses
-(:func:`c4jax.agents.search.run` with ``solve=True``, MCTS-Solver) and no root noise: a proven
-win is always taken, a proven loss only when every move loses (:func:`c4jax.agents.search.best_action`).
+is :mod:`c4jax.learning.alphazero`. A two-headed network (policy logits, ``tanh`` value for the
+player to move) guides an mctx search (Gumbel MuZero, or PUCT with Dirichlet root noise) whose model
+is the real game (:func:`c4jax.agents.search.recurrent_fn`).
 """
 
 from __future__ import annotations
@@ -43,21 +26,16 @@ from c4jax.nets import tower as nets
 
 METHODS = ("gumbel", "puct")
 DEFAULT_SIMULATIONS = 128  # how a search checkpoint without a saved setting plays
-# PUCT's c_1 in the solving search: the project's constant for search at play time (search.PB_C_INIT;
-# compared with others on the yardstick in docs/results/alphazero).
+# PUCT's c_1 in the solving search (docs/results/alphazero)
 SOLVE_PB_C_INIT = mcts.PB_C_INIT
 
 
 def evaluate(params, boards: Array, width: int, tower: tuple[int, ...], game,
              reply_head: bool = False) -> tuple[Array, ...]:
-    """The network (:func:`c4jax.nets.tower.two_headed`: CNET of ``width``, or the residual ``tower``
-    ``(blocks, channels)``) on observations of ``game``: policy logits ``float32[B, A]`` and the
-    value ``float32[B]`` in [−1, 1]. Where the observations tell the legal actions (the kit's
-    ``observation_legal``: Connect Four's boards), the logits are masked to them
-    (illegal ones at the dtype's minimum); elsewhere they come unmasked (:func:`evaluator` masks
-    them with the states').
-    ``reply_head``: the network of ``params`` has AlphaZero's reply head, whose logits
-    ``float32[B, A]`` (unmasked) come third."""
+    """The network (CNET of ``width``, or the residual ``tower`` ``(blocks, channels)``) on
+    observations of ``game``: policy logits ``float32[B, A]`` (masked where the kit's
+    ``observation_legal`` tells the legal actions) and value ``float32[B]`` in [−1, 1]; with
+    ``reply_head``, the reply head's unmasked logits ``float32[B, A]`` third."""
     out = nets.two_headed(game, width, tower, reply_head).apply({"params": params}, boards)
     logits, value = out[:2]
     legal = games.kit_of(game).observation_legal
@@ -67,8 +45,7 @@ def evaluate(params, boards: Array, width: int, tower: tuple[int, ...], game,
 
 
 def evaluator(width: int, tower: tuple[int, ...], game) -> mcts.LeafEvaluator:
-    """The network as a search evaluator (:data:`c4jax.agents.search.LeafEvaluator`): masked prior
-    logits and ``tanh`` value of each node's observation, for its player to move."""
+    """The network as a :data:`c4jax.agents.search.LeafEvaluator` (masked logits, ``tanh`` value)."""
 
     def evaluate_states(params, keys: Array, states) -> tuple[Array, Array]:
         del keys
@@ -83,15 +60,10 @@ def evaluator(width: int, tower: tuple[int, ...], game) -> mcts.LeafEvaluator:
 def search(params, states, key: Array, *, num_simulations: int, width: int = 128,
            tower: tuple[int, ...] = (), method: str = "gumbel", gumbel_scale: float = 1.0, max_considered: int = 16,
            dirichlet_alpha: float = 0.3, dirichlet_fraction: float = 0.25, game) -> mctx.PolicyOutput:
-    """One batched search from every state of ``states`` ([B] of ``game``), with the model of
-    :func:`c4jax.agents.search.recurrent_fn` (the environment) and the network as evaluator,
-    through mctx's public ``gumbel_muzero_policy`` / ``muzero_policy``. ``key``: typed or legacy.
-
-    Returns mctx's ``PolicyOutput``: ``action`` int32[B] (Gumbel: the search's choice, sampled
-    through its Gumbel noise; PUCT: the most visited column), ``action_weights`` float32[B, 7]
-    (the improved policy, 0 on full columns) and the search tree. Finished games get a
-    meaningless but finite result (their root has every column allowed, so nothing is NaN).
-    """
+    """One batched mctx search (``gumbel_muzero_policy`` / ``muzero_policy``) from states [B] of
+    ``game``; ``key`` typed or legacy. Returns mctx's ``PolicyOutput``: ``action`` int32[B] (PUCT:
+    the most visited), ``action_weights`` float32[B, A] (0 on illegal actions) and the tree; finished
+    games get a meaningless but finite result. ``ValueError`` for an unknown ``method``."""
     if method not in METHODS:
         raise ValueError(f"search method must be one of {METHODS}, got {method!r}")
     evaluate_states = evaluator(width, tower, game)
@@ -114,8 +86,7 @@ def search(params, states, key: Array, *, num_simulations: int, width: int = 128
 
 
 def root_values(out: mctx.PolicyOutput) -> Array:
-    """float32[B, 7]: each column's searched value for the player to move (−1 … 1; the
-    network's prior-completed value where a column was not visited)."""
+    """float32[B, A]: each action's searched value for the player to move (−1 … 1)."""
     tree = out.search_tree
     return tree.qvalues(jnp.full(tree.node_values.shape[:1], tree.ROOT_INDEX))
 
@@ -123,25 +94,13 @@ def root_values(out: mctx.PolicyOutput) -> Array:
 @struct.dataclass
 class AlphaZeroAgent(AgentBase):
     """A two-headed network (CNET of ``width``, or the residual ``tower``) playing through
-    ``num_simulations`` of Gumbel MuZero search.
+    ``num_simulations`` of Gumbel MuZero search (0: the raw policy, greedy or sampled).
 
-    ``num_simulations = 0`` plays the raw policy (greedy, or sampled when stochastic).
-    ``scores``: the improved policy after the search (the visit shares of PUCT), the raw
-    policy's probabilities when ``num_simulations = 0``; full columns ``-inf``. ``act``:
-    deterministic (``:det``, no Gumbel noise) or sampled through the search's Gumbel noise.
-
-    ``solve``: search with PUCT and proven values instead (module docstring; ``@<N>solve`` in a
-    name): ``act`` plays the most visited move among the proven wins, else among the moves not
-    proven lost (``:det``), or samples those visit shares (``:sto``); ``scores`` are the shares.
-    ``saved_solve``: the checkpoint's own setting (``agent.search.solve``), so that the name loads this
-    agent back: ``@<N>solve`` or ``@<N>nosolve`` where the two differ or proofs are on.
-    ``saved_simulations``: the checkpoint's own number (``agent.search.simulations``; None: unknown). The
-    raw network is named ``<label>@policy`` when the checkpoint searches by default, ``<label>`` when it
-    does not (a network trained without search: ``checkers/ppo``, ``checkers/dqn``).
-
-    ``output="q"`` (a DQN's tower): the first head gives Q-values; the raw network's ``scores`` are those
-    Q-values and it plays the best of them (it has no sampled mode); a search takes ``softmax(Q)`` as its
-    prior.
+    ``scores``: the improved policy (with ``solve``, the PUCT visit shares), or the raw policy's
+    probabilities; illegal actions ``-inf``. ``solve``: search with PUCT and proven values.
+    ``saved_solve`` / ``saved_simulations``: the checkpoint's own settings, so that ``name`` loads
+    this agent back. ``output="q"``: the first head gives Q-values (the raw network plays the best
+    one and has no sampled mode). ``ValueError`` for an invalid combination of fields.
     """
 
     params: Any
@@ -179,8 +138,7 @@ class AlphaZeroAgent(AgentBase):
         return f"{self.label}{sims}:{'det' if self.deterministic else 'sto'}"
 
     def _solving_search(self, states, keys: Array) -> mcts.SearchOutput:
-        """The PUCT search with proven values from states [B] of the agent's game, root keys [B]
-        (the network ignores them: the search is a function of the states)."""
+        """The PUCT search with proven values from states [B], root keys [B]."""
         return mcts.run(evaluator(self.width, self.tower, self.game), self.params, states, keys,
                         self.num_simulations, game=self.game, rule="puct", pb_c_init=SOLVE_PB_C_INIT, solve=True)
 
@@ -192,6 +150,12 @@ class AlphaZeroAgent(AgentBase):
     def _solving_shares(self, states) -> Array:
         return self._solving_search(states, mcts.board_keys(states, game=self.game)).visit_probs
 
+    def _raw_move(self, logits: Array, key: Array) -> Array:
+        """int32[B]: the raw policy's move: the best logit (``:det``) or a sample."""
+        if self.deterministic:
+            return jnp.argmax(logits, axis=-1).astype(jnp.int32)
+        return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
+
     @property
     def stochastic(self) -> bool:
         return not self.deterministic
@@ -201,14 +165,11 @@ class AlphaZeroAgent(AgentBase):
         return self.num_simulations > 0  # a search (the raw policy is one forward pass)
 
     def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
-        """Its raw policy's probabilities, or its search's shares; with the searched values where
-        ``search_stats`` takes its game's observations (its kit's ``from_observation``: Connect Four's boards)."""
         n = self.num_simulations
         if n == 0 and self.output == "q":
             return ScoreInfo("q", f"Q-value of each {action} (the network's expected return)")
         if n == 0:
             return ScoreInfo("policy", f"policy probability of each {action} (its raw trained policy, no search)")
-        values = True  # search_stats_states of any game's states (search_stats of the default game's boards)
         if self.solve:
             how = ("network values backed up the tree; +1 / -1 where a win or a loss is proven, 0 where never "
                    "visited")
@@ -216,28 +177,22 @@ class AlphaZeroAgent(AgentBase):
         else:
             how = "network values backed up the tree"
             what = f"improved policy of each {action} after a {n}-simulation AlphaZero search (Gumbel MuZero)"
-        return ScoreInfo("search", what + (searched_value_label(action, how) if values else ""), values)
+        return ScoreInfo("search", what + searched_value_label(action, how), True)
 
     def act_states(self, states, key: Array) -> Array:
-        """A move for each state of the agent's game: the search from the state itself (or the raw
-        policy over its legal actions)."""
+        """int32[B]: a move for each state of the agent's game."""
         if self.solve:
             return self._solving_move(states, key)
         if games.kit_of(self.game).from_observation is not None:  # the board path: what act(boards) plays
             return self._act(jax.vmap(self.game.observe)(states), key)
         if self.num_simulations == 0:
-            logits = evaluator(self.width, self.tower, self.game)(self.params, None, states)[0]
-            if self.deterministic:
-                return jnp.argmax(logits, axis=-1).astype(jnp.int32)
-            return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
+            return self._raw_move(evaluator(self.width, self.tower, self.game)(self.params, None, states)[0], key)
         out = search(self.params, states, key, num_simulations=self.num_simulations, width=self.width,
                      tower=self.tower, gumbel_scale=0.0 if self.deterministic else 1.0, game=self.game)
         return out.action.astype(jnp.int32)
 
     def scores_states(self, states) -> Array:
-        """float32[B, A] for states of the agent's game: the improved policy of a search keyed by
-        ``jax.random.key(0)`` (as ``scores``), or the raw policy's probabilities with 0 simulations;
-        illegal actions ``-inf``. Jitted unless traced."""
+        """float32[B, A]: ``scores`` of states of the agent's game (illegal ``-inf``). Jitted unless traced."""
         if isinstance(states.legal_action_mask, jax.core.Tracer):
             return self._scores_states(states)
         return _jit_scores_states(self, states)
@@ -271,20 +226,15 @@ class AlphaZeroAgent(AgentBase):
 
     def _act(self, boards: Array, key: Array) -> Array:
         if self.num_simulations == 0:
-            logits = evaluate(self.params, boards, self.width, self.tower, self.game)[0]
-            if self.deterministic:
-                return jnp.argmax(logits, axis=-1).astype(jnp.int32)
-            return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
+            return self._raw_move(evaluate(self.params, boards, self.width, self.tower, self.game)[0], key)
         if self.solve:
             return self._solving_move(states_of(self.game, boards), key)
         return self._search(boards, key).action.astype(jnp.int32)
 
     def search_stats(self, boards) -> tuple[Array, Array]:
-        """``(shares, values)``, float32[B, 7] each, of the search behind ``scores`` (so
-        ``shares == scores(boards)``): the improved policy (full columns ``-inf``) and
-        :func:`root_values` (full columns NaN; with ``solve``, the search's Q-values: a proven
-        column's exact value, 0 for a column never visited). ``ValueError`` with 0 simulations (no
-        search). Jitted; validated as ``scores``."""
+        """``(shares, values)``, float32[B, A] each, of the search behind ``scores`` (``shares ==
+        scores(boards)``; illegal ``-inf``) and each action's searched value (illegal NaN).
+        ``ValueError`` with 0 simulations. Jitted; validated as ``scores``."""
         if self.num_simulations == 0:
             raise ValueError(f"{self.name} plays its raw policy: it has no search statistics")
         boards = boards if isinstance(boards, jax.core.Tracer) else unfinished(boards, self.game)
@@ -292,11 +242,7 @@ class AlphaZeroAgent(AgentBase):
 
 
     def search_stats_states(self, states) -> tuple[Array, Array]:
-        """``(shares, values)``, float32[B, A] each, of the search behind ``scores_states`` (so
-        ``shares == scores_states(states)``) for states [B] of the agent's game, none finished: the
-        improved policy (with ``solve``, the visit shares; illegal actions ``-inf``) and each action's
-        searched value for the player to move (-1 .. 1; illegal actions NaN). ``ValueError`` with 0
-        simulations (no search). Jitted unless traced."""
+        """:meth:`search_stats` of states [B] of the agent's game, none finished. Jitted unless traced."""
         if self.num_simulations == 0:
             raise ValueError(f"{self.name} plays its raw policy: it has no search statistics")
         if isinstance(states.legal_action_mask, jax.core.Tracer):
@@ -341,11 +287,10 @@ def is_search_checkpoint(directory) -> bool:
 
 def agent_from_search_checkpoint(directory, mode: str | None = None, label: str | None = None,
                                  num_simulations: int | None = None, solve: bool | None = None) -> AlphaZeroAgent:
-    """The AlphaZero agent of a checkpoint: its network with the saved number of simulations
-    (or ``num_simulations``; 0 = the raw policy), deterministic with ``mode == "det"``, sampled with
-    ``"sto"``; without a mode a search is deterministic and a raw policy plays its metadata's
-    ``default_mode``. ``solve``: the search backs up proven values (:class:`AlphaZeroAgent`); ``None``
-    = as the metadata's ``agent.search.solve`` says (off when it says nothing), never for the raw policy."""
+    """The AlphaZero agent of a checkpoint, with its saved number of simulations unless
+    ``num_simulations`` is given (0: the raw policy). Without ``mode`` a search is ``det`` and a raw
+    policy plays the metadata's ``default_mode``; ``solve=None`` follows ``agent.search.solve``.
+    Raises ``CheckpointError`` for malformed metadata."""
     directory = resolve_checkpoint(directory)
     meta = checkpoint.read_metadata(directory, game=None)
     game = checkpoint_game(directory, meta)

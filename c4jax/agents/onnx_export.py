@@ -1,34 +1,12 @@
-"""ONNX export of a network agent's scores (design.md §8), checked against the JAX agent.
+"""ONNX export of a network agent's scores, checked against the JAX agent (docs/guide/export.md).
 
-The exported graph takes a batch (``B`` dynamic) of the agent's game's positions and returns
-``scores`` ``float32[B, num_actions]``; its inputs and output (:func:`signature`) follow the game's
-``observation_shape`` and ``num_actions``:
-
-- A game whose agents take observations and whose kit reads the legal actions from them
-  (:func:`on_boards`; Connect Four: public boards ``boards`` ``int8[B, 6, 7]``, row 0 on top, 1 = the
-  player to move, -1 = the opponent, 0 = empty) -> ``float32[B, num_actions]``: exactly what the
-  agent's ``scores(boards)`` returns, i.e. probabilities for policy agents, Q-values for DQN agents,
-  mirror-averaged when the agent averages, and ``-inf`` on illegal actions.
-- Any other game (Checkers): ``observations``
-  (``game.observe`` of each position, e.g. ``int8[B, 8, 8, 2]``) and ``legal_action_mask``
-  ``bool[B, num_actions]`` -> the policy's probabilities (a DQN's Q-values) over the legal actions,
-  ``-inf`` on the others: what the agent's ``scores_states`` returns without search.
-
-An AlphaZero agent (every network of a game other than Connect Four plays as one) exports its raw
-network's policy (what ``agents.load("<az>@0")`` scores; a DQN's tower: its Q-values); the search is not
-part of the graph. Like
-``scores``, the graph assumes legal, unfinished positions and does not check them. With
-``to_model(agent, value=True)`` an AlphaZero agent's graph has a second output, ``value``
-``float32[B]``: the value head (``tanh``, in [-1, 1], for the player to move), what a search
-outside the graph (the static site's, ``c4jax export-web``) needs at every leaf.
-
-The conversion is jax2onnx tracing the agent's own jitted ``_scores`` (no second copy of the
-network); onnxruntime runs the check. Both come with the ``onnx`` extra and are imported only
-inside the functions that need them, never by ``import c4jax``.
-
-Only a process's first conversion is guaranteed the smallest graph (later ones may lower static
-slices to ``GatherND``, with the same scores): :mod:`c4jax.cli.website` converts each model in its
-own process.
+The graph (:func:`signature`, ``B`` dynamic) returns ``scores`` ``float32[B, num_actions]``: from
+``boards`` alone on an :func:`on_boards` game (exactly ``agent.scores``), else from ``observations``
+and ``legal_action_mask`` (``scores_states`` without search); an AlphaZero agent exports its raw
+network, with ``value=True`` also its value head ``value`` ``float32[B]``. It assumes legal, unfinished
+positions. jax2onnx traces the agent's own ``_scores``; onnxruntime runs the check; both are the
+``onnx`` extra, imported only when needed. Only a process's first conversion is guaranteed the
+smallest graph (later ones may use ``GatherND``, with the same scores).
 """
 
 from __future__ import annotations
@@ -83,12 +61,8 @@ def require() -> None:
 
 
 def exportable(agent: Any) -> NetworkAgent | AlphaZeroAgent:
-    """The agent whose ``scores`` the ONNX graph computes: a network agent as it is, an
-    AlphaZero agent without its search (its raw policy, ``num_simulations = 0``), the network that
-    guides a search at play time (``ppo@200`` exports ``ppo``).
-
-    Raises ``ValueError`` for any other agent (baselines, pure MCTS, the perfect player).
-    """
+    """The agent whose ``scores`` the graph computes: a network agent as it is, an AlphaZero agent's
+    raw network, a guided search's network (``ppo@200`` exports ``ppo``); ``ValueError`` for any other."""
     if isinstance(agent, NetworkAgent):
         return agent
     if isinstance(agent, AlphaZeroAgent):  # a Q network has no sampled mode of its own
@@ -110,20 +84,19 @@ class Tensor:
     shape: tuple[int, ...]
 
     def describe(self) -> str:
-        return f"{self.name} {self.dtype}[{', '.join(['B', *map(str, self.shape)])}]"
+        return f"{self.name} {self.dtype}{_dims(self)}"
 
 
 def on_boards(game) -> bool:
-    """Whether the graph of ``game``'s agents takes observations alone: its agents take observations
-    (the kit's ``playable``) and its kit reads the legal actions from them (``observation_legal``)."""
+    """Whether the graph of ``game``'s agents takes observations alone (the kit has ``playable`` and
+    ``observation_legal``)."""
     kit = games.kit_of(game)
     return kit.playable is not None and kit.observation_legal is not None
 
 
 def check_positions(game, key: Array, n: int):
-    """``n`` legal, unfinished positions of ``game`` as :func:`feeds` takes them: observations of the
-    kit's random starts (of random legal play where it has none) for an :func:`on_boards` game, states
-    of random legal play (:func:`random_positions`) for another."""
+    """``n`` legal, unfinished positions of ``game`` as :func:`feeds` takes them: observations (of the
+    kit's random starts where it has them) for an :func:`on_boards` game, else states of random play."""
     start = games.kit_of(game).random_start
     if not on_boards(game) or start is None:
         states = random_positions(game, key, n)
@@ -204,10 +177,8 @@ def _dims(t: Tensor) -> str:
 
 
 def _dedupe_initializers(model) -> None:
-    """Keep one copy of identical constant tensors (in place).
-
-    Tracing the mirrored pass of a symmetric agent constant-folds the reshaped convolution kernels a
-    second time, which would store them twice."""
+    """Keep one copy of identical constant tensors (in place): a symmetric agent's mirrored pass
+    constant-folds its convolution kernels a second time."""
     numpy_helper = import_extra("onnx.numpy_helper")
     graph = model.graph
     outputs = {o.name for o in graph.output}
@@ -239,12 +210,9 @@ def _dedupe_initializers(model) -> None:
 def share_initializers(models: list, location: str, min_bytes: int = SHARE_MIN_BYTES) -> bytes:
     """Store once the parameter tensors that several of ``models`` hold alike (in place).
 
-    An initializer of at least ``min_bytes`` whose element type, shape and bytes are those of an
-    initializer of another of the models (e.g. the frozen convolutions of networks fine-tuned from
-    the same one) becomes ONNX external data: its bytes go once into the returned block, and each
-    model refers to them by offset and length in the file ``location`` (relative to the model's
-    folder; onnxruntime-web takes it as ``externalData``). The block's tensors start at multiples
-    of 64 bytes. Returns ``b""``, the models unchanged, when no tensor is shared."""
+    An initializer of at least ``min_bytes`` equal (type, shape, bytes) to one of another model becomes
+    ONNX external data in the file ``location`` (relative to the model's folder): returns that file's
+    bytes, each tensor at a multiple of 64 bytes, or ``b""`` (models unchanged) when none is shared."""
     def key(t) -> tuple | None:
         if t.data_location == t.EXTERNAL or len(t.raw_data) < min_bytes:
             return None
@@ -273,15 +241,12 @@ def share_initializers(models: list, location: str, min_bytes: int = SHARE_MIN_B
 
 
 def strip_shape_info(model) -> None:
-    """Drop the graph's ``value_info`` (in place): the shapes of intermediate values, which
-    onnxruntime infers again when it loads the model."""
+    """Drop the graph's ``value_info`` (intermediate shapes, inferred again by onnxruntime), in place."""
     del model.graph.value_info[:]
 
 
 def _game_scores(agent: AlphaZeroAgent, observations: Array, legal: Array) -> Array:
-    """float32[B, A]: the raw policy's probabilities (a Q network's Q-values) over the legal actions,
-    ``-inf`` elsewhere; what ``agent.scores_states`` returns with no search, from the positions'
-    observations and legal actions."""
+    """float32[B, A]: the raw policy's probabilities (a Q network's Q-values), illegal ``-inf``."""
     return _game_scores_value(agent, observations, legal)[0]
 
 
@@ -293,8 +258,7 @@ def _game_scores_value(agent: AlphaZeroAgent, observations: Array, legal: Array)
 
 
 def _board_scores_value(agent: AlphaZeroAgent, boards: Array) -> tuple[Array, Array]:
-    """An :func:`on_boards` game: the raw policy's probabilities or Q-values (``agent._scores`` with no
-    search: illegal actions ``-inf``) and the value head (float32[B]) of one network pass over observations."""
+    """An :func:`on_boards` game's ``agent._scores`` without search and the value head (float32[B])."""
     logits, value = evaluate(agent.params, boards, agent.width, agent.tower, agent.game)[:2]
     legal = games.kit_of(agent.game).observation_legal(boards)
     scores = logits if agent.output == "q" else jax.nn.softmax(logits, axis=-1)
@@ -302,10 +266,8 @@ def _board_scores_value(agent: AlphaZeroAgent, boards: Array) -> tuple[Array, Ar
 
 
 def to_model(agent: Any, *, opset: int = DEFAULT_OPSET, value: bool = False):
-    """The ``onnx.ModelProto`` of ``exportable(agent)``'s scores, with the inputs and output of
-    :func:`signature` (Connect Four: ``boards`` int8[B, 6, 7] -> ``scores`` float32[B, 7]) and the
-    :func:`metadata` in ``metadata_props``. ``value``: an AlphaZero agent's graph also returns its
-    value head as ``value`` float32[B] (module docstring); ``ValueError`` for another agent."""
+    """The ``onnx.ModelProto`` of ``exportable(agent)``'s scores (:func:`signature`, :func:`metadata`).
+    ``value``: also return an AlphaZero agent's value head; ``ValueError`` for another agent."""
     agent = exportable(agent)
     if value and not isinstance(agent, AlphaZeroAgent):
         raise ValueError(f"agent {agent.name!r} has no value head to export: only AlphaZero networks do")
@@ -319,7 +281,7 @@ def to_model(agent: Any, *, opset: int = DEFAULT_OPSET, value: bool = False):
     if on_boards(agent.game):
         def fn(boards):
             return _board_scores_value(agent, boards) if value else agent._scores(boards)
-        what = f"scores of {inputs[0].dtype}[{', '.join(['B', *map(str, inputs[0].shape)])}] boards"
+        what = f"scores of {inputs[0].dtype}{_dims(inputs[0])} boards"
     else:
         def fn(observations, legal_action_mask):
             if value:
@@ -398,17 +360,11 @@ def onnx_scores(model_or_path, inputs) -> np.ndarray:
 class Comparison:
     """The ONNX graph's scores against the JAX agent's on the same boards."""
 
-    boards: int
-    """How many boards were compared."""
-    max_abs_diff: float
-    """Largest |ONNX - JAX| over the entries finite in both (0.0 when there are none)."""
-    inf_mismatches: int
-    """Entries that are -inf in one and not in the other, or non-finite other than -inf in either."""
-    argmax_mismatches: int
-    """Boards whose ONNX best column scores more than ``tolerance`` below the JAX best column (near-ties,
-    e.g. two saturated probabilities, are not mismatches)."""
-    tolerance: float = TOLERANCE
-    """The largest max_abs_diff that passes."""
+    boards: int  # how many boards were compared
+    max_abs_diff: float  # largest |ONNX - JAX| over the entries finite in both (0.0: none)
+    inf_mismatches: int  # entries -inf in one and not the other, or NaN / +inf in either
+    argmax_mismatches: int  # boards whose ONNX best column scores more than tolerance below JAX's best
+    tolerance: float = TOLERANCE  # the largest max_abs_diff that passes
 
     @property
     def ok(self) -> bool:

@@ -1,19 +1,8 @@
-"""A shipped AlphaZero network as a pgx-style baseline model: ``logits, value = model(observation)``
-on pgx observations of its game (one whose kit reads them, ``GameKit.from_pgx``: Connect Four's), as
-pgx's own ``pgx.make_baseline_model`` models are called.
-
-    from c4jax.agents.pgx_baseline import baseline
-
-    model = baseline("alphazero")                   # the shipped network (no search)
-    logits, value = model(state.observation)        # bool[B, 6, 7, 2] -> float32[B, 7], float32[B]
-    action = logits.argmax(-1)                      # the network's greedy move, always legal
-
-``logits`` are the policy head's logits with full columns at float32's minimum (finite, so a softmax
-or a categorical sample never picks them); ``value`` is the value head in [-1, 1] for the player to
-move (+1: it wins). The model is the raw network that ``agents.load("alphazero@0")`` plays: its argmax
-is that agent's deterministic move. It is pure JAX: any leading axes (one observation ``[6, 7, 2]``
-included), ``jax.jit`` / ``jax.vmap`` over it, or pass it through ``jit`` as an argument (it is a
-pytree of its parameters). pgx itself is never imported.
+"""A shipped AlphaZero network as a pgx-style baseline model (docs/guide/play.md):
+``logits, value = baseline("alphazero")(state.observation)`` on pgx observations
+(``GameKit.from_pgx``: Connect Four's ``bool[..., 6, 7, 2]``): ``logits`` ``float32[..., A]``, illegal
+actions at float32's minimum; ``value`` ``float32[...]`` in [-1, 1] for the player to move. The raw
+network of ``agents.load("alphazero@0")``, pure JAX, a pytree of its parameters; pgx is never imported.
 """
 
 from __future__ import annotations
@@ -68,10 +57,8 @@ def _jit_apply(model: PgxBaseline, observation) -> tuple[Array, Array]:
 
 
 def baseline(name: str = "alphazero") -> PgxBaseline:
-    """The pgx-style model of an AlphaZero-style network (of a game whose kit reads pgx observations,
-    ``GameKit.from_pgx``): a shipped agent's name
-    (``alphazero``) or the path of such a checkpoint or run directory (``runs/alphazero``).
-    ``ValueError`` for a network without a value head (the thesis' networks) or of another game."""
+    """The pgx-style model of an AlphaZero-style network: a shipped agent's name or a checkpoint or
+    run directory. ``ValueError`` for a network without a value head or of a game without ``from_pgx``."""
     directory = checkpoint_path(name)
     try:
         searched = is_search_checkpoint(directory)

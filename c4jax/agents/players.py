@@ -66,9 +66,8 @@ def number(player: Player, text: str) -> int:
 
 
 def build(player: Player, n: int | None, mode: str | None, game) -> Agent:
-    """The agent of ``player`` of ``game`` with number ``n`` in ``mode`` (``"sto"``, ``"det"``, ``None``: its
-    deterministic mode where it has one); ``ValueError`` for a mode it lacks, ``player.missing`` when its
-    extra is not installed."""
+    """The agent of ``player`` of ``game`` with number ``n`` in ``mode`` (None: deterministic where it can be);
+    ``ValueError`` for a mode it lacks, ``player.missing`` when its extra is not installed."""
     name = player.name.format(n=n)
     if mode == "sto" and not player.sampled:
         raise ValueError(f"agent {name!r} has no stochastic mode ({name + ':sto'!r})")

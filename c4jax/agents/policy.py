@@ -1,9 +1,8 @@
-"""Action selection from network outputs: masking illegal columns, greedy, sampling, ε-greedy.
+"""Action selection from network outputs: masking illegal actions, greedy, sampling, ε-greedy.
 
-Illegal columns are masked with ``jnp.finfo(dtype).min`` before a softmax (never
-``-inf``, which turns a softmax into NaN when a row is fully masked), and their
-probability is then exactly 0. ``scores`` of every agent show full columns as
-``ILLEGAL_SCORE`` (``-inf``).
+Before a softmax illegal actions are masked with ``jnp.finfo(dtype).min``, never ``-inf`` (which
+makes a fully masked row NaN); their probability is then exactly 0. Every agent's ``scores`` show
+illegal actions as ``ILLEGAL_SCORE`` (``-inf``).
 """
 
 from __future__ import annotations
@@ -26,14 +25,12 @@ def masked_softmax(logits: Array, legal: Array) -> Array:
 
 
 def masked_log_softmax(logits: Array, legal: Array) -> Array:
-    """float32[..., A]: log-probabilities over the ``legal`` (bool[..., A]) actions; illegal ones near the
-    dtype's minimum (finite)."""
+    """float32[..., A]: log-probabilities over the ``legal`` actions; illegal ones finite, near the minimum."""
     return jax.nn.log_softmax(masked_logits(logits, legal), axis=-1)
 
 
 def all_columns(boards: Array) -> Array:
-    """bool[..., 7]: every column of ``boards[..., 6, 7]``, full ones included (in place of
-    ``legal_mask`` where a maximum or a softmax runs unmasked)."""
+    """bool[..., 7]: every column of ``boards[..., 6, 7]``, full ones included (an unmasked legal mask)."""
     return jnp.ones(boards.shape[:-2] + boards.shape[-1:], bool)
 
 

@@ -1,36 +1,10 @@
 """The registry behind ``agents.load(name)``: the one place that knows every kind of agent.
 
-Names follow ``<agent>[:sto|:det]`` everywhere (CLI, tournament, UI), case
-insensitive: ``random``, ``mcts<N>`` (pure MCTS with N simulations per move, proven values on,
-playing its most visited move; ``mcts<N>:sto`` samples the root visit counts;
-``mcts<N>nosolve`` without them; ``-c<C>`` after either sets the UCT constant), the trained agents
-shipped in ``checkpoints/`` (``supervised``: greedy by default, ``supervised:sto`` samples), the
-path of any checkpoint directory (which plays the game it was trained on), and the agents that a
-game's kit supplies (``GameKit.players``, registered on first use of the registry and played by
-:mod:`c4jax.agents.players`): the default game's under their own names (Connect Four's ``1steplA``
-.. ``4steplA``, ``minimax1`` .. ``minimax7`` (seed 002's opponent), ``perfect``, ``openspiel-mcts<N>``),
-another game's as ``<game>/<agent>`` (those with a name per number).
-
-``@<N>`` before the suffix plays a trained agent with N simulations of search per move:
-``ppo@200``, ``dqn@500:sto``, ``runs/x@64``. An AlphaZero-style search checkpoint searches with
-its own network (N replaces its saved number; ``alphazero@0`` plays its raw policy); any other
-network (``supervised``, ``reinforce``, ``ppo``, ``dqn``, ``dueling_dqn``, a checkpoint path)
-plays pure MCTS with its policy, or its softmaxed Q-values, as the prior
-(:mod:`c4jax.agents.guided`), and ``@0`` is the network itself. ``:det`` (the default for a
-search) plays the most visited move, ``:sto`` samples the root visits. N is 0 ..
-:data:`c4jax.agents.search.MAX_SIMULATIONS`; the built-in agents take no ``@``. ``@<N>solve``
-(N >= 1) searches with proven wins and losses backed up (MCTS-Solver): ``alphazero@256solve``
-plays PUCT with its network and proven values (:class:`c4jax.agents.network_search.AlphaZeroAgent`),
-``ppo@200solve`` the guided search with them; ``@<N>nosolve`` searches without them. ``@policy``
-is ``@0`` (how a search agent without simulations is named). Without
-either, a search checkpoint searches as its metadata says (the shipped ``alphazero`` with proven
-values) and a guided search without them.
-
-Those are the default game's agents (:data:`c4jax.games.DEFAULT`, Connect Four).
-``<game>/<agent>`` names an agent of another game of :data:`c4jax.games.GAMES`: ``<game>/random``,
-``<game>/mcts500``, the agents shipped in ``checkpoints/<game>/`` (``checkers/alphazero``) and those
-its kit registers; the agents that only play the default game (Connect Four's N-step lookahead,
-perfect player and the thesis' networks) have no such name.
+Names (case insensitive; docs/guide/api.md): ``[<game>/]<agent>[@<N>[solve|nosolve]|@policy][:sto|:det]``,
+``<agent>`` being ``random``, ``mcts<N>[solve|nosolve][-c<C>]``, a shipped agent, a checkpoint or run
+directory, or a player of a game's kit (``GameKit.players``). ``@<N>`` searches N simulations per move
+(a search checkpoint with its own network, any other as a guided search's prior); ``@0`` and
+``@policy`` are the network alone.
 """
 
 from __future__ import annotations
@@ -65,10 +39,8 @@ _SPELLING: dict[str, str] = {}  # name (lower case) -> its spelling as registere
 
 
 def checkpoint_path(name: str | os.PathLike) -> Path:
-    """The checkpoint directory that ``name`` means: a shipped agent's name (``supervised``,
-    ``checkers/alphazero``, case insensitive) is its folder in :func:`checkpoints_dir`, anything else is
-    read as a path (a checkpoint or run directory). A name that is neither comes back as that path,
-    for the reader to report as missing. ``--init-from`` resolves its value through this."""
+    """The checkpoint directory that ``name`` means: a shipped agent's folder in :func:`checkpoints_dir`
+    (``supervised``, ``checkers/alphazero``, case insensitive), else ``name`` as a path."""
     text = os.fspath(name).strip()
     game, rest = _split_game(text)
     if game is not None:  # <game>/<agent>
@@ -94,18 +66,16 @@ def _add(name: str, factory: Callable[[str | None], Agent], listed: Callable[[],
 
 
 def register(name: str, factory: Callable[[str | None], Agent], listed: Callable[[], bool] | None = None) -> None:
-    """Make ``load(name[:sto|:det])`` build an agent with ``factory(mode)``; ``listed()`` says whether
-    :func:`known_names` lists it (default: always; ``perfect`` only with its solver installed).
-    ``<game>/<name>`` registers an agent of another game than the default one."""
+    """Make ``load(name[:sto|:det])`` build an agent with ``factory(mode)`` (mode ``"sto"``, ``"det"`` or
+    None); ``listed()`` says whether :func:`known_names` lists it (default: always)."""
     _games_agents()  # the games' own agents first, so that a name registered here replaces theirs
     _add(name, factory, listed)
 
 
 def register_pattern(pattern: str, factory: Callable[[re.Match, str | None], Agent], example: str,
                      listed: Callable[[], bool] | None = None) -> None:
-    """Make every name that fully matches ``pattern`` (case insensitive) load as
-    ``factory(match, mode)``; ``known_names()`` lists ``example`` when ``listed()`` (default: always).
-    Exact names win over patterns."""
+    """Make every name that fully matches ``pattern`` (case insensitive) load as ``factory(match, mode)``;
+    :func:`known_names` lists ``example`` when ``listed()``. Exact names win over patterns."""
     _PATTERNS.append((re.compile(pattern, re.IGNORECASE), factory, example, listed or _always))
 
 
@@ -135,10 +105,8 @@ def _add_player(game: str, player: Player) -> None:
 
 
 def known_names(game: str = DEFAULT) -> list[str]:
-    """The agents of ``game`` (a :data:`c4jax.games.GAMES` id): for the default game (Connect Four)
-    the built-in agents, those its kit registers (each when it is listed now: ``perfect`` only when
-    the ``solver`` extra is installed) and the trained agents shipped in :func:`checkpoints_dir`; for
-    another game its ``<game>/<agent>`` names."""
+    """The listed agent names of ``game`` (a :data:`c4jax.games.GAMES` id; ``ValueError`` otherwise),
+    sorted case-insensitively; another game's as ``<game>/<agent>``."""
     _games_agents()
     listed = {_SPELLING.get(n, n) for n in _REGISTRY if _LISTED.get(n, _always)()}
     if game != DEFAULT:
@@ -156,10 +124,8 @@ def game_of(agent) -> str:
 
 
 def canonical_name(agent) -> str:
-    """The one name of ``agent`` that :func:`load` builds it from and that the play UI lists:
-    its ``name``, with ``<game>/`` in front for an agent of another game than the default one whose
-    name has no game (``checkers/random``, ``checkers/mcts200:det``). A checkpoint path's agent
-    keeps its name (the path says the game)."""
+    """The one name that :func:`load` builds ``agent`` from: its ``name``, with ``<game>/`` in front on
+    another game unless the name has a ``/`` already."""
     name, game = agent.name, game_of(agent)
     if game == DEFAULT or "/" in name or os.sep in name:
         return name
@@ -167,10 +133,8 @@ def canonical_name(agent) -> str:
 
 
 def for_game(agent, game):
-    """``agent`` as a player of ``game`` (a game object), or None when it cannot play it: an agent
-    of that game with ``act_states`` plays it as it is; an agent that declares ``plays_any_game``
-    (no learned parameters: uniform random, pure MCTS) switches games. Networks trained on one
-    board cannot play another."""
+    """``agent`` as a player of ``game`` (a game object): itself on its own game, switched when it
+    ``plays_any_game``, else None."""
     if not callable(getattr(agent, "act_states", None)):
         return None
     if game_of(agent) == game.id:
@@ -181,14 +145,12 @@ def for_game(agent, game):
 
 
 def in_game(name: str, game: str) -> str:
-    """The ``load`` name of the agent ``name`` of ``game``: ``name`` itself on the default game or when it
-    already names its game, else ``<game>/<name>`` (``<game>/mcts100`` for ``mcts100``)."""
+    """``name`` on the default game or when it names its game already, else ``<game>/<name>``."""
     return name if game == DEFAULT or name.lower().startswith(f"{game}/") else f"{game}/{name}"
 
 
 def _split_game(name: str) -> tuple[str | None, str]:
-    """``("checkers", "mcts500:det")`` for ``"checkers/mcts500:det"``; ``(None, name)`` when ``name``
-    has no ``<game>/`` prefix of a known game (a path, or a name of the default game)."""
+    """``("checkers", "mcts500:det")`` for ``"checkers/mcts500:det"``; ``(None, name)`` without a known game prefix."""
     head, sep, rest = name.strip().partition("/")
     if sep and head.lower() in GAMES and rest and "/" not in rest and os.sep not in rest:
         return head.lower(), rest
@@ -196,16 +158,10 @@ def _split_game(name: str) -> tuple[str | None, str]:
 
 
 def load(name: str) -> Agent:
-    """Build an agent from ``<agent>[:sto|:det]`` (case insensitive) or ``<checkpoint dir>[:sto|:det]``.
+    """Build an agent from its name (the module docstring); without a suffix it plays its default mode.
 
-    ``<agent>`` is a built-in (``random``, ``1steplA`` .. ``4steplA``, ``minimax1`` .. ``minimax7``, ``perfect``,
-    ``mcts<N>``, ``openspiel-mcts<N>``) or a trained agent shipped in ``checkpoints/`` (``supervised``, ...);
-    anything else is read as the path of a checkpoint directory. Without a suffix an agent
-    plays its default mode. A trained agent takes ``@<simulations>`` before the suffix:
-    ``alphazero@200``, ``runs/alphazero@0:sto`` (0: its raw policy, sampled), ``ppo@200``
-    (the network's prior guiding pure MCTS; ``ppo@0`` is the network alone; see the module
-    docstring). ``<game>/<agent>`` names another game's agent (``checkers/mcts500``,
-    ``checkers/alphazero@0``; see the module docstring).
+    Raises ``ValueError`` for an unknown name or a malformed suffix, ``CheckpointError`` for a
+    malformed checkpoint.
     """
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"agent name must be a non-empty string, got {name!r}")
@@ -285,9 +241,8 @@ def _load_for_game(game: str, rest: str, name: str) -> Agent:
 
 
 def _simulations(name: str, count: str) -> tuple[int, bool | None]:
-    """``(N, solve)`` of ``<agent>@N`` (solve ``None``: the agent's default), ``<agent>@Nsolve`` (``True``)
-    or ``<agent>@Nnosolve`` (``False``): N an integer in 0 .. MAX_SIMULATIONS (>= 1 with either suffix),
-    else a ``ValueError`` naming ``name``."""
+    """``(N, solve)`` of ``@N`` (solve None), ``@Nsolve`` (True), ``@Nnosolve`` (False) or ``@policy`` (0, None);
+    ``ValueError`` unless N is in 0..MAX_SIMULATIONS (>= 1 with a suffix)."""
     if count.lower() == "policy":  # "@policy": the raw policy, as a search agent with 0 simulations is named
         return 0, None
     m = re.fullmatch(r"([^a-z]*)((?:no)?solve)?", count.lower(), flags=re.ASCII)
@@ -304,10 +259,8 @@ def _simulations(name: str, count: str) -> tuple[int, bool | None]:
 
 
 def _from_checkpoint(directory, mode: str | None, label: str, sims: int | None, solve: bool | None = None) -> Agent:
-    """The agent of a checkpoint: an AlphaZero-style one with its search (``sims`` replacing its saved
-    number), any other network alone (``sims`` None or 0) or guiding ``sims`` simulations of pure MCTS;
-    ``solve``: the search backs up proven values (``None``: as the checkpoint's metadata says; a guided
-    search without them)."""
+    """The agent of a checkpoint: a search checkpoint with its search (``sims`` replacing its saved
+    number), any other network alone (``sims`` None or 0) or guiding ``sims`` simulations."""
     if is_search_checkpoint(directory):
         return agent_from_search_checkpoint(directory, mode, label=label, num_simulations=sims, solve=solve)
     if not sims:
@@ -327,8 +280,7 @@ _add("random", lambda mode: _random(mode, make_game(DEFAULT)))
 
 
 def _mcts(m: re.Match, mode: str | None, game) -> MCTSAgent:
-    """``mcts<N>``, ``mcts<N>solve`` (proven values on) or ``mcts<N>nosolve`` (off), each optionally
-    followed by ``-c<C>``, the UCT constant (default: the game's, ``search.default_uct_c``)."""
+    """``mcts<N>[solve|nosolve][-c<C>]``; ``ValueError`` for a malformed one."""
     rest = m.group(1).lower()
     parsed = re.fullmatch(r"(\d+)((?:no)?solve)?(?:-c(\d+(?:\.\d*)?|\.\d+))?", rest, flags=re.ASCII)
     if parsed is None or not 1 <= int(parsed.group(1)) <= MAX_SIMULATIONS or (

@@ -1,31 +1,10 @@
 """ONNX export of a game's rules (design.md, "The rules as ONNX"), checked against the JAX kit.
 
-Any registered game (:func:`c4jax.games.make`) exports as two graphs, converted like the networks
-(:mod:`c4jax.agents.onnx_export`: jax2onnx tracing the kit's own ``init``, ``step`` and
-``observe``, batched with ``jax.vmap``, the batch ``B`` dynamic):
-
-- ``init``: ``key`` ``uint32[B, K]`` (the raw data of a JAX PRNG key per game,
-  ``jax.random.key_data``; a game without chance ignores it) -> the start position;
-- ``step``: the state tensors and ``action`` ``int32[B]`` -> the state after the action.
-
-Both graphs return the same outputs: the new state's tensors, named ``next.<leaf>``, then its views
-(:data:`VIEWS`): ``legal_action_mask`` ``bool[B, A]``, ``observation`` (what the networks take,
-``game.observe``), ``done`` ``bool[B]`` (terminated or truncated), ``rewards`` ``float32[B, 2]``
-(each player's reward for the step that made the state) and ``current_player`` ``int32[B]``.
-
-**The state** is the game's ``State`` pytree flattened by ``jax.tree_util`` in its fixed leaf order
-(:func:`layout`): one tensor per leaf, named by its path (``cur.lo``, ``legal_mask``), of the leaf's
-dtype and shape after the batch axis. ``step`` takes them as ``state.<leaf>`` in that order and returns
-them as ``next.<leaf>``; a caller (the static page) carries them opaquely from one call to the next.
-The layout is recorded in the models' ``metadata_props`` (``state``: a JSON list of
-``{"name", "dtype", "shape"}``). ``step`` follows the game's ``step`` exactly, an illegal action
-(which ends the game, lost by its mover) and a finished state (which stays as it is) included; it is
-called without a key (games whose steps draw chance are not exported faithfully).
-
-onnxruntime's CPU kernels lack a few operations on some element types that the kits use (``Where``
-on ``bool``, ``ReduceMax`` and ``Range`` on ``uint32``): :func:`widen_types` runs each such node in a wider type and
-casts back, which is exact. jax2onnx, onnx and onnxruntime come with the ``onnx`` extra and are imported
-only inside the functions that need them.
+Two graphs, jax2onnx tracing the kit's functions under ``jax.vmap`` (``B`` dynamic): ``init`` (``key``
+``uint32[B, K]``, raw key data) and ``step`` (``state.<leaf>`` tensors and ``action`` ``int32[B]``; no
+key: chance is not exported faithfully). Both return ``next.<leaf>`` (:func:`layout`, recorded as
+JSON in ``metadata_props["state"]``), then the :data:`VIEWS` (``legal_action_mask`` ``bool[B, A]``,
+``observation``, ``done`` ``bool[B]``, ``rewards`` ``float32[B, 2]``, ``current_player`` ``int32[B]``).
 """
 
 from __future__ import annotations
@@ -146,11 +125,8 @@ def metadata(game, which: str) -> dict[str, str]:
 
 
 def widen_types(model, table: dict | None = None) -> int:
-    """Rewrite in place every node whose operation and value type ``table`` (default :data:`WIDEN`) lists (onnxruntime's
-    CPU kernels lack them: ``Where`` on ``bool``, ``ReduceMax`` on ``uint32``, ``Range`` on ``uint32``, which
-    ONNX does not define): its value inputs cast to the wider type, its outputs computed in the wider
-    one and cast back.
-    The results are identical. Returns how many nodes were rewritten."""
+    """Rewrite in place every node whose operation and value type ``table`` (default :data:`WIDEN`) lists
+    to run in the wider type and cast back (exact). Returns how many nodes were rewritten."""
     onnx = import_extra("onnx")
     TP = onnx.TensorProto
     inferred = onnx.shape_inference.infer_shapes(model)
@@ -185,9 +161,8 @@ def widen_types(model, table: dict | None = None) -> int:
 
 
 def _name_outputs(model, names: list[str]) -> None:
-    """Give the graph's outputs ``names`` (in place). A value that is several outputs (a state leaf that
-    is also a view, such as a kit's ``legal_action_mask``), a graph input or a constant gets an
-    ``Identity`` per further name; any other value is renamed where it is made and read."""
+    """Give the graph's outputs ``names`` (in place): an ``Identity`` for a value that is several outputs,
+    an input or a constant; else renamed where it is made and read."""
     onnx = import_extra("onnx")
     graph = model.graph
     fixed = {i.name for i in graph.input} | {t.name for t in graph.initializer}
@@ -207,9 +182,8 @@ def _name_outputs(model, names: list[str]) -> None:
 
 
 def to_model(game, which: str, *, opset: int = DEFAULT_OPSET, widen: dict | None = None):
-    """The ``onnx.ModelProto`` of ``game``'s ``init`` or ``step`` (module docstring), checked by
-    ``onnx.checker``, with :func:`metadata`. ``game``: a game object or a registered game's id;
-    ``widen``: the table of :func:`widen_types` (:data:`WEB_WIDEN` for onnxruntime-web)."""
+    """The checked ``onnx.ModelProto`` of ``game``'s (object or id) ``init`` or ``step``, with :func:`metadata`;
+    ``widen``: the table of :func:`widen_types`. ``ValueError`` for another ``which``."""
     if isinstance(game, str):
         game = games.make(game)
     if which not in MODELS:

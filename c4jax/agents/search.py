@@ -1,80 +1,21 @@
 """Batched Monte Carlo tree search for any game of the protocol, with the game itself as the model
 (design.md §8).
 
-The whole search is ours: :func:`run` grows B trees (one per root state) in fixed-size arrays
-(:class:`c4jax.agents.search_tree.Tree`), and each simulation walks down every tree to an
-unexpanded edge (selection), steps the game along it and evaluates the new node (expansion),
-then backs the value up the path (:func:`c4jax.agents.search_tree.backward`). mctx's public API
-is used only by AlphaZero's Gumbel and PUCT policies (:mod:`c4jax.agents.network_search`), which
-share this module's model, :func:`recurrent_fn`.
+:func:`run` grows B trees (:class:`c4jax.agents.search_tree.Tree`) of one simulation per node. An
+**evaluator** ``evaluate(params, keys[B], states[B]) -> (prior_logits float32[B, A], value float32[B])``
+scores the root and every new node, ``value`` for that node's player to move: pure MCTS's
+:class:`RolloutEvaluator`, AlphaZero's :func:`c4jax.agents.network_search.evaluator` or
+:class:`c4jax.agents.guided.GuidedEvaluator`. The model (:func:`recurrent_fn`) steps the game: an
+edge's reward is :func:`c4jax.games.base.mover_reward`, its discount :func:`c4jax.games.base.discount`;
+a finished node is worth 0; illegal actions get the prior logit ``finfo(float32).min``.
 
-One search is parameterised by a **game** (:class:`c4jax.games.base.Game`) and an **evaluator**: a function ``evaluate(params, keys[B], states[B]) ->
-(prior_logits[B, A], value[B])`` that scores the root and every newly expanded node
-(``value`` from the point of view of that node's player to move; A = ``game.num_actions``):
+With ``solve=True`` (MCTS-Solver) each node carries a proven value for its player to move (+1 win,
+-1 loss, 0 not proven; draws are never proven), backed up exactly; selection and the root's
+outputs prefer proven wins and avoid proven losses.
 
-- :class:`RolloutEvaluator` (pure MCTS, ``RolloutEvaluator(game)``): uniform prior
-  over the legal actions, value = the result of ONE uniformly random playout to the end of the
-  game (+1 / 0 / -1 for Connect Four, the sum of the player's rewards in general);
-- :func:`c4jax.agents.network_search.evaluator` (AlphaZero on Connect Four): prior = the policy head's
-  logits, value = the value head of ``CNet(heads="two")`` on the node's public board;
-- :class:`c4jax.agents.guided.GuidedEvaluator` (any trained network at play time, ``ppo@200``):
-  prior = the network's policy (a Q network's ``softmax(Q / tau)``), value = one random playout.
-
-The model
----------
-Tree nodes embed ``(state, key)``: the real game state and a per-node PRNG key.
-``recurrent_fn`` steps the game (``game.step``); the edge's reward is the mover's reward for that
-step (:func:`c4jax.games.base.mover_reward`: +1 when the move wins, -1 when it loses, 0 otherwise
-in Connect Four), its discount is :func:`c4jax.games.base.discount`: -1 when the player to move
-changes (the child node belongs to the opponent, so its value changes sign), +1 when the same
-player moves again (a multi-step turn, read from ``current_player``, never assumed to alternate)
-and 0 when the game is over. A finished node's value is 0 (its result is already in the
-reward). Edges out of a finished node have reward 0 and discount 0, so its value stays the
-result of the move into it. Illegal actions get the prior logit ``finfo(float32).min``
-(probability 0, never NaN) in every node and are excluded at the root (``root_invalid_actions``).
-
-Selection (``rule``): ``"puct"`` is the MuZero PUCT rule (the rule of ``mctx.muzero_policy``:
-``Q`` normalised to [0, 1] by the parent's value and its children's Q, plus ``c(N) * P *
-sqrt(N) / (1 + n)``), the rule for a network prior; ``"uct"`` tries every legal action once,
-then maximises ``Q + c * sqrt(ln N / n)``, the rule of pure MCTS (``MCTSAgent``'s default, with
-c = ``default_uct_c(game)``: the game kit's ``uct_c``, else 0.4). A simulation descends until it
-picks an edge that has no node yet; the tree of N simulations has N + 1 nodes (node i + 1 is
-created by simulation i), so no depth cap is needed.
-No Dirichlet noise at play time (``dirichlet_fraction`` > 0 adds it at the root, for self-play).
-
-Proven values (``solve=True``, MCTS-Solver, Winands, Björnsson and Saito 2008)
-------------------------------------------------------------------------------
-Each node also carries a proven value (``Tree.proven``) for its player to move: +1 a proven
-win, -1 a proven loss, 0 not proven (draws are never proven: a move that ends the game in a draw
-has the exact Q 0 anyway). An edge's proven value for the mover (:func:`edge_proven`) is the
-sign of its reward when its step ends the game, else ``discount * proven`` of its child (the
-game's rewards come with its final step only, as in Connect Four and Checkers, so an unfinished
-step adds nothing). A node is a proven win when one of its legal edges is proven +1, a proven
-loss when all of them are expanded and proven -1; :func:`~c4jax.agents.search_tree.backward` recomputes this for every
-node on the path, bottom-up, and from a proven node upwards backs up its exact value instead of
-the playout's. Selection plays a proven-winning edge, and a proven-losing one only when every
-legal edge is lost; the root's outputs do the same (:func:`solved_counts`): its visit shares and
-its most visited action are taken over the proven wins when there are any, else over the edges
-not proven lost when there are any, and its Q-values are the exact values of its proven edges.
-With ``solve=False`` (the default of :func:`run`) ``proven`` stays 0 and the search is the plain one.
-
-Randomness is per board and per node
-------------------------------------
-Every node's key is ``fold_in(parent_key, 1 + action)`` from the root key of its board;
-the node's evaluation uses ``fold_in(key, 0)``, the step into it (the chance of a game that has
-any) ``fold_in(key, 2**16 - 3)`` and the selection's tie-break noise
-``fold_in(key, 2**16 + visits)``. No batch-wide key is used, so the search of a board depends
-only on that board and its root key: a batch gives each board exactly what a search of that
-board alone would give. Every entry point takes typed keys (``jax.random.key``) or legacy
-``uint32[..., 2]`` ones (``jax.random.PRNGKey``), which are the same keys (threefry) wrapped.
-
-``c4jax.agents.search_agent.MCTSAgent`` plays the search: ``act`` / ``act_states`` sample an action from the root visit
-counts (``:sto``, the default) or take the most visited one (``:det``; ties: higher Q, then the
-lower action). ``scores`` / ``scores_states`` are the root visit shares, from a search whose
-root key is derived from the position itself (:func:`board_keys`: for Connect Four a
-``fold_in`` of its four bitboard words into ``SCORES_SEED``), so a position always gets the same
-scores. ``agents.load("mcts<N>")`` builds the Connect Four agent with N simulations per move,
-proven values on (``SOLVE``); ``mcts<N>nosolve`` is the same search without them.
+Every node's key is ``fold_in(parent_key, 1 + action)`` from its board's root key, so the search of
+a board depends only on that board and its root key, whatever the batch. Every entry point takes
+typed keys (``jax.random.key``) or legacy ``uint32[..., 2]`` ones.
 """
 
 from __future__ import annotations
@@ -93,7 +34,7 @@ from jax import Array
 from c4jax import games as game_registry
 from c4jax.agents.policy import masked_logits
 from c4jax.agents.search_tree import (NOISE_SALT, PB_C_BASE, PB_C_INIT, ROOT, STEP_SALT, Tree, edge_proven, grow,
-                                      new_tree, selection, wrap_key)
+                                      new_tree, selection)
 from c4jax.games import base as games
 
 # The most simulations per move of every search (pure MCTS and AlphaZero's network-guided one): the
@@ -148,10 +89,8 @@ _PICK_ROW = 16  # actions per row of the two-level pick
 def _pick_legal(x: Array, legal: Array) -> Array:
     """int32[]: the k-th legal action with k = ((x >> 16) * n_legal) >> 16 (uniform up to 2**-16).
 
-    Over more than ``2 * _PICK_ROW`` actions (Checkers' 256) the k-th is found in two levels: the
-    row of ``_PICK_ROW`` actions that holds it, from the rows' counts, then its place in that row.
-    XLA:CPU runs a cumsum as an unfused loop whose cost grows like the square of its length, so
-    one over 256 actions was most of a random playout's time; two of 16 give the same action."""
+    Over more than ``2 * _PICK_ROW`` actions it is found in two levels (row, then place in the row):
+    XLA:CPU's cumsum costs the square of its length."""
     n_legal = legal.sum(dtype=jnp.uint32)
     k = ((x >> 16) * n_legal) >> 16
     n = legal.shape[-1]
@@ -166,16 +105,9 @@ def _pick_legal(x: Array, legal: Array) -> Array:
 
 
 def random_playout(game, state, key: Array) -> Array:
-    """float32[]: the result of one uniformly random game from ``state`` for its player to move.
-
-    The result is the sum of that player's rewards (``rewards[current_player]`` of ``state``)
-    over the steps played, so +1 win, 0 draw, -1 loss in Connect Four, whoever moves in between
-    (a player may move several times in a row); 0 for a finished state (its result belongs to
-    the move into it). One ``jax.random.bits`` draw gives ``game.max_steps`` uint32 words, the
-    i-th picks the i-th move among the legal actions (:func:`_pick_legal`); the step's own key
-    (for a game with chance) is ``fold_in(fold_in(key, 2**16 - 3), i)``. The game is played with
-    ``game.step`` in a ``lax.while_loop`` of at most ``game.max_steps`` steps (vmap it for a batch).
-    """
+    """float32[]: the sum of the rewards of ``state``'s player to move over one uniformly random
+    game from ``state`` (+1 / 0 / -1 in Connect Four); 0 for a finished state. One state and key;
+    vmap it for a batch."""
     key = typed_keys(key)
     bits = jax.random.bits(key, (game.max_steps,), jnp.uint32)
     chance = jax.random.fold_in(key, STEP_SALT)
@@ -212,16 +144,13 @@ class RolloutEvaluator:
 
 def recurrent_fn(evaluate: LeafEvaluator, game):
     """The game as a search model, in mctx's ``recurrent_fn`` form ``(params, rng_key, action[B],
-    embedding) -> (mctx.RecurrentFnOutput, embedding)``: ``game.step`` along the edge, reward
-    :func:`c4jax.games.base.mover_reward`, discount :func:`c4jax.games.base.discount`, and
-    ``evaluate`` scoring the new node. Embeddings are ``(states[B], key data[B])`` and
-    ``rng_key`` is ignored (per-node keys, see the module docstring). :func:`run` and
-    AlphaZero's Gumbel and PUCT searches (:mod:`c4jax.agents.network_search`) use it."""
+    embedding) -> (mctx.RecurrentFnOutput, embedding)``; embeddings are ``(states[B], key data[B])``
+    and ``rng_key`` is ignored (per-node keys)."""
 
     def model(params, rng_key, action, embedding):
         del rng_key  # per-node keys instead (see the module docstring)
         state, key_data = embedding
-        child_keys = _fold(wrap_key(key_data), action + 1)
+        child_keys = _fold(jax.random.wrap_key_data(key_data), action + 1)
         new = jax.vmap(game.step)(state, action, _fold(child_keys, STEP_SALT))
         logits, value = evaluate(params, _fold(child_keys, jnp.zeros_like(action)), new)
         reward = games.mover_reward(state, new)  # -0.0 for a player whose reward is a negated 0 ...
@@ -267,19 +196,16 @@ def run(evaluate: LeafEvaluator, params, states, keys: Array, num_simulations: i
     """``num_simulations`` MCTS simulations from each of B states of ``game`` (pure; jit it).
 
     Args:
-      evaluate: the root and leaf evaluator (:class:`RolloutEvaluator` of the same game,
-        ``network_search.evaluator`` for Connect Four).
-      params: passed to ``evaluate`` (network parameters; ``None`` for pure MCTS).
-      states: the roots, states [B] of ``game`` (finished states give all-zero visits).
-      keys: PRNG keys [B], typed or legacy, one per root; the search of board b depends only on
-        ``states[b]`` and ``keys[b]``.
-      num_simulations: simulations per root (a static int >= 1); the root's visits are
-        ``num_simulations + 1`` and its children's sum to ``num_simulations``.
-      game: the game (:class:`c4jax.games.base.Game`, static).
-      rule: ``"puct"`` (MuZero's rule, the prior matters) or ``"uct"`` (prior only masks).
+      evaluate, params: the evaluator and its parameters (``None`` for pure MCTS).
+      states, keys: the roots [B] of ``game`` (static) and their keys; finished states get no visits.
+      num_simulations: simulations per root (a static int); the children's visits sum to it.
+      rule: ``"puct"`` (mctx's MuZero rule) or ``"uct"`` (every legal action once, then
+        ``Q + c * sqrt(ln N / n)``; the prior only masks).
       pb_c_init, pb_c_base: PUCT constants; uct_c: the UCT constant (Q in [-1, 1]).
       dirichlet_fraction, dirichlet_alpha: root noise (0: none, the play-time setting).
-      solve: back up proven wins and losses (MCTS-Solver, module docstring; static).
+      solve: back up proven wins and losses (static).
+
+    Raises ValueError for an unknown ``rule`` or ``num_simulations`` outside 1..MAX_SIMULATIONS.
     """
     if rule not in ("puct", "uct"):
         raise ValueError(f"rule must be 'puct' or 'uct', got {rule!r}")
@@ -320,10 +246,8 @@ def _solved_candidates(proven: Array, legal: Array) -> Array:
 
 
 def solved_counts(counts: Array, proven: Array, legal: Array) -> Array:
-    """int32[B, A]: the root visit counts that the visit shares are taken from: the counts of
-    the actions a move may take (:func:`_solved_candidates`), 0 elsewhere; when those were never
-    visited (a proven loss found before the other actions were tried), 1 for each of them. With
-    no proven edge, the legal counts themselves."""
+    """int32[B, A]: the root visit counts of the actions a move may take (:func:`_solved_candidates`),
+    0 elsewhere (1 each when none of them was visited); with no proven edge, the legal counts."""
     take = _solved_candidates(proven, legal)
     kept = jnp.where(take, counts, 0).astype(jnp.int32)
     unvisited = (take & (counts.sum(-1, keepdims=True) > 0)).astype(jnp.int32)
@@ -352,10 +276,8 @@ def _observation_words(obs: Array) -> Array:
 
 
 def board_keys(states, seed: int = SCORES_SEED, *, game) -> Array:
-    """Typed keys [B], each a function of its position only: a ``fold_in`` into ``key(seed)`` of the
-    words its kit says identify a position (``GameKit.position_words``; Connect Four: its four
-    bitboard words), else of every uint32 word of ``game.observe(state)`` (what the player to move
-    sees), in order."""
+    """Typed keys [B], each a function of its position only: ``key(seed)`` folded with the kit's
+    ``GameKit.position_words``, else with every uint32 word of ``game.observe(state)``."""
     words_of = game_registry.kit_of(game).position_words
     if words_of is not None:
         def one(s):
@@ -373,10 +295,8 @@ def board_keys(states, seed: int = SCORES_SEED, *, game) -> Array:
 
 
 def select_action(out: SearchOutput, keys: Array, legal: Array, temperature: float = 1.0) -> Array:
-    """int32[B]: an action from the root visits: sampled with ``visits ** (1 / temperature)``
-    over the actions of the visit shares (``visit_probs`` > 0: with proven values, the proven
-    wins, else the actions not proven lost; key ``fold_in(keys[b], ...)``; typed or legacy
-    keys), or :func:`best_column` for ``temperature == 0`` and for finished states (no visits)."""
+    """int32[B]: an action sampled with ``visits ** (1 / temperature)`` over the actions with
+    ``visit_probs`` > 0, or :func:`best_column` for ``temperature == 0`` and finished states."""
     best = best_column(out, legal)
     if temperature == 0:
         return best

@@ -1,7 +1,5 @@
 """The agents that play a search (:mod:`c4jax.agents.search`): :class:`SearchAgent`, the entry
-points of any agent whose move is its search's (``act`` / ``scores`` of observations that tell the
-whole state, the default game's public boards; ``act_states`` / ``scores_states`` of states of its
-game), and :class:`MCTSAgent`, pure MCTS
+points of any agent whose move is its search's, and :class:`MCTSAgent`, pure MCTS
 (``agents.load("mcts<N>")``, ``"<game>/mcts<N>"``)."""
 
 from __future__ import annotations
@@ -27,9 +25,8 @@ def _traced(*xs) -> bool:
 
 
 class SearchAgent(AgentBase):
-    """``act`` / ``scores`` (observations of the agent's ``game`` that tell the whole state: Connect
-    Four's public boards) and ``act_states`` / ``scores_states`` (states of its ``game``) of an agent
-    that plays its search (``search(states, keys)``)."""
+    """The entry points (``act``, ``scores``, ``act_states``, ``scores_states``, search statistics) of an
+    agent that plays its ``search(states, keys)``."""
 
     def _check_simulations(self):
         n = self.num_simulations
@@ -48,25 +45,17 @@ class SearchAgent(AgentBase):
     def keyed(self) -> bool:
         return True  # random playouts (pure MCTS, a guided one): even the most visited move depends on the key
 
-    def has_values(self) -> bool:
-        """Whether the search gives searched values: always (``search_stats_states`` of states of any
-        game; ``search_stats`` too where observations tell the whole state, the default game's boards)."""
-        return True
-
     def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
-        values = self.has_values()
         return ScoreInfo("search", f"the search's share of each {action}"
-                                   + (searched_value_label(action, "its root Q-values") if values else ""), values)
+                                   + searched_value_label(action, "its root Q-values"), True)
 
     def _observed_states(self, boards: Array):
-        """The states of observations [B] of the agent's game (``TypeError`` for a game whose
-        observations do not tell its states)."""
+        """States of observations [B] (``TypeError`` where observations do not tell the states)."""
         return states_of(self.game, boards)
 
     def act_states(self, states, key) -> Array:
-        """int32[B]: an action for each of the states [B] of the agent's game (none finished),
-        from a search of each with root keys ``split(key, B)`` (typed or legacy key). Jitted
-        when called with concrete arrays, inlined inside a user's ``jit``."""
+        """int32[B]: an action for each of the states [B] (none finished), searched with root keys
+        ``split(key, B)`` (typed or legacy key). Jitted unless traced."""
         if _traced(states, key):
             return self._act_states(states, key)
         return _jit_act_states(self, states, key)
@@ -96,20 +85,15 @@ class SearchAgent(AgentBase):
         return self._act_states(self._observed_states(boards), key)
 
     def search_stats(self, boards) -> tuple[Array, Array]:
-        """``(shares, values)``, float32[B, 7] each, of the search behind ``scores`` (the same
-        board-keyed search, so ``shares == scores(boards)``): the root visit shares (full
-        columns ``-inf``) and each column's root Q-value for the player to move (-1 .. 1;
-        0 where a legal column was not visited; full columns NaN). Jitted; validated as ``scores``;
-        both modes share one compiled program (the search behind ``scores`` ignores the mode)."""
+        """``(shares, values)``, float32[B, A] each, of the search behind ``scores`` (``shares ==
+        scores(boards)``; illegal ``-inf``) and each action's root Q-value for the player to move
+        (-1 .. 1; 0 where not visited; illegal NaN). Jitted; validated as ``scores``."""
         boards = boards if isinstance(boards, jax.core.Tracer) else unfinished(boards, self.game)
         return _jit_search_stats(self.replace(deterministic=False), boards)
 
 
     def search_stats_states(self, states) -> tuple[Array, Array]:
-        """``(shares, values)``, float32[B, A] each, of the search behind ``scores_states`` (so
-        ``shares == scores_states(states)``) for states [B] of the agent's game, none finished: the
-        root visit shares (illegal actions ``-inf``) and each action's root Q-value for the player to
-        move (-1 .. 1; 0 where a legal action was not visited; illegal actions NaN). Jitted unless traced."""
+        """:meth:`search_stats` of states [B] of the agent's game, none finished. Jitted unless traced."""
         agent = self.replace(deterministic=False)
         if _traced(states):
             return _search_stats_states(agent, states)
@@ -143,16 +127,12 @@ def _jit_search_stats(agent: SearchAgent, boards: Array) -> tuple[Array, Array]:
 
 @struct.dataclass
 class MCTSAgent(SearchAgent):
-    """Pure MCTS (uniform prior, random-playout values, UCT with c = ``uct_c``, by default the
-    game's :func:`default_uct_c`: 1.0 for the default game) with ``num_simulations`` per move, on
-    ``game`` (the default game unless given); ``solve`` backs up proven wins and losses (MCTS-Solver,
-    module docstring; on by default, ``SOLVE``).
+    """Pure MCTS on ``game``: uniform prior, random-playout values, UCT with c = ``uct_c`` (None:
+    :func:`default_uct_c`), ``num_simulations`` per move; ``solve`` backs up proven values.
 
-    ``act``: a column sampled from the root visit counts (``deterministic=False``,
-    ``:sto``) or the most visited one (``:det``). ``scores``: the root visit shares,
-    full columns ``-inf``, from a search keyed by the board (see the module docstring).
-    ``act`` / ``scores`` take observations of ``game`` that tell its states (the default game's public
-    boards); ``act_states`` / ``scores_states`` take states of ``game`` (any game of the protocol).
+    ``act``: sampled from the root visit counts (``:sto``) or the most visited (``:det``).
+    ``scores``: the root visit shares of a search keyed by the position, illegal ``-inf``.
+    ``ValueError`` for simulations outside 1..MAX_SIMULATIONS or a non-positive ``uct_c``.
     """
 
     num_simulations: int = struct.field(pytree_node=False, default=1000)
@@ -176,9 +156,7 @@ class MCTSAgent(SearchAgent):
 
     @property
     def name(self) -> str:
-        """``mcts<N>:<mode>``, with ``solve`` / ``nosolve`` after N when ``solve`` is not the default
-        and ``-c<C>`` when the UCT constant is not the game's default, and ``<game>/`` in front on another
-        game than the default one (as ``agents.load`` reads it)."""
+        """``[<game>/]mcts<N>[solve|nosolve][-c<C>]:<mode>``, as ``agents.load`` reads it."""
         flag = "" if self.solve == SOLVE else ("solve" if self.solve else "nosolve")
         c = "" if self.c == default_uct_c(self.game) else f"-c{self.c:g}"
         return in_game_name(f"mcts{self.num_simulations}{flag}{c}:{'det' if self.deterministic else 'sto'}", self.game)
@@ -186,10 +164,9 @@ class MCTSAgent(SearchAgent):
     plays_any_game = True  # no learned parameters: agents.for_game switches its game
 
     def describe_scores(self, action: str = "column", actions: str = "free columns") -> ScoreInfo:
-        values = self.has_values()
-        how = searched_value_label(action, "the mean result of the playouts through that move") if values else ""
+        how = searched_value_label(action, "the mean result of the playouts through that move")
         return ScoreInfo("search", f"visit share of each {action} in a {self.num_simulations}-simulation pure MCTS "
-                                   f"(random playouts){how}", values)
+                                   f"(random playouts){how}", True)
 
     def search(self, states, keys: Array) -> SearchOutput:
         """The agent's search from states [B] of its game with root keys [B] (typed or legacy)."""

@@ -1,9 +1,7 @@
 """The search tree of :mod:`c4jax.agents.search` and one simulation on it: the arrays of B trees
 (:class:`Tree`), the selection rules (PUCT and UCT, with proven values), and the walk down, the
-expansion and the backup of every simulation (:func:`grow` runs them).
-
-Each node's tie-break key is ``fold_in(node key, NOISE_SALT + visits)`` (the module docstring of
-:mod:`c4jax.agents.search` says how the node keys are made).
+expansion and the backup of every simulation (:func:`grow` runs them). A node's tie-break key is
+``fold_in(node key, NOISE_SALT + visits)``.
 """
 
 from __future__ import annotations
@@ -23,18 +21,10 @@ ROOT = 0  # index of the root node in every tree
 UNVISITED = -1  # children_index of an edge without a node; parents / action_from_parent of the root
 
 
-def wrap_key(key_data: Array) -> Array:
-    """Typed keys of raw key data."""
-    return jax.random.wrap_key_data(key_data)
-
-
 @struct.dataclass
 class Tree:
-    """B search trees of N + 1 nodes in arrays (the layout of ``mctx.Tree``, so the same field
-    names read the same statistics); every array has the leading B axis, A = actions.
-
-    A node's value (``node_values``) is the mean of its evaluation and of every value backed up
-    through it, for its player to move; an edge's Q is ``reward + discount * child value``.
+    """B search trees of N + 1 nodes in arrays, in the layout of ``mctx.Tree``; A = actions. A node's
+    value is the mean of its evaluation and every value backed up through it, for its player to move.
     """
 
     node_visits: Array  # int32[B, N]: visits of each node (1 when created)
@@ -91,9 +81,9 @@ def new_tree(prior_logits: Array, value: Array, embedding, num_simulations: int,
 
 
 def edge_proven(tree: Tree, node_index) -> Array:
-    """float32[A] (one tree) or [B, A] (``node_index`` int32[B]): each edge's proven value for
-    the mover of node ``node_index``: the sign of its reward when its step ends the game
-    (discount 0), else ``discount * proven`` of its child; 0 for an edge without a child."""
+    """float32[A] (one tree) or [B, A] (``node_index`` int32[B]): each edge's proven value for the
+    mover: the sign of its reward when its step ends the game, else ``discount * proven`` of its
+    child; 0 without a child."""
     if tree.node_values.ndim == 1:
         child, reward, disc = (tree.children_index[node_index], tree.children_rewards[node_index],
                                tree.children_discounts[node_index])
@@ -108,9 +98,8 @@ def edge_proven(tree: Tree, node_index) -> Array:
 
 
 def node_proven(edges: Array, legal: Array) -> Array:
-    """float32[...]: a node's proven value from its edges' (``edge_proven``, [..., A]) and its
-    legal actions: +1 when a legal edge is proven won, -1 when it has legal actions and all are
-    proven lost, else 0."""
+    """float32[...]: +1 when a legal edge (``edges`` [..., A]) is proven won, -1 when there are legal
+    edges and all are proven lost, else 0."""
     win = jnp.any(legal & (edges > 0.0), axis=-1)
     loss = jnp.any(legal, axis=-1) & jnp.all(~legal | (edges < 0.0), axis=-1)
     return jnp.where(win, 1.0, jnp.where(loss, -1.0, 0.0)).astype(edges.dtype)
@@ -121,15 +110,14 @@ def node_proven(edges: Array, legal: Array) -> Array:
 
 def node_key(tree: Tree, node_index) -> Array:
     """The tie-break key of a node (one tree), fresh at every visit."""
-    node_key = wrap_key(tree.embeddings[1][node_index])
+    node_key = jax.random.wrap_key_data(tree.embeddings[1][node_index])
     return jax.random.fold_in(node_key, NOISE_SALT + tree.node_visits[node_index])
 
 
 def puct_scores(tree: Tree, node_index, c_init: float = PB_C_INIT, c_base: float = PB_C_BASE) -> Array:
     """float32[A]: MuZero's PUCT score of each action of node ``node_index`` of one tree, without
-    tie-break noise: the Q-values rescaled to [0, 1] between the smallest and the largest of the
-    node's value and its visited children's Q (an unvisited child counts as the smallest), plus
-    ``c(N) * prior * sqrt(N) / (1 + n)`` with ``c(N) = c_init + log((N + c_base + 1) / c_base)``."""
+    noise: Q rescaled to [0, 1] over the node's value and its visited children's Q (unvisited: the
+    smallest), plus ``c(N) * prior * sqrt(N) / (1 + n)``, ``c(N) = c_init + log((N + c_base + 1) / c_base)``."""
     visits = tree.children_visits[node_index]
     n = tree.node_visits[node_index]
     c = c_init + jnp.log((n + c_base + 1.0) / c_base)
@@ -159,10 +147,9 @@ def solved_scores(tree: Tree, node_index, score: Array, solve: bool) -> Array:
 
 
 def selection(rule: str, c: float, pb_c_base: float, solve: bool = False):
-    """``select(tree, node_index, depth) -> action`` on one tree: PUCT or UCT, with tie-break
-    noise keyed by the node (module docstring); the root (depth 0) skips its invalid actions.
-    With ``solve``, a proven-winning edge is always selected and a proven-losing one only when
-    every legal edge is proven lost."""
+    """``select(tree, node_index, depth) -> action`` on one tree: PUCT or UCT with tie-break noise;
+    the root skips its invalid actions. With ``solve``, a proven win is always selected and a proven
+    loss only when every legal edge is lost."""
 
     def puct(tree: Tree, node_index, depth):
         score = puct_scores(tree, node_index, c, pb_c_base)
@@ -189,14 +176,11 @@ def selection(rule: str, c: float, pb_c_base: float, solve: bool = False):
 
 
 def simulate(tree: Tree, select) -> tuple[Array, Array]:
-    """``(node, action)`` int32[B]: walk each tree from the root, selecting at every node, until the
-    selected edge has no child node yet; returns that edge (one walk per board, ``vmap``-ed).
+    """``(node, action)`` int32[B]: walk each tree from the root until the selected edge has no child.
 
-    The root's selection (depth 0, where the root's invalid actions are skipped) comes first, outside
-    the loop, so that the batched loop selects once per step. PUCT's tie-break noise (1e-7) is below
-    half an ulp of scores above 1, so exact ties are decided by the last bit of the scores, and that
-    bit depends on how XLA compiles them: with this structure (a float32 depth included) the Connect
-    Four searches give exactly the bits of mctx's own search loop (``tests/agents/test_search.py``).
+    The root's selection comes first, outside the loop. PUCT's 1e-7 noise is below half an ulp of
+    scores above 1, so exact ties depend on how XLA compiles the scores: this structure (a float32
+    depth included) gives the bits of mctx's own search loop (``tests/agents/test_search.py``).
     """
 
     def walk(tree):  # one board's tree
@@ -240,13 +224,10 @@ def expand(tree: Tree, params, model, parent: Array, action: Array, index: Array
 def backward(tree: Tree, leaf_index: Array, solve: bool = False) -> Tree:
     """Back the value of each new leaf up its path, for the whole batch at once.
 
-    At every step up, the value becomes ``reward + discount * value`` of the edge just climbed,
-    the parent's value becomes the running mean of its backed-up values (its visits + 1), and
-    the edge gets the child's value and one more visit. With ``solve``, the value leaving a
-    proven node is its proven value, and the parent's proven value is recomputed from its
-    edges (module docstring). The loop runs over the batch with one
-    stop condition (any path not yet at the root) and masked scatters, instead of a ``vmap``-ed
-    loop, which would select between the old and the new tree at every step up the path.
+    At every step up the value becomes ``reward + discount * value``, the parent's value the running
+    mean, and the edge gets the child's value and a visit; with ``solve``, a proven node passes up its
+    proven value and the parent's is recomputed. One batched loop with masked scatters (a ``vmap``-ed
+    loop would select between whole trees at every step).
     """
     batch = leaf_index.shape[0]
     rows = jnp.arange(batch)

@@ -11,8 +11,8 @@ from c4jax.io.metadata import METADATA_FILE
 
 
 def checkpoints_dir() -> Path:
-    """Where shipped agents live: ``$C4JAX_CHECKPOINTS``, else the package's own ``c4jax/checkpoints/``
-    (package data, so an installed wheel has them; the repository's ``checkpoints/`` links to it)."""
+    """Where shipped agents live: ``$C4JAX_CHECKPOINTS``, else the package data ``c4jax/checkpoints/``
+    (``RuntimeError`` for a zipped install)."""
     if "C4JAX_CHECKPOINTS" in os.environ:
         return Path(os.environ["C4JAX_CHECKPOINTS"])
     shipped = importlib.resources.files("c4jax") / "checkpoints"
@@ -23,8 +23,8 @@ def checkpoints_dir() -> Path:
 
 
 def names() -> list[str]:
-    """The agents shipped for the default game: the folders of :func:`checkpoints_dir` that hold a
-    checkpoint (a ``metadata.json``), sorted by name."""
+    """The agents shipped for the default game: the folders of :func:`checkpoints_dir` with a
+    ``metadata.json``, sorted."""
     root = checkpoints_dir()
     if not root.is_dir():
         return []
@@ -32,8 +32,7 @@ def names() -> list[str]:
 
 
 def names_for(game: str) -> list[str]:
-    """The agents shipped for ``game`` (not the default game) in ``checkpoints/<game>/``, as ``<game>/<name>``,
-    sorted."""
+    """The agents shipped for another game in ``checkpoints/<game>/``, as ``<game>/<name>``, sorted."""
     root = checkpoints_dir() / game
     if not root.is_dir():
         return []

@@ -1,10 +1,8 @@
 """Evaluation: protocol matches, the round-robin tournament, decision timing, ratings, and the
 perfect-play yardstick.
 
-The public names are re-exported here (``evaluation.match(a, b, key)``, ``round_robin``,
-``time_decisions``, ``optimal_move_rate``, ...) and, with the submodules as attributes
-(``evaluation.ratings``), imported on first use: importing ``c4jax.evaluation`` (or
-:mod:`c4jax.evaluation.field`) imports neither JAX nor NumPy.
+The public names below and the submodules (``evaluation.ratings``) are imported on first use:
+importing ``c4jax.evaluation`` (or :mod:`c4jax.evaluation.field`) imports neither JAX nor NumPy.
 """
 
 from __future__ import annotations

@@ -10,10 +10,8 @@ REFERENCE_AGENTS = ("1steplA", "2steplA")
 
 
 def default_agents() -> tuple[str, ...]:
-    """The thesis' tournament field: 1StepLA, 2StepLA and every trained agent shipped in
-    ``checkpoints/`` (``:sto`` and ``:det`` for networks with a policy to sample, the default mode
-    otherwise: greedy networks, and search agents, which play deterministically); no Random. The
-    shipped agents come in the order of ``agents.known_names()`` (by name, case aside)."""
+    """The thesis' tournament field: 1StepLA, 2StepLA and every shipped agent sorted by name (``:sto``
+    and ``:det`` for a policy network without search, else its default mode)."""
     out = list(REFERENCE_AGENTS)
     root = shipped.checkpoints_dir()
     for name in sorted(shipped.names(), key=str.lower):

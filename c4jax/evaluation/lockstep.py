@@ -1,16 +1,7 @@
-"""Every match of a round robin in one jitted program (design.md §9, "A round robin in one
-program"), for a game whose player to move alternates at every ply (:func:`fits`).
-
-All the games of all the pairs are one batch, played ply by ply by one compiled ``lax.while_loop``
-(called once per ply, so that the caller can report progress; the games do not depend on that
-split); at each ply every agent decides, in one call, the games where it is to move: its fixed
-even-ply or odd-ply index set (:func:`seat_indices`). A key-independent costly agent (``costly`` and
-not ``keyed``) is asked only about its games still running (:func:`c4jax.agents.arena.decide`).
-
-The matches are the protocol's (the 50 openings, each once per seat; A first in games 0-49), so
-deterministic agents play the same games as in per-match calls. Stochastic agents sample with agent
-``k`` at ply ``t`` using ``fold_in(fold_in(key, t), k)``: the same games for the same seed and agent
-list, not those of per-match calls.
+"""Every match of a round robin in one jitted program (design.md §9), for a game whose player to move
+alternates at every ply (:func:`fits`): all games of all pairs are one batch, and at each ply every
+agent decides the games where it is to move in one call (:func:`seat_indices`). Deterministic agents
+play the games of per-match calls; agent ``k`` samples at ply ``t`` with ``fold_in(fold_in(key, t), k)``.
 """
 
 from __future__ import annotations
@@ -34,18 +25,16 @@ GAMES = protocol.GAMES_PER_MATCH
 
 
 def fits(game) -> bool:
-    """Whether a round robin of ``game`` can be one program: its player to move alternates at every ply
-    (its kit's ``match.alternating``)."""
+    """Whether a round robin of ``game`` can be one program (its kit's ``match.alternating``)."""
     return kit_of(game).match.alternating
 
 
 def seat_indices(n_agents: int, pairs: Sequence[tuple[int, int]],
                  a_to_move: np.ndarray | None = None) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """For each agent, the games (``p * 100 + i`` for game ``i`` of pair ``p``) where it is to move
-    at even plies and at odd plies; the two sets have the same size. ``a_to_move`` bool[100]: A is to
-    move after game ``i``'s opening (default: in games 0..49, where A is the first player, as after
-    the default game's openings). A pair ``(k, k)`` is a self-match: agent ``k`` moves in all its games at
-    every ply."""
+    """For each agent, sorted int32 game indices (``p * 100 + i`` for game ``i`` of pair ``p``) where it
+    is to move at even plies and at odd plies (sets of the same size). ``a_to_move`` bool[100]: A is to
+    move after game ``i``'s opening (default: games 0..49). In a self-match ``(k, k)`` agent ``k`` moves
+    in all its games at every ply."""
     a_first = np.arange(GAMES) < protocol.NUM_OPENINGS if a_to_move is None else np.asarray(a_to_move, bool)
     even: list[list[np.ndarray]] = [[] for _ in range(n_agents)]
     odd: list[list[np.ndarray]] = [[] for _ in range(n_agents)]
@@ -98,8 +87,7 @@ def _start(n_agents: int, pairs: tuple[tuple[int, int], ...], game) -> tuple[_Ca
 def _advance(agent_list: tuple, key: Array, carry: _Carry, stop: Array, pairs: tuple[tuple[int, int], ...],
              game) -> tuple[_Carry, Array]:
     """Play the plies ``carry.t .. stop - 1`` (fewer once every game is over); returns the carry and
-    the number of games over (int32). The plies played do not depend on how they are split into calls:
-    ply ``t`` uses ``fold_in(key, t)``."""
+    the number of games over (int32). Ply ``t`` uses ``fold_in(key, t)``, however the plies are split."""
     _, _, even, odd = _layout(len(agent_list), pairs, game)
     n_games = len(pairs) * GAMES
     players = [k for k in range(len(agent_list)) if len(even[k])]
@@ -132,8 +120,7 @@ def _advance(agent_list: tuple, key: Array, carry: _Carry, stop: Array, pairs: t
 
 
 def _decide(shared: tuple, rows: tuple) -> Array:
-    """int32[R]: a key-independent agent's moves in the rows' games where it is to move (``shared``:
-    the agent and its key; ``rows``: the games' states and whether each is still running)."""
+    """int32[R]: ``arena.decide`` of ``shared = (agent, key)`` on ``rows = (states, running)``."""
     agent, key = shared
     states, live = rows
     return arena.decide(agent, states, live, key, arena.compact_capacities(live.shape[0]))
@@ -147,9 +134,9 @@ def _finish(carry: _Carry, a_player: Array, game) -> dict:
 
 
 def _play(agent_list: tuple, key: Array, pairs: tuple[tuple[int, int], ...], game,
-          progress: Callable[[int, int, int, int], None] | None = None, plies_per_call: int = 1) -> dict:
-    """Every game of every pair, ply by ply, ``plies_per_call`` plies per call of one compiled program;
-    after each call ``progress(plies, max_plies, games_over, games)``."""
+          progress: Callable[[int, int, int, int], None] | None = None) -> dict:
+    """Every game of every pair, one ply per call of one compiled program; after each call
+    ``progress(plies, max_plies, games_over, games)``."""
     carry, a_player = _start(len(agent_list), pairs, game)
     if devs.batch_devices() > 1:  # the games' states whole on every device, each deciding its share
         carry, key = jax.device_put((carry, key), devs.replicated(jax.sharding.get_mesh()))
@@ -158,7 +145,7 @@ def _play(agent_list: tuple, key: Array, pairs: tuple[tuple[int, int], ...], gam
     if progress is not None:
         progress(0, steps, 0, n_games)
     while t < steps:
-        carry, over = _advance(agent_list, key, carry, jnp.int32(min(t + plies_per_call, steps)), pairs, game)
+        carry, over = _advance(agent_list, key, carry, jnp.int32(min(t + 1, steps)), pairs, game)
         t, over = int(carry.t), int(over)
         if progress is not None:
             progress(t if over < n_games else steps, steps, over, n_games)
@@ -172,14 +159,11 @@ def play_pairs(agent_list: Sequence, pairs: Sequence[tuple[int, int]], key: Arra
                progress: Callable[[int, int, int, int], None] | None = None,
                devices: int = 1) -> list[protocol.MatchResult]:
     """The protocol match of every pair ``(i, j)`` of ``agent_list`` (agent ``i`` as A), all in one
-    compiled program (module docstring); ``labels`` name the agents in the results (default: their names).
-    ``game``: the game (default: the first agent's, :func:`c4jax.evaluation.protocol.game_of`); a
-    ``ValueError`` when it does not :func:`fit <fits>`. ``progress``: called before the first ply and after
-    every ply (one call of the compiled program each) with ``(plies played, the game's most plies, games over, games)``; the
-    games are the same with or without it. ``devices``: the first N devices (0 = all) share every
-    key-independent agent's decisions at each ply, each deciding an equal share of that agent's games
-    (where N divides their number; the others decide on one device); the games are the same on any
-    number of devices."""
+    compiled program; ``labels`` name the agents in the results (default: their names). ``game``:
+    default the first agent's. ``progress(plies played, most plies, games over, games)`` before the
+    first ply and after each. ``devices``: the first N devices (0 = all) share every key-independent
+    agent's decisions; the games are the same on any number. ``ValueError`` for a pair outside the
+    agents or a game that does not :func:`fit <fits>`."""
     pairs = tuple((int(i), int(j)) for i, j in pairs)
     if not pairs:
         return []

@@ -1,26 +1,8 @@
-"""Evaluation of agents with the tournament protocol of the thesis (design.md §9, thesis §5.1).
-
-A **match** between agents A and B is 100 games. There are 50 openings: the start position and
-49 positions after two plies, which the game's kit gives (:class:`c4jax.games.kit.MatchRules`) or
-the rules yield (:func:`game_openings`). In the default game they are the thesis': the empty board and
-the 49 boards after every pair ``(c1, c2)`` of first moves (``c1`` by the first player, ``c2`` by the
-second). Each opening is played twice, once with A as the first player (A moves first from the start
-position; after ``(c1, c2)`` the stone ``c1`` is A's and A is to move) and once with B as the first
-player. From the opening on, both agents play their own policies. A's win rate is
-``(wins + 0.5 * draws) / games``, and is reported overall and per seat (A first, B first).
-
-All 100 games run in one jitted call of :func:`c4jax.agents.arena.rollout` with the
-agents passed as arguments, so a match between agents of already-seen types (for a
-network agent: the same architecture, any weights) does not re-trace. AlphaZero's search
-(no random playouts) is asked only about the games where it is to move, once per distinct position
-(``arena.rollout``'s ``gather_searches``: its moves are the same as when asked about every game,
-at a fraction of the searches). Called under a mesh
-with a batch axis (``jax.set_mesh``, as ``--devices N`` of the trainers and the tournament
-sets), the games are split over its devices when N divides them; the results are the same.
-
-A match kept in a folder as it is played, which continues after an interruption, is in
-:mod:`c4jax.evaluation.resumable`. Tournaments are in :mod:`c4jax.evaluation.tournament`, decision timing in
-:mod:`c4jax.evaluation.timing`, ratings in :mod:`c4jax.evaluation.ratings`.
+"""The tournament protocol of the thesis (design.md §9, thesis §5.1): a **match** between A and B is
+100 games, the 50 openings (:func:`game_openings`) each played once with A and once with B as the
+first player; A's win rate is ``(wins + 0.5 * draws) / games``. A match is one jitted call of
+:func:`c4jax.agents.arena.rollout` with the agents as arguments (no re-trace for agents of a seen
+type); under a mesh the games are split over its devices, with the same results.
 """
 
 from __future__ import annotations
@@ -42,9 +24,7 @@ NUM_OPENINGS = 50  # the start position + 49 two-ply openings
 GAMES_PER_MATCH = 2 * NUM_OPENINGS  # every opening once per seat
 
 
-# ---------------------------------------------------------------------------------------------
-# Openings
-# ---------------------------------------------------------------------------------------------
+# --- openings -------------------------------------------------------------------------------------
 
 
 def game_of(agent_a, game=None):
@@ -55,12 +35,10 @@ def game_of(agent_a, game=None):
 @functools.lru_cache(maxsize=None)
 def game_openings(game) -> tuple[np.ndarray, np.ndarray]:
     """The 50 openings of ``game``'s protocol matches: the start position (``game.init(key(0))``) and
-    49 positions after two plies, those of its kit (:class:`c4jax.games.kit.MatchRules`; the
-    default game's: the thesis' 49 two-move openings) or, when the kit has none, every pair of first moves when
-    the game has 49 (7 first moves, 7 replies to each), else 49 spread evenly over the pairs
-    in order (repeated when there are fewer). Returns ``(moves int32[50, 2], a_to_move bool[50])``: the
-    opening plies (``-1`` pads opening 0) and whether the player to move after them is the one who
-    moved first. Evaluated eagerly even when first called under a trace (the cache holds no tracers)."""
+    49 two-ply openings: its kit's (:class:`c4jax.games.kit.MatchRules`), else 49 spread evenly over
+    the pairs of first moves, in order. Returns read-only ``(moves int32[50, 2], a_to_move bool[50])``:
+    the opening plies (``-1`` pads opening 0) and whether the first player is to move after them.
+    ``ValueError`` for malformed kit openings or a game without two-ply openings. Cached, never tracers."""
     with jax.ensure_compile_time_eval():
         return _game_openings(game)
 
@@ -119,20 +97,11 @@ def _opening_states(game) -> object:
 
 
 def openings(game) -> tuple[object, Array]:
-    """The 50 protocol openings of ``game`` (cached).
-
-    Returns:
-      states: the states [50]: opening ``0`` is the start position; in Connect Four opening
-        ``1 + 7*c1 + c2`` is the board after the first player played ``c1`` and the second ``c2``
-        (first player to move again).
-      moves: int32[50, 2]: the opening moves ``(c1, c2)``; ``-1`` pads opening 0.
-    """
+    """``(states [50], moves int32[50, 2])`` of ``game``'s protocol openings (:func:`game_openings`; cached)."""
     return _opening_states(game), jnp.asarray(game_openings(game)[0])
 
 
-# ---------------------------------------------------------------------------------------------
-# Results
-# ---------------------------------------------------------------------------------------------
+# --- results --------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -166,8 +135,7 @@ class SeatRecord:
 
 @dataclass(frozen=True)
 class GameRecord:
-    """The record of one game of a match (not a game's rules: those are :class:`c4jax.games.base.Game`),
-    replayable with the game's ``step`` from its start position over ``moves``."""
+    """The record of one game of a match, replayable with the game's ``step`` from its start over ``moves``."""
 
     opening: int  # index into openings(): 0 = the start position, 1 + k after the kit's k-th opening
     a_first: bool  # agent A is the first player (played the first move of ``moves``)
@@ -186,11 +154,8 @@ class GameRecord:
 
 @dataclass(frozen=True)
 class MatchResult:
-    """A 100-game protocol match of ``agent_a`` against ``agent_b``, from A's point of view.
-
-    ``games[:50]`` are the openings 0..49 with A first, ``games[50:]`` the same
-    openings with B first.
-    """
+    """A 100-game protocol match from A's point of view: ``games[:50]`` are the openings 0..49 with A
+    first, ``games[50:]`` the same openings with B first."""
 
     agent_a: str
     agent_b: str
@@ -234,15 +199,13 @@ class MatchResult:
         return float(np.mean([g.length for g in self.games]))
 
     def __repr__(self) -> str:
-        """One line (the dataclass' own repr would list all 100 games): the agents, A's win rate, its
-        wins-draws-losses and the number of games."""
+        """One line: the agents, A's win rate, W-D-L and the number of games."""
         t = self.total
         return (f"MatchResult({self.agent_a!r} vs {self.agent_b!r}: win rate {self.win_rate:.3f}, "
                 f"W-D-L {t.wins}-{t.draws}-{t.losses}, {t.games} games)")
 
     def swap(self) -> MatchResult:
-        """The result from B's point of view: equals ``match(agent_b, agent_a)`` for
-        deterministic agents (games reordered so that the new A's first-seat games come first)."""
+        """The result from B's point of view: ``match(agent_b, agent_a)`` for deterministic agents."""
         half = len(self.games) // 2
         games = tuple(g.swap() for g in self.games[half:] + self.games[:half])
         return MatchResult(agent_a=self.agent_b, agent_b=self.agent_a, a_first=self.b_first.swap(),
@@ -266,9 +229,7 @@ class MatchResult:
         return out
 
 
-# ---------------------------------------------------------------------------------------------
-# Matches
-# ---------------------------------------------------------------------------------------------
+# --- matches --------------------------------------------------------------------------------------
 
 
 def agent_name(agent) -> str:
@@ -276,24 +237,21 @@ def agent_name(agent) -> str:
 
 
 def match_states(game, moves: Array) -> object:
-    """The 100 start states of a match of ``game`` from its openings ``moves`` [50, 2]: the openings
-    twice (games 0..49 and 50..99)."""
+    """The 100 start states of a match of ``game``: the openings ``moves`` [50, 2] twice."""
     return jax.tree.map(lambda x: jnp.concatenate([x, x]), opening_states(game, moves))
 
 
 def seats(game) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(moves [50, 2], a_first bool[100], a_to_move bool[100])`` of a match of ``game``: A holds the
-    first player's seat in games 0..49 and the second's in 50..99; ``a_to_move``: A is the player to
-    move after the opening."""
+    """``(moves [50, 2], a_first bool[100], a_to_move bool[100])`` of a match of ``game``: A is the first
+    player in games 0..49; ``a_to_move``: A is to move after the opening."""
     moves, same = game_openings(game)
     a_first = np.arange(GAMES_PER_MATCH) < NUM_OPENINGS
     return moves, a_first, np.where(np.concatenate([same, same]), a_first, ~a_first)
 
 
 def game_lengths(game, final, valid: Array) -> Array:
-    """int32[B]: the length a match reports for each finished game, from its final state and which of its
-    plies after the opening were played (``valid`` bool[B, T]): the kit's ``match.length`` where it has
-    one, else those plies."""
+    """int32[B]: each finished game's reported length: the kit's ``match.length`` of its final state,
+    else its plies after the opening (``valid`` bool[B, T])."""
     length = games.kit_of(game).match.length
     return jax.vmap(length)(final).astype(jnp.int32) if length is not None else valid.sum(axis=-1, dtype=jnp.int32)
 
@@ -301,8 +259,7 @@ def game_lengths(game, final, valid: Array) -> Array:
 @functools.partial(jax.jit, static_argnames=("game", "compact", "gather_searches"))
 def _play_game(agent_a, agent_b, key: Array, moves: Array, a_to_move: Array, game, compact: bool = True,
                gather_searches: bool = False) -> dict:
-    """One match of ``game``; ``compact``: each agent is asked only where it is to move, and
-    ``gather_searches``: AlphaZero's search is (``arena.rollout``'s switches; both off under ``vmap``)."""
+    """One match of ``game``; ``compact`` and ``gather_searches`` are ``arena.rollout``'s (off under ``vmap``)."""
     states = match_states(game, moves)
     traj = arena.rollout(agent_a, agent_b, states, a_to_move, key, game=game, compact=compact,
                          gather_searches=gather_searches)
@@ -311,8 +268,7 @@ def _play_game(agent_a, agent_b, key: Array, moves: Array, a_to_move: Array, gam
 
 
 def match_result(out: dict, a_first: np.ndarray, moves: np.ndarray, name_a: str, name_b: str) -> MatchResult:
-    """A MatchResult from the host copy of one match's games: ``out`` holds ``actions`` and ``valid``
-    [100, T] (the plies after each opening), ``outcome_a`` and ``length`` [100]."""
+    """A MatchResult from the host copy of one match: ``actions``, ``valid`` [100, T], ``outcome_a``, ``length`` [100]."""
     return result_of_games([game_record(out, i, a_first, moves) for i in range(GAMES_PER_MATCH)], name_a, name_b)
 
 
@@ -329,7 +285,7 @@ def game_record(out: dict, i: int, a_first: np.ndarray, moves: np.ndarray) -> Ga
 
 
 def result_of_games(records, name_a: str, name_b: str) -> MatchResult:
-    """The MatchResult of a match's 100 game records (A first in the first 50)."""
+    """The MatchResult of a match's 100 game records (A first in the first 50); ``ValueError`` otherwise."""
     records = tuple(records)
     if len(records) != GAMES_PER_MATCH:
         raise ValueError(f"a match has {GAMES_PER_MATCH} games, got {len(records)}")
@@ -343,21 +299,9 @@ def result_of_games(records, name_a: str, name_b: str) -> MatchResult:
 
 
 def match(agent_a, agent_b, key: Array, *, game=None) -> MatchResult:
-    """Play the 100-game protocol match of ``agent_a`` against ``agent_b``.
-
-    Args:
-      agent_a, agent_b: agents (:mod:`c4jax.agents`); pass the same agent twice for a
-        self-match.
-      key: PRNG key for the agents' sampling (ignored by deterministic agents).
-      game: the game (default: the agents' game, :func:`game_of`). The match is played over the
-        game's 50 openings (:func:`game_openings`; the default game's: the thesis', module docstring), each
-        once per seat, in one jitted call; how the agents are asked and a game's length are the
-        game kit's (:class:`c4jax.games.kit.MatchRules`).
-
-    Returns:
-      MatchResult from A's point of view; game ``i < 50`` is opening ``i`` with A first,
-      game ``50 + i`` is opening ``i`` with B first.
-    """
+    """The 100-game protocol match of ``agent_a`` against ``agent_b`` (the same agent twice for a
+    self-match), from A's point of view; ``key`` for the agents' sampling, ``game`` default
+    ``agent_a.game``."""
     game = game_of(agent_a, game)
     moves, a_first, a_to_move = seats(game)
     out = to_host(_play_game(agent_a, agent_b, key, jnp.asarray(moves), jnp.asarray(a_to_move), game,
@@ -368,14 +312,9 @@ def match(agent_a, agent_b, key: Array, *, game=None) -> MatchResult:
 def match_many(agent_a, agent_b, keys: Array, *, b_batched: bool = False, game=None) -> list[MatchResult]:
     """K protocol matches in one jitted, ``vmap``-ed call.
 
-    ``agent_a`` is a *batched* agent: an agent pytree whose array leaves (a network's
-    params) carry a leading axis of K, e.g. the K seeds of a ``--vmap-seeds`` run.
-    Match ``k`` plays ``agent_a`` with leaf slice ``k`` against ``agent_b`` (batched
-    the same way when ``b_batched``, else shared) with ``keys[k]``; it is the match
-    ``match(slice_k(agent_a), agent_b, keys[k])`` would play, up to floating-point
-    rounding of the batched network evaluation; in a game whose matches are compact (its kit's
-    ``match.compact``), stochastic agents sample with other keys than there (:func:`match`
-    asks each agent only where it is to move, which a ``vmap`` cannot). ``game``: as :func:`match`'s.
+    ``agent_a``'s array leaves carry a leading axis of K (``agent_b``'s too when ``b_batched``); match
+    ``k`` plays slice ``k`` with ``keys[k]``: :func:`match`'s games up to float rounding (stochastic
+    agents of a game with compact matches sample other games). ``ValueError`` for mismatched K.
     """
     keys = jnp.asarray(keys)
     if keys.ndim != 1:

@@ -1,21 +1,11 @@
 """Bradley–Terry ratings on the Elo scale, fitted by maximum likelihood over all games.
 
-Model: agent i beats agent j with probability ``sigmoid(theta_i - theta_j)``; a draw counts as half
-a win for each side. The concave log-likelihood ``sum_{i != j} S_ij * log sigmoid(theta_i -
-theta_j)`` (``S_ij`` = wins of i over j + 0.5 * draws) is maximised by Newton's method with step
-halving, one rating held fixed; ``Elo = anchor_value + 400 / ln(10) * (theta - theta_anchor)``.
-
-- **Anchor**: an agent (e.g. ``1steplA:det`` at 1000) or ``"mean"`` (mean rating 1000).
-- **Prior**: ``prior`` virtual drawn games are added to every pair that met, so that an agent that
-  lost every game has a finite rating (the MLE exists only when the "scored against" graph is
-  strongly connected); ``prior=0`` is the plain MLE and raises :class:`RatingError` when it does
-  not exist.
-- **Connectivity**: a disconnected comparison graph raises :class:`DisconnectedError` naming the
-  components.
-- **95% intervals**, relative to the anchor: ``ci="bootstrap"`` (default; every pair's games
-  resampled ``samples`` times with a fixed ``seed``, percentile interval) or ``ci="fisher"``
-  (``rating ± 1.96 se`` from the observed Fisher information). They describe the sampling of games
-  under the model, not a repeated tournament.
+P(i beats j) = ``sigmoid(theta_i - theta_j)``, a draw half a win each; ``Elo = anchor_value + 400 /
+ln(10) * (theta - theta_anchor)`` (the anchor an agent or ``"mean"``). ``prior`` virtual drawn games
+per pair that met keep ratings finite (``prior=0``: the plain MLE, :class:`RatingError` when it is
+infinite); a disconnected comparison graph raises :class:`DisconnectedError`. 95% intervals relative
+to the anchor: ``ci="bootstrap"`` (every pair's games resampled ``samples`` times with ``seed``) or
+``ci="fisher"`` (``rating ± 1.96 se``).
 """
 
 from __future__ import annotations
@@ -24,7 +14,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -53,21 +43,13 @@ class DisconnectedError(RatingError):
 
 def components(games: np.ndarray) -> list[list[int]]:
     """Connected components (lists of indices, sorted) of the graph with an edge where ``games[i, j] > 0``."""
-    n = games.shape[0]
     linked = (games + games.T) > 0
-    seen, out = np.zeros(n, bool), []
-    for start in range(n):
-        if seen[start]:
-            continue
-        stack, comp = [start], []
-        seen[start] = True
-        while stack:
-            i = stack.pop()
-            comp.append(i)
-            for j in np.flatnonzero(linked[i] & ~seen):
-                seen[j] = True
-                stack.append(int(j))
-        out.append(sorted(comp))
+    seen, out = np.zeros(games.shape[0], bool), []
+    for start in range(games.shape[0]):
+        if not seen[start]:
+            comp = _reach(linked, start)
+            seen |= comp
+            out.append(np.flatnonzero(comp).tolist())
     return out
 
 
@@ -167,11 +149,6 @@ class Ratings:
     def __getitem__(self, name: str) -> float:
         return float(self.rating[self.names.index(name)])
 
-    def expected_score(self, a: str, b: str) -> float:
-        """Predicted score of ``a`` against ``b`` (win probability, draws as half)."""
-        d = (self[a] - self[b]) / ELO_PER_NAT
-        return float(_sigmoid(np.asarray(d)))
-
     def rows(self) -> list[dict]:
         out = []
         for k, i in enumerate(self.order(), 1):
@@ -217,18 +194,10 @@ def fit(names: Sequence[str], wins: np.ndarray, draws: np.ndarray | None = None,
         samples: int = 1000, seed: int = 0) -> Ratings:
     """Ratings from game counts.
 
-    Args:
-      names: the agents.
-      wins: int[n, n]: ``wins[i, j]`` = games i won against j.
-      draws: int[n, n] (symmetric): drawn games between i and j (default none).
-      anchor: the agent held at ``anchor_value``, or ``"mean"``/``None`` for a mean of ``anchor_value``.
-      prior: virtual drawn games added to every pair that met (0: plain MLE).
-      ci: ``"bootstrap"`` or ``"fisher"`` for the 95% intervals.
-      samples, seed: bootstrap resamples and their seed.
-
-    Raises:
-      DisconnectedError: the comparison graph is not connected.
-      RatingError: ``prior == 0`` and the maximum likelihood estimate does not exist.
+    ``wins`` int[n, n]: games i won against j; ``draws`` int[n, n] (symmetric, default none);
+    ``anchor``: an agent of ``names`` held at ``anchor_value``, or ``"mean"``/``None``; the rest as
+    the module docstring says. Raises ``ValueError`` for malformed counts or settings and the
+    :class:`RatingError`s of the module docstring.
     """
     names = tuple(str(n) for n in names)
     n = len(names)
@@ -312,26 +281,6 @@ def fit(names: Sequence[str], wins: np.ndarray, draws: np.ndarray | None = None,
     return Ratings(names=names, rating=rating, ci_low=np.asarray(low), ci_high=np.asarray(high), se=se,
                    games=games.sum(1), wins=wins.sum(1), draws=draws.sum(1), losses=wins.sum(0), anchor=anchor or "mean",
                    anchor_value=float(anchor_value), ci=ci, samples=used, seed=seed, prior=float(prior))
-
-
-def from_games(names: Sequence[str], games: Iterable[tuple[int, int, float]], **kwargs) -> Ratings:
-    """Ratings from individual games ``(i, j, score of i)`` with score 1 (i won), 0.5 (draw) or 0."""
-    n = len(names)
-    wins = np.zeros((n, n), np.int64)
-    draws = np.zeros((n, n), np.int64)
-    for i, j, s in games:
-        if i == j:
-            continue  # self matches carry no rating information
-        if s == 1:
-            wins[i, j] += 1
-        elif s == 0:
-            wins[j, i] += 1
-        elif s == 0.5:
-            draws[i, j] += 1
-            draws[j, i] += 1
-        else:
-            raise ValueError(f"a game's score must be 0, 0.5 or 1, got {s!r}")
-    return fit(names, wins, draws, **kwargs)
 
 
 def from_tournament(tournament, *, anchor: str | None = "auto", **kwargs) -> Ratings:

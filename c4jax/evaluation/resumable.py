@@ -1,13 +1,10 @@
-"""Protocol matches kept in a folder as they are played, so that an interrupted match continues where
-it stopped and ends with the result of an uninterrupted one (``c4jax match --out DIR [--resume]``).
+"""Protocol matches kept in a folder as they are played (``c4jax match --out DIR [--resume]``): an
+interrupted match continues where it stopped and ends with the result of an uninterrupted one.
 
-:func:`play` plays the match of :func:`c4jax.evaluation.protocol.match` (the same games) a few plies
-per jitted call, each continuing from the states, key and seats of the one before. After each call
-the match in flight replaces ``in_flight.npz`` (:mod:`c4jax.io.atomic`), and each opening pair whose
-two games have ended is appended to ``pairs.jsonl`` (``{"match": k, "opening": o, "games": [A first,
-B first]}``, flushed and synced; a line torn by a kill is dropped on reading). A match whose 50 pairs
-are all in ``pairs.jsonl`` is rebuilt from them; another continues from ``in_flight.npz`` or starts
-over. Several matches (``match`` = 0, 1, ...) share ``pairs.jsonl``; one at a time is in flight.
+:func:`play` plays :func:`c4jax.evaluation.protocol.match`'s games a few plies per jitted call. After
+each call the match in flight replaces ``in_flight.npz``, and each opening pair whose two games have
+ended is appended to ``pairs.jsonl`` (``{"match": k, "opening": o, "games": [A first, B first]}``,
+synced; a torn last line is dropped on reading). Several matches share ``pairs.jsonl``.
 """
 
 from __future__ import annotations
@@ -44,19 +41,10 @@ class _Plies:
     game: object
     max_steps: int
 
-    def __getattr__(self, name):  # id, num_actions, num_players, observation_shape
+    def __getattr__(self, name):  # id, init, step, observe, num_actions, ...
         if name.startswith("_"):
             raise AttributeError(name)
         return getattr(self.game, name)
-
-    def init(self, key=None):
-        return self.game.init(key)
-
-    def step(self, state, action, key=None):
-        return self.game.step(state, action, key)
-
-    def observe(self, state):
-        return self.game.observe(state)
 
 
 @functools.partial(jax.jit, static_argnames=("plies", "compact"))
@@ -151,9 +139,9 @@ class _InFlight:
 def play(agent_a, agent_b, key: Array, folder: str | os.PathLike, *, index: int = 0, game=None, plies: int = PLIES,
          on_progress: Callable[[int], None] | None = None) -> protocol.MatchResult:
     """The protocol match of ``agent_a`` against ``agent_b`` with ``key`` (the result of
-    :func:`c4jax.evaluation.protocol.match`), kept in ``folder`` as match number ``index`` (module
-    docstring): continued from what the folder holds of it, rebuilt from its pairs when they are all
-    there. ``on_progress(pairs)`` is called after each call with the number of its opening pairs kept."""
+    :func:`c4jax.evaluation.protocol.match`), kept in ``folder`` as match number ``index``: continued
+    from what the folder holds of it. ``on_progress(pairs kept)`` after each call. ``FolderError``
+    for a folder changed by hand."""
     folder = Path(folder)
     game = protocol.game_of(agent_a, game)
     moves, a_first, a_to_move = protocol.seats(game)

@@ -1,11 +1,9 @@
 """Decision timing (thesis Table 5.1): seconds per decision at batch 1 and batched.
 
-Agents of a game whose kit has the board API (``playable``) and random start positions
-(``random_start``) decide with ``agent.act(boards, key)`` on those starts, seen by the player to
-move; its kit's ``plain_lookahead``, where it has one, gives the plain-Python rows. Agents of any
-other game decide with ``agent.act_states(states, key)`` on positions of random legal play
-(:func:`c4jax.games.base.random_positions`). The reference rows are :data:`REFERENCES` where the
-game has agents of those names."""
+Agents of a game with the board API and random starts (:func:`on_boards`) decide with
+``agent.act(boards, key)`` on random start boards; others with ``agent.act_states(states, key)`` on
+positions of random legal play. The kit's ``plain_lookahead`` gives the plain-Python rows.
+"""
 
 from __future__ import annotations
 
@@ -26,6 +24,7 @@ from c4jax import games
 from c4jax.agents import registry
 from c4jax.evaluation.protocol import agent_name
 from c4jax.evaluation.tournament import resolve_agents
+from c4jax.games.base import random_positions
 from c4jax.games.kit import resolve
 from c4jax.io.metadata import UNNAMED_GAME
 from c4jax.io.progress import bar as progress_bar
@@ -49,14 +48,6 @@ def on_boards(game_id: str) -> bool:
     """Whether the agents of ``game_id`` are timed with ``act`` on random start boards (module docstring)."""
     kit = games.kit_of(game_id)
     return kit.playable is not None and kit.random_start is not None
-
-
-def random_states(game_id: str, key: Array, batch: int):
-    """A batch [batch] of random legal, unfinished states of the game ``game_id`` (random legal play
-    from the start, :func:`c4jax.games.base.random_positions`)."""
-    from c4jax.games.base import random_positions
-
-    return random_positions(games.make(game_id), key, batch)
 
 
 @functools.partial(jax.jit, static_argnums=(1, 2))
@@ -188,36 +179,18 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
                    batched_repeats: int = 5, names: Sequence[str] | None = None,
                    references: Sequence[str] | None = None, python_lookahead: Sequence[int] = (1, 2),
                    python_boards: int = 32, budget_s: float = 0.0, progress: bool = False) -> Timing:
-    """Measure Table 5.1: seconds per decision at batch 1 and at ``batch``.
+    """Measure Table 5.1: median seconds per decision at batch 1 and at ``batch``.
 
-    Every agent's ``act`` runs jitted (agent as an argument) on design.md §3 random
-    non-terminal boards: one warm-up call per shape (compilation excluded), then
-    ``repeats`` timed calls on single boards (cycling through 16 boards) and
-    ``batched_repeats`` on ``batch`` boards, each ended by ``block_until_ready``, with
-    the agents interleaved call by call so that load drifts of a shared machine hit
-    all of them alike. Reported: medians. The ``references`` (loaded by name) are timed
-    too when not in the list, so that every speed-up column exists.
+    Jitted calls, compilation excluded: ``repeats`` on single positions and ``batched_repeats`` on
+    ``batch`` positions, the agents interleaved call by call. The ``references`` (None: those of
+    :data:`REFERENCES` the game has) are timed too.
 
-    ``python_lookahead``: depths N of the plain-Python lookahead (the default game kit's
-    ``plain_lookahead``: nested lists and recursion, the thesis' kind
-    of baseline; none when the kit has none) timed as extra rows ``"<N>steplA (plain Python)"``:
-    ``repeats`` single-board calls (interleaved with the others) and one loop over
-    ``python_boards`` boards as its "batched" time per decision.
+    ``python_lookahead``: depths N of the kit's ``plain_lookahead`` timed as extra rows
+    ``"<N>steplA (plain Python)"`` (``repeats`` single calls, one loop over ``python_boards`` boards).
+    ``budget_s`` > 0: a ``costly`` agent whose batch-1 time times ``batch`` exceeds it is timed at
+    the largest power of two (>= 16) within it; its entry records its batch.
 
-    ``budget_s`` > 0 sizes the batched calls of a ``costly`` agent (a search; an agent without the
-    attribute counts as costly) to its cost: when its batch-1 decision time (median of 3 calls
-    after the warm-up) times ``batch`` exceeds the budget, it is timed at the largest power of two
-    ``b`` with ``b`` times that time within the budget (at least 16), so that an expensive search
-    is not asked thousands of decisions per timed call; its entry records its batch. Every other
-    agent (a network, a lookahead: a batch-1 time that is mostly the call's dispatch) and every
-    agent when ``budget_s`` is 0 is timed at ``batch``.
-
-    Agents that differ only by their ``label`` (a name, not part of the decision: ``ppo:sto`` and
-    ``reinforce:sto``) share one compiled program per batch size.
-
-    The agents (at least one) play one game, else ``ValueError``; they decide as the module docstring
-    says. ``references``: ``agents.load`` names of agents of that game (None: those of
-    :data:`REFERENCES` that the game has).
+    ``ValueError`` for no agents, agents of different games or a negative ``budget_s``.
     """
     if budget_s < 0:
         raise ValueError(f"budget_s must be >= 0, got {budget_s}")
@@ -252,7 +225,7 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
     if on_boards(game_id):
         decide, boards = _decide, random_boards(board_key, max(batch, 16), games.make(game_id))
     else:
-        decide, boards = _decide_states, random_states(game_id, board_key, max(batch, 16))
+        decide, boards = _decide_states, random_positions(games.make(game_id), board_key, max(batch, 16))
 
     def take(lo: int, hi: int):
         return jax.block_until_ready(jax.tree.map(lambda x: x[lo:hi], boards))
@@ -316,8 +289,7 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
 
 
 def _unlabelled(agent):
-    """``agent`` with an empty ``label`` (a static field of the network agents, so a part of the
-    jitted program's cache key), when it has one: its decisions are the same."""
+    """``agent`` with an empty ``label`` where it has one: one compiled program for agents differing only by it."""
     if dataclasses.is_dataclass(agent) and any(f.name == "label" for f in dataclasses.fields(agent)):
         return dataclasses.replace(agent, label="")
     return agent

@@ -55,10 +55,9 @@ def resolve_agents(agent_list: Sequence, names: Sequence[str] | None = None) -> 
 class Tournament:
     """All matches of a tournament, host side, and the thesis' tables computed from them.
 
-    ``matches`` holds at most one :class:`MatchResult` per unordered pair of distinct
-    agents (either orientation; 100 games, both seats). Pairs that never met show as
-    ``–``. ``self_matches`` (optional, agent against itself) only fill the diagonal of
-    the game-length table; they never count in win rates, rankings or ratings.
+    ``matches``: at most one :class:`MatchResult` per unordered pair of distinct agents (either
+    orientation); ``self_matches`` only fill the diagonal of the game-length table. ``ValueError``
+    for duplicate names, unknown agents or a pair met twice.
     """
 
     names: tuple[str, ...]
@@ -122,12 +121,8 @@ class Tournament:
         return out
 
     def first_player_matrix(self) -> np.ndarray:
-        """Table 5.2: ``T[i, j]`` = win rate of agent i in the 50 games where i plays first
-        against j (``nan`` on the diagonal and for pairs that never met).
-
-        ``T[j, i]`` is j's first-player win rate against i, so i's overall win rate
-        against j is ``(T[i, j] + 1 - T[j, i]) / 2``.
-        """
+        """Table 5.2: ``T[i, j]`` = win rate of agent i in the 50 games where i plays first against j
+        (``nan`` on the diagonal and for pairs that never met)."""
         return self._matrix(lambda m: m.win_rate_a_first)
 
     def win_rate_matrix(self) -> np.ndarray:
@@ -135,8 +130,7 @@ class Tournament:
         return self._matrix(lambda m: m.win_rate)
 
     def length_matrix(self) -> np.ndarray:
-        """Table 5.4: mean game length (stones on the final board, openings included) of the
-        100 games between i and j (symmetric); the diagonal holds self matches, if played."""
+        """Table 5.4: mean game length of the 100 games between i and j (symmetric; the diagonal: self matches)."""
         return self._matrix(lambda m: m.mean_length, diagonal=True)
 
     def score_counts(self) -> tuple[np.ndarray, np.ndarray]:
@@ -168,8 +162,8 @@ class Tournament:
         return total
 
     def ranking(self) -> list[dict]:
-        """Table 5.3: agents by mean win rate, the mean over opponents met of the 100-game win
-        rate (best first; ties by name). Also the means as first and as second player."""
+        """Table 5.3: agents by mean win rate over the opponents met (best first; ties by name), with
+        the means as first and as second player and the game counts."""
         wr, first = self.win_rate_matrix(), self.first_player_matrix()
         second = 1.0 - first.T  # i's win rate as second player against j = 1 - T[j, i]
         rows = []
@@ -200,7 +194,7 @@ class Tournament:
             header=("row (first) \\ column",) + self.names,
             rows=rows,
             formats=("",) + (".2f",) * self.n,
-            note=(f"{NUM_OPENINGS} games per cell ({self._openings_text}, row agent first); "
+            note=(f"{NUM_OPENINGS} games per cell (the {NUM_OPENINGS} openings, row agent first); "
                   "win rate = (wins + 0.5 draws) / games. The row agent's overall win rate against "
                   "the column agent is (T[row][col] + 1 - T[col][row]) / 2."),
         )
@@ -229,20 +223,12 @@ class Tournament:
             header=("agent",) + self.names,
             rows=rows,
             formats=("",) + (".1f",) * self.n,
-            note=(f"{self._length_text}, mean of the "
+            note=(f"{games.kit_of(self.game).match.length_text}, mean of the "
                   f"{GAMES_PER_MATCH} games of each match, so the table is symmetric; {diag}."),
         )
 
     def tables(self) -> list[Table]:
         return [self.table_5_2(), self.table_5_3(), self.table_5_4()]
-
-    @property
-    def _openings_text(self) -> str:
-        return f"the {NUM_OPENINGS} openings"
-
-    @property
-    def _length_text(self) -> str:
-        return games.kit_of(self.game).match.length_text  # what a match's reported length counts
 
     def to_markdown(self) -> str:
         """Tables 5.2-5.4 as markdown."""
@@ -287,28 +273,18 @@ def round_robin(agent_list: Sequence, key: Array, *, progress: bool = True, self
     """Play one protocol :func:`match` (100 games, both seats) between every unordered pair.
 
     Args:
-      agent_list: agents, or names for ``agents.load`` (``"2steplA"``, ``"supervised:sto"``,
-        a checkpoint path, ...). All are loaded before the first game, so an unknown name
-        fails fast. A stochastic agent listed as ``x:sto`` and ``x:det`` plays as two entries.
-      key: PRNG key; a tournament is reproducible for a given agent order. Played per match,
-        match (i, j) uses ``fold_in(fold_in(key, i), j)``.
-      progress: a progress bar (:func:`c4jax.io.progress.bar`): over matches played one after another,
-        over plies when all matches are one program.
-      self_play: also play every agent against itself; those games only fill the diagonal
-        of the game-length table (Table 5.4).
+      agent_list: agents, or names for ``agents.load``, all loaded before the first game.
+      key: PRNG key; per match, match (i, j) uses ``fold_in(fold_in(key, i), j)``.
+      progress: show a progress bar.
+      self_play: also play every agent against itself (only Table 5.4's diagonal).
       names: labels for the entries (default: each agent's ``name``; must be unique).
-      devices: the first N devices (0 = all) play at once: in one program, each decides an equal share
-        of every key-independent agent's games (:func:`c4jax.evaluation.lockstep.play_pairs`); match by
-        match, the 100 games of every match are split over them (when N divides 100, else they run
-        whole on each). The same games as on one device.
-      per_match: play one jitted match after another (each with its own key, below) instead of
-        all of a Connect Four tournament's matches in one program
-        (:mod:`c4jax.evaluation.lockstep`, the default: each agent compiled once,
-        each decision made once; deterministic agents play the same games either way,
-        stochastic ones sample with other keys).
+      devices: the first N devices (0 = all) play at once; the same games as on one device.
+      per_match: one jitted match after another instead of all in one program (:mod:`lockstep
+        <c4jax.evaluation.lockstep>`); stochastic agents then sample other games.
 
     Returns:
-      Tournament with the matches ``(i, j)``, ``i < j``, agent ``i`` as A.
+      Tournament with the matches ``(i, j)``, ``i < j``, agent ``i`` as A. ``ValueError`` for fewer
+      than two agents, duplicate labels or agents of different games.
     """
     loaded, labels = resolve_agents(agent_list, names)
     if len(loaded) < 2:

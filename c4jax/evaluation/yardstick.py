@@ -1,27 +1,10 @@
-"""The perfect-play yardstick: how often an agent picks a game-theoretically best column.
+"""The perfect-play yardstick: how often an agent picks a game-theoretically best column (design.md §8).
 
-Connect Four is solved, so an agent's single moves can be graded exactly. The package
-ships a position set (``yardstick_positions.npz``, made by ``experiments/make_yardstick.py``,
-its command and counts in ``yardstick_positions.json`` beside it): positions drawn from
-games of a mix of players (Random, 1StepLA and 2StepLA sampling among equals, the
-shipped DQN and PPO agents, with random moves mixed in), deduplicated up to mirroring,
-never finished, stratified by the number of stones into three phases, each with the exact
-solver score of every legal column (the convention of :mod:`c4jax.games.connect_four.perfect`;
-full columns :data:`ILLEGAL`). Grading needs no solver. A position file names no game: its
-positions are observations of :data:`c4jax.io.metadata.UNNAMED_GAME` (whose kit says it has a
-yardstick), their legal columns read by its kit.
-
-Only **non-trivial** positions are graded: those where the legal columns do not all have
-the same outcome (win / draw / loss), so that some move changes the game-theoretic
-result. For each, the agent's column
-
-- **keeps** the outcome when its score has the sign of the best score, and
-- is **exact** when its score equals the best score (the fastest win, the slowest loss).
-
-:func:`optimal_move_rate` plays the positions in jitted, batched calls of ``batch_size`` boards (the
-agent passed as an argument, as in :mod:`c4jax.evaluation.protocol`), split over the devices asked
-for, and returns the rates
-overall and per phase, with counts, as a flat dict of floats.
+The shipped position set (``yardstick_positions.npz``, described by the ``.json`` beside it) holds
+unfinished boards of :data:`c4jax.io.metadata.UNNAMED_GAME` with the exact solver score of every
+column (:mod:`c4jax.games.connect_four.perfect`'s convention; full columns :data:`ILLEGAL`). Only
+positions whose legal columns differ in outcome are graded: a column **keeps** the outcome when its
+score has the best score's sign, and is **exact** when it equals the best score.
 """
 
 from __future__ import annotations
@@ -133,9 +116,8 @@ def _read(path: Path) -> Positions:
 
 
 def _act_rows(agent, boards: Array, key: Array) -> Array:
-    """int32[B]: ``agent``'s column for each of ``boards`` [B, ...]; a key-independent agent's boards
-    split over the devices of the current mesh (:func:`c4jax.io.devices.split_rows`), a sampling agent's
-    batch laid out over them (:func:`c4jax.io.devices.shard_batch`; its samples do not depend on it)."""
+    """int32[B]: ``agent``'s column for each of ``boards`` [B, ...], split over the current mesh's devices
+    (rows for a key-independent agent, the batch's layout for a sampling one: the same result)."""
     if getattr(agent, "keyed", True):
         return agent._act(shard_batch(boards), key).astype(jnp.int32)
     return split_rows(lambda shared, rows: shared[0]._act(rows, shared[1]).astype(jnp.int32), (agent, key), boards)
@@ -178,13 +160,10 @@ def grade(agent, key: Array, *, positions: Positions | None = None, batch_size: 
     """The raw grading: the agent's column for every position (``action``, int32[N]) and per-phase
     counts (int[3]) of graded positions ``n``, outcome-keeping ``keep`` and ``exact`` choices.
 
-    An agent whose moves do not depend on the key (``keyed`` false: deterministic ones) is asked
-    only about the graded (non-trivial) positions, which its grade depends on; its ``action`` is
-    -1 at the others. An agent that samples is asked about every position, so that each keeps
-    its place in its batch and its key. The positions asked go in chunks of ``batch_size``, chunk
-    ``c`` with key ``split(key, chunks)[c]``, one call each (jitted unless ``jit`` is false: op by
-    op, the same result); ``progress(positions done, positions)`` after each. ``devices``: the
-    first N devices (0 = all) share every chunk; the figures are the same on any number."""
+    A key-independent agent (``keyed`` false) is asked only about the graded positions (``action``
+    -1 at the others), a sampling one about every position. The positions asked go in chunks of
+    ``batch_size``, chunk ``c`` with key ``split(key, chunks)[c]``; ``progress(done, asked)`` after
+    each. ``jit`` and ``devices`` change no figure. ``ValueError`` for a non-positive ``batch_size``."""
     pos = positions if positions is not None else load_positions()
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
@@ -232,19 +211,12 @@ def optimal_move_rate(agent, key: Array, *, positions: Positions | None = None, 
     """Grade ``agent``'s moves on the non-trivial positions of the yardstick set.
 
     Args:
-      agent: any agent (``act(boards, key)``); it is passed to the jitted grader as an argument.
-      key: PRNG key for the agent's sampling (ignored by deterministic agents).
-      positions: a position set (default: the shipped one, :func:`load_positions`).
-      batch_size: boards per agent call inside the jitted ``lax.map``.
-      jit: run the grader jitted (the default) or op by op (same result).
-      devices: the first N devices (0 = all) share every batch of boards (same result).
-      progress: called with ``(positions done, positions asked)`` before the first batch and after each.
+      agent, key: any agent of the default game and its sampling key.
+      positions, batch_size, jit, devices, progress: as :func:`grade`'s (default: the shipped set).
 
     Returns:
-      ``{"yardstick/keep": ..., "yardstick/exact": ..., "yardstick/n": ..., "yardstick/keep_opening":
-      ..., "yardstick/exact_opening": ..., "yardstick/n_opening": ..., ...middle, ...end}``: the
-      fractions of graded (non-trivial) positions where the agent's column keeps the
-      game-theoretic outcome / has the best exact score, and their counts, overall and per phase.
+      :func:`metrics`: the shares of graded positions where the agent's column keeps the outcome /
+      is exact, and their counts, overall and per phase.
     """
     return metrics(grade(agent, key, positions=positions, batch_size=batch_size, jit=jit, devices=devices,
                          progress=progress))

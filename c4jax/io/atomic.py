@@ -1,11 +1,9 @@
 """Atomic file writes, the one way this package replaces a file.
 
-:func:`write_atomic` hands a callback a binary file open on a temporary file beside the target,
-named ``.<name>.<pid>.tmp``; the file is flushed and synced to disk, renamed over the target with
-``os.replace`` and the directory is synced, so that a reader, or a run resumed after a kill or a
-power cut, finds the old file or the new one, never a part of either. A write that raises leaves
-the target as it was and deletes its temporary file. Temporary files that a killed process left
-behind (``.<name>.*.tmp``) are deleted after the next successful write of the same target.
+:func:`write_atomic` writes to ``.<name>.<pid>.tmp`` beside the target, syncs it, renames it over
+the target and syncs the directory: a reader, or a run resumed after a kill or a power cut, finds
+the old file or the new one. A write that raises leaves the target as it was. Temporaries left by a
+killed process are deleted after the next successful write of the same target.
 """
 
 from __future__ import annotations
@@ -22,8 +20,8 @@ def temporary_path(path: str | os.PathLike) -> Path:
 
 
 def write_atomic(path: str | os.PathLike, write: Callable[[IO[bytes]], object]) -> Path:
-    """Replace the file ``path`` with what ``write(f)`` writes to the binary file ``f``, atomically
-    and durably (see the module docstring). The parent directory must exist. Returns ``path``."""
+    """Replace the file ``path`` with what ``write(f)`` writes to the binary file ``f``, atomically;
+    the parent directory must exist. Returns ``path``."""
     path = Path(path)
     tmp = temporary_path(path)
     try:
@@ -47,16 +45,14 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
 
 
 def remove_stale_temporaries(path: str | os.PathLike) -> None:
-    """Delete the temporary files of ``path`` (``.<name>.*.tmp``) that a process killed while
-    writing it left behind."""
+    """Delete the temporary files of ``path`` (``.<name>.*.tmp``)."""
     path = Path(path)
     for stale in path.parent.glob(f".{path.name}.*.tmp"):
         stale.unlink(missing_ok=True)
 
 
 def fsync_dir(path: str | os.PathLike) -> None:
-    """Sync the directory ``path`` to disk (its entries: a rename, a new file); a file system that
-    cannot sync a directory is left as it is."""
+    """Sync the directory ``path``'s entries to disk where the file system can."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:

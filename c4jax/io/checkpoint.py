@@ -1,23 +1,11 @@
-"""Checkpoints: one directory per run, an Orbax pytree plus ``metadata.json``.
+"""Checkpoints: one directory per run, an Orbax pytree (``state-<stamp>/``) plus ``metadata.json``
+(versions, game, agent and network description, config, command, time, the arrays' SHA-256
+``checksum`` and ``state_dir``); ``keep_previous`` saves also keep ``previous.json`` and its state.
 
-Layout of a checkpoint directory (it may also hold a run's logs and plots)::
-
-    metadata.json   format version, c4jax version, algorithm, network (width, heads),
-                    agent settings, config, metrics, command line, saved-at time,
-                    ``checksum`` (SHA-256 of the pytree's arrays) and ``state_dir``:
-                    the name of the directory below
-    state-<stamp>/  Orbax StandardCheckpointHandler directory of the pytree
-    previous.json   (``keep_previous`` saves only) the metadata of the checkpoint before,
-                    whose state directory is kept too
-
-A save is atomic: the pytree goes to a new ``state-<stamp>`` directory, its files are
-flushed to disk, then ``metadata.json`` is replaced in one ``os.replace`` (the commit
-point), then the older state directories are deleted. A process killed at any moment
-leaves the previous checkpoint readable, and files that are not part of the checkpoint
-(logs) are never touched. Loading checks the metadata, restores the pytree against an
-abstract template (shapes and dtypes) and compares its checksum, so a checkpoint of
-another architecture or with damaged files fails loudly instead of loading garbage;
-:func:`restore_latest` then falls back to ``previous.json``'s checkpoint.
+A save is atomic: the new state directory is synced, then ``metadata.json`` is replaced (the commit
+point), then older state directories are deleted; a kill at any moment leaves the previous
+checkpoint readable and touches no other file. Loading restores against an abstract template and
+compares the checksum, so another architecture or damaged files raise ``CheckpointError``.
 """
 
 from __future__ import annotations
@@ -46,17 +34,14 @@ from c4jax.io.metadata import (FORMAT_VERSION, METADATA_FILE, PREVIOUS_FILE, STA
                                 UNNAMED_GAME, CheckpointError, exists, read_metadata, remove)
 
 class CheckpointWriteError(CheckpointError, OSError):
-    """A checkpoint could not be written (a full disk, a file size limit, a read-only folder); the
-    checkpoint that was in the directory before is left as it was."""
+    """A checkpoint could not be written (a full disk, a read-only folder); the previous one is kept."""
 
 
 def save(directory: str | os.PathLike, tree: Any, metadata: dict, *, keep_previous: bool = False) -> Path:
-    """Atomically write ``tree`` (a pytree of arrays) and ``metadata`` to ``directory``.
-
-    ``metadata`` gets ``format_version``, ``c4jax_version``, ``saved_at``, ``checksum``,
-    ``state_dir`` and, unless given, ``command`` (this process' command line). With
-    ``keep_previous`` the checkpoint being replaced stays on disk (``previous.json`` and its
-    state directory), for :func:`restore_latest` to fall back to. Returns the directory.
+    """Atomically write ``tree`` (a pytree of arrays) and ``metadata`` (completed with ``format_version``,
+    ``c4jax_version``, ``saved_at``, ``checksum``, ``state_dir`` and, unless given, ``game`` and
+    ``command``) to ``directory``; returns it. ``keep_previous`` keeps the replaced checkpoint for
+    :func:`restore_latest`. ``CheckpointWriteError`` when the files cannot be written.
     """
     directory = Path(directory).absolute()
     directory.mkdir(parents=True, exist_ok=True)
@@ -113,8 +98,7 @@ def _write_failure(e: BaseException) -> str | None:
 
 @contextlib.contextmanager
 def _quiet_orbax():
-    """Orbax logs a failed write from its background threads with a traceback before raising it; the
-    error is raised (and reported in one line) anyway."""
+    """Silence Orbax's traceback log of a failed write (the error is raised anyway)."""
     logger = logging.getLogger("absl")
     level = logger.level
     logger.setLevel(logging.CRITICAL)
@@ -125,8 +109,7 @@ def _quiet_orbax():
 
 
 def _checkpointer() -> ocp.Checkpointer:
-    """Orbax's checkpointer of one pytree. In a multi-process run each process saves and restores
-    on its own (no barrier with the others): only process 0 saves, every process restores."""
+    """Orbax's checkpointer of one pytree; in a multi-process run each process on its own (no barrier)."""
     if jax.process_count() == 1:
         return ocp.Checkpointer(ocp.StandardCheckpointHandler())
     me = jax.process_index()
@@ -156,15 +139,13 @@ def _keep_previous(directory: Path) -> set[str]:
 
 
 def _write_json_atomic(path: Path, obj: dict) -> None:
-    """``obj`` as indented JSON in ``path``, written with :func:`atomic.write_atomic` (synced to
-    disk before the rename: readers see the old or the new file, never a part)."""
+    """``obj`` as indented JSON in ``path``, with :func:`atomic.write_atomic`."""
     text = (json.dumps(obj, indent=2, default=json_default) + "\n").encode("utf-8")
     atomic.write_atomic(path, lambda f: f.write(text))
 
 
 def _fsync_tree(root: Path) -> None:
-    """Flush every file and directory below ``root`` to disk (so that a commit never names data
-    that a power cut could still lose)."""
+    """Flush every file and directory below ``root`` to disk."""
     for dirpath, _, files in os.walk(root):
         for name in files:
             with open(os.path.join(dirpath, name), "rb") as f:
@@ -183,20 +164,16 @@ def tree_checksum(tree: Any) -> str:
 
 
 def _relative_commit_note(state_path: Path) -> None:
-    """Orbax's ``commit_success.txt`` names the absolute path it wrote to; keep only the state
-    directory's name, so a checkpoint that is copied or shipped names no path of this machine."""
+    """Make Orbax's ``commit_success.txt`` name the state directory, not this machine's absolute path."""
     note = state_path / "commit_success.txt"
     if note.is_file():
         note.write_text(f"Checkpoint commit was successful to {state_path.name}")
 
 
 def restore(directory: str | os.PathLike, like: Any, *, meta: dict | None = None) -> Any:
-    """Restore the pytree saved in ``directory``, shaped like the template ``like``.
-
-    ``like`` is a pytree of arrays or ``jax.ShapeDtypeStruct`` (e.g. freshly initialised
-    parameters of the same architecture); ``meta``: the checkpoint's metadata when already read
-    (:func:`read_metadata`). Raises ``CheckpointError`` naming the path when the files are
-    missing, truncated or corrupted (checksum), or the structure does not match.
+    """Restore the pytree saved in ``directory``, shaped like the template ``like`` (arrays or
+    ``jax.ShapeDtypeStruct``); ``meta``: its metadata when already read. ``CheckpointError`` naming
+    the path for missing, truncated or corrupted files or another structure.
     """
     directory = Path(directory).absolute()
     meta = read_metadata(directory, game=None) if meta is None else meta
@@ -222,12 +199,10 @@ def restore(directory: str | os.PathLike, like: Any, *, meta: dict | None = None
 
 
 def restore_latest(directory: str | os.PathLike, like: Any, *, check=None, warn=None) -> tuple[Any, dict]:
-    """``(tree, metadata)`` of the checkpoint in ``directory`` or, when it is missing or damaged,
-    of the one before it (``previous.json``, kept by ``save(..., keep_previous=True)``), with a
-    one-line warning to ``warn`` (default: stderr); the one before then becomes the latest again
-    (``metadata.json``), so that the next save keeps it as its previous one and the damaged state
-    is deleted. ``check(metadata)`` may refuse a checkpoint by raising; its error is not a reason
-    to fall back. ``CheckpointError`` when neither restores."""
+    """``(tree, metadata)`` of the checkpoint in ``directory`` or, when it is missing or damaged, of
+    ``previous.json``'s (then made the latest again), with a one-line warning to ``warn`` (default:
+    stderr). ``check(metadata)`` may refuse a checkpoint by raising (no fall back). ``CheckpointError``
+    when neither restores."""
     directory = Path(directory)
     errors = []
     for name in (METADATA_FILE, PREVIOUS_FILE):

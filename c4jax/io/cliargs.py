@@ -1,14 +1,8 @@
 """Command lines of the package's programs: tyro parsers whose errors are one line.
 
-:func:`one_line_errors` turns tyro's several-line report of a rejected command line (an unknown flag,
-a value of the wrong type, a missing argument, a config whose validation raises ``ValueError``), and a
-``ValueError`` raised while the config is built, into one line and exit status 2::
-
-    error: --keys: invalid literal for int() with base 10: 'x' (see c4jax match --help)
-
-(:func:`fail` writes such a line for the programs' own checks). Within it a sequence flag whose
-default is empty says ``(default: none)`` in ``--help``; :data:`OptionalPath` is a file flag that
-may be left out, shown as ``PATH``.
+:func:`one_line_errors` turns a rejected command line, or a ``ValueError`` while the config is built,
+into one ``error: ... (see PROG --help)`` line and exit status 2; :func:`fail` writes such a line.
+A sequence flag whose default is empty says ``(default: none)`` in ``--help``.
 """
 
 from __future__ import annotations
@@ -32,10 +26,7 @@ OptionalPath = Annotated[Path | None, tyro.conf.arg(metavar="PATH", help_behavio
 
 
 def starting(line: str) -> None:
-    """Print ``line`` to stderr at once if stderr is a terminal: a command's first line, written after
-    its arguments are parsed and before it imports JAX or loads an agent, so that whoever typed the
-    command sees at once what it does. Off a terminal (a log, a pipe) it writes nothing: there a
-    rejected command's stderr stays its one ``error:`` line."""
+    """Print ``line`` (a command's first line) to stderr if stderr is a terminal; else nothing."""
     try:
         interactive = sys.stderr.isatty()
     except (AttributeError, ValueError):
@@ -78,8 +69,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def _box(text: str) -> tuple[str, list[list[str]]]:
-    """tyro's error box as (title, sections of rows), the rows without the frame and its padding. tyro
-    draws it with box-drawing characters when stdout is UTF-8, else as a title over a line of dashes."""
+    """tyro's error box (box-drawing or dashed) as (title, sections of rows), without frame and padding."""
     lines = [line for line in (_ANSI.sub("", raw).rstrip() for raw in text.splitlines()) if line.strip()]
     if lines and lines[0].lstrip().startswith("╭"):
         title, rule = lines[0].strip().strip("╭╮─ "), "─"
@@ -159,9 +149,8 @@ def _wide_terminal(enabled: bool) -> Iterator[None]:
 
 @contextlib.contextmanager
 def one_line_errors(argv: Sequence[str], prog: str | None = None) -> Iterator[None]:
-    """Parse a command line (``argv``, for the program ``prog``; default: the script's name) within the
-    block: tyro's report of a rejected command line and a ``ValueError`` raised while the config is built
-    leave as one ``error:`` line and exit status 2; ``--help`` and the parsed config pass through."""
+    """Parse ``argv`` (for ``prog``; default: the script's name) within the block; a rejected command
+    line or a ``ValueError`` leaves as one ``error:`` line and exit status 2."""
     prog = prog or sys.argv[0]
     asks_help = any(a in ("-h", "--help") for a in argv)
     captured = io.StringIO()

@@ -1,20 +1,8 @@
-"""JAX's persistent compilation cache for the command-line programs: compiled programs are written to
-a folder, and a later run with the same settings loads them instead of compiling.
-
-The programs turn it on at their start (:func:`configure`; ``import c4jax`` never does), by the
-first rule that applies (:func:`decide`):
-
-- ``--no-compile-cache`` (any command; removed from the arguments before the command parses
-  them): off for this process and, through the environment, for the processes it starts;
-- else ``JAX_COMPILATION_CACHE_DIR`` set: JAX's own settings are left as they are (and
-  ``JAX_ENABLE_COMPILATION_CACHE=false`` keeps JAX's cache off in every case);
-- else ``C4JAX_COMPILE_CACHE``: a folder to cache in, or ``off`` (``0``, ``false``, ``no``);
-- else on, in ``$XDG_CACHE_HOME/c4jax/jax`` (``~/.cache/c4jax/jax`` without ``XDG_CACHE_HOME``).
-
-A folder that cannot be created means no cache, after one ``warning:`` line. JAX caches no program
-that calls back into Python, nor one that compiles in under
-``jax_persistent_cache_min_compile_time_secs``. :func:`announce` prints the line before a long
-compile only when a compile happens, following JAX's public monitoring events.
+"""JAX's persistent compilation cache for the command-line programs, set at their start by
+:func:`configure` (``import c4jax`` never does) by the first rule of :func:`decide` that applies:
+``--no-compile-cache`` (off, also for child processes); ``JAX_COMPILATION_CACHE_DIR`` set (JAX's own
+settings); ``C4JAX_COMPILE_CACHE`` (a folder, or ``off``/``0``/``false``/``no``); else
+``$XDG_CACHE_HOME/c4jax/jax`` (``~/.cache/c4jax/jax``). An uncreatable folder means no cache and a warning.
 """
 
 from __future__ import annotations
@@ -71,10 +59,8 @@ def decide(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> tup
 
 
 def configure(argv: Sequence[str]) -> list[str]:
-    """Set JAX's persistent compilation cache as :func:`decide` says for a program run with ``argv``
-    (its arguments, without the program's name); returns them without :data:`FLAG`. Call it at a
-    program's start, before anything compiles. It does not import JAX: where JAX is not imported yet,
-    the setting is made as soon as it is (:func:`_with_jax`)."""
+    """Set JAX's persistent compilation cache as :func:`decide` says for a program's arguments ``argv``;
+    returns them without :data:`FLAG`. Call it before anything compiles; it does not import JAX."""
     decision, rest = decide(argv)
     if decision.mode == "off":
         _with_jax(lambda jax: jax.config.update("jax_enable_compilation_cache", False))
@@ -98,8 +84,7 @@ def configure_script() -> None:
 
 
 class _AfterJaxLoads(importlib.abc.MetaPathFinder):
-    """An import hook that runs its ``settings`` (each ``jax module -> None``) once the ``jax`` package
-    has been executed, before the import statement that asked for it returns."""
+    """An import hook that runs its ``settings`` (``jax module -> None``) once ``jax`` has been executed."""
 
     def __init__(self) -> None:
         self.settings: list[Callable[[Any], None]] = []
@@ -142,8 +127,7 @@ def persistent() -> bool:
 
 
 def compiling(what: str) -> str:
-    """The line a program prints before it compiles ``what`` (e.g. "the training program"): with the
-    persistent cache on, ``compiling WHAT (first run only, then cached) ...``; else ``compiling WHAT ...``."""
+    """``compiling WHAT ...``, with ``(first run only, then cached)`` when the persistent cache is on."""
     return f"compiling {what} (first run only, then cached) ..." if persistent() else f"compiling {what} ..."
 
 
@@ -199,10 +183,9 @@ def _print(line: str) -> None:
 
 @contextlib.contextmanager
 def announce(what: str, say: Callable[[str], None] = _print, after: float = ANNOUNCE_AFTER) -> Iterator[None]:
-    """Within the block, ``say`` (default: print to stdout) :func:`compiling(what) <compiling>` once if a
-    program compiles: with the persistent cache off, at the block's start; with it on, when a program
-    has not come out of the cache ``after`` seconds after it was asked for (module docstring), never
-    if every program of the block comes out of the cache, or compiles faster."""
+    """Within the block, ``say`` (default: print) :func:`compiling(what) <compiling>` once: at the start
+    with the persistent cache off; with it on, only when a compile request is still unanswered
+    ``after`` seconds on (JAX's monitoring events)."""
     line = compiling(what)
     if not persistent():
         say(line)

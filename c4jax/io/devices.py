@@ -1,10 +1,7 @@
 """Devices: a one-axis mesh that shards batches of games over several devices (:func:`make_mesh`,
 :func:`shard_batch`, :func:`split_rows`), and multi-process start-up (:func:`initialize`,
-:func:`to_host`).
-
-Placement is JAX's own: ``NamedSharding``s and XLA's automatic SPMD partitioning of the jitted
-programs, so a mean over a sharded batch (a minibatch's gradients) is averaged over the devices by
-construction. Every function here is a no-op or a plain call on a single device.
+:func:`to_host`). Placement is JAX's own (``NamedSharding``s, XLA's SPMD partitioning); every
+function here is a no-op or a plain call on a single device.
 """
 
 from __future__ import annotations
@@ -24,10 +21,8 @@ class DeviceError(ValueError):
 
 
 def initialize(coordinator_address: str, num_processes: int, process_id: int) -> None:
-    """Join a multi-process run (one process per host, or per group of devices):
-    ``jax.distributed.initialize`` with the coordinator's ``host:port``. Every process must
-    call it, with its own ``process_id`` in ``0 .. num_processes - 1``, before any JAX
-    computation. On CPU the processes exchange data through gloo."""
+    """Join a multi-process run (``jax.distributed.initialize``, gloo on CPU) before any JAX computation;
+    ``ValueError`` for bad ids or a missing address, ``RuntimeError`` when joining fails."""
     if num_processes < 1 or not 0 <= process_id < num_processes:
         raise ValueError(f"--process-id must be in 0..{num_processes - 1} (--num-processes {num_processes}), "
                          f"got {process_id}")
@@ -47,8 +42,7 @@ def is_main_process() -> bool:
 
 
 def select(n: int = 0) -> list:
-    """The first ``n`` devices of this run (``0``: all, of every process); a clear error when
-    ``n`` exceeds them."""
+    """The first ``n`` devices of this run (``0``: all); :class:`DeviceError` when ``n`` is out of range."""
     available = jax.devices()
     if n < 0:
         raise DeviceError(f"--devices must be >= 0 (0 = all), got {n}")
@@ -59,8 +53,7 @@ def select(n: int = 0) -> list:
 
 
 def make_mesh(n: int = 0, axis: str = BATCH) -> Mesh:
-    """A one-axis mesh (named ``axis``) over the first ``n`` devices (0 = all). Its axis type
-    is ``Auto``: XLA partitions the programs from the shardings it is given."""
+    """A one-axis ``Auto`` mesh (named ``axis``) over the first ``n`` devices (0 = all)."""
     if axis not in (BATCH, SEEDS):
         raise ValueError(f"mesh axis must be {BATCH!r} or {SEEDS!r}, got {axis!r}")
     return Mesh(np.array(select(n)), (axis,), axis_types=(AxisType.Auto,))
@@ -77,8 +70,7 @@ def batch_sharding(mesh: Mesh, axis: int = 0) -> NamedSharding:
 
 
 def batch_devices() -> int:
-    """The number of devices that :func:`shard_batch` splits a batch over in the current
-    ``jax.set_mesh`` context (1: none)."""
+    """The size of the current mesh's :data:`BATCH` axis (1: none)."""
     mesh = jax.sharding.get_abstract_mesh()
     if mesh.empty or BATCH not in mesh.axis_names:
         return 1
@@ -86,12 +78,9 @@ def batch_devices() -> int:
 
 
 def shard_batch(tree: Any, axis: int = 0) -> Any:
-    """``tree`` with axis ``axis`` of every array leaf split over the :data:`BATCH` axis of the
-    current mesh (``jax.set_mesh``); call it in jitted code where a batch of games or rows is
-    made. Without such a mesh, or for a leaf whose axis the devices do not divide (a
-    100-game match on 8 devices), the leaf is returned as it is and XLA picks its layout:
-    the result is the same, only the split differs. Under ``vmap`` (``--vmap-seeds``) the
-    seed axis is left whole."""
+    """``tree`` with axis ``axis`` of every array leaf split over the current mesh's :data:`BATCH`
+    axis (in jitted code); a leaf whose axis the devices do not divide is left as it is. The
+    values are the same; only the layout differs."""
     n = batch_devices()
     if n == 1:
         return tree
@@ -106,14 +95,10 @@ def shard_batch(tree: Any, axis: int = 0) -> Any:
 
 
 def split_rows(fn, shared: Any, rows: Any, fill: Any = None) -> Any:
-    """``fn(shared, rows)`` with ``rows`` (a pytree whose array leaves share a leading axis R) split
-    over the N devices of the :data:`BATCH` axis of the current mesh: device ``d`` calls ``fn`` on the
-    rows ``d, d + N, d + 2N, ...`` (``shared`` whole on every device), so that rows next to each other,
-    alike in cost, go to different devices. When N does not divide R, rows are added (copies of row 0,
-    or ``fill``, a pytree of one row like ``rows``) and their outputs dropped. ``fn`` must give each output
-    row (a pytree of arrays with the leading axis R) from its own input row alone (a deterministic
-    decision, not a sample drawn for the batch), so the result is the same as one call on all the rows,
-    which is what it is without such a mesh."""
+    """``fn(shared, rows)`` with ``rows`` (leading axis R) split over the N devices of the current
+    mesh's :data:`BATCH` axis: device ``d`` takes rows ``d, d + N, ...`` (padded with row 0, or
+    ``fill``, whose outputs are dropped). ``fn`` must give each output row from its own input row
+    alone; then the result is that of one call on all the rows."""
     n = batch_devices()
     if n == 1:
         return fn(shared, rows)
@@ -139,10 +124,7 @@ def check_divisible(sizes: dict[str, int], n: int, what: str = "devices") -> Non
 
 
 def put(tree: Any, shardings: Any) -> Any:
-    """``jax.device_put(tree, shardings)``: host or device arrays placed on the mesh. In a
-    multi-process run a mesh spans devices of other processes, which ``device_put`` accepts
-    only host values for: this process' arrays (the same on every process) go through host
-    memory, PRNG keys as their key data."""
+    """``jax.device_put(tree, shardings)``, also onto a mesh spanning other processes' devices."""
     if all(s.is_fully_addressable for s in jax.tree.leaves(shardings)):
         return jax.device_put(tree, shardings)
     return jax.tree.map(_put_global, tree, shardings)

@@ -23,11 +23,8 @@ def cores() -> int:
 
 
 def use_every_core(environ: MutableMapping[str, str] | None = None) -> int:
-    """Give JAX's CPU backend one device per core (:func:`cores`) by adding :data:`FLAG` to
-    ``XLA_FLAGS`` in ``environ`` (default: this process' environment, which the processes it starts
-    inherit). Leaves ``XLA_FLAGS`` as it is when it names the device count already (the user's
-    choice), and changes nothing once ``jax`` is imported in this process (too late to take effect).
-    Returns the device count it set, or 0 when it set none."""
+    """Add :data:`FLAG` ``= cores()`` to ``XLA_FLAGS`` in ``environ`` (default: this process'), unless it
+    names a count already or ``jax`` is imported. Returns the count set, or 0."""
     env = os.environ if environ is None else environ
     flags = env.get("XLA_FLAGS", "")
     if FLAG in flags or (environ is None and "jax" in sys.modules):

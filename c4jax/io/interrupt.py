@@ -1,15 +1,8 @@
 """Ctrl-C or SIGTERM in a long-running script: one line and an exit at once.
 
-:func:`guard` routes SIGINT and SIGTERM to a watcher thread (``signal.set_wakeup_fd``), which runs
-while the main thread waits inside a jitted program. The watcher prints ``interrupted`` (SIGINT) or
-``terminated`` (SIGTERM) and the note last set with :func:`set_note` (a training run's checkpoint and
-``--resume``), and ends the process at once with status 130 (SIGINT) or 143 (SIGTERM), with no
-traceback and no wait for the queued computations. Leaving the block arms the same watcher for the
-interpreter's exit (an ``atexit`` callback run before the libraries' own).
-
-Ending the process there loses nothing written: files are replaced by a rename
-(:mod:`c4jax.io.atomic`), a checkpoint is committed by its metadata file last, and a metrics log is
-read past a torn last line (:mod:`c4jax.io.runlog`).
+Within :func:`guard` a watcher thread, which runs while the main thread waits inside a jitted program,
+prints ``interrupted`` / ``terminated`` and the note of :func:`set_note` and ends the process at once
+with status 130 / 143 (no traceback, no wait); leaving the block arms it for the interpreter's exit.
 """
 
 from __future__ import annotations
@@ -107,15 +100,10 @@ def _arm_at_exit() -> None:
 
 @contextlib.contextmanager
 def guard(on_interrupt: Callable[..., None] | None = None) -> Iterator[None]:
-    """Within the block, Ctrl-C (SIGINT) and SIGTERM call ``on_interrupt`` (with the signal's number if
-    it takes an argument, else with none) from a watcher thread, by
-    default printing :func:`message` and ending the process with the signal's status
-    (:data:`EXIT_STATUSES`), without waiting for the computation the main thread is in. The note starts
-    empty in each block.
-
-    Outside the main thread (where signal handlers cannot be set) the block runs unguarded. On leaving
-    the block the previous handlers and wakeup file descriptor are restored, and the interpreter's exit
-    is guarded from then on (module docstring)."""
+    """Within the block, SIGINT and SIGTERM call ``on_interrupt`` (with the signal's number if it takes
+    an argument) from a watcher thread; by default print :func:`message` and exit with
+    :data:`EXIT_STATUSES`. The note starts empty. Outside the main thread the block runs unguarded; on
+    leaving it the previous handlers are restored and the interpreter's exit is guarded."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -63,8 +63,7 @@ def read_metadata(directory: str | os.PathLike, name: str = METADATA_FILE, *, ga
 
 
 def remove(directory: str | os.PathLike) -> None:
-    """Delete the checkpoint directory ``directory`` (its metadata first, so that a process killed
-    meanwhile leaves no checkpoint that names deleted files)."""
+    """Delete the checkpoint directory ``directory``, its metadata first."""
     directory = Path(directory)
     for name in (METADATA_FILE, PREVIOUS_FILE):
         (directory / name).unlink(missing_ok=True)

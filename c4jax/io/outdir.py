@@ -1,24 +1,6 @@
-"""Output directories: what "holds results" means for each kind of output, and claiming one.
-
-Every entry point that writes results calls :func:`claim` on its ``--out`` before it computes
-anything: a destination that already holds results of its kind is refused with one line
-(:class:`OutputError`, exit status 2 in the scripts) unless ``--resume`` or ``--overwrite`` is
-given, and one that cannot be written is refused before anything is computed or deleted.
-
-What holds results, per :class:`Kind` (the paths are relative to ``--out``):
-
-- :data:`RUN` (a training run): a non-empty ``metrics.jsonl``, a checkpoint in ``last/``
-  or ``best/``, a checkpoint in ``--out`` itself (``metadata.json``: the supervised
-  agent), ``summary.json``, or a ``seed_<s>/`` directory holding any of these
-  (``--vmap-seeds``);
-- :data:`DATASET` (a file): the dataset file or its ``<file>.progress``;
-- :data:`TOURNAMENT`: ``tournament.json``, ``report.md`` or a ``table_5_*`` file;
-- :data:`YARDSTICK`: ``yardstick.json``, ``yardstick.md`` or ``yardstick.csv``;
-- :data:`REPRODUCTION`: ``report.md`` or ``stages.json`` (each stage claims its own folder).
-
-``--overwrite`` deletes exactly the files and folders of that kind (its ``owned`` patterns), never
-anything else in the directory. :func:`config_differences` is the rule for ``--resume`` with other
-flags: every setting that shapes the run must match the saved one.
+"""Output directories: :func:`claim` refuses, in one line (:class:`OutputError`), a ``--out`` that
+holds results of its :class:`Kind` unless ``--resume`` or ``--overwrite`` is given, or that cannot
+be written, before anything is computed or deleted. ``--overwrite`` deletes exactly what the kind owns.
 """
 
 from __future__ import annotations
@@ -81,8 +63,8 @@ def _files_found(names: Iterable[str]) -> Callable[[Path], list[str]]:
 
 @dataclass(frozen=True)
 class Kind:
-    """One kind of output: how it is named in messages, what shows that a destination holds one
-    (``found``), which paths it owns (deleted by ``--overwrite``), and whether its script resumes."""
+    """One kind of output: its name in messages, what shows that a destination holds one (``found``),
+    the paths it owns (``--overwrite`` deletes them) and whether it resumes."""
 
     noun: str
     found: Callable[[Path], list[str]]
@@ -166,11 +148,9 @@ def claim(out: str | os.PathLike, kind: Kind, *, resume: bool = False, overwrite
           flag: str = "--out") -> Path:
     """Check that ``out`` may receive results of ``kind`` and make it ready; returns it as a Path.
 
-    Refuses (:class:`OutputError`, one line) when ``out`` cannot be written, when ``resume`` and
-    ``overwrite`` are both given, and when ``out`` already holds results of ``kind`` and neither
-    ``resume`` nor ``overwrite`` is given. With ``overwrite``, deletes what ``kind`` owns there
-    (after the write check, so that nothing is deleted from a destination that cannot be written).
-    ``resume`` leaves everything in place (the caller checks that there is something to resume)."""
+    :class:`OutputError` when ``out`` cannot be written, for ``resume`` with ``overwrite``, and when
+    ``out`` holds results of ``kind`` and neither is given. ``overwrite`` deletes what ``kind`` owns
+    there (after the write check); ``resume`` leaves everything in place."""
     out = Path(out)
     if resume and overwrite:
         raise OutputError("--resume continues the run in --out and --overwrite replaces it: give one of them")
@@ -198,8 +178,7 @@ def flag_name(key: str) -> str:
 
 def config_differences(saved: Mapping, current: Mapping, may_change: Iterable[str]) -> list[str]:
     """The settings (as flags, sorted) whose value in ``current`` differs from ``saved``, leaving out
-    ``may_change`` and keys that only one side has (a setting added after the run was saved, or
-    one that is not saved). Tuples and lists compare equal (JSON has no tuples)."""
+    ``may_change`` and keys only one side has; tuples and lists compare equal."""
     skip = set(may_change)
 
     def norm(v):
@@ -216,9 +195,8 @@ def config_differences(saved: Mapping, current: Mapping, may_change: Iterable[st
 
 
 def check_resume_config(saved: Mapping | None, current: Mapping, may_change: Iterable[str], where: str) -> None:
-    """Refuse (:class:`OutputError`) a ``--resume`` whose settings differ from the saved run's in a
-    setting outside ``may_change``; the message names the differing flags and their saved values.
-    ``saved`` None (a run saved before its settings were recorded): nothing to compare."""
+    """:class:`OutputError` naming the flags and saved values of :func:`config_differences`
+    (nothing to compare when ``saved`` is None)."""
     if saved is None:
         return
     diff = config_differences(saved, current, may_change)

@@ -1,9 +1,5 @@
-"""Progress bars that suit where the output goes.
-
-On a terminal :func:`bar` is an ordinary tqdm bar redrawn in place. Off a terminal (a log file, a
-pipe, a test's captured output) redrawing in place would write every refresh into the file joined
-by carriage returns; there the bar writes each refresh as its own line, at most one every
-:data:`LOG_INTERVAL` seconds (and the last one when it closes).
+"""Progress bars: an ordinary tqdm bar on a terminal; elsewhere (a log, a pipe) each refresh as a
+line of its own, at most one every :data:`LOG_INTERVAL` seconds.
 """
 
 from __future__ import annotations
@@ -17,8 +13,7 @@ LOG_INTERVAL = 30.0  # seconds between two lines of a bar that does not write to
 
 
 class _Lines:
-    """A stream for tqdm off a terminal: every refresh of the bar as a line of its own (a refresh that
-    repeats the line before it is left out)."""
+    """A stream for tqdm off a terminal: every new refresh as a line of its own."""
 
     def __init__(self, stream: TextIO):
         self.stream = stream

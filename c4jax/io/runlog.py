@@ -1,11 +1,8 @@
 """Host-side run logging shared by every experiment: metrics JSONL/CSV and PNG curves.
 
-Metrics leave jitted code as data (``dict[str, Array]``); only this module writes
-files or draws. One row per logged step: ``{"step": int, "<namespace>/<name>": float, ...}``.
-Whole files (the rewritten log of a resumed run, CSV, plots, summaries) are written with
-:mod:`c4jax.io.atomic` (a temporary file, synced to disk and renamed over the old one), so a
-process killed while writing one leaves the old file, never a part of it; appended rows are
-flushed one by one, and a torn last line (a kill during an append) is skipped when the log is read.
+One row per logged step: ``{"step": int, "<namespace>/<name>": float, ...}``. Whole files are
+written atomically (:mod:`c4jax.io.atomic`); appended rows are flushed one by one, and a torn last
+line (a kill during an append) is skipped when the log is read.
 """
 
 from __future__ import annotations
@@ -30,8 +27,7 @@ METRICS_CSV = "metrics.csv"
 
 
 def display_path(path: str | os.PathLike) -> str:
-    """``path`` as a report shows it: relative to the working directory when it lies below
-    it (so generated files name no absolute path of the machine they were made on)."""
+    """``path`` relative to the working directory when it lies below it, else as it is."""
     p = Path(path)
     try:
         return str(p.resolve().relative_to(Path.cwd().resolve())) if p.is_absolute() else str(p)
@@ -40,9 +36,8 @@ def display_path(path: str | os.PathLike) -> str:
 
 
 def command_line(argv: Sequence[str] | None = None) -> str:
-    """The command that runs this process (``python <script> <args>``, or ``c4jax <args>`` for an
-    installed command, by its name), paths below the working directory made relative, for the
-    ``command`` field of summaries and reports."""
+    """The command that runs this process (``python <script> <args>``, or ``<command> <args>`` for an
+    installed one), absolute paths shown by :func:`display_path`."""
     argv = list(sys.argv if argv is None else argv)
     if argv and not argv[0].endswith(".py") and os.path.basename(argv[0]) not in ("", "-c", "-m"):
         return shlex.join([os.path.basename(argv[0])] + [display_path(a) if os.path.isabs(a) else a for a in argv[1:]])
@@ -60,11 +55,9 @@ def _scalar(v):
 
 
 class RunLog:
-    """Appends metric rows to ``<out>/metrics.jsonl`` (flushed per row, safe to tail).
-    ``write=False`` keeps the rows in memory only (a process of a multi-process run other
-    than process 0). ``track``: live-tracking backends (:mod:`c4jax.io.track`: ``"tensorboard"``,
-    ``"wandb"``) that receive every row too, with ``config`` and, for W&B, the run's ``name``
-    and ``group``; :meth:`close` flushes and closes them."""
+    """Appends metric rows to ``<out>/metrics.jsonl`` (flushed per row); ``resume`` keeps the rows up
+    to ``after_step``. ``write=False`` keeps them in memory only. ``track``: :mod:`c4jax.io.track`
+    backends that receive every row too (:meth:`close` closes them)."""
 
     def __init__(self, out_dir: str | os.PathLike, *, resume: bool = False, after_step: int | None = None,
                  write: bool = True, track: Sequence[str] = (), config: dict | None = None,
@@ -142,8 +135,7 @@ REVERT_STYLE = {"color": "tab:red", "marker": "^", "markersize": 6, "linestyle":
 
 
 def _finite(rows: list[dict], x: str, key: str) -> list[tuple[float, float]]:
-    """The ``(x, value)`` points of ``key`` in ``rows``: rows without it, or where it is None or NaN
-    (a quantity the step could not measure), are left out."""
+    """The ``(x, value)`` points of ``key`` in ``rows`` with a finite value."""
     return [(r[x], r[key]) for r in rows
             if x in r and isinstance(r.get(key), (int, float)) and math.isfinite(r[key])]
 
@@ -160,19 +152,10 @@ def plot_panels(
     best: float | None = None,
     reverts: Sequence[float] = (),
 ) -> Path:
-    """One PNG with a subplot per ``(title, metric keys, ylabel)``; missing keys, and the None and
-    NaN values of a key, are skipped; a panel with no points is left empty, without a legend.
-
-    With ``smooth_window > 1`` each series longer than the window is drawn twice in one colour: its
-    raw points, faint, and over them the trailing moving average (:func:`smooth`) as the line
-    labelled ``(mean of N)``, so that an outlier the average flattens stays visible; a series no
-    longer than the window is drawn as its points, labelled by its key alone. A series of fewer than
-    :data:`FEW_POINTS` points is drawn with markers. An x-axis of ``step`` has integer ticks, with thousands separators; a panel
-    whose points all lie at one x spans 0 to twice that x (a positive x) or that x ± 1.
-
-    ``best``: the x of the best evaluation, a dashed vertical line on every panel with points
-    (legend ``best (x)``); ``reverts``: the x of each revert of the old-network rule, a marker on the
-    x-axis of every such panel (legend ``revert (n)``)."""
+    """One PNG with a subplot per ``(title, metric keys, ylabel)``; missing, None and NaN values are
+    skipped. With ``smooth_window > 1`` a series longer than the window is drawn as faint raw points
+    under its trailing mean (``(mean of N)``). ``best``: a dashed vertical line at that x on every
+    panel with points; ``reverts``: a marker on the x-axis at each. Written atomically; returns ``path``."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -19,12 +19,9 @@ def _is_missing(v) -> bool:
 
 @dataclass(frozen=True)
 class Table:
-    """A small host-side table, written as markdown (reports) and CSV (analysis).
-
-    ``rows`` hold raw values (str, int, float; ``None`` or ``nan`` = no value, shown as
-    ``–`` in markdown and left empty in CSV). ``formats`` gives one format spec per
-    column for markdown (``""``: ``str``); CSV keeps full precision.
-    """
+    """A small host-side table, written as markdown and CSV. ``rows`` hold raw values (``None`` or
+    ``nan``: ``–`` in markdown, empty in CSV); ``formats``: a markdown format spec per column (``""``:
+    ``str``); CSV keeps full precision."""
 
     name: str  # file stem, e.g. "table_5_2_first_player"
     title: str

@@ -1,20 +1,7 @@
-"""Live tracking of a run's metric rows: TensorBoard event files and Weights & Biases.
-
-``--track tensorboard`` and ``--track wandb`` (every trainer and ``supervised.py``) hand each
-metric row that :class:`c4jax.io.runlog.RunLog` writes to ``metrics.jsonl`` to these backends
-too, with the run's config and ``time/steps_per_s`` (logged steps per wall-clock second since
-the row before, or since the process started for its first row):
-
-- ``tensorboard`` (the ``tensorboardX`` package, no TensorFlow): event files in ``<run>/tb/``,
-  every numeric metric as a scalar at its step and the config as text. The event files are
-  derived from ``metrics.jsonl``: a run (new or resumed) deletes the ones it finds and writes
-  the rows it keeps into a new file, so a resumed run has each step once. With
-  ``--vmap-seeds`` every seed's directory has its own ``tb/``: ``tensorboard --logdir OUT``
-  shows one stream per seed.
-- ``wandb`` (the ``track`` extra): one W&B run per seed directory, named after it, grouped
-  by the run (``--out``), with the config; ``--resume`` continues the same W&B run (its id is
-  kept in ``<run>/wandb/c4jax.json``) and skips the steps it has already logged. W&B's own
-  settings apply (``WANDB_MODE=offline``, ``WANDB_PROJECT``, default project ``c4jax``).
+"""Live tracking (``--track tensorboard`` / ``wandb``): every row of :class:`c4jax.io.runlog.RunLog`
+goes to these backends too, with ``time/steps_per_s``. TensorBoard's event files in ``<run>/tb/`` are
+rewritten from the rows kept; a resumed W&B run continues the same run (id in ``<run>/wandb/c4jax.json``)
+and skips the steps it has logged.
 """
 
 from __future__ import annotations
@@ -42,7 +29,7 @@ class TrackingError(ValueError):
 
 
 def check_backends(names: Iterable[str]) -> tuple[str, ...]:
-    """``names`` as a tuple without repeats, each one of :data:`BACKENDS` with its package installed."""
+    """``names`` as a tuple without repeats; ``TrackingError`` for an unknown or uninstalled backend."""
     import importlib.util
 
     names = tuple(dict.fromkeys(names))
