@@ -117,7 +117,7 @@ def test_games_core_imports_nothing_above_it():
                     or imported == "c4jax._version", (module, imported)
 
 
-GAME_TITLES = tuple(games.kit_of(g).title for g in GAME_IDS)  # "Connect Four", ...
+GAME_TITLES = tuple(games.card_of(g).title for g in games.GAMES)  # "Connect Four", ... (a folder need not be named as its id)
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

@@ -43,10 +43,14 @@ def registered(root: Path, package: str, game_id: str):
     (root / package / "__init__.py").touch()
     with pytest.MonkeyPatch.context() as patch:  # the game's folder on sys.path until the caller is done
         patch.syspath_prepend(str(root))
+        before = games.GAMES.get(game_id)  # a game registered under the same id, put back on exit
         games.GAMES[game_id] = f"{package}.kit:KIT"  # the registry line
         try:
             yield games.make(game_id)
         finally:
-            del games.GAMES[game_id]
+            if before is None:
+                del games.GAMES[game_id]
+            else:
+                games.GAMES[game_id] = before
             for name in [m for m in sys.modules if m == package or m.startswith(f"{package}.")]:
                 del sys.modules[name]
