@@ -21,7 +21,7 @@ def test_card_matches_kit(name):
 
 def test_games_with_views_are_read_from_the_cards():
     assert games.with_views() == tuple(name for name in games.GAMES if games.kit_of(name).view is not None)
-    assert games.with_views() == ("connect_four", "checkers")
+    assert {"connect_four", "checkers"} <= set(games.with_views())
 
 
 def test_unknown_game_has_no_card():
