@@ -107,7 +107,7 @@ def _spread(values: list[float]) -> dict:
 
 
 def summarize_seeds(name: str, out: Path, seeds: list[int], runs: list[SeedRun], per_seed: list[dict], wall_s: float,
-                    select_by: str = "1steplA", reference: str = "1steplA") -> dict:
+                    select_by: str, reference: str) -> dict:
     """Write and return ``<out>/summary.json`` (also ``seeds.md``, ``curves.png``) of a K-seed run."""
     final = [s["final"].get(f"eval/vs_{reference}", float("nan")) for s in per_seed]
     best = [s[f"best_vs_{select_by}"] for s in per_seed]
@@ -137,8 +137,7 @@ def summarize_seeds(name: str, out: Path, seeds: list[int], runs: list[SeedRun],
     return summary
 
 
-def _write_seed_table(out: Path, summary: dict, per_seed: list[dict], select_by: str = "1steplA",
-                      reference: str = "1steplA") -> None:
+def _write_seed_table(out: Path, summary: dict, per_seed: list[dict], select_by: str, reference: str) -> None:
     nan, best = float("nan"), f"best_vs_{select_by}"
     rows = [(s["seed"], s["final"].get(f"eval/vs_{reference}", nan), s[best], s["best_updates"],
              s["final"].get("eval/vs_random", nan), s["reverts"]) for s in per_seed]
