@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 @dataclasses.dataclass(frozen=True)
 class Args:
-    agents: tuple[str, ...] = ("random", "1steplA", "2steplA")
+    agents: tuple[str, ...] = ("random",) + games.card_of(games.DEFAULT).baselines
     """Agents to grade (names as in agents.load: random, 1steplA, minimax4, dqn, ...; or checkpoint directories)."""
     out: Path = Path("runs/yardstick")
     """Output directory (created)."""

@@ -12,7 +12,7 @@ from c4jax.io import lazy
 _FROM = {
     "c4jax.evaluation.protocol": ("GAMES_PER_MATCH", "NUM_OPENINGS", "GameRecord", "MatchResult", "SeatRecord",
                                   "agent_name", "match", "match_from_dict", "match_many", "openings", "win_rate"),
-    "c4jax.evaluation.timing": ("REFERENCES", "DecisionTime", "Timing", "device_description", "random_boards",
+    "c4jax.evaluation.timing": ("DecisionTime", "Timing", "device_description", "random_boards",
                                 "time_decisions"),
     "c4jax.evaluation.tournament": ("Tournament", "resolve_agents", "round_robin"),
     "c4jax.evaluation.yardstick": ("load_positions", "optimal_move_rate"),
@@ -20,7 +20,7 @@ _FROM = {
 _LAZY = {name: module for module, names in _FROM.items() for name in names}
 
 __all__ = [
-    "GAMES_PER_MATCH", "NUM_OPENINGS", "REFERENCES", "DecisionTime", "GameRecord", "MatchResult", "SeatRecord",
+    "GAMES_PER_MATCH", "NUM_OPENINGS", "DecisionTime", "GameRecord", "MatchResult", "SeatRecord",
     "Timing", "Tournament", "agent_name", "device_description", "match", "match_from_dict", "match_many",
     "load_positions", "openings", "optimal_move_rate", "random_boards", "resolve_agents", "round_robin",
     "time_decisions", "win_rate",

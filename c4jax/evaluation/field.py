@@ -1,20 +1,21 @@
-"""The tournament's default field, read from the shipped checkpoints' metadata without JAX or NumPy
-(``c4jax tournament``'s ``--agents`` default, shown by its ``--help``)."""
+"""The tournament's default field, read from the cards and the shipped checkpoints' metadata without
+JAX or NumPy (``c4jax tournament``'s ``--agents`` default, shown by its ``--help``)."""
 
 from __future__ import annotations
 
+from c4jax import games
 from c4jax.agents import shipped
 from c4jax.io import metadata
 
-REFERENCE_AGENTS = ("1steplA", "2steplA")
 
-
-def default_agents() -> tuple[str, ...]:
-    """The thesis' tournament field: 1StepLA, 2StepLA and every shipped agent sorted by name (``:sto``
-    and ``:det`` for a policy network without search, else its default mode)."""
-    out = list(REFERENCE_AGENTS)
+def default_agents(game: str = games.DEFAULT) -> tuple[str, ...]:
+    """The field of ``game``'s tournament: its card's ``baselines``, then every agent shipped for it sorted
+    by name (``:sto`` and ``:det`` for a policy network without search, else its default mode)."""
+    prefix = "" if game == games.DEFAULT else f"{game}/"
+    out = [prefix + b for b in games.card_of(game).baselines]
     root = shipped.checkpoints_dir()
-    for name in sorted(shipped.names(), key=str.lower):
+    names = shipped.names() if game == games.DEFAULT else shipped.names_for(game)
+    for name in sorted(names, key=str.lower):
         try:
             description = metadata.read_metadata(root / name, game=None).get("agent", {})
         except metadata.CheckpointError:

@@ -31,9 +31,6 @@ from c4jax.io.progress import bar as progress_bar
 from c4jax.io.tables import Table
 
 
-REFERENCES = ("1steplA", "2steplA")  # the agents Table 5.1's speed-ups are relative to
-
-
 @jax.jit
 def _decide(agent, boards: Array, key: Array) -> Array:
     return agent.act(boards, key)
@@ -182,8 +179,8 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
     """Measure Table 5.1: median seconds per decision at batch 1 and at ``batch``.
 
     Jitted calls, compilation excluded: ``repeats`` on single positions and ``batched_repeats`` on
-    ``batch`` positions, the agents interleaved call by call. The ``references`` (None: those of
-    :data:`REFERENCES` the game has) are timed too.
+    ``batch`` positions, the agents interleaved call by call. The ``references`` (None: the game's
+    kit's ``baselines``, the agents Table 5.1's speed-ups are relative to) are timed too.
 
     ``python_lookahead``: depths N of the kit's ``plain_lookahead`` timed as extra rows
     ``"<N>steplA (plain Python)"`` (``repeats`` single calls, one loop over ``python_boards`` boards).
@@ -203,8 +200,7 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
         raise ValueError("no agents to time")
     game_id = played.pop()
     if references is None:
-        known = {n.lower() for n in registry.known_names(game_id)}
-        references = tuple(r for r in REFERENCES if registry.in_game(r, game_id).lower() in known)
+        references = tuple(registry.in_game(r, game_id) for r in games.kit_of(game_id).baselines)
     ref_labels, added = [], []
     for ref in references:
         ref_agent = registry.load(ref)

@@ -18,7 +18,7 @@ from jax import Array
 from c4jax import games
 from c4jax.agents import registry
 from c4jax.evaluation import lockstep
-from c4jax.evaluation.field import REFERENCE_AGENTS, default_agents  # noqa: F401
+from c4jax.evaluation.field import default_agents  # noqa: F401
 from c4jax.io import devices as devs
 from c4jax.io.metadata import UNNAMED_GAME
 from c4jax.io.progress import bar as progress_bar

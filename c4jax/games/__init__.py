@@ -70,7 +70,7 @@ def card_of(name: str) -> GameCard:
     kit = _registered(name)
     return GameCard(title=kit.title, num_actions=kit.game.num_actions, cnet=kit.cnet,
                     random_start=kit.random_start is not None, symmetric=bool(kit.symmetries), yardstick=kit.yardstick,
-                    reference_agents=kit.reference_agents, reference=kit.reference, teacher=kit.teacher,
+                    reference_agents=kit.reference_agents, reference=kit.reference, baselines=kit.baselines, teacher=kit.teacher,
                     view=kit.view, defaults=kit.defaults)
 
 

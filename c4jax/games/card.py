@@ -10,8 +10,8 @@ from typing import Any, Mapping
 
 @dataclass(frozen=True)
 class GameCard:
-    """``title``, ``cnet``, ``yardstick``, ``reference_agents``, ``reference``, ``teacher``, ``view``,
-    ``defaults``: the kit's fields of those names; ``num_actions``: the game's; ``random_start``,
+    """``title``, ``cnet``, ``yardstick``, ``reference_agents``, ``reference``, ``baselines``, ``teacher``,
+    ``view``, ``defaults``: the kit's fields of those names; ``num_actions``: the game's; ``random_start``,
     ``symmetric``: whether the kit has a ``random_start`` and ``symmetries``."""
 
     title: str
@@ -22,6 +22,7 @@ class GameCard:
     yardstick: bool = False
     reference_agents: tuple[str, ...] = ("random",)
     reference: str | None = None
+    baselines: tuple[str, ...] = ()
     teacher: str = "mcts100"
     view: str | None = None
     defaults: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=lambda: MappingProxyType({}),
@@ -39,4 +40,4 @@ class GameCard:
     def kit_fields(self) -> dict[str, Any]:
         """The fields a kit takes from its card."""
         return dict(title=self.title, cnet=self.cnet, yardstick=self.yardstick, reference_agents=self.reference_agents,
-                    reference=self.reference, teacher=self.teacher, view=self.view, defaults=self.defaults)
+                    reference=self.reference, baselines=self.baselines, teacher=self.teacher, view=self.view, defaults=self.defaults)

@@ -136,6 +136,7 @@ class GameKit:
     yardstick: bool = False
     reference_agents: tuple[str, ...] = ("random",)
     reference: str | None = None
+    baselines: tuple[str, ...] = ()
     other_observation: Callable[[Any], Array] | None = None
     match: MatchRules = MatchRules()
     observation_range: tuple[Any, Any] | None = field(default=None, compare=False)

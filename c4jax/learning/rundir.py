@@ -26,7 +26,7 @@ class SeedRun:
 
     def __init__(self, out: Path, seed: int, meta: dict, counters: dict, resume: bool, after_step: int | None,
                  write: bool = True, trackers: tuple[str, ...] = (), group: str | None = None,
-                 rule: selection.Rule = selection.Rule(), select_by: str = "1steplA"):
+                 *, rule: selection.Rule, select_by: str):
         self.out, self.seed, self.meta, self.loop, self.write = out, seed, meta, counters, write
         self.rule, self.select_by = rule, select_by
         self.log = runlog.RunLog(out, resume=resume, after_step=after_step, write=write, track=trackers,

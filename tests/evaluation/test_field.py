@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from c4jax import agents
+from c4jax import agents, games
 from c4jax.evaluation import field
 from c4jax.io import checkpoint
 
@@ -11,8 +11,16 @@ def test_default_field_is_the_references_then_the_shipped_agents_in_the_registry
     root = agents.checkpoints_dir()
     shipped = [n for n in agents.known_names() if (root / n / checkpoint.METADATA_FILE).is_file()]
     got = field.default_agents()
-    assert got[:2] == field.REFERENCE_AGENTS
-    assert list(dict.fromkeys(s.split(":")[0] for s in got[2:])) == shipped and shipped
+    baselines = games.card_of(games.DEFAULT).baselines
+    assert got[:len(baselines)] == baselines == ("1steplA", "2steplA")  # the thesis' field
+    assert list(dict.fromkeys(s.split(":")[0] for s in got[len(baselines):])) == shipped and shipped
+
+
+def test_another_games_field_is_its_shipped_agents_by_their_in_game_names():
+    got = field.default_agents("checkers")
+    assert got and all(s.startswith("checkers/") for s in got)
+    for spec in got:
+        agents.load(spec)  # every name of the field loads
 
 
 def test_shipped_names_are_the_registry_names_of_agent_folders(tmp_path, monkeypatch):
@@ -26,4 +34,4 @@ def test_shipped_names_are_the_registry_names_of_agent_folders(tmp_path, monkeyp
     assert shipped.checkpoints_dir() == tmp_path
     assert shipped.names() == ["A_agent", "b_agent"]
     assert shipped.names_for("checkers") == ["checkers/c_agent"]
-    assert field.default_agents() == field.REFERENCE_AGENTS  # metadata without a format_version is no checkpoint
+    assert field.default_agents() == games.card_of(games.DEFAULT).baselines  # metadata without a format_version is no checkpoint

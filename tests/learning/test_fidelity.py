@@ -249,7 +249,7 @@ def test_target_reset_with_the_old_network_rule():
 
 def _decisions(tmp_path, wins, **rule):
     run = rundir.SeedRun(tmp_path, 0, {"name": "t"}, selection.new_counters(), False, None,
-                         rule=selection.Rule(revert_drop=0.08, **rule))
+                         rule=selection.Rule(revert_drop=0.08, **rule), select_by="1steplA")
     out = []
     for i, w in enumerate(wins):
         out.append(run.record(i, {"eval/vs_1steplA": w}, {"w": jnp.zeros(1)}, 0.0))

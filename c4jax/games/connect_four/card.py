@@ -15,6 +15,7 @@ CARD = GameCard(
     yardstick=True,
     reference_agents=("random", "1steplA"),
     reference="1steplA",  # the thesis' yardstick of training progress
+    baselines=("1steplA", "2steplA"),  # the thesis' tournament field starts with them; Table 5.1 times against them
     teacher="1steplA",  # the supervised stage imitates 1StepLA
     view="c4jax.games.connect_four.view",  # the play UI's page and watch's drawings
     defaults=MappingProxyType({"alphazero": MappingProxyType({"run": MappingProxyType(dict(
