@@ -100,6 +100,26 @@ def test_the_picture_has_a_polygon_per_cell_the_links_and_the_sides(hex_game, tm
     assert image.size == (round(60 * view.geometry.width), 30 + round(60 * view.geometry.height))
 
 
+def test_watch_prints_and_draws_the_hex_board(hex_game, tmp_path, capsys):
+    from PIL import Image
+
+    from c4jax.cli import watch
+
+    svg, gif = tmp_path / "hex.svg", tmp_path / "hex.gif"
+    watch.main(watch.Args("hex/random", "hex/random", game="hex", every=True, svg=svg, gif=gif, seconds=0.25))
+    out = capsys.readouterr().out
+    assert out.startswith("Hex: A hex/random (Red, first) vs B hex/random (Blue)")
+    assert ". . .\n . . .\n  . . ." in out  # the start position, rows shifted
+    root = ET.fromstring(svg.read_text())
+    frames = int(root.get("data-frames"))
+    cell = lambda e: e.tag.endswith("polygon") and e.get("class") == "cell"  # noqa: E731
+    shared = sum(cell(e) for e in root)  # drawn once for every frame
+    groups = [g for g in root if g.get("class", "").startswith("frame")]
+    assert len(groups) == frames and all(shared + sum(map(cell, g)) == N * N for g in groups)
+    with Image.open(gif) as image:
+        assert image.n_frames == frames
+
+
 # --------------------------------------------------------------------------- the play UI
 
 @pytest.fixture(scope="module")
