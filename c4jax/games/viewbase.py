@@ -19,7 +19,8 @@ A position of the play API has ``ply``, ``board`` (rows of ints in the viewer's 
 pieces, < 0 the opponent's, ``abs`` a key of ``PAGE["pieces"]``), ``to_move`` (``"human"``, ``"agent"`` or
 None), ``status`` (``human_turn``, ``agent_turn``, ``human_won``, ``agent_won``, ``draw``), ``legal_moves``
 (each ``{"action", "to": [row, col]}``, with ``"from"`` for a move of a piece), ``marked``, ``taken``,
-``scores`` and ``values``. :class:`GridView` is the whole view of a game on a grid of cells."""
+``scores`` and ``values``. :class:`GridView` is the whole view of a game on a grid of cells, drawn as
+squares or, given a :class:`~c4jax.games.geometry.Geometry`, as the cells, links and sides it places."""
 
 from __future__ import annotations
 
