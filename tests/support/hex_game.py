@@ -26,7 +26,7 @@ CELLS = N * N
 ROW, COL = jnp.arange(CELLS) // N, jnp.arange(CELLS) % N
 # cells that touch on a Hex board: (r, c±1), (r±1, c), (r-1, c+1), (r+1, c-1)
 DR, DC = ROW[:, None] - ROW[None, :], COL[:, None] - COL[None, :]
-TOUCH = ((jnp.abs(DR) + jnp.abs(DC) == 1) | ((DR == -DC) & (jnp.abs(DR) == 1))).astype(jnp.int32)
+TOUCH = ((jnp.abs(DR) + jnp.abs(DC) == 1) | ((DR == -DC) & (jnp.abs(DR) == 1))).astype(jnp.float32)
 
 
 @struct.dataclass
@@ -43,7 +43,7 @@ def joined(own, start, goal):
     """Whether the stones ``own`` join a cell of ``start`` to one of ``goal`` (bool[9] each)."""
     reach = own & start
     for _ in range(CELLS):
-        reach = own & (reach | (TOUCH @ reach.astype(jnp.int32) > 0))
+        reach = own & (reach | (TOUCH @ reach.astype(jnp.float32) > 0))  # float: ONNX Runtime multiplies no ints
     return jnp.any(reach & goal)
 
 
