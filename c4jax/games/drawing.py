@@ -46,6 +46,20 @@ class Polygon:
     fill: str
     cls: str = ""
     data: tuple[tuple[str, str], ...] = ()
+    stroke: str | None = None
+    stroke_width: float = 0.0
+
+
+@dataclass(frozen=True)
+class Line:
+    x1: float
+    y1: float
+    x2: float
+    y2: float
+    stroke: str
+    stroke_width: float = 1.0
+    cls: str = ""
+    data: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -61,7 +75,7 @@ class Text:
     data: tuple[tuple[str, str], ...] = ()
 
 
-Shape = Rect | Circle | Polygon | Text
+Shape = Rect | Circle | Polygon | Line | Text
 
 
 @dataclass(frozen=True)
@@ -106,6 +120,10 @@ def shape_svg(shape: Shape) -> str:
     if isinstance(shape, Polygon):
         points = " ".join(f"{_num(x)},{_num(y)}" for x, y in shape.points)
         return f"<polygon{_attrs([('points', points)] + _paint(shape) + _common(shape))}/>"
+    if isinstance(shape, Line):
+        geo = [("x1", _num(shape.x1)), ("y1", _num(shape.y1)), ("x2", _num(shape.x2)), ("y2", _num(shape.y2)),
+               ("stroke", shape.stroke), ("stroke-width", _num(shape.stroke_width)), ("stroke-linecap", "round")]
+        return f"<line{_attrs(geo + _common(shape))}/>"
     if isinstance(shape, Text):
         attrs = [("x", _num(shape.x)), ("y", _num(shape.y)), ("font-size", _num(shape.size)),
                  ("font-family", FONT), ("text-anchor", shape.anchor), ("fill", shape.fill),
@@ -221,7 +239,12 @@ def to_image(scene: Scene, scale: float = 1.0):
             draw.ellipse(box, fill=fill, outline=shape.stroke,
                          width=max(1, round(shape.stroke_width * s)) if shape.stroke else 0)
         elif isinstance(shape, Polygon):
-            draw.polygon([(x * s, y * s) for x, y in shape.points], fill=shape.fill)
+            outline = {"outline": shape.stroke, "width": max(1, round(shape.stroke_width * s))} if shape.stroke else {}
+            draw.polygon([(x * s, y * s) for x, y in shape.points], fill=None if shape.fill == "none" else shape.fill,
+                         **outline)
+        elif isinstance(shape, Line):
+            draw.line([shape.x1 * s, shape.y1 * s, shape.x2 * s, shape.y2 * s], fill=shape.stroke,
+                      width=max(1, round(shape.stroke_width * s)))
         elif isinstance(shape, Text):
             draw.text((shape.x * s, shape.y * s), shape.text, fill=shape.fill, font=_font(shape.size * s),
                       anchor=anchors[shape.anchor])

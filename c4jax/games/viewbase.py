@@ -19,10 +19,12 @@ A position of the play API has ``ply``, ``board`` (rows of ints in the viewer's 
 pieces, < 0 the opponent's, ``abs`` a key of ``PAGE["pieces"]``), ``to_move`` (``"human"``, ``"agent"`` or
 None), ``status`` (``human_turn``, ``agent_turn``, ``human_won``, ``agent_won``, ``draw``), ``legal_moves``
 (each ``{"action", "to": [row, col]}``, with ``"from"`` for a move of a piece), ``marked``, ``taken``,
-``scores`` and ``values``. :class:`GridView` is the whole view of a game on a grid of cells."""
+``scores`` and ``values``. :class:`GridView` is the whole view of a game on a grid of cells, drawn as
+squares or, given a :class:`~c4jax.games.geometry.Geometry`, as the cells, links and sides it places."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Sequence
@@ -32,6 +34,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from c4jax.games import base, drawing
+from c4jax.games.geometry import Geometry
+
+SIDE_COLOURS = ("#a4161a", "#2457c5")  # a geometry's sides of player 0 and 1 in pictures (the page's x and o)
 
 
 class MoveError(ValueError):
@@ -111,7 +116,7 @@ def movetext(record: list[Move], numbered: bool = True) -> str:
 
 def page(rows: int, cols: int, *, sides=("", ""), board: str = "lines", click: str = "cell", pieces=None, seats=None,
          scores: str = "actions", score_place: str = "target", drop: bool = False, keys: bool = False,
-         record: str | None = None, action: str = "cell", texts=None) -> dict:
+         record: str | None = None, action: str = "cell", texts=None, geometry: dict | None = None) -> dict:
     """The play page's description of a game (a view's ``PAGE``):
 
     ``rows`` x ``cols`` cells; ``sides``: the players' names; ``board``: ``"plate"``, ``"squares"`` or
@@ -120,10 +125,15 @@ def page(rows: int, cols: int, *, sides=("", ""), board: str = "lines", click: s
     ``seats``: the class of player 0's and 1's pieces (None: viewer's and opponent's); ``scores``: per
     ``"actions"`` or per ``"legal"`` move; ``score_place``: ``"header"`` or ``"target"``; ``drop``: pieces
     fall from the top; ``record``: the move list's heading (None: none); ``action``: what a move is called;
-    ``texts``: templates of the status lines and legend (the missing ones: :data:`TEXTS`)."""
-    return {"rows": rows, "cols": cols, "sides": list(sides), "board": board, "click": click, "pieces": pieces or {"1": "disc"},
-            "seats": list(seats) if seats else None, "scores": scores, "score_place": score_place, "drop": drop,
-            "keys": keys, "record": record, "action": action, "texts": {**TEXTS, **(texts or {})}}
+    ``texts``: templates of the status lines and legend (the missing ones: :data:`TEXTS`); ``geometry``: where
+    the cells are (:meth:`c4jax.games.geometry.Geometry.json`, with ``click="cell"``; None: a grid of squares,
+    and the description has no ``"geometry"`` key)."""
+    out = {"rows": rows, "cols": cols, "sides": list(sides), "board": board, "click": click, "pieces": pieces or {"1": "disc"},
+           "seats": list(seats) if seats else None, "scores": scores, "score_place": score_place, "drop": drop,
+           "keys": keys, "record": record, "action": action, "texts": {**TEXTS, **(texts or {})}}
+    if geometry is not None:
+        out["geometry"] = geometry
+    return out
 
 
 TEXTS = {
@@ -143,9 +153,15 @@ TEXTS = {
 class GridView:
     """The whole view of a game on a grid, from its observations: ``[H, W]`` (+1 the mover's pieces,
     -1 the opponent's) or ``[H, W, C]`` (planes 0 and 1); an action is a cell (``H * W``, row by row) or a
-    column (``W``). Moves are named by cells, ``a1`` bottom left."""
+    column (``W``). Moves are named by cells, ``a1`` bottom left.
 
-    def __init__(self, game, name: str, *, sides=("X", "O"), page_options=None):
+    ``geometry`` (:class:`c4jax.games.geometry.Geometry`, games whose actions are cells only): where the cells
+    are drawn, in the page (``PAGE["geometry"]``), in :meth:`render` (one character per cell, at its position)
+    and in :meth:`scene`; None: a grid of squares. ``page_options``: arguments of :func:`page` that replace
+    the view's own (e.g. ``pieces``, ``seats``, ``board``). ``ValueError`` for actions that are neither cells
+    nor columns, or a geometry of a game played by columns."""
+
+    def __init__(self, game, name: str, *, sides=("X", "O"), geometry: Geometry | None = None, page_options=None):
         shape = tuple(game.observation_shape)
         self.GAME, self.NAME, self.SIDES = game, name, tuple(sides)
         self.rows, self.cols = shape[0], shape[1]
@@ -157,13 +173,17 @@ class GridView:
         else:
             raise ValueError(f"{game.id}: {game.num_actions} actions are neither the cells nor the columns of a "
                              f"{self.rows} x {self.cols} board")
+        if geometry is not None and click != "cell":
+            raise ValueError(f"{game.id}: a geometry places cells, and its actions are columns")
+        self.geometry = geometry
         self.DEFAULT_OPPONENTS = ()
         self.MOVES_UNIT, self.NUMBERED, self.WRAP = f"{self.ACTION}s", True, 56
         texts = {"turn": "Your turn ({side}) — click a {action}.",
                  "start_human": "You play {side} and move first.", "start_agent": "You play {side}: {agent} moves first…"}
-        self.PAGE = page(self.rows, self.cols, sides=self.SIDES, click=click, pieces={"1": "mark"}, seats=("x", "o"),
-                         score_place="target" if click == "cell" else "header", action=self.ACTION, record="Moves",
-                         texts=texts, **(page_options or {}))
+        options = {"sides": self.SIDES, "click": click, "pieces": {"1": "mark"}, "seats": ("x", "o"),
+                   "score_place": "target" if click == "cell" else "header", "action": self.ACTION, "record": "Moves",
+                   "texts": texts, "geometry": None if geometry is None else geometry.json()}
+        self.PAGE = page(self.rows, self.cols, **{**options, **(page_options or {})})
 
     # ---- moves
     def _cell(self, action: int, board=None) -> list[int]:
@@ -261,13 +281,24 @@ class GridView:
     def render(self, state) -> str:
         board = self._player_board(state, 0)
         marks = {1: self.SIDES[0][:1], -1: self.SIDES[1][:1]}
-        return "\n".join(" ".join(marks.get(int(np.sign(v)), ".") for v in row) for row in board)
+        if self.geometry is None:
+            return "\n".join(" ".join(marks.get(int(np.sign(v)), ".") for v in row) for row in board)
+        # one line per height of cell centres, two characters per board unit across
+        places = {cell: (round(y, 3), math.floor(2 * x + 0.5 + 1e-9)) for cell, (x, y) in self.geometry.cells.items()}
+        heights = sorted({y for y, _ in places.values()})
+        left = min(x for _, x in places.values())
+        lines = [[" "] * (max(x for _, x in places.values()) - left + 1) for _ in heights]
+        for (r, c), (y, x) in places.items():
+            lines[heights.index(y)][x - left] = marks.get(int(np.sign(board[r][c])), ".")
+        return "\n".join("".join(line).rstrip() for line in lines)
 
     def scene(self, state, before=None, action: int | None = None, caption: str | None = None) -> drawing.Scene:
         size, top = 60, 30
         board = self._player_board(state, 0)
         shapes: list = []
         marked = None if action is None else self._cell(int(action), board)
+        if self.geometry is not None:
+            return self._geometry_scene(board, marked, caption)
         for r in range(self.rows):
             for c in range(self.cols):
                 fill = "#ffe98a" if marked == [r, c] else "#ffffff"
@@ -279,3 +310,31 @@ class GridView:
         if caption:
             shapes.append(drawing.Text(self.cols * size / 2, 20, caption, 14))
         return drawing.Scene(self.cols * size, top + self.rows * size, tuple(shapes), title=self.NAME)
+
+    def _geometry_scene(self, board, marked, caption) -> drawing.Scene:
+        """The scene on :attr:`geometry`: its cells (one polygon each, circles for ``"circle"``), links and
+        sides (lines; a side's ``data-player``), then the pieces' marks."""
+        g, unit, top = self.geometry, 60, 30
+        shapes: list = []
+        for (r, c), (x, y) in g.cells.items():
+            fill = "#ffe98a" if marked == [r, c] else "#ffffff"
+            data = (("cell", f"{r}-{c}"),)
+            if g.shape == "circle":
+                shapes.append(drawing.Circle(x * unit, top + y * unit, 0.4 * unit, fill, drawing.INK, 2, "cell", data))
+            else:
+                points = tuple((px, top + py) for px, py in g.outline((r, c), unit))
+                shapes.append(drawing.Polygon(points, fill, "cell", data, drawing.INK, 2))
+        at = lambda cell: (g.cells[cell][0] * unit, top + g.cells[cell][1] * unit)  # noqa: E731
+        shapes += [drawing.Line(*at(a), *at(b), "#9aa1ad", 1.5, "link") for a, b in g.links]
+        shapes += [drawing.Line(a[0] * unit, top + a[1] * unit, b[0] * unit, top + b[1] * unit, SIDE_COLOURS[p], 6,
+                                "side", (("player", str(p)),)) for p, a, b in g.sides]
+        for (r, c), (x, y) in g.cells.items():
+            v = int(np.sign(board[r][c]))
+            if v:
+                player = 0 if v > 0 else 1
+                shapes.append(drawing.Text(x * unit, top + (y + 0.2) * unit, self.SIDES[player][:1], unit * 0.5,
+                                           SIDE_COLOURS[player], bold=True))
+        width, height = round(g.width * unit), top + round(g.height * unit)
+        if caption:
+            shapes.append(drawing.Text(width / 2, 20, caption, 14))
+        return drawing.Scene(width, height, tuple(shapes), title=self.NAME)

@@ -1,8 +1,8 @@
 """The example games of docs/guide/extend.md, "Adding a game", as the guide prints them: each code block of
 that section whose first line is ``# <package>/<file>.py`` is a file of that game's package.
 
-``registered(root, package, game_id)`` writes a package's files under ``root`` with an empty
-``__init__.py``, registers the game (``games.GAMES[game_id] = "<package>.kit:KIT"``, the guide's
+``registered(root, package, game_id)`` writes a package's files (the guide's, or ``files``) under ``root`` with an
+empty ``__init__.py``, registers the game (``games.GAMES[game_id] = "<package>.kit:KIT"``, the guide's
 registry line) and undoes both on exit.
 """
 
@@ -35,9 +35,10 @@ def guide_files(package: str) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def registered(root: Path, package: str, game_id: str):
-    """The guide's game ``package`` written under ``root`` and registered as ``game_id``; yields its game."""
-    for rel, text in guide_files(package).items():
+def registered(root: Path, package: str, game_id: str, files: dict[str, str] | None = None):
+    """The guide's game ``package`` (or ``files``, ``{"<package>/<file>.py": text}``) written under ``root`` and
+    registered as ``game_id``; yields its game."""
+    for rel, text in (files or guide_files(package)).items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     (root / package / "__init__.py").touch()

@@ -2,8 +2,10 @@
 // "page", c4jax/games/viewbase.py page()) and a position of the play API.
 //
 // A board is rows x cols cells of CELL units, under a header row of scores where the page puts
-// them there. Pieces are discs, men, kings or marks; a move is a click on a column, on a cell, or
-// on a piece and then a cell. Clicks land on a transparent layer of columns or cells on top.
+// them there; or, when the page has a "geometry" (c4jax/games/geometry.py), its cells (squares,
+// hexagons or circles) at their centres, with its links and the players' sides. Pieces are discs,
+// men, kings or marks; a move is a click on a column, on a cell, or on a piece and then a cell.
+// Clicks land on a transparent layer of columns or cells on top.
 "use strict";
 
 export const CELL = 100, HEADER = 90, SCORE_Y = 58, SCORE_Y_WITH_VALUE = 38;
@@ -43,7 +45,10 @@ export class Board {
     root.replaceChildren();
     const header = page.score_place === "header" ? HEADER : 0;
     this.top = header;
-    const width = page.cols * CELL, height = header + page.rows * CELL;
+    const geo = this.geo = page.geometry || null;
+    // each cell's centre in the geometry (CELL per board unit)
+    this.centres = new Map(geo ? geo.cells.map((g) => [`${g.cell[0]},${g.cell[1]}`, [g.x * CELL, header + g.y * CELL]]) : []);
+    const width = (geo ? geo.width : page.cols) * CELL, height = header + (geo ? geo.height : page.rows) * CELL;
     root.setAttribute("viewBox", `0 0 ${width} ${height}`);
     root.setAttribute("class", `board ${page.board}`);
     const layer = (id) => svg("g", { id }, root);
@@ -56,6 +61,24 @@ export class Board {
       this.pieces = layer("pieces");
       svg("rect", { class: "plate", x: 0, y: header, width, height: page.rows * CELL, rx: 18, mask: "url(#holes)" }, root);
       this.marks = layer("marks");
+    } else if (geo) {
+      this.squares = layer("squares");
+      this.scores = layer("scores");
+      for (const { cell: [r, c] } of geo.cells) {
+        const dark = page.board === "squares" && (r + c) % 2 === 1;
+        this.cellShape(r, c, { class: page.board === "squares" ? (dark ? "dark" : "light") : "grid-cell",
+                               "data-cell": `${r}-${c}` }, this.squares);
+      }
+      for (const [[r1, c1], [r2, c2]] of geo.links) {
+        const [x1, y1] = this.xy(r1, c1), [x2, y2] = this.xy(r2, c2);
+        svg("line", { x1, y1, x2, y2, class: "link" }, this.squares);
+      }
+      geo.sides.forEach((s, i) => svg("line", {
+        x1: s.from[0] * CELL, y1: header + s.from[1] * CELL, x2: s.to[0] * CELL, y2: header + s.to[1] * CELL,
+        class: `side ${page.seats ? page.seats[s.player] : `p${s.player}`}`, "data-testid": `side-${i}`,
+        "data-player": s.player }, this.squares));
+      this.marks = layer("marks");
+      this.pieces = layer("pieces");
     } else {
       this.squares = layer("squares");
       this.scores = layer("scores");
@@ -79,17 +102,37 @@ export class Board {
                       "data-col": c, role: "button", "aria-label": `play in column ${c + 1}` }, hits)
           .addEventListener("click", () => onColumn(c));
     } else {
-      for (let r = 0; r < page.rows; r++)
-        for (let c = 0; c < page.cols; c++)
-          svg("rect", { x: c * CELL, y: header + r * CELL, width: CELL, height: CELL, class: "cell",
-                        "data-testid": `cell-${r}-${c}`, role: "button", "aria-label": `cell ${r + 1}, ${c + 1}` }, hits)
-            .addEventListener("click", () => onCell(r, c));
+      // the cells a click lands on, in the order of the hits' elements
+      this.hitCells = geo ? geo.cells.map((g) => g.cell)
+        : Array.from({ length: page.rows * page.cols }, (_, i) => [Math.floor(i / page.cols), i % page.cols]);
+      for (const [r, c] of this.hitCells) {
+        const attrs = { class: "cell", "data-testid": `cell-${r}-${c}`, role: "button",
+                        "aria-label": `cell ${r + 1}, ${c + 1}` };
+        (geo ? this.cellShape(r, c, attrs, hits)
+          : svg("rect", { x: c * CELL, y: header + r * CELL, width: CELL, height: CELL, ...attrs }, hits))
+          .addEventListener("click", () => onCell(r, c));
+      }
     }
     this.hits = hits;
   }
 
   x(c) { return c * CELL + CELL / 2; }
   y(r) { return this.top + r * CELL + CELL / 2; }
+  // The centre of cell (r, c): the geometry's, else its square's.
+  xy(r, c) { return this.centres.get(`${r},${c}`) || [this.x(c), this.y(r)]; }
+
+  // The outline of the geometry's cell (r, c): a hexagon (pointy-top, CELL across its flat sides), a square
+  // or a circle (CELL * 0.8 across), with ``attrs``.
+  cellShape(r, c, attrs, parent) {
+    const [x, y] = this.xy(r, c), shape = this.geo.shape;
+    if (shape === "circle") return svg("circle", { cx: x, cy: y, r: 0.4 * CELL, ...attrs }, parent);
+    if (shape === "square")
+      return svg("rect", { x: x - CELL / 2, y: y - CELL / 2, width: CELL, height: CELL, ...attrs }, parent);
+    const R = CELL / Math.sqrt(3);
+    const points = [-90, -30, 30, 90, 150, 210].map((a) => a * Math.PI / 180)
+      .map((a) => `${(x + R * Math.cos(a)).toFixed(1)},${(y + R * Math.sin(a)).toFixed(1)}`).join(" ");
+    return svg("polygon", { points, ...attrs }, parent);
+  }
 
   // The header: per column its number, the agent's score, a search agent's value under it, and the solver's verdict.
   buildHeader() {
@@ -112,7 +155,7 @@ export class Board {
     if (seat) cls.push(seat);
     const attrs = { class: cls.join(" "), "data-testid": `piece-${r}-${c}`, "data-owner": owner,
                     "data-king": String(shape === "king") };
-    const x = this.x(c), y = this.y(r);
+    const [x, y] = this.xy(r, c);
     let node;
     if (shape === "disc") node = svg("circle", { ...attrs, cx: x, cy: y, r: 43 }, this.pieces);
     else {
@@ -161,8 +204,8 @@ export class Board {
       if (movable.some((m) => sameCell(m, [r, c]))) node.classList.add("movable");
       if (v.playable && sameCell(v.selected, [r, c])) node.classList.add("selected");
     }));
-    if (pos.jumper) svg("circle", { cx: this.x(pos.jumper[1]), cy: this.y(pos.jumper[0]), r: 45, class: "jumper" },
-                        this.pieces);
+    if (pos.jumper) svg("circle", { cx: this.xy(...pos.jumper)[0], cy: this.xy(...pos.jumper)[1], r: 45,
+                                    class: "jumper" }, this.pieces);
 
     // the last move's cells, what it took, a winning line
     this.marks.replaceChildren();
@@ -171,23 +214,24 @@ export class Board {
         if (!sameCell(newest, [r, c])) continue;
         svg("circle", { cx: this.x(c), cy: this.y(r), r: 8, "data-testid": "last-move",
                         class: fall ? "last-move after-fall" : "last-move" }, this.marks);
-      } else svg("rect", { x: c * CELL, y: this.top + r * CELL, width: CELL, height: CELL, class: "last-cell",
+      } else if (this.geo) this.cellShape(r, c, { class: "last-cell", "data-testid": "last-move" }, this.marks);
+      else svg("rect", { x: c * CELL, y: this.top + r * CELL, width: CELL, height: CELL, class: "last-cell",
                            "data-testid": "last-move" }, this.marks);
     }
     for (const [r, c] of pos.taken || []) {
-      const x = this.x(c), y = this.y(r);
+      const [x, y] = this.xy(r, c);
       svg("path", { d: `M ${x - 14} ${y - 14} L ${x + 14} ${y + 14} M ${x + 14} ${y - 14} L ${x - 14} ${y + 14}`,
                     class: "taken" }, this.marks);
     }
     for (const [r, c] of pos.winning_cells || [])
-      svg("circle", { cx: this.x(c), cy: this.y(r), r: 30, class: "win-mark", "data-testid": "win-mark" }, this.marks);
+      svg("circle", { cx: this.xy(r, c)[0], cy: this.xy(r, c)[1], r: 30, class: "win-mark", "data-testid": "win-mark" }, this.marks);
 
     // the moves on offer and their scores on their cells: the selected piece's, or every legal move
     this.targets.replaceChildren();
     if (page.score_place === "target" || fromTo) {
       (pos.legal_moves || []).forEach((m, i) => {
         if (fromTo && !(v.playable && sameCell(m.from, v.selected))) return;
-        const x = this.x(m.to[1]), y = this.y(m.to[0]);
+        const [x, y] = this.xy(m.to[0], m.to[1]);
         if (fromTo)
           svg("circle", { cx: x, cy: y, r: 16, class: "target", "data-testid": `target-${m.to[0]}-${m.to[1]}`,
                           "data-action": m.action, "data-pdn": m.pdn || "" }, this.targets);
@@ -205,8 +249,8 @@ export class Board {
       this.hits.querySelectorAll("rect").forEach((rect, c) =>
         rect.classList.toggle("disabled", !moves.some((m) => m.to[1] === c)));
     else  // each cell's square number, the action a click there plays, whether the piece picked goes there
-      this.hits.querySelectorAll("rect").forEach((rect, i) => {
-        const cell = [Math.floor(i / page.cols), i % page.cols], n = v.squares ? v.squares[cell[0]][cell[1]] : null;
+      Array.from(this.hits.children).forEach((rect, i) => {
+        const cell = this.hitCells[i], n = v.squares ? v.squares[cell[0]][cell[1]] : null;
         const move = !fromTo && moves.find((m) => sameCell(m.to, cell));
         if (n === null || n === undefined) rect.removeAttribute("data-square"); else rect.dataset.square = n;
         if (move) rect.dataset.action = move.action; else rect.removeAttribute("data-action");
