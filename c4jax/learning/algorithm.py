@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from types import MappingProxyType
-from typing import Any, Hashable, Mapping
+from typing import Any, Callable, Hashable, Mapping
 
 from jax import Array
 
@@ -68,6 +68,13 @@ class Algorithm:
     def chunk_of(self, units):
         """A shorter :meth:`chunk` of ``units`` (what :meth:`short_block` returns, hashable)."""
         raise NotImplementedError
+
+    def capped(self, budget: int, units=None) -> Callable | None:
+        """:meth:`chunk` (``units``: :meth:`chunk_of`) for a vmapped run, jitted, in which no seed updates past
+        ``budget``; ``None`` where the plain one already guarantees it: its blocks make the same updates on
+        every seed, so seeds that start level stay level. The default: ``None``."""
+        del budget, units
+        return None
 
     def block_end(self, updates: int) -> int:
         """The updates after a full chunk from ``updates`` (at most)."""

@@ -258,7 +258,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
         state, old_params, counters = _resume_state(algo, out, state, old_params, seeds, cfg.game, write)
     elif write:  # a new run: an older run's state must not become the fallback of this one's
         hostrun.clear_state(out, portable.PORTABLE)
-    chunk, state = make_chunk(algo, k_seeds, placement, state)  # a resumed run: onto any number of devices
+    chunk, state = make_chunk(algo, k_seeds, placement, state, budget=total)  # a resumed run: onto any devices
     if placement.mesh is not None:
         old_params = devices.put(old_params, jax.tree.map(lambda s: s.sharding, state.params))
     updates_of = lambda st: np.asarray(devices.to_host(st.updates))  # noqa: E731  [K]
@@ -285,16 +285,19 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     cpu_start = time.process_time() - counters.get("cpu_s", 0.0)  # a state saved without it: from this segment on
     first = write  # the first chunk and evaluation of this process compile their programs: say so once
     while updates_of(state).min() < total:
-        before = int(updates_of(state).min())
+        done = updates_of(state) >= total  # [K] seeds at the budget: kept as they are, no row logged
+        before, held = int(updates_of(state).min()), state
         with hostrun.compiling("the training program", algo.name, bar, first):
             if algo.block_end(before) <= total:
                 state, metrics = chunk(state)
             else:  # the last block, shortened to end at the budget (a chunk of its own, compiled once)
                 units = algo.short_block(seed_slice(state, 0), total - before)
-                short, state = make_chunk(algo, k_seeds, placement, state, units)
+                short, state = make_chunk(algo, k_seeds, placement, state, units, budget=total)
                 state, metrics = short(state)
                 if int(updates_of(state).min()) == before:  # no update is left to make (self-play left none)
                     break
+        if done.any():
+            state = where_seeds(done, held, state)
         params, updates = algo.playing_params(state), updates_of(state)
         with hostrun.compiling("the evaluation matches", algo.name, bar, first):
             evaluated = evaluate(agent_of, algo.name, params, old_params, seeds, [r.loop["evals"] for r in runs], cfg,
@@ -305,6 +308,10 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
         saved = algo.saved_params(saved)
         decisions, rows = [], []
         for k, r in enumerate(runs):
+            if done[k]:
+                decisions.append(None)
+                rows.append(r.last_row())
+                continue
             row = metrics_row(metrics, k, evaluated[k])
             decisions.append(r.record(int(updates[k]), row, seed_slice(saved, k), wall, cpu))
             rows.append(row)

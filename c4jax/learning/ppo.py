@@ -98,12 +98,20 @@ class PPO(onpolicy.OnPolicy):
         state = state.replace(params=params, opt_state=opt_state, key=key, updates=state.updates + updates)
         return state, {**metrics, **stats, **more}
 
-    def _chunk(self, state, units: int | None = None):
-        """``buffers_per_eval`` buffers, or the buffers that make ``units`` (or ``eval_updates``) updates at most."""
+    def capped(self, budget: int, units: int | None = None):
+        """The chunk stopping each seed at ``budget`` with whole-games buffers, whose updates (the minibatches
+        that hold samples) differ between seeds; ``None`` with streams, whose buffers make ``update_step`` each."""
+        if not self.collection.weighted:
+            return None
+        return jax.jit(partial(self._chunk, units=units, budget=budget))
+
+    def _chunk(self, state, units: int | None = None, budget: int | None = None):
+        """``buffers_per_eval`` buffers, or the buffers that make ``units`` (or ``eval_updates``) updates at most;
+        no update once ``state.updates`` reaches ``budget`` (``None``: no such stop)."""
         updates = self.eval_updates if units is None else units
-        if units is None and updates % self.update_step == 0:
+        if units is None and budget is None and updates % self.update_step == 0:
             state, m = jax.lax.scan(self._buffer, state, None, length=self.cfg.buffers_per_eval)
         else:
-            stop = state.updates + updates
+            stop = state.updates + updates if budget is None else jnp.minimum(state.updates + updates, budget)
             state, m = jax.lax.scan(partial(self._buffer, stop=stop), state, None, length=-(-updates // self.update_step))
         return state, self.collection.chunk_metrics(state, m)

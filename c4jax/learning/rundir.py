@@ -46,6 +46,10 @@ class SeedRun:
         self.loop["wall_s"] = wall_s
         return outcome.decision
 
+    def last_row(self) -> dict:
+        """The latest logged row without its ``step`` (a row is logged first)."""
+        return {k: v for k, v in self.log.rows[-1].items() if k != "step"}
+
     def finish(self, algo_name: str, extra_panels: Callable[[], list] | None) -> dict:
         """Close the log, write ``metrics.csv``, ``curves.png`` and ``summary.json``; returns the summary ({} on
         a process that does not write)."""

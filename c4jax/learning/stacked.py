@@ -4,7 +4,7 @@ chunk that advances all of them, on one device or a mesh (:mod:`c4jax.learning.p
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Callable
+from typing import Any, Callable, Hashable
 
 import jax
 import jax.numpy as jnp
@@ -24,12 +24,14 @@ def seed_slice(tree, k: int):
     return jax.tree.map(lambda x: x[k], tree)
 
 
-def make_chunk(algo: Algorithm, k_seeds: int, placement: Placement, state, units: int | None = None
-               ) -> tuple[Callable, Any]:
+def make_chunk(algo: Algorithm, k_seeds: int, placement: Placement, state, units: int | None = None,
+               budget: int | None = None) -> tuple[Callable, Any]:
     """``(chunk, state)``: the function advancing ``k_seeds`` stacked seeds to the next evaluation (``units``:
-    ``algo.chunk_of(units)``), and ``state`` placed on ``placement``'s devices (call ``chunk`` inside
-    ``placement.context()``)."""
-    fn = algo.chunk if units is None else algo.chunk_of(units)
+    ``algo.chunk_of(units)``), none of them past ``budget`` updates when ``k_seeds`` > 1 (``algo.capped``), and
+    ``state`` placed on ``placement``'s devices (call ``chunk`` inside ``placement.context()``)."""
+    capped = algo.capped(budget, units) if k_seeds > 1 and budget is not None else None
+    fn = capped if capped is not None else algo.chunk if units is None else algo.chunk_of(units)
+    units = units if capped is None else (units, budget)  # the compiled chunk's key
     if placement.mesh is None:
         return _seed_chunk(algo, k_seeds, fn, units), state
     shardings = placement.state_shardings(state, algo.batch_fields)
@@ -40,10 +42,11 @@ _CHUNKS: OrderedDict = OrderedDict()  # (compile_key, K, units) -> the jitted ch
 _CHUNKS_KEPT = 4
 
 
-def _seed_chunk(algo: Algorithm, k_seeds: int, fn: Callable, units: int | None = None,
+def _seed_chunk(algo: Algorithm, k_seeds: int, fn: Callable, units: Hashable = None,
                 placement: Placement = ONE_DEVICE, shardings=None) -> Callable:
     """``jit(vmap(fn))`` over K stacked seeds; one seed runs unbatched (a size-1 vmap may change the last bits).
-    On one device an algorithm with a ``compile_key`` reuses an equal algorithm's compiled chunk."""
+    On one device an algorithm with a ``compile_key`` reuses an equal algorithm's compiled chunk of equal
+    ``units`` (what besides the ``compile_key`` makes ``fn``)."""
     if placement.mesh is not None:
         return _mesh_chunk(fn, k_seeds, placement, shardings)
     key = None if algo.compile_key is None else (algo.compile_key, k_seeds, units)
