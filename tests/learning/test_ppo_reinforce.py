@@ -4,12 +4,14 @@ import json
 
 import chex
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from c4jax import agents, games
 from c4jax.io import checkpoint
-from c4jax.learning import loop, onpolicy_games, training_eval
+from c4jax.learning import loop, onpolicy_games, stacked, training_eval
+from c4jax.learning.placement import ONE_DEVICE
 from c4jax.learning.ppo import PPO, PPOConfig
 from c4jax.learning.reinforce import Reinforce, ReinforceConfig
 from c4jax.learning.config import validate
@@ -37,6 +39,24 @@ def test_a_chunk_trains_the_dense_layers_and_never_the_frozen_conv(make):
     for k, v in metrics.items():
         assert np.isfinite(np.asarray(v)).all(), k
     assert 1 <= float(metrics["selfplay/length"]) <= 42
+
+
+def test_a_vmapped_chunk_stops_every_seed_at_the_budget():
+    """Seeds of a whole-games PPO run differ in updates; the chunk of a vmapped run caps each at the budget."""
+    algo = PPO(PPOConfig(**SMALL_PPO), C4)
+    params = _params()
+    state = stacked.stack_seeds([algo.init(jax.random.key(s), params) for s in (1, 2)])
+    state = state.replace(updates=jnp.array([0, algo.eval_updates - 2], jnp.int32))  # seed 1 ahead
+    budget = algo.eval_updates
+    chunk = stacked.make_chunk(algo, 2, ONE_DEVICE, state, budget=budget)[0]
+    new, _ = chunk(state)
+    assert int(new.updates[0]) > 0 and int(new.updates[1]) == budget
+    assert stacked.make_chunk(algo, 2, ONE_DEVICE, state, budget=budget)[0] is chunk
+    assert stacked.make_chunk(algo, 2, ONE_DEVICE, state)[0] is not chunk  # no budget: the plain chunk
+    assert stacked.make_chunk(algo, 1, ONE_DEVICE, state, budget=budget)[0] is stacked.make_chunk(
+        algo, 1, ONE_DEVICE, state)[0]  # one seed never drifts: its chunk has no budget
+    streams = PPO(PPOConfig(collect="streams", network="tower", minibatch_size=512), games.make("checkers"))
+    assert streams.capped(budget) is None  # every buffer makes the same updates
 
 
 def test_initial_params_copy_the_supervised_network_and_add_a_fresh_value_head():
