@@ -51,10 +51,19 @@ MEASURE = r"""
 import json, sys, time
 import jax
 algo_name, chunks = sys.argv[1], int(sys.argv[2])
+from c4jax import games
 from c4jax.nets import cnet
 key = jax.random.key(0)
+
+
+def made(Algo, cfg):  # a revision's Algo(cfg, game), or an older one's Algo(cfg) of the default game
+    try:
+        return Algo(cfg, games.make(games.DEFAULT))
+    except TypeError:
+        return Algo(cfg)
+
+
 if algo_name in ("ppo", "reinforce"):
-    from c4jax import games
     if algo_name == "ppo":
         from c4jax.learning import ppo as module
         from c4jax.learning.ppo import PPO as Algo, PPOConfig as Config
@@ -66,11 +75,11 @@ if algo_name in ("ppo", "reinforce"):
 elif algo_name in ("dqn", "dueling_dqn"):
     from c4jax.learning.dqn import DQN, DQNConfig
     dueling = algo_name == "dueling_dqn"
-    algo = DQN(DQNConfig(dueling=dueling, eval_every=200))
+    algo = made(DQN, DQNConfig(dueling=dueling, eval_every=200))
     params = cnet.init_params(key, width=128, heads="dueling" if dueling else "one")
 else:
     from c4jax.learning.alphazero import AlphaZero, AlphaZeroConfig
-    algo = AlphaZero(AlphaZeroConfig())
+    algo = made(AlphaZero, AlphaZeroConfig())
     params = algo.fresh_params(key)  # a residual tower's; None: the CNET, made as the loop makes it
     params = cnet.init_params(key, width=128, heads=algo.heads) if params is None else params
 state = algo.init(key, params)
