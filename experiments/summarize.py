@@ -33,8 +33,9 @@ from c4jax.io import checkpoint, compile_cache, runlog
 RESULT_KEYS = ("eval/vs_1steplA", "eval/vs_2steplA", "yardstick/keep", "eval/vs_random", "eval/vs_old_length",
                "test/accuracy", "val/accuracy", "train/loss")
 WALL_KEY = "time/wall_s"
-X_AXES = ("step", "minutes", "hours")
-SECONDS = {"minutes": 60, "hours": 3600}
+CPU_KEY = "time/cpu_s"
+X_AXES = ("step", "minutes", "hours", "cpu_hours")
+SECONDS = {"minutes": 60, "hours": 3600, "cpu_hours": 3600}
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,8 @@ class Args:
     """Moving-average window of the curves."""
     x: str = "step"
     """x-axis of curves.png: 'step' (updates, epochs), 'minutes' or 'hours' (the run's wall-clock time; the
-    CPU-hours of a run pinned to one core)."""
+    CPU-hours of a run pinned to one core it had to itself), or 'cpu_hours' (the process' CPU time, ``time/cpu_s``,
+    summed over the run's segments; rows without it are left out)."""
     until_minutes: float = 0.0
     """Only the metric rows of each run's first M minutes of wall-clock time (0: all rows)."""
     rematch: tuple[str, ...] = ()
@@ -139,10 +141,11 @@ def summarize(args: Args) -> list[dict]:
     (out / "summary.md").write_text("\n".join(md) + "\n")
     merged = []
     for run, metrics in curves.items():
-        merged += [{"x": m["step"] if args.x == "step" else m[WALL_KEY] / SECONDS[args.x], str(run): m[args.metric]}
-                   for m in metrics if args.metric in m and (args.x == "step" or WALL_KEY in m)]
+        key = CPU_KEY if args.x == "cpu_hours" else WALL_KEY
+        merged += [{"x": m["step"] if args.x == "step" else m[key] / SECONDS[args.x], str(run): m[args.metric]}
+                   for m in metrics if args.metric in m and (args.x == "step" or key in m)]
     runlog.plot_panels(merged, [(args.metric, [str(r) for r in runs], args.metric)], out / "curves.png",
-                       x="x", xlabel="step" if args.x == "step" else f"wall-clock {args.x}",
+                       x="x", xlabel="step" if args.x == "step" else "CPU hours" if args.x == "cpu_hours" else f"wall-clock {args.x}",
                        smooth_window=args.smooth, suptitle=f"{len(runs)} runs")
     print((out / "summary.md").read_text())
     print(f"wrote summary.csv, summary.md, curves.png to {out}")

@@ -86,3 +86,17 @@ def test_rematch_replays_each_runs_agent_against_the_named_opponents(tmp_path):
     assert again[0]["rematch/1steplA"] == by_algo["dqn"]["rematch/1steplA"]
     with pytest.raises(ValueError, match="rematch-mode"):
         summarize.summarize(summarize.Args(runs=(str(root / "dqn"),), out=str(tmp_path / "u"), rematch_mode="x"))
+
+
+def test_cpu_hours_puts_each_evaluation_at_the_process_cpu_time(tmp_path, monkeypatch):
+    """``--x cpu_hours`` reads ``time/cpu_s`` (a run paused or sharing its core has wall time to spare);
+    rows logged without it are left out."""
+    run = tmp_path / "run"
+    _fake_run(run, 1e-4, [0.2, 0.3, 0.4], seconds_per_eval=3600)
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    rows[1]["time/cpu_s"], rows[2]["time/cpu_s"] = 1800.0, 2700.0  # the first row predates the field
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    drawn = {}
+    monkeypatch.setattr(summarize.runlog, "plot_panels", lambda merged, *a, **k: drawn.update(merged=merged, **k))
+    summarize.summarize(summarize.Args(runs=(str(run),), out=str(tmp_path / "sum"), x="cpu_hours"))
+    assert [m["x"] for m in drawn["merged"]] == [0.5, 0.75] and drawn["xlabel"] == "CPU hours"
