@@ -275,7 +275,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
     # each seed keeps the rows up to its own checkpointed step (seeds of a vmapped run differ in updates)
     afters = [int(u) for u in updates_of(state)] if cfg.resume else [None] * k_seeds
     runs = [SeedRun(d, s, m, c, cfg.resume, a, write, cfg.track, out.resolve().name,
-                    rule=cfg.selection_rule, select_by=cfg.select_by)
+                    rule=cfg.selection_rule, select_by=cfg.select_by, reference=cfg.reference)
             for d, s, m, c, a in zip(dirs, seeds, metas, counters["seeds"], afters)]
 
     agent_of = evaluated_agent(algo, cfg, width)

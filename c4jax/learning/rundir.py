@@ -26,9 +26,9 @@ class SeedRun:
 
     def __init__(self, out: Path, seed: int, meta: dict, counters: dict, resume: bool, after_step: int | None,
                  write: bool = True, trackers: tuple[str, ...] = (), group: str | None = None,
-                 *, rule: selection.Rule, select_by: str):
+                 *, rule: selection.Rule, select_by: str, reference: str | None = None):
         self.out, self.seed, self.meta, self.loop, self.write = out, seed, meta, counters, write
-        self.rule, self.select_by = rule, select_by
+        self.rule, self.select_by, self.reference = rule, select_by, reference
         self.log = runlog.RunLog(out, resume=resume, after_step=after_step, write=write, track=trackers,
                                  config=meta.get("config"), name=out.resolve().name, group=group)
 
@@ -59,7 +59,8 @@ class SeedRun:
 
         def draw(rows: list[dict]) -> None:
             write_curves(rows, self.out / "curves.png", f"{algo_name} (seed {self.seed})",
-                         loop["best_updates"] if loop.get("evals") else None, extra_panels() if extra_panels else ())
+                         loop["best_updates"] if loop.get("evals") else None, extra_panels() if extra_panels else (),
+                         self.reference)
 
         summary = {
             "algorithm": algo_name,
@@ -75,10 +76,12 @@ class SeedRun:
         return hostrun.finish(self.log, draw, summary)
 
 
-def curve_panels(rows: list[dict], extra: Sequence[tuple] = ()) -> list[tuple[str, list[str], str]]:
-    """The ``(title, metrics, ylabel)`` panels of a seed's ``curves.png``."""
+def curve_panels(rows: list[dict], extra: Sequence[tuple] = (), reference: str | None = None
+                 ) -> list[tuple[str, list[str], str]]:
+    """The ``(title, metrics, ylabel)`` panels of a seed's ``curves.png``; the win rates against ``reference``,
+    Random and the old network come first."""
     keys = {k for r in rows for k in r}
-    fixed = ["eval/vs_1steplA", "eval/vs_random", "eval/vs_old"]
+    fixed = ([f"eval/vs_{reference}"] if reference else []) + ["eval/vs_random", "eval/vs_old"]
     panels = [
         ("training loss", ["train/loss"], "loss"),
         ("win rate (protocol, 100 games)",
@@ -94,9 +97,10 @@ def curve_panels(rows: list[dict], extra: Sequence[tuple] = ()) -> list[tuple[st
 
 
 def write_curves(rows: list[dict], path: Path, title: str, best_updates: int | None,
-                 extra: Sequence[tuple] = ()) -> Path:
-    """Draw a seed's ``curves.png`` of its metric ``rows`` against updates, marking ``best_updates`` and reverts."""
-    return runlog.plot_panels(rows, curve_panels(rows, extra), path, xlabel="updates", smooth_window=5,
+                 extra: Sequence[tuple] = (), reference: str | None = None) -> Path:
+    """Draw a seed's ``curves.png`` of its metric ``rows`` against updates, marking ``best_updates`` and reverts
+    (``reference``: as :func:`curve_panels`)."""
+    return runlog.plot_panels(rows, curve_panels(rows, extra, reference), path, xlabel="updates", smooth_window=5,
                               suptitle=title, best=best_updates,
                               reverts=[r["step"] for r in rows if r.get("eval/reverted")])
 
