@@ -110,7 +110,8 @@ def load_agents(specs: tuple[str, ...]) -> tuple[list, list[str]]:
         labels = full if len(set(full)) == len(full) else labels
     dup = sorted({x for x in labels if labels.count(x) > 1})
     if dup:
-        fail(f"agent(s) listed twice: {', '.join(dup)} (e.g. '1steplA' and '1steplA:det' are the same player)")
+        same = ", ".join(repr(s) for s, label in zip(specs, labels) if label in dup)
+        fail(f"agent(s) listed twice: {', '.join(dup)} ({same} name the same player)")
     return loaded, labels
 
 
