@@ -38,7 +38,7 @@ def defaults(game: str, preset: str | None = None, dueling: bool = False) -> Con
     name = "dueling_dqn" if dueling else "dqn"
     out, whole = training.out_dir(game, name), games.card_of(game).whole_games
     if whole:
-        cfg = Config(run=loop.LoopConfig(out=out, game=game), dqn=DQNConfig(dueling=dueling),
+        cfg = Config(run=loop.whole_games(out, game), dqn=DQNConfig(dueling=dueling),
                      preset="thesis" if dueling else "published")
     else:
         cfg = Config(run=loop.from_scratch(out, game), dqn=DQNConfig(dueling=dueling, **dqn.STREAMS), preset="thesis")

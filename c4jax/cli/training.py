@@ -19,7 +19,7 @@ import tyro
 from c4jax import games
 from c4jax.io import cliargs
 from c4jax.learning import config
-from c4jax.learning.settings.loop import LoopConfig, from_scratch
+from c4jax.learning.settings.loop import from_scratch, whole_games
 
 
 def _game_and_preset(argv: Sequence[str]) -> tuple[str, str | None]:
@@ -105,7 +105,7 @@ def onpolicy_defaults(cls, algo_cls, streams: dict, total_updates: int, game: st
     preset_default = next(f.default for f in dataclasses.fields(cls) if f.name == "preset")
     out, whole = out_dir(game, name), games.card_of(game).whole_games
     if whole:
-        cfg = cls(run=LoopConfig(out=out, game=game), **{name: algo_cls()}, preset=preset_default)
+        cfg = cls(run=whole_games(out, game), **{name: algo_cls()}, preset=preset_default)
     else:
         cfg = cls(run=from_scratch(out, game, total_updates=total_updates), **{name: algo_cls(**streams)},
                   preset=preset_default)

@@ -34,7 +34,7 @@ class LoopConfig:
     total_updates: int = 100_000
     """Gradient updates to perform."""
     revert_drop: float = 0.08
-    """Revert to the old network when the win rate vs 1StepLA falls this far below the best."""
+    """Revert to the old network when the win rate vs --select-by falls this far below the best."""
     old_best_start: float = -1.0
     """The old-network rule's best win rate before the first evaluation: a win rate must beat it to make the
     weights the old network (-1: the first evaluation always does; the published code:
@@ -57,10 +57,10 @@ class LoopConfig:
     """Also grade the current network on the perfect-play yardstick (design.md §8) at every evaluation:
     yardstick/keep (share of non-trivial positions where its move keeps the game-theoretic outcome),
     yardstick/exact, and both per phase."""
-    select_by: str = "1steplA"
-    """What chooses best/ and drives the old-network rule: the win rate against 1steplA (the thesis) or
-    against one of --eval-opponents (a stronger one once 1StepLA is beaten every game), or 'yardstick'
-    (the yardstick's keep rate; needs --eval-yardstick)."""
+    select_by: str = games.card_of(games.DEFAULT).reference or "random"
+    """What chooses best/ and drives the old-network rule: the win rate against the game's reference player
+    (1steplA on Connect Four, the thesis) or against one of --eval-opponents (a stronger one once the reference
+    is beaten every game), or 'yardstick' (the yardstick's keep rate; needs --eval-yardstick)."""
     resume: bool = False
     """Continue the run in --out from its last checkpoint. Settings that shape the run must be the ones it was
     started with; --total-updates (to train longer), --progress, --track and the device flags may change."""
@@ -142,6 +142,12 @@ class LoopConfig:
         """The old-network rule's settings."""
         return selection.Rule(revert_drop=self.revert_drop, old_best_start=self.old_best_start,
                               revert_at_equal=self.revert_at_equal)
+
+
+def whole_games(out: str, game: str) -> LoopConfig:
+    """The run settings of the thesis' whole-games training on ``game``: the defaults, selected by the game's
+    reference player (``random`` where its card names none)."""
+    return LoopConfig(out=out, game=game, select_by=games.card_of(game).reference or "random")
 
 
 def from_scratch(out: str, game: str, **changes) -> LoopConfig:
