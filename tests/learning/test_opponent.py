@@ -13,7 +13,7 @@ from c4jax import agents, games
 from c4jax.agents import arena
 from c4jax.learning import loop
 from c4jax.learning.dqn import DQN, DQNConfig
-from c4jax.learning.opponent import OpponentConfig
+from c4jax.learning.settings.opponent import OpponentConfig
 from c4jax.learning.ppo import PPO, PPOConfig
 from c4jax.learning.reinforce import ReinforceConfig
 from c4jax.learning import rollouts

@@ -182,9 +182,9 @@ def test_a_finished_game_in_the_batch_gets_no_move():
 
 
 def test_minimax_is_a_training_opponent_and_on_the_play_menu():
-    """``--opponent minimax1`` (c4jax.learning.opponent) loads it; the play UI's default menu offers
+    """``--opponent minimax1`` (c4jax.learning.settings.opponent) loads it; the play UI's default menu offers
     depths 1, 4 and 7."""
-    from c4jax.learning.opponent import training_opponent
+    from c4jax.learning.settings.opponent import training_opponent
     from c4jax.play import catalogue
 
     assert training_opponent("minimax1") == agents.load("minimax1:det")
