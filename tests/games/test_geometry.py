@@ -6,10 +6,7 @@ replace its own page arguments, and a view without a geometry draws the squares 
 
 from __future__ import annotations
 
-import os
-import shutil
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,11 +15,10 @@ from c4jax import games
 from c4jax.games import drawing, geometry
 from c4jax.games.viewbase import GridView
 
+from browser import game_page, needs_browser
 from hex_game import registered_hex
 from playserver import request, serving
 
-CHROMIUM = os.environ.get("C4JAX_CHROMIUM") or next(
-    (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()), None)
 N, LINKS = 3, 16  # 3 x 3 cells; 6 links along rows, 6 between rows straight down-right, 4 down-left
 
 
@@ -137,54 +133,39 @@ def test_the_play_api_sends_the_geometry(port):
     assert status == 200 and game["page"] == games.view("hex").PAGE and "geometry" in game["page"]
 
 
+@needs_browser()
 def test_the_page_draws_the_hexagons_and_sides_and_plays_the_cell_clicked(port, tmp_path):
-    if CHROMIUM is None:
-        pytest.skip("needs Chromium (apt-get install -y chromium) for the browser check")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="needs Playwright (the `test` extra)")
     view = games.view("hex")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu",
-                                                                     "--disable-dev-shm-usage"])
-        try:
-            pg = browser.new_page(viewport={"width": 600, "height": 1000})
-            problems: list[str] = []
-            pg.on("pageerror", lambda e: problems.append(str(e)))
-            pg.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None)
-            pg.set_default_timeout(60_000)
-            board = "[data-testid=board]"
-            idle = f'{board}[data-game=hex][data-busy="false"]'
-            pg.goto(f"http://127.0.0.1:{port}/?game=hex&agent=hex/random&first=human")
-            pg.wait_for_selector(idle)
-            assert pg.locator("#squares polygon.grid-cell").count() == N * N
-            assert pg.locator("#squares line.link").count() == LINKS
-            assert [pg.get_attribute(f"[data-testid=side-{i}]", "class") for i in range(4)] == [
-                "side x", "side x", "side o", "side o"]
-            hits = pg.locator("#hits polygon.cell")
-            assert hits.count() == N * N and pg.locator("[data-testid^=cell-]").count() == N * N
-            assert pg.locator("[data-testid^=score-]").count() == N * N  # the agent's score on every empty cell
-            # the cell clicked is the action played; its disc lies at the cell's centre
+    with game_page(port, "hex", "hex/random") as (pg, problems, idle):
+        board = "[data-testid=board]"
+        assert pg.locator("#squares polygon.grid-cell").count() == N * N
+        assert pg.locator("#squares line.link").count() == LINKS
+        assert [pg.get_attribute(f"[data-testid=side-{i}]", "class") for i in range(4)] == [
+            "side x", "side x", "side o", "side o"]
+        hits = pg.locator("#hits polygon.cell")
+        assert hits.count() == N * N and pg.locator("[data-testid^=cell-]").count() == N * N
+        assert pg.locator("[data-testid^=score-]").count() == N * N  # the agent's score on every empty cell
+        # the cell clicked is the action played; its disc lies at the cell's centre
+        before = int(pg.get_attribute(board, "data-ply"))
+        pg.click("[data-testid=cell-1-2]")
+        pg.wait_for_selector(f'{idle}:not([data-ply="{before}"])')
+        disc = pg.locator("[data-testid=piece-1-2]")
+        assert disc.count() == 1 and "x" in disc.get_attribute("class").split()
+        x, y = view.geometry.cells[(1, 2)]
+        assert (float(disc.get_attribute("cx")), float(disc.get_attribute("cy"))) == pytest.approx(
+            (100 * x, 100 * y), abs=0.01)
+        assert "c2" in pg.locator("[data-testid=move-list] .move").first.inner_text()
+        clicks = 1
+        while pg.get_attribute(board, "data-status") == "human_turn":  # play on to the end
+            free = next((r, c) for r in range(N) for c in range(N)
+                        if pg.locator(f"[data-testid=piece-{r}-{c}]").count() == 0)
             before = int(pg.get_attribute(board, "data-ply"))
-            pg.click("[data-testid=cell-1-2]")
+            pg.click(f"[data-testid=cell-{free[0]}-{free[1]}]")
             pg.wait_for_selector(f'{idle}:not([data-ply="{before}"])')
-            disc = pg.locator("[data-testid=piece-1-2]")
-            assert disc.count() == 1 and "x" in disc.get_attribute("class").split()
-            x, y = view.geometry.cells[(1, 2)]
-            assert (float(disc.get_attribute("cx")), float(disc.get_attribute("cy"))) == pytest.approx(
-                (100 * x, 100 * y), abs=0.01)
-            assert "c2" in pg.locator("[data-testid=move-list] .move").first.inner_text()
-            clicks = 1
-            while pg.get_attribute(board, "data-status") == "human_turn":  # play on to the end
-                free = next((r, c) for r in range(N) for c in range(N)
-                            if pg.locator(f"[data-testid=piece-{r}-{c}]").count() == 0)
-                before = int(pg.get_attribute(board, "data-ply"))
-                pg.click(f"[data-testid=cell-{free[0]}-{free[1]}]")
-                pg.wait_for_selector(f'{idle}:not([data-ply="{before}"])')
-                clicks += 1
-                assert pg.locator(f"[data-testid=piece-{free[0]}-{free[1]}].x.human").count() == 1
-                assert clicks <= 5
-            assert pg.get_attribute(board, "data-status") in ("human_won", "agent_won")  # Hex has no draws
-            assert pg.locator("[data-testid=last-move]").count() == 1
-            pg.screenshot(path=str(tmp_path / "hex.png"), full_page=True)
-            assert not problems, problems
-        finally:
-            browser.close()
+            clicks += 1
+            assert pg.locator(f"[data-testid=piece-{free[0]}-{free[1]}].x.human").count() == 1
+            assert clicks <= 5
+        assert pg.get_attribute(board, "data-status") in ("human_won", "agent_won")  # Hex has no draws
+        assert pg.locator("[data-testid=last-move]").count() == 1
+        pg.screenshot(path=str(tmp_path / "hex.png"), full_page=True)
+        assert not problems, problems

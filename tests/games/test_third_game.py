@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import os
 import shutil
-from pathlib import Path
 
 import jax
 import pytest
 
 from c4jax import agents, evaluation, games
 
+from browser import game_page, needs_browser
 from guide_games import guide_files, registered  # the guide's example games
 from playserver import request, serving  # the tests' in-process play server
 
@@ -191,59 +191,42 @@ def test_the_new_game_s_view_and_its_play_api(port):
     assert len(view.scene(state, view.replay([4]).state(1), 0, "ply 2").shapes) == 9 + 2 + 1
 
 
-CHROMIUM = os.environ.get("C4JAX_CHROMIUM") or next(
-    (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()), None)
-
-
+@needs_browser()
 def test_a_whole_game_on_the_new_game_s_page_in_the_browser(port, tmp_path):
-    if CHROMIUM is None:
-        pytest.skip("needs Chromium (apt-get install -y chromium) for the browser check")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="needs Playwright (the `test` extra)")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu",
-                                                                     "--disable-dev-shm-usage"])
-        try:
-            pg = browser.new_page(viewport={"width": 600, "height": 1000})
-            problems: list[str] = []
-            pg.on("pageerror", lambda e: problems.append(str(e)))
-            pg.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None)
-            pg.set_default_timeout(60_000)
-            board = "[data-testid=board]"
-            idle = f'{board}[data-game=tic_tac_toe][data-busy="false"]'
-            pg.goto(f"http://127.0.0.1:{port}/?game=tic_tac_toe&agent=tic_tac_toe/mcts50:det&first=human")
-            pg.wait_for_selector(idle)
-            status = pg.locator("[data-testid=status]")
-            sync_api.expect(status).to_have_text("Your turn (X) — click a cell.")
-            assert pg.input_value("[data-testid=game-select]") == "tic_tac_toe"
-            assert pg.locator("[data-testid^=cell-]").count() == 9 and pg.locator("[data-testid^=piece-]").count() == 0
-            assert pg.locator("[data-testid^=score-]").count() == 9  # the agent's score on every empty cell
-            assert "Tic-tac-toe" in pg.title()
-            clicks = 0
-            while pg.get_attribute(board, "data-status") == "human_turn":
-                free = next((r, c) for r in range(3) for c in range(3)
-                            if pg.locator(f"[data-testid=piece-{r}-{c}]").count() == 0)
-                before = int(pg.get_attribute(board, "data-ply"))
-                pg.click(f"[data-testid=cell-{free[0]}-{free[1]}]")
-                pg.wait_for_selector(f'{idle}:not([data-ply="{before}"])')
-                clicks += 1
-                assert pg.locator(f"[data-testid=piece-{free[0]}-{free[1]}].x.human").count() == 1
-                ply = int(pg.get_attribute(board, "data-ply"))
-                assert pg.locator("[data-testid^=piece-]").count() == ply
-                assert pg.locator("[data-testid=move-list] .move").count() == ply
-                assert clicks <= 5
-            final = pg.get_attribute(board, "data-status")
-            assert final in ("agent_won", "draw"), final  # perfect-enough play does not lose
-            sync_api.expect(status).to_have_text({"agent_won": "tic_tac_toe/mcts50:det won.", "draw": "Draw."}[final])
-            assert pg.locator(".piece.o.agent").count() == int(pg.get_attribute(board, "data-ply")) - clicks
-            pg.keyboard.press("ArrowLeft")  # history
-            assert pg.get_attribute(board, "data-live") == "false"
-            sync_api.expect(status).to_contain_text("(history, read-only")
-            assert pg.locator(".move.future").count() == 1
-            share = pg.get_attribute("[data-testid=share-link]", "href")
-            assert "game=tic_tac_toe" in share and "first=human" in share
-            pg.screenshot(path=str(tmp_path / "tic_tac_toe.png"), full_page=True)
-            if os.environ.get("C4JAX_PLAY_THIRD_SCREENSHOT"):
-                shutil.copy(tmp_path / "tic_tac_toe.png", os.environ["C4JAX_PLAY_THIRD_SCREENSHOT"])
-            assert not problems, problems
-        finally:
-            browser.close()
+    from playwright import sync_api  # a `test` extra dependency
+
+    with game_page(port, "tic_tac_toe", "tic_tac_toe/mcts50:det") as (pg, problems, idle):
+        board = "[data-testid=board]"
+        status = pg.locator("[data-testid=status]")
+        sync_api.expect(status).to_have_text("Your turn (X) — click a cell.")
+        assert pg.input_value("[data-testid=game-select]") == "tic_tac_toe"
+        assert pg.locator("[data-testid^=cell-]").count() == 9 and pg.locator("[data-testid^=piece-]").count() == 0
+        assert pg.locator("[data-testid^=score-]").count() == 9  # the agent's score on every empty cell
+        assert "Tic-tac-toe" in pg.title()
+        clicks = 0
+        while pg.get_attribute(board, "data-status") == "human_turn":
+            free = next((r, c) for r in range(3) for c in range(3)
+                        if pg.locator(f"[data-testid=piece-{r}-{c}]").count() == 0)
+            before = int(pg.get_attribute(board, "data-ply"))
+            pg.click(f"[data-testid=cell-{free[0]}-{free[1]}]")
+            pg.wait_for_selector(f'{idle}:not([data-ply="{before}"])')
+            clicks += 1
+            assert pg.locator(f"[data-testid=piece-{free[0]}-{free[1]}].x.human").count() == 1
+            ply = int(pg.get_attribute(board, "data-ply"))
+            assert pg.locator("[data-testid^=piece-]").count() == ply
+            assert pg.locator("[data-testid=move-list] .move").count() == ply
+            assert clicks <= 5
+        final = pg.get_attribute(board, "data-status")
+        assert final in ("agent_won", "draw"), final  # perfect-enough play does not lose
+        sync_api.expect(status).to_have_text({"agent_won": "tic_tac_toe/mcts50:det won.", "draw": "Draw."}[final])
+        assert pg.locator(".piece.o.agent").count() == int(pg.get_attribute(board, "data-ply")) - clicks
+        pg.keyboard.press("ArrowLeft")  # history
+        assert pg.get_attribute(board, "data-live") == "false"
+        sync_api.expect(status).to_contain_text("(history, read-only")
+        assert pg.locator(".move.future").count() == 1
+        share = pg.get_attribute("[data-testid=share-link]", "href")
+        assert "game=tic_tac_toe" in share and "first=human" in share
+        pg.screenshot(path=str(tmp_path / "tic_tac_toe.png"), full_page=True)
+        if os.environ.get("C4JAX_PLAY_THIRD_SCREENSHOT"):
+            shutil.copy(tmp_path / "tic_tac_toe.png", os.environ["C4JAX_PLAY_THIRD_SCREENSHOT"])
+        assert not problems, problems

@@ -6,13 +6,11 @@ is installed)."""
 from __future__ import annotations
 
 import os
-import shutil
-from pathlib import Path
 
 import jax
-import pytest
 
 from c4jax.play import server as play_server
+from browser import chromium_page, needs_browser
 from playserver import request, serving
 
 
@@ -79,34 +77,20 @@ def test_a_bounded_catalogue_warms_its_warm_set_and_compiles_the_others_on_first
     assert logged[-1].startswith("c4jax play: ready in ") and not any("fail" in line for line in logged), logged
 
 
-CHROMIUM = os.environ.get("C4JAX_CHROMIUM") or next(
-    (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()), None)
-
-
-@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (apt-get install -y chromium) for the browser check")
+@needs_browser()
 def test_the_page_says_which_agents_are_warming_up():
-    from playwright.sync_api import expect, sync_playwright  # a `test` extra dependency
+    from playwright.sync_api import expect  # a `test` extra dependency
 
     cat = play_server.Catalogue(["1steplA:det", "2steplA:det"], game_agents={"checkers": []})
-    with serving(cat) as port, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu",
-                                                                     "--disable-dev-shm-usage"])
-        try:
-            pg = browser.new_page()
-            problems: list[str] = []
-            pg.on("pageerror", lambda e: problems.append(str(e)))
-            pg.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None)
-            pg.set_default_timeout(120_000)
-            pg.goto(f"http://127.0.0.1:{port}/")
-            warming = pg.locator("[data-testid=warming]")
-            expect(warming).to_contain_text("Still warming up: ")
-            expect(warming).to_contain_text("2steplA:det")  # nothing compiles it but the warm-up
-            pg.wait_for_selector('[data-testid=board][data-busy="false"]')  # the first game is played meanwhile
-            cat.warm_up(log=lambda m: None, search="now")
-            expect(warming).to_be_hidden()
-            assert not problems, problems
-        finally:
-            browser.close()
+    with serving(cat) as port, chromium_page(timeout=120_000) as (pg, problems):
+        pg.goto(f"http://127.0.0.1:{port}/")
+        warming = pg.locator("[data-testid=warming]")
+        expect(warming).to_contain_text("Still warming up: ")
+        expect(warming).to_contain_text("2steplA:det")  # nothing compiles it but the warm-up
+        pg.wait_for_selector('[data-testid=board][data-busy="false"]')  # the first game is played meanwhile
+        cat.warm_up(log=lambda m: None, search="now")
+        expect(warming).to_be_hidden()
+        assert not problems, problems
 
 
 def test_ctrl_c_during_the_warm_up_stops_the_server_at_once():

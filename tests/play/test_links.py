@@ -7,9 +7,6 @@ new game."""
 from __future__ import annotations
 
 import http.client
-import os
-import shutil
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import jax
@@ -21,6 +18,7 @@ from c4jax.games.checkers.game import GAME as CHECKERS
 from c4jax.games.connect_four import env
 from c4jax.play import links
 from c4jax.play import server as play_server
+from browser import chromium_page, needs_browser
 from playserver import request, serving
 
 
@@ -90,72 +88,57 @@ def test_a_bad_link_gets_a_400_that_says_why(port, link, message):
     assert status == 400 and message in answer["error"], answer
 
 
-CHROMIUM = os.environ.get("C4JAX_CHROMIUM") or next(
-    (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()), None)
-
-
-@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (apt-get install -y chromium) for the browser check")
+@needs_browser()
 def test_links_in_the_browser(port):
-    from playwright.sync_api import expect, sync_playwright  # a `test` extra dependency
+    from playwright.sync_api import expect  # a `test` extra dependency
 
     base = f"http://127.0.0.1:{port}/"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu",
-                                                                     "--disable-dev-shm-usage"])
-        try:
-            pg = browser.new_page(viewport={"width": 600, "height": 1000})
-            problems: list[str] = []
-            pg.on("pageerror", lambda e: problems.append(str(e)))
-            pg.on("console", lambda m: problems.append(m.text)
-                  if m.type in ("error", "warning") and "status of 400" not in m.text else None)
-            pg.set_default_timeout(60_000)
-            status = pg.locator("[data-testid=status]")
-            board = "[data-testid=board]"
+    with chromium_page(viewport={"width": 600, "height": 1000}, ignore="status of 400") as (pg, problems):
+        status = pg.locator("[data-testid=status]")
+        board = "[data-testid=board]"
 
-            def open_c4(query: str) -> None:
-                pg.goto(base + query)
-                pg.wait_for_selector(f'{board}[data-busy="false"][data-ply]')
+        def open_c4(query: str) -> None:
+            pg.goto(base + query)
+            pg.wait_for_selector(f'{board}[data-busy="false"][data-ply]')
 
-            # three moves: the second player is to move, so you play second, against 1StepLA (an alias)
-            open_c4("?agent=1steplA&moves=3,3,4")
-            assert pg.get_attribute(board, "data-ply") == "3" and pg.locator("#pieces circle").count() == 3
-            assert pg.input_value("[data-testid=agent-select]") == "1steplA:det"
-            assert pg.input_value("[data-testid=first-select]") == "agent"
-            expect(status).to_have_text("Your turn — click a column.")
-            share = pg.get_attribute("[data-testid=share-link]", "href")
-            assert parse_qs(urlsplit(share).query) == {"agent": ["1steplA:det"], "moves": ["3,3,4"],
-                                                       "first": ["agent"]}
-            pg.keyboard.press("ArrowLeft")  # its history is there
-            assert pg.get_attribute(board, "data-ply") == "2"
-            # first=human with the agent to move there: it answers at once
-            open_c4("?agent=1steplA&moves=3,3,4&first=human")
-            pg.wait_for_selector(f'{board}[data-ply="4"][data-busy="false"]')
-            expect(status).to_have_text("Your turn — click a column.")
-            # bad links: the status line says why, and a new game starts from the empty board
-            for query, why in (("?agent=1steplA&moves=3,x", "moves=3,x is not a comma-separated list of columns"),
-                               ("?agent=1steplA&moves=3,3,3,3,3,3,3", "illegal move 6: column 3 is full"),
-                               ("?agent=nobody&moves=3", "unknown agent 'nobody'"),
-                               ("?agent=random&first=second", "first=second: it must be 'human' or 'agent'"),
-                               ("?game=chess&agent=random", "this server plays no game 'chess'")):
-                open_c4(query)
-                expect(status).to_contain_text(f"This link cannot be opened: {why}")
-                assert pg.get_attribute("[data-testid=status]", "data-notice") == "true", query
-                assert pg.get_attribute(board, "data-ply") in ("0", "1"), query  # who starts: random
-            assert pg.input_value("[data-testid=agent-select]") == "1steplA:det"  # the default opponent
-            pg.goto(base + "?agent=random&moves=3,3,3,3,3,3,3&first=human")  # a known agent stays chosen
-            pg.wait_for_selector(f'{board}[data-busy="false"][data-ply="0"]')
-            assert pg.input_value("[data-testid=agent-select]") == "random"
-            expect(status).to_have_text("This link cannot be opened: illegal move 6: column 3 is full. "
-                                        "A new game instead: Your turn — click a column.")
-            pg.locator("[data-testid=col-3]").click()  # the next move clears the notice
-            pg.wait_for_selector(f'{board}[data-busy="false"][data-ply="2"]')
-            expect(status).to_have_text("Your turn — click a column.")
-            # Checkers: action indices; you take the side to move (white, after black's 11-15)
-            action = notation.pdn_to_action(jax.device_get(CHECKERS.init()), "11-15")
-            pg.goto(base + f"?game=checkers&agent=random&moves={action}")
-            pg.wait_for_selector('[data-testid=board][data-game=checkers][data-busy="false"][data-ply="1"]')
-            expect(status).to_have_text("Your turn (white) — click a piece, then where it goes.")
-            assert pg.locator("[data-testid=move-list] .move").all_inner_texts() == ["11-15"]
-            assert not problems, problems
-        finally:
-            browser.close()
+        # three moves: the second player is to move, so you play second, against 1StepLA (an alias)
+        open_c4("?agent=1steplA&moves=3,3,4")
+        assert pg.get_attribute(board, "data-ply") == "3" and pg.locator("#pieces circle").count() == 3
+        assert pg.input_value("[data-testid=agent-select]") == "1steplA:det"
+        assert pg.input_value("[data-testid=first-select]") == "agent"
+        expect(status).to_have_text("Your turn — click a column.")
+        share = pg.get_attribute("[data-testid=share-link]", "href")
+        assert parse_qs(urlsplit(share).query) == {"agent": ["1steplA:det"], "moves": ["3,3,4"],
+                                                   "first": ["agent"]}
+        pg.keyboard.press("ArrowLeft")  # its history is there
+        assert pg.get_attribute(board, "data-ply") == "2"
+        # first=human with the agent to move there: it answers at once
+        open_c4("?agent=1steplA&moves=3,3,4&first=human")
+        pg.wait_for_selector(f'{board}[data-ply="4"][data-busy="false"]')
+        expect(status).to_have_text("Your turn — click a column.")
+        # bad links: the status line says why, and a new game starts from the empty board
+        for query, why in (("?agent=1steplA&moves=3,x", "moves=3,x is not a comma-separated list of columns"),
+                           ("?agent=1steplA&moves=3,3,3,3,3,3,3", "illegal move 6: column 3 is full"),
+                           ("?agent=nobody&moves=3", "unknown agent 'nobody'"),
+                           ("?agent=random&first=second", "first=second: it must be 'human' or 'agent'"),
+                           ("?game=chess&agent=random", "this server plays no game 'chess'")):
+            open_c4(query)
+            expect(status).to_contain_text(f"This link cannot be opened: {why}")
+            assert pg.get_attribute("[data-testid=status]", "data-notice") == "true", query
+            assert pg.get_attribute(board, "data-ply") in ("0", "1"), query  # who starts: random
+        assert pg.input_value("[data-testid=agent-select]") == "1steplA:det"  # the default opponent
+        pg.goto(base + "?agent=random&moves=3,3,3,3,3,3,3&first=human")  # a known agent stays chosen
+        pg.wait_for_selector(f'{board}[data-busy="false"][data-ply="0"]')
+        assert pg.input_value("[data-testid=agent-select]") == "random"
+        expect(status).to_have_text("This link cannot be opened: illegal move 6: column 3 is full. "
+                                    "A new game instead: Your turn — click a column.")
+        pg.locator("[data-testid=col-3]").click()  # the next move clears the notice
+        pg.wait_for_selector(f'{board}[data-busy="false"][data-ply="2"]')
+        expect(status).to_have_text("Your turn — click a column.")
+        # Checkers: action indices; you take the side to move (white, after black's 11-15)
+        action = notation.pdn_to_action(jax.device_get(CHECKERS.init()), "11-15")
+        pg.goto(base + f"?game=checkers&agent=random&moves={action}")
+        pg.wait_for_selector('[data-testid=board][data-game=checkers][data-busy="false"][data-ply="1"]')
+        expect(status).to_have_text("Your turn (white) — click a piece, then where it goes.")
+        assert pg.locator("[data-testid=move-list] .move").all_inner_texts() == ["11-15"]
+        assert not problems, problems

@@ -12,18 +12,11 @@ from __future__ import annotations
 import os
 import shutil
 import warnings
-from pathlib import Path
 
 import pytest
 
+from browser import CHROMIUM, chromium, watch
 from playprocess import PlayServer  # the same subprocess server as the API tests (test_server.py)
-
-CHROMIUM = os.environ.get("C4JAX_CHROMIUM") or next(
-    (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "", shutil.which("chromium-browser") or "")
-     if p and Path(p).exists()), None)
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--no-first-run"]
 
 if CHROMIUM is None:
     reason = ("NO CHROMIUM: the real-browser end-to-end test of the play UI did NOT run. "
@@ -31,7 +24,7 @@ if CHROMIUM is None:
     warnings.warn(reason)
     pytest.skip(reason, allow_module_level=True)
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402  (a `test` extra dependency)
+from playwright.sync_api import expect  # noqa: E402  (a `test` extra dependency)
 
 IDLE = '[data-testid=board][data-busy="false"]'
 
@@ -45,22 +38,16 @@ def server():
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture
 def page(browser, server):
     context = browser.new_context(viewport={"width": 600, "height": 960})
     pg = context.new_page()
-    pg.set_default_timeout(30_000)
-    problems, foreign = [], []
     # (a 4xx answer is logged by Chromium as "Failed to load resource"; the test that provokes one checks it)
-    pg.on("console", lambda m: problems.append(m.text)
-          if m.type in ("error", "warning") and "status of 400" not in m.text else None)
-    pg.on("pageerror", lambda e: problems.append(str(e)))
+    problems, foreign = watch(pg, ignore="status of 400", timeout=30_000), []
     pg.on("request", lambda r: None if r.url.startswith(server.url) else foreign.append(r.url))
     pg.goto(server.url)
     pg.wait_for_selector(IDLE)

@@ -23,6 +23,7 @@ from c4jax.games.checkers import view as ck_view
 from c4jax.games import DEFAULT, with_views
 from c4jax.games.checkers.game import GAME, Checkers
 from c4jax.play import server as play_server
+from browser import chromium_page, needs_browser
 from playserver import request, serving
 from c4jax import games as c4games
 
@@ -346,58 +347,44 @@ def test_the_page_has_a_game_menu_and_draws_every_game_from_its_description():
     assert {"fifty_moves", "repetition", "cap"} <= set(ck_view.PAGE["texts"]["draw"])  # Checkers' draws: its view's
 
 
-CHROMIUM = os.environ.get("C4JAX_CHROMIUM") or next(
-    (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()), None)
-
-
-@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (apt-get install -y chromium) for the browser check")
+@needs_browser()
 def test_checkers_in_the_browser(port, tmp_path):
-    from playwright.sync_api import expect, sync_playwright  # a `test` extra dependency
+    from playwright.sync_api import expect  # a `test` extra dependency
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu",
-                                                                     "--disable-dev-shm-usage"])
-        try:
-            pg = browser.new_page(viewport={"width": 600, "height": 1100})
-            problems: list[str] = []
-            pg.on("pageerror", lambda e: problems.append(str(e)))
-            pg.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None)
-            pg.set_default_timeout(60_000)
-            pg.goto(f"http://127.0.0.1:{port}/")
-            pg.wait_for_selector('[data-testid=board][data-busy="false"]')  # Connect Four first, as before
-            assert pg.get_attribute("[data-testid=board]", "data-game") == "connect_four"
-            idle = '[data-testid=board][data-game=checkers][data-busy="false"]'
-            pg.select_option("[data-testid=first-select]", "human")
-            pg.wait_for_selector('[data-testid=board][data-busy="false"]')
-            pg.select_option("[data-testid=game-select]", "checkers")
+    with chromium_page(viewport={"width": 600, "height": 1100}) as (pg, problems):
+        pg.goto(f"http://127.0.0.1:{port}/")
+        pg.wait_for_selector('[data-testid=board][data-busy="false"]')  # Connect Four first, as before
+        assert pg.get_attribute("[data-testid=board]", "data-game") == "connect_four"
+        idle = '[data-testid=board][data-game=checkers][data-busy="false"]'
+        pg.select_option("[data-testid=first-select]", "human")
+        pg.wait_for_selector('[data-testid=board][data-busy="false"]')
+        pg.select_option("[data-testid=game-select]", "checkers")
+        pg.wait_for_selector(idle)
+        assert pg.locator("[data-testid=col-0]").count() == 0  # the Connect Four board is gone
+        status = pg.locator("[data-testid=status]")
+        expect(status).to_have_text("Your turn (black) — click a piece, then where it goes.")
+        assert pg.locator("[data-testid^=piece-]").count() == 24
+        assert pg.locator(".piece.movable").count() == 4  # 9, 10, 11, 12 can move
+        for _ in range(6):  # click the first movable piece, then its first target
+            if pg.get_attribute("[data-testid=board]", "data-status") != "human_turn":
+                break
+            cell = pg.locator(".piece.movable").first.get_attribute("data-testid").split("-")[1:]
+            pg.click(f"[data-testid=cell-{cell[0]}-{cell[1]}]")
+            target = pg.locator("[data-testid^=target-]").first
+            assert target.get_attribute("data-pdn")
+            r, c = target.get_attribute("data-testid").split("-")[1:]
+            pg.click(f"[data-testid=cell-{r}-{c}]")
             pg.wait_for_selector(idle)
-            assert pg.locator("[data-testid=col-0]").count() == 0  # the Connect Four board is gone
-            status = pg.locator("[data-testid=status]")
-            expect(status).to_have_text("Your turn (black) — click a piece, then where it goes.")
-            assert pg.locator("[data-testid^=piece-]").count() == 24
-            assert pg.locator(".piece.movable").count() == 4  # 9, 10, 11, 12 can move
-            for _ in range(6):  # click the first movable piece, then its first target
-                if pg.get_attribute("[data-testid=board]", "data-status") != "human_turn":
-                    break
-                cell = pg.locator(".piece.movable").first.get_attribute("data-testid").split("-")[1:]
-                pg.click(f"[data-testid=cell-{cell[0]}-{cell[1]}]")
-                target = pg.locator("[data-testid^=target-]").first
-                assert target.get_attribute("data-pdn")
-                r, c = target.get_attribute("data-testid").split("-")[1:]
-                pg.click(f"[data-testid=cell-{r}-{c}]")
-                pg.wait_for_selector(idle)
-            moves = pg.locator("[data-testid=move-list] .move").all_inner_texts()
-            assert len(moves) >= 2 and all("-" in m or "x" in m for m in moves), moves
-            assert "probability of each legal move" in pg.inner_text("[data-testid=legend]")
-            pg.screenshot(path=str(tmp_path / "checkers.png"), full_page=True)
-            if os.environ.get("C4JAX_PLAY_CHECKERS_SCREENSHOT"):
-                shutil.copy(tmp_path / "checkers.png", os.environ["C4JAX_PLAY_CHECKERS_SCREENSHOT"])
-            pg.keyboard.press("ArrowLeft")  # history works as in Connect Four
-            assert pg.get_attribute("[data-testid=board]", "data-live") == "false"
-            expect(status).to_contain_text("(history, read-only")
-            pg.select_option("[data-testid=game-select]", "connect_four")  # and back
-            pg.wait_for_selector('[data-testid=board][data-game=connect_four][data-busy="false"]')
-            expect(status).to_have_text("Your turn — click a column.")
-            assert not problems, problems
-        finally:
-            browser.close()
+        moves = pg.locator("[data-testid=move-list] .move").all_inner_texts()
+        assert len(moves) >= 2 and all("-" in m or "x" in m for m in moves), moves
+        assert "probability of each legal move" in pg.inner_text("[data-testid=legend]")
+        pg.screenshot(path=str(tmp_path / "checkers.png"), full_page=True)
+        if os.environ.get("C4JAX_PLAY_CHECKERS_SCREENSHOT"):
+            shutil.copy(tmp_path / "checkers.png", os.environ["C4JAX_PLAY_CHECKERS_SCREENSHOT"])
+        pg.keyboard.press("ArrowLeft")  # history works as in Connect Four
+        assert pg.get_attribute("[data-testid=board]", "data-live") == "false"
+        expect(status).to_contain_text("(history, read-only")
+        pg.select_option("[data-testid=game-select]", "connect_four")  # and back
+        pg.wait_for_selector('[data-testid=board][data-game=connect_four][data-busy="false"]')
+        expect(status).to_have_text("Your turn — click a column.")
+        assert not problems, problems

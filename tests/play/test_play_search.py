@@ -21,6 +21,7 @@ from c4jax.io import checkpoint
 from c4jax.nets.cnet import init_params
 from c4jax.play import catalogue as play_catalogue
 from c4jax.play import server as play_server
+from browser import chromium_page, needs_browser
 from playserver import request, serving
 from c4jax import games as c4games
 
@@ -209,49 +210,33 @@ def test_search_stats_batch_jit_and_full_columns(served, az_dir):
         agent.search_stats(np.zeros((6, 7), np.int8))  # not a batch
 
 
-CHROMIUM = os.environ.get("C4JAX_CHROMIUM") or next(
-    (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()), None)
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (apt-get install -y chromium) for the browser check")
+@needs_browser()
 def test_the_browser_shows_shares_and_values_for_search_agents_only(served, tmp_path):
-    from playwright.sync_api import sync_playwright  # a `test` extra dependency
-
     _, port = served
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu",
-                                                                     "--disable-dev-shm-usage"])
-        try:
-            pg = browser.new_page(viewport={"width": 600, "height": 960})
-            problems: list[str] = []
-            pg.on("pageerror", lambda e: problems.append(str(e)))
-            pg.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None)
-            pg.set_default_timeout(60_000)
-            pg.goto(f"http://127.0.0.1:{port}/")
-            idle = '[data-testid=board][data-busy="false"]'
-            pg.wait_for_selector(idle)
-            pg.select_option("[data-testid=first-select]", "human")
-            pg.wait_for_selector(idle)
-            pg.select_option("[data-testid=agent-select]", MCTS)
-            pg.wait_for_selector(idle)
-            pg.keyboard.press("4")  # the human drops a piece in column 4; mcts50:det answers
-            pg.wait_for_selector(idle)
-            pg.wait_for_timeout(600)  # let the pieces land
-            shares = [pg.text_content(f"[data-testid=score-{c}]") for c in range(7)]
-            values = [pg.get_attribute(f"[data-testid=value-{c}]", "data-value") for c in range(7)]
-            texts = [pg.text_content(f"[data-testid=value-{c}]") for c in range(7)]
-            assert all(s.endswith("%") for s in shares), shares
-            assert all(v and -1 <= float(v) <= 1 for v in values), values
-            assert all(t == ("+" if float(v) > 0.005 else "") + f"{float(v):.2f}" for t, v in zip(texts, values))
-            assert "searched value" in pg.inner_text("[data-testid=legend]")
-            pg.screenshot(path=str(tmp_path / "search.png"))
-            if os.environ.get("C4JAX_PLAY_SEARCH_SCREENSHOT"):  # a copy of the picture, to look at
-                shutil.copy(tmp_path / "search.png", os.environ["C4JAX_PLAY_SEARCH_SCREENSHOT"])
-            pg.select_option("[data-testid=agent-select]", "random")  # no values for other agents
-            pg.wait_for_selector(idle)
-            assert all(pg.text_content(f"[data-testid=value-{c}]") == "" for c in range(7))
-            assert pg.get_attribute("[data-testid=score-0]", "y") == "58"
-            assert not problems, problems
-        finally:
-            browser.close()
+    with chromium_page(viewport={"width": 600, "height": 960}) as (pg, problems):
+        pg.goto(f"http://127.0.0.1:{port}/")
+        idle = '[data-testid=board][data-busy="false"]'
+        pg.wait_for_selector(idle)
+        pg.select_option("[data-testid=first-select]", "human")
+        pg.wait_for_selector(idle)
+        pg.select_option("[data-testid=agent-select]", MCTS)
+        pg.wait_for_selector(idle)
+        pg.keyboard.press("4")  # the human drops a piece in column 4; mcts50:det answers
+        pg.wait_for_selector(idle)
+        pg.wait_for_timeout(600)  # let the pieces land
+        shares = [pg.text_content(f"[data-testid=score-{c}]") for c in range(7)]
+        values = [pg.get_attribute(f"[data-testid=value-{c}]", "data-value") for c in range(7)]
+        texts = [pg.text_content(f"[data-testid=value-{c}]") for c in range(7)]
+        assert all(s.endswith("%") for s in shares), shares
+        assert all(v and -1 <= float(v) <= 1 for v in values), values
+        assert all(t == ("+" if float(v) > 0.005 else "") + f"{float(v):.2f}" for t, v in zip(texts, values))
+        assert "searched value" in pg.inner_text("[data-testid=legend]")
+        pg.screenshot(path=str(tmp_path / "search.png"))
+        if os.environ.get("C4JAX_PLAY_SEARCH_SCREENSHOT"):  # a copy of the picture, to look at
+            shutil.copy(tmp_path / "search.png", os.environ["C4JAX_PLAY_SEARCH_SCREENSHOT"])
+        pg.select_option("[data-testid=agent-select]", "random")  # no values for other agents
+        pg.wait_for_selector(idle)
+        assert all(pg.text_content(f"[data-testid=value-{c}]") == "" for c in range(7))
+        assert pg.get_attribute("[data-testid=score-0]", "y") == "58"
+        assert not problems, problems

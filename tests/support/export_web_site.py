@@ -1,9 +1,11 @@
 """The static site the export-web tests share: built once per test session with every shipped
 network agent (``c4jax.cli.website.build``; ``npm ci`` fetches onnxruntime-web into the cache on the
-first build), served by a local static file server; and the JAX agents' moves the page must equal."""
+first build), served by a local static file server; a page of it in headless Chromium (``site_page``) and a game
+clicked through on it (``click_to_the_end``); and the JAX agents' moves the page must equal."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -20,13 +22,11 @@ import jax
 
 from c4jax.cli import website
 
+from browser import chromium, watch
+from browser import CHROMIUM, CHROMIUM_ARGS  # noqa: F401  (the site's browser tests import them from here)
+
 NPM = shutil.which("npm")
-CHROMIUM = os.environ.get("C4JAX_CHROMIUM") or next(
-    (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "", shutil.which("chromium-browser") or "")
-     if p and Path(p).exists()), None)
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--no-first-run"]
+IDLE = '#board[data-busy="false"]'  # the site's board, waiting for a move
 CHECK_POSITIONS = 16  # the export's own check, on fewer positions than the command's default
 
 
@@ -75,6 +75,35 @@ def block_outside(context, url: str) -> list[str]:
 
     context.route("**/*", route)
     return outside
+
+
+@contextlib.contextmanager
+def site_page(url: str, query: str):
+    """The site served at ``url`` opened at ``query`` in a new headless Chromium, every request outside the site
+    aborted, once the page has read the site's manifest: yields ``(page, errors, outside)``, the page's uncaught
+    errors and the aborted URLs."""
+    with chromium() as browser:
+        context = browser.new_context()
+        outside = block_outside(context, url)
+        page = context.new_page()
+        errors = watch(page, console=())
+        page.goto(url + query)
+        page.wait_for_function("window.c4web && window.c4web.ui.manifest")
+        yield page, errors, outside
+
+
+def click_to_the_end(page, choose, turns: int) -> list[int]:
+    """Clicks on the site's board, each time it waits for a move, the action ``choose(legal actions)``, until the
+    game is over or after ``turns`` clicks; returns the actions clicked."""
+    clicked = []
+    for _ in range(turns):
+        page.wait_for_selector(IDLE)
+        if page.get_attribute("#board", "data-done") == "true":
+            break
+        action = choose([int(x) for x in page.get_attribute("#board", "data-legal").split(",") if x])
+        clicked.append(action)
+        page.click(f'#board [data-action="{action}"]')
+    return clicked
 
 
 @functools.cache

@@ -10,20 +10,18 @@ import json
 
 import pytest
 
-from export_web_site import CHECK_POSITIONS, CHROMIUM, CHROMIUM_ARGS, NPM, block_outside, serve, tiny_agent
+from browser import CHROMIUM
+from export_web_site import CHECK_POSITIONS, IDLE, NPM, click_to_the_end, serve, site_page, tiny_agent
 from hex_game import registered_hex
 
 if NPM is None or CHROMIUM is None:
     pytest.skip("the site's browser tests need npm and Chromium (apt-get install -y nodejs npm chromium)",
                 allow_module_level=True)
 
-from playwright.sync_api import sync_playwright
-
 from c4jax import games
 from c4jax.cli import website
 
 pytestmark = pytest.mark.slow
-IDLE = '#board[data-busy="false"]'
 
 
 @pytest.fixture(scope="module")
@@ -42,31 +40,14 @@ def test_the_site_draws_the_hexagons_and_plays_the_cells_clicked(site):
     folder, url = site
     page_of = json.loads((folder / "agents.json").read_text())["games"]["hex"]["page"]
     assert page_of["geometry"] == games.view("hex").PAGE["geometry"]
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context()
-        outside = block_outside(context, url)
-        page = context.new_page()
-        page.set_default_timeout(60_000)
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(f"{url}?game=hex&first=human")
-        page.wait_for_function("window.c4web && window.c4web.ui.manifest")
+    with site_page(url, "?game=hex&first=human") as (page, errors, outside):
         page.wait_for_selector(IDLE)
         drawn = (page.locator("#board #squares polygon.grid-cell").count(), page.locator("#board line.link").count(),
                  page.locator("#board line.side").count(), page.locator("#board #hits polygon.cell").count())
-        clicked = []
-        for _ in range(9):
-            page.wait_for_selector(IDLE)
-            if page.get_attribute("#board", "data-done") == "true":
-                break
-            legal = [int(x) for x in page.get_attribute("#board", "data-legal").split(",") if x]
-            clicked.append(legal[0])
-            page.click(f'#board [data-action="{legal[0]}"]')
+        clicked = click_to_the_end(page, lambda legal: legal[0], 9)
         actions = [int(x) for x in page.get_attribute("#board", "data-actions").split(",") if x]
         status = page.get_attribute("#status", "data-status")
         pieces = page.locator("#board .piece").count()
-        browser.close()
     assert drawn == (9, 16, 4, 9)
     assert status in ("human_won", "agent_won"), status  # Hex has no draws
     assert actions[::2] == clicked and pieces == len(actions)

@@ -12,19 +12,15 @@ import json
 import numpy as np
 import pytest
 
-from export_web_site import (CHECK_POSITIONS, CHROMIUM, CHROMIUM_ARGS, NPM, block_outside, jax_moves, serve,
-                             tiny_agent)
+from browser import CHROMIUM
+from export_web_site import CHECK_POSITIONS, NPM, click_to_the_end, jax_moves, serve, site_page, tiny_agent
 from guide_games import registered  # the guide's example games
 
 if NPM is None or CHROMIUM is None:
     pytest.skip("the site's browser tests need npm and Chromium (apt-get install -y nodejs npm chromium)",
                 allow_module_level=True)
 
-from playwright.sync_api import sync_playwright
-
 from c4jax.cli import website
-
-IDLE = '#board[data-busy="false"]'
 
 
 @pytest.fixture(scope="module")
@@ -57,22 +53,8 @@ def test_the_site_lists_the_game_s_rules_and_grid(site):
 def test_whole_games_in_the_browser_play_the_jax_agent_s_moves(site, first, seed):
     _, url, game, agent = site
     rng = np.random.default_rng(seed)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context()
-        outside = block_outside(context, url)
-        page = context.new_page()
-        page.set_default_timeout(60_000)
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(f"{url}?game=tic_tac_toe&first={first}")
-        page.wait_for_function("window.c4web && window.c4web.ui.manifest")
-        for _ in range(10):
-            page.wait_for_selector(IDLE)
-            if page.get_attribute("#board", "data-done") == "true":
-                break
-            legal = [int(x) for x in page.get_attribute("#board", "data-legal").split(",") if x]
-            page.click(f'#board [data-action="{rng.choice(legal)}"]')
+    with site_page(url, f"?game=tic_tac_toe&first={first}") as (page, errors, outside):
+        click_to_the_end(page, rng.choice, 10)
         cells = [""] * 9  # the pieces drawn: player 0's in seat x, player 1's in seat o
         for testid, cls in page.evaluate("() => [...document.querySelectorAll('#board .piece')].map("
                                          "(p) => [p.dataset.testid, p.getAttribute('class')])"):
@@ -83,7 +65,6 @@ def test_whole_games_in_the_browser_play_the_jax_agent_s_moves(site, first, seed
         actions = [int(x) for x in page.get_attribute("#board", "data-actions").split(",") if x]
         plies = [int(x) for x in page.get_attribute("#board", "data-agent-plies").split(",") if x]
         error = page.inner_text("#error")
-        browser.close()
     assert status in ("human_won", "agent_won", "draw"), (status, error)
     assert outside == [] and errors == [] and plies
     assert plies[0] == (0 if first == "agent" else 1)
