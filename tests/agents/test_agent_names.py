@@ -129,6 +129,7 @@ def test_a_dqn_tower_plays_its_q_values():
     assert meta["agent"] == "checkers/dqn:det"
 
 
+@pytest.mark.slow
 def test_searches_give_their_values_on_any_game():
     from types import SimpleNamespace
 

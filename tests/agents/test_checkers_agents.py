@@ -111,6 +111,7 @@ def test_a_checkers_agent_plays_matches_and_the_ui_offers_it(shipped):
         .menu("checkers").entries
 
 
+@pytest.mark.slow
 def test_a_checkers_tournament(shipped, tmp_path):
     out = tmp_path / "t"
     done = run_script("tournament.py", "--agents", "checkers/random", "checkers/tiny@0", "--out", out, "--no-progress")

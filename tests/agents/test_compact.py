@@ -170,6 +170,7 @@ def test_deterministic_agents_play_the_same_connect_four_games_compacted_or_not(
         np.testing.assert_array_equal(np.asarray(getattr(full, k)), np.asarray(getattr(compact, k)), err_msg=k)
 
 
+@pytest.mark.slow
 def test_a_compacted_match_of_a_sampling_agent_is_reproducible():
     a, b = agents.load("checkers/random"), agents.load("checkers/alphazero@0")
     first = protocol.match(a, b, jax.random.key(7))
@@ -177,6 +178,7 @@ def test_a_compacted_match_of_a_sampling_agent_is_reproducible():
     assert first.games != protocol.match(a, b, jax.random.key(8)).games
 
 
+@pytest.mark.slow
 def test_a_search_is_gathered_in_a_full_batch_match_and_a_sampling_opponent_keeps_its_games():
     """``gather_searches``: in a rollout that asks the agents about every game, a costly agent whose
     moves ignore the key is asked only where it moves, and a sampling opponent still samples with

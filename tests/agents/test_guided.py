@@ -130,6 +130,7 @@ def test_the_prior_of_policy_and_q_networks():
     assert (logits[~legal] == np.finfo(np.float32).min).all()  # column 3 of the full board
 
 
+@pytest.mark.slow
 def test_root_visits_and_a_peaked_prior():
     """N simulations give the root N visits, on legal actions only; a prior peaked on column 0
     pulls most visits there (the same program as the uniform prior: only the leaf changes)."""
@@ -148,6 +149,7 @@ def test_root_visits_and_a_peaked_prior():
     np.testing.assert_array_equal(first, again)  # ':det' plays the most visited column: the same key, the same move
 
 
+@pytest.mark.slow
 def test_solve_proves_and_plays_a_win_under_a_prior_against_it():
     """x wins at column 3; the prior prefers column 0. With proven values the search plays the win
     (all visit shares on it) once the winning edge is expanded; N = 16 with a uniform prior."""
@@ -171,6 +173,7 @@ def test_guided_agent_checks_its_network_and_simulations():
         guided.guided(FixedPrior(jnp.zeros(7)), 8, q_temperature=0.0)
 
 
+@pytest.mark.slow
 def test_a_protocol_match_plays_legal_reproducible_games():
     agent, key = agents.load("ppo@16"), jax.random.key(0)
     result = evaluation.match(agent, agents.load("random"), key)

@@ -55,7 +55,9 @@ def _check_graph_io(model):
     assert out.name == "scores" and out.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
 
 
-@pytest.mark.parametrize("name", SHIPPED)
+# the default run exports two of them (a Q network and a policy network); -m slow exports every one
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if n in ("supervised", "dueling_dqn", "reinforce") else [])
+                                  for n in SHIPPED])
 def test_shipped_agent_exports_and_matches(name, tmp_path):
     path = tmp_path / f"{name}.onnx"
     r = run_script("export_onnx.py", name, "--out", path)

@@ -350,6 +350,7 @@ def test_random_playout_on_tic_tac_toe():
 # --------------------------------------------------------------------------- agents on states
 
 
+@pytest.mark.slow
 def test_mcts_agent_plays_tic_tac_toe_states():
     win = TTT.state(["xx.", "oo.", "..."])  # x to move wins at 2
     block = TTT.state(["x..", "oo.", "x.."])  # x to move must block at 5

@@ -51,6 +51,7 @@ def test_connect_four_text_svg_and_gif(tmp_path):
         assert image.n_frames == len(moves) + 1 and image.size[0] == int(root.get("width"))
 
 
+@pytest.mark.slow
 def test_checkers_every_position_svg_and_gif(tmp_path):
     svg, gif = tmp_path / "ck.svg", tmp_path / "ck.gif"
     p = run_script("watch.py", "random", "random:sto", "--game", "checkers", "--first", "b", "--seed", "5", "--every",

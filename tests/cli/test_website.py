@@ -133,6 +133,7 @@ def test_built_site_is_self_contained():
     assert size["models"] < 8 * 2**20 and size["total"] < 30 * 2**20
 
 
+@pytest.mark.slow
 def test_site_converts_each_model_in_a_fresh_process():
     """One worker converting the same agent twice gives the same bytes, its im2col slices ``Slice``
     nodes: each conversion is the first of its process (jax2onnx 0.17 may lower them to ``GatherND``

@@ -24,6 +24,7 @@ def test_the_seat_indices_give_every_game_one_mover_per_ply():
     assert set(range(50)) <= set(even[0]) and set(range(50, 100)) <= set(odd[0])
 
 
+@pytest.mark.slow
 def test_deterministic_agents_play_the_per_match_games_and_the_openings_are_found_inside_the_program():
     names = ["1steplA", "2steplA", "dqn"]
     loaded = [agents.load(n) for n in names]

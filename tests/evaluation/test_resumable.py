@@ -77,6 +77,7 @@ def test_the_command_keeps_the_matches_and_refuses_a_resume_with_other_flags(tmp
         assert code == 2 and says in error_of(err), (argv, err)
 
 
+@pytest.mark.slow
 def test_sigterm_during_a_match_names_what_is_kept_and_resume_finishes_it(tmp_path):
     out = tmp_path / "m"
     argv = ["checkers/random", "checkers/random", "--seed", "2", "--out", str(out)]

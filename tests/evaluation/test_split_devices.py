@@ -13,12 +13,15 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from c4jax.io import host_devices
 from scripts import ROOT
 
 AGENTS = ("random", "dqn")
 
 
+@pytest.mark.slow
 def test_round_robin_and_yardstick_are_the_same_on_1_and_2_devices(tmp_path):
     env = {**os.environ, "XLA_FLAGS": f"{host_devices.FLAG}=2"}
     result = tmp_path / "result.json"

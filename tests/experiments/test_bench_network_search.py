@@ -26,6 +26,7 @@ def test_positions_are_the_openings_cycled():
     assert (states.cur[50:] == states.cur[:2]).all() and (states.cur[1] != states.cur[0])
 
 
+@pytest.mark.slow
 def test_a_tiny_run_times_both_searches(tmp_path, capsys):
     from c4jax import agents
     rows = bench_network_search.main(["--simulations", "2", "--mcts-simulations", "3", "--batch", "2",

@@ -41,6 +41,7 @@ def test_the_guide_s_game_registers_and_passes_the_conformance_suite(tic_tac_toe
     assert tic_tac_toe.num_actions == 9 and tic_tac_toe.observation_shape == (3, 3, 2)
 
 
+@pytest.mark.slow
 def test_a_protocol_match_and_pure_mcts_on_the_new_game(tic_tac_toe):
     mcts, rand = agents.load("tic_tac_toe/mcts50:det"), agents.load("tic_tac_toe/random")
     assert agents.game_of(mcts) == agents.game_of(rand) == "tic_tac_toe"
@@ -62,6 +63,7 @@ TINY = {
 }
 
 
+@pytest.mark.slow
 def test_the_supervised_stage_on_the_new_game(tic_tac_toe, tmp_path):
     """The kit's teacher (pure MCTS, the default) plays the dataset, the tower learns its moves, and the greedy
     policy plays the protocol matches against the reference agents and the teacher."""
@@ -76,7 +78,9 @@ def test_the_supervised_stage_on_the_new_game(tic_tac_toe, tmp_path):
     assert agents.game_of(agent) == "tic_tac_toe" and agent.num_simulations == 0
 
 
-@pytest.mark.parametrize("algorithm", sorted(TINY))
+# the default run trains two of them (the off-policy and an on-policy collection); -m slow every one
+@pytest.mark.parametrize("algorithm", [pytest.param(a, marks=[pytest.mark.slow] if a in ("alphazero", "reinforce") else [])
+                                       for a in sorted(TINY)])
 def test_every_self_play_algorithm_trains_on_the_new_game(tic_tac_toe, algorithm, tmp_path, capsys):
     """Each script trains on the game, saves an agent of its kind (DQN greedy, PPO and REINFORCE
     sampling, AlphaZero searching) and resumes its run to more updates."""

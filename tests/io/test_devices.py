@@ -93,6 +93,7 @@ def test_more_devices_than_there_are_is_one_error_line(tmp_path):
 # --- 4 forced CPU devices, in a subprocess ----------------------------------------------------
 
 
+@pytest.mark.slow
 def test_on_4_devices_matches_split_games_updates_average_gradients_and_buffers_are_split(tmp_path):
     r = _driver(tmp_path, "cheap")["cheap"]
     assert r["devices"] == 4

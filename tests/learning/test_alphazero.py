@@ -154,6 +154,7 @@ def test_raw_policy_and_modes():
         az.AlphaZeroAgent(params=PARAMS, num_simulations=search.MAX_SIMULATIONS + 1, game=C4)
 
 
+@pytest.mark.slow
 def test_solving_agent_proves_the_win_and_blocks_the_loss():
     """``solve``: PUCT with proven values. With an untrained network the win is proven once its
     edge is expanded: the move and all of the visit shares go to it, in either mode, from boards

@@ -363,6 +363,7 @@ def test_streams_reinforce_makes_one_update_per_collection_on_the_negamax_return
     assert {"train/loss", "train/advantage", "selfplay/length", "selfplay/episodes"} <= set(ma)
 
 
+@pytest.mark.slow
 def test_ppo_script_trains_checkers_and_saves_an_agent_that_searches(tmp_path, monkeypatch):
     out = tmp_path / "ck"
     args = ("--game", "checkers", "--out", out, "--envs", "4", "--steps", "8", "--minibatch-size", "16",

@@ -29,7 +29,7 @@ def _rows(run: Path) -> list[dict]:
 
 
 @pytest.mark.parametrize("fixture, script, flags", [
-    ("alphazero", "alphazero.py", ()),
+    pytest.param("alphazero", "alphazero.py", (), marks=pytest.mark.slow),
     ("checkers_dqn", "dqn.py", ("--game", "checkers")),
 ])
 def test_a_portable_state_written_by_an_earlier_version_resumes(tmp_path, fixture, script, flags):

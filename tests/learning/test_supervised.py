@@ -100,6 +100,7 @@ class _Killed(BaseException):
     pass
 
 
+@pytest.mark.slow
 def test_supervised_resume_continues_exactly(tmp_path, monkeypatch, small_dataset):
     dataset = tmp_path / "ds.npz"
     small_dataset.save_npz(dataset)

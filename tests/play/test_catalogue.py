@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 
 import jax
+import pytest
 
 from c4jax.play import server as play_server
 from browser import chromium_page, needs_browser
@@ -40,6 +41,7 @@ def test_warming_up_lists_the_agents_not_compiled_yet():
     assert info["warming_up"] == ["1steplA:det", "checkers/random"] and info["agents"][0]["ready"]
 
 
+@pytest.mark.slow
 def test_a_bounded_catalogue_warms_its_warm_set_and_compiles_the_others_on_first_use():
     """``warm=DEFAULTS, keep=1`` (what ``c4jax play --warm default --keep 1`` builds): the warm-up compiles
     the default opponent only; an agent outside the warm set answers (compiled on first use), and

@@ -185,6 +185,7 @@ def test_the_page_renders_values_under_the_shares():
     assert "value-${c}" in js and "pos.values" in js and 'kind === "search"' in js and ".value" in css
 
 
+@pytest.mark.slow
 def test_search_stats_batch_jit_and_full_columns(served, az_dir):
     """AlphaZero's search_stats: a batch gives each board its own answer, the same under a user's jit;
     shares are its scores; full columns -inf / NaN; no statistics without a search."""
