@@ -56,8 +56,8 @@ def plot_wall_clock(run_dir: Path) -> Path:
                               x="minutes", xlabel="wall-clock minutes", suptitle="alphazero: strength against time")
 
 
-def trainer(cfg: Config):
-    """The trainer of ``cfg``; a setting that does not fit the game ends the command with one line."""
+def main(cfg: Config) -> dict:
+    from c4jax.learning import rundir
     from c4jax.learning.alphazero import AlphaZero
 
     def make():
@@ -65,16 +65,8 @@ def trainer(cfg: Config):
             raise ValueError("--ema-decay needs the old-network rule off (--revert-drop 1): a revert would put "
                              "the averaged weights back into training")
         return AlphaZero(cfg.az, freeze_conv=cfg.run.freeze_conv, game=games.make(cfg.run.game))
-    return training.trainer(make)
 
-
-def main(cfg: Config) -> dict:
-    from c4jax.learning import loop as host_loop
-    from c4jax.learning import rundir
-
-    algo = trainer(cfg)
-    summary = host_loop.run(algo, cfg.run, width=cfg.az.width, algo_config=dataclasses.asdict(cfg.az),
-                            note=training.note(cfg))
+    summary = training.train(make, cfg)
     k = cfg.run.vmap_seeds
     for d in [Path(cfg.run.out)] if k == 1 else [rundir.seed_dir(cfg.run.out, cfg.run.seed + i) for i in range(k)]:
         plot_wall_clock(d)

@@ -49,8 +49,7 @@ def defaults(game: str, preset: str | None = None, dueling: bool = False) -> Con
 def main(cfg: Config) -> dict:
     from c4jax.learning.dqn import DQN
 
-    return training.train(training.trainer(
-        lambda: DQN(cfg.dqn, freeze_conv=cfg.run.freeze_conv, game=games.make(cfg.run.game))), cfg)
+    return training.train(lambda: DQN(cfg.dqn, freeze_conv=cfg.run.freeze_conv, game=games.make(cfg.run.game)), cfg)
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from c4jax import games
 from c4jax.cli import training
 from c4jax.cli.dqn import defaults as dqn_defaults
 from c4jax.cli.dqn import main
@@ -18,8 +17,6 @@ def defaults(game: str, preset: str | None = None):
     """The Dueling DQN settings of ``game`` with ``preset`` (:func:`c4jax.cli.dqn.defaults`)."""
     return dqn_defaults(game, preset, dueling=True)
 
-
-DEFAULT = defaults(games.DEFAULT)  # the default game's
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:

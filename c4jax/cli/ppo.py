@@ -39,8 +39,7 @@ def defaults(game: str, preset: str | None = None) -> Config:
 def main(cfg: Config) -> dict:
     from c4jax.learning.ppo import PPO
 
-    return training.train(training.trainer(lambda: PPO(cfg.ppo, games.make(cfg.run.game), cfg.run.freeze_conv)),
-                          cfg)
+    return training.train(lambda: PPO(cfg.ppo, games.make(cfg.run.game), cfg.run.freeze_conv), cfg)
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:

@@ -40,8 +40,7 @@ def defaults(game: str, preset: str | None = None) -> Config:
 def main(cfg: Config) -> dict:
     from c4jax.learning.reinforce import Reinforce
 
-    return training.train(training.trainer(
-        lambda: Reinforce(cfg.reinforce, games.make(cfg.run.game), cfg.run.freeze_conv)), cfg)
+    return training.train(lambda: Reinforce(cfg.reinforce, games.make(cfg.run.game), cfg.run.freeze_conv), cfg)
 
 
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:

@@ -112,18 +112,15 @@ def onpolicy_defaults(cls, algo_cls, streams: dict, total_updates: int, game: st
     return with_preset(from_kit(cfg, game, name), preset, whole)
 
 
-def trainer(make: Callable[[], Any]):
-    """``make()``; a ``ValueError`` (a setting the game cannot take) ends the command with one line."""
-    try:
-        return make()
-    except ValueError as e:
-        cliargs.fail(str(e))
-
-
-def train(algo, cfg) -> dict:
-    """Train ``algo`` with a command's config ``cfg`` (:func:`c4jax.learning.loop.run`)."""
+def train(make: Callable[[], Any], cfg) -> dict:
+    """Train the algorithm ``make()`` builds with a command's config ``cfg`` (:func:`c4jax.learning.loop.run`); a
+    ``ValueError`` from ``make`` (a setting the game cannot take) ends the command with one line."""
     from c4jax.learning import loop
 
+    try:
+        algo = make()
+    except ValueError as e:
+        cliargs.fail(str(e))
     algo_cfg = getattr(cfg, section(cfg))
     return loop.run(algo, cfg.run, width=algo_cfg.width, algo_config=dataclasses.asdict(algo_cfg), note=note(cfg))
 
