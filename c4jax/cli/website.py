@@ -122,7 +122,8 @@ def shared_file(game_id: str) -> str:
 def entry(name: str, agent: Any, exported: Any, path: str, digest: str, data: tuple[dict, ...] = ()) -> dict:
     """The page's description of one agent: ``name``, ``game``, ``file``, ``sha256``, ``data`` (external
     weight files, absent when none), ``output`` (``policy`` or ``q``), ``mode`` (``det`` / ``sto``) and, for an
-    AlphaZero network, its ``search`` settings."""
+    AlphaZero network whose checkpoint searches with proven values (what the page's search does), its ``search``
+    settings."""
     from c4jax.agents import onnx_export
     from c4jax.agents.network_search import SOLVE_PB_C_INIT, AlphaZeroAgent
     from c4jax.agents.search import PB_C_BASE
@@ -131,7 +132,7 @@ def entry(name: str, agent: Any, exported: Any, path: str, digest: str, data: tu
     meta = onnx_export.metadata(exported)
     out = {"name": name, "game": game.id, "file": path, "sha256": digest, **({"data": list(data)} if data else {}),
            "output": meta["output"], "mode": "det" if not getattr(agent, "stochastic", False) else "sto"}
-    if isinstance(exported, AlphaZeroAgent):
+    if isinstance(exported, AlphaZeroAgent) and (exported.saved_solve or getattr(agent, "solve", False)):
         sims = agent.num_simulations if isinstance(agent, AlphaZeroAgent) else 0
         out["search"] = {"simulations": sims, "c_init": SOLVE_PB_C_INIT, "c_base": PB_C_BASE, "solve": True}
         if sims:
@@ -165,14 +166,21 @@ def grid_game(game_id: str) -> dict:
 
 
 def load_agent(name: str) -> tuple[Any, Any]:
-    """``(agent, exportable agent)`` of ``name``; ``SiteError`` for an unknown name or an agent that is no network."""
+    """``(agent, exportable agent)`` of ``name``; ``SiteError`` for an unknown name, an agent that is no network,
+    or an AlphaZero agent searching without proven values (the page's search is PUCT with them, ``solve``)."""
     from c4jax.agents import onnx_export
+    from c4jax.agents.network_search import AlphaZeroAgent
 
     try:
         agent = agents.load(name)
-        return agent, onnx_export.exportable(agent)
+        exported = onnx_export.exportable(agent)
     except (ValueError, OSError) as e:
         raise SiteError(f"cannot export agent {name!r}: {str(e).split('; known agents')[0]}") from None
+    if isinstance(agent, AlphaZeroAgent) and agent.num_simulations and not agent.solve:
+        raise SiteError(f"cannot export agent {name!r}: it searches with Gumbel MuZero, and the page searches only "
+                        f"with PUCT and proven values; export {agent.label}@{agent.num_simulations}solve (that "
+                        f"search) or {agent.label}@0 (its raw network)")
+    return agent, exported
 
 
 def export_model(exported: Any):

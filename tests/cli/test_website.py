@@ -204,3 +204,21 @@ def test_site_stores_the_frozen_convolutions_once():
 def test_site_models_of_every_shipped_agent_total_at_most_5_mb():
     folder = built_site()
     assert website.site_size(folder)["models"] <= 5_000_000
+
+
+def test_a_search_without_proven_values_is_refused_and_its_raw_network_offers_no_search(tmp_path):
+    """The page's search is PUCT with proven values: a Gumbel MuZero search (``@Nnosolve``, or a checkpoint saved
+    without ``solve``) is refused with one line naming what the page can play, and the raw network of a checkpoint
+    saved without ``solve`` is offered without a search (``@N`` of it is a Gumbel search in JAX)."""
+    game = c4games.make("connect_four")
+    with_proofs, without = tiny_agent(tmp_path / "solve", game), tiny_agent(tmp_path / "nosolve", game, solve=False)
+    for name in (f"{with_proofs}@8nosolve", f"{without}@8"):
+        with pytest.raises(website.SiteError, match=r"Gumbel MuZero.*@8solve .*@0"):
+            website.load_agent(name)
+    entries = {}
+    for path, name in ((with_proofs, f"{with_proofs}@8"), (with_proofs, str(with_proofs)), (without, str(without))):
+        agent, exported = website.load_agent(name)
+        entries[name] = website.entry(name, agent, exported, "models/x.onnx", "0" * 64).get("search")
+    assert entries[f"{with_proofs}@8"]["simulations"] == 8 and entries[f"{with_proofs}@8"]["solve"] is True
+    assert entries[str(with_proofs)]["simulations"] == 0  # the slider offers the search that agents.load plays
+    assert entries[str(without)] is None

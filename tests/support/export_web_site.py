@@ -132,9 +132,10 @@ def jax_moves(agent_name: str, game, action_lists) -> list[int]:
     return [int(a) for a in agent.act_states(states, jax.random.key(0))]
 
 
-def tiny_agent(folder: Path, game, seed: int = 3) -> Path:
+def tiny_agent(folder: Path, game, seed: int = 3, solve: bool = True) -> Path:
     """A checkpoint of an untrained network agent of ``game`` (a residual tower of one 8-channel block,
-    its best move) in ``folder``, for the sites of games that ship no agent; returns the folder."""
+    its best move; ``@N`` searches with proven values if ``solve``, as the trainers write) in ``folder``, for
+    the sites of games that ship no agent; returns the folder."""
     from c4jax.io import checkpoint
     from c4jax.nets import tower
 
@@ -142,5 +143,5 @@ def tiny_agent(folder: Path, game, seed: int = 3) -> Path:
     checkpoint.save(folder, {"params": params}, {
         "name": f"tiny_{game.id}", "algorithm": "ppo", "game": game.id,
         "network": {"width": 8, "heads": "two", "tower": [1, 8]},
-        "agent": {"output": "policy", "default_mode": "det", "symmetric": False, "search": {"simulations": 0}}})
+        "agent": {"output": "policy", "default_mode": "det", "symmetric": False, "search": {"simulations": 0, "solve": solve}}})
     return folder

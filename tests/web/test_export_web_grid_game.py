@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from urllib.parse import quote
 
 import numpy as np
 import pytest
@@ -49,11 +50,17 @@ def test_the_site_lists_the_game_s_rules_and_grid(site):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("first,seed", [("human", 0), ("human", 1), ("agent", 2)])
-def test_whole_games_in_the_browser_play_the_jax_agent_s_moves(site, first, seed):
+@pytest.mark.parametrize("first,seed,sims", [("human", 0, 0), ("human", 1, 0), ("agent", 2, 0),
+                                             ("human", 3, 16), ("human", 4, 16)])
+def test_whole_games_in_the_browser_play_the_jax_agent_s_moves(site, first, seed, sims):
+    """Whole games against the network (``sims`` 0) and against its search with ``sims`` simulations, which the
+    page runs on the exported rules: each of the agent's moves is the JAX agent's. The search plays second: on the
+    empty board the untrained network's prior is exactly uniform, and the two searches break exact ties
+    differently (the page the lowest action, JAX with noise)."""
     _, url, game, agent = site
     rng = np.random.default_rng(seed)
-    with site_page(url, f"?game=tic_tac_toe&first={first}") as (page, errors, outside):
+    query = f"?game=tic_tac_toe&first={first}" + (f"&agent={quote(agent, safe='')}@{sims}:det" if sims else "")
+    with site_page(url, query) as (page, errors, outside):
         click_to_the_end(page, rng.choice, 10)
         cells = [""] * 9  # the pieces drawn: player 0's in seat x, player 1's in seat o
         for testid, cls in page.evaluate("() => [...document.querySelectorAll('#board .piece')].map("
@@ -65,6 +72,7 @@ def test_whole_games_in_the_browser_play_the_jax_agent_s_moves(site, first, seed
         actions = [int(x) for x in page.get_attribute("#board", "data-actions").split(",") if x]
         plies = [int(x) for x in page.get_attribute("#board", "data-agent-plies").split(",") if x]
         error = page.inner_text("#error")
+        page_sims = page.input_value("#sims") if sims else None
     assert status in ("human_won", "agent_won", "draw"), (status, error)
     assert outside == [] and errors == [] and plies
     assert plies[0] == (0 if first == "agent" else 1)
@@ -72,4 +80,7 @@ def test_whole_games_in_the_browser_play_the_jax_agent_s_moves(site, first, seed
     for ply, a in enumerate(actions):
         cells[a] = "XO"[ply % 2]
     assert board == "".join(cells)
-    assert [actions[i] for i in plies] == jax_moves(agent, game, [actions[:i] for i in plies])
+    if sims:
+        assert page_sims == str(sims)
+    name = f"{agent}@{sims}:det" if sims else agent
+    assert [actions[i] for i in plies] == jax_moves(name, game, [actions[:i] for i in plies])
