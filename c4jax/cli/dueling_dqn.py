@@ -18,7 +18,6 @@ def defaults(game: str, preset: str | None = None):
     return dqn_defaults(game, preset, dueling=True)
 
 
-
 def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     """Parse ``argv`` (default: this process' arguments) and train; ``prog``: the command in ``--help``."""
     return training.command(defaults, main, argv, prog)
