@@ -471,7 +471,7 @@ def test_preset_flag_on_every_trainer_and_explicit_flags_override():
     assert tp.ppo == PPOConfig() and tp.run == loop.LoopConfig(out="runs/ppo")
     assert parse(reinforce_script.defaults, []).preset == "thesis"
     du = parse(dueling_script.defaults, [])  # Dueling DQN keeps the thesis text
-    assert du == dueling_script.DEFAULT and du.preset == "thesis" and du.dqn == DQNConfig(dueling=True)
+    assert du == dueling_script.defaults(games.DEFAULT) and du.preset == "thesis" and du.dqn == DQNConfig(dueling=True)
     bad = run_script("ppo.py", "--preset", "bogus", "--no-progress")
     assert bad.returncode == 2 and "bogus" in bad.stderr
 

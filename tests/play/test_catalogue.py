@@ -10,13 +10,19 @@ import os
 import jax
 import pytest
 
+from c4jax import games
 from c4jax.play import server as play_server
 from browser import chromium_page, needs_browser
 from playserver import request, serving
 
 
+def _others(**menus) -> dict[str, list[str]]:
+    """Every registered game but the default one with no agents, except the ``menus`` given."""
+    return {**{g: [] for g in games.GAMES if g != games.DEFAULT}, **menus}
+
+
 def test_the_server_answers_while_its_agents_load_and_compile():
-    cat = play_server.Catalogue(["random", "1steplA:det"], game_agents={"checkers": []}, load=False)
+    cat = play_server.Catalogue(["random", "1steplA:det"], game_agents=_others(), load=False)
     logged: list[str] = []
     with serving(cat) as port:
         status, info = request(port, "GET", "/api/agents")
@@ -27,12 +33,12 @@ def test_the_server_answers_while_its_agents_load_and_compile():
         cat.background.join(timeout=300)
         status, info = request(port, "GET", "/api/agents")
         assert not info["loading"] and info["warming_up"] == [] and all(a["ready"] for a in info["agents"])
-        assert [g["id"] for g in info["games"]] == ["connect_four"]  # no Checkers opponent asked for
+        assert [g["id"] for g in info["games"]] == ["connect_four"]  # no other game's opponent asked for
     assert logged[-1].startswith("c4jax play: ready in "), logged
 
 
 def test_warming_up_lists_the_agents_not_compiled_yet():
-    cat = play_server.Catalogue(["random", "1steplA:det"], game_agents={"checkers": ["random"]})
+    cat = play_server.Catalogue(["random", "1steplA:det"], game_agents=_others(checkers=["random"]))
     info = play_server.agents_answer(cat)
     assert info["warming_up"] == ["random", "1steplA:det", "checkers/random"] and not info["loading"]
     assert [g["warming_up"] for g in info["games"]] == [["random", "1steplA:det"], ["checkers/random"]]
