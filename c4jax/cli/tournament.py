@@ -273,9 +273,8 @@ def main(args: Args, command: str | None = None) -> dict:
     ]
     if timing:
         report.append(_section(timing.table()))
-    else:
-        why = "`--no-timing`" if not args.timing else f"{games.kit_of(t.game).title} has no random start positions"
-        report += ["## Table 5.1: time to choose an action", "", f"Not measured ({why}).", ""]
+    else:  # --no-timing (time_decisions times the agents of any game, on random positions where it has no boards)
+        report += ["## Table 5.1: time to choose an action", "", "Not measured (`--no-timing`).", ""]
     report += [_section(t.table_5_2()), "![Table 5.2 heatmap](heatmap.png)", "", _section(t.table_5_3()),
                "## Ratings (Bradley–Terry, Elo scale)", "", rt.to_markdown(title=False), rt.description(), "",
                _section(t.table_5_4())]

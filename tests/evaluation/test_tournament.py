@@ -353,6 +353,47 @@ def test_the_example_games_link_every_match_to_the_play_ui(tour):
     assert _load_script().example_games(Tournament(names=("a", "b"), matches=(), game=C4.id)) == ""
 
 
+def test_a_run_directory_s_example_game_links_its_path_and_the_play_ui_plays_that_agent(tmp_path, capsys):
+    """The tables name a run directory by its folder (``ppo:sto``, the shipped PPO's name too); its
+    example game's link names the directory as it was given, which the play UI offers (``--agent PATH``)
+    and answers with that run's agent, not the shipped one."""
+    import re
+    from urllib.parse import parse_qs, urlsplit
+
+    from c4jax.io import checkpoint
+    from c4jax.nets import tower
+    from c4jax.play import server as play_server
+    from playserver import request, serving
+
+    run = tmp_path / "ppo"  # as a trainer writes a run: the agent in best/, the folder named after the algorithm
+    params = tower.init_params(jax.random.key(3), tower=(1, 8), game=C4)
+    checkpoint.save(run / "best", {"params": params}, {
+        "name": "ppo", "algorithm": "ppo", "game": C4.id, "network": {"width": 8, "heads": "two", "tower": [1, 8]},
+        "agent": {"output": "policy", "default_mode": "sto", "symmetric": False, "search": {"simulations": 0}}})
+    out = tmp_path / "t"
+    _load_script().cli(["--agents", "random", str(run), "--out", str(out), "--no-progress", "--no-timing",
+                        "--bootstrap-samples", "10"])
+    capsys.readouterr()
+    d = json.loads((out / "tournament.json").read_text())
+    assert d["agents"][1] == {"spec": str(run), "name": "ppo:sto"} and agents.load("ppo:sto").name == "ppo:sto"
+    report = (out / "report.md").read_text()
+    assert "Not measured (`--no-timing`)." in report
+    rows = [line for line in report.split("## Example games", 1)[1].splitlines() if line.startswith("| `random` |")]
+    assert len(rows) == 1 and rows[0].startswith("| `random` | `ppo:sto` |"), rows
+    link = re.fullmatch(r".*\[open\]\((.*)\) \|", rows[0]).group(1)
+    query = {k: v[0] for k, v in parse_qs(urlsplit(link).query).items()}
+    game = d["matches"][0]["games"][0]
+    assert query == {"agent": str(run), "moves": ",".join(map(str, game["moves"])), "first": "human"}
+    # the play UI started with --agent <the directory> resolves the link's agent to the run's agent
+    cat = play_server.Catalogue(["random"], paths=[str(run)], game_agents={}, log=lambda *a: None)
+    entry = cat.get(query["agent"])
+    assert entry.name == f"{run}:sto" and jax.tree.all(jax.tree.map(np.array_equal, entry.agent.params, params))
+    with serving(cat) as port:
+        status, answer = request(port, "POST", "/api/history", {"agent": query["agent"], "moves": game["moves"],
+                                                                "human_first": True})
+    assert status == 200 and answer["agent"] == f"{run}:sto" and answer["moves"] == game["moves"], answer
+
+
 def test_cli_unknown_agent_lists_known_names(tmp_path):
     out = tmp_path / "bad"
     p = run_script("tournament.py", "--agents", "random",

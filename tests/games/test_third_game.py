@@ -96,6 +96,16 @@ def test_every_self_play_algorithm_trains_on_the_new_game(tic_tac_toe, algorithm
     assert agents.game_of(agent) == "tic_tac_toe"
     assert agent.stochastic == (algorithm in ("ppo", "reinforce"))
     assert (agent.num_simulations > 0) == (algorithm == "alphazero")
+    if algorithm == "dqn":  # as the shipped checkers/dqn: greedy Q-values, named by the run directory
+        from c4jax.agents import onnx_export
+
+        assert agent.name == f"{out}:det" and agent.output == "q" and agent.describe_scores().kind == "q"
+        with pytest.raises(ValueError, match="no sampled"):
+            agents.load(f"{out}:sto")
+        assert agents.load(f"{out}@2:sto").name == f"{out}@2solve:sto"  # a search samples its visits
+        meta = onnx_export.metadata(onnx_export.exportable(agent))  # what an ONNX export records
+        assert meta["agent"] == f"{out}:det" and meta["kind"] == "network" and meta["output"] == "q"
+        assert "the agent's Q-values per" in meta["output_description"], meta
     assert len(evaluation.match(agent, agents.load("tic_tac_toe/random"), jax.random.key(1)).games) == 100
     capsys.readouterr()
     cli([*argv, "--total-updates", "4", "--resume"])  # the run's compiled programs go on
@@ -138,6 +148,13 @@ def test_a_tournament_on_the_new_game(tic_tac_toe, tmp_path):
     # the protocol match's two agents in its order: the match program compiled there plays the pair here
     tournament.cli(["--agents", "tic_tac_toe/mcts50:det", "tic_tac_toe/random", "--out", str(out), "--no-progress"])
     assert (out / "tournament.json").is_file()
+    # Table 5.1 times the game's agents on its own random positions, in the report too
+    table = (out / "report.md").read_text().split("## Table 5.1", 1)[1].split("\n## ", 1)[0]
+    assert "Not measured" not in table and "random unfinished tic_tac_toe positions" in table, table
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()
+            if line.startswith("| tic_tac_toe/")]
+    assert [row[0] for row in rows] == ["tic_tac_toe/mcts50:det", "tic_tac_toe/random"], table
+    assert all(float(x.replace(",", "")) > 0 for row in rows for x in row[1:]), rows
 
 
 # --------------------------------------------------------------------------- the play UI

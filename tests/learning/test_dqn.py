@@ -190,7 +190,9 @@ def test_script_end_to_end(tmp_path, script, name, request):
     assert meta["algorithm"] == name and meta["agent"]["output"] == "q"
     agent = agents.load(str(out / "best"))
     assert agent.name.endswith(":det") and not agent.stochastic
-    assert agents.load(str(out)).params is not None  # a run directory loads its best agent
+    run = agents.load(str(out))  # a run directory loads its best agent, named by the directory
+    assert run.name == f"{out}:det" and run.output == "q" and run.describe_scores().kind == "q"
+    assert jax.tree.all(jax.tree.map(np.array_equal, run.params, agent.params))
 
 
 def test_resume_continues_exactly_where_the_run_stopped(tmp_path, dqn_run):

@@ -1,6 +1,6 @@
 """Search agents in the play UI (pure MCTS ``mcts<N>``, AlphaZero checkpoints): on the menu with the
-"search" kind, and every position carries each column's visit share and searched value. Against the
-real server in this process (``make_server`` on a free local port)."""
+"search" kind, and every position carries each column's visit share and searched value (on Checkers,
+each legal move's). Against the real server in this process (``make_server`` on a free local port)."""
 
 from __future__ import annotations
 
@@ -160,6 +160,28 @@ def test_other_agents_have_no_values(served):
     _, port = served
     view = post(port, "random", [3, 4], human_first=True, path="/api/history")
     assert all(p["values"] is None for p in view["positions"])
+
+
+def test_a_search_agent_of_another_game_answers_with_its_values():
+    """``/api/move`` for pure MCTS on Checkers: every position, the one before the agent's move and the
+    one after it, carries a visit share and a searched value per legal move (the view lists legal moves
+    only), a move no simulation visited worth 0; the answer's own ``values`` are its last position's."""
+    name = "checkers/mcts2:det"  # two simulations: the cheapest search there is
+    cat = play_server.Catalogue(["random"], game_agents={"checkers": [name]}, log=lambda *a: None)
+    with serving(cat) as port:
+        status, view = request(port, "POST", "/api/move", {"game": "checkers", "agent": name, "moves": [],
+                                                           "human_first": False})
+    assert status == 200, view
+    assert view["agent"] == name and view["agent_move"] is not None and view["status"] == "human_turn"
+    positions = view["positions"]
+    assert [p["to_move"] for p in positions] == ["agent", "human"] and len(positions[0]["legal"]) == 7
+    for pos in positions:
+        shares, values = pos["scores"], pos["values"]
+        assert isinstance(values, list) and len(values) == len(shares) == len(pos["legal"]) > 0, pos
+        assert all(v is not None and math.isfinite(v) and -1.0 <= v <= 1.0 for v in values), values
+        assert all(v == 0.0 for s, v in zip(shares, values) if s == 0.0), (shares, values)
+        assert abs(sum(shares) - 1.0) < 1e-5 and sum(s > 0 for s in shares) <= 2  # two simulations
+    assert view["values"] == positions[-1]["values"] and view["scores"] == positions[-1]["scores"]
 
 
 def test_search_agents_compile_in_the_background(served):

@@ -232,7 +232,7 @@ def answer(rep: Replay, human: int, positions: list[dict], agent: str, agent_mov
         "board": last["board"],
         "legal": last["legal"],
         "scores": last["scores"],
-        "values": None,
+        "values": last["values"],
         "squares": _squares(human),
         "positions": positions,
     }
