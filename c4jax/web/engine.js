@@ -58,6 +58,17 @@ function createSession(bytes, options) {
   return next;
 }
 
+// The smallest ONNX model (y = Identity(x), float32[1]): creating its session as the page starts
+// fetches and compiles onnxruntime's WebAssembly while agents.json and the first model are fetched
+const RUNTIME_PROBE = Uint8Array.from(atob("CAcSADo3ChAKAXgSAXkiCElkZW50aXR5EgF3Wg8KAXgSCgoICAESBAoCCAFiDwoBeRIKCggIARIECgIIAUIECgAQDQ=="),
+  (c) => c.charCodeAt(0));
+let runtimeStarted = false;
+function startRuntime() {
+  if (runtimeStarted) return;
+  runtimeStarted = true;
+  createSession(RUNTIME_PROBE, { executionProviders: ["wasm"] }).catch(() => {}); // a failure: the model's own session says why
+}
+
 // a session of a model file; a failure names the runtime's missing file, else the model as damaged
 async function session(bytes, options, files) {
   try {
@@ -322,6 +333,7 @@ const describe = (e, page) => ({
 export const engine = {
   async agents() {
     performance.mark("c4web:start");
+    startRuntime();
     if (!manifest) await load();
     const games = Object.entries(manifest.games).filter(([id]) => agentsOf(id).length && GAMES[id]).map(([id, g]) => ({
       id, name: g.name, page: g.page, max_moves: g.max_moves, agents: agentsOf(id).map((e) => describe(e, g.page)),
