@@ -129,6 +129,19 @@ def test_a_dqn_tower_plays_its_q_values():
     assert meta["agent"] == "checkers/dqn:det"
 
 
+@pytest.mark.parametrize("name, old", [("checkers/alphazero", "checkers/alphazero_v1"), ("checkers/dqn", "checkers/dqn_v1")])
+def test_a_replaced_agent_stays_loadable_under_its_new_name(name, old):
+    from c4jax.io import checkpoint
+
+    new_agent, old_agent = agents.load(name), agents.load(old)
+    assert old_agent.name.startswith(old) and new_agent.name.startswith(name + (":" if "dqn" in name else "@"))
+    assert (type(old_agent), old_agent.output) == (type(new_agent), new_agent.output)  # the same kind of player
+    meta_new = checkpoint.read_metadata(agents.checkpoint_path(name), game=None)
+    meta_old = checkpoint.read_metadata(agents.checkpoint_path(old), game=None)
+    assert meta_old["name"] == old and meta_new["name"] == name and meta_old["agent"] == meta_new["agent"]
+    assert meta_old["checksum"] != meta_new["checksum"]  # another network
+
+
 @pytest.mark.slow
 def test_searches_give_their_values_on_any_game():
     from types import SimpleNamespace
