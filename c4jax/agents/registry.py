@@ -150,7 +150,8 @@ def in_game(name: str, game: str) -> str:
 
 
 def _split_game(name: str) -> tuple[str | None, str]:
-    """``("checkers", "mcts500:det")`` for ``"checkers/mcts500:det"``; ``(None, name)`` without a known game prefix."""
+    """``(game, rest)`` for ``"<game>/<rest>"`` whose ``<game>`` is registered (lower-cased); ``(None, name)`` without a
+    known game prefix."""
     head, sep, rest = name.strip().partition("/")
     if sep and head.lower() in GAMES and rest and "/" not in rest and os.sep not in rest:
         return head.lower(), rest

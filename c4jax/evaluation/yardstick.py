@@ -2,7 +2,7 @@
 
 The shipped position set (``yardstick_positions.npz``, described by the ``.json`` beside it) holds
 unfinished boards of :data:`c4jax.io.metadata.UNNAMED_GAME` with the exact solver score of every
-column (:mod:`c4jax.games.connect_four.perfect`'s convention; full columns :data:`ILLEGAL`). Only
+column (the convention of that game's perfect-play solver; full columns :data:`ILLEGAL`). Only
 positions whose legal columns differ in outcome are graded: a column **keeps** the outcome when its
 score has the best score's sign, and is **exact** when it equals the best score.
 """
