@@ -22,7 +22,7 @@ from c4jax.agents.network_search import agent_from_search_checkpoint, is_search_
 from c4jax.agents.players import build, number
 from c4jax.agents.search import MAX_SIMULATIONS, SOLVE
 from c4jax.agents.search_agent import MCTSAgent
-from c4jax.agents.shipped import checkpoints_dir, names as shipped_names, names_for as shipped_for
+from c4jax.agents.shipped import checkpoints_dir, folder_of, names as shipped_names
 from c4jax.games import DEFAULT, GAMES, kit_of
 from c4jax.games import make as make_game
 from c4jax.games.kit import Player, resolve
@@ -44,8 +44,7 @@ def checkpoint_path(name: str | os.PathLike) -> Path:
     text = os.fspath(name).strip()
     game, rest = _split_game(text)
     if game is not None:  # <game>/<agent>
-        root = checkpoints_dir() if game == DEFAULT else checkpoints_dir() / game
-        folder = root / rest.lower()
+        folder = folder_of(game) / rest.lower()
     elif "/" in text or os.sep in text or text.startswith("."):
         return Path(text)
     else:
@@ -113,9 +112,9 @@ def known_names(game: str = DEFAULT) -> list[str]:
         if game not in GAMES:
             raise ValueError(f"unknown game {game!r}; choose one of {sorted(GAMES)}")
         own = [n for n in listed if n.startswith(f"{game}/")]
-        return sorted({f"{game}/random", f"{game}/mcts1000", *own, *shipped_for(game)}, key=str.lower)
+        return sorted({f"{game}/random", f"{game}/mcts1000", *own, *shipped_names(game)}, key=str.lower)
     examples = {example for _, _, example, shown in _PATTERNS if shown()}
-    return sorted({n for n in listed if "/" not in n} | examples | set(shipped_names()), key=str.lower)
+    return sorted({n for n in listed if "/" not in n} | examples | set(shipped_names(game)), key=str.lower)
 
 
 def game_of(agent) -> str:
@@ -142,11 +141,6 @@ def for_game(agent, game):
     if getattr(agent, "plays_any_game", False):
         return agent.replace(game=game)
     return None
-
-
-def in_game(name: str, game: str) -> str:
-    """``name`` on the default game or when it names its game already, else ``<game>/<name>``."""
-    return name if game == DEFAULT or name.lower().startswith(f"{game}/") else f"{game}/{name}"
 
 
 def _split_game(name: str) -> tuple[str | None, str]:

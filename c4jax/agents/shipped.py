@@ -7,6 +7,7 @@ import importlib.resources
 import os
 from pathlib import Path
 
+from c4jax.games import DEFAULT
 from c4jax.io.metadata import METADATA_FILE
 
 
@@ -22,18 +23,21 @@ def checkpoints_dir() -> Path:
     return shipped
 
 
-def names() -> list[str]:
-    """The agents shipped for the default game: the folders of :func:`checkpoints_dir` with a
-    ``metadata.json``, sorted."""
-    root = checkpoints_dir()
+def names(game: str) -> list[str]:
+    """The agents shipped for ``game`` by their ``agents.load`` names, sorted: the folders with a
+    ``metadata.json`` of :func:`folder_of` ``game``, each as :func:`in_game` names it."""
+    root = folder_of(game)
     if not root.is_dir():
         return []
-    return sorted(p.name for p in root.iterdir() if (p / METADATA_FILE).is_file())
+    return sorted(in_game(p.name, game) for p in root.iterdir() if (p / METADATA_FILE).is_file())
 
 
-def names_for(game: str) -> list[str]:
-    """The agents shipped for another game in ``checkpoints/<game>/``, as ``<game>/<name>``, sorted."""
-    root = checkpoints_dir() / game
-    if not root.is_dir():
-        return []
-    return sorted(f"{game}/{p.name}" for p in root.iterdir() if (p / METADATA_FILE).is_file())
+def folder_of(game: str) -> Path:
+    """Where ``game``'s agents are shipped: :func:`checkpoints_dir` for the default game, else its
+    ``<game>/`` subfolder."""
+    return checkpoints_dir() if game == DEFAULT else checkpoints_dir() / game
+
+
+def in_game(name: str, game: str) -> str:
+    """``name`` on the default game or when it names its game already, else ``<game>/<name>``."""
+    return name if game == DEFAULT or name.lower().startswith(f"{game}/") else f"{game}/{name}"

@@ -29,7 +29,7 @@ DEFAULT_OUT = Path("runs/tournament")
 class Args:
     """Round-robin tournament (thesis §5.2): Tables 5.1-5.4, ratings, heatmap and report."""
 
-    agents: tuple[str, ...] = default_agents()
+    agents: tuple[str, ...] = default_agents(games.DEFAULT)
     """agents: <agent>[:sto|:det] (random, 1steplA..4steplA, minimax1..minimax7, shipped trained agents) or checkpoint paths"""
     out: Path = DEFAULT_OUT
     """output directory"""

@@ -8,16 +8,14 @@ from c4jax.agents import shipped
 from c4jax.io import metadata
 
 
-def default_agents(game: str = games.DEFAULT) -> tuple[str, ...]:
+def default_agents(game: str) -> tuple[str, ...]:
     """The field of ``game``'s tournament: its card's ``baselines``, then every agent shipped for it sorted
     by name (``:sto`` and ``:det`` for a policy network without search, else its default mode)."""
-    prefix = "" if game == games.DEFAULT else f"{game}/"
-    out = [prefix + b for b in games.card_of(game).baselines]
-    root = shipped.checkpoints_dir()
-    names = shipped.names() if game == games.DEFAULT else shipped.names_for(game)
-    for name in sorted(names, key=str.lower):
+    out = [shipped.in_game(b, game) for b in games.card_of(game).baselines]
+    for name in sorted(shipped.names(game), key=str.lower):
         try:
-            description = metadata.read_metadata(root / name, game=None).get("agent", {})
+            description = metadata.read_metadata(shipped.folder_of(game) / name.rpartition("/")[2],
+                                                 game=None).get("agent", {})
         except metadata.CheckpointError:
             continue
         sampled = description.get("output", "policy") == "policy" and "search" not in description

@@ -21,7 +21,7 @@ import numpy as np
 from jax import Array
 
 from c4jax import games
-from c4jax.agents import registry
+from c4jax.agents import registry, shipped
 from c4jax.evaluation.protocol import agent_name
 from c4jax.evaluation.tournament import resolve_agents
 from c4jax.games.base import random_positions
@@ -200,7 +200,7 @@ def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repea
         raise ValueError("no agents to time")
     game_id = played.pop()
     if references is None:
-        references = tuple(registry.in_game(r, game_id) for r in games.kit_of(game_id).baselines)
+        references = tuple(shipped.in_game(r, game_id) for r in games.kit_of(game_id).baselines)
     ref_labels, added = [], []
     for ref in references:
         ref_agent = registry.load(ref)

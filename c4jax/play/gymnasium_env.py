@@ -41,8 +41,7 @@ def resolve_opponent(opponent, game):
     """The agent of ``opponent`` (a name of :func:`c4jax.agents.load`, without or with the
     ``<game>/`` prefix, or an agent object); ``ValueError`` when it plays another game."""
     if isinstance(opponent, str):
-        name = opponent if "/" in opponent or game.id == games.DEFAULT else f"{game.id}/{opponent}"
-        opponent = agents.load(name)
+        opponent = agents.load(opponent if "/" in opponent else agents.in_game(opponent, game.id))
     if not hasattr(opponent, "act_states"):
         raise ValueError(f"opponent must be an agent name or a c4jax agent (with act_states), got {opponent!r}")
     if agents.game_of(opponent) != game.id:

@@ -10,7 +10,7 @@ from c4jax.io import checkpoint
 def test_default_field_is_the_references_then_the_shipped_agents_in_the_registry_order():
     root = agents.checkpoints_dir()
     shipped = [n for n in agents.known_names() if (root / n / checkpoint.METADATA_FILE).is_file()]
-    got = field.default_agents()
+    got = field.default_agents(games.DEFAULT)
     baselines = games.card_of(games.DEFAULT).baselines
     assert got[:len(baselines)] == baselines == ("1steplA", "2steplA")  # the thesis' field
     assert list(dict.fromkeys(s.split(":")[0] for s in got[len(baselines):])) == shipped and shipped
@@ -32,6 +32,6 @@ def test_shipped_names_are_the_registry_names_of_agent_folders(tmp_path, monkeyp
     from c4jax.agents import shipped
 
     assert shipped.checkpoints_dir() == tmp_path
-    assert shipped.names() == ["A_agent", "b_agent"]
-    assert shipped.names_for("checkers") == ["checkers/c_agent"]
-    assert field.default_agents() == games.card_of(games.DEFAULT).baselines  # metadata without a format_version is no checkpoint
+    assert shipped.names(games.DEFAULT) == ["A_agent", "b_agent"]
+    assert shipped.names("checkers") == ["checkers/c_agent"]
+    assert field.default_agents(games.DEFAULT) == games.card_of(games.DEFAULT).baselines  # metadata without a format_version is no checkpoint

@@ -13,7 +13,7 @@ from c4jax import agents, evaluation
 from c4jax.evaluation import ratings
 from c4jax.evaluation import MatchResult, SeatRecord, Tournament
 from c4jax.play import links
-from scripts import run_script
+from scripts import compile_lines_at_start, run_script
 from c4jax import games as c4games
 
 C4 = c4games.make(c4games.DEFAULT)
@@ -292,7 +292,8 @@ def test_cli_end_to_end(tmp_path, capsys):
     out = tmp_path / "tmp"
     argv = ["--agents", "random", "1steplA", "2steplA", "--out", str(out), "--no-progress", "--timing-batch", str(BATCH),
             "--timing-repeats", "5", "--timing-batched-repeats", "2", "--bootstrap-samples", "100"]
-    summary = _load_script().cli(argv)
+    with compile_lines_at_start():
+        summary = _load_script().cli(argv)
     # printed: a line before each compile, the ratings as aligned text, where the files went
     printed = capsys.readouterr().out.splitlines()
     assert printed[:2] == ["tournament: compiling the matches ...",
@@ -407,7 +408,7 @@ def test_cli_unknown_agent_lists_known_names(tmp_path):
 
 def test_cli_default_agents_are_the_thesis_lineup():
     mod = _load_script()
-    defaults = mod.default_agents()
+    defaults = mod.default_agents(c4games.DEFAULT)
     assert defaults[:2] == ("1steplA", "2steplA") and "random" not in defaults
     assert {"supervised:sto", "supervised:det"} <= set(defaults)
 

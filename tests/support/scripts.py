@@ -27,6 +27,16 @@ class Completed:
     stderr: str
 
 
+@contextlib.contextmanager
+def compile_lines_at_start():
+    """Within the block, the commands say ``compiling ...`` at the start of each compile, as they do
+    without a persistent cache: with the test session's cache, a program found there says nothing."""
+    from unittest import mock
+
+    with mock.patch("c4jax.io.compile_cache.persistent", return_value=False):
+        yield
+
+
 def run_script(script: str, *args) -> Completed:
     """Run ``experiments/<script>`` with ``args``; SystemExit becomes the return code."""
     path = ROOT / "experiments" / script
