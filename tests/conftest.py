@@ -11,16 +11,17 @@ These flags change the machine code, not the arithmetic: XLA compiles float oper
 fast-math either way, and the tests that compare with recorded figures or with mctx's own search
 bit for bit pass.
 
-Tests that start a subprocess (a killed and resumed trainer, several devices, an installed wheel)
-compile the same programs again in every subprocess. A JAX persistent compilation cache in a
-fresh temporary directory, passed to them through the environment, compiles each program once
-per test session; the directory is new for every session, so no test depends on an earlier one.
-The test processes themselves do not write to it: in a process that has compiled hundreds of
-programs, serialising one more executable for the cache has crashed (a segmentation fault inside
-XLA's ``serialize``), and each process keeps its own compiled programs in memory anyway. The
-command-line programs, which turn on a persistent cache in the user's cache folder by default
+Many tests build the same program again (a new trainer or agent object is a new jitted function,
+whatever its settings), and both test processes and the subprocesses some tests start (a killed
+and resumed trainer, several devices, an installed wheel) compile programs the others compiled.
+A JAX persistent compilation cache in a fresh temporary directory, shared by them all through the
+environment, compiles each program (of 0.5 s or more) once per test session and loads it from
+there afterwards; the directory is new for every session, so no test depends on an earlier one.
+The command-line programs, which turn on a persistent cache in the user's cache folder by default
 (c4jax.io.compile_cache), leave JAX's settings alone when ``JAX_COMPILATION_CACHE_DIR`` is set,
 and ``C4JAX_COMPILE_CACHE=off`` keeps them off that folder however a test sets the environment.
+A test that checks the line a command prints before a compile asks for it at the compile's start
+(``scripts.compile_lines_at_start``): a program found in the cache prints nothing.
 """
 
 import atexit
@@ -69,7 +70,6 @@ os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 import jax  # noqa: E402  (after the environment above, which JAX reads when it is imported)
 import pytest  # noqa: E402
 
-jax.config.update("jax_enable_compilation_cache", False)  # this process: see the docstring
 
 
 def _memory_maps() -> int | None:

@@ -1,6 +1,6 @@
 """The persistent compilation cache of the command-line programs (c4jax.io.compile_cache): on by default
 from their entry points, in the user's cache folder; off with --no-compile-cache, which every command
-accepts; JAX's own setting left alone; never turned on by ``import c4jax`` or in this test process."""
+accepts; JAX's own setting left alone (this test session's cache); never turned on by ``import c4jax``."""
 
 from __future__ import annotations
 
@@ -45,7 +45,18 @@ def test_which_rule_decides(argv, env, mode, folder, why):
     assert rest == [a for a in argv if a != FLAG]  # the other arguments, in their order
 
 
-def test_the_flag_is_taken_off_every_command_line_before_its_parser(capsys, monkeypatch):
+@pytest.fixture
+def cache_settings_restored(monkeypatch):
+    """The block may run commands with the flag, which turns this process' cache off: it is back on after."""
+    import jax
+
+    monkeypatch.setenv(compile_cache.ENV, os.environ.get(compile_cache.ENV, ""))
+    before = jax.config.jax_enable_compilation_cache
+    yield
+    jax.config.update("jax_enable_compilation_cache", before)
+
+
+def test_the_flag_is_taken_off_every_command_line_before_its_parser(capsys, monkeypatch, cache_settings_restored):
     # a parser that saw the flag would reject it: exit status 2 instead of the help
     with pytest.raises(SystemExit) as leave:
         c4jax_main.main(["train", "ppo", FLAG, "--help"])
@@ -61,12 +72,15 @@ def test_the_flag_is_taken_off_every_command_line_before_its_parser(capsys, monk
         assert done.returncode == 0 and "usage:" in done.stdout, (script, done.stderr[-500:])
 
 
-def test_commands_run_in_this_process_leave_the_cache_off(capsys):
+def test_commands_run_in_this_process_keep_jaxs_own_setting():
     # the test session's environment (conftest.py): JAX's own variable set, C4JAX_COMPILE_CACHE=off
+    import jax
+
     assert os.environ["JAX_COMPILATION_CACHE_DIR"] and os.environ["C4JAX_COMPILE_CACHE"] == "off"
     assert c4jax_main.main(["--version"]) == 0
-    assert not compile_cache.persistent()
-    assert compile_cache.compiling("the matches") == "compiling the matches ..."  # no "first run only"
+    assert jax.config.jax_compilation_cache_dir == os.environ["JAX_COMPILATION_CACHE_DIR"]
+    assert compile_cache.persistent()
+    assert compile_cache.compiling("the matches") == "compiling the matches (first run only, then cached) ..."
 
 
 def test_the_entry_point_turns_it_on_and_import_c4jax_does_not(tmp_path):
@@ -114,7 +128,8 @@ def test_the_compile_line_is_said_once_and_only_for_a_program_the_cache_does_not
     assert said == ["compiling it ..."]
 
 
-def test_with_the_cache_off_the_line_is_said_at_the_start_of_the_block():
+def test_with_the_cache_off_the_line_is_said_at_the_start_of_the_block(monkeypatch):
+    monkeypatch.setattr(compile_cache, "persistent", lambda: False)
     said = []
     with compile_cache.announce("the matches", say=said.append):
         assert said == ["compiling the matches ..."]

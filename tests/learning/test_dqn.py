@@ -26,7 +26,7 @@ from c4jax.learning.dqn import DQN, DQNConfig, epsilon
 from c4jax.learning.dqn_games import transitions
 from c4jax.learning import backprop as backprop_lib
 from c4jax.nets import tower as towers
-from scripts import run_script
+from scripts import compile_lines_at_start, run_script
 
 C4 = games.make(games.DEFAULT)
 
@@ -160,7 +160,8 @@ def dqn_run(tmp_path_factory):
     """One finished 80-update dqn.py run (read, never changed, by the tests below): its output folder
     and the completed process."""
     out = tmp_path_factory.mktemp("dqn_run") / "dqn"
-    return out, _run("dqn.py", out)
+    with compile_lines_at_start():
+        return out, _run("dqn.py", out)
 
 
 @pytest.mark.parametrize("script, name", [("dqn.py", "dqn"),
@@ -170,7 +171,8 @@ def test_script_end_to_end(tmp_path, script, name, request):
         out, proc = request.getfixturevalue("dqn_run")
     else:
         out = tmp_path / name
-        proc = _run(script, out)
+        with compile_lines_at_start():
+            proc = _run(script, out)
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [40, 80]
     # stdout: a line before the first compiles, then one line per evaluation with its logged numbers
