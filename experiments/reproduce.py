@@ -31,7 +31,7 @@ from typing import Literal
 import jax
 import tyro
 
-from c4jax import agents
+from c4jax import agents, games
 from c4jax.evaluation.tournament import default_agents
 from c4jax.io import checkpoint, compile_cache, outdir, runlog
 
@@ -189,7 +189,7 @@ def main(args: Args) -> Path:
     if args.eval_only:
         shipped = agents.checkpoints_dir()
         sources = {"supervised": shipped / "supervised", **{a: shipped / a for a in RL}}
-        names = list(default_agents())
+        names = list(default_agents(games.DEFAULT))
         _run("tournament", ["--out", str(out / "tournament"), "--seed", str(args.seed), "--agents", *names,
                             *progress, *budgets["tournament"]], stages)
     else:
