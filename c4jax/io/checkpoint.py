@@ -69,8 +69,7 @@ def save(directory: str | os.PathLike, tree: Any, metadata: dict, *, keep_previo
     except BaseException as e:  # an error, or Ctrl-C: unless the commit happened, drop the new state
         committed = _committed_state(directory) == state_dir
         if not committed:
-            for p in directory.glob(f"{state_dir}*"):  # Orbax writes to <state_dir>.orbax-checkpoint-tmp first
-                shutil.rmtree(p, ignore_errors=True)
+            _remove_state(directory, state_dir)
         reason = _write_failure(e)
         if reason is not None and not committed:
             raise CheckpointWriteError(f"cannot write the checkpoint {str(directory)!r}: {reason}; the checkpoint "
@@ -83,6 +82,22 @@ def save(directory: str | os.PathLike, tree: Any, metadata: dict, *, keep_previo
     for name in (METADATA_FILE, PREVIOUS_FILE):
         atomic.remove_stale_temporaries(directory / name)
     return directory
+
+
+def _remove_state(directory: Path, state_dir: str, settle_s: float = 1.0) -> None:
+    """Remove the state ``state_dir`` of ``directory`` and Orbax's temporary folder of it
+    (``<state_dir>.orbax-checkpoint-tmp``), until neither has come back for 0.1 s or ``settle_s`` have
+    passed: a failed save's storage threads may still finish a file (a manifest) after the error."""
+    deadline, quiet_since = time.monotonic() + settle_s, None
+    while time.monotonic() < deadline:
+        leftovers = list(directory.glob(f"{state_dir}*"))
+        for p in leftovers:
+            shutil.rmtree(p, ignore_errors=True)
+        now = time.monotonic()
+        quiet_since = (quiet_since or now) if not leftovers else None
+        if quiet_since is not None and now - quiet_since >= 0.1:
+            return
+        time.sleep(0.02)
 
 
 def _write_failure(e: BaseException) -> str | None:

@@ -15,6 +15,7 @@ import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Iterator, NoReturn, Sequence
+from unittest import mock
 
 import tyro
 from tyro.constructors import ConstructorRegistry, PrimitiveConstructorSpec, PrimitiveTypeInfo
@@ -131,23 +132,6 @@ def condense(text: str) -> str:
 
 
 @contextlib.contextmanager
-def _wide_terminal(enabled: bool) -> Iterator[None]:
-    """Render tyro's boxes without wrapping (an error box is read back as text, not shown)."""
-    if not enabled:
-        yield
-        return
-    before = os.environ.get("COLUMNS")
-    os.environ["COLUMNS"] = "10000"
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop("COLUMNS", None)
-        else:
-            os.environ["COLUMNS"] = before
-
-
-@contextlib.contextmanager
 def one_line_errors(argv: Sequence[str], prog: str | None = None) -> Iterator[None]:
     """Parse ``argv`` (for ``prog``; default: the script's name) within the block; a rejected command
     line or a ``ValueError`` leaves as one ``error:`` line and exit status 2."""
@@ -156,7 +140,9 @@ def one_line_errors(argv: Sequence[str], prog: str | None = None) -> Iterator[No
     captured = io.StringIO()
     message = None
     try:
-        with _wide_terminal(not asks_help), HELP_REGISTRY, contextlib.redirect_stderr(captured):
+        # an error box is read back as text, not shown: rendered without wrapping
+        wide = contextlib.nullcontext() if asks_help else mock.patch.dict(os.environ, {"COLUMNS": "10000"})
+        with wide, HELP_REGISTRY, contextlib.redirect_stderr(captured):
             yield
     except SystemExit as e:
         text = captured.getvalue()

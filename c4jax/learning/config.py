@@ -1,4 +1,4 @@
-"""The hyperparameters every self-play RL trainer shares, the training presets, and the one check of a config.
+"""The training presets and the one check of a config.
 
 A preset names field values: ``"thesis"`` (design.md §7, the defaults) and ``"published"`` (the
 published code's differences, design.md §7a); ``"smoke"`` shrinks a run to a pipeline check. Configs
@@ -8,64 +8,46 @@ are frozen data; :func:`validate` checks one and :func:`settle` returns the conf
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from c4jax import games
 from c4jax.learning import ranges
-from c4jax.learning.settings.opponent import OpponentConfig
 
-# design.md §7a, one entry per difference; each name is a field of the config it concerns
-# (SelfPlayConfig, DQNConfig, PPOConfig or loop.LoopConfig).
-PRESETS: dict[str, dict[str, Any]] = {
-    # the thesis text: every switch off (the config classes' defaults)
-    "thesis": {
-        "reward_backprop": "per_player",
-        "replace_draws": False,
-        "old_best_start": -1.0,
-        "revert_at_equal": False,
-        "target_online": False,
-        "target_mirror_avg": False,
-        "target_unmasked": False,
-        "eps_per_update": False,
-        "selfplay_mirror_avg": False,
-        "reset_target_on_old": False,
-        "td_advantage": False,
-        "explore": 0.0,
-        "unmasked_log_probs": False,
-        "buffers_per_eval": 1,
-    },
-    "published": {
-        # every trainer
-        "reward_backprop": "segments",
-        "replace_draws": True,
-        # the host loop's old-network rule
-        "old_best_start": 0.5,
-        "revert_at_equal": True,
-        # DQN
-        "target_online": True,
-        "target_mirror_avg": True,
-        "target_unmasked": True,
-        "eps_per_update": True,
-        "selfplay_mirror_avg": True,  # PPO too
-        "reset_target_on_old": True,
-        # PPO
-        "td_advantage": True,
-        "explore": 0.10,
-        "unmasked_log_probs": True,
-        "buffers_per_eval": 5,
-    },
+# The published code's differences from the thesis text (design.md §7a), one entry per difference: each
+# name is a field of the config it concerns (SelfPlayConfig, DQNConfig, PPOConfig or loop.LoopConfig),
+# whose default is the thesis' setting.
+PUBLISHED: dict[str, Any] = {
+    # every trainer
+    "reward_backprop": "segments",
+    "replace_draws": True,
+    # the host loop's old-network rule
+    "old_best_start": 0.5,
+    "revert_at_equal": True,
+    # DQN
+    "target_online": True,
+    "target_mirror_avg": True,
+    "target_unmasked": True,
+    "eps_per_update": True,
+    "selfplay_mirror_avg": True,  # PPO too
+    "reset_target_on_old": True,
+    # PPO
+    "td_advantage": True,
+    "explore": 0.10,
+    "unmasked_log_probs": True,
+    "buffers_per_eval": 5,
 }
-PRESET_NAMES = tuple(PRESETS)
+PRESETS = ("thesis", "published")
+"""The training presets: the thesis text (every config's defaults) and the published code."""
 
 
 def with_preset(cfg, name: str):
-    """``cfg`` (a frozen config dataclass) with the fields of preset ``name`` that it has."""
+    """``cfg`` (a frozen config dataclass) with preset ``name``: the fields of :data:`PUBLISHED` that it has
+    set to those values (``"published"``) or to their defaults (``"thesis"``)."""
     if name not in PRESETS:
-        raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(PRESET_NAMES)}")
-    names = {f.name for f in dataclasses.fields(cfg)}
-    return dataclasses.replace(cfg, **{k: v for k, v in PRESETS[name].items() if k in names})
+        raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
+    own = [f for f in dataclasses.fields(cfg) if f.name in PUBLISHED]
+    return dataclasses.replace(cfg, **{f.name: PUBLISHED[f.name] if name == "published" else f.default for f in own})
 
 
 SMOKE = "smoke"
@@ -115,46 +97,15 @@ def smoke_sizes(c) -> dict:
 def smoke_config(cfg):
     """``cfg`` (a config or a config of configs) with every config's smoke sizes (each size goes to the config
     with that field), writing to ``runs/smoke/...`` with ``overwrite``, selecting by a fixed opponent."""
-    sizes = [dict(smoke_sizes(c)) for c in configs(cfg)]
+    sizes = {k: v for c in configs(cfg) for k, v in smoke_sizes(c).items()}
 
     def shrink(c):
         names = {f.name for f in dataclasses.fields(c)}
-        own = dict(smoke_sizes(c))
-        changes = {k: v for k, v in own.items() if k in names}
-        for other in sizes:  # another config's sizes that fit this one
-            changes.update({k: v for k, v in other.items() if k in names and k not in own})
+        changes = {k: v for k, v in {**sizes, **smoke_sizes(c)}.items() if k in names}
         if "out" in names:
             changes.update(out=str(Path("runs", SMOKE, *Path(c.out).parts[1:])), overwrite=True)
         if "select_by" in names:  # only the fixed opponents: the kit's reference agent, else Random
             changes.update(select_by=games.card_of(c.game).reference or "random")
         return dataclasses.replace(c, **changes)
 
-    nested = {f.name: shrink(getattr(cfg, f.name)) for f in dataclasses.fields(cfg)
-              if dataclasses.is_dataclass(getattr(cfg, f.name))}
-    return dataclasses.replace(shrink(cfg), **nested)
-
-
-@dataclass(frozen=True)
-class SelfPlayConfig(OpponentConfig):
-    """Fields common to the RL trainers' configs (each trainer adds its own; defaults: the thesis)."""
-
-    gamma: float = 0.95
-    """Discount of the turn-based targets (the next state is the opponent's: its value is subtracted)."""
-    reward_backprop_n: float = 3.0
-    """Exponent n of the reward back-propagation r_t = r_T * (t / T)^n."""
-    reward_backprop: str = "per_player"
-    """'per_player' (the thesis: each player's own moves 1..T) or 'segments' (the published code:
-    absolute turn numbers, the game split at every ±1 shaped reward, the loser's turn taken as T+1,
-    zero rewards after the first split left at 0)."""
-    replace_draws: bool = False
-    """Discard drawn training games and replace each by a game from the empty board (the published code)."""
-    width: int = 128
-    """CNET width (filters and dense units)."""
-
-    RANGES: ClassVar[dict] = {"gamma": ranges.UNIT, "reward_backprop_n": ranges.NON_NEGATIVE, "width": ranges.ONE_OR_MORE}
-
-    def check(self) -> None:
-        """``ValueError`` for settings that do not fit together."""
-        super().check()
-        if self.reward_backprop not in ("per_player", "segments"):
-            raise ValueError(f"--reward-backprop must be 'per_player' or 'segments', got {self.reward_backprop!r}")
+    return replace_in(cfg, shrink)

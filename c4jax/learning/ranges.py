@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping
 
 
 @dataclass(frozen=True)
@@ -22,34 +21,20 @@ class Range:
     def allows(self, value) -> bool:
         """Whether ``value`` lies in the interval (NaN never does)."""
         v = float(value)
-        if math.isnan(v):
-            return False
-        if self.low is not None and (v <= self.low if self.low_open else v < self.low):
-            return False
-        if self.high is not None and (v >= self.high if self.high_open else v > self.high):
-            return False
-        return True
+        above = self.low is None or (v > self.low if self.low_open else v >= self.low)
+        below = self.high is None or (v < self.high if self.high_open else v <= self.high)
+        return above and below and not math.isnan(v)
 
     @property
     def text(self) -> str:
-        """The interval as text: ``>= 1``, ``> 0``, ``in [0, 1]``, ``in (0, 1]``."""
+        """The interval as text: ``>= 1``, ``> 0``, ``in [0, 1]``, ``in (0, 1]``, then the note."""
         if self.high is None:
-            body = f"{'>' if self.low_open else '>='} {_number(self.low)}"
+            body = f"{'>' if self.low_open else '>='} {self.low:g}"
         elif self.low is None:
-            body = f"{'<' if self.high_open else '<='} {_number(self.high)}"
+            body = f"{'<' if self.high_open else '<='} {self.high:g}"
         else:
-            body = (f"in {'(' if self.low_open else '['}{_number(self.low)}, {_number(self.high)}"
-                    f"{')' if self.high_open else ']'}")
-        return f"{body} {self.note}" if self.note else body
-
-
-def _number(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else str(x)
-
-
-def at_least(low: float, note: str = "") -> Range:
-    """``>= low``."""
-    return Range(low=low, note=note)
+            body = f"in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
+        return f"{body} {self.note}".rstrip()
 
 
 POSITIVE = Range(low=0, low_open=True)
@@ -75,14 +60,9 @@ def ranges_of(cls) -> dict[str, Range]:
     return merged
 
 
-def check_values(values: Mapping[str, object], ranges: Mapping[str, Range]) -> None:
-    """``ValueError`` naming the flag, the value and the range of the first of ``values`` out of its range."""
-    for name, allowed in ranges.items():
-        value = values[name]
-        if not allowed.allows(value):
-            raise ValueError(f"{flag(name)} must be {allowed.text}, got {value}")
-
-
 def check(cfg) -> None:
-    """Check every field of ``cfg`` listed in its class' ranges (:func:`ranges_of`)."""
-    check_values({name: getattr(cfg, name) for name in ranges_of(type(cfg))}, ranges_of(type(cfg)))
+    """``ValueError`` naming the flag, the value and the range of the first field of ``cfg`` outside its
+    class' range (:func:`ranges_of`)."""
+    for name, allowed in ranges_of(type(cfg)).items():
+        if not allowed.allows(getattr(cfg, name)):
+            raise ValueError(f"{flag(name)} must be {allowed.text}, got {getattr(cfg, name)}")

@@ -82,7 +82,7 @@ def test_a_value_out_of_range_is_refused_naming_its_flag(case):
 
 def test_range_texts():
     assert ranges.POSITIVE.text == "> 0" and ranges.UNIT.text == "in [0, 1]"
-    assert ranges.Range(0, 1, low_open=True).text == "in (0, 1]" and ranges.at_least(0, "(0 = auto)").text == ">= 0 (0 = auto)"
+    assert ranges.Range(0, 1, low_open=True).text == "in (0, 1]" and ranges.Range(0, note="(0 = auto)").text == ">= 0 (0 = auto)"
     with pytest.raises(ValueError, match=r"^--learning-rate must be > 0, got -1.0$"):
         config.validate(PPOConfig(learning_rate=-1.0))
 

@@ -394,7 +394,7 @@ def test_ppo_evaluates_every_n_buffers():
 
 def test_presets_set_what_they_claim():
     fields = {f.name for cls in (DQNConfig, PPOConfig, ReinforceConfig, loop.LoopConfig) for f in dataclasses.fields(cls)}
-    assert set(config.PRESETS["published"]) <= fields  # no misspelt switch
+    assert set(config.PUBLISHED) <= fields  # no misspelt switch
     for cfg in (DQNConfig(), PPOConfig(), ReinforceConfig(), loop.LoopConfig()):
         assert config.with_preset(cfg, "thesis") == cfg
     dqn = config.with_preset(DQNConfig(dueling=True, eps_decay=600.0), "published")

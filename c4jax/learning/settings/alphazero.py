@@ -115,7 +115,7 @@ class AlphaZeroConfig:
         "games": ranges.ONE_OR_MORE, "num_simulations": ranges.ONE_OR_MORE, "max_considered": ranges.ONE_OR_MORE,
         "dirichlet_alpha": ranges.POSITIVE, "dirichlet_fraction": ranges.UNIT, "temperature_moves": ranges.NON_NEGATIVE,
         "random_start_frac": ranges.UNIT, "buffer_size": ranges.ONE_OR_MORE, "batch_size": ranges.ONE_OR_MORE,
-        "updates_per_iteration": ranges.ONE_OR_MORE, "eval_every": ranges.at_least(0, "(0 = 8 iterations)"),
+        "updates_per_iteration": ranges.ONE_OR_MORE, "eval_every": ranges.Range(0, note="(0 = 8 iterations)"),
         "iterations_per_eval": ranges.ONE_OR_MORE, "learning_rate": ranges.POSITIVE,
         "weight_decay": ranges.NON_NEGATIVE, "value_weight": ranges.NON_NEGATIVE, "reply_weight": ranges.NON_NEGATIVE,
         "eval_simulations": ranges.NON_NEGATIVE, "play_simulations": ranges.NON_NEGATIVE, "width": ranges.ONE_OR_MORE,

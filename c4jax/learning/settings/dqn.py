@@ -9,7 +9,7 @@ from typing import Annotated, ClassVar
 import tyro
 
 from c4jax.learning import config, ranges
-from c4jax.learning.config import SelfPlayConfig
+from c4jax.learning.settings.selfplay import SelfPlayConfig
 
 # Double DQN on a game's own rewards: the settings of --collect streams on a game that has no whole-game
 # self-play (its kit sets the sizes: GameKit.defaults["dqn"])
@@ -108,7 +108,7 @@ class DQNConfig(SelfPlayConfig):
         "updates_per_episode": ranges.ONE_OR_MORE, "episodes_per_iteration": ranges.ONE_OR_MORE,
         "target_update_every": ranges.ONE_OR_MORE, "tau": ranges.Range(0, 1, low_open=True),
         "eps_start": ranges.UNIT, "eps_end": ranges.UNIT, "eps_decay": ranges.POSITIVE,
-        "eval_every": ranges.at_least(0, "(0 = the default)"),
+        "eval_every": ranges.Range(0, note="(0 = the default)"),
         "huber_delta": ranges.POSITIVE, "envs": ranges.ONE_OR_MORE, "steps": ranges.ONE_OR_MORE,
         "updates_per_iteration": ranges.ONE_OR_MORE, "iterations_per_eval": ranges.ONE_OR_MORE,
         "max_grad_norm": ranges.NON_NEGATIVE, "value_weight": ranges.NON_NEGATIVE,

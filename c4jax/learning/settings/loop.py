@@ -92,7 +92,7 @@ class LoopConfig:
     RANGES: ClassVar[dict] = {
         "seed": ranges.NON_NEGATIVE, "total_updates": ranges.ONE_OR_MORE, "revert_drop": ranges.NON_NEGATIVE,
         "old_best_start": ranges.Range(-1, 1), "vmap_seeds": ranges.ONE_OR_MORE,
-        "devices": ranges.at_least(0, "(0 = all)"), "num_processes": ranges.ONE_OR_MORE,
+        "devices": ranges.Range(0, note="(0 = all)"), "num_processes": ranges.ONE_OR_MORE,
         "process_id": ranges.NON_NEGATIVE,
     }
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from c4jax.learning import ranges
-from c4jax.learning.config import SelfPlayConfig
+from c4jax.learning.settings.selfplay import SelfPlayConfig
 
 COLLECTIONS = ("games", "streams")
 NETWORKS = ("cnet", "tower")

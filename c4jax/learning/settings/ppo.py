@@ -74,8 +74,8 @@ class PPOConfig(onpolicy.OnPolicyConfig):
         "buffer_size": ranges.ONE_OR_MORE, "epochs": ranges.ONE_OR_MORE, "minibatch_size": ranges.ONE_OR_MORE,
         "clip": ranges.POSITIVE, "c1": ranges.NON_NEGATIVE, "c2": ranges.NON_NEGATIVE, "gae_lambda": ranges.UNIT,
         "learning_rate": ranges.POSITIVE, "weight_decay": ranges.NON_NEGATIVE,
-        "games_per_collect": ranges.at_least(0, "(0 = auto)"), "explore": ranges.UNIT,
-        "eval_every": ranges.at_least(0, "(0 = the preset's)"), "buffers_per_eval": ranges.ONE_OR_MORE,
+        "games_per_collect": ranges.Range(0, note="(0 = auto)"), "explore": ranges.UNIT,
+        "eval_every": ranges.Range(0, note="(0 = the preset's)"), "buffers_per_eval": ranges.ONE_OR_MORE,
     }
 
     SMOKE: ClassVar[dict] = {"width": 16, "buffer_size": 256, "games_per_collect": 16, "epochs": 2, "buffers_per_eval": 1,

@@ -41,7 +41,7 @@ class ReinforceConfig(onpolicy.OnPolicyConfig):
 
     RANGES: ClassVar[dict] = {
         "c1": ranges.NON_NEGATIVE, "learning_rate": ranges.POSITIVE, "weight_decay": ranges.NON_NEGATIVE,
-        "games_per_collect": ranges.ONE_OR_MORE, "eval_every": ranges.at_least(0, "(0 = 100)"),
+        "games_per_collect": ranges.ONE_OR_MORE, "eval_every": ranges.Range(0, note="(0 = 100)"),
         "episodes_per_eval": ranges.ONE_OR_MORE,
     }
 
