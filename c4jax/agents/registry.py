@@ -22,7 +22,7 @@ from c4jax.agents.network_search import agent_from_search_checkpoint, is_search_
 from c4jax.agents.players import build, number
 from c4jax.agents.search import MAX_SIMULATIONS, SOLVE
 from c4jax.agents.search_agent import MCTSAgent
-from c4jax.agents.shipped import checkpoints_dir, folder_of, names as shipped_names
+from c4jax.agents.shipped import checkpoints_dir, folder_of, in_game, names as shipped_names
 from c4jax.games import DEFAULT, GAMES, kit_of
 from c4jax.games import make as make_game
 from c4jax.games.kit import Player, resolve
@@ -90,13 +90,13 @@ def _games_agents() -> None:
 
 def _add_player(game: str, player: Player) -> None:
     """Register ``player`` of ``game``: one name, a name per number, or a pattern over its numbers."""
-    prefix, played = "" if game == DEFAULT else f"{game}/", make_game(game)
+    played = make_game(game)
     listed = None if player.available is None else (lambda: resolve(player.available)())
     if player.numbers is None:
-        _add(prefix + player.name, lambda mode: build(player, None, mode, played), listed)
+        _add(in_game(player.name, game), lambda mode: build(player, None, mode, played), listed)
     elif player.example is None:
         for n in range(player.numbers[0], player.numbers[1] + 1):
-            _add(prefix + player.name.format(n=n), lambda mode, n=n: build(player, n, mode, played), listed)
+            _add(in_game(player.name.format(n=n), game), lambda mode, n=n: build(player, n, mode, played), listed)
     elif game == DEFAULT:  # only the default game's names are matched against patterns
         register_pattern(re.escape(player.name).replace(re.escape("{n}"), "(.*)"),
                          lambda m, mode: build(player, number(player, m.group(1)), mode, played),
@@ -225,7 +225,7 @@ def _load_for_game(game: str, rest: str, name: str) -> Agent:
     m = re.fullmatch(r"mcts(.*)", low)
     if m and sims is None:
         return _mcts(m, mode_l, played)
-    shipped = checkpoints_dir() / game / low
+    shipped = folder_of(game) / low
     if (shipped / METADATA_FILE).is_file():
         agent = _from_checkpoint(shipped, mode_l, f"{game}/{low}", sims, solve)
         if game_of(agent) != game:

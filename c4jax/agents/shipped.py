@@ -24,12 +24,17 @@ def checkpoints_dir() -> Path:
 
 
 def names(game: str) -> list[str]:
-    """The agents shipped for ``game`` by their ``agents.load`` names, sorted: the folders with a
-    ``metadata.json`` of :func:`folder_of` ``game``, each as :func:`in_game` names it."""
+    """The agents shipped for ``game`` by their ``agents.load`` names, sorted (:func:`folders`)."""
+    return sorted(folders(game))
+
+
+def folders(game: str) -> dict[str, Path]:
+    """The agents shipped for ``game``: each one's ``agents.load`` name (:func:`in_game`) -> its folder, a
+    folder of :func:`folder_of` ``game`` with a ``metadata.json``."""
     root = folder_of(game)
     if not root.is_dir():
-        return []
-    return sorted(in_game(p.name, game) for p in root.iterdir() if (p / METADATA_FILE).is_file())
+        return {}
+    return {in_game(p.name, game): p for p in root.iterdir() if (p / METADATA_FILE).is_file()}
 
 
 def folder_of(game: str) -> Path:

@@ -12,10 +12,9 @@ def default_agents(game: str) -> tuple[str, ...]:
     """The field of ``game``'s tournament: its card's ``baselines``, then every agent shipped for it sorted
     by name (``:sto`` and ``:det`` for a policy network without search, else its default mode)."""
     out = [shipped.in_game(b, game) for b in games.card_of(game).baselines]
-    for name in sorted(shipped.names(game), key=str.lower):
+    for name, folder in sorted(shipped.folders(game).items(), key=lambda item: item[0].lower()):
         try:
-            description = metadata.read_metadata(shipped.folder_of(game) / name.rpartition("/")[2],
-                                                 game=None).get("agent", {})
+            description = metadata.read_metadata(folder, game=None).get("agent", {})
         except metadata.CheckpointError:
             continue
         sampled = description.get("output", "policy") == "policy" and "search" not in description
