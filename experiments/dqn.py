@@ -2,13 +2,13 @@
 
     python experiments/dqn.py --help
 
-The code is :mod:`c4jax.cli.dqn` (its docstring says what the command does and writes), so that the
-installed package has it too: ``c4jax train dqn`` runs the same, with the same flags.
+The code is ``TRAINERS["dqn"]`` of :mod:`c4jax.cli.training` (docs/guide/train.md says what a run
+writes), so that the installed package has it too: ``c4jax train dqn`` runs the same, with the same flags.
 """
 
-from c4jax.cli import dqn
+from c4jax.cli import training
 from c4jax.io import compile_cache
 
 if __name__ == "__main__":
     compile_cache.configure_script()
-    dqn.cli()
+    training.cli("dqn")

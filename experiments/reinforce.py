@@ -2,13 +2,13 @@
 
     python experiments/reinforce.py --help
 
-The code is :mod:`c4jax.cli.reinforce` (its docstring says what the command does and writes), so that the
-installed package has it too: ``c4jax train reinforce`` runs the same, with the same flags.
+The code is ``TRAINERS["reinforce"]`` of :mod:`c4jax.cli.training` (docs/guide/train.md says what a run
+writes), so that the installed package has it too: ``c4jax train reinforce`` runs the same, with the same flags.
 """
 
-from c4jax.cli import reinforce
+from c4jax.cli import training
 from c4jax.io import compile_cache
 
 if __name__ == "__main__":
     compile_cache.configure_script()
-    reinforce.cli()
+    training.cli("reinforce")

@@ -95,7 +95,7 @@ def test_the_wheel_lists_every_shipped_agent_and_the_c4jax_command(wheel):
         assert f"c4jax/checkpoints/{agent}/metadata.json" in names
         assert any(n.startswith(f"c4jax/checkpoints/{agent}/state-") and "/ocdbt.process_0/d/" in n for n in names)
     assert not any(n.startswith("c4jax/checkpoints") and n.endswith(".py") for n in names)
-    assert {"c4jax/cli/main.py", "c4jax/cli/ppo.py", "c4jax/cli/tournament.py", "c4jax/cli/watch.py",
+    assert {"c4jax/cli/main.py", "c4jax/cli/training.py", "c4jax/cli/tournament.py", "c4jax/cli/watch.py",
             "c4jax/games/connect_four/interop.py", "c4jax/agents/pgx_baseline.py",
             "c4jax/evaluation/yardstick_positions.npz", "c4jax/play/static/index.html"} <= names
     for name, folder in game_folders().items():  # every registered game's modules

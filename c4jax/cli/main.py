@@ -5,6 +5,7 @@ flags, defaults and ``--help`` are that script's. A user's mistake is one ``erro
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 from typing import Sequence
@@ -12,14 +13,14 @@ from typing import Sequence
 from c4jax._version import __version__
 from c4jax.io import compile_cache, host_devices, interrupt
 
-# algorithm -> (module, what it trains)
-TRAINERS: dict[str, tuple[str, str]] = {
-    "ppo": ("c4jax.cli.ppo", "PPO self-play (design.md §7)"),
-    "dqn": ("c4jax.cli.dqn", "Vanilla DQN self-play (design.md §7)"),
-    "dueling_dqn": ("c4jax.cli.dueling_dqn", "Dueling DQN self-play (design.md §7)"),
-    "reinforce": ("c4jax.cli.reinforce", "REINFORCE with baseline, self-play (design.md §7)"),
-    "alphazero": ("c4jax.cli.alphazero", "AlphaZero: self-play with search (design.md §8)"),
-    "supervised": ("c4jax.cli.supervised", "CNET128 imitating 1StepLA (design.md §6)"),
+# algorithm -> what it trains (c4jax.cli.training's trainers, and c4jax.cli.supervised)
+TRAINERS: dict[str, str] = {
+    "ppo": "PPO self-play (design.md §7)",
+    "dqn": "Vanilla DQN self-play (design.md §7)",
+    "dueling_dqn": "Dueling DQN self-play (design.md §7)",
+    "reinforce": "REINFORCE with baseline, self-play (design.md §7)",
+    "alphazero": "AlphaZero: self-play with search (design.md §8)",
+    "supervised": "CNET128 imitating 1StepLA (design.md §6)",
 }
 # subcommand -> (module, its entry point, what it does); "train" takes an algorithm of TRAINERS first
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -54,7 +55,7 @@ def train_usage() -> str:
     width = max(map(len, TRAINERS))
     lines = [f"usage: c4jax train {{{','.join(TRAINERS)}}} [ARGS]", "",
              "Train an agent; `c4jax train ALGORITHM --help` shows its flags.", "", "algorithms:"]
-    return "\n".join(lines + [f"  {name:<{width}}  {text}" for name, (_, text) in TRAINERS.items()])
+    return "\n".join(lines + [f"  {name:<{width}}  {text}" for name, text in TRAINERS.items()])
 
 
 def _error(message: str) -> int:
@@ -85,6 +86,8 @@ def _dispatch(argv: list[str]) -> int:
         return 0
     if command not in COMMANDS:
         return _error(f"c4jax: unknown command {command!r}; choose one of: {', '.join(COMMANDS)} (c4jax --help)")
+    if command in EVERY_CORE:
+        host_devices.use_every_core()  # before the module imports JAX
     if command == "train":
         if rest[:1] in (["-h"], ["--help"]):
             print(train_usage())
@@ -92,13 +95,15 @@ def _dispatch(argv: list[str]) -> int:
         if not rest or rest[0] not in TRAINERS:
             got = f"unknown algorithm {rest[0]!r}" if rest else "no algorithm given"
             return _error(f"c4jax train: {got}; choose one of: {', '.join(TRAINERS)}")
-        (module, _), entry, prog, rest = TRAINERS[rest[0]], "cli", f"c4jax train {rest[0]}", rest[1:]
+        name, prog, rest = rest[0], f"c4jax train {rest[0]}", rest[1:]
+        if name == "supervised":
+            run = importlib.import_module("c4jax.cli.supervised").cli
+        else:
+            run = functools.partial(importlib.import_module("c4jax.cli.training").cli, name)
     else:
         module, entry, _ = COMMANDS[command]
-        prog = f"c4jax {command}"
-    if command in EVERY_CORE:
-        host_devices.use_every_core()  # before the module imports JAX
-    result = getattr(importlib.import_module(module), entry)(rest, prog=prog)
+        run, prog = getattr(importlib.import_module(module), entry), f"c4jax {command}"
+    result = run(rest, prog=prog)
     return result if isinstance(result, int) else 0
 
 

@@ -252,4 +252,4 @@ def cli(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     """Parse ``argv`` (default: this process' arguments; the defaults are those of its ``--game``) and
     train; ``prog`` names the command in ``--help`` (``c4jax train supervised``; default: the script's
     file name)."""
-    return training.command(defaults, main, argv, prog)
+    return training.command(NAME, defaults, main, argv, prog)

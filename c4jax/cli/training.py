@@ -1,25 +1,138 @@
-"""What every trainer command shares: its defaults for a ``--game`` and ``--preset``, one parse of the
-command line over them, one check of the result, and the run.
+"""The training commands: ``c4jax train NAME ARGS`` and ``python experiments/NAME.py ARGS`` (the same flags
+and ``--help``; docs/guide/train.md describes the runs) for each RL trainer of :data:`TRAINERS` and for the
+supervised stage (:mod:`c4jax.cli.supervised`).
 
-A command's module has ``defaults(game, preset)``, the settings the command line starts from (the game
-kit's, with the preset applied: :func:`with_preset`); :func:`parse` reads ``--game`` and ``--preset``
-first, parses the command line once with tyro over those defaults and settles the result: a command line
-it cannot take is one ``error:`` line and exit status 2 before anything is compiled. Imports no JAX."""
+A command's settings start from its defaults on ``--game`` with ``--preset`` (:func:`defaults`: the
+trainer's, then the game card's flags, then the preset, :func:`with_preset`); :func:`parse` reads ``--game``
+and ``--preset`` first, parses the command line once with tyro over those defaults and settles the result:
+a command line it cannot take is one ``error:`` line and exit status 2 before anything is compiled. Imports
+no JAX."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import sys
 import typing
-from typing import Any, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Callable, Literal, Mapping, Sequence
 
 import tyro
 
 from c4jax import games
 from c4jax.io import cliargs
 from c4jax.learning import config
-from c4jax.learning.settings.loop import from_scratch, whole_games
+from c4jax.learning.settings import alphazero, dqn, ppo, reinforce
+from c4jax.learning.settings.loop import LoopConfig, from_scratch, whole_games
+
+
+@dataclass(frozen=True)
+class Trainer:
+    """An RL trainer command: the sections of its config (``run``, the algorithm's, ``preset``), their
+    defaults on a game, and the algorithm it trains."""
+
+    title: str
+    """The command's description in ``--help``."""
+    section: str
+    """The field of the algorithm's settings in the command's config (``cfg.ppo``)."""
+    settings: type
+    """The class of those settings, a frozen config dataclass."""
+    algorithm: str
+    """``"module:Class"`` of the trainer, built as ``Class(settings, game=..., freeze_conv=...)``."""
+    streams: Callable[[Any], Mapping[str, Any]]
+    """The settings that differ from the class' defaults on a game (its card given) that does not
+    collect whole games, or that this trainer never plays whole."""
+    fixed: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    """Settings of every game."""
+    updates: int | None = None
+    """``--total-updates`` where the game does not collect whole games (None: the run config's default)."""
+    whole_games: bool = True
+    """Whether the trainer plays the thesis' whole games where the game's card can (and takes the thesis'
+    presets there; else its ``--preset`` is ``default`` or ``smoke``)."""
+    preset: str = "published"
+    """The default ``--preset``."""
+    card_entries: tuple[str, ...] = ()
+    """The game card's entries (``GameCard.defaults_of``) whose flags apply, in order (empty: the command's name)."""
+    check: Callable[[Any], None] | None = None
+    """``ValueError`` for settings of different sections that do not fit together."""
+    after: Callable[[Any], None] | None = None
+    """Run with the command's config when training ends."""
+
+
+PRESET_HELP = ("'thesis' (the thesis text, design.md §7) or 'published' (every difference of the published training "
+               "code turned on, design.md §7a; docs/results/fidelity compares them): the default game's whole-games "
+               "settings, which explicit flags override; another game trains with --collect streams and its kit's "
+               "defaults, and refuses them. 'smoke': the smallest run, which checks the pipeline (any game).")
+DEFAULT_PRESET_HELP = "'default': the settings above (the game's); 'smoke': the smallest run, which checks the pipeline."
+
+
+def _averaged_weights_kept(cfg) -> None:
+    if cfg.az.ema_decay > 0 and cfg.run.revert_drop < 1:
+        raise ValueError("--ema-decay needs the old-network rule off (--revert-drop 1): a revert would put the "
+                         "averaged weights back into training")
+
+
+def _plot_wall_clock(cfg) -> None:
+    """``curves_wall.png`` in each run folder of ``cfg.run``: the evaluation win rates against wall-clock minutes."""
+    from c4jax.io import runlog
+    from c4jax.learning import rundir
+
+    k, run = cfg.run.vmap_seeds, cfg.run
+    for d in [Path(run.out)] if k == 1 else [rundir.seed_dir(run.out, run.seed + i) for i in range(k)]:
+        rows = runlog.read_metrics(d / runlog.METRICS_JSONL)
+        for r in rows:
+            r["minutes"] = r.get("time/wall_s", 0.0) / 60
+        keys = sorted({key for r in rows for key in r if key.startswith("eval/vs_") and not key.endswith("_length")})
+        runlog.plot_panels(rows, [("win rate (protocol, 100 games)", keys, "win rate")], d / "curves_wall.png",
+                           x="minutes", xlabel="wall-clock minutes", suptitle="alphazero: strength against time")
+
+
+TRAINERS: dict[str, Trainer] = {
+    "ppo": Trainer("PPO self-play training.", "ppo", ppo.PPOConfig, "c4jax.learning.ppo:PPO", lambda card: ppo.STREAMS,
+                   updates=ppo.STREAMS_UPDATES),
+    "dqn": Trainer("DQN self-play training.", "dqn", dqn.DQNConfig, "c4jax.learning.dqn:DQN", lambda card: dqn.STREAMS),
+    "reinforce": Trainer("REINFORCE-with-baseline self-play training.", "reinforce", reinforce.ReinforceConfig,
+                         "c4jax.learning.reinforce:Reinforce", lambda card: reinforce.STREAMS,
+                         updates=reinforce.STREAMS_UPDATES, preset="thesis"),
+    "alphazero": Trainer("AlphaZero self-play training.", "az", alphazero.AlphaZeroConfig,
+                         "c4jax.learning.alphazero:AlphaZero", alphazero.fitted, updates=60_000, whole_games=False,
+                         preset="default", check=_averaged_weights_kept, after=_plot_wall_clock),
+}
+TRAINERS["dueling_dqn"] = dataclasses.replace(
+    TRAINERS["dqn"], title="Dueling DQN self-play training.", fixed={"dueling": True},
+    preset="thesis", card_entries=("dqn", "dueling_dqn"))
+
+
+@functools.cache
+def config_class(name: str) -> type:
+    """The config class of trainer ``name``'s command line: ``run`` (:class:`LoopConfig`), the algorithm's
+    section and ``preset``."""
+    t = TRAINERS[name]
+    presets, preset_help = ((*config.PRESETS, config.SMOKE), PRESET_HELP) if t.whole_games else (
+        ("default", config.SMOKE), DEFAULT_PRESET_HELP)
+    cls = dataclasses.make_dataclass("Config", [
+        ("run", LoopConfig), (t.section, t.settings),
+        ("preset", Annotated[Literal[presets], tyro.conf.arg(help=preset_help)], t.preset),
+    ], frozen=True, namespace={"check": lambda self: t.check(self)} if t.check else {})
+    cls.__module__, cls.__doc__ = __name__, t.title
+    return cls
+
+
+def defaults(name: str, game: str, preset: str | None = None):
+    """Trainer ``name``'s settings on ``game`` with ``preset``: the thesis' whole-games settings where the game
+    collects whole games, else the trainer's ``streams`` settings from scratch; then the card's flags, then
+    the preset (:func:`with_preset`)."""
+    t, card = TRAINERS[name], games.card_of(game)
+    whole, out = t.whole_games and card.whole_games, out_dir(game, name)
+    run = whole_games(out, game) if whole else from_scratch(out, game, **({"total_updates": t.updates} if t.updates
+                                                                          else {}))
+    settings = t.settings(**t.fixed, **({} if whole else t.streams(card)))
+    cfg = config_class(name)(run=run, **{t.section: settings}, preset=t.preset)
+    for entry in t.card_entries or (name,):
+        cfg = from_kit(cfg, game, entry)
+    return with_preset(cfg, preset, whole)
 
 
 def _game_and_preset(argv: Sequence[str]) -> tuple[str, str | None]:
@@ -35,19 +148,21 @@ def _game_and_preset(argv: Sequence[str]) -> tuple[str, str | None]:
     return known.game, known.preset
 
 
-def parse(defaults: Callable[[str, str | None], Any], argv: Sequence[str], prog: str | None = None) -> Any:
-    """The settled config of a trainer's command line ``argv`` over ``defaults(game, preset)``; a bad game,
-    preset, flag or value is one ``error:`` line and exit status 2. ``prog``: the command in messages."""
+def parse(command: str | Callable[[str, str | None], Any], argv: Sequence[str], prog: str | None = None) -> Any:
+    """The settled config of a training command line ``argv`` over the defaults of ``command`` (a name of
+    :data:`TRAINERS`, or a function ``(game, preset) -> config``); a bad game, preset, flag or value is one
+    ``error:`` line and exit status 2. ``prog``: the command in messages."""
+    of = functools.partial(defaults, command) if isinstance(command, str) else command
     argv, prog = list(argv), prog or sys.argv[0]
     game, preset = _game_and_preset(argv)
     if game not in games.GAMES:
         cliargs.fail(f"--game must be one of {sorted(games.GAMES)}, got {game!r} (see {prog} --help)")
     try:
-        default = defaults(game, preset)
+        default = of(game, preset)
     except ValueError as e:
         if not {"-h", "--help"} & set(argv):
             cliargs.fail(str(e))
-        default = defaults(game, None)
+        default = of(game, None)
     with cliargs.one_line_errors(argv, prog):
         cfg = tyro.cli(type(default), default=default, args=argv, prog=prog, config=(tyro.conf.OmitArgPrefixes,))
     if cfg.preset == config.SMOKE:  # a smoke run resumed keeps its files
@@ -81,11 +196,6 @@ def with_preset(base, preset: str | None, whole_games: bool = True):
     return dataclasses.replace(config.replace_in(base, lambda c: config.with_preset(c, name)), preset=name)
 
 
-def section(cfg) -> str:
-    """The name of a command config's algorithm section."""
-    return next(f.name for f in dataclasses.fields(cfg) if f.name not in ("run", "preset"))
-
-
 def from_kit(cfg, game: str, name: str):
     """``cfg`` with the flags ``game``'s card sets for the algorithm ``name``, per section."""
     own = games.card_of(game).defaults_of(name)
@@ -97,55 +207,48 @@ def out_dir(game: str, name: str) -> str:
     return f"runs/{name}" if game == games.DEFAULT else f"runs/{game}/{name}"
 
 
-def onpolicy_defaults(cls, algo_cls, streams: dict, total_updates: int, game: str, preset: str | None):
-    """The defaults of PPO's or REINFORCE's command (``cls``; section of class ``algo_cls``) on
-    ``game`` with ``preset``: the thesis' whole-game settings where they fit the game, else ``--collect
-    streams`` with ``streams`` and ``total_updates`` from scratch; then the kit's flags, then the preset."""
-    name = next(f.name for f in dataclasses.fields(cls) if f.name not in ("run", "preset"))
-    preset_default = next(f.default for f in dataclasses.fields(cls) if f.name == "preset")
-    out, whole = out_dir(game, name), games.card_of(game).whole_games
-    if whole:
-        cfg = cls(run=whole_games(out, game), **{name: algo_cls()}, preset=preset_default)
-    else:
-        cfg = cls(run=from_scratch(out, game, total_updates=total_updates), **{name: algo_cls(**streams)},
-                  preset=preset_default)
-    return with_preset(from_kit(cfg, game, name), preset, whole)
-
-
-def train(make: Callable[[], Any], cfg) -> dict:
-    """Train the algorithm ``make()`` builds with a command's config ``cfg`` (:func:`c4jax.learning.loop.run`); a
-    ``ValueError`` from ``make`` (a setting the game cannot take) ends the command with one line."""
+def main(name: str, cfg) -> dict:
+    """Train trainer ``name``'s algorithm with its command's config ``cfg`` (:func:`c4jax.learning.loop.run`);
+    a ``ValueError`` while the algorithm is built (a setting the game cannot take) ends the command with one
+    line."""
+    from c4jax.games.kit import resolve
     from c4jax.learning import loop
 
+    t = TRAINERS[name]
+    settings = getattr(cfg, t.section)
     try:
-        algo = make()
+        algo = resolve(t.algorithm)(settings, game=games.make(cfg.run.game), freeze_conv=cfg.run.freeze_conv)
     except ValueError as e:
         cliargs.fail(str(e))
-    algo_cfg = getattr(cfg, section(cfg))
-    return loop.run(algo, cfg.run, width=algo_cfg.width, algo_config=dataclasses.asdict(algo_cfg), note=note(cfg))
-
-
-def note(cfg) -> str:
-    """``"(smoke run)"`` for ``--preset smoke``, else ``""``."""
-    return "(smoke run)" if cfg.preset == config.SMOKE else ""
+    summary = loop.run(algo, cfg.run, width=settings.width, algo_config=dataclasses.asdict(settings),
+                       note="(smoke run)" if cfg.preset == config.SMOKE else "")
+    if t.after:
+        t.after(cfg)
+    return summary
 
 
 def opening(name: str, cfg) -> str:
-    """The first line of trainer ``name``'s run of config ``cfg``: its game, budget and folder."""
+    """The first line of command ``name``'s run of config ``cfg``: its game, budget and folder."""
     run = getattr(cfg, "run", cfg)
     budget = f"{run.total_updates:,} updates" if hasattr(run, "total_updates") else f"{run.epochs} epochs"
     resume = ", resuming" if getattr(run, "resume", False) else ""
     return f"{name}: {games.card_of(run.game).title}, {budget} into {run.out}{resume} ..."
 
 
-def command(defaults: Callable[[str, str | None], Any], main: Callable[[Any], dict],
+def command(name: str, defaults_of: Callable[[str, str | None], Any], main_of: Callable[[Any], dict],
             argv: Sequence[str] | None, prog: str | None) -> dict:
-    """Parse ``argv`` (default: this process' arguments) over ``defaults`` and run ``main`` on the config;
-    a run's errors are one line."""
-    cfg = parse(defaults, sys.argv[1:] if argv is None else argv, prog=prog)
+    """Parse ``argv`` (default: this process' arguments) over ``defaults_of`` and run ``main_of`` on the
+    config of command ``name``; a run's errors are one line."""
+    cfg = parse(defaults_of, sys.argv[1:] if argv is None else argv, prog=prog)
     if cfg.preset == config.SMOKE:
         print("smoke run: checks the pipeline, not strength (--preset smoke)", flush=True)
-    cliargs.starting(opening(defaults.__module__.rsplit(".", 1)[-1], cfg))
+    cliargs.starting(opening(name, cfg))
     from c4jax.learning import loop
 
-    return loop.exit_on_error(main, cfg)
+    return loop.exit_on_error(main_of, cfg)
+
+
+def cli(name: str, argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
+    """Run trainer ``name`` of :data:`TRAINERS` on the command line ``argv`` (default: this process'
+    arguments); ``prog``: the command in ``--help``."""
+    return command(name, functools.partial(defaults, name), functools.partial(main, name), argv, prog)

@@ -105,7 +105,7 @@ def test_help_renders_optional_and_empty_defaults_in_words():
     code, out, _ = run(["train", "ppo", "--help"])
     words = " ".join(out.split())  # the text wrapped at any width
     assert "defaults: the thesis" not in words and "--preset {thesis,published,smoke}" in words
-    assert "(default: published)" in words and "Their defaults are those of --preset" in words
+    assert "(default: published)" in words and "a trainer command's from its --preset and --game" in words
 
 
 def test_condense_keeps_any_report_on_one_line():

@@ -73,20 +73,26 @@ def test_play_help_is_c4jax_plays():
 def test_each_subcommand_hands_the_rest_of_its_arguments_to_its_module(command, monkeypatch):
     if command == ("play",):
         module, entry = "c4jax.play.__main__", "main"
-    elif command[0] == "train":
-        module, entry = c4jax_main.TRAINERS[command[1]][0], "cli"
     else:
-        module, entry = c4jax_main.COMMANDS[command[0]][:2]
+        module, entry = _module_of(command), "cli" if command[0] == "train" else c4jax_main.COMMANDS[command[0]][1]
     calls = []
-    monkeypatch.setattr(importlib.import_module(module), entry, lambda argv, prog: calls.append((argv, prog)) or 0)
+    monkeypatch.setattr(importlib.import_module(module), entry, lambda *args, prog: calls.append((args, prog)) or 0)
     code, _, err = run(*command, "--out", "runs/x", "--seed", "3")
     assert code == 0, err
-    assert calls == [(["--out", "runs/x", "--seed", "3"], "c4jax " + " ".join(command))]
+    named = (command[1],) if module == "c4jax.cli.training" else ()  # a trainer's name, then the arguments
+    assert calls == [((*named, ["--out", "runs/x", "--seed", "3"]), "c4jax " + " ".join(command))]
+
+
+def _module_of(command: tuple[str, ...]) -> str:
+    """The module that runs a subcommand: c4jax.cli.training runs every RL trainer."""
+    if command[0] != "train":
+        return c4jax_main.COMMANDS[command[0]][0]
+    return "c4jax.cli.supervised" if command[1] == "supervised" else "c4jax.cli.training"
 
 
 def test_every_experiments_script_of_a_subcommand_is_a_thin_wrapper_of_the_same_module():
     for command, script in SCRIPTS.items():
-        module = c4jax_main.TRAINERS[command[1]][0] if command[0] == "train" else c4jax_main.COMMANDS[command[0]][0]
+        module = _module_of(command)
         text = (ROOT / "experiments" / script).read_text()
         assert f"from c4jax.cli import {module.rsplit('.', 1)[1]}\n" in text, script
         assert len(text.splitlines()) < 20, f"{script} holds code that the installed package would lack"

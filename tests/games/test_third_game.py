@@ -84,13 +84,12 @@ def test_the_supervised_stage_on_the_new_game(tic_tac_toe, tmp_path):
 def test_every_self_play_algorithm_trains_on_the_new_game(tic_tac_toe, algorithm, tmp_path, capsys):
     """Each script trains on the game, saves an agent of its kind (DQN greedy, PPO and REINFORCE
     sampling, AlphaZero searching) and resumes its run to more updates."""
-    from c4jax.cli import alphazero, dqn, ppo, reinforce
+    from c4jax.cli import training
 
-    cli = {"alphazero": alphazero.cli, "ppo": ppo.cli, "reinforce": reinforce.cli, "dqn": dqn.cli}[algorithm]
     out = tmp_path / algorithm
     argv = ["--game", "tic_tac_toe", "--out", str(out), *TINY[algorithm], "--eval-opponents", "--select-by", "random",
             "--no-progress"]
-    summary = cli(argv)
+    summary = training.cli(algorithm, argv)
     assert summary["best_updates"] >= 1
     agent = agents.load(str(out))
     assert agents.game_of(agent) == "tic_tac_toe"
@@ -108,7 +107,7 @@ def test_every_self_play_algorithm_trains_on_the_new_game(tic_tac_toe, algorithm
         assert "the agent's Q-values per" in meta["output_description"], meta
     assert len(evaluation.match(agent, agents.load("tic_tac_toe/random"), jax.random.key(1)).games) == 100
     capsys.readouterr()
-    cli([*argv, "--total-updates", "4", "--resume"])  # the run's compiled programs go on
+    training.cli(algorithm, [*argv, "--total-updates", "4", "--resume"])  # the run's compiled programs go on
     assert f"resumed {out} at 2 updates" in capsys.readouterr().out
 
 
@@ -129,11 +128,10 @@ def test_whole_games_ppo_and_reinforce_train_on_a_game_without_random_starts_or_
                                                                                         tmp_path):
     """--collect games plays whole self-play games of any game (its own start position, no mirror, its own
     rewards back-propagated) on the residual tower, and saves a sampling agent of the game."""
-    from c4jax.cli import ppo, reinforce
+    from c4jax.cli import training
 
-    cli = {"ppo": ppo.cli, "reinforce": reinforce.cli}[algorithm]
     out = tmp_path / f"{game}_{algorithm}"
-    summary = cli(["--game", game, "--out", str(out), *WHOLE_GAMES[algorithm], "--tower-blocks", "1",
+    summary = training.cli(algorithm, ["--game", game, "--out", str(out), *WHOLE_GAMES[algorithm], "--tower-blocks", "1",
                    "--tower-channels", "4", "--eval-opponents", "--select-by", "random", "--no-progress"])
     assert summary["best_updates"] == 2 and summary["final"]["selfplay/episodes"] >= 2
     assert 1 <= summary["final"]["selfplay/length"] <= games.make(game).max_steps

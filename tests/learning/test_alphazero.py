@@ -21,7 +21,7 @@ from c4jax import agents, games
 from c4jax.agents import network_search as az
 from c4jax.agents import search
 from c4jax.agents.network import agent_from_checkpoint
-from c4jax.cli import alphazero as az_cli
+from c4jax.cli import training
 from c4jax.games.connect_four import env
 from c4jax.games.connect_four.game import GAME as C4
 from c4jax.games.connect_four.board import mirror_boards
@@ -295,7 +295,7 @@ def test_the_shipped_agent_searches_with_proven_values_and_new_runs_save_theirs(
     assert agents.load("alphazero@64nosolve").name == "alphazero@64nosolve:det"
     assert agents.load("checkers/alphazero").solve and agents.load("checkers/ppo@8").solve
     assert agents.load("checkers/alphazero@8nosolve").name == "checkers/alphazero@8nosolve:det"
-    assert az_cli.defaults("checkers").az.play_solve
+    assert training.defaults("alphazero", "checkers").az.play_solve
     assert azl.AlphaZero(azl.AlphaZeroConfig(), game=C4).agent_meta == {"search": {"simulations": 256, "solve": True}}
     assert azl.AlphaZero(azl.AlphaZeroConfig(play_solve=False), game=C4).agent_meta["search"]["solve"] is False
 
@@ -427,17 +427,15 @@ def test_ema_follows_every_adam_step_and_is_what_the_loop_plays():
 
 @pytest.mark.slow
 def test_ema_run_resumes_exactly_and_refuses_the_old_network_rule(tmp_path, capsys):
-    from c4jax.cli import alphazero as script
-
     flags = (*TINY_FLAGS, "--ema-decay", "0.9")
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
-    script.cli(["--out", str(straight), "--total-updates", "4", *flags])
-    script.cli(["--out", str(resumed), "--total-updates", "2", *flags])
-    script.cli(["--out", str(resumed), "--total-updates", "4", "--resume", *flags])
+    training.cli("alphazero", ["--out", str(straight), "--total-updates", "4", *flags])
+    training.cli("alphazero", ["--out", str(resumed), "--total-updates", "2", *flags])
+    training.cli("alphazero", ["--out", str(resumed), "--total-updates", "4", "--resume", *flags])
     assert _last_metrics(straight) == _last_metrics(resumed)
     assert isinstance(agents.load(str(straight)), az.AlphaZeroAgent)  # best/ holds a plain network
     with pytest.raises(SystemExit) as e:
-        script.cli(["--out", str(tmp_path / "bad"), "--total-updates", "4", *flags, "--revert-drop", "0.1"])
+        training.cli("alphazero", ["--out", str(tmp_path / "bad"), "--total-updates", "4", *flags, "--revert-drop", "0.1"])
     assert e.value.code == 2 and "--ema-decay needs the old-network rule off" in capsys.readouterr().err
 
 

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from c4jax.cli import alphazero, dqn, dueling_dqn, ppo, reinforce, supervised  # noqa: F401  (imported before jax.jit is patched)
+from c4jax.cli import supervised, training  # noqa: F401  (imported before jax.jit is patched)
 from c4jax.cli import main as c4jax_main
 from c4jax.cli.supervised import Config as SupervisedConfig
-from c4jax.cli.training import parse, section
+from c4jax.cli.training import TRAINERS, parse
 from c4jax.learning import config, loop, ranges
 from c4jax.learning import dqn as dqn_lib
 from c4jax.learning.alphazero import AlphaZeroConfig
@@ -147,22 +147,22 @@ def test_the_command_line_refuses_a_bad_value_in_one_line_before_anything_compil
 
 
 def test_smoke_preset_shrinks_every_trainer_and_keeps_explicit_flags():
-    c = parse(ppo.defaults, ["--preset", "smoke", "--epochs", "3"])
+    c = parse("ppo", ["--preset", "smoke", "--epochs", "3"])
     assert (c.ppo.buffer_size, c.ppo.epochs, c.ppo.buffers_per_eval, c.run.total_updates) == (256, 3, 1, 16)
     assert c.preset == "smoke" and c.ppo.td_advantage and c.run.out == "runs/smoke/ppo" and c.run.overwrite
-    assert parse(dqn.defaults, ["--preset", "smoke", "--game", "checkers"]).run.out == "runs/smoke/checkers/dqn"
-    az = parse(alphazero.defaults, ["--preset", "smoke"])
+    assert parse("dqn", ["--preset", "smoke", "--game", "checkers"]).run.out == "runs/smoke/checkers/dqn"
+    az = parse("alphazero", ["--preset", "smoke"])
     assert (az.run.total_updates, az.run.eval_opponents, az.run.eval_yardstick, az.run.select_by) == (2, (), False, "1steplA")
-    assert not parse(alphazero.defaults, ["--preset", "smoke", "--resume"]).run.overwrite  # a resumed smoke run keeps its files
-    rei = parse(reinforce.defaults, ["--preset", "smoke", "--out", "elsewhere"])
+    assert not parse("alphazero", ["--preset", "smoke", "--resume"]).run.overwrite  # a resumed smoke run keeps its files
+    rei = parse("reinforce", ["--preset", "smoke", "--out", "elsewhere"])
     assert rei.run.out == "elsewhere" and rei.run.total_updates == rei.reinforce.episodes_per_eval == 10
 
 
 def test_a_smoke_run_says_what_it_is(capsys, monkeypatch):
-    monkeypatch.setattr(ppo, "main", lambda cfg: {"preset": cfg.preset})
-    assert ppo.cli(["--preset", "smoke"]) == {"preset": "smoke"}
+    monkeypatch.setattr(training, "main", lambda name, cfg: {"preset": cfg.preset})
+    assert training.cli("ppo", ["--preset", "smoke"]) == {"preset": "smoke"}
     assert capsys.readouterr().out.splitlines()[0] == "smoke run: checks the pipeline, not strength (--preset smoke)"
-    assert ppo.cli([]) == {"preset": "published"} and "smoke" not in capsys.readouterr().out
+    assert training.cli("ppo", []) == {"preset": "published"} and "smoke" not in capsys.readouterr().out
 
 
 REI = ("--preset", "smoke", "--eval-opponents", "--no-progress")
@@ -199,14 +199,14 @@ _RNG = random.Random(20)
 # trainer, its flags, and the updates of its smoke run's evaluation interval and of one block (iteration, buffer);
 # Checkers trains with --collect streams
 SMOKE_RUNS = {
-    "reinforce": (reinforce, (), 10, 5),
-    "ppo": (ppo, (), 16, 16),
-    "dqn": (dqn, (), 8, 4),
-    "alphazero": (alphazero, (), 2, 2),
-    "ppo_streams": (ppo, ("--game", "checkers"), 2, 2),
-    "reinforce_streams": (reinforce, ("--game", "checkers"), 1, 1),
-    "dqn_streams": (dqn, ("--game", "checkers"), 4, 1),
-    "dueling_dqn": (dueling_dqn, (), 8, 4),
+    "reinforce": ("reinforce", (), 10, 5),
+    "ppo": ("ppo", (), 16, 16),
+    "dqn": ("dqn", (), 8, 4),
+    "alphazero": ("alphazero", (), 2, 2),
+    "ppo_streams": ("ppo", ("--game", "checkers"), 2, 2),
+    "reinforce_streams": ("reinforce", ("--game", "checkers"), 1, 1),
+    "dqn_streams": ("dqn", ("--game", "checkers"), 4, 1),
+    "dueling_dqn": ("dueling_dqn", (), 8, 4),
 }
 
 
@@ -219,13 +219,12 @@ def _budgets(interval: int, block: int, exhaustive: bool) -> list[int]:
 
 
 def _check_budgets(name: str, budgets: list[int], tmp_path) -> None:
-    script, flags, interval, _ = SMOKE_RUNS[name]
+    trainer, flags, interval, _ = SMOKE_RUNS[name]
     for n in budgets:
         out = tmp_path / f"{name}_{n}"
         argv = ["--preset", "smoke", "--no-progress", "--out", str(out), "--total-updates", str(n), *flags]
-        assert config.settle(getattr(parse(script.defaults, argv), section(parse(script.defaults, argv)))
-                             ).eval_updates == interval, name
-        script.cli(argv)
+        assert config.settle(getattr(parse(trainer, argv), TRAINERS[trainer].section)).eval_updates == interval, name
+        training.cli(trainer, argv)
         rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
         # an evaluation every `interval` updates, and one at the budget
         want = list(range(interval, n, interval)) + [n]

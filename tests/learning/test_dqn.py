@@ -12,8 +12,6 @@ import numpy as np
 import pytest
 
 from c4jax import agents, evaluation, games
-from c4jax.cli import dqn as dqn_cli
-from c4jax.cli import dueling_dqn as dueling_cli
 from c4jax.cli import training
 from c4jax.learning import buffer as rb
 from c4jax.io import checkpoint
@@ -327,14 +325,14 @@ def test_stream_dqn_learns_tic_tac_toe():
 
 
 def test_every_game_takes_the_same_flags_with_its_own_defaults(capsys):
-    ck = training.parse(dqn_cli.defaults, ["--game", "checkers", "--eps-start", "0.9", "--eval-every", "12"])
+    ck = training.parse("dqn", ["--game", "checkers", "--eps-start", "0.9", "--eval-every", "12"])
     assert ck.dqn.collect == "streams" and ck.dqn.double and ck.dqn.eps_start == 0.9 and ck.dqn.iterations_per_eval == 3
     assert ck.run.out == "runs/checkers/dqn" and ck.run.total_updates == 100_000 and ck.dqn.buffer_size == 100_000
-    du = training.parse(dueling_cli.defaults, ["--game", "checkers"])
+    du = training.parse("dueling_dqn", ["--game", "checkers"])
     assert du.dqn.dueling and du.run.out == "runs/checkers/dueling_dqn"
-    assert training.parse(dqn_cli.defaults, []).dqn == dqn_cli.Config().dqn  # Connect Four: the published preset
+    assert training.parse("dqn", []).dqn == training.defaults("dqn", "connect_four").dqn  # Connect Four: the published preset
     with pytest.raises(SystemExit) as e:
-        training.parse(dqn_cli.defaults, ["--game", "checkers", "--preset", "published"])
+        training.parse("dqn", ["--game", "checkers", "--preset", "published"])
     assert e.value.code == 2
     assert "error: --preset published: the thesis' presets" in capsys.readouterr().err
 
@@ -359,8 +357,8 @@ def test_dqn_script_trains_checkers_and_saves_a_greedy_agent(tmp_path, script):
 
 
 def test_a_smoke_run_takes_the_sizes_of_its_collection():
-    streams = training.parse(dqn_cli.defaults, ["--game", "checkers", "--preset", "smoke"])
-    games_ = training.parse(dqn_cli.defaults, ["--preset", "smoke"])
+    streams = training.parse("dqn", ["--game", "checkers", "--preset", "smoke"])
+    games_ = training.parse("dqn", ["--preset", "smoke"])
     assert streams.dqn.collect == "streams" and games_.dqn.collect == "games"
     assert streams.dqn.buffer_size == DQNConfig.STREAM_SMOKE["buffer_size"] and streams.run.total_updates == 4
     assert games_.dqn.buffer_size == DQNConfig.SMOKE["buffer_size"]

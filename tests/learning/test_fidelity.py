@@ -445,33 +445,28 @@ def test_presets_choose_the_strategies():
 
 
 def test_preset_flag_on_every_trainer_and_explicit_flags_override():
-    from c4jax.cli import dqn as dqn_script
-    from c4jax.cli import dueling_dqn as dueling_script
-    from c4jax.cli import ppo as ppo_script
-    from c4jax.cli import reinforce as reinforce_script
+    from c4jax.cli.training import defaults, parse
 
-    from c4jax.cli.training import parse
-
-    c = parse(dqn_script.defaults, ["--preset", "published", "--eps-decay", "600", "--no-target-online"])
+    c = parse("dqn", ["--preset", "published", "--eps-decay", "600", "--no-target-online"])
     assert c.preset == "published" and c.dqn.eps_decay == 600.0 and not c.dqn.target_online
     assert c.dqn.target_unmasked and c.run.old_best_start == 0.5
-    d = parse(dueling_script.defaults, ["--preset=published"])
+    d = parse("dueling_dqn", ["--preset=published"])
     assert d.dqn.dueling and d.dqn.eps_per_update
-    p = parse(ppo_script.defaults, ["--preset", "published", "--eval-every", "315"])
+    p = parse("ppo", ["--preset", "published", "--eval-every", "315"])
     assert p.ppo.td_advantage and p.ppo.buffers_per_eval == 1 and p.ppo.eval_every == 0
-    r = parse(reinforce_script.defaults, ["--preset", "published"])
+    r = parse("reinforce", ["--preset", "published"])
     assert r.reinforce.reward_backprop == "segments" and r.run.revert_at_equal
-    assert parse(dqn_script.defaults, []) == dqn_script.Config() == dqn_script.defaults("connect_four")
-    # dqn.py's default is the published preset; --preset thesis turns every switch back off
-    assert dqn_script.Config().preset == "published" and dqn_script.Config().dqn.target_online
-    t = parse(dqn_script.defaults, ["--preset", "thesis"])
+    # dqn's default is the published preset; --preset thesis turns every switch back off
+    assert parse("dqn", []) == defaults("dqn", "connect_four")
+    assert defaults("dqn", "connect_four").preset == "published" and defaults("dqn", "connect_four").dqn.target_online
+    t = parse("dqn", ["--preset", "thesis"])
     assert t.dqn == DQNConfig() and t.run == loop.LoopConfig(out="runs/dqn")
-    assert ppo_script.Config().preset == "published" and ppo_script.Config().ppo.td_advantage
-    tp = parse(ppo_script.defaults, ["--preset", "thesis"])
+    assert defaults("ppo", "connect_four").preset == "published" and defaults("ppo", "connect_four").ppo.td_advantage
+    tp = parse("ppo", ["--preset", "thesis"])
     assert tp.ppo == PPOConfig() and tp.run == loop.LoopConfig(out="runs/ppo")
-    assert parse(reinforce_script.defaults, []).preset == "thesis"
-    du = parse(dueling_script.defaults, [])  # Dueling DQN keeps the thesis text
-    assert du == dueling_script.defaults(games.DEFAULT) and du.preset == "thesis" and du.dqn == DQNConfig(dueling=True)
+    assert parse("reinforce", []).preset == "thesis"
+    du = parse("dueling_dqn", [])  # Dueling DQN keeps the thesis text
+    assert du == defaults("dueling_dqn", games.DEFAULT) and du.preset == "thesis" and du.dqn == DQNConfig(dueling=True)
     bad = run_script("ppo.py", "--preset", "bogus", "--no-progress")
     assert bad.returncode == 2 and "bogus" in bad.stderr
 

@@ -13,7 +13,7 @@ from c4jax.cli import training
 from scripts import run_script
 
 from c4jax import agents, evaluation, games
-from c4jax.learning import config, losses, ppo, reinforce
+from c4jax.learning import config, losses
 from c4jax.learning.ppo import PPO, PPOConfig
 from c4jax.learning.reinforce import Reinforce, ReinforceConfig
 from c4jax.nets import cnet
@@ -400,20 +400,17 @@ def test_reinforce_script_trains_checkers(tmp_path):
 
 @pytest.mark.parametrize("cli_name", ["ppo", "reinforce"])
 def test_another_game_takes_the_smoke_preset_and_refuses_connect_four_s_in_one_line(cli_name, capsys):
-    from c4jax.cli import ppo as ppo_cli, reinforce as reinforce_cli
-
-    cli, make = {"ppo": (ppo_cli, ppo.PPO), "reinforce": (reinforce_cli, reinforce.Reinforce)}[cli_name]
-    smoke = training.parse(cli.defaults, ["--game", "checkers", "--preset", "smoke"])
+    smoke = training.parse(cli_name, ["--game", "checkers", "--preset", "smoke"])
     section = getattr(smoke, cli_name)
     assert section.streams and section.tower == (1, 4) and smoke.run.total_updates == 2
-    assert cli.defaults("checkers").run.out == f"runs/checkers/{cli_name}"
+    assert training.defaults(cli_name, "checkers").run.out == f"runs/checkers/{cli_name}"
     for argv, message in [(["--preset", "published"], "--preset published: the thesis' presets"),
                           (["--collect", "games", "--network", "cnet", "--games-per-collect", "10"],
                            "--network cnet: the CNET does not read checkers"),
                           (["--explore", "0.1"] if cli_name == "ppo" else ["--replace-draws"],
                            "the whole-games collection's")]:
         with pytest.raises(SystemExit) as e:
-            cli.main(training.parse(cli.defaults, ["--game", "checkers", *argv]))
+            training.main(cli_name, training.parse(cli_name, ["--game", "checkers", *argv]))
         err = capsys.readouterr().err
         assert e.value.code == 2 and message in err and len(err.strip().splitlines()) == 1, err
 

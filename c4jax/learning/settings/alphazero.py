@@ -186,3 +186,12 @@ class AlphaZeroConfig:
         """Adam steps between evaluations."""
         return self.eval_every or self.updates_per_iteration * self.iterations_per_eval
 
+
+
+def fitted(card) -> dict:
+    """The settings of :class:`AlphaZeroConfig` that a game's card (:class:`c4jax.games.card.GameCard`) changes:
+    at most its number of actions considered, no random starts where it has none, a residual tower where the
+    CNET does not read its observations."""
+    return {"max_considered": min(AlphaZeroConfig.max_considered, card.num_actions),
+            "random_start_frac": AlphaZeroConfig.random_start_frac if card.random_start else 0.0,
+            **({} if card.cnet else {"tower_blocks": 2, "tower_channels": 32})}

@@ -20,8 +20,9 @@ STREAMS = MappingProxyType(dict(collect="streams", double=True, loss="huber", ga
 
 @dataclass(frozen=True)
 class DQNConfig(SelfPlayConfig):
-    """DQN hyperparameters (defaults: the thesis). With --opponent, the opponent's moves are stored
-    and learned from too (Q-learning is off-policy)."""
+    """DQN hyperparameters: the thesis' by default, a trainer command's from its --preset and --game, which
+    explicit flags override. With --opponent, the opponent's moves are stored and learned from too (Q-learning
+    is off-policy)."""
 
     dueling: bool = False
     """Dueling head: Q = V + A - mean(A) (two heads)."""

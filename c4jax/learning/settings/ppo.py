@@ -25,8 +25,9 @@ STREAMS_UPDATES = 40_000  # --total-updates of such a run
 
 @dataclass(frozen=True)
 class PPOConfig(onpolicy.OnPolicyConfig):
-    """PPO hyperparameters (defaults: the thesis on the default game; another game's from its kit). With
-    --opponent, only the learner's own moves are training rows; the opponent's moves shape their returns."""
+    """PPO hyperparameters: the thesis' by default, a trainer command's from its --preset and --game, which
+    explicit flags override. With --opponent, only the learner's own moves are training rows; the opponent's
+    moves shape their returns."""
 
     buffer_size: int = 2000
     """--collect games: transitions per buffer (mirrors included); --collect streams: a buffer is one collection."""

@@ -20,9 +20,9 @@ STREAMS_UPDATES = 2_000  # --total-updates of such a run
 
 @dataclass(frozen=True)
 class ReinforceConfig(onpolicy.OnPolicyConfig):
-    """REINFORCE-with-baseline hyperparameters (defaults: the thesis on the default game; another game's
-    from its kit). With --opponent, only the learner's own moves carry a loss; the opponent's moves shape their
-    returns."""
+    """REINFORCE-with-baseline hyperparameters: the thesis' by default, a trainer command's from its --preset
+    and --game, which explicit flags override. With --opponent, only the learner's own moves carry a loss; the
+    opponent's moves shape their returns."""
 
     c1: float = 0.75
     """Value-loss weight (Smooth-L1)."""

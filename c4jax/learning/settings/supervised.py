@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import ClassVar, Literal
 
 from c4jax import games
+from c4jax.agents import shipped
 from c4jax.io import track
 from c4jax.learning import config, ranges
 from c4jax.learning.settings.loop import OutPath
@@ -98,8 +99,7 @@ class Config:
     @property
     def teacher_name(self) -> str:
         """The ``agents.load`` name of ``--teacher`` (else the game card's) within ``--game``."""
-        name = self.teacher or games.card_of(self.game).teacher
-        return name if self.game == games.DEFAULT or name.lower().startswith(f"{self.game}/") else f"{self.game}/{name}"
+        return shipped.in_game(self.teacher or games.card_of(self.game).teacher, self.game)
 
     @property
     def dataset_path(self) -> Path:
