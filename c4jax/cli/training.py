@@ -16,7 +16,6 @@ import functools
 import sys
 import typing
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Annotated, Any, Callable, Literal, Mapping, Sequence
 
 import tyro
@@ -75,18 +74,10 @@ def _averaged_weights_kept(cfg) -> None:
 
 
 def _plot_wall_clock(cfg) -> None:
-    """``curves_wall.png`` in each run folder of ``cfg.run``: the evaluation win rates against wall-clock minutes."""
-    from c4jax.io import runlog
     from c4jax.learning import rundir
 
-    k, run = cfg.run.vmap_seeds, cfg.run
-    for d in [Path(run.out)] if k == 1 else [rundir.seed_dir(run.out, run.seed + i) for i in range(k)]:
-        rows = runlog.read_metrics(d / runlog.METRICS_JSONL)
-        for r in rows:
-            r["minutes"] = r.get("time/wall_s", 0.0) / 60
-        keys = sorted({key for r in rows for key in r if key.startswith("eval/vs_") and not key.endswith("_length")})
-        runlog.plot_panels(rows, [("win rate (protocol, 100 games)", keys, "win rate")], d / "curves_wall.png",
-                           x="minutes", xlabel="wall-clock minutes", suptitle="alphazero: strength against time")
+    for d in rundir.seed_dirs(cfg.run.out, range(cfg.run.seed, cfg.run.seed + cfg.run.vmap_seeds)):
+        rundir.write_wall_curves(d, "alphazero: strength against time")
 
 
 TRAINERS: dict[str, Trainer] = {
@@ -132,7 +123,7 @@ def defaults(name: str, game: str, preset: str | None = None):
     cfg = config_class(name)(run=run, **{t.section: settings}, preset=t.preset)
     for entry in t.card_entries or (name,):
         cfg = from_kit(cfg, game, entry)
-    return with_preset(cfg, preset, whole)
+    return with_preset(cfg, preset)
 
 
 def _game_and_preset(argv: Sequence[str]) -> tuple[str, str | None]:
@@ -174,25 +165,23 @@ def parse(command: str | Callable[[str, str | None], Any], argv: Sequence[str], 
         cliargs.fail(str(e))
 
 
-def with_preset(base, preset: str | None, whole_games: bool = True):
-    """``base`` with ``preset`` applied (None: ``base.preset``): ``smoke`` shrinks the run; a
-    training preset sets its switches where the game collects whole games (``whole_games``), else
-    ``ValueError``; an unknown name is left to the parser."""
+def with_preset(base, preset: str | None = None):
+    """``base`` with ``preset`` applied (None: ``base.preset``): ``smoke`` shrinks the run; a training
+    preset sets its switches where the game collects whole games, else ``ValueError``; an unknown name is
+    left to the parser."""
     name = base.preset if preset is None else preset
     if name not in typing.get_args(typing.get_type_hints(type(base))["preset"]):
         return base  # not one of this command's presets: the parser names them
     if name == config.SMOKE:
-        base = with_preset(base, None, whole_games)
-        return dataclasses.replace(config.smoke_config(base), preset=config.SMOKE)
+        return dataclasses.replace(config.smoke_config(with_preset(base)), preset=name)
     if name not in config.PRESETS:  # the command's own default
         return base
-    if not whole_games:
+    if not games.card_of(base.run.game).whole_games:
         if preset is None:
             return base
-        game = getattr(getattr(base, "run", base), "game", "this game")
-        raise ValueError(f"--preset {name}: the thesis' presets set the whole-games "
-                         f"collection (design.md §7, §7a); {game} trains with --collect streams and its own "
-                         f"defaults (--preset smoke: the smallest run)")
+        raise ValueError(f"--preset {name}: the thesis' presets set the whole-games collection (design.md §7, §7a); "
+                         f"{base.run.game} trains with --collect streams and its own defaults (--preset smoke: the "
+                         "smallest run)")
     return dataclasses.replace(config.replace_in(base, lambda c: config.with_preset(c, name)), preset=name)
 
 

@@ -28,7 +28,7 @@ from c4jax.learning.config import validate
 from c4jax.learning.hostrun import LAST, say as _say
 from c4jax.learning.training_eval import evaluate, evaluated_agent, metrics_row
 from c4jax.learning.placement import Placement, plan
-from c4jax.learning.rundir import BEST, SeedRun, seed_dir, summarize_seeds
+from c4jax.learning.rundir import BEST, SeedRun, seed_dirs, summarize_seeds
 from c4jax.learning.stacked import make_chunk, seed_slice, stack_seeds
 from c4jax.learning.settings.loop import LoopConfig as LoopConfig
 from c4jax.learning.settings.loop import from_scratch as from_scratch
@@ -271,7 +271,7 @@ def _run(algo: Algorithm, cfg: LoopConfig, placement: Placement, *, width: int, 
         hostrun.note_nothing_saved(out, "at the first evaluation")
     if placement.mesh is not None and write:
         print(f"{algo.name}: {placement.describe()}" + (f", {jax.process_count()} processes" if jax.process_count() > 1 else ""))
-    dirs = [out] if k_seeds == 1 else [seed_dir(out, s) for s in seeds]
+    dirs = seed_dirs(out, seeds)
     # each seed keeps the rows up to its own checkpointed step (seeds of a vmapped run differ in updates)
     afters = [int(u) for u in updates_of(state)] if cfg.resume else [None] * k_seeds
     runs = [SeedRun(d, s, m, c, cfg.resume, a, write, cfg.track, out.resolve().name,

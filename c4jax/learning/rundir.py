@@ -21,6 +21,11 @@ def seed_dir(out: str | Path, seed: int) -> Path:
     return Path(out) / f"seed_{seed}"
 
 
+def seed_dirs(out: str | Path, seeds: Sequence[int]) -> list[Path]:
+    """The run directory of each of ``seeds``: ``out`` itself for one seed, else :func:`seed_dir`'s."""
+    return [Path(out)] if len(seeds) == 1 else [seed_dir(out, s) for s in seeds]
+
+
 class SeedRun:
     """One seed's run directory (metrics log, ``best/``) and its loop counters ``loop`` (saved in ``last/``)."""
 
@@ -103,6 +108,14 @@ def write_curves(rows: list[dict], path: Path, title: str, best_updates: int | N
     return runlog.plot_panels(rows, curve_panels(rows, extra, reference), path, xlabel="updates", smooth_window=5,
                               suptitle=title, best=best_updates,
                               reverts=[r["step"] for r in rows if r.get("eval/reverted")])
+
+
+def write_wall_curves(run_dir: Path, title: str) -> Path:
+    """Draw ``curves_wall.png`` in ``run_dir``: every evaluation win rate of its metrics against wall-clock minutes."""
+    rows = [{**r, "minutes": r.get("time/wall_s", 0.0) / 60} for r in runlog.read_metrics(run_dir / runlog.METRICS_JSONL)]
+    keys = sorted({k for r in rows for k in r if k.startswith("eval/vs_") and not k.endswith("_length")})
+    return runlog.plot_panels(rows, [("win rate (protocol, 100 games)", keys, "win rate")], run_dir / "curves_wall.png",
+                              x="minutes", xlabel="wall-clock minutes", suptitle=title)
 
 
 # --- a K-seed run ---------------------------------------------------------------------------

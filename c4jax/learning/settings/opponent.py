@@ -12,22 +12,6 @@ from c4jax.learning import ranges
 SELF = "self"
 
 
-def training_opponent(name: str):
-    """The agent ``agents.load(name)``, or None for ``'self'``; ``ValueError`` for an unknown or unusable one."""
-    from c4jax import agents
-    from c4jax.io import checkpoint
-
-    if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"--opponent must be 'self' or an agent name, got {name!r}")
-    if name.strip().lower() == SELF:
-        return None
-
-    try:
-        return agents.load(name)
-    except (ValueError, FileNotFoundError, checkpoint.CheckpointError) as e:
-        raise ValueError(f"--opponent {name!r}: {e}") from None
-
-
 @dataclass(frozen=True)
 class OpponentConfig:
     """The training-opponent fields shared by the RL trainers' configs."""
@@ -53,8 +37,18 @@ class OpponentConfig:
 
     @cached_property
     def opponent_agent(self):
-        """:func:`training_opponent` of ``opponent``, loaded at the first use."""
-        return training_opponent(self.opponent)
+        """``agents.load(opponent)``, loaded at the first use, or None for 'self'; ``ValueError`` for a name that
+        does not load."""
+        from c4jax import agents
+        from c4jax.io import checkpoint
+
+        self.check()
+        if self.self_play:
+            return None
+        try:
+            return agents.load(self.opponent)
+        except (ValueError, FileNotFoundError, checkpoint.CheckpointError) as e:
+            raise ValueError(f"--opponent {self.opponent!r}: {e}") from None
 
     def opponent_games(self, games: int) -> int:
         """How many of a batch of ``games`` are played against the opponent (none for 'self')."""

@@ -184,10 +184,10 @@ def test_a_finished_game_in_the_batch_gets_no_move():
 def test_minimax_is_a_training_opponent_and_on_the_play_menu():
     """``--opponent minimax1`` (c4jax.learning.settings.opponent) loads it; the play UI's default menu offers
     depths 1, 4 and 7."""
-    from c4jax.learning.settings.opponent import training_opponent
+    from c4jax.learning.settings.opponent import OpponentConfig
     from c4jax.play import catalogue
 
-    assert training_opponent("minimax1") == agents.load("minimax1:det")
+    assert OpponentConfig(opponent="minimax1").opponent_agent == agents.load("minimax1:det")
     assert {"minimax1", "minimax4", "minimax7"} <= set(catalogue.default_menu())
     assert [a.name for a in catalogue.variants("minimax7")] == ["minimax7:det", "minimax7:sto"]
 
