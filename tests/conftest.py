@@ -7,9 +7,10 @@ measured: 29% less CPU time on ``tests/learning/test_dqn.py``, and the older emi
 ``tests/agents/test_search.py``). XLA also emits each program as one object file instead of splitting it
 for parallel code generation: a program then holds fewer memory mappings (32% fewer on
 ``tests/learning/test_alphazero.py``), so a test process reaches the mapping budget below later or never.
-These flags change the machine code, not the arithmetic: XLA compiles float operations without
-fast-math either way, and the tests that compare with recorded figures or with mctx's own search
-bit for bit pass.
+Its dots and convolutions are Eigen's, not XNNPACK's, whose fusion passes add compile time
+(docs/results/test_suite.md).
+XLA compiles float operations without fast-math either way (a dot's kernel may sum in another order),
+and the tests that compare with recorded figures or with mctx's own search bit for bit pass.
 
 Many tests build the same program again (a new trainer or agent object is a new jitted function,
 whatever its settings), and both test processes and the subprocesses some tests start (a killed
@@ -34,7 +35,7 @@ import sys
 import tempfile
 
 _FAST_COMPILE = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
-_IF_KNOWN = "--xla_cpu_use_fusion_emitters=false --xla_cpu_parallel_codegen_split_count=1"
+_IF_KNOWN = "--xla_cpu_use_fusion_emitters=false --xla_cpu_parallel_codegen_split_count=1 --xla_cpu_use_xnnpack=false"
 
 
 def _xla_flags() -> str:
@@ -114,15 +115,18 @@ def _drop_compiled_programs_when_mappings_run_short():
 
 
 _PROFILE_COMPILES = os.environ.get("C4JAX_PROFILE_COMPILES")
-_compiles: dict[str, list[float]] = {}  # test node id -> [backend compiles, their seconds]
+# test node id -> backend compiles and their seconds, and the seconds of tracing and of lowering to MLIR
+_compiles: dict[str, dict[str, float]] = {}
 _current_test: list[str] = ["(outside a test)"]
+_EVENTS = {"/jax/core/compile/backend_compile_duration": "seconds", "/jax/core/compile/jaxpr_trace_duration":
+           "trace_seconds", "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower_seconds"}
 
 
 def _record_compile(event: str, seconds: float, **_: object) -> None:
-    if event == "/jax/core/compile/backend_compile_duration":
-        counted = _compiles.setdefault(_current_test[0], [0, 0.0])
-        counted[0] += 1
-        counted[1] += seconds
+    if event in _EVENTS:
+        counted = _compiles.setdefault(_current_test[0], dict.fromkeys(("compiles", *_EVENTS.values()), 0))
+        counted[_EVENTS[event]] += seconds
+        counted["compiles"] += event.endswith("backend_compile_duration")
 
 
 if _PROFILE_COMPILES:
@@ -132,7 +136,8 @@ if _PROFILE_COMPILES:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """With ``C4JAX_PROFILE_COMPILES=path``, counts the backend compiles (XLA's, the bulk of the
-    suite's time) of each test, setup and teardown included (a module-scoped fixture's compiles
+    suite's time) of each test and their seconds, and the seconds of tracing and of lowering to MLIR
+    (which a persistent compilation cache does not save), setup and teardown included (a module-scoped fixture's compiles
     count for the first test that uses it), in this process, not in the subprocesses a test
     starts; the session writes them to ``path`` as JSON (``path.<worker>`` under pytest-xdist)."""
     _current_test[0] = item.nodeid
@@ -147,12 +152,11 @@ def pytest_sessionfinish(session):
         return
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     path = f"{_PROFILE_COMPILES}.{worker}" if worker else _PROFILE_COMPILES
-    tests = sorted(_compiles.items(), key=lambda kv: -kv[1][1])
+    tests = sorted(_compiles.items(), key=lambda kv: -sum(v for k, v in kv[1].items() if k != "compiles"))
+    totals = {key: round(sum(c[key] for c in _compiles.values()), 3) for key in ("compiles", *_EVENTS.values())}
     with open(path, "w") as out:
-        json.dump({"compiles": sum(n for n, _ in _compiles.values()),
-                   "compile_seconds": round(sum(s for _, s in _compiles.values()), 3),
-                   "tests": {node: {"compiles": n, "seconds": round(s, 3)} for node, (n, s) in tests}},
-                  out, indent=1)
+        json.dump({"compiles": int(totals.pop("compiles")), "compile_seconds": totals.pop("seconds"), **totals,
+                   "tests": {node: {k: round(v, 3) for k, v in c.items()} for node, c in tests}}, out, indent=1)
 
 
 def pytest_collection_modifyitems(config, items):
