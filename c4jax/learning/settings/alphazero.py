@@ -187,7 +187,6 @@ class AlphaZeroConfig:
         return self.eval_every or self.updates_per_iteration * self.iterations_per_eval
 
 
-
 def fitted(card) -> dict:
     """The settings of :class:`AlphaZeroConfig` that a game's card (:class:`c4jax.games.card.GameCard`) changes:
     at most its number of actions considered, no random starts where it has none, a residual tower where the
