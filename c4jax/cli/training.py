@@ -106,7 +106,7 @@ def config_class(name: str) -> type:
     cls = dataclasses.make_dataclass("Config", [
         ("run", LoopConfig), (t.section, t.settings),
         ("preset", Annotated[Literal[presets], tyro.conf.arg(help=preset_help)], t.preset),
-    ], frozen=True, namespace={"check": lambda self: t.check(self)} if t.check else {})
+    ], frozen=True, namespace={"check": t.check} if t.check else {})
     cls.__module__, cls.__doc__ = __name__, t.title
     return cls
 

@@ -42,7 +42,7 @@ class OpponentConfig:
         from c4jax import agents
         from c4jax.io import checkpoint
 
-        self.check()
+        OpponentConfig.check(self)  # the name only, not a subclass' other settings
         if self.self_play:
             return None
         try:
