@@ -124,7 +124,7 @@ def _bench(args, available: list) -> dict:
     rows = []
     for name in args.algos:
         algo, width, init_from, settings = _algorithms(args.init_from)[name]
-        cfg = loop.LoopConfig(out="unused", init_from=init_from)
+        cfg = loop.LoopConfig(out="unused", game=algo.game.id, init_from=init_from)
         source = loop.source_params(cfg, width)
         fresh = stacked.stack_seeds([loop.initial_state(algo, cfg, width, s, source) for s in range(args.vmap_seeds)])
         runs = {}

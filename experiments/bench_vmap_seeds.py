@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> dict:
         p.error("--chunks must be >= 1")
 
     algo, width = ALGOS[args.algo]()
-    cfg = loop.LoopConfig(out="unused", init_from=args.init_from)
+    cfg = loop.LoopConfig(out="unused", game=algo.game.id, init_from=args.init_from)
     source = loop.source_params(cfg, width)
     singles = [loop.initial_state(algo, cfg, width, s, source) for s in range(args.seeds)]
     batch = stacked.stack_seeds(singles)

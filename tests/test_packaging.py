@@ -107,9 +107,9 @@ def test_the_wheel_lists_every_shipped_agent_and_the_c4jax_command(wheel):
 
 def test_init_from_takes_a_shipped_agents_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # no checkpoints/ folder here: the name goes through the registry
-    by_name = loop.source_params(loop.LoopConfig(init_from="supervised"), 128)
-    by_path = loop.source_params(loop.LoopConfig(init_from=str(ROOT / "checkpoints" / "supervised")), 128)
-    assert loop.LoopConfig().init_from == "supervised"
+    by_name = loop.source_params(loop.LoopConfig(game="connect_four", init_from="supervised"), 128)
+    by_path = loop.source_params(loop.LoopConfig(game="connect_four", init_from=str(ROOT / "checkpoints" / "supervised")), 128)
+    assert loop.LoopConfig(game="connect_four").init_from == "supervised"
     assert jax.tree.structure(by_name) == jax.tree.structure(by_path)
     for a, b in zip(jax.tree.leaves(by_name), jax.tree.leaves(by_path)):
         np.testing.assert_array_equal(a, b)
@@ -117,7 +117,7 @@ def test_init_from_takes_a_shipped_agents_name(tmp_path, monkeypatch):
     assert agents.checkpoint_path("checkers/alphazero") == agents.checkpoints_dir() / "checkers" / "alphazero"
     assert agents.checkpoint_path("runs/ppo") == Path("runs/ppo")  # a path stays a path
     with pytest.raises(checkpoint.CheckpointError, match="'no_such_agent' does not exist"):
-        loop.source_params(loop.LoopConfig(init_from="no_such_agent"), 128)
+        loop.source_params(loop.LoopConfig(game="connect_four", init_from="no_such_agent"), 128)
 
 
 def test_a_resume_accepts_the_shipped_checkpoint_named_either_way(tmp_path, monkeypatch):
@@ -156,7 +156,7 @@ for name in names:
         move = int(jax.jit(agent.act_states)(states, key)[0])
         legal = bool(states.legal_action_mask[0, move])
     played[name] = {"move": move, "legal": legal, "agent": agent.name}
-params = loop.source_params(loop.LoopConfig(init_from="supervised"), 128)
+params = loop.source_params(loop.LoopConfig(game="connect_four", init_from="supervised"), 128)
 print(json.dumps({"file": c4jax.__file__, "prefix": sys.prefix, "checkpoints": str(root), "played": played,
                   "init_from": sorted(params)}))
 """

@@ -212,6 +212,7 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
         validate(cfg)
     except ValueError as e:
         raise ConfigError(str(e)) from None
+    cfg = cfg.normalised()
     if cfg.num_processes > 1:
         devices.initialize(cfg.coordinator_address, cfg.num_processes, cfg.process_id)
     placement = plan(algo, cfg.devices, cfg.vmap_seeds, cfg.shard)

@@ -283,7 +283,7 @@ def test_the_dataset_generator_killed_mid_write_resumes_exactly(tmp_path):
 def test_the_loop_resumes_from_the_checkpoint_before_a_damaged_one(tmp_path, capsys):
     """loop.load_state, what --resume calls, on a last/ whose newest checkpoint is truncated."""
     algo = dqn.DQN(dqn.DQNConfig(buffer_size=200, learning_starts=20), game=C4)
-    cfg = loop.LoopConfig(init_from="")
+    cfg = loop.LoopConfig(game="connect_four", init_from="")
     state = stacked.stack_seeds([loop.initial_state(algo, cfg, 128, 0)])
     for evals in (1, 2):
         loop.save_state(tmp_path / "last", state.replace(updates=state.updates + evals), state.params,

@@ -76,11 +76,11 @@ def test_one_device_plans_no_mesh_and_clear_errors():
     tree = {"x": 1}
     assert devices.shard_batch(tree) is tree  # no mesh: nothing added to a program
     with pytest.raises(ValueError, match="--shard"):
-        validate(loop.LoopConfig(shard="games"))
+        validate(loop.LoopConfig(game="connect_four", shard="games"))
     with pytest.raises(ValueError, match="--process-id"):
-        validate(loop.LoopConfig(num_processes=2, process_id=2, coordinator_address="localhost:1234"))
+        validate(loop.LoopConfig(game="connect_four", num_processes=2, process_id=2, coordinator_address="localhost:1234"))
     with pytest.raises(ValueError, match="--coordinator-address"):
-        validate(loop.LoopConfig(num_processes=2))
+        validate(loop.LoopConfig(game="connect_four", num_processes=2))
 
 
 def test_more_devices_than_there_are_is_one_error_line(tmp_path):

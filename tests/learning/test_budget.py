@@ -35,11 +35,17 @@ def _numeric_fields(cls) -> dict[str, type]:
     return {f.name: hints[f.name] for f in dataclasses.fields(cls) if hints[f.name] in (int, float)}
 
 
+def _make(cls, **changes):
+    """A ``cls`` config of its defaults with ``changes``, on Connect Four where the class takes a game."""
+    game = {"game": "connect_four"} if "game" in {f.name for f in dataclasses.fields(cls)} else {}
+    return cls(**game, **changes)
+
+
 @pytest.mark.parametrize("cls", CONFIGS, ids=lambda c: c.__name__)
 def test_every_numeric_setting_has_a_range_and_the_defaults_lie_in_it(cls):
     table = ranges.ranges_of(cls)
     assert set(_numeric_fields(cls)) <= set(table), set(_numeric_fields(cls)) - set(table)
-    default = cls()
+    default = _make(cls)
     for name, allowed in table.items():
         assert allowed.allows(getattr(default, name)), name
 
@@ -77,7 +83,7 @@ def _bad_setting(draw):
 def test_a_value_out_of_range_is_refused_naming_its_flag(case):
     cls, name, value = case
     with pytest.raises(ValueError, match=f"^{ranges.flag(name)} must be "):
-        config.validate(cls(**{name: value}))
+        config.validate(_make(cls, **{name: value}))
 
 
 def test_range_texts():
@@ -106,7 +112,7 @@ def test_settings_that_depend_on_each_other():
     with pytest.raises(ValueError, match="--learning-starts"):
         settle(DQNConfig(**dqn_lib.STREAMS, learning_starts=200_000))
     with pytest.raises(ValueError, match="--val-fraction \\+ --test-fraction must be < 1"):
-        settle(SupervisedConfig(val_fraction=0.5, test_fraction=0.5))
+        settle(SupervisedConfig(game="connect_four", val_fraction=0.5, test_fraction=0.5))
     assert PPOConfig(learning_rate=-1.0).learning_rate == -1.0  # making a config checks nothing: validate does
 
 

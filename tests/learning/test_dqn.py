@@ -119,7 +119,7 @@ def test_bad_configuration_is_refused():
 def test_updates_change_the_head_but_never_the_frozen_conv(dueling, double, loss, tau):
     cfg = DQNConfig(dueling=dueling, double=double, loss=loss, tau=tau, **TINY)
     algo = DQN(cfg, freeze_conv=True, game=C4)
-    params = loop.initial_params(loop.LoopConfig(init_from="checkpoints/supervised"), algo.heads, 128,
+    params = loop.initial_params(loop.LoopConfig(game="connect_four", init_from="checkpoints/supervised"), algo.heads, 128,
                                  jax.random.key(0))
     state = algo.init(jax.random.key(1), params)
     new, metrics = algo.chunk(state)
@@ -133,7 +133,7 @@ def test_updates_change_the_head_but_never_the_frozen_conv(dueling, double, loss
 
 def test_unfrozen_conv_trains():
     algo = DQN(DQNConfig(**TINY), freeze_conv=False, game=C4)
-    params = loop.initial_params(loop.LoopConfig(init_from=""), algo.heads, 128, jax.random.key(0))
+    params = loop.initial_params(loop.LoopConfig(game="connect_four", init_from=""), algo.heads, 128, jax.random.key(0))
     new, _ = algo.chunk(algo.init(jax.random.key(1), params))
     assert not np.allclose(new.params["conv"]["conv2"]["kernel"], params["conv"]["conv2"]["kernel"])
 
@@ -214,7 +214,7 @@ def test_resume_continues_exactly_where_the_run_stopped(tmp_path, dqn_run):
 
 def _template(out):
     algo = DQN(DQNConfig(**TINY), game=C4)
-    params = loop.initial_params(loop.LoopConfig(), algo.heads, 128, jax.random.key(0))
+    params = loop.initial_params(loop.LoopConfig(game="connect_four"), algo.heads, 128, jax.random.key(0))
     state = stacked.stack_seeds([algo.init(jax.random.key(0), params)])  # last/ holds K = 1 stacked seeds
     return {"state": train_state.keys_to_data(state), "old_params": stacked.stack_seeds([params])}
 

@@ -32,6 +32,7 @@ from c4jax.learning.dqn import DQN, DQNConfig, epsilon, mirror_avg_q
 from c4jax.learning.dqn_games import EpsilonGreedy, Transition
 from c4jax.learning.ppo import PPO, PPOConfig
 from c4jax.learning.reinforce import Reinforce, ReinforceConfig
+from c4jax.learning.settings.loop import whole_games
 from c4jax.learning import rollouts
 from c4jax.learning import backprop as backprop_lib
 
@@ -292,7 +293,7 @@ def test_one_step_td_targets_and_advantages_by_hand():
 
 
 def _params(seed=0):
-    return loop.initial_params(loop.LoopConfig(), "two", 128, jax.random.key(seed))
+    return loop.initial_params(loop.LoopConfig(game="connect_four"), "two", 128, jax.random.key(seed))
 
 
 C4 = games.make(games.DEFAULT)
@@ -395,7 +396,7 @@ def test_ppo_evaluates_every_n_buffers():
 def test_presets_set_what_they_claim():
     fields = {f.name for cls in (DQNConfig, PPOConfig, ReinforceConfig, loop.LoopConfig) for f in dataclasses.fields(cls)}
     assert set(config.PUBLISHED) <= fields  # no misspelt switch
-    for cfg in (DQNConfig(), PPOConfig(), ReinforceConfig(), loop.LoopConfig()):
+    for cfg in (DQNConfig(), PPOConfig(), ReinforceConfig(), loop.LoopConfig(game="connect_four")):
         assert config.with_preset(cfg, "thesis") == cfg
     dqn = config.with_preset(DQNConfig(dueling=True, eps_decay=600.0), "published")
     assert dqn.dueling and dqn.eps_decay == 600.0  # fields outside the preset are kept
@@ -407,11 +408,11 @@ def test_presets_set_what_they_claim():
             ppo.reward_backprop, ppo.replace_draws) == (True, 0.1, True, True, 5, "segments", True)
     rei = config.with_preset(ReinforceConfig(), "published")
     assert (rei.reward_backprop, rei.replace_draws) == ("segments", True)
-    run = config.with_preset(loop.LoopConfig(), "published")
+    run = config.with_preset(loop.LoopConfig(game="connect_four"), "published")
     assert (run.old_best_start, run.revert_at_equal) == (0.5, True)
     with pytest.raises(ValueError, match="unknown preset"):
         config.with_preset(DQNConfig(), "bogus")
-    for cfg in (DQNConfig(), PPOConfig(), ReinforceConfig(), loop.LoopConfig()):  # thesis undoes published
+    for cfg in (DQNConfig(), PPOConfig(), ReinforceConfig(), loop.LoopConfig(game="connect_four")):  # thesis undoes published
         assert config.with_preset(config.with_preset(cfg, "published"), "thesis") == cfg
 
 
@@ -460,10 +461,10 @@ def test_preset_flag_on_every_trainer_and_explicit_flags_override():
     assert parse("dqn", []) == defaults("dqn", "connect_four")
     assert defaults("dqn", "connect_four").preset == "published" and defaults("dqn", "connect_four").dqn.target_online
     t = parse("dqn", ["--preset", "thesis"])
-    assert t.dqn == DQNConfig() and t.run == loop.LoopConfig(out="runs/dqn")
+    assert t.dqn == DQNConfig() and t.run == whole_games("runs/dqn", "connect_four")
     assert defaults("ppo", "connect_four").preset == "published" and defaults("ppo", "connect_four").ppo.td_advantage
     tp = parse("ppo", ["--preset", "thesis"])
-    assert tp.ppo == PPOConfig() and tp.run == loop.LoopConfig(out="runs/ppo")
+    assert tp.ppo == PPOConfig() and tp.run == whole_games("runs/ppo", "connect_four")
     assert parse("reinforce", []).preset == "thesis"
     du = parse("dueling_dqn", [])  # Dueling DQN keeps the thesis text
     assert du == defaults("dueling_dqn", games.DEFAULT) and du.preset == "thesis" and du.dqn == DQNConfig(dueling=True)
@@ -523,7 +524,7 @@ def test_published_preset_resumes_exactly(tmp_path):
     meta = checkpoint.read_metadata(straight / "last")
     assert meta["config"]["target_online"] and meta["config"]["reward_backprop"] == "segments"
     algo = DQN(DQNConfig(buffer_size=2000, learning_starts=200, eval_every=200), game=C4)
-    params = loop.initial_params(loop.LoopConfig(), algo.heads, 128, jax.random.key(0))
+    params = loop.initial_params(loop.LoopConfig(game="connect_four"), algo.heads, 128, jax.random.key(0))
     like = {"state": train_state.keys_to_data(stacked.stack_seeds([algo.init(jax.random.key(0), params)])),
             "old_params": stacked.stack_seeds([params])}
     a, b = checkpoint.restore(straight / "last", like), checkpoint.restore(resumed / "last", like)

@@ -38,9 +38,9 @@ def test_eval_yardstick_and_select_by_an_extra_opponent(tmp_path):
 ])
 def test_bad_selection_flags(flags, message):
     with pytest.raises(ValueError, match=message):
-        validate(loop.LoopConfig(**flags))
+        validate(loop.LoopConfig(**{"game": "connect_four", **flags}))
 
 
 def test_an_unknown_evaluation_opponent_is_refused_when_the_run_starts():
     with pytest.raises(loop.ConfigError, match="--eval-opponents '9steplA': unknown agent"):
-        loop.load_opponents(loop.LoopConfig(eval_opponents=("9steplA",)))
+        loop.load_opponents(loop.LoopConfig(game="connect_four", eval_opponents=("9steplA",)))

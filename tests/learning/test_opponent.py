@@ -82,7 +82,7 @@ def test_configs_check_the_opponent_and_its_share():
 
 
 def _supervised_two_heads():
-    return loop.initial_params(loop.LoopConfig(), "two", 128, jax.random.key(0))
+    return loop.initial_params(loop.LoopConfig(game="connect_four"), "two", 128, jax.random.key(0))
 
 
 def _collect(cfg, params):
@@ -121,7 +121,7 @@ def test_dqn_learns_from_games_against_the_opponent():
     cfg = DQNConfig(buffer_size=2000, learning_starts=200, eval_every=40, updates_per_episode=4, opponent="2steplA:sto",
                     opponent_frac=0.5)
     algo = DQN(cfg, game=C4)
-    params = loop.initial_params(loop.LoopConfig(), algo.heads, 128, jax.random.key(0))
+    params = loop.initial_params(loop.LoopConfig(game="connect_four"), algo.heads, 128, jax.random.key(0))
     state = algo.init(jax.random.key(1), params)
     new, metrics = algo.chunk(state)
     assert int(new.updates) == 40 and int(new.episodes) >= 10

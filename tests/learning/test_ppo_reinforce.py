@@ -23,7 +23,7 @@ C4 = games.make(games.DEFAULT)
 
 
 def _params(heads="two"):
-    return loop.initial_params(loop.LoopConfig(), heads, 128, jax.random.key(0))
+    return loop.initial_params(loop.LoopConfig(game="connect_four"), heads, 128, jax.random.key(0))
 
 
 @pytest.mark.parametrize("make", [lambda: PPO(PPOConfig(**SMALL_PPO), C4),
@@ -210,8 +210,8 @@ def test_vmap_seeds_match_single_seed_runs_and_resume_exactly(tmp_path):
 def test_eval_greedy_makes_the_evaluated_policy_deterministic():
     ppo = PPO(PPOConfig(**SMALL_PPO), C4)
     params = _params()
-    sampled = training_eval.evaluated_agent(ppo, loop.LoopConfig(), 128)(params, "ppo")
-    greedy = training_eval.evaluated_agent(ppo, loop.LoopConfig(eval_greedy=True), 128)(params, "ppo")
+    sampled = training_eval.evaluated_agent(ppo, loop.LoopConfig(game="connect_four"), 128)(params, "ppo")
+    greedy = training_eval.evaluated_agent(ppo, loop.LoopConfig(game="connect_four", eval_greedy=True), 128)(params, "ppo")
     assert sampled.stochastic and not greedy.stochastic
     boards = np.zeros((4, 6, 7), np.int8)
     acts = {int(greedy.act(boards, jax.random.key(k))[0]) for k in range(5)}
@@ -221,10 +221,10 @@ def test_eval_greedy_makes_the_evaluated_policy_deterministic():
 def test_evaluation_plays_with_symmetric_averaging_unless_told_not_to():
     ppo = PPO(PPOConfig(**SMALL_PPO), C4)
     params = _params()
-    assert training_eval.evaluated_agent(ppo, loop.LoopConfig(), 128)(params, "ppo").symmetric
-    plain = training_eval.evaluated_agent(ppo, loop.LoopConfig(eval_symmetric=False), 128)(params, "ppo")
+    assert training_eval.evaluated_agent(ppo, loop.LoopConfig(game="connect_four"), 128)(params, "ppo").symmetric
+    plain = training_eval.evaluated_agent(ppo, loop.LoopConfig(game="connect_four", eval_symmetric=False), 128)(params, "ppo")
     assert not plain.symmetric
     board = np.zeros((1, 6, 7), np.int8)
     board[0, 5, 0] = -1  # the opponent's first stone in the corner: not its own mirror image
-    sym = training_eval.evaluated_agent(ppo, loop.LoopConfig(), 128)(params, "ppo")
+    sym = training_eval.evaluated_agent(ppo, loop.LoopConfig(game="connect_four"), 128)(params, "ppo")
     assert not np.allclose(np.asarray(sym.scores(board)), np.asarray(plain.scores(board)))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Annotated, ClassVar, Literal
 
 import tyro
@@ -21,7 +21,7 @@ class LoopConfig:
 
     out: OutPath = "runs/rl"
     """Run directory: metrics, plots, best/ (agent) and last/ (resumable state) checkpoints."""
-    game: str = games.DEFAULT
+    game: str = field(kw_only=True)
     """The game to train on (an id of c4jax.games.GAMES; an unknown one is answered with the list). Evaluation opponents are that game's agents (a game
     whose kit has no lookahead and no yardstick evaluates against random and mcts<N>)."""
     seed: int = 0
@@ -57,10 +57,10 @@ class LoopConfig:
     """Also grade the current network on the perfect-play yardstick (design.md §8) at every evaluation:
     yardstick/keep (share of non-trivial positions where its move keeps the game-theoretic outcome),
     yardstick/exact, and both per phase."""
-    select_by: str = games.card_of(games.DEFAULT).reference or "random"
+    select_by: str = ""
     """What chooses best/ and drives the old-network rule: the win rate against the game's reference player
     (1steplA on Connect Four, the thesis) or against one of --eval-opponents (a stronger one once the reference
-    is beaten every game), or 'yardstick' (the yardstick's keep rate; needs --eval-yardstick)."""
+    is beaten every game), or 'yardstick' (the yardstick's keep rate; needs --eval-yardstick). '': the reference."""
     resume: bool = False
     """Continue the run in --out from its last checkpoint. Settings that shape the run must be the ones it was
     started with; --total-updates (to train longer), --progress, --track and the device flags may change."""
@@ -116,9 +116,13 @@ class LoopConfig:
         if self.select_by == "yardstick" and not self.eval_yardstick:
             raise ValueError("--select-by yardstick needs --eval-yardstick")
         fixed = tuple(sorted(kit.reference_agents)) + (("yardstick",) if kit.yardstick else ())
-        if self.select_by not in fixed and self.select_by not in self.eval_opponents:
+        if self.select_by and self.select_by not in fixed and self.select_by not in self.eval_opponents:
             raise ValueError(f"--select-by must be {', '.join(fixed)} or one of --eval-opponents "
                              f"{list(self.eval_opponents)}, got {self.select_by!r}")
+
+    def normalised(self) -> "LoopConfig":
+        """This config with an empty ``select_by`` set to the game's reference player (``random`` where it has none)."""
+        return self if self.select_by else replace(self, select_by=games.card_of(self.game).reference or "random")
 
     def agent_name(self, name: str) -> str:
         """The ``agents.load`` name of the opponent ``name`` in this run's game (``agents.in_game``)."""
@@ -147,7 +151,7 @@ class LoopConfig:
 def whole_games(out: str, game: str) -> LoopConfig:
     """The run settings of the thesis' whole-games training on ``game``: the defaults, selected by the game's
     reference player (``random`` where its card names none)."""
-    return LoopConfig(out=out, game=game, select_by=games.card_of(game).reference or "random")
+    return LoopConfig(out=out, game=game).normalised()
 
 
 def from_scratch(out: str, game: str, **changes) -> LoopConfig:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -20,7 +20,7 @@ class Config:
 
     out: OutPath = "runs/supervised"
     """Run directory: checkpoint, metrics, plots and summary go here."""
-    game: str = games.DEFAULT
+    game: str = field(kw_only=True)
     """The game (one of c4jax.games.GAMES)."""
     teacher: str = ""
     """The agent to imitate (an agents.load name within --game; '': the game kit's teacher, 1steplA on the
