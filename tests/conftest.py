@@ -8,7 +8,9 @@ measured: 29% less CPU time on ``tests/learning/test_dqn.py``, and the older emi
 for parallel code generation: a program then holds fewer memory mappings (32% fewer on
 ``tests/learning/test_alphazero.py``), so a test process reaches the mapping budget below later or never.
 Its dots and convolutions are Eigen's, not XNNPACK's, whose fusion passes add compile time
-(docs/results/test_suite.md).
+(docs/results/test_suite.md). The programs carry no Python source locations (JAX's
+``JAX_TRACEBACK_IN_LOCATIONS_LIMIT=0``, ``JAX_INCLUDE_FULL_TRACEBACKS_IN_LOCATIONS=false``, unless set
+already), which lowering would otherwise build for every operation.
 XLA compiles float operations without fast-math either way (a dot's kernel may sum in another order),
 and the tests that compare with recorded figures or with mctx's own search bit for bit pass.
 
@@ -64,6 +66,10 @@ if "C4JAX_TEST_SESSION_DIR" not in os.environ:
     _shared = tempfile.mkdtemp(prefix="c4jax-test-session-")
     atexit.register(shutil.rmtree, _shared, ignore_errors=True)
     os.environ["C4JAX_TEST_SESSION_DIR"] = _shared
+
+# No Python source locations in the lowered programs (see above); subprocesses inherit it.
+os.environ.setdefault("JAX_TRACEBACK_IN_LOCATIONS_LIMIT", "0")
+os.environ.setdefault("JAX_INCLUDE_FULL_TRACEBACKS_IN_LOCATIONS", "false")
 
 # Several test processes (pytest-xdist) may share one accelerator: none grabs most of its memory.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
