@@ -249,10 +249,8 @@ def main(args: Args, command: str | None = None) -> dict:
         "device": evaluation.device_description(),
         "devices": n_devices,
         "play_seconds": round(play_s, 2),
-        "protocol": (f"{evaluation.GAMES_PER_MATCH} games per match: the {evaluation.NUM_OPENINGS} openings (empty board "
-                     "+ the 49 pairs of first moves), each agent once as first player" if t.game == games.DEFAULT else
-                     f"{evaluation.GAMES_PER_MATCH} games of {t.game} per match: the {evaluation.NUM_OPENINGS} openings "
-                     "(the start position + 49 two-ply openings), each agent once as first player"),
+        "protocol": (f"{evaluation.GAMES_PER_MATCH} games of {t.game} per match: the {evaluation.NUM_OPENINGS} openings "
+                     f"(the start position + {evaluation.NUM_OPENINGS - 1} two-ply openings), each agent once as first player"),
     }
     files["tournament.json"] = t.save_json(out / "tournament.json", **info, ratings=rt.to_dict(),
                                            timing=timing.to_dict() if timing else None)
