@@ -11,8 +11,8 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from c4jax import games
 from c4jax.learning import ranges
+from c4jax.learning.settings.loop import reference_player
 
 # The published code's differences from the thesis text (design.md §7a), one entry per difference: each
 # name is a field of the config it concerns (SelfPlayConfig, DQNConfig, PPOConfig or loop.LoopConfig),
@@ -105,7 +105,7 @@ def smoke_config(cfg):
         if "out" in names:
             changes.update(out=str(Path("runs", SMOKE, *Path(c.out).parts[1:])), overwrite=True)
         if "select_by" in names:  # only the fixed opponents: the kit's reference agent, else Random
-            changes.update(select_by=games.card_of(c.game).reference or "random")
+            changes.update(select_by=reference_player(c.game))
         return dataclasses.replace(c, **changes)
 
     return replace_in(cfg, shrink)

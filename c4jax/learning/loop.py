@@ -24,7 +24,7 @@ from c4jax.io import checkpoint, devices, interrupt, outdir, track
 from c4jax.nets import cnet
 from c4jax.learning import hostrun, portable, selection
 from c4jax.learning.algorithm import EVAL_FIELDS, Algorithm
-from c4jax.learning.config import validate
+from c4jax.learning.config import settle
 from c4jax.learning.hostrun import LAST, say as _say
 from c4jax.learning.training_eval import evaluate, evaluated_agent, metrics_row
 from c4jax.learning.placement import Placement, plan
@@ -209,10 +209,9 @@ def run(algo: Algorithm, cfg: LoopConfig, *, width: int, algo_config: dict,
     Returns the summary (``{}`` on processes other than 0). :class:`ConfigError` for unfit settings.
     """
     try:
-        validate(cfg)
+        cfg = settle(cfg)
     except ValueError as e:
         raise ConfigError(str(e)) from None
-    cfg = cfg.normalised()
     if cfg.num_processes > 1:
         devices.initialize(cfg.coordinator_address, cfg.num_processes, cfg.process_id)
     placement = plan(algo, cfg.devices, cfg.vmap_seeds, cfg.shard)

@@ -122,7 +122,7 @@ class LoopConfig:
 
     def normalised(self) -> "LoopConfig":
         """This config with an empty ``select_by`` set to the game's reference player (``random`` where it has none)."""
-        return self if self.select_by else replace(self, select_by=games.card_of(self.game).reference or "random")
+        return self if self.select_by else replace(self, select_by=reference_player(self.game))
 
     def agent_name(self, name: str) -> str:
         """The ``agents.load`` name of the opponent ``name`` in this run's game (``agents.in_game``)."""
@@ -146,6 +146,11 @@ class LoopConfig:
         """The old-network rule's settings."""
         return selection.Rule(revert_drop=self.revert_drop, old_best_start=self.old_best_start,
                               revert_at_equal=self.revert_at_equal)
+
+
+def reference_player(game: str) -> str:
+    """The ``agents.load`` name of ``game``'s reference player: its card's, else ``random``."""
+    return games.card_of(game).reference or "random"
 
 
 def whole_games(out: str, game: str) -> LoopConfig:
