@@ -23,8 +23,9 @@ from c4jax.io.runlog import display_path
 class Args:
     out: Path
     """The folder of the site (created; the files the site has are replaced)."""
-    agents: Annotated[tuple[str, ...], tyro.conf.arg(metavar="AGENT [AGENT ...]")] = ()
-    """The agents the page offers (default: every shipped network agent of both games)."""
+    agents: Annotated[tuple[str, ...], tyro.conf.arg(
+        metavar="AGENT [AGENT ...]", help_behavior_hint="(default: every shipped network agent of every game)")] = ()
+    """The agents the page offers."""
     check_positions: int = website.CHECK_POSITIONS
     """Random positions of its game each exported model is checked on against its JAX agent."""
 

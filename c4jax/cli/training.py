@@ -154,8 +154,7 @@ def parse(command: str | Callable[[str, str | None], Any], argv: Sequence[str], 
         if not {"-h", "--help"} & set(argv):
             cliargs.fail(str(e))
         default = of(game, None)
-    with cliargs.one_line_errors(argv, prog):
-        cfg = tyro.cli(type(default), default=default, args=argv, prog=prog, config=(tyro.conf.OmitArgPrefixes,))
+    cfg = cliargs.parse(type(default), argv, prog, default=default, config=(tyro.conf.OmitArgPrefixes,))
     if cfg.preset == config.SMOKE:  # a smoke run resumed keeps its files
         cfg = config.replace_in(cfg, lambda c: dataclasses.replace(c, overwrite=False) if getattr(c, "resume", False)
                                 else c)
@@ -170,12 +169,10 @@ def with_preset(base, preset: str | None = None):
     preset sets its switches where the game collects whole games, else ``ValueError``; an unknown name is
     left to the parser."""
     name = base.preset if preset is None else preset
-    if name not in typing.get_args(typing.get_type_hints(type(base))["preset"]):
-        return base  # not one of this command's presets: the parser names them
-    if name == config.SMOKE:
+    if name == config.SMOKE:  # one of every command's presets
         return dataclasses.replace(config.smoke_config(with_preset(base)), preset=name)
-    if name not in config.PRESETS:  # the command's own default
-        return base
+    if name not in config.PRESETS or name not in typing.get_args(typing.get_type_hints(type(base))["preset"]):
+        return base  # the command's own default, or not one of its presets (the parser names them)
     if not games.card_of(base.run.game).whole_games:
         if preset is None:
             return base
@@ -220,8 +217,7 @@ def opening(name: str, cfg) -> str:
     """The first line of command ``name``'s run of config ``cfg``: its game, budget and folder."""
     run = getattr(cfg, "run", cfg)
     budget = f"{run.total_updates:,} updates" if hasattr(run, "total_updates") else f"{run.epochs} epochs"
-    resume = ", resuming" if getattr(run, "resume", False) else ""
-    return f"{name}: {games.card_of(run.game).title}, {budget} into {run.out}{resume} ..."
+    return f"{name}: {games.card_of(run.game).title}, {budget} into {run.out}{', resuming' if run.resume else ''} ..."
 
 
 def command(name: str, defaults_of: Callable[[str, str | None], Any], main_of: Callable[[Any], dict],

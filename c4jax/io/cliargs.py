@@ -2,13 +2,12 @@
 
 :func:`one_line_errors` turns a rejected command line, or a ``ValueError`` while the config is built,
 into one ``error: ... (see PROG --help)`` line and exit status 2; :func:`fail` writes such a line.
-A sequence flag whose default is empty says ``(default: none)`` in ``--help``.
+A sequence flag marked :data:`NONE_IF_EMPTY` says ``(default: none)`` when its default is empty.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import io
 import os
 import re
@@ -18,22 +17,20 @@ from typing import Annotated, Any, Iterator, NoReturn, Sequence
 from unittest import mock
 
 import tyro
-from tyro.constructors import ConstructorRegistry, PrimitiveConstructorSpec, PrimitiveTypeInfo
 
 USAGE_ERROR = 2  # the exit status of a rejected command line, as argparse and tyro use
 
 OptionalPath = Annotated[Path | None, tyro.conf.arg(metavar="PATH", help_behavior_hint="(default: none)")]
 """A path flag that may be left out (``None``)."""
+NONE_IF_EMPTY = tyro.conf.arg(help_behavior_hint=lambda default: f"(default: {default or 'none'})")
+"""The ``Annotated`` marker of a sequence flag whose default, when empty, reads ``(default: none)`` in ``--help``."""
 
 
 def starting(line: str) -> None:
     """Print ``line`` (a command's first line) to stderr if stderr is a terminal; else nothing."""
-    try:
-        interactive = sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        interactive = False
-    if interactive:
-        print(line, file=sys.stderr, flush=True)
+    with contextlib.suppress(AttributeError, ValueError):  # no stderr, or a closed one
+        if sys.stderr.isatty():
+            print(line, file=sys.stderr, flush=True)
 
 
 def fail(message: str, code: int = USAGE_ERROR) -> NoReturn:
@@ -42,61 +39,32 @@ def fail(message: str, code: int = USAGE_ERROR) -> NoReturn:
     raise SystemExit(code)
 
 
-# --- help texts -----------------------------------------------------------------------------------
-
-HELP_REGISTRY = ConstructorRegistry()
-_resolving: list[PrimitiveTypeInfo] = []
-
-
-@HELP_REGISTRY.primitive_rule
-def _empty_sequence_says_none(info: PrimitiveTypeInfo) -> PrimitiveConstructorSpec | None:
-    """tyro's own rule for a tuple or list type, whose default, when empty, reads ``none``."""
-    if info.type_origin not in (tuple, list) or info in _resolving:
-        return None
-    _resolving.append(info)  # the lookup below then falls through to tyro's default rules
-    try:
-        spec = ConstructorRegistry.get_primitive_spec(info)
-    finally:
-        _resolving.pop()
-    if not isinstance(spec, PrimitiveConstructorSpec):
-        return None
-    words = spec.str_from_instance
-    return dataclasses.replace(spec, str_from_instance=lambda value: words(value) if len(value) else ["none"])
-
-
 # --- one-line errors ------------------------------------------------------------------------------
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_FRAME = re.compile(r"^\s*│ ?|\s*│$")
 
 
 def _box(text: str) -> tuple[str, list[list[str]]]:
-    """tyro's error box (box-drawing or dashed) as (title, sections of rows), without frame and padding."""
+    """tyro's error box (box-drawing, or dashed where stdout is not UTF-8) as (title, sections of rows),
+    without its frame."""
     lines = [line for line in (_ANSI.sub("", raw).rstrip() for raw in text.splitlines()) if line.strip()]
-    if lines and lines[0].lstrip().startswith("╭"):
-        title, rule = lines[0].strip().strip("╭╮─ "), "─"
-        rows = [line.strip().removeprefix("│").removesuffix("│").rstrip().removeprefix(" ")
-                for line in lines[1:] if not line.strip().startswith("╰")]
-    elif len(lines) > 1 and set(lines[1].strip()) == {"-"}:
-        title, rule = lines[0].strip(), "-"
-        rows = [line.removeprefix("  ") for line in lines[2:]]
-    else:
+    if len(lines) < 2 or not (lines[0].lstrip().startswith("╭") or set(lines[1].strip()) == {"-"}):
         return "", []
     sections: list[list[str]] = [[]]
-    for row in rows:
-        if set(row.strip()) == {rule}:
+    for line in lines[1:]:
+        row = _FRAME.sub("", line) if line.lstrip()[0] in "│╰" else line.removeprefix("  ")
+        if set(row.strip()) <= set("─-╰╯"):  # a rule, or the bottom of the frame
             sections.append([])
         else:
             sections[-1].append(row)
-    return title, [s for s in sections if s]
+    return lines[0].strip("╭╮─ "), [s for s in sections if s]
 
 
-def _indent(row: str) -> int:
-    return len(row) - len(row.lstrip())
-
-
-def _flag(row: str) -> str:
-    """The first flag of a row of tyro's argument list (``--game {a,b}`` -> ``--game``)."""
-    return row.split()[0].rstrip(",")
+def _outermost(rows: list[str]) -> list[str]:
+    """The rows at the least indentation among ``rows``, stripped."""
+    depth = min((len(r) - len(r.lstrip()) for r in rows), default=0)
+    return [r.strip() for r in rows if len(r) - len(r.lstrip()) == depth]
 
 
 def condense(text: str) -> str:
@@ -105,29 +73,21 @@ def condense(text: str) -> str:
     if not sections:
         return " ".join(text.split())
     body = sections[0]
-    if title == "Required options":
-        missing = [r.strip() for r in body[1:] if _indent(r) == min(_indent(x) for x in body[1:])] if body[1:] else []
-        return "missing " + ", ".join(missing) if missing else " ".join(" ".join(body).split())
-    message = " ".join(" ".join(r.strip() for r in body).split())
-    if title == "Value error":
-        m = re.match(r"Error parsing (\S+?): (.*)$", message)
-        if m:
-            name, rest = m.groups()
-            message = f"{name}: {rest}" if name.startswith("-") or name.isupper() else rest
-    elif title == "Unrecognized options":
-        message = message[0].lower() + message[1:]
-        hints = next((s for s in sections[1:] if s[0].strip().startswith("Perhaps you meant")), [])
-        if hints[1:]:
-            depth = min(_indent(r) for r in hints[1:])
-            flags = list(dict.fromkeys(_flag(r) for r in hints[1:] if _indent(r) == depth))
-            message += f"; did you mean {' or '.join(flags[:3])}?"
+    message = " ".join(" ".join(body).split())
+    if title == "Required options" and body[1:]:
+        message = "missing " + ", ".join(_outermost(body[1:]))
+    elif title == "Value error" and (m := re.match(r"Error parsing (\S+?): (.*)$", message)):
+        message = f"{m[1]}: {m[2]}" if m[1].startswith("-") or m[1].isupper() else m[2]
     elif m := re.match(r"Missing value for argument '(\S+)'\. Expected (\S+) values?", message):
         message = f"{m[1]} needs {m[2]} value{'s' if m[2] != '1' else ''}"
     elif m := re.match(r"invalid choice (.+) for argument '(\S+)'\. Expected one of \((.*)\)", message):
-        choices = ", ".join(c.strip(" '\"") for c in m[3].split(",") if c.strip())
-        message = f"{m[2]}: invalid choice {m[1]}; choose one of {choices}"
+        message = "{}: invalid choice {}; choose one of {}".format(m[2], m[1], ", ".join(re.findall(r"[^,\s'\"]+", m[3])))
     elif message[:1].isupper() and not message[1:2].isupper():
         message = message[0].lower() + message[1:]
+    if title == "Unrecognized options":
+        hints = next((s[1:] for s in sections[1:] if s[0].strip().startswith("Perhaps you meant")), [])
+        flags = list(dict.fromkeys(row.split()[0].rstrip(",") for row in _outermost(hints)))
+        message += f"; did you mean {' or '.join(flags[:3])}?" if flags else ""
     return message.rstrip(".")
 
 
@@ -142,7 +102,7 @@ def one_line_errors(argv: Sequence[str], prog: str | None = None) -> Iterator[No
     try:
         # an error box is read back as text, not shown: rendered without wrapping
         wide = contextlib.nullcontext() if asks_help else mock.patch.dict(os.environ, {"COLUMNS": "10000"})
-        with wide, HELP_REGISTRY, contextlib.redirect_stderr(captured):
+        with wide, contextlib.redirect_stderr(captured):
             yield
     except SystemExit as e:
         text = captured.getvalue()

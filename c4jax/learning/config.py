@@ -89,19 +89,15 @@ def eval_in_units(cfg, unit_field: str, updates_per_unit: int):
     return dataclasses.replace(cfg, **{unit_field: cfg.eval_every // updates_per_unit, "eval_every": 0})
 
 
-def smoke_sizes(c) -> dict:
-    """A config's ``--preset smoke`` sizes: its ``smoke`` property, else its class's ``SMOKE``."""
-    return getattr(c, "smoke", None) or getattr(type(c), "SMOKE", {})
-
-
 def smoke_config(cfg):
-    """``cfg`` (a config or a config of configs) with every config's smoke sizes (each size goes to the config
-    with that field), writing to ``runs/smoke/...`` with ``overwrite``, selecting by a fixed opponent."""
-    sizes = {k: v for c in configs(cfg) for k, v in smoke_sizes(c).items()}
+    """``cfg`` (a config or a config of configs) with every config's smoke sizes (its ``smoke`` dict; each size
+    goes to the config with that field), writing to ``runs/smoke/...`` with ``overwrite``, selecting by a fixed
+    opponent."""
+    sizes = {k: v for c in configs(cfg) for k, v in getattr(c, "smoke", {}).items()}
 
     def shrink(c):
         names = {f.name for f in dataclasses.fields(c)}
-        changes = {k: v for k, v in {**sizes, **smoke_sizes(c)}.items() if k in names}
+        changes = {k: v for k, v in {**sizes, **getattr(c, "smoke", {})}.items() if k in names}
         if "out" in names:
             changes.update(out=str(Path("runs", SMOKE, *Path(c.out).parts[1:])), overwrite=True)
         if "select_by" in names:  # only the fixed opponents: the kit's reference agent, else Random

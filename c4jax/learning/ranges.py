@@ -7,12 +7,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from c4jax.io.outdir import flag_name
+
 
 @dataclass(frozen=True)
 class Range:
-    """An interval ``low``/``high`` (``None``: unbounded), closed unless ``*_open``; ``note``: e.g. ``"(0 = auto)"``."""
+    """The interval from ``low`` to ``high`` (``None``: unbounded), closed unless ``*_open``, and its ``note``."""
 
-    low: float | None = None
+    low: float
     high: float | None = None
     low_open: bool = False
     high_open: bool = False
@@ -21,17 +23,14 @@ class Range:
     def allows(self, value) -> bool:
         """Whether ``value`` lies in the interval (NaN never does)."""
         v = float(value)
-        above = self.low is None or (v > self.low if self.low_open else v >= self.low)
         below = self.high is None or (v < self.high if self.high_open else v <= self.high)
-        return above and below and not math.isnan(v)
+        return (v > self.low if self.low_open else v >= self.low) and below and not math.isnan(v)
 
     @property
     def text(self) -> str:
         """The interval as text: ``>= 1``, ``> 0``, ``in [0, 1]``, ``in (0, 1]``, then the note."""
         if self.high is None:
             body = f"{'>' if self.low_open else '>='} {self.low:g}"
-        elif self.low is None:
-            body = f"{'<' if self.high_open else '<='} {self.high:g}"
         else:
             body = f"in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
         return f"{body} {self.note}".rstrip()
@@ -47,11 +46,6 @@ UNIT = Range(low=0, high=1)
 """``in [0, 1]``: a share, a probability, a discount."""
 
 
-def flag(name: str) -> str:
-    """The command-line flag of the field ``name``."""
-    return "--" + name.replace("_", "-")
-
-
 def ranges_of(cls) -> dict[str, Range]:
     """The ranges of a config class: its bases' ``RANGES`` first, then its own."""
     merged: dict[str, Range] = {}
@@ -65,4 +59,4 @@ def check(cfg) -> None:
     class' range (:func:`ranges_of`)."""
     for name, allowed in ranges_of(type(cfg)).items():
         if not allowed.allows(getattr(cfg, name)):
-            raise ValueError(f"{flag(name)} must be {allowed.text}, got {getattr(cfg, name)}")
+            raise ValueError(f"{flag_name(name)} must be {allowed.text}, got {getattr(cfg, name)}")

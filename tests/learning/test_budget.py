@@ -19,6 +19,7 @@ from c4jax.cli import supervised, training  # noqa: F401  (imported before jax.j
 from c4jax.cli import main as c4jax_main
 from c4jax.cli.supervised import Config as SupervisedConfig
 from c4jax.cli.training import TRAINERS, parse
+from c4jax.io.outdir import flag_name
 from c4jax.learning import config, loop, ranges
 from c4jax.learning import dqn as dqn_lib
 from c4jax.learning.alphazero import AlphaZeroConfig
@@ -82,7 +83,7 @@ def _bad_setting(draw):
 @given(_bad_setting())
 def test_a_value_out_of_range_is_refused_naming_its_flag(case):
     cls, name, value = case
-    with pytest.raises(ValueError, match=f"^{ranges.flag(name)} must be "):
+    with pytest.raises(ValueError, match=f"^{flag_name(name)} must be "):
         config.validate(_make(cls, **{name: value}))
 
 

@@ -124,7 +124,7 @@ class AlphaZeroConfig:
         "value_q_weight": ranges.UNIT, "lr_decay_updates": ranges.NON_NEGATIVE, "lr_final_frac": ranges.UNIT,
     }
 
-    SMOKE: ClassVar[dict] = {
+    smoke: ClassVar[dict] = {
         "games": 4, "num_simulations": 4, "updates_per_iteration": 2, "iterations_per_eval": 1, "buffer_size": 4096,
         "batch_size": 8, "eval_simulations": 0, "play_simulations": 6, "width": 8, "tower_channels": 4,
         "total_updates": 2,

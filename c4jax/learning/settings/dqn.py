@@ -128,7 +128,7 @@ class DQNConfig(SelfPlayConfig):
 
     @property
     def smoke(self) -> dict:
-        """``--preset smoke``'s sizes of this collection (:func:`c4jax.learning.config.smoke_sizes`)."""
+        """``--preset smoke``'s sizes of this collection (:func:`c4jax.learning.config.smoke_config`)."""
         return self.STREAM_SMOKE if self.collect == "streams" else self.SMOKE
 
     def check(self) -> None:

@@ -8,7 +8,7 @@ from typing import Annotated, ClassVar, Literal
 import tyro
 
 from c4jax import games
-from c4jax.io import track
+from c4jax.io import cliargs, track
 from c4jax.learning import ranges, selection
 
 OutPath = Annotated[str, tyro.conf.arg(metavar="PATH")]  # a run directory flag, shown as --out PATH in --help
@@ -50,7 +50,7 @@ class LoopConfig:
     """Play the evaluation matches with symmetric averaging (Q or π averaged with the mirrored board's), as the
     shipped agents and the tournament play, so that best/ is chosen by how the agent will play;
     --no-eval-symmetric plays them without the mirror."""
-    eval_opponents: tuple[str, ...] = ()
+    eval_opponents: Annotated[tuple[str, ...], cliargs.NONE_IF_EMPTY] = ()
     """More agents (``agents.load`` names, e.g. 2steplA mcts200) that the current network plays one protocol
     match against at every evaluation, logged as eval/vs_<name>."""
     eval_yardstick: bool = False
@@ -66,7 +66,7 @@ class LoopConfig:
     started with; --total-updates (to train longer), --progress, --track and the device flags may change."""
     overwrite: bool = False
     """Replace the run that --out holds (without it, a new run refuses an --out that holds one)."""
-    track: tuple[Literal["tensorboard", "wandb"], ...] = ()
+    track: Annotated[tuple[Literal["tensorboard", "wandb"], ...], cliargs.NONE_IF_EMPTY] = ()
     """Also send every metric row to these trackers: tensorboard (event files in OUT/tb, or OUT/seed_S/tb per seed)
     and/or wandb (one W&B run per seed, grouped by --out; the track extra)."""
     vmap_seeds: int = 1
@@ -96,7 +96,7 @@ class LoopConfig:
         "process_id": ranges.NON_NEGATIVE,
     }
 
-    SMOKE: ClassVar[dict] = {"eval_opponents": (), "eval_yardstick": False, "init_from": "", "freeze_conv": False}
+    smoke: ClassVar[dict] = {"eval_opponents": (), "eval_yardstick": False, "init_from": "", "freeze_conv": False}
 
     def check(self) -> None:
         """``ValueError`` for settings that do not fit together (the opponents are loaded when the run starts)."""

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from c4jax import games
 from c4jax.agents import shipped
-from c4jax.io import track
+from c4jax.io import cliargs, track
 from c4jax.learning import config, ranges
 from c4jax.learning.settings.loop import OutPath
 
@@ -73,7 +73,7 @@ class Config:
     longer), --eval-matches, --progress and --track may change."""
     overwrite: bool = False
     """Replace the run that --out holds (without it, a new run refuses an --out that holds one)."""
-    track: tuple[Literal["tensorboard", "wandb"], ...] = ()
+    track: Annotated[tuple[Literal["tensorboard", "wandb"], ...], cliargs.NONE_IF_EMPTY] = ()
     """Also send every epoch's metrics to these trackers: tensorboard (event files in OUT/tb) and/or wandb
     (the track extra)."""
     preset: Literal["default", "smoke"] = "default"
