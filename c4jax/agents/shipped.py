@@ -7,7 +7,7 @@ import importlib.resources
 import os
 from pathlib import Path
 
-from c4jax.games import DEFAULT
+from c4jax.games import DEFAULT, subfolder
 from c4jax.io.metadata import METADATA_FILE
 
 
@@ -40,7 +40,7 @@ def folders(game: str) -> dict[str, Path]:
 def folder_of(game: str) -> Path:
     """Where ``game``'s agents are shipped: :func:`checkpoints_dir` for the default game, else its
     ``<game>/`` subfolder."""
-    return checkpoints_dir() if game == DEFAULT else checkpoints_dir() / game
+    return checkpoints_dir() / subfolder(game)
 
 
 def in_game(name: str, game: str) -> str:

@@ -190,7 +190,7 @@ def from_kit(cfg, game: str, name: str):
 
 def out_dir(game: str, name: str) -> str:
     """``runs/<name>`` for the default game, else ``runs/<game>/<name>``."""
-    return f"runs/{name}" if game == games.DEFAULT else f"runs/{game}/{name}"
+    return "/".join(filter(None, ("runs", games.subfolder(game), name)))
 
 
 def main(name: str, cfg) -> dict:

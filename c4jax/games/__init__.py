@@ -109,6 +109,12 @@ def view(game: str | Game):
     return getattr(found, attr) if attr else found
 
 
+def subfolder(game: str) -> str:
+    """The folder of ``game``'s files under ``runs/``, ``data/`` and ``checkpoints/``: ``""`` for the default
+    game (its files sit at the root), else the game's id."""
+    return "" if game == DEFAULT else game
+
+
 def with_views() -> tuple[str, ...]:
     """The registered games whose card has a view, in the registry's order (no kit is loaded)."""
     return tuple(name for name in GAMES if card_of(name).view is not None)

@@ -126,4 +126,4 @@ def default_dataset(game: str, teacher: str, num_pairs: int) -> Path:
     """``[GAME/]TEACHER_<N>k.npz`` under data/ (GAME/ only off the default game; odd characters as ``_``)."""
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in short_name(game, teacher))
     size = f"{num_pairs // 1000}k" if num_pairs % 1000 == 0 else str(num_pairs)
-    return Path(*([] if game == games.DEFAULT else [game]), f"{name}_{size}.npz")
+    return Path(games.subfolder(game), f"{name}_{size}.npz")
