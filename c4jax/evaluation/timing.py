@@ -26,7 +26,6 @@ from c4jax.evaluation.protocol import agent_name
 from c4jax.evaluation.tournament import resolve_agents
 from c4jax.games.base import random_positions
 from c4jax.games.kit import resolve
-from c4jax.io.metadata import UNNAMED_GAME
 from c4jax.io.progress import bar as progress_bar
 from c4jax.io.tables import Table
 
@@ -165,7 +164,7 @@ class Timing:
         )
 
     def to_dict(self) -> dict:
-        return {**({"game": self.game} if self.game != UNNAMED_GAME else {}), "batch": self.batch, "budget_s": self.budget_s, "references": list(self.references),
+        return {"game": self.game, "batch": self.batch, "budget_s": self.budget_s, "references": list(self.references),
                 "added": list(self.added),
                 "python_references": list(self.python_references),
                 "device": self.device, "entries": [e.to_dict() for e in self.entries],

@@ -243,7 +243,7 @@ class Tournament:
     def to_dict(self, games: bool = True) -> dict:
         """Everything, JSON-ready: names, every match (with every game's moves), the tables."""
         return {
-            **({} if self.game == UNNAMED_GAME else {"game": self.game}),
+            "game": self.game,
             "names": list(self.names),
             "matches": [m.to_dict(games=games) for m in self.matches],
             "self_matches": [m.to_dict(games=games) for m in self.self_matches],

@@ -23,7 +23,7 @@ class CheckpointError(ValueError):
 
 
 # The game of a file that names none: checkpoint metadata, dataset (version 1), generation progress,
-# yardstick positions, tournament.json and timing JSON without a "game".
+# yardstick positions, and tournament.json without a "game".
 UNNAMED_GAME = games.DEFAULT
 
 
