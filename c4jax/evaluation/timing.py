@@ -165,10 +165,8 @@ class Timing:
 
     def to_dict(self) -> dict:
         return {"game": self.game, "batch": self.batch, "budget_s": self.budget_s, "references": list(self.references),
-                "added": list(self.added),
-                "python_references": list(self.python_references),
-                "device": self.device, "entries": [e.to_dict() for e in self.entries],
-                "table": self.table().to_dict()}
+                "added": list(self.added), "python_references": list(self.python_references), "device": self.device,
+                "entries": [e.to_dict() for e in self.entries], "table": self.table().to_dict()}
 
 
 def time_decisions(agent_list: Sequence, key: Array, *, batch: int = 4096, repeats: int = 101,
