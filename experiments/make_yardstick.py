@@ -42,6 +42,8 @@ from c4jax.games.connect_four import perfect
 from c4jax.io import compile_cache
 from c4jax.io.runlog import command_line, display_path
 
+GAME = "connect_four"  # the game of the solver that grades the positions
+
 
 @dataclasses.dataclass(frozen=True)
 class Config:
@@ -143,12 +145,13 @@ def main(cfg: Config, command: str | None = None) -> dict:
     scores = np.concatenate([perfect.solve_scores(b[None]) for b in
                              tqdm(boards, desc="solving", disable=not cfg.progress, mininterval=2)])
     solve_s = time.perf_counter() - t0
-    pos = yardstick.Positions(boards, scores)
+    pos = yardstick.Positions(boards, scores, game=GAME)
     path = pos.save(cfg.out)
     counts = {name: {"positions": int(np.sum(pos.phase == i)), "nontrivial": int(np.sum(pos.nontrivial & (pos.phase == i))),
                      "stones": list(yardstick.PHASE_STONES[i])}
               for i, name in enumerate(yardstick.PHASES)}
     meta = {
+        "game": GAME,
         "command": command or command_line(),
         "seed": cfg.seed,
         "players": list(cfg.players),

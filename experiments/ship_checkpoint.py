@@ -43,7 +43,7 @@ def main(args: Args) -> Path:
     run = Path(args.run)
     best = run / "best"
     meta = checkpoint.read_metadata(best, game=None)  # a clear error if the run has no best agent
-    game = meta.get("game", checkpoint.UNNAMED_GAME)
+    game = meta["game"]
     prefix, _, rest = args.name.partition("/")
     if game != games.DEFAULT and (prefix != game or not rest or "/" in rest):
         raise SystemExit(f"error: {args.run!r} holds a {game} agent: ship it as {game}/<name>, e.g. {game}/{prefix}")

@@ -147,3 +147,48 @@ def test_no_module_outside_games_names_a_game():
     outside = {m: p for m, p in MODULES.items() if not m.startswith("c4jax.games.") and m != "c4jax.games"}
     named = {m: n for m, n in ((m, _names_a_game(p)) for m, p in sorted(outside.items())) if n}
     assert not named, f"modules that name a game (ask its kit, c4jax.games.kit_of): {named}"
+
+
+# Where code outside c4jax.games may read the default game (c4jax.games.DEFAULT): the argument defaults
+# of the commands and of the public Python entry points, and the agent names (a name without a
+# "<game>/" prefix is one of the default game's agents). Everything below them takes the game it is given.
+DEFAULT_GAME_EDGE = {
+    "c4jax": "`c4jax.env`: the default game's environment module",
+    "c4jax.agents.base": "agent names: a name without a prefix is the default game's",
+    "c4jax.agents.external": "the Python entry point's game= default",
+    "c4jax.agents.registry": "agent names: agents.load's name parsing",
+    "c4jax.agents.shipped": "agent names: a shipped agent's name and folder",
+    "c4jax.cli.tournament": "the command's --agents default",
+    "c4jax.cli.training": "the trainers' --game default",
+    "c4jax.cli.watch": "the command's --game default",
+    "c4jax.cli.yardstick": "the command's --agents default",
+    "c4jax.play.__main__": "the command's menus and their --help",
+    "c4jax.play.answers": "a request's game default (a request without \"game\")",
+    "c4jax.play.catalogue": "agent names: the menu whose names carry no prefix",
+    "c4jax.play.gymnasium_env": "the Python entry point's game= default",
+    "c4jax.play.links": "a link's game default (a link without ?game=)",
+    "c4jax.play.pettingzoo_env": "the Python entry point's game= default",
+}
+
+
+def _reads_the_default_game(path: Path) -> bool:
+    """Whether the module reads ``c4jax.games.DEFAULT``: ``from c4jax.games import DEFAULT`` or
+    ``<alias of c4jax.games>.DEFAULT``."""
+    tree = ast.parse(path.read_text())
+    aliases = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "c4jax.games" and \
+                any(a.name == "DEFAULT" for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.module == "c4jax":
+            aliases |= {a.asname or a.name for a in node.names if a.name == "games"}
+        if isinstance(node, ast.Import):
+            aliases |= {a.asname for a in node.names if a.name == "c4jax.games" and a.asname}
+    return any(isinstance(n, ast.Attribute) and n.attr == "DEFAULT" and isinstance(n.value, ast.Name)
+               and n.value.id in aliases for n in ast.walk(tree))
+
+
+def test_the_default_game_is_read_only_at_the_edge():
+    readers = {m for m, p in MODULES.items() if not m.startswith("c4jax.games") and _reads_the_default_game(p)}
+    assert readers <= set(DEFAULT_GAME_EDGE), f"modules below the edge that read games.DEFAULT: {readers - set(DEFAULT_GAME_EDGE)}"
+    assert readers == set(DEFAULT_GAME_EDGE), f"no longer read there: {set(DEFAULT_GAME_EDGE) - readers}"

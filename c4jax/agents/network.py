@@ -145,9 +145,12 @@ def agent_from_checkpoint(directory: str | Path, mode: str | None = None, label:
 
 
 def checkpoint_game(directory, meta: dict):
-    """The game object of a checkpoint's metadata (:data:`c4jax.io.checkpoint.UNNAMED_GAME` when it
-    names none); ``CheckpointError`` for a game this c4jax cannot make."""
-    name = meta.get("game", checkpoint.UNNAMED_GAME)
+    """The game object of a checkpoint's metadata (as :func:`c4jax.io.checkpoint.read_metadata` returns
+    it, naming its game); ``CheckpointError`` for a game this c4jax cannot make."""
+    name = meta.get("game")
+    if not isinstance(name, str):
+        raise checkpoint.CheckpointError(f"checkpoint {str(directory)!r} names no game (its metadata.json has no "
+                                         "\"game\")")
     try:
         return games.make(name)
     except (ValueError, ImportError) as e:

@@ -20,7 +20,6 @@ from c4jax.agents import registry
 from c4jax.evaluation import lockstep
 from c4jax.evaluation.field import default_agents  # noqa: F401
 from c4jax.io import devices as devs
-from c4jax.io.metadata import UNNAMED_GAME
 from c4jax.io.progress import bar as progress_bar
 from c4jax.evaluation.protocol import (
     GAMES_PER_MATCH,
@@ -254,7 +253,7 @@ class Tournament:
     def from_dict(cls, d: dict) -> Tournament:
         return cls(names=tuple(d["names"]), matches=tuple(match_from_dict(m) for m in d["matches"]),
                    self_matches=tuple(match_from_dict(m) for m in d.get("self_matches", ())),
-                   game=d.get("game", UNNAMED_GAME))
+                   game=d["game"])
 
     def save_json(self, path: str | os.PathLike, **extra: Any) -> Path:
         """Write :meth:`to_dict` (plus ``extra`` top-level entries) to ``path``."""

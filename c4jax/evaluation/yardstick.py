@@ -1,7 +1,7 @@
 """The perfect-play yardstick: how often an agent picks a game-theoretically best column (design.md §8).
 
 The shipped position set (``yardstick_positions.npz``, described by the ``.json`` beside it) holds
-unfinished boards of :data:`c4jax.io.metadata.UNNAMED_GAME` with the exact solver score of every
+unfinished boards of the game its ``.json`` names with the exact solver score of every
 column (the convention of that game's perfect-play solver; full columns :data:`ILLEGAL`). Only
 positions whose legal columns differ in outcome are graded: a column **keeps** the outcome when its
 score has the best score's sign, and is **exact** when it equals the best score.
@@ -23,7 +23,6 @@ from jax import Array
 
 from c4jax import games
 from c4jax.io.devices import make_mesh, select, shard_batch, split_rows, to_host
-from c4jax.io.metadata import UNNAMED_GAME
 
 POSITIONS_FILE = Path(__file__).resolve().parent / "yardstick_positions.npz"
 ILLEGAL = -100  # the score of an illegal column in a position set (the perfect player's solve_scores convention)
@@ -39,15 +38,17 @@ def phase_of(stones) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Positions:
-    """A graded position set: public boards and every column's exact score."""
+    """A graded position set of the game ``game`` (a :data:`c4jax.games.GAMES` id): public boards and
+    every column's exact score; ``ValueError`` when the arrays do not fit the game."""
 
     boards: np.ndarray  # int8[N, 6, 7]: row 0 on top, 1 = player to move
     scores: np.ndarray  # int32[N, 7]: exact scores, full columns ILLEGAL
     meta: dict = field(default_factory=dict)  # how the set was made (the JSON beside the file)
+    game: str = field(kw_only=True)
 
     def __post_init__(self):
         b, s = np.asarray(self.boards), np.asarray(self.scores)
-        game = games.make(UNNAMED_GAME)
+        game = games.make(self.game)
         shape, actions = tuple(game.observation_shape), game.num_actions
         if b.shape[1:] != shape or s.shape != (b.shape[0], actions):
             raise ValueError(f"positions: boards must be [N, {', '.join(map(str, shape))}] and scores [N, {actions}], "
@@ -84,14 +85,18 @@ class Positions:
         return worst != np.sign(self.best)
 
     def save(self, path: str | Path) -> Path:
+        """Write the boards and scores to the ``.npz`` at ``path`` and ``meta`` with the game to the ``.json``
+        beside it (what :func:`load_positions` reads); returns ``path``."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(path, boards=self.boards.astype(np.int8), scores=self.scores.astype(np.int8))
+        path.with_suffix(".json").write_text(json.dumps({"game": self.game, **self.meta}, indent=2) + "\n")
         return path
 
 
 def load_positions(path: str | Path | None = None) -> Positions:
-    """The shipped position set (default, cached) or the ``.npz`` at ``path`` (its ``.json`` beside it)."""
+    """The shipped position set (default, cached) or the ``.npz`` at ``path``, with the ``.json`` beside it
+    that names its ``game``; ``ValueError`` when that file is missing or names no game."""
     if path is None:
         return _shipped()
     return _read(Path(path))
@@ -109,7 +114,10 @@ def _read(path: Path) -> Positions:
         boards, scores = z["boards"].astype(np.int8), z["scores"].astype(np.int32)
     meta_path = path.with_suffix(".json")
     meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
-    return Positions(boards, scores, meta)
+    if not isinstance(meta.get("game"), str):
+        raise ValueError(f"yardstick positions {path}: {meta_path.name} beside it must name their game "
+                         "(\"game\": a game id)")
+    return Positions(boards, scores, meta, game=meta["game"])
 
 
 # --------------------------------------------------------------------------------------------- grading

@@ -31,7 +31,7 @@ from c4jax._version import __version__
 from c4jax.io import atomic
 from c4jax.io.jsonutil import json_default
 from c4jax.io.metadata import (FORMAT_VERSION, METADATA_FILE, PREVIOUS_FILE, STATE_PREFIX,  # noqa: F401
-                                UNNAMED_GAME, CheckpointError, exists, read_metadata, remove)
+                                CheckpointError, exists, read_metadata, remove)
 
 class CheckpointWriteError(CheckpointError, OSError):
     """A checkpoint could not be written (a full disk, a read-only folder); the previous one is kept."""
@@ -39,9 +39,10 @@ class CheckpointWriteError(CheckpointError, OSError):
 
 def save(directory: str | os.PathLike, tree: Any, metadata: dict, *, keep_previous: bool = False) -> Path:
     """Atomically write ``tree`` (a pytree of arrays) and ``metadata`` (completed with ``format_version``,
-    ``c4jax_version``, ``saved_at``, ``checksum``, ``state_dir`` and, unless given, ``game`` and
-    ``command``) to ``directory``; returns it. ``keep_previous`` keeps the replaced checkpoint for
-    :func:`restore_latest`. ``CheckpointWriteError`` when the files cannot be written.
+    ``c4jax_version``, ``saved_at``, ``checksum``, ``state_dir`` and, unless given, ``command``; the
+    agent loaders need a ``game`` in it) to ``directory``; returns it. ``keep_previous`` keeps the
+    replaced checkpoint for :func:`restore_latest`. ``CheckpointWriteError`` when the files cannot be
+    written.
     """
     directory = Path(directory).absolute()
     directory.mkdir(parents=True, exist_ok=True)
@@ -50,7 +51,6 @@ def save(directory: str | os.PathLike, tree: Any, metadata: dict, *, keep_previo
     meta = {
         "format_version": FORMAT_VERSION,
         "c4jax_version": __version__,
-        "game": UNNAMED_GAME,
         "saved_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:]) if sys.argv else "",
         **metadata,

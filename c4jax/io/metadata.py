@@ -10,8 +10,6 @@ import os
 import shutil
 from pathlib import Path
 
-from c4jax import games
-
 FORMAT_VERSION = 1
 METADATA_FILE = "metadata.json"
 PREVIOUS_FILE = "previous.json"
@@ -22,15 +20,10 @@ class CheckpointError(ValueError):
     """A checkpoint directory is missing, not a checkpoint, or unreadable."""
 
 
-# The game of a file that names none: checkpoint metadata, dataset (version 1), generation progress,
-# yardstick positions, and tournament.json without a "game".
-UNNAMED_GAME = games.DEFAULT
-
-
 def read_metadata(directory: str | os.PathLike, name: str = METADATA_FILE, *, game: str | None = None) -> dict:
     """The metadata of a checkpoint (``name``: the file, ``previous.json`` for the one before);
-    ``CheckpointError`` naming the path if it is not one, or if it is of another game than
-    ``game`` (a game id, :data:`c4jax.games.GAMES`; ``None``: any game, as the agent loaders read
+    ``CheckpointError`` naming the path if it is not one, or if it does not name the game ``game``
+    (a game id, :data:`c4jax.games.GAMES`; ``None``: any game or none, as the agent loaders read
     the game from the checkpoint)."""
     directory = Path(directory)
     if not directory.exists():
@@ -48,8 +41,8 @@ def read_metadata(directory: str | os.PathLike, name: str = METADATA_FILE, *, ga
         raise CheckpointError(f"checkpoint {str(directory)!r}: unreadable {name}: {e}") from e
     if not isinstance(meta, dict) or not isinstance(meta.get("format_version"), int):
         raise CheckpointError(f"checkpoint {str(directory)!r}: {name} has no format_version")
-    if game is not None and meta.get("game", UNNAMED_GAME) != game:
-        raise CheckpointError(f"checkpoint {str(directory)!r} is of the game {meta['game']!r}, not {game!r}")
+    if game is not None and meta.get("game") != game:
+        raise CheckpointError(f"checkpoint {str(directory)!r} is of the game {meta.get('game')!r}, not {game!r}")
     if meta["format_version"] > FORMAT_VERSION:
         raise CheckpointError(
             f"checkpoint {str(directory)!r} has format version {meta['format_version']}; this c4jax "

@@ -24,10 +24,9 @@ from c4jax import agents, games
 from c4jax.agents import arena
 from c4jax.games.base import done
 from c4jax.io import atomic
-from c4jax.io.metadata import UNNAMED_GAME
 
 FORMAT_NAME = "c4jax.dataset"
-FORMAT_VERSION = 2  # 1: the default game's boards only (an array "boards", no game); still read
+FORMAT_VERSION = 2  # 1 (boards only, naming no game) is no longer read
 
 
 class DatasetNotFoundError(FileNotFoundError, ValueError):
@@ -140,30 +139,32 @@ class Dataset:
                 if fmt.shape != () or str(fmt) != FORMAT_NAME:
                     raise _NotADataset(f"format tag is {fmt!r}, expected {FORMAT_NAME!r}")
                 version = int(z["version"])
-                first = "boards" if version == 1 else "observations"
-                missing = [k for k in (first,) + (("game",) if version > 1 else ()) if k not in z.files]
-                if missing and 1 <= version <= FORMAT_VERSION:
+                if version != FORMAT_VERSION:
+                    raise _Version(f"dataset format version {version} " + (
+                        f"is newer than this c4jax supports ({FORMAT_VERSION}); upgrade c4jax"
+                        if version > FORMAT_VERSION else "does not exist" if version < 1 else
+                        f"names no game and is no longer read (this c4jax reads version {FORMAT_VERSION}): "
+                        "make the dataset again"))
+                missing = [k for k in ("observations", "game") if k not in z.files]
+                if missing:
                     raise _NotADataset(f"missing arrays {missing} (has {sorted(z.files)})")
-                arrays = {k: z[k] for k in (first, "actions", "groups") if k in z.files}
-                game_id = str(z["game"]) if version > 1 and "game" in z.files else UNNAMED_GAME
+                arrays = {k: z[k] for k in ("observations", "actions", "groups")}
+                game_id = str(z["game"])
                 info = json.loads(str(z["info"])) if "info" in z.files else {}
         except DatasetNotFoundError:
             raise
+        except _Version as e:
+            raise ValueError(f"{path}: {e}") from None
         except _NotADataset as e:
             raise ValueError(f"{path} is not a c4jax dataset file: {e}") from None
         except Exception as e:  # corrupted archive: zipfile/zlib/EOF/ValueError from numpy
             raise ValueError(f"{path} cannot be read as a c4jax dataset .npz ({type(e).__name__}: {e})") from e
-        if version > FORMAT_VERSION:
-            raise ValueError(f"{path}: dataset format version {version} is newer than this c4jax "
-                             f"supports ({FORMAT_VERSION}); upgrade c4jax")
-        if version < 1:
-            raise ValueError(f"{path}: dataset format version {version} does not exist")
         if game_id not in games.GAMES:
             raise ValueError(f"{path} holds a dataset of the game {game_id!r}, which this c4jax has not "
                              f"(games: {', '.join(games.GAMES)})")
         game = games.make(game_id)
-        observations = arrays.pop(first)
-        want = {first: (observations, observation_dtype(game), 1 + len(game.observation_shape)),
+        observations = arrays.pop("observations")
+        want = {"observations": (observations, observation_dtype(game), 1 + len(game.observation_shape)),
                 "actions": (arrays["actions"], action_dtype(game), 1), "groups": (arrays["groups"], np.int32, 1)}
         for k, (a, dtype, ndim) in want.items():
             if a.dtype != dtype or a.ndim != ndim:
@@ -181,6 +182,10 @@ class Dataset:
 
 class _NotADataset(Exception):
     pass
+
+
+class _Version(Exception):
+    """A dataset file of another format version than this c4jax reads."""
 
 
 def existing_file(path, what: str) -> Path:
@@ -409,7 +414,7 @@ class Progress:
                 meta = json.loads(str(z["meta"]))
                 arrays = {k: z[k] for k in ("observations", "actions", "groups", "key")}
             Dataset(arrays["observations"], arrays["actions"], arrays["groups"],
-                    game=meta["info"].get("game", UNNAMED_GAME))  # shapes and dtypes
+                    game=meta["info"]["game"])  # shapes and dtypes
         except Exception as e:  # a damaged archive: zipfile (CRC), zlib, numpy, json
             raise ValueError(f"{path} cannot be read as generation progress ({type(e).__name__}: "
                              f"{' '.join(str(e).split())[:200]})") from None

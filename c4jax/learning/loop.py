@@ -89,9 +89,9 @@ def load_state(directory: Path, state_like, params_like, seeds: list[int] | None
     """``(state, old_params, loop counters)`` saved in ``directory`` (the previous checkpoint, with a warning,
     if the latest is damaged). ``CheckpointError`` unless it holds ``seeds`` of ``game`` (None: any)."""
     def check(meta: dict) -> None:
-        saved_game = meta.get("game", checkpoint.UNNAMED_GAME)
-        if game is not None and saved_game != game:
-            raise checkpoint.CheckpointError(f"checkpoint {str(directory)!r} is of the game {saved_game!r}, not {game!r}")
+        if game is not None and meta.get("game") != game:
+            raise checkpoint.CheckpointError(f"checkpoint {str(directory)!r} is of the game {meta.get('game')!r}, "
+                                             f"not {game!r}")
         if seeds is not None and meta.get("seeds") != seeds:
             raise checkpoint.CheckpointError(f"--resume: {str(directory)!r} holds seeds {meta.get('seeds')}, not {seeds}")
 

@@ -137,7 +137,7 @@ def test_residual_tower_exports_its_raw_policy():
 def test_alphazero_checkpoint_through_the_script(tmp_path):
     params = cnet.init_params(jax.random.key(5), width=8, heads="two")
     ckpt = checkpoint.save(tmp_path / "az", {"params": params}, {
-        "name": "tinyaz", "algorithm": "alphazero", "network": {"width": 8, "heads": "two"},
+        "name": "tinyaz", "algorithm": "alphazero", "game": "connect_four", "network": {"width": 8, "heads": "two"},
         "agent": {"output": "policy", "default_mode": "det", "symmetric": True, "search": {"simulations": 4}}})
     path = tmp_path / "out" / "az.onnx"  # the directory is created
     r = run_script("export_onnx.py", ckpt, "--out", path, "--seed", 1)

@@ -48,7 +48,7 @@ def _best_actions(pos: yardstick.Positions) -> np.ndarray:
 
 
 def _subset(pos: yardstick.Positions, idx) -> yardstick.Positions:
-    return yardstick.Positions(pos.boards[idx], pos.scores[idx], pos.meta)
+    return yardstick.Positions(pos.boards[idx], pos.scores[idx], pos.meta, game=pos.game)
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +90,7 @@ def test_nontrivial_means_some_column_changes_the_outcome():
                        [2, 0, 0, 0, 0, 0, 0]], np.int32)  # a win among draws: non-trivial
     boards = np.zeros((4, 6, 7), np.int8)
     boards[0, :, 2] = np.array([1, -1, 1, -1, 1, -1])  # column 2 full (3 stones each)
-    pos = yardstick.Positions(boards, scores)
+    pos = yardstick.Positions(boards, scores, game="connect_four")
     assert pos.nontrivial.tolist() == [False, True, False, True]
     assert pos.best.tolist() == [2, 0, -1, 2]
 
@@ -189,9 +189,20 @@ def test_bad_arguments():
     with pytest.raises(FileNotFoundError, match="not found"):
         yardstick.load_positions("/nonexistent/set.npz")
     with pytest.raises(ValueError, match="ILLEGAL exactly on the full columns"):
-        yardstick.Positions(np.zeros((1, 6, 7), np.int8), np.full((1, 7), ILLEGAL))
+        yardstick.Positions(np.zeros((1, 6, 7), np.int8), np.full((1, 7), ILLEGAL), game="connect_four")
     with pytest.raises(ValueError, match=r"boards must be \[N, 6, 7\] and scores \[N, 7\]"):
-        yardstick.Positions(np.zeros((1, 6, 7), np.int8), np.zeros((1, 6), np.int32))
+        yardstick.Positions(np.zeros((1, 6, 7), np.int8), np.zeros((1, 6), np.int32), game="connect_four")
+
+
+def test_positions_whose_json_names_no_game_are_refused(tmp_path):
+    pos = yardstick.load_positions()
+    path = yardstick.Positions(pos.boards[:4], pos.scores[:4], {"seed": 3}, game=pos.game).save(tmp_path / "set.npz")
+    again = yardstick.load_positions(path)
+    assert again.game == "connect_four" and again.meta == {"game": "connect_four", "seed": 3}
+    np.testing.assert_array_equal(again.scores, pos.scores[:4])
+    path.with_suffix(".json").write_text('{"seed": 3}')
+    with pytest.raises(ValueError, match="set.json beside it must name their game"):
+        yardstick.load_positions(path)
 
 
 def test_illegal_score_is_the_solvers():

@@ -26,6 +26,7 @@ def _save_agent(path, heads="one", output="policy", default_mode="det", seed=0):
     checkpoint.save(path, {"params": params}, {
         "name": "testnet",
         "algorithm": "test",
+        "game": "connect_four",
         "network": {"width": 128, "heads": heads},
         "agent": {"output": output, "default_mode": default_mode, "symmetric": True},
         "config": {"seed": seed},
@@ -144,6 +145,18 @@ def test_missing_state_directory_is_a_clear_error(tmp_path):
     shutil.rmtree(run / meta["state_dir"])
     with pytest.raises(checkpoint.CheckpointError, match="incomplete"):
         agents.load(str(run))
+
+
+def test_a_checkpoint_that_names_no_game_is_a_clear_error(tmp_path):
+    run = tmp_path / "run"
+    _save_agent(run)
+    meta = json.loads((run / "metadata.json").read_text())
+    del meta["game"]
+    (run / "metadata.json").write_text(json.dumps(meta))
+    with pytest.raises(checkpoint.CheckpointError, match="names no game"):
+        agents.load(str(run))
+    with pytest.raises(checkpoint.CheckpointError, match="is of the game None, not 'connect_four'"):
+        checkpoint.read_metadata(run, game="connect_four")
 
 
 def test_checkpoint_of_another_architecture_is_refused(tmp_path):

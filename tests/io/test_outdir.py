@@ -245,14 +245,11 @@ def test_a_disk_that_fills_during_a_checkpoint_ends_in_one_line_and_keeps_the_ch
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
-def _foreign_checkpoint(directory: Path, *, width: int = 128, game: str | None = None) -> None:
+def _foreign_checkpoint(directory: Path, *, width: int = 128, game: str = "connect_four") -> None:
     params = cnet.init_params(jax.random.key(0), width=width, heads="one")
-    meta = {"name": "x", "algorithm": "supervised", "network": {"width": width, "heads": "one"},
+    meta = {"name": "x", "algorithm": "supervised", "game": game, "network": {"width": width, "heads": "one"},
             "agent": {"output": "policy", "default_mode": "det", "symmetric": False}}
     checkpoint.save(directory, {"params": params}, meta)
-    if game is not None:
-        path = directory / checkpoint.METADATA_FILE
-        path.write_text(json.dumps({**json.loads(path.read_text()), "game": game}))
 
 
 def test_a_checkpoint_of_another_game_or_network_is_refused_in_one_line(ppo_run, tmp_path):

@@ -248,7 +248,7 @@ def test_tower_search_takes_the_win_and_blocks_the_loss(board):
 
 def test_tower_checkpoint_loads_as_a_search_agent_and_not_as_a_cnet(tmp_path):
     params = tower.init_params(jax.random.key(2), C4, tower=TOWER)
-    meta = {"name": "towered", "algorithm": "alphazero", "network": {"width": 128, "heads": "two", "tower": list(TOWER)},
+    meta = {"name": "towered", "algorithm": "alphazero", "game": C4.id, "network": {"width": 128, "heads": "two", "tower": list(TOWER)},
             "agent": {"output": "policy", "default_mode": "det", "symmetric": True, "search": {"simulations": 8}}}
     checkpoint.save(tmp_path / "ck", {"params": params}, meta)
     agent = agents.load(str(tmp_path / "ck"))
@@ -266,7 +266,7 @@ def test_tower_checkpoint_loads_as_a_search_agent_and_not_as_a_cnet(tmp_path):
 def test_a_checkpoint_says_whether_its_search_proves_values(tmp_path):
     """``agent.search.solve`` in the metadata is the default of ``name`` and ``name@N``; ``@Nsolve`` and
     ``@Nnosolve`` override it, the raw policy has none, and every name loads its agent back."""
-    meta = {"name": "proofs", "algorithm": "alphazero", "network": {"width": 128, "heads": "two"},
+    meta = {"name": "proofs", "algorithm": "alphazero", "game": C4.id, "network": {"width": 128, "heads": "two"},
             "agent": {"output": "policy", "default_mode": "det", "symmetric": True,
                       "search": {"simulations": 8, "solve": True}}}
     checkpoint.save(tmp_path / "ck", {"params": PARAMS}, meta)
@@ -497,7 +497,7 @@ def test_default_network_has_no_reply_head_and_best_drops_it(tmp_path):
     assert set(state.params) == set(p0) | {tower.REPLY} and isinstance(state.buffer.items, azl.ReplySample)
     assert algo.agent_of(state.params, "x").params.keys() == p0.keys()
     # best/ holds what saved_params gives: an ordinary two-headed network that agents.load plays
-    meta = {"name": "reply", "algorithm": "alphazero", "network": {"width": 8, "heads": "two"},
+    meta = {"name": "reply", "algorithm": "alphazero", "game": C4.id, "network": {"width": 8, "heads": "two"},
             "agent": {"output": "policy", "default_mode": "det", "symmetric": True, "search": {"simulations": 4}}}
     checkpoint.save(tmp_path / "ck", {"params": algo.saved_params(state.params)}, meta)
     agent = agents.load(f"{tmp_path / 'ck'}@0")  # its raw policy (the search compiles slowly)

@@ -211,7 +211,7 @@ def test_npz_round_trip(ds, tmp_path):
 
 def _write_npz(path, **arrays):
     with open(path, "wb") as f:
-        np.savez(f, **arrays)
+        np.savez(f, **{k: a for k, a in arrays.items() if a is not None})  # None: left out
     return path
 
 
@@ -240,17 +240,19 @@ def test_load_npz_errors(ds, tmp_path):
         with pytest.raises(ValueError, match=name.replace(".", r"\.")):
             data.Dataset.load_npz(tmp_path / name)
 
-    base = dict(format=np.array(data.FORMAT_NAME), version=np.array(1, np.int32),
-                boards=ds.observations[:10], actions=ds.actions[:10], groups=ds.groups[:10])
+    base = dict(format=np.array(data.FORMAT_NAME), version=np.array(2, np.int32), game=np.array("connect_four"),
+                observations=ds.observations[:10], actions=ds.actions[:10], groups=ds.groups[:10])
     cases = {
-        "dtype.npz": (dict(boards=ds.observations[:10].astype(np.int32)), "boards.*int8"),
+        "dtype.npz": (dict(observations=ds.observations[:10].astype(np.int32)), "observations.*int8"),
         "shape.npz": (dict(actions=ds.actions[:9]), "shapes"),
         "version.npz": (dict(version=np.array(99, np.int32)), "newer"),
+        "version_1.npz": (dict(version=np.array(1, np.int32)), "version 1 names no game and is no longer read"),
+        "no_game.npz": (dict(game=None), r"missing arrays \['game'\]"),
         "tag.npz": (dict(format=np.array("something else")), "format tag"),
         "action.npz": (dict(actions=np.where(np.arange(10) == 4, 7, ds.actions[:10]).astype(np.int8)),
                        "row 4: action 7 is outside"),
-        "floating.npz": (dict(boards=_with_floating_stone(ds.observations[:10], 3)), "row 3: invalid board.*floating"),
-        "full.npz": (dict(boards=_full_column_board(10), actions=np.zeros(10, np.int8),
+        "floating.npz": (dict(observations=_with_floating_stone(ds.observations[:10], 3)), "row 3: invalid board.*floating"),
+        "full.npz": (dict(observations=_full_column_board(10), actions=np.zeros(10, np.int8),
                           groups=np.arange(10, dtype=np.int32)), "row 0: action 0 is not legal"),
         "groups.npz": (dict(groups=np.zeros(10, np.int32)), "not images of one another"),
     }

@@ -33,7 +33,7 @@ MCTS = "mcts50:det"
 
 def save_tiny_alphazero(directory: Path, simulations: int = 4) -> Path:
     """A width-8 two-headed CNET saved as a search agent, the way the AlphaZero trainer saves one."""
-    meta = {"name": "tinyaz", "network": {"width": 8, "heads": "two"},
+    meta = {"name": "tinyaz", "game": C4.id, "network": {"width": 8, "heads": "two"},
             "agent": {"output": "policy", "default_mode": "det", "symmetric": True,
                       "search": {"simulations": simulations}}}
     return checkpoint.save(directory, {"params": init_params(jax.random.key(0), width=8, heads="two")}, meta)

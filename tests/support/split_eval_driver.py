@@ -24,7 +24,7 @@ POSITIONS = slice(0, 6000, 40)  # 150 positions: the last batch of 64 is padded
 def main(result: str, names: list[str]) -> None:
     loaded = [agents.load(n) for n in names]
     full = yardstick.load_positions()
-    pos = yardstick.Positions(full.boards[POSITIONS], full.scores[POSITIONS])
+    pos = yardstick.Positions(full.boards[POSITIONS], full.scores[POSITIONS], game=full.game)
     out = {"devices": [1, 2], "available": len(jax.devices()), "tournament": {}, "yardstick": {}}
     for n in out["devices"]:
         t = evaluation.round_robin(loaded, jax.random.key(5), progress=False, devices=n)
