@@ -139,26 +139,23 @@ class Dataset:
                 if fmt.shape != () or str(fmt) != FORMAT_NAME:
                     raise _NotADataset(f"format tag is {fmt!r}, expected {FORMAT_NAME!r}")
                 version = int(z["version"])
-                if version != FORMAT_VERSION:
-                    raise _Version(f"dataset format version {version} " + (
-                        f"is newer than this c4jax supports ({FORMAT_VERSION}); upgrade c4jax"
-                        if version > FORMAT_VERSION else "does not exist" if version < 1 else
-                        f"names no game and is no longer read (this c4jax reads version {FORMAT_VERSION}): "
-                        "make the dataset again"))
                 missing = [k for k in ("observations", "game") if k not in z.files]
-                if missing:
+                if missing and version == FORMAT_VERSION:
                     raise _NotADataset(f"missing arrays {missing} (has {sorted(z.files)})")
-                arrays = {k: z[k] for k in ("observations", "actions", "groups")}
-                game_id = str(z["game"])
+                arrays = {k: z[k] for k in ("observations", "actions", "groups") if k in z.files}
+                game_id = str(z["game"]) if "game" in z.files else None
                 info = json.loads(str(z["info"])) if "info" in z.files else {}
         except DatasetNotFoundError:
             raise
-        except _Version as e:
-            raise ValueError(f"{path}: {e}") from None
         except _NotADataset as e:
             raise ValueError(f"{path} is not a c4jax dataset file: {e}") from None
         except Exception as e:  # corrupted archive: zipfile/zlib/EOF/ValueError from numpy
             raise ValueError(f"{path} cannot be read as a c4jax dataset .npz ({type(e).__name__}: {e})") from e
+        if version != FORMAT_VERSION:
+            raise ValueError(f"{path}: dataset format version {version} " + (
+                f"is newer than this c4jax supports ({FORMAT_VERSION}); upgrade c4jax" if version > FORMAT_VERSION
+                else "does not exist" if version < 1 else
+                f"names no game and is no longer read (this c4jax reads version {FORMAT_VERSION}): make it again"))
         if game_id not in games.GAMES:
             raise ValueError(f"{path} holds a dataset of the game {game_id!r}, which this c4jax has not "
                              f"(games: {', '.join(games.GAMES)})")
@@ -182,10 +179,6 @@ class Dataset:
 
 class _NotADataset(Exception):
     pass
-
-
-class _Version(Exception):
-    """A dataset file of another format version than this c4jax reads."""
 
 
 def existing_file(path, what: str) -> Path:
