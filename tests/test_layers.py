@@ -150,8 +150,9 @@ def test_no_module_outside_games_names_a_game():
 
 
 # Where code outside c4jax.games may read the default game (c4jax.games.DEFAULT): the argument defaults
-# of the commands and of the public Python entry points, and the agent names (a name without a
-# "<game>/" prefix is one of the default game's agents). Everything below them takes the game it is given.
+# of the commands and of the public Python entry points, the play server's default for a request or link
+# that names no game, and the agent names (a name without a "<game>/" prefix is one of the default game's
+# agents). Everything below them takes the game it is given.
 DEFAULT_GAME_EDGE = {
     "c4jax": "`c4jax.env`: the default game's environment module",
     "c4jax.agents.base": "agent names: a name without a prefix is the default game's",
@@ -172,8 +173,8 @@ DEFAULT_GAME_EDGE = {
 
 
 def _reads_the_default_game(path: Path) -> bool:
-    """Whether the module reads ``c4jax.games.DEFAULT``: ``from c4jax.games import DEFAULT`` or
-    ``<alias of c4jax.games>.DEFAULT``."""
+    """Whether the module reads ``c4jax.games.DEFAULT``: ``from c4jax.games import DEFAULT``,
+    ``c4jax.games.DEFAULT`` or ``<alias of c4jax.games>.DEFAULT``."""
     tree = ast.parse(path.read_text())
     aliases = set()
     for node in ast.walk(tree):
@@ -184,8 +185,8 @@ def _reads_the_default_game(path: Path) -> bool:
             aliases |= {a.asname or a.name for a in node.names if a.name == "games"}
         if isinstance(node, ast.Import):
             aliases |= {a.asname for a in node.names if a.name == "c4jax.games" and a.asname}
-    return any(isinstance(n, ast.Attribute) and n.attr == "DEFAULT" and isinstance(n.value, ast.Name)
-               and n.value.id in aliases for n in ast.walk(tree))
+    return any(isinstance(n, ast.Attribute) and n.attr == "DEFAULT" and ast.unparse(n.value) in aliases | {"c4jax.games"}
+               for n in ast.walk(tree))
 
 
 def test_the_default_game_is_read_only_at_the_edge():
