@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
-import json
 import sys
 import time
 from pathlib import Path
@@ -146,7 +145,6 @@ def main(cfg: Config, command: str | None = None) -> dict:
                              tqdm(boards, desc="solving", disable=not cfg.progress, mininterval=2)])
     solve_s = time.perf_counter() - t0
     pos = yardstick.Positions(boards, scores, game=GAME)
-    path = pos.save(cfg.out)
     counts = {name: {"positions": int(np.sum(pos.phase == i)), "nontrivial": int(np.sum(pos.nontrivial & (pos.phase == i))),
                      "stones": list(yardstick.PHASE_STONES[i])}
               for i, name in enumerate(yardstick.PHASES)}
@@ -170,8 +168,8 @@ def main(cfg: Config, command: str | None = None) -> dict:
         "play_seconds": round(play_s, 1),
         "solve_seconds": round(solve_s, 1),
     }
+    path = dataclasses.replace(pos, meta=meta).save(cfg.out)  # the .npz and, beside it, the .json of meta
     meta_path = path.with_suffix(".json")
-    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
     print(f"games: {meta['games']} ({play_s:.1f} s), distinct positions: {len(pool):,}; solved {len(pos)} "
           f"in {solve_s:.1f} s")
     for name, c in counts.items():
